@@ -1,0 +1,31 @@
+"""The exceptions a user sees.
+
+Every error that bad input can cause is one of these, with a message that names the file,
+the offset or the option at fault and says what to do. The CLI prints the message on one
+line and exits non-zero; anything else reaching the CLI is a bug.
+"""
+from __future__ import annotations
+
+
+class FunctionalBPEError(ValueError):
+    """Base class: bad input or a bad option, explained in the message."""
+
+
+class PatternError(FunctionalBPEError):
+    """A pre-tokenization pattern that does not compile or that drops input."""
+
+
+class CorpusError(FunctionalBPEError):
+    """A corpus file that is missing, empty, or not valid UTF-8."""
+
+
+class TokenizerFileError(FunctionalBPEError):
+    """A tokenizer file that is truncated, corrupt, of another format or inconsistent."""
+
+
+class SpecialTokenError(FunctionalBPEError):
+    """Text containing a special token that the caller did not allow."""
+
+
+class VocabSizeError(FunctionalBPEError):
+    """A vocabulary size that cannot hold the fixed symbols."""

@@ -1,0 +1,163 @@
+"""Pre-tokenization: cutting text into the pieces that BPE merges within.
+
+BPE never merges across a piece boundary, so the pattern decides what a token can be: with
+``gpt4`` a token never spans a letter and a digit, a space goes in front of a word, numbers
+come in groups of at most three digits.
+
+Every pattern here is used with ``findall``: the pieces are the matches, and they must
+cover the text. A pattern that skips a character would silently lose input, so
+:func:`pretokenize` refuses it and names the first character it would have dropped.
+
+Example::
+
+    >>> pretokenize("Hello world!! 123456", "gpt4")
+    ['Hello', ' world', '!!', ' ', '123', '456']
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Iterator, List, Sequence, Tuple
+
+import regex
+
+from .errors import PatternError
+
+# The GPT-2 pattern as OpenAI published it with GPT-2 (also tiktoken's r50k comment).
+GPT2 = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+
+# cl100k as rustbpe and nanochat use it. tiktoken's own cl100k string differs in one corner
+# (a run of whitespace containing a newline at the very end of a document); we follow
+# rustbpe so that our merge table can be compared with it merge for merge.
+GPT4 = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*"""
+    r"""|\s*[\r\n]|\s+(?!\S)|\s+"""
+)
+
+# o200k (GPT-4o), as tiktoken builds it.
+O200K = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+
+# Llama 3's tokenizer.json: the original cl100k string, without possessive quantifiers.
+LLAMA3 = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+
+# The Functionalizer paper splits with ``\n+|\t+|\u2581+| +|[^\p{L}\p{N}\s _]+`` and keeps the
+# text *between* matches as pieces too. The last alternative below spells that "between"
+# out: a maximal run of the characters that start no other alternative (letters, digits,
+# underscore, and whitespace other than newline, tab and space). So ``findall`` with this
+# pattern yields exactly the paper's pieces, and every pattern is used the same way.
+FUNCTIONALIZER = r"""\n+|\t+|\u2581+| +|[^\p{L}\p{N}\s _]+|(?:[\p{L}\p{N}_]|[^\S\n\t ])+"""
+
+PATTERNS = {
+    "gpt2": GPT2,
+    "gpt4": GPT4,
+    "o200k": O200K,
+    "llama3": LLAMA3,
+    "functionalizer": FUNCTIONALIZER,
+}
+
+
+def resolve_pattern(pattern: str) -> Tuple[str, str]:
+    """Return ``(name, regex)`` for a named pattern, or ``("custom", pattern)`` for a regex.
+
+    >>> resolve_pattern("gpt2")[0]
+    'gpt2'
+    """
+    if not isinstance(pattern, str) or not pattern:
+        raise PatternError(
+            f"pattern must be one of {', '.join(PATTERNS)} or a regular expression, got {pattern!r}"
+        )
+    if pattern in PATTERNS:
+        return pattern, PATTERNS[pattern]
+    for name, text in PATTERNS.items():
+        if text == pattern:
+            return name, text
+    compile_pattern(pattern)  # fail now, with a clear message, not at first use
+    return "custom", pattern
+
+
+@lru_cache(maxsize=64)
+def compile_pattern(pattern: str) -> "regex.Pattern[str]":
+    """Compile a pattern (named or regex) with the ``regex`` module."""
+    text = PATTERNS.get(pattern, pattern)
+    try:
+        compiled = regex.compile(text)
+    except regex.error as exc:
+        raise PatternError(f"pattern {pattern!r} does not compile: {exc}") from None
+    return compiled
+
+
+def iter_pieces(text: str, pattern: str = "gpt4") -> Iterator[str]:
+    """Yield the pieces of ``text``; raise :class:`PatternError` if one would be lost."""
+    compiled = compile_pattern(pattern)
+    position = 0
+    for match in compiled.finditer(text):
+        start, end = match.span()
+        if end == start:  # an empty match adds nothing; coverage is checked below
+            continue
+        if start != position:
+            _lost(text, position, pattern)
+        yield match.group()
+        position = end
+    if position != len(text):
+        _lost(text, position, pattern)
+
+
+def pretokenize(text: str, pattern: str = "gpt4") -> List[str]:
+    """Cut ``text`` into pieces with a named pattern or a regex. The pieces join to ``text``.
+
+    >>> pretokenize("don't stop", "gpt2")
+    ['don', "'t", ' stop']
+    """
+    return list(iter_pieces(text, pattern))
+
+
+def _lost(text: str, position: int, pattern: str) -> None:
+    char = text[position]
+    name = pattern if pattern in PATTERNS else "the custom pattern"
+    raise PatternError(
+        f"{name} drops input: the character {char!r} (U+{ord(char):04X}) at offset {position} "
+        "is matched by no alternative, so the pieces would not join back to the text; "
+        "add an alternative that matches it (for example end the pattern with |\\s+|.)"
+    )
+
+
+def split_special(text: str, specials: Sequence[str]) -> List[Tuple[str, bool]]:
+    """Cut ``text`` at occurrences of special tokens.
+
+    Returns ``(segment, is_special)`` pairs in order; ordinary segments are never empty.
+    At a position where two specials could start, the longer wins.
+
+    >>> split_special("a<|e|>b", ["<|e|>"])
+    [('a', False), ('<|e|>', True), ('b', False)]
+    """
+    if not specials:
+        return [(text, False)] if text else []
+    finder = _special_finder(tuple(specials))
+    out: List[Tuple[str, bool]] = []
+    position = 0
+    for match in finder.finditer(text):
+        if match.start() > position:
+            out.append((text[position : match.start()], False))
+        out.append((match.group(), True))
+        position = match.end()
+    if position < len(text):
+        out.append((text[position:], False))
+    return out
+
+
+@lru_cache(maxsize=64)
+def _special_finder(specials: Tuple[str, ...]) -> "regex.Pattern[str]":
+    ordered = sorted(set(specials), key=lambda s: (-len(s), s))
+    return regex.compile("|".join(regex.escape(s) for s in ordered))

@@ -1,0 +1,103 @@
+"""Schemes: how text becomes the pieces BPE sees, and how those come back to text.
+
+A scheme owns the pre-tokenization pattern and may transform each piece into a *text form*
+that contains atoms (private-use characters, see :mod:`functionalbpe.alphabet`). The plain
+scheme is the identity: pieces are the pattern's matches. The Functionalizer
+(:mod:`functionalbpe.functional`) and the boundary markers (:mod:`functionalbpe.markers`)
+rewrite pieces and must be exactly invertible through :meth:`Scheme.decode`.
+
+What every scheme provides:
+
+* ``atoms`` — its atomic symbols in code-point order (ids follow the 256 bytes);
+* ``split(text)`` — the text-form pieces of a text that holds no special tokens;
+* ``count(segments)`` — the same pieces counted over many texts (what training needs);
+  a scheme may make this much cheaper than splitting every text, e.g. by transforming each
+  distinct raw piece once;
+* ``decode(text_form)`` — the original text; ``decode(''.join(split(t))) == t``;
+* ``show(piece)`` — a piece with atoms as readable glyphs, for ``Tokenizer.pieces``;
+* ``options()`` — what the tokenizer file stores to rebuild it with :func:`make_scheme`.
+
+Example::
+
+    >>> make_scheme("plain", "gpt2").split("Hello world")
+    ['Hello', ' world']
+"""
+from __future__ import annotations
+
+import importlib
+from collections import Counter
+from typing import Any, ClassVar, Dict, Iterable, List, Optional, Tuple
+
+from .alphabet import Atom
+from .errors import FunctionalBPEError
+from .patterns import pretokenize, resolve_pattern
+
+
+class Scheme:
+    """The plain scheme, and the base class of the others."""
+
+    name: ClassVar[str] = "plain"
+    default_pattern: ClassVar[str] = "gpt4"
+    atoms: Tuple[Atom, ...] = ()
+
+    def __init__(self, pattern: Optional[str] = None) -> None:
+        self.pattern_name, self.pattern = resolve_pattern(pattern or self.default_pattern)
+
+    def options(self) -> Dict[str, Any]:
+        """Keyword options that rebuild this scheme (JSON-serializable)."""
+        return {}
+
+    def split(self, text: str) -> List[str]:
+        return pretokenize(text, self.pattern)
+
+    def count(self, segments: Iterable[str], *, threads: Optional[int] = None) -> Dict[str, int]:
+        counts: Counter = Counter()
+        for segment in segments:
+            counts.update(self.split(segment))
+        return dict(counts)
+
+    def decode(self, text: str) -> str:
+        return text
+
+    def show(self, piece: str) -> str:
+        return piece
+
+    def __repr__(self) -> str:
+        opts = ", ".join(f"{k}={v!r}" for k, v in self.options().items())
+        return f"<scheme {self.name} pattern={self.pattern_name}{', ' + opts if opts else ''}>"
+
+
+class PlainScheme(Scheme):
+    """Pieces are the pattern's matches, as they are."""
+
+    def count(self, segments: Iterable[str], *, threads: Optional[int] = None) -> Dict[str, int]:
+        from .counting import count_segments
+
+        return count_segments(segments, self.pattern, threads=threads)
+
+
+# name -> "module:class"; imported on first use so that a scheme's module loads only if used.
+SCHEMES: Dict[str, str] = {
+    "plain": "functionalbpe.schemes:PlainScheme",
+    "functional": "functionalbpe.functional:FunctionalScheme",
+    "markers": "functionalbpe.markers:MarkersScheme",
+}
+
+
+def scheme_class(name: str) -> type:
+    if name not in SCHEMES:
+        raise FunctionalBPEError(f"scheme must be one of {', '.join(SCHEMES)}, got {name!r}")
+    module, _, cls = SCHEMES[name].partition(":")
+    try:
+        return getattr(importlib.import_module(module), cls)
+    except (ImportError, AttributeError):
+        raise FunctionalBPEError(f"scheme {name!r} is not available in this version") from None
+
+
+def make_scheme(name: str = "plain", pattern: Optional[str] = None, **options: Any) -> Scheme:
+    """Build a scheme by name, with its pattern (None: the scheme's default) and options."""
+    cls = scheme_class(name)
+    try:
+        return cls(pattern=pattern, **options)
+    except TypeError as exc:
+        raise FunctionalBPEError(f"bad option for scheme {name!r}: {exc}") from None
