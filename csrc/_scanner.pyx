@@ -1,0 +1,425 @@
+# cython: language_level=3
+# distutils: sources = csrc/lib/scan.c csrc/lib/piecetable.c csrc/lib/count.c
+"""The pre-tokenization scanner and piece counter: the built-in patterns at memory speed.
+
+Performance notes (what was tried, and why it is like this):
+
+* regex + Counter spends its time in the regex engine (backtracking alternation, one Python
+  string per match) and in hashing those strings. Here each built-in pattern is a
+  hand-written scanner (csrc/lib/scanners.h) that reads every character once and knows in
+  closed form where the regex's backtracking would stop; pieces go straight into a C hash
+  table (csrc/lib/piecetable.c) as UTF-8 byte ranges, and a Python string is made once per
+  distinct piece, at the end.
+* Text is scanned as UTF-8, not as Python's 1/2/4-byte code units: the table keys are the
+  bytes BPE trains on, an ASCII string's buffer is already UTF-8 (no copy), and a file
+  chunk needs no decoding at all, only a validity check.
+* Character classes are one byte per code point, measured from the installed regex module
+  (functionalbpe/charclasses.py): one load per character, no branches per category. A
+  two-level table would be smaller (the flat one is 1.1 MB), but the hot part (ASCII, one
+  script) stays in cache either way, and the flat one saves a dependent load.
+* Short pieces (<= 16 bytes, nearly all) live inside their hash slot: a probe compares two
+  words, and the key is read from the text with two unaligned loads and a mask.
+* Parallelism: Python threads that each call into C with the GIL released, one table per
+  thread, units of work (documents, file chunks) taken from an atomic counter; tables are
+  merged at the end and put in order of first occurrence, so the result (content and
+  order) does not depend on the number of threads. Processes would need the text pickled
+  across; OpenMP would need a compiler flag that not every toolchain has.
+"""
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.dict cimport PyDict_SetItem
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.stdint cimport uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memset
+
+import os
+
+
+cdef extern from "Python.h":
+    const char *PyUnicode_AsUTF8AndSize(object text, Py_ssize_t *size) except NULL
+    bint PyUnicode_IS_ASCII(object text)
+
+
+cdef extern from "lib/scan.h":
+    ctypedef enum fbpe_scanner:
+        FBPE_GPT2
+        FBPE_GPT4
+        FBPE_O200K
+        FBPE_FUNCTIONALIZER
+    void fbpe_install_classes(const uint8_t *table, const uint32_t *fold_cps,
+                              const char *fold_letters, size_t num_folds)
+    int fbpe_classes_installed()
+    size_t fbpe_piece_end(fbpe_scanner which, const uint8_t *s, size_t i, size_t n) nogil
+    size_t fbpe_utf8_invalid(const uint8_t *s, size_t n, int allow_surrogates,
+                             int *incomplete_tail) nogil
+    size_t fbpe_safe_cut(const uint8_t *s, size_t n, size_t lo, size_t hi) nogil
+
+
+cdef extern from "lib/piecetable.h":
+    ctypedef struct fbpe_entry:
+        uint64_t count
+    ctypedef struct fbpe_table:
+        fbpe_entry *slots
+        size_t size
+    void fbpe_table_init(fbpe_table *t)
+    void fbpe_table_free(fbpe_table *t)
+    int fbpe_table_merge(fbpe_table *dst, const fbpe_table *src) nogil
+    const uint8_t *fbpe_entry_bytes(const fbpe_table *t, const fbpe_entry *e)
+    size_t fbpe_entry_len(const fbpe_entry *e)
+    size_t *fbpe_table_in_order(const fbpe_table *t) nogil
+    size_t fbpe_table_memory(const fbpe_table *t)
+
+
+cdef extern from "lib/count.h":
+    ctypedef struct fbpe_unit:
+        const uint8_t *data
+        size_t len
+        uint64_t base
+        int validate
+    ctypedef struct fbpe_count_config:
+        fbpe_scanner which
+        const uint8_t **specials
+        const size_t *special_lens
+        size_t num_specials
+        uint8_t special_first[256]
+    ctypedef struct fbpe_batch:
+        fbpe_unit *units
+        size_t num_units
+        size_t next
+    ctypedef struct fbpe_count_error:
+        int code
+        uint64_t offset
+        size_t unit
+    int FBPE_NO_MEMORY
+    int FBPE_BAD_UTF8
+    void fbpe_count_batch(const fbpe_count_config *cfg, fbpe_table *table, fbpe_batch *batch,
+                          fbpe_count_error *err) nogil
+
+
+# Patterns with a scanner; llama3 cuts every text exactly as gpt4 does (csrc/lib/scanners.h).
+SCANNERS = {"gpt2": FBPE_GPT2, "gpt4": FBPE_GPT4, "llama3": FBPE_GPT4, "o200k": FBPE_O200K,
+            "functionalizer": FBPE_FUNCTIONALIZER}
+
+
+def _install():
+    from functionalbpe.charclasses import class_table, contraction_folds
+
+    table = class_table()
+    folds = contraction_folds()
+    cdef uint32_t cps[64]
+    cdef char letters[64]
+    cdef size_t k
+    for k in range(min(len(folds), 64)):
+        cps[k] = folds[k][0]
+        letters[k] = ord(folds[k][1])
+    fbpe_install_classes(<const uint8_t *>PyBytes_AS_STRING(table), cps, letters, min(len(folds), 64))
+
+
+_install()
+
+
+cdef fbpe_scanner _scanner_of(str pattern) except *:
+    try:
+        return SCANNERS[pattern]
+    except KeyError:
+        raise ValueError(f"no scanner for pattern {pattern!r}; scanners: {', '.join(SCANNERS)}") from None
+
+
+cdef object _utf8(str text):
+    """UTF-8 bytes of text (surrogatepass: a Python str may hold lone surrogates)."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+
+
+def scan(str text, str pattern):
+    """The pieces of ``text`` under a built-in pattern, as ``regex.findall`` gives them.
+
+    >>> scan("Hello world!!", "gpt4")
+    ['Hello', ' world', '!!']
+    """
+    cdef fbpe_scanner which = _scanner_of(pattern)
+    data = _utf8(text)
+    cdef const uint8_t *s = <const uint8_t *>PyBytes_AS_STRING(data)
+    cdef size_t n = PyBytes_GET_SIZE(data), i = 0, e
+    out = []
+    while i < n:
+        e = fbpe_piece_end(which, s, i, n)
+        out.append(PyUnicode_DecodeUTF8(<const char *>s + i, e - i, "surrogatepass"))
+        i = e
+    return out
+
+
+def piece_ends(bytes data, str pattern):
+    """The byte offsets where the pieces of UTF-8 ``data`` end (for tests and tools).
+
+    >>> piece_ends(b"a b", "gpt2")
+    [1, 3]
+    """
+    cdef fbpe_scanner which = _scanner_of(pattern)
+    cdef const uint8_t *s = <const uint8_t *>PyBytes_AS_STRING(data)
+    cdef size_t n = PyBytes_GET_SIZE(data), i = 0
+    cdef int incomplete
+    if fbpe_utf8_invalid(s, n, 1, &incomplete) != n:
+        raise ValueError("data is not UTF-8")
+    out = []
+    while i < n:
+        i = fbpe_piece_end(which, s, i, n)
+        out.append(i)
+    return out
+
+
+def utf8_invalid(bytes data, bint allow_surrogates=False):
+    """``(offset, incomplete)``: the first byte that is not valid UTF-8 (``len(data)`` if
+    none), and whether it starts a character cut short by the end of ``data``.
+
+    >>> utf8_invalid(b"ab\\xe2\\x82")
+    (2, True)
+    """
+    cdef int incomplete = 0
+    cdef size_t bad = fbpe_utf8_invalid(<const uint8_t *>PyBytes_AS_STRING(data),
+                                        PyBytes_GET_SIZE(data), allow_surrogates, &incomplete)
+    return bad, bool(incomplete)
+
+
+def safe_cut(bytes data, size_t lo=0, hi=None):
+    """The largest offset in ``(lo, hi]`` where UTF-8 ``data`` can be cut without changing
+    any built-in pattern's pieces (0 if none). See csrc/lib/scan.c for the rules.
+
+    >>> safe_cut(b"one.\\ntwo.\\nthree")
+    10
+    """
+    cdef size_t n = PyBytes_GET_SIZE(data)
+    cdef size_t top = n if hi is None else min(<size_t>hi, n)
+    if n == 0:
+        return 0
+    return fbpe_safe_cut(<const uint8_t *>PyBytes_AS_STRING(data), n, lo, top)
+
+
+class BadUTF8(ValueError):
+    """Invalid UTF-8 in bytes given to :meth:`PieceCounter.add_bytes`.
+
+    ``origin`` is what the caller passed with those bytes, ``offset`` the position of the
+    first bad byte within them.
+    """
+
+    def __init__(self, origin, offset):
+        super().__init__(f"invalid UTF-8 at offset {offset} of {origin!r}")
+        self.origin = origin
+        self.offset = offset
+
+
+def default_threads():
+    """All the cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+# A batch is dispatched when it holds this much text or this many units: big enough that
+# thread hand-offs cost nothing, small enough that Ctrl-C is answered in well under a second.
+BATCH_BYTES = 8 << 20
+BATCH_UNITS = 1 << 16
+# Below this much text one thread does the batch: starting the others would cost more.
+PARALLEL_MIN_BYTES = 256 << 10
+
+
+cdef class PieceCounter:
+    """Counts the pieces of texts under a built-in pattern, on ``threads`` threads.
+
+    >>> c = PieceCounter("gpt2")
+    >>> c.add_text("a a a"); c.add_text("a")
+    >>> c.result()
+    {'a': 2, ' a': 2}
+    """
+    cdef fbpe_count_config cfg
+    cdef fbpe_table *tables
+    cdef fbpe_count_error *errors
+    cdef int threads
+    cdef fbpe_unit *units
+    cdef size_t num_units, units_cap, batch_bytes
+    cdef uint64_t offset
+    cdef list keep
+    cdef list origins
+    cdef list special_bytes
+    cdef object pool
+    cdef fbpe_batch _batch
+    cdef public uint64_t bytes_counted
+
+    def __cinit__(self, str pattern, threads=1, special_tokens=()):
+        self.cfg.which = _scanner_of(pattern)
+        self.threads = default_threads() if threads is None else max(1, int(threads))
+        self.tables = <fbpe_table *>calloc(self.threads, sizeof(fbpe_table))
+        self.errors = <fbpe_count_error *>calloc(self.threads, sizeof(fbpe_count_error))
+        self.units_cap = 1024
+        self.units = <fbpe_unit *>malloc(self.units_cap * sizeof(fbpe_unit))
+        if not self.tables or not self.errors or not self.units:
+            raise MemoryError()
+        for t in range(self.threads):
+            fbpe_table_init(&self.tables[t])
+        self.keep = []
+        self.origins = []
+        # Longest first, then in order: what patterns.split_special's alternation does.
+        ordered = sorted({s for s in special_tokens if s}, key=lambda s: (-len(s), s))
+        self.special_bytes = [_utf8(s) for s in ordered]
+        self.cfg.num_specials = len(ordered)
+        memset(self.cfg.special_first, 0, 256)
+        if ordered:
+            self.cfg.specials = <const uint8_t **>malloc(len(ordered) * sizeof(uint8_t *))
+            self.cfg.special_lens = <const size_t *>malloc(len(ordered) * sizeof(size_t))
+            if not self.cfg.specials or not self.cfg.special_lens:
+                raise MemoryError()
+            for k, b in enumerate(self.special_bytes):
+                self.cfg.specials[k] = <const uint8_t *>PyBytes_AS_STRING(b)
+                (<size_t *>self.cfg.special_lens)[k] = PyBytes_GET_SIZE(b)
+                self.cfg.special_first[<uint8_t>b[0]] = 1
+
+    def __dealloc__(self):
+        if self.tables:
+            for t in range(self.threads):
+                fbpe_table_free(&self.tables[t])
+        free(self.tables)
+        free(self.errors)
+        free(self.units)
+        free(<void *>self.cfg.specials)
+        free(<void *>self.cfg.special_lens)
+
+    cdef int _push(self, object owner, const char *data, size_t n, bint validate, object origin) except -1:
+        cdef fbpe_unit *grown
+        if self.num_units == self.units_cap:
+            grown = <fbpe_unit *>realloc(self.units, 2 * self.units_cap * sizeof(fbpe_unit))
+            if not grown:
+                raise MemoryError()
+            self.units = grown
+            self.units_cap *= 2
+        self.units[self.num_units].data = <const uint8_t *>data
+        self.units[self.num_units].len = n
+        self.units[self.num_units].base = self.offset
+        self.units[self.num_units].validate = validate
+        self.num_units += 1
+        self.keep.append(owner)
+        self.origins.append(origin)
+        self.offset += n
+        self.batch_bytes += n
+        self.bytes_counted += n
+        if self.batch_bytes >= BATCH_BYTES or self.num_units >= BATCH_UNITS:
+            self.flush()
+        return 0
+
+    cpdef add_text(self, str text):
+        """Count the pieces of one text (a document, or a part cut at a safe boundary)."""
+        cdef Py_ssize_t size
+        cdef const char *data
+        if PyUnicode_IS_ASCII(text):
+            # A compact ASCII string's buffer is its UTF-8: no copy.
+            data = PyUnicode_AsUTF8AndSize(text, &size)
+            self._push(text, data, size, False, None)
+        else:
+            encoded = _utf8(text)
+            self._push(encoded, PyBytes_AS_STRING(encoded), PyBytes_GET_SIZE(encoded), False, None)
+
+    def add_texts(self, texts):
+        """Count the pieces of every text of an iterable."""
+        for text in texts:
+            self.add_text(text)
+
+    def add_bytes(self, bytes data, origin=None):
+        """Count the pieces of UTF-8 ``data``; invalid UTF-8 raises :class:`BadUTF8` with
+        ``origin`` (raised by :meth:`flush`, at the latest by :meth:`result`)."""
+        self._push(data, PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), True, origin)
+
+    def _work(self, int t):
+        cdef fbpe_batch *batch = &self._batch
+        with nogil:
+            fbpe_count_batch(&self.cfg, &self.tables[t], batch, &self.errors[t])
+
+    def flush(self):
+        """Count what has been added so far (run by itself when a batch is full)."""
+        if not self.num_units:
+            return
+        self._batch.units = self.units
+        self._batch.num_units = self.num_units
+        self._batch.next = 0
+        workers = 1 if self.batch_bytes < PARALLEL_MIN_BYTES else min(self.threads, self.num_units)
+        try:
+            if workers == 1:
+                self._work(0)
+            else:
+                if self.pool is None:
+                    from concurrent.futures import ThreadPoolExecutor
+
+                    self.pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="functionalbpe-count")
+                futures = [self.pool.submit(self._work, t) for t in range(1, workers)]
+                self._work(0)
+                for f in futures:
+                    f.result()
+            self._raise_errors(workers)
+        finally:
+            self.num_units = 0
+            self.batch_bytes = 0
+            self.keep.clear()
+            self.origins.clear()
+
+    cdef _raise_errors(self, int workers):
+        cdef int t
+        bad = None
+        for t in range(workers):
+            if self.errors[t].code == FBPE_NO_MEMORY:
+                memset(self.errors, 0, self.threads * sizeof(fbpe_count_error))
+                raise MemoryError("out of memory while counting pieces")
+            if self.errors[t].code == FBPE_BAD_UTF8 and (bad is None or self.errors[t].offset < bad[0]):
+                bad = (self.errors[t].offset, self.errors[t].unit)
+        memset(self.errors, 0, self.threads * sizeof(fbpe_count_error))
+        if bad is not None:
+            offset, unit = bad
+            raise BadUTF8(self.origins[unit], offset - self.units[unit].base)
+
+    cdef fbpe_table *_merged(self) except NULL:
+        """All counts in table 0 (the other tables are emptied into it)."""
+        self.flush()
+        cdef int t, rc = 0
+        for t in range(1, self.threads):
+            with nogil:
+                rc = fbpe_table_merge(&self.tables[0], &self.tables[t])
+            if rc:
+                raise MemoryError("out of memory while merging piece tables")
+            fbpe_table_free(&self.tables[t])
+        return &self.tables[0]
+
+    def result(self):
+        """``{piece: count}`` in order of first occurrence."""
+        cdef fbpe_table *table = self._merged()
+        cdef size_t *order
+        cdef const fbpe_entry *e
+        cdef size_t k
+        with nogil:
+            order = fbpe_table_in_order(table)
+        if not order:
+            raise MemoryError()
+        out = {}
+        try:
+            for k in range(table.size):
+                e = &table.slots[order[k]]
+                piece = PyUnicode_DecodeUTF8(<const char *>fbpe_entry_bytes(table, e),
+                                             fbpe_entry_len(e), "surrogatepass")
+                PyDict_SetItem(out, piece, e.count)
+        finally:
+            free(order)
+        return out
+
+    def stats(self):
+        """``(unique pieces held, bytes of memory they take)``, over all threads' tables."""
+        cdef int t
+        unique = memory = 0
+        for t in range(self.threads):
+            unique += self.tables[t].size
+            memory += fbpe_table_memory(&self.tables[t])
+        return unique, memory
+
+    def close(self):
+        """Stop the worker threads (the counts stay readable)."""
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)
+            self.pool = None
