@@ -170,7 +170,7 @@ def piece_ends(bytes data, str pattern):
     return out
 
 
-def utf8_invalid(bytes data, bint allow_surrogates=False):
+def utf8_invalid(const uint8_t[::1] data, bint allow_surrogates=False):
     """``(offset, incomplete)``: the first byte that is not valid UTF-8 (``len(data)`` if
     none), and whether it starts a character cut short by the end of ``data``.
 
@@ -178,23 +178,27 @@ def utf8_invalid(bytes data, bint allow_surrogates=False):
     (2, True)
     """
     cdef int incomplete = 0
-    cdef size_t bad = fbpe_utf8_invalid(<const uint8_t *>PyBytes_AS_STRING(data),
-                                        PyBytes_GET_SIZE(data), allow_surrogates, &incomplete)
+    cdef size_t n = data.shape[0], bad = 0
+    if n:
+        with nogil:
+            bad = fbpe_utf8_invalid(&data[0], n, allow_surrogates, &incomplete)
     return bad, bool(incomplete)
 
 
-def safe_cut(bytes data, size_t lo=0, hi=None):
+def safe_cut(const uint8_t[::1] data, size_t lo=0, hi=None):
     """The largest offset in ``(lo, hi]`` where UTF-8 ``data`` can be cut without changing
     any built-in pattern's pieces (0 if none). See csrc/lib/scan.c for the rules.
 
     >>> safe_cut(b"one.\\ntwo.\\nthree")
     10
     """
-    cdef size_t n = PyBytes_GET_SIZE(data)
+    cdef size_t n = data.shape[0], cut = 0
     cdef size_t top = n if hi is None else min(<size_t>hi, n)
     if n == 0:
         return 0
-    return fbpe_safe_cut(<const uint8_t *>PyBytes_AS_STRING(data), n, lo, top)
+    with nogil:
+        cut = fbpe_safe_cut(&data[0], n, lo, top)
+    return cut
 
 
 class BadUTF8(ValueError):
@@ -237,7 +241,7 @@ cdef class PieceCounter:
     cdef fbpe_count_config cfg
     cdef fbpe_table *tables
     cdef fbpe_count_error *errors
-    cdef int threads
+    cdef readonly int threads
     cdef fbpe_unit *units
     cdef size_t num_units, units_cap, batch_bytes
     cdef uint64_t offset
@@ -423,3 +427,39 @@ cdef class PieceCounter:
         if self.pool is not None:
             self.pool.shutdown(wait=True)
             self.pool = None
+
+
+def utf8_length(const uint8_t[::1] data):
+    """The number of characters of valid UTF-8 ``data`` (its bytes that start one).
+
+    >>> utf8_length("héllo".encode())
+    5
+    """
+    cdef Py_ssize_t n = data.shape[0], k, chars = 0
+    if n == 0:
+        return 0
+    cdef const uint8_t *s = &data[0]
+    with nogil:
+        for k in range(n):
+            chars += (s[k] & 0xC0) != 0x80
+    return chars
+
+
+def utf8_prefix(const uint8_t[::1] data, Py_ssize_t chars):
+    """The byte length of the first ``chars`` characters of valid UTF-8 ``data``.
+
+    >>> utf8_prefix("héllo".encode(), 2)
+    3
+    """
+    cdef Py_ssize_t n = data.shape[0], k = 0, seen = 0
+    if chars <= 0 or n == 0:
+        return 0
+    cdef const uint8_t *s = &data[0]
+    with nogil:
+        while k < n:
+            if (s[k] & 0xC0) != 0x80:
+                if seen == chars:
+                    break
+                seen += 1
+            k += 1
+    return k

@@ -22,7 +22,8 @@ from .alphabet import Alphabet, num_merges_for, policy_code
 from .errors import FunctionalBPEError
 from .patterns import split_special
 from .progress import Progress, ProgressSpec
-from .schemes import Scheme, make_scheme
+from .counting import count_pieces
+from .schemes import PlainScheme, Scheme, make_scheme
 from .tokenizer import Tokenizer
 
 BACKENDS = ("auto", "fast", "reference")
@@ -94,6 +95,10 @@ def count_corpus(
     progress: ProgressSpec = None,
 ) -> Dict[str, int]:
     """Stage 1: the scheme's text-form pieces of a corpus, counted."""
+    if type(scheme).count is PlainScheme.count:
+        # Pieces are the pattern's matches: count_pieces cuts out special tokens itself
+        # (in C on the compiled path) and streams files in blocks.
+        return count_pieces(corpus, scheme.pattern, threads, special_tokens, progress=progress)
     documents = [corpus] if isinstance(corpus, str) else corpus
     segments = _ordinary_segments(documents, tuple(special_tokens), progress)
     return scheme.count(segments, threads=threads)

@@ -119,6 +119,7 @@ static inline int cut_punctuation(uint8_t b) {
 
 size_t fbpe_safe_cut(const uint8_t *s, size_t n, size_t lo, size_t hi) {
     size_t len;
+    if (n < 3) return 0;
     if (hi >= n) hi = n - 1; /* s[c] must exist */
     for (size_t c = hi; c > lo && c >= 2; c--) {
         uint8_t b = s[c];
