@@ -102,8 +102,12 @@ def utf8_invalid(data: bytes) -> Tuple[int, bool]:
     scanner = native("_scanner")
     if scanner is not None:
         return scanner.utf8_invalid(data)
+    return _utf8_invalid_python(data)
+
+
+def _utf8_invalid_python(data: bytes) -> Tuple[int, bool]:
     try:
-        data.decode("utf-8")
+        bytes(data).decode("utf-8")
     except UnicodeDecodeError as exc:
         return exc.start, exc.reason == "unexpected end of data"
     return len(data), False
@@ -114,7 +118,7 @@ def utf8_length(data: bytes) -> int:
     scanner = native("_scanner")
     if scanner is not None:
         return scanner.utf8_length(data)
-    return len(data.decode("utf-8"))
+    return len(bytes(data).decode("utf-8"))
 
 
 def utf8_prefix(data: bytes, chars: int) -> int:
@@ -122,4 +126,4 @@ def utf8_prefix(data: bytes, chars: int) -> int:
     scanner = native("_scanner")
     if scanner is not None:
         return scanner.utf8_prefix(data, chars)
-    return len(data.decode("utf-8")[:chars].encode("utf-8"))
+    return len(bytes(data).decode("utf-8")[: max(chars, 0)].encode("utf-8"))
