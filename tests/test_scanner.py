@@ -235,3 +235,28 @@ def test_surrogates_and_nul_are_counted_like_regex():
     text = "a\ud800b \x00\x00 \udfff's"
     for name in NAMES:
         assert count_segments([text], name) == dict(Counter(regex.findall(PATTERNS[name], text)))
+
+
+@given(docs_strategy, st.sampled_from(NAMES), st.integers(1, 4))
+def test_flat_table_equals_the_dict(docs, name, threads):
+    from functionalbpe.counting import PieceTable, count_pieces_flat
+
+    table = count_pieces_flat(docs, name, threads=threads)
+    expected = count_pieces(docs, name, threads=1)
+    assert list(table.items()) == list(expected.items())
+    assert len(table) == len(expected) and table.offsets[-1] == len(table.data)
+    assert list(PieceTable.from_dict(expected).items()) == list(expected.items())
+
+
+@needs_scanner
+def test_counter_goes_on_after_a_result():
+    counter = scanner.PieceCounter("gpt2", threads=3)
+    try:
+        counter.add_text("a b")
+        assert counter.result() == {"a": 1, " b": 1}
+        counter.add_texts(["b a", " c"])
+        assert list(counter.result().items()) == [("a", 1), (" b", 1), ("b", 1), (" a", 1), (" c", 1)]
+        held, memory = counter.stats()
+        assert held == 5 and memory > 0
+    finally:
+        counter.close()

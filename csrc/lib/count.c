@@ -17,42 +17,52 @@ static size_t take_next(size_t *next) { return __atomic_fetch_add(next, 1, __ATO
  * scans a few pieces, hashing each and prefetching its slot, then inserts them: the table
  * outgrows the fastest caches on real text (a long tail of rare pieces), and this lets the
  * cache misses of several insertions overlap instead of waiting for each in turn. */
+#ifndef PREFETCH_DEPTH
 #define PREFETCH_DEPTH 16
-#define COUNT_LOOP(END_FN)                                                                     \
-    while (i < n) {                                                                            \
-        int m = 0;                                                                             \
-        for (; m < PREFETCH_DEPTH && i < n; m++) {                                             \
-            size_t e = END_FN(s, i, n);                                                        \
-            fbpe_key_make(&keys[m], s + i, e - i, (size_t)(end - (s + i)));                    \
-            fbpe_table_prefetch(t, &keys[m]);                                                  \
-            firsts[m] = base + i;                                                              \
-            i = e;                                                                             \
+#endif
+
+/* count_<pattern>(w, s, n, end, base): the pieces of s[0..n), a text free of special tokens,
+ * into w's tables; `end` bounds what may be read past s + n. One function per pattern, so that each
+ * gets the scanner inlined and the registers to itself. */
+#define DEFINE_COUNT_LOOP(NAME, END_FN)                                                        \
+    static int NAME(const fbpe_parts *w, const uint8_t *s, size_t n, const uint8_t *end, uint64_t base) { \
+        fbpe_table *tables[PREFETCH_DEPTH];                                                    \
+        fbpe_key keys[PREFETCH_DEPTH];                                                         \
+        uint64_t firsts[PREFETCH_DEPTH];                                                       \
+        size_t i = 0;                                                                          \
+        while (i < n) {                                                                        \
+            int m = 0;                                                                         \
+            for (; m < PREFETCH_DEPTH && i < n; m++) {                                         \
+                size_t e = END_FN(s, i, n);                                                    \
+                fbpe_key_make(&keys[m], s + i, e - i, (size_t)(end - (s + i)));                \
+                tables[m] = fbpe_part_of(w, keys[m].hash);                                     \
+                fbpe_table_prefetch(tables[m], &keys[m]);                                      \
+                firsts[m] = base + i;                                                          \
+                i = e;                                                                         \
+            }                                                                                  \
+            for (int q = 0; q < m; q++)                                                        \
+                if (fbpe_table_add(tables[q], &keys[q], 1, firsts[q], 1) < 0) return FBPE_NO_MEMORY; \
         }                                                                                      \
-        for (int q = 0; q < m; q++)                                                            \
-            if (fbpe_table_add(t, &keys[q], 1, firsts[q], 1) < 0) return FBPE_NO_MEMORY;      \
+        return 0;                                                                              \
     }
 
-/* The pieces of s[0..n), a text free of special tokens. `end` bounds what may be read. */
-static int count_segment(fbpe_scanner which, fbpe_table *t, const uint8_t *s, size_t n,
+DEFINE_COUNT_LOOP(count_gpt2, fbpe_gpt2_end)
+DEFINE_COUNT_LOOP(count_gpt4, fbpe_gpt4_end)
+DEFINE_COUNT_LOOP(count_o200k, fbpe_o200k_end)
+DEFINE_COUNT_LOOP(count_functionalizer, fbpe_functionalizer_end)
+
+static int count_segment(fbpe_scanner which, const fbpe_parts *w, const uint8_t *s, size_t n,
                          const uint8_t *end, uint64_t base) {
-    size_t i = 0;
-    fbpe_key keys[PREFETCH_DEPTH];
-    uint64_t firsts[PREFETCH_DEPTH];
     switch (which) {
     case FBPE_GPT2:
-        COUNT_LOOP(fbpe_gpt2_end)
-        break;
+        return count_gpt2(w, s, n, end, base);
     case FBPE_GPT4:
-        COUNT_LOOP(fbpe_gpt4_end)
-        break;
+        return count_gpt4(w, s, n, end, base);
     case FBPE_O200K:
-        COUNT_LOOP(fbpe_o200k_end)
-        break;
+        return count_o200k(w, s, n, end, base);
     default:
-        COUNT_LOOP(fbpe_functionalizer_end)
-        break;
+        return count_functionalizer(w, s, n, end, base);
     }
-    return 0;
 }
 
 /* The length of the special token that starts at s[i], or 0. Longest first, as
@@ -65,7 +75,7 @@ static inline size_t special_at(const fbpe_count_config *cfg, const uint8_t *s, 
     return 0;
 }
 
-int fbpe_count_text(const fbpe_count_config *cfg, fbpe_table *t, const uint8_t *s, size_t n,
+int fbpe_count_text(const fbpe_count_config *cfg, const fbpe_parts *t, const uint8_t *s, size_t n,
                     uint64_t base) {
     const uint8_t *end = s + n;
     if (!cfg->num_specials) return count_segment(cfg->which, t, s, n, end, base);
@@ -83,7 +93,7 @@ int fbpe_count_text(const fbpe_count_config *cfg, fbpe_table *t, const uint8_t *
     return 0;
 }
 
-void fbpe_count_batch(const fbpe_count_config *cfg, fbpe_table *t, fbpe_batch *batch,
+void fbpe_count_batch(const fbpe_count_config *cfg, const fbpe_parts *t, fbpe_batch *batch,
                       fbpe_count_error *err) {
     for (;;) {
         size_t k = take_next(&batch->next);

@@ -1,10 +1,14 @@
-/* Counting pieces: texts in, a piece table out, on several threads.
+/* Counting pieces: texts in, piece tables out, on several threads.
  *
  * The unit of work is a contiguous UTF-8 text (a document, or a chunk of a file cut at a safe
  * boundary) with its global byte offset. A batch is an array of units; every worker thread
- * calls fbpe_count_batch on the same batch with its own table and takes units one at a time
+ * calls fbpe_count_batch on the same batch with its own tables and takes units one at a time
  * from a shared atomic counter, so a long document does not hold up the others. No Python
  * object is touched: the caller releases the GIL around the call.
+ *
+ * Each worker splits its counts over P partitions by hash (P = the number of workers), so
+ * that merging is parallel too: worker p merges partition p of every worker
+ * (fbpe_merge_partition). A piece lands in the same partition in every worker.
  */
 #ifndef FBPE_COUNT_H
 #define FBPE_COUNT_H
@@ -44,15 +48,26 @@ typedef struct {
 #define FBPE_NO_MEMORY 1
 #define FBPE_BAD_UTF8 2
 
-/* Count the pieces of the batch's units into `table` until no unit is left. A unit with
- * invalid UTF-8 is skipped and the earliest such offset kept in *err (the caller raises);
- * running out of memory stops this worker. */
-void fbpe_count_batch(const fbpe_count_config *cfg, fbpe_table *table, fbpe_batch *batch,
+/* One worker's tables: its counts split over `num_parts` partitions by hash. */
+typedef struct {
+    fbpe_table *parts;
+    size_t num_parts;
+} fbpe_parts;
+
+static inline fbpe_table *fbpe_part_of(const fbpe_parts *w, uint64_t hash) {
+    /* The top 32 bits of the hash, scaled to [0, num_parts): no division. */
+    return &w->parts[((hash >> 32) * w->num_parts) >> 32];
+}
+
+/* Count the pieces of the batch's units into `w` until no unit is left. A unit with invalid
+ * UTF-8 is skipped and the earliest such offset kept in *err (the caller raises); running
+ * out of memory stops this worker. */
+void fbpe_count_batch(const fbpe_count_config *cfg, const fbpe_parts *w, fbpe_batch *batch,
                       fbpe_count_error *err);
 
-/* Count the pieces of one text into `table` (special tokens cut out). Returns 0 or
+/* Count the pieces of one text into `w` (special tokens cut out). Returns 0 or
  * FBPE_NO_MEMORY. */
-int fbpe_count_text(const fbpe_count_config *cfg, fbpe_table *table, const uint8_t *s, size_t n,
+int fbpe_count_text(const fbpe_count_config *cfg, const fbpe_parts *w, const uint8_t *s, size_t n,
                     uint64_t base);
 
 #endif

@@ -1,19 +1,24 @@
 /* A hash table of pieces: UTF-8 bytes -> (count, first occurrence).
  *
- * One table per worker thread; the partial tables are merged at the end, and the merged
- * entries are put in order of first occurrence, so that the result is the same whatever the
- * number of workers (and in the same order as a Python Counter filled left to right).
+ * One table per worker thread; the partial tables are merged at the end and the entries put
+ * in order of first occurrence, so that the result is the same whatever the number of
+ * workers (and in the same order as a Python Counter filled left to right).
  *
- * Layout: open addressing with linear probing, power-of-two capacity, at most half full.
- * A slot is 32 bytes (two per cache line): the piece itself when it has at most 16 bytes
- * (nearly all do), zero-padded, so that a probe compares words and touches one line; the
- * count; and one word holding the length and 16 bits of the hash, so that one comparison
- * rejects nearly every other piece. Longer pieces keep their first 8 bytes in the slot and
- * the rest in a byte arena. The first occurrences, read only on insertion and at the end,
- * live in an array of their own, out of the probing path. Counts are 64-bit.
+ * Layout (the one CPython's dict uses): a dense array of entries in insertion order, and a
+ * sparse index of 8-byte slots (open addressing, linear probing, power-of-two size, at most
+ * half full) holding an entry's number and 32 bits of its hash. Why:
+ *   - frequent pieces occur early, so they sit together at the front of the entries, a few
+ *     cache lines for most of the hits, instead of one line each scattered over megabytes;
+ *   - the index is a quarter of the size a table of full entries would be, so more of it
+ *     stays in cache for the long tail of rare pieces;
+ *   - one worker inserts in order of first occurrence, so its entries need no sorting.
+ * An entry holds the piece itself when it has at most 16 bytes (nearly all do), zero-padded,
+ * so that a hit compares two words; longer pieces keep their first 8 bytes there and the rest
+ * in a byte arena. First occurrences live in an array of their own, read only on insertion
+ * and at the end. Counts are 64-bit.
  *
- * The hot functions are inline so that the counting loop can hash a piece, prefetch its
- * slot, scan the next piece while the line arrives, and only then insert (count.c).
+ * The hot functions are inline so that the counting loop (count.c) can hash a few pieces
+ * and prefetch their index slots before it inserts them.
  */
 #ifndef FBPE_PIECETABLE_H
 #define FBPE_PIECETABLE_H
@@ -23,18 +28,20 @@
 #include <string.h>
 
 #define FBPE_INLINE_KEY 16
+#define FBPE_MAX_ENTRIES 0xFFFFFFFEu /* entry numbers are 32-bit in the index */
 
 typedef struct {
     uint64_t key[2]; /* len <= 16: the bytes, zero-padded; else first 8 bytes, arena offset */
-    uint64_t count;  /* 0: empty slot */
-    uint64_t meta;   /* len << 16 | the top 16 bits of the hash */
+    uint64_t count;
+    uint64_t len;
 } fbpe_entry;
 
 typedef struct {
-    fbpe_entry *slots;
-    uint64_t *first; /* global byte offset of each slot's first occurrence */
-    size_t capacity; /* a power of two, or 0 before the first insertion */
-    size_t size;
+    uint64_t *index; /* slot: (hash >> 32) << 32 | (entry number + 1); 0 = empty */
+    size_t capacity; /* index slots: a power of two, or 0 before the first insertion */
+    fbpe_entry *entries;
+    uint64_t *first; /* per entry: global byte offset of the first occurrence */
+    size_t size, entries_cap;
     uint8_t *arena;
     size_t arena_len, arena_cap;
 } fbpe_table;
@@ -50,19 +57,21 @@ typedef struct {
 void fbpe_table_init(fbpe_table *t);
 void fbpe_table_free(fbpe_table *t);
 
-/* Room for one more entry (grows at half full). Returns 0, or -1 when out of memory. */
+/* Room for one more entry. Returns 0, or -1 when out of memory (or 2^32 - 2 entries). */
 int fbpe_table_reserve(fbpe_table *t);
-/* Store a new entry in the empty slot j. Returns 0, or -1 when out of memory. */
+/* Append a new entry and point index slot j at it (room is reserved). Returns 0 or -1. */
 int fbpe_table_store(fbpe_table *t, size_t j, const fbpe_key *k, uint64_t count, uint64_t first);
 
-/* Add every entry of src into dst. Returns 0 or -1 (out of memory). */
-int fbpe_table_merge(fbpe_table *dst, const fbpe_table *src);
+/* Merge tables whose entries are each in order of first occurrence (one worker's partition
+ * each) into the empty table `out`, also in that order: a k-way merge by first occurrence, so
+ * that nothing needs sorting. The inputs are freed once read. Returns 0 or -1 (no memory). */
+int fbpe_merge_in_order(fbpe_table *out, fbpe_table *const *ins, size_t count);
 
-/* The slots in order of first occurrence (malloc'd array of t->size slot indexes; the
- * caller frees it), or NULL when out of memory. */
-size_t *fbpe_table_in_order(const fbpe_table *t);
+/* The entries of `count` tables (each in order of first occurrence) in one order of first
+ * occurrence: order[k] = table << 32 | entry, room for the sum of the sizes. Returns 0 or -1. */
+int fbpe_order_tables(const fbpe_table *tables, size_t count, uint64_t *order);
 
-/* Bytes held by the table: slots, first occurrences and arena. */
+/* Bytes held by the table: index, entries, first occurrences and arena. */
 size_t fbpe_table_memory(const fbpe_table *t);
 
 /* ---- inline: hashing and insertion ---- */
@@ -124,11 +133,9 @@ static inline void fbpe_key_make(fbpe_key *k, const uint8_t *p, size_t len, size
     k->hash = h;
 }
 
-static inline uint64_t fbpe_key_meta(const fbpe_key *k) { return ((uint64_t)k->len << 16) | (k->hash >> 48); }
-
 static inline void fbpe_table_prefetch(const fbpe_table *t, const fbpe_key *k) {
 #if defined(__GNUC__)
-    if (t->capacity) __builtin_prefetch(&t->slots[k->hash & (t->capacity - 1)]);
+    if (t->capacity) __builtin_prefetch(&t->index[k->hash & (t->capacity - 1)]);
 #else
     (void)t;
     (void)k;
@@ -138,31 +145,35 @@ static inline void fbpe_table_prefetch(const fbpe_table *t, const fbpe_key *k) {
 /* Add `count` occurrences of the piece, first seen at `first`. Returns 0, or -1 when out of
  * memory (the table is then unchanged and still valid). With `later`, the caller promises
  * that `first` is not before the piece's recorded first occurrence (true while one worker
- * counts text left to right); the array of first occurrences is then not read on a hit. */
+ * counts text left to right), and the first occurrences are not read on a hit. */
 static inline int fbpe_table_add(fbpe_table *t, const fbpe_key *k, uint64_t count, uint64_t first,
                                  int later) {
-    if (2 * (t->size + 1) > t->capacity && fbpe_table_reserve(t) < 0) return -1;
+    if (t->size + 1 > t->entries_cap || 2 * (t->size + 1) > t->capacity) {
+        if (fbpe_table_reserve(t) < 0) return -1;
+    }
     size_t mask = t->capacity - 1, j = k->hash & mask;
-    uint64_t meta = fbpe_key_meta(k);
+    uint64_t tag = k->hash >> 32;
     for (;;) {
-        fbpe_entry *e = &t->slots[j];
-        if (!e->count) return fbpe_table_store(t, j, k, count, first);
-        if (e->meta == meta && e->key[0] == k->w[0] &&
-            (k->len <= FBPE_INLINE_KEY ? e->key[1] == k->w[1]
-                                       : memcmp(t->arena + e->key[1], k->p, k->len) == 0)) {
-            e->count += count;
-            if (!later && first < t->first[j]) t->first[j] = first;
-            return 0;
+        uint64_t slot = t->index[j];
+        if (!slot) return fbpe_table_store(t, j, k, count, first);
+        if ((slot >> 32) == tag) {
+            size_t n = (size_t)(slot & 0xFFFFFFFFu) - 1;
+            fbpe_entry *e = &t->entries[n];
+            if (e->len == k->len && e->key[0] == k->w[0] &&
+                (k->len <= FBPE_INLINE_KEY ? e->key[1] == k->w[1]
+                                           : memcmp(t->arena + e->key[1], k->p, k->len) == 0)) {
+                e->count += count;
+                if (!later && first < t->first[n]) t->first[n] = first;
+                return 0;
+            }
         }
         j = (j + 1) & mask;
     }
 }
 
-static inline size_t fbpe_entry_len(const fbpe_entry *e) { return (size_t)(e->meta >> 16); }
-
 /* The bytes of an entry's piece. */
 static inline const uint8_t *fbpe_entry_bytes(const fbpe_table *t, const fbpe_entry *e) {
-    return fbpe_entry_len(e) <= FBPE_INLINE_KEY ? (const uint8_t *)e->key : t->arena + e->key[1];
+    return e->len <= FBPE_INLINE_KEY ? (const uint8_t *)e->key : t->arena + e->key[1];
 }
 
 #endif
