@@ -13,35 +13,41 @@ static size_t take_next(size_t *next) {
 static size_t take_next(size_t *next) { return __atomic_fetch_add(next, 1, __ATOMIC_RELAXED); }
 #endif
 
-/* One scanner loop per pattern, so that the compiler inlines the scanner into it. The loop
- * scans a few pieces, hashing each and prefetching its slot, then inserts them: the table
- * outgrows the fastest caches on real text (a long tail of rare pieces), and this lets the
- * cache misses of several insertions overlap instead of waiting for each in turn. */
+/* The table outgrows the fastest caches on real text (a long tail of rare pieces), and an
+ * insertion that waits for its index slot to come from memory costs as much as scanning
+ * several pieces. So the counting loop runs ahead: a piece is scanned, hashed and its slot
+ * prefetched, and it is inserted PREFETCH_DEPTH pieces later, when the line has arrived.
+ * Measured on the standard library with gpt4 keys alone: 18 ns per insertion without
+ * prefetching, 12 to 14 with a lead of 16 to 32 pieces, 7 when every piece is hot. */
 #ifndef PREFETCH_DEPTH
-#define PREFETCH_DEPTH 16
+#define PREFETCH_DEPTH 16 /* a power of two */
 #endif
 
 /* count_<pattern>(w, s, n, end, base): the pieces of s[0..n), a text free of special tokens,
- * into w's tables; `end` bounds what may be read past s + n. One function per pattern, so that each
- * gets the scanner inlined and the registers to itself. */
+ * into w's tables; `end` bounds what may be read past s + n. One function per pattern, so
+ * that each gets the scanner inlined and the registers to itself. */
 #define DEFINE_COUNT_LOOP(NAME, END_FN)                                                        \
     static int NAME(const fbpe_parts *w, const uint8_t *s, size_t n, const uint8_t *end, uint64_t base) { \
-        fbpe_table *tables[PREFETCH_DEPTH];                                                    \
         fbpe_key keys[PREFETCH_DEPTH];                                                         \
+        fbpe_table *tables[PREFETCH_DEPTH];                                                    \
         uint64_t firsts[PREFETCH_DEPTH];                                                       \
-        size_t i = 0;                                                                          \
+        size_t i = 0, ahead = 0, done = 0; /* pieces scanned, pieces inserted */             \
         while (i < n) {                                                                        \
-            int m = 0;                                                                         \
-            for (; m < PREFETCH_DEPTH && i < n; m++) {                                         \
-                size_t e = END_FN(s, i, n);                                                    \
-                fbpe_key_make(&keys[m], s + i, e - i, (size_t)(end - (s + i)));                \
-                tables[m] = fbpe_part_of(w, keys[m].hash);                                     \
-                fbpe_table_prefetch(tables[m], &keys[m]);                                      \
-                firsts[m] = base + i;                                                          \
-                i = e;                                                                         \
+            size_t e = END_FN(s, i, n), r = ahead % PREFETCH_DEPTH;                            \
+            fbpe_key_make(&keys[r], s + i, e - i, (size_t)(end - (s + i)));                    \
+            tables[r] = fbpe_part_of(w, keys[r].hash);                                         \
+            fbpe_table_prefetch(tables[r], &keys[r]);                                          \
+            firsts[r] = base + i;                                                              \
+            ahead++;                                                                           \
+            i = e;                                                                             \
+            if (ahead - done == PREFETCH_DEPTH) {                                              \
+                r = done++ % PREFETCH_DEPTH;                                                   \
+                if (fbpe_table_add(tables[r], &keys[r], 1, firsts[r], 1) < 0) return FBPE_NO_MEMORY; \
             }                                                                                  \
-            for (int q = 0; q < m; q++)                                                        \
-                if (fbpe_table_add(tables[q], &keys[q], 1, firsts[q], 1) < 0) return FBPE_NO_MEMORY; \
+        }                                                                                      \
+        for (; done < ahead; done++) {                                                         \
+            size_t r = done % PREFETCH_DEPTH;                                                  \
+            if (fbpe_table_add(tables[r], &keys[r], 1, firsts[r], 1) < 0) return FBPE_NO_MEMORY; \
         }                                                                                      \
         return 0;                                                                              \
     }
