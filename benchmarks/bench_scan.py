@@ -38,8 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from functionalbpe import bench  # noqa: E402  (machine_info, library_versions, measure)
 from functionalbpe.charclasses import unicode_version  # noqa: E402
 from functionalbpe.cli import stdlib_sources  # noqa: E402
-from functionalbpe.counting import count_segments, scanner_for  # noqa: E402
-from functionalbpe.patterns import PATTERNS  # noqa: E402
+from functionalbpe.counting import count_segments  # noqa: E402
+from functionalbpe.patterns import PATTERNS, scanner_for  # noqa: E402
 
 PATHOLOGICAL = {"space": " ", "newline": "\n", "caret": "^", "zero": "0", "letter": "a", "'s": "'s"}
 
@@ -94,9 +94,9 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, object]:
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args(argv)
     patterns = [p for p in args.patterns.split(",") if p]
-    if scanner_for("gpt4") is None:
+    scanner, _ = scanner_for("gpt4")
+    if scanner is None:
         sys.exit("the compiled scanner is not built (python setup.py build_ext --inplace)")
-    scanner = scanner_for("gpt4")
     threads = args.threads or scanner.default_threads()
 
     docs = load_docs(args.max_mb)

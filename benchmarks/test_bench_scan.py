@@ -19,8 +19,8 @@ import regex  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from functionalbpe.counting import count_pieces, count_segments, scanner_for  # noqa: E402
-from functionalbpe.patterns import PATTERNS  # noqa: E402
+from functionalbpe.counting import count_pieces, count_segments  # noqa: E402
+from functionalbpe.patterns import PATTERNS, scanner_for  # noqa: E402
 
 MB = float(os.environ.get("FUNCTIONALBPE_BENCH_MB", "4"))
 
@@ -54,7 +54,7 @@ def _size(docs):
 
 @pytest.mark.parametrize("pattern", sorted(PATTERNS))
 def test_scan_count_one_thread(benchmark, docs, expected, pattern):
-    if scanner_for(pattern) is None:
+    if scanner_for(pattern)[0] is None:
         pytest.skip("compiled scanner not built")
     benchmark.extra_info["mb"] = _size(docs)
     result = benchmark(count_segments, docs, pattern, threads=1)
@@ -63,7 +63,7 @@ def test_scan_count_one_thread(benchmark, docs, expected, pattern):
 
 @pytest.mark.parametrize("pattern", ["gpt4", "o200k"])
 def test_scan_count_all_cores(benchmark, docs, expected, pattern):
-    if scanner_for(pattern) is None:
+    if scanner_for(pattern)[0] is None:
         pytest.skip("compiled scanner not built")
     benchmark.extra_info["mb"] = _size(docs)
     result = benchmark(count_segments, docs, pattern, threads=None)

@@ -22,9 +22,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, Iterator, Optional, Sequence, Tuple, Union
 
-from ._native import native
-from .errors import CorpusError, FunctionalBPEError
-from .patterns import compile_pattern, iter_pieces, resolve_pattern, split_special
+from .errors import FunctionalBPEError
+from .patterns import compile_pattern, iter_pieces, scanner_for, split_special
 from .progress import Progress, ProgressSpec
 
 
@@ -54,23 +53,14 @@ class CountReport:
         )
 
 
-def scanner_for(pattern: str):
-    """The compiled scanner module when it can count ``pattern``, else None."""
-    scanner = native("_scanner")
-    if scanner is None:
-        return None
-    name, _ = resolve_pattern(pattern)
-    return scanner if name in scanner.SCANNERS else None
-
-
 def count_segments(segments: Iterable[str], pattern: str, *, threads: Optional[int] = None) -> Dict[str, int]:
     """Count the pieces of texts that contain no special tokens.
 
     ``threads``: worker threads for the compiled counter (None: all cores).
     """
-    scanner = scanner_for(pattern)
+    scanner, name = scanner_for(pattern)
     if scanner is not None:
-        counter = scanner.PieceCounter(resolve_pattern(pattern)[0], threads=threads)
+        counter = scanner.PieceCounter(name, threads=threads)
         try:
             counter.add_texts(segments)
             return counter.result()
@@ -178,10 +168,9 @@ def _count(corpus, pattern, threads, special_tokens, progress, report, flat: boo
         units = _checked(corpus)
     stats = CountReport()
     start = time.perf_counter()
-    scanner = scanner_for(pattern)
+    scanner, name = scanner_for(pattern)
     with Progress(progress, "counting", unit=" MB") as bar:
         if scanner is not None:
-            name = resolve_pattern(pattern)[0]
             counts = _count_compiled(scanner, units, name, threads, specials, stats, bar, flat)
         else:
             counts = _count_python(units, pattern, specials, stats, bar)

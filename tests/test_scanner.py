@@ -260,3 +260,10 @@ def test_counter_goes_on_after_a_result():
         assert held == 5 and memory > 0
     finally:
         counter.close()
+
+
+@given(parts_text, st.sampled_from(NAMES))
+def test_pretokenize_uses_the_scanner_and_equals_regex(text, name):
+    from functionalbpe.patterns import iter_pieces, pretokenize
+
+    assert pretokenize(text, name) == pretokenize(text, PATTERNS[name]) == list(iter_pieces(text, name))
