@@ -234,3 +234,15 @@ def test_train_streams_files_with_the_plain_scheme(tmp_path):
     streamed = fb.train(corpus, vocab_size=300, progress=False)
     whole = fb.train([text], vocab_size=300, progress=False)
     assert streamed.merges == whole.merges
+
+
+def test_cli_train_reads_jsonl_with_a_field_and_caps(tmp_path):
+    from functionalbpe.cli import main
+
+    records = [{"body": "low lower lowest " * 20}, {"body": "newer newest " * 20}]
+    path = write(tmp_path / "c.jsonl", "\n".join(json.dumps(r) for r in records).encode())
+    out = tmp_path / "tok.json"
+    args = ["train", str(path), "--field", "body", "--max-doc-chars", "200", "--vocab-size", "270", "-o", str(out), "-q"]
+    assert main(args) == 0
+    expected = fb.train([r["body"][:200] for r in records], vocab_size=270, progress=False)
+    assert fb.Tokenizer.load(out).merges == expected.merges
