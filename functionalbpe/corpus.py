@@ -32,7 +32,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Iterator, List, Optional, Tuple, Union
+from typing import BinaryIO, Iterator, List, Optional, Sequence, Union
 
 from . import chunking
 from .errors import CorpusError
@@ -91,20 +91,22 @@ class Files:
                 block.decode("utf-8") for block in doc
             )
 
-    def units(self) -> Iterator[Union[str, bytes]]:
+    def units(self, special_tokens: Sequence[str] = ()) -> Iterator[Union[str, bytes]]:
         """The text in order, in pieces of bounded size: valid UTF-8 ``bytes`` blocks of a
         text file, cut at safe boundaries, and whole ``str`` documents of a JSONL file. A
-        unit never spans two documents; the pieces of the units are those of the documents.
+        unit never spans two documents, nor an occurrence of one of ``special_tokens``; the
+        pieces of the units are those of the documents.
         """
+        avoid = [s.encode("utf-8", "surrogatepass") for s in special_tokens if s]
         for doc in self._documents():
             if isinstance(doc, str):
                 yield doc
             else:
-                yield from _cut_safely(doc)
+                yield from _cut_safely(doc, avoid)
 
-    def chunks(self) -> Iterator[str]:
+    def chunks(self, special_tokens: Sequence[str] = ()) -> Iterator[str]:
         """:meth:`units` as text."""
-        for unit in self.units():
+        for unit in self.units(special_tokens):
             yield unit if isinstance(unit, str) else unit.decode("utf-8")
 
     def __len__(self) -> int:
@@ -342,22 +344,39 @@ def _utf8_blocks(path: Path, errors: str, block_bytes: int) -> Iterator[bytes]:
         raise CorpusError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
 
 
-def _cut_safely(blocks: Iterator[bytes]) -> Iterator[bytes]:
+def _cut_safely(blocks: Iterator[bytes], avoid: Sequence[bytes] = ()) -> Iterator[bytes]:
     """Re-cut the blocks of one document at safe boundaries (chunking.py), so that every
-    unit's pieces are the document's pieces there. A stretch without a safe place (a
-    megabyte of spaces) stays in one unit, however long."""
+    unit's pieces are the document's pieces there, and never inside an occurrence of a
+    byte string of ``avoid`` (special tokens). A stretch without a safe place (a megabyte of
+    spaces) stays in one unit, however long."""
     pending = bytearray()
+    # A cut at c is judged on the bytes from c on: one for the patterns, a whole token for
+    # a special token that might start before c.
+    margin = max([1] + [len(token) for token in avoid])
+    searched = 0  # no usable cut at or before this offset of pending
     for block in blocks:
-        # Cuts before pending's last byte were looked for already; a cut needs the byte
-        # after it, so the last one can only be judged now.
-        searched = max(len(pending) - 1, 0)
         pending += block
-        cut = chunking.safe_cut(pending, searched)
+        top = len(pending) - margin
+        cut = chunking.safe_cut(pending, searched, top) if top > searched else 0
+        while cut and _inside_any(pending, cut, avoid):
+            cut = chunking.safe_cut(pending, searched, cut - 1)
         if cut:
             yield bytes(memoryview(pending)[:cut])
             del pending[:cut]  # cheap: a bytearray drops its front without copying
+            searched = top - cut
+        else:
+            searched = max(searched, top)
     if pending:
         yield bytes(pending)
+
+
+def _inside_any(data: bytearray, cut: int, avoid: Sequence[bytes]) -> bool:
+    """Does an occurrence of one of ``avoid`` start before ``cut`` and end after it?"""
+    for token in avoid:
+        start = data.find(token, max(0, cut - len(token) + 1), cut + len(token) - 1)
+        if 0 <= start < cut:
+            return True
+    return False
 
 
 def _jsonl_documents(path: Path, field: str, errors: str) -> Iterator[str]:

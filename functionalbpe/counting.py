@@ -163,7 +163,7 @@ def _count(corpus, pattern, threads, special_tokens, progress, report, flat: boo
     if isinstance(corpus, str):
         units: Iterable[Union[str, bytes]] = [corpus]
     elif isinstance(corpus, Files):
-        units = corpus.units()
+        units = corpus.units(specials)
     else:
         units = _checked(corpus)
     stats = CountReport()

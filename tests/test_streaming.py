@@ -246,3 +246,19 @@ def test_cli_train_reads_jsonl_with_a_field_and_caps(tmp_path):
     assert main(args) == 0
     expected = fb.train([r["body"][:200] for r in records], vocab_size=270, progress=False)
     assert fb.Tokenizer.load(out).merges == expected.merges
+
+
+@BOTH_PATHS
+@pytest.mark.parametrize("block", [16, 17, 23, 40])
+def test_streaming_never_cuts_a_special_token(tmp_path, monkeypatch, pure, block):
+    use_pure(monkeypatch, pure)
+    specials = ["<|endoftext|>", "x.y"]
+    text = "word<|endoftext|>more.\nnext<|endoftext|>x.y, end.\n" * 20
+    path = write(tmp_path / "s.txt", text.encode())
+    corpus = Files([path], block_bytes=block)
+    units = list(corpus.units(specials))
+    assert len(units) > 5 and b"".join(units) == text.encode()
+    for unit in units:  # no unit starts or ends inside a token
+        assert not unit.startswith((b"|endoftext|>", b"endoftext|>", b">", b".y", b"y"))
+        assert not unit.endswith((b"<", b"<|endoftext", b"<|end", b"x", b"x."))
+    assert count_pieces(corpus, "gpt4", special_tokens=specials) == count_pieces([text], "gpt4", special_tokens=specials)
