@@ -58,18 +58,7 @@ def count_segments(segments: Iterable[str], pattern: str, *, threads: Optional[i
 
     ``threads``: worker threads for the compiled counter (None: all cores).
     """
-    scanner, name = scanner_for(pattern)
-    if scanner is not None:
-        counter = scanner.PieceCounter(name, threads=threads)
-        try:
-            counter.add_texts(segments)
-            return counter.result()
-        finally:
-            counter.close()
-    counts: Counter = Counter()
-    for text in segments:
-        _count_with_regex(counts, text, pattern)
-    return dict(counts)
+    return _count(segments, pattern, threads, (), False, None, flat=False)
 
 
 def _count_with_regex(counts: Counter, text: str, pattern: str) -> None:
