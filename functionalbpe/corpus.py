@@ -30,6 +30,7 @@ import glob
 import gzip
 import json
 import os
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Iterator, List, Optional, Sequence, Union
@@ -87,9 +88,10 @@ class Files:
     def __iter__(self) -> Iterator[str]:
         """The documents, whole (a text file is read at once)."""
         for doc in self._documents():
-            yield doc if isinstance(doc, str) else "".join(
-                block.decode("utf-8") for block in doc
-            )
+            if isinstance(doc, str):
+                yield doc
+            else:
+                yield "".join(block.decode("utf-8") for block in doc)
 
     def units(self, special_tokens: Sequence[str] = ()) -> Iterator[Union[str, bytes]]:
         """The text in order, in pieces of bounded size: valid UTF-8 ``bytes`` blocks of a
@@ -154,7 +156,7 @@ class Files:
 
     def _capped(self, blocks: Iterator[bytes]) -> Iterator[bytes]:
         room = self._room()
-        with _closing(blocks):
+        with closing(blocks):  # stopping early closes the file at once
             for block in blocks:
                 if room is not None:
                     chars = chunking.utf8_length(block)
@@ -171,21 +173,6 @@ class Files:
                     self.stats.chars += chunking.utf8_length(block)
                 if block:
                     yield block
-
-
-class _closing:
-    """Close a generator when done with it early (its file is then closed at once)."""
-
-    def __init__(self, gen: Iterator[bytes]) -> None:
-        self.gen = gen
-
-    def __enter__(self) -> Iterator[bytes]:
-        return self.gen
-
-    def __exit__(self, *exc: object) -> None:
-        close = getattr(self.gen, "close", None)
-        if close is not None:
-            close()
 
 
 def files(
@@ -269,12 +256,16 @@ def decode_utf8(data: bytes, name: str, errors: str = "strict", base_offset: int
     try:
         return data.decode("utf-8", errors=errors)
     except UnicodeDecodeError as exc:
-        bad = data[exc.start : exc.end]
-        raise CorpusError(
-            f"{name}: invalid UTF-8 at byte offset {base_offset + exc.start} "
-            f"(bytes {bad.hex(' ')}: {exc.reason}); convert the file to UTF-8, or pass "
-            "errors='replace' (CLI: --encoding-errors replace) to read bad bytes as U+FFFD"
-        ) from None
+        raise _bad_utf8(name, data, exc, base_offset) from None
+
+
+def _bad_utf8(name: str, data: bytes, exc: UnicodeDecodeError, base_offset: int) -> CorpusError:
+    bad = data[exc.start : exc.end]
+    return CorpusError(
+        f"{name}: invalid UTF-8 at byte offset {base_offset + exc.start} "
+        f"(bytes {bad.hex(' ')}: {exc.reason}); convert the file to UTF-8, or pass "
+        "errors='replace' (CLI: --encoding-errors replace) to read bad bytes as U+FFFD"
+    )
 
 
 # ---- streaming ----
@@ -322,8 +313,7 @@ def _utf8_blocks(path: Path, errors: str, block_bytes: int) -> Iterator[bytes]:
                     carry = data[bad:]  # a character cut by the block's end: finish it next time
                     data = data[:bad]
                 elif errors == "strict":
-                    decode_utf8(data, name, "strict", position)  # raises, naming the offset
-                    raise AssertionError("unreachable")  # pragma: no cover
+                    raise _bad_utf8(name, data, _decode_error(data), position)
                 else:
                     replacing = codecs.getincrementaldecoder("utf-8")("replace")
                     text = replacing.decode(data, final)
@@ -337,11 +327,18 @@ def _utf8_blocks(path: Path, errors: str, block_bytes: int) -> Iterator[bytes]:
                 if data:
                     yield data
                 if final:
-                    if carry:  # pragma: no cover - utf8_invalid reports it as not incomplete
-                        decode_utf8(carry, name, errors, position)
                     return
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise CorpusError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def _decode_error(data: bytes) -> UnicodeDecodeError:
+    """Python's own account of the first bad byte of ``data`` (which has one)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc
+    raise ValueError("no invalid UTF-8 in data")  # the caller found some: a bug if reached
 
 
 def _cut_safely(blocks: Iterator[bytes], avoid: Sequence[bytes] = ()) -> Iterator[bytes]:

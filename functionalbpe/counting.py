@@ -205,7 +205,9 @@ def _count_compiled(scanner, units, name, threads, specials, stats: CountReport,
     finally:
         counter.close()
 
+
 def _count_python(units, pattern, specials, stats: CountReport, bar: Progress):
+    compile_pattern(pattern)  # a bad pattern is an error even for an empty corpus
     counts: Counter = Counter()
     for unit in units:
         if isinstance(unit, str):

@@ -262,3 +262,15 @@ def test_streaming_never_cuts_a_special_token(tmp_path, monkeypatch, pure, block
         assert not unit.startswith((b"|endoftext|>", b"endoftext|>", b">", b".y", b"y"))
         assert not unit.endswith((b"<", b"<|endoftext", b"<|end", b"x", b"x."))
     assert count_pieces(corpus, "gpt4", special_tokens=specials) == count_pieces([text], "gpt4", special_tokens=specials)
+
+
+@BOTH_PATHS
+def test_bad_byte_in_jsonl_names_the_absolute_offset(tmp_path, monkeypatch, pure):
+    use_pure(monkeypatch, pure)
+    first = (json.dumps({"text": "fine"}) + "\n").encode()
+    second = b'{"text": "bad \xc3("}\n'
+    path = write(tmp_path / "b.jsonl.gz", first + second)
+    offset = len(first) + second.index(b"\xc3")
+    with pytest.raises(CorpusError, match=rf"b.jsonl.gz \(decompressed\): invalid UTF-8 at byte offset {offset}\b"):
+        count_pieces(fb.files(path), "gpt4")
+    assert list(fb.files(path, errors="replace")) == ["fine", "bad \ufffd("]
