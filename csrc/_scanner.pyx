@@ -117,10 +117,12 @@ def _install():
     cdef uint32_t cps[64]
     cdef char letters[64]
     cdef size_t k
-    for k in range(min(len(folds), 64)):
+    if len(folds) > 64:  # FBPE_MAX_FOLDS; regex 2026 has one (U+017F)
+        raise ImportError(f"regex folds {len(folds)} characters to contraction letters; the scanner holds 64")
+    for k in range(len(folds)):
         cps[k] = folds[k][0]
         letters[k] = ord(folds[k][1])
-    fbpe_install_classes(<const uint8_t *>PyBytes_AS_STRING(table), cps, letters, min(len(folds), 64))
+    fbpe_install_classes(<const uint8_t *>PyBytes_AS_STRING(table), cps, letters, len(folds))
 
 
 _install()

@@ -138,6 +138,13 @@ def test_class_table_agrees_with_regex_on_sampled_code_points():
             assert bool(table[cp] & bit) == bool(regex.match(prop, chr(cp))), (hex(cp), prop)
 
 
+def test_version_sentinels_date_pythons_own_unicodedata():
+    import unicodedata
+
+    python = charclasses.newest_version(lambda cp: unicodedata.category(chr(cp)) != "Cn")
+    assert python == ".".join(unicodedata.unidata_version.split(".")[:2])
+
+
 def test_unicode_version_is_what_regex_knows():
     version = charclasses.unicode_version()
     sentinels = dict(charclasses._VERSION_SENTINELS)
