@@ -161,25 +161,6 @@ def scan(str text, str pattern):
     return out
 
 
-def piece_ends(bytes data, str pattern):
-    """The byte offsets where the pieces of UTF-8 ``data`` end (for tests and tools).
-
-    >>> piece_ends(b"a b", "gpt2")
-    [1, 3]
-    """
-    cdef fbpe_scanner which = _scanner_of(pattern)
-    cdef const uint8_t *s = <const uint8_t *>PyBytes_AS_STRING(data)
-    cdef size_t n = PyBytes_GET_SIZE(data), i = 0
-    cdef int incomplete
-    if fbpe_utf8_invalid(s, n, 1, &incomplete) != n:
-        raise ValueError("data is not UTF-8")
-    out = []
-    while i < n:
-        i = fbpe_piece_end(which, s, i, n)
-        out.append(i)
-    return out
-
-
 def utf8_invalid(const uint8_t[::1] data, bint allow_surrogates=False):
     """``(offset, incomplete)``: the first byte that is not valid UTF-8 (``len(data)`` if
     none), and whether it starts a character cut short by the end of ``data``.
@@ -203,9 +184,9 @@ def safe_cut(const uint8_t[::1] data, size_t lo=0, hi=None):
     10
     """
     cdef size_t n = data.shape[0], cut = 0
-    cdef size_t top = n if hi is None else min(<size_t>hi, n)
-    if n == 0:
+    if n == 0 or (hi is not None and hi <= lo):
         return 0
+    cdef size_t top = n if hi is None else min(<size_t>hi, n)
     with nogil:
         cut = fbpe_safe_cut(&data[0], n, lo, top)
     return cut
@@ -402,11 +383,24 @@ cdef class PieceCounter:
 
             self.pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="functionalbpe-count")
         futures = [self.pool.submit(fn, k) for k in range(1, count)]
+        failure = None
         try:
             fn(0)
-        finally:
-            for f in futures:
-                f.result()
+        except BaseException as exc:
+            failure = exc
+        # The workers read the batch's texts and write the tables: wait for every one of
+        # them, even through Ctrl-C, before anything is freed; then raise the first failure.
+        for f in futures:
+            while True:
+                try:
+                    f.result()
+                    break
+                except BaseException as exc:
+                    failure = failure or exc
+                    if not isinstance(exc, KeyboardInterrupt) or f.done():
+                        break
+        if failure is not None:
+            raise failure
 
     def _merge_part(self, int p):
         cdef int t, n = self.threads, rc

@@ -3,6 +3,7 @@ pattern, and the counter built on it counts exactly what ``regex`` + ``Counter``
 from __future__ import annotations
 
 import random
+import time
 from collections import Counter
 
 import pytest
@@ -274,3 +275,20 @@ def test_pretokenize_uses_the_scanner_and_equals_regex(text, name):
     from functionalbpe.patterns import iter_pieces, pretokenize
 
     assert pretokenize(text, name) == pretokenize(text, PATTERNS[name]) == list(iter_pieces(text, name))
+
+
+@needs_scanner
+def test_ctrl_c_while_counting_leaves_a_working_process():
+    import _thread
+    import threading
+
+    docs = ["some words, and more words; " * 40_000] * 24  # about 27 MB in 24 documents
+    timer = threading.Timer(0.05, _thread.interrupt_main)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            count_pieces(docs, "gpt4", threads=2)
+            time.sleep(5)  # the counting ended before the interrupt: wait for it here
+    finally:
+        timer.cancel()
+    assert count_pieces(["after words"], "gpt4", threads=2) == {"after": 1, " words": 1}
