@@ -44,13 +44,14 @@ private-use character of the input, and sixteen argument atoms cover all 4096.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import regex
 
 from .alphabet import BOUNDARY as BOUNDARY_KIND
 from .alphabet import OPERATOR, SHIFT, Atom
-from .errors import FunctionalBPEError
+from .errors import DecodeError, FunctionalBPEError
 from .schemes import Scheme
 
 # -- atoms -----------------------------------------------------------------------------
@@ -135,9 +136,19 @@ UNITS = _units_pattern(
 )
 # The same cut for a text without SPACELESS_BLOCKS, where every letter is a word letter.
 UNITS_WITHOUT_SPACELESS = _units_pattern(r"(?P<word>[\p{L}\p{M}]+)")
-_UNITS = regex.compile(UNITS, regex.V1)
-_UNITS_FAST = regex.compile(UNITS_WITHOUT_SPACELESS, regex.V1)
 _MAYBE_SPACELESS = regex.compile(SPACELESS_BLOCKS)
+
+
+@lru_cache(maxsize=None)
+def _compiled(pattern: str) -> "regex.Pattern[str]":
+    # Compiled on first use: the set operations take the regex module tens of milliseconds,
+    # which `import functionalbpe` should not pay when markers are not used.
+    return regex.compile(pattern, regex.V1)
+
+
+def _finder(text: str) -> "regex.Pattern[str]":
+    """The unit regex for ``text``: the fast one when no letter can be spaceless."""
+    return _compiled(UNITS_WITHOUT_SPACELESS if _MAYBE_SPACELESS.search(text) is None else UNITS)
 # The kind of a unit, from the name of the group that matched it ("space" is decided apart).
 _GROUP_KIND = {
     "word": WORD, "space": SPACE, "punct": PUNCT, "digit": DIGIT,
@@ -165,9 +176,8 @@ def units(text: str) -> List[Tuple[str, str]]:
     [('word', 'Ash'), ('space', ' '), ('word', 'caught'), ('space', ' '), ('digit', '3'), \
 ('space', ' '), ('word', 'fish'), ('punct', '.')]
     """
-    finder = _UNITS_FAST if _MAYBE_SPACELESS.search(text) is None else _UNITS
     out: List[Tuple[str, str]] = []
-    for match in finder.finditer(text):
+    for match in _finder(text).finditer(text):
         unit = match.group()
         kind = _GROUP_KIND[match.lastgroup]
         out.append((OTHER if kind == SPACE and unit != " " else kind, unit))
@@ -257,11 +267,10 @@ class BoundaryMarkers:
         # One pass with one unit of delay: a single space after a marked unit is held back
         # until the next unit says whether it is dropped (both neighbours marked).
         marked = self._marked
-        finder = _UNITS_FAST if _MAYBE_SPACELESS.search(text) is None else _UNITS
         out: List[str] = []
         prev = ""  # the kind of the unit before, "" at the start
         held = False  # a single space after a marked unit, not yet emitted
-        for match in finder.finditer(text):
+        for match in _finder(text).finditer(text):
             unit = match.group()
             kind = _GROUP_KIND[match.lastgroup]
             if kind == SPACE and unit != " ":
@@ -365,7 +374,7 @@ def _decoder(errors: str) -> Callable[["regex.Match[str]"], str]:
         if kind == "literal":
             return _unliteral(match.group())
         if errors == "strict":
-            raise FunctionalBPEError(
+            raise DecodeError(
                 f"not a boundary-marker text form: the atom U+{ord(match.group()):04X} at offset "
                 f"{match.start()} is not where the scheme puts it (a shift code must be followed by "
                 "a marker, LITERAL by three arguments); decode with errors='replace' to get U+FFFD"

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from functionalbpe import markers as M
 from functionalbpe.alphabet import Alphabet
-from functionalbpe.errors import FunctionalBPEError
+from functionalbpe.errors import DecodeError, FunctionalBPEError
 from functionalbpe.markers import BOUNDARY, LITERAL, TITLE, UPPER, BoundaryMarkers, MarkersScheme, units
 from functionalbpe.patterns import pretokenize
 from functionalbpe.schemes import make_scheme
@@ -291,7 +291,7 @@ def test_every_private_use_character_round_trips():
 @pytest.mark.parametrize("form", ["\ue301cat", "a\ue2ff\ue001", "\ue000", "\ue303", "\ue301"])
 def test_malformed_text_form_is_an_error(form):
     m = PAPER["[w,p,d,↑]"]
-    with pytest.raises(FunctionalBPEError, match="offset"):
+    with pytest.raises(DecodeError, match="offset"):
         m.decode(form)
     assert "\ufffd" in m.decode(form, errors="replace")
     assert "\ufffd" not in m.decode(form, errors="ignore")
