@@ -45,7 +45,7 @@ private-use character of the input, and sixteen argument atoms cover all 4096.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import regex
 
@@ -149,14 +149,16 @@ def _compiled(pattern: str) -> "regex.Pattern[str]":
 def _finder(text: str) -> "regex.Pattern[str]":
     """The unit regex for ``text``: the fast one when no letter can be spaceless."""
     return _compiled(UNITS_WITHOUT_SPACELESS if _MAYBE_SPACELESS.search(text) is None else UNITS)
+
+
 # The kind of a unit, from the name of the group that matched it ("space" is decided apart).
 _GROUP_KIND = {
     "word": WORD, "space": SPACE, "punct": PUNCT, "digit": DIGIT,
     "emoji": OTHER, "spaceless": OTHER, "rest": OTHER,
 }
 
+# In the input: characters to escape; in a text form: atoms.
 _PRIVATE_USE = regex.compile("[\ue000-\uefff]")
-_ATOM_CHARS = regex.compile("[\ue000-\uefff]")
 # Decoding, one alternative per thing an atom can start: a shifted word with the marker
 # before it (that marker and the opening one touch through the shift: a dropped space),
 # a touching pair, a lone marker, an escaped private-use character, anything else.
@@ -325,7 +327,7 @@ class BoundaryMarkers:
         """
         if errors not in ("strict", "replace", "ignore"):
             raise FunctionalBPEError(f"errors must be 'strict', 'replace' or 'ignore', got {errors!r}")
-        if _ATOM_CHARS.search(form.replace(BOUNDARY, "")) is None:
+        if _PRIVATE_USE.search(form.replace(BOUNDARY, "")) is None:
             # Only markers: pairs are spaces and lone ones vanish, exactly as _DECODE does.
             return form.replace(BOUNDARY + BOUNDARY, " ").replace(BOUNDARY, "")
         return _DECODE.sub(_decoder(errors), form)
@@ -350,7 +352,7 @@ _SHOW = regex.compile("\ue2ff[\ue000-\ue00f]{3}|[\ue000-\uefff]")
 
 def show(piece: str) -> str:
     """A text-form piece as a person reads it (atoms as glyphs)."""
-    if _ATOM_CHARS.search(piece) is None:
+    if _PRIVATE_USE.search(piece) is None:
         return piece
     return _SHOW.sub(_show_atom, piece)
 
@@ -391,7 +393,7 @@ class MarkersScheme(Scheme):
 
     >>> s = MarkersScheme(punct=True, digits=True, case=True)
     >>> [s.show(p) for p in s.split("Ash caught 3")]
-    ['↑¦ash¦', '¦caught¦', '¦3¦']
+    ['↑¦ash¦', '¦caught¦', '¦3']
     """
 
     name = "markers"
@@ -413,15 +415,6 @@ class MarkersScheme(Scheme):
 
     def split(self, text: str) -> List[str]:
         return self.markers.pieces(text)
-
-    def count(self, segments: Iterable[str], *, threads: Optional[int] = None) -> Dict[str, int]:
-        counts: Dict[str, int] = {}
-        get = counts.get
-        pieces = self.markers.pieces
-        for segment in segments:
-            for piece in pieces(segment):
-                counts[piece] = get(piece, 0) + 1
-        return counts
 
     def decode(self, text: str, errors: str = "strict") -> str:
         return self.markers.decode(text, errors=errors)

@@ -82,6 +82,12 @@ def pieces_by_the_rules(markers, text):
     return out
 
 
+def test_docstring_examples():
+    import doctest
+
+    assert doctest.testmod(M).failed == 0
+
+
 # -- the paper's example ----------------------------------------------------------------
 
 EXAMPLE = "Ash caught 3 SolidGoldMagikarp. WOW!"
@@ -359,7 +365,7 @@ def test_corpora_lossless_prefix(corpora, name):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(PAPER))
+@pytest.mark.parametrize("name", ["[w]", "[w,p,d]", "[w,p,d,↑]"])
 def test_corpora_lossless_full(corpora, name):
     markers = PAPER[name]
     for path in _corpus_files(corpora):
