@@ -117,21 +117,26 @@ static inline char folded_letter(const uint8_t *s, size_t i, size_t *len) {
     return 0;
 }
 
+/* The contraction letter at s[j] and its length: with case_sensitive (GPT-2), only ASCII
+ * lower case counts; otherwise whatever (?i) matches to one. */
+static inline char contraction_letter(const uint8_t *s, size_t j, int case_sensitive, size_t *len) {
+    if (!case_sensitive) return folded_letter(s, j, len);
+    *len = 1;
+    return s[j] >= 'a' && s[j] <= 'z' ? fbpe_ascii_fold[s[j]] : 0;
+}
+
 /* '(?i:[sdmt]|ll|ve|re) at s[i] == '\'': the end of the contraction, or 0. The alternatives
- * start with different letters, so at most one can match. With case_sensitive only the
- * ASCII lower-case letters count (GPT-2's 's|'t|'re|'ve|'m|'ll|'d). */
+ * start with different letters, so at most one can match. */
 static inline size_t contraction_end(const uint8_t *s, size_t i, size_t n, int case_sensitive) {
-    size_t j = i + 1, len1, len2;
+    size_t j = i + 1, len;
     if (j >= n) return 0;
-    char a = case_sensitive ? (s[j] >= 'a' && s[j] <= 'z' ? fbpe_ascii_fold[s[j]] : 0) : folded_letter(s, j, &len1);
-    if (case_sensitive) len1 = 1;
-    if (!a) return 0;
-    if (a == 's' || a == 'd' || a == 'm' || a == 't') return j + len1;
-    j += len1;
+    char a = contraction_letter(s, j, case_sensitive, &len);
+    if (a == 's' || a == 'd' || a == 'm' || a == 't') return j + len;
+    if (a != 'l' && a != 'v' && a != 'r') return 0;
+    j += len;
     if (j >= n) return 0;
-    char b = case_sensitive ? (s[j] >= 'a' && s[j] <= 'z' ? fbpe_ascii_fold[s[j]] : 0) : folded_letter(s, j, &len2);
-    if (case_sensitive) len2 = 1;
-    if ((a == 'l' && b == 'l') || (a == 'v' && b == 'e') || (a == 'r' && b == 'e')) return j + len2;
+    char b = contraction_letter(s, j, case_sensitive, &len);
+    if ((a == 'l' && b == 'l') || (a == 'v' && b == 'e') || (a == 'r' && b == 'e')) return j + len;
     return 0;
 }
 
