@@ -142,6 +142,20 @@ static inline void fbpe_table_prefetch(const fbpe_table *t, const fbpe_key *k) {
 #endif
 }
 
+/* Second stage: once the slot has arrived, prefetch the entry it points to (a dependent
+ * load that would otherwise miss as well). Only a hint: a moved or colliding slot costs a
+ * useless prefetch, nothing more. */
+static inline void fbpe_table_prefetch_entry(const fbpe_table *t, const fbpe_key *k) {
+#if defined(__GNUC__)
+    if (!t->capacity) return;
+    uint64_t slot = t->index[k->hash & (t->capacity - 1)];
+    if (slot) __builtin_prefetch(&t->entries[(slot & 0xFFFFFFFFu) - 1]);
+#else
+    (void)t;
+    (void)k;
+#endif
+}
+
 /* Add `count` occurrences of the piece, first seen at `first`. Returns 0, or -1 when out of
  * memory (the table is then unchanged and still valid). With `later`, the caller promises
  * that `first` is not before the piece's recorded first occurrence (true while one worker
