@@ -292,3 +292,16 @@ def test_ctrl_c_while_counting_leaves_a_working_process():
     finally:
         timer.cancel()
     assert count_pieces(["after words"], "gpt4", threads=2) == {"after": 1, " words": 1}
+
+
+@needs_scanner
+def test_runs_of_every_length_before_every_kind_of_character():
+    # Letter and space runs are read eight bytes at a time: end them at every offset of a
+    # word, before ASCII and non-ASCII letters, marks, digits, spaces and the end.
+    tails = ["", "é", "É", "\u0301", "中", "1", " ", "  x", "\n", "'s", "'S", "!", "a\u00a0", "\u3000b", "_"]
+    for length in range(0, 20):
+        for unit in ("a", "Z", " ", "\t"):
+            for tail in tails:
+                text = unit * length + tail + "x" + unit * (length % 9) + tail
+                for name in NAMES:
+                    assert scanner.scan(text, name) == regex.findall(PATTERNS[name], text), (name, text)

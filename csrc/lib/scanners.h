@@ -16,6 +16,8 @@
 
 #include "scan.h"
 
+#include <string.h>
+
 #if defined(__GNUC__)
 #define FBPE_HIDDEN __attribute__((visibility("hidden")))
 #else
@@ -75,6 +77,47 @@ static inline size_t run_of(const uint8_t *s, size_t i, size_t n, unsigned bits)
         i += len;
     }
     return n;
+}
+
+static inline int fbpe_little_endian_scan(void) {
+    const uint16_t one = 1;
+    return *(const uint8_t *)&one == 1;
+}
+
+/* The index of the lowest set bit of a nonzero word. */
+static inline unsigned lowest_bit(uint64_t x) {
+#if defined(_MSC_VER)
+    unsigned long k;
+    _BitScanForward64(&k, x);
+    return (unsigned)k;
+#else
+    return (unsigned)__builtin_ctzll(x);
+#endif
+}
+
+/* The end of the run of letters from i. ASCII letters are taken eight at a time: most
+ * words are short, and a byte loop pays a mispredicted branch where each one ends, which a
+ * word-at-a-time count of the leading letters does not. (regex's ASCII letters are exactly
+ * A-Z and a-z; charclasses.py checks it.) */
+static inline size_t run_of_letters(const uint8_t *s, size_t i, size_t n) {
+    const uint64_t high = 0x8080808080808080ull;
+    while (fbpe_little_endian_scan() && i + 8 <= n) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        /* Per byte, without carries between bytes: OR 0x20 folds A-Z onto a-z, then two
+         * additions test 0x61 <= y <= 0x7A in the high bit; non-ASCII bytes never count. */
+        uint64_t y = (w | 0x2020202020202020ull) & 0x7F7F7F7F7F7F7F7Full;
+        uint64_t letters = (y + 0x1F1F1F1F1F1F1F1Full) & ~(y + 0x0505050505050505ull) & ~w & high;
+        uint64_t stop = ~letters & high;
+        if (!stop) {
+            i += 8;
+            continue;
+        }
+        i += lowest_bit(stop) / 8; /* little-endian: the first byte is the low one */
+        if (s[i] < 0x80) return i;
+        break; /* a non-ASCII character: the general loop decides */
+    }
+    return run_of(s, i, n, FBPE_LETTER);
 }
 
 /* The end of the run of "other" characters (none of L, N, S) from i. */
@@ -151,6 +194,16 @@ static inline space_run run_of_space(const uint8_t *s, size_t i, size_t n) {
     size_t len;
     while (i < n) {
         uint8_t b = s[i];
+        if (b == ' ' && i + 8 <= n && fbpe_little_endian_scan()) {
+            /* Indentation: runs of plain spaces, eight at a time. */
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            uint64_t other = w ^ 0x2020202020202020ull;
+            size_t k = other ? lowest_bit(other) / 8 : 8; /* >= 1: s[i] is a space */
+            i += k;
+            r.last = i - 1;
+            continue;
+        }
         if (b < 0x80) {
             if (!(fbpe_cls[b] & FBPE_SPACE)) break;
             if (b == '\n' || b == '\r') r.after_newline = i + 1;
@@ -196,7 +249,7 @@ static inline size_t fbpe_gpt2_end(const uint8_t *s, size_t i, size_t n) {
         }
     }
     if (!(c & FBPE_SPACE)) {
-        if (c & FBPE_LETTER) return run_of(s, start, n, FBPE_LETTER);
+        if (c & FBPE_LETTER) return run_of_letters(s, start, n);
         if (c & FBPE_NUMBER) return run_of(s, start, n, FBPE_NUMBER);
         return run_of_other(s, start, n);
     }
@@ -219,11 +272,11 @@ static inline size_t fbpe_gpt4_end(const uint8_t *s, size_t i, size_t n) {
         size_t e = contraction_end(s, i, n, 0);
         if (e) return e;
     }
-    if (c & FBPE_LETTER) return run_of(s, i, n, FBPE_LETTER);
+    if (c & FBPE_LETTER) return run_of_letters(s, i, n);
     /* One character that is not \r, \n, L or N may lead a letter run. */
     if (!(c & FBPE_NUMBER) && b != '\r' && b != '\n' && i + len < n &&
         (class_at(s, i + len, &l2) & FBPE_LETTER))
-        return run_of(s, i + len, n, FBPE_LETTER);
+        return run_of_letters(s, i + len, n);
     if (c & FBPE_NUMBER) return up_to_three_numbers(s, i, n);
     /*  ?[^\s\p{L}\p{N}]++[\r\n]* */
     size_t start = i;
