@@ -17,6 +17,7 @@ from .errors import (
     VocabSizeError,
 )
 from .patterns import PATTERNS, pretokenize
+from .report import Report, full_coverage_vocab_size, report
 from .schemes import Scheme, make_scheme
 from .tokenizer import Tokenizer
 from .training import train
@@ -31,6 +32,9 @@ __all__ = [
     "PATTERNS",
     "pretokenize",
     "count_pieces",
+    "report",
+    "Report",
+    "full_coverage_vocab_size",
     "Scheme",
     "make_scheme",
     "FunctionalBPEError",
