@@ -2,11 +2,16 @@
 
 The report must measure a 100 MB file without holding it, or its token ids, in memory. So
 a long document is cut into chunks of about ``chunk_chars`` characters and each chunk is
-encoded on its own. A cut is made only **after a line break that is followed by a
-non-whitespace character**: every built-in pattern and scheme starts a new piece there
-(a newline never joins the next line's text, and a whitespace run ends at the text), so
-the chunks give the same pieces, the same tokens and the same word count as the whole
-document. A document with no such line break is read whole.
+encoded on its own. A cut is made only **between a letter or digit and the line break
+(``\n``) that follows it**. Every built-in pattern and scheme ends a piece after a letter or
+digit that a line break follows, and starts the next piece at that line break with no look
+back, so the chunks give the same pieces, tokens and word count as the whole document.
+
+Other places are not safe for every pattern: after ``.`` the GPT-4 pattern glues the
+following line breaks to the full stop (``.\n\n``), and before a word GPT-2 splits a run
+of line breaks differently from GPT-4 (``\n`` ``\n`` against ``\n\n``), so cutting after
+the run or inside it changes one piece or the other. A document with no safe cut (every
+line ending in punctuation, or CRLF line ends) is read whole.
 
 A source is one of:
 
@@ -17,8 +22,8 @@ A source is one of:
 
 Example::
 
-    >>> [c for c, _ in text_chunks("one\\ntwo\\nthree\\n", chunk_chars=4)]
-    ['one\\n', 'two\\n', 'three\\n']
+    >>> [c for c, _ in text_chunks("one.\\ntwo\\nthree\\n", chunk_chars=3)]
+    ['one.\\ntwo', '\\nthree', '\\n']
 """
 from __future__ import annotations
 
@@ -31,9 +36,9 @@ import regex
 from .corpus import Files, decode_utf8
 from .errors import CorpusError
 
-# Cut points: just after a line break that a non-whitespace character follows.
-_CUT = regex.compile(r"\n(?=\S)")
-_STARTS_WITH_TEXT = regex.compile(r"\S")
+# Cut points: just before a line break that follows a letter or digit.
+_CUT = regex.compile(r"(?<=[\p{L}\p{N}])\n")
+_ENDS_WITH_CUT = regex.compile(r"[\p{L}\p{N}]\n\Z")
 
 # About a megabyte of text per chunk: large enough that per-call overhead vanishes, small
 # enough that a chunk's ids are a few megabytes at most.
@@ -82,12 +87,12 @@ def _string_chunks(text: str, chunk_chars: int) -> Iterator[Tuple[str, bool]]:
     start = 0
     first = True
     while len(text) - start > chunk_chars:
-        match = _CUT.search(text, start + chunk_chars - 1)
+        match = _CUT.search(text, start + chunk_chars)
         if match is None:
             break
-        yield text[start : match.end()], first
+        yield text[start : match.start()], first
         first = False
-        start = match.end()
+        start = match.start()
     yield text[start:], first
 
 
@@ -105,11 +110,13 @@ def _file_chunks(path: Path, chunk_chars: int, errors: str) -> Iterator[Tuple[st
         for raw in fh:
             line = decode_utf8(raw, name, errors, base_offset=offset)
             offset += len(raw)
-            # ``lines`` ends with a line break here (only the file's last line may lack one).
-            if size >= chunk_chars and _STARTS_WITH_TEXT.match(line):
-                yield "".join(lines), first
-                first = False
-                lines, size = [], 0
             lines.append(line)
             size += len(line)
+            # The same cut as in a string: the first safe line break at offset chunk_chars
+            # or later; the line break itself opens the next chunk.
+            if size - 1 >= chunk_chars and _ENDS_WITH_CUT.search(line):
+                lines[-1] = line[:-1]
+                yield "".join(lines), first
+                first = False
+                lines, size = ["\n"], 1
         yield "".join(lines), first

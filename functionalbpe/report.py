@@ -18,7 +18,7 @@ Example::
     >>> r = fb.report(tok, {"text": "ab ab ab cd"}, progress=False)
     >>> row = r.results()[0]
     >>> row["tokens"], row["words"], row["fertility"]
-    (5, 4, 1.25)
+    (6, 4, 1.5)
 """
 from __future__ import annotations
 
