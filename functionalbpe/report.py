@@ -509,25 +509,25 @@ class Report:
 
         return render_text(self)
 
-    def to_markdown(self) -> str:
+    def to_markdown(self, title: str = "Tokenizer report") -> str:
         from .report_tables import render_markdown
 
-        return render_markdown(self)
+        return render_markdown(self, title)
 
-    def to_html(self) -> str:
+    def to_html(self, title: str = "Tokenizer report") -> str:
         """One self-contained HTML page: tables, and plots when matplotlib is installed."""
         from .report_html import render_html
 
-        return render_html(self)
+        return render_html(self, title)
 
     def write_json(self, path: "os.PathLike[str] | str") -> None:
         atomic_write_text(path, self.to_json())
 
-    def write_markdown(self, path: "os.PathLike[str] | str") -> None:
-        atomic_write_text(path, self.to_markdown())
+    def write_markdown(self, path: "os.PathLike[str] | str", title: str = "Tokenizer report") -> None:
+        atomic_write_text(path, self.to_markdown(title))
 
-    def write_html(self, path: "os.PathLike[str] | str") -> None:
-        atomic_write_text(path, self.to_html())
+    def write_html(self, path: "os.PathLike[str] | str", title: str = "Tokenizer report") -> None:
+        atomic_write_text(path, self.to_html(title))
 
     def __repr__(self) -> str:
         return f"<functionalbpe.Report: {len(self.tokenizers)} tokenizers × {len(self.text_counts)} corpora>"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import base64
 import html
 import io
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from . import __version__
 from .metrics import merge_savings
@@ -36,6 +36,7 @@ td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 tr.first td { border-top: 1px solid #bbb; }
 .note { color: #666; font-size: 0.85em; }
 img { max-width: 100%; height: auto; display: block; margin: 0.5em 0; }
+.wide { overflow-x: auto; }
 code { background: #f4f4f4; padding: 0 0.2em; }
 """
 
@@ -59,12 +60,13 @@ def render_html(report: "Report", title: str = "Tokenizer report") -> str:
             '<p class="note">Plots need matplotlib: <code>pip install functionalbpe[plot]</code>.</p>'
         )
     else:
-        for caption, data in images:
+        for caption, data, note in images:
             parts.append(f"<h2>{html.escape(caption)}</h2>")
             parts.append(f'<img alt="{html.escape(caption)}" src="data:image/png;base64,{data}">')
+            parts.append(f'<p class="note">{html.escape(note)}</p>')
     for table in tables(report):
         parts.append(f"<h2>{html.escape(table.title)}</h2>")
-        parts.append(render_table_html(table))
+        parts.append(f'<div class="wide">{render_table_html(table)}</div>')
         parts += [f'<p class="note">{html.escape(n)}</p>' for n in table.notes]
     parts.append("<h2>Unused entries and duplicate families</h2>")
     for name, unused, families in example_lines(report):
@@ -95,8 +97,8 @@ def render_table_html(table: Table) -> str:
 # -- plots ----------------------------------------------------------------------------------------
 
 
-def plots(report: "Report") -> Optional[List[tuple]]:
-    """``[(caption, base64 PNG), ...]``, or None when matplotlib is not installed."""
+def plots(report: "Report") -> Optional[List[Tuple[str, str, str]]]:
+    """``[(caption, base64 PNG, note), ...]``, or None when matplotlib is not installed."""
     try:
         import matplotlib
 
@@ -117,7 +119,12 @@ def plots(report: "Report") -> Optional[List[tuple]]:
         _grouped_bars(ax, corpora, names, lambda c, n: value[c, n][key])
         ax.set_xlabel(label)
     axes[0].legend(loc="lower right", fontsize=8)
-    out.append(("Tokens per word and bytes per token", _png(fig, plt)))
+    out.append((
+        "Tokens per word and bytes per token",
+        _png(fig, plt),
+        "Words are whitespace-separated: in a language written without spaces (Chinese, Japanese) "
+        "a 'word' is a phrase, so its tokens per word are not comparable with the others'.",
+    ))
 
     others = [n for n in names if n != report.baseline]
     if others:
@@ -126,7 +133,11 @@ def plots(report: "Report") -> Optional[List[tuple]]:
         ax.axvline(1.0, color="#444", linewidth=1)
         ax.set_xlabel(f"tokens relative to {report.baseline} (below 1: fewer tokens)")
         ax.legend(loc="lower right", fontsize=8)
-        out.append((f"Tokens relative to {report.baseline}", _png(fig, plt)))
+        out.append((
+            f"Tokens relative to {report.baseline}",
+            _png(fig, plt),
+            f"Tokens each tokenizer needs for a corpus, divided by what {report.baseline} needs for it.",
+        ))
 
     curves = {row["name"]: row["merge_counts"] for row in report.tokenizer_rows() if row["merge_counts"]}
     if curves:
@@ -144,7 +155,12 @@ def plots(report: "Report") -> Optional[List[tuple]]:
         left.legend(fontsize=8)
         for ax in (left, right):
             ax.grid(True, alpha=0.3)
-        out.append(("Merge savings (training text of each tokenizer)", _png(fig, plt)))
+        out.append((
+            "Merge savings",
+            _png(fig, plt),
+            "On each tokenizer's own training text: the count of each merge when it was made (the tokens it "
+            "saved), and the running share of the savings of all merges.",
+        ))
     return out
 
 

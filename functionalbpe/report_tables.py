@@ -203,10 +203,10 @@ def render_table_markdown(table: Table) -> str:
     return "\n".join(out)
 
 
-def render_markdown(report: "Report", title: Optional[str] = None) -> str:
+def render_markdown(report: "Report", title: str = "Tokenizer report") -> str:
     s = report.settings
     parts = [
-        f"# {title or 'Tokenizer report'}",
+        f"# {title}",
         "",
         f"Baseline: **{report.baseline}**. Context: {s['context']:,} tokens. Embedding: width {s['width']:,}, "
         f"{s['bytes_per_param']:g} bytes per parameter. Every measure is defined in docs/metrics.md.",
