@@ -333,6 +333,13 @@ class Report:
         self.full_coverage = full_coverage
         self.settings = settings
         self._vocab: Dict[str, _Vocabulary] = {}
+        self._cache: Dict[str, List[Dict[str, Any]]] = {}
+
+    def _cached(self, key: str, compute: Any) -> List[Dict[str, Any]]:
+        """The figures never change once counted; every renderer asks for them again."""
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return [dict(row) for row in self._cache[key]]
 
     # -- figures ----------------------------------------------------------------------
 
@@ -356,13 +363,13 @@ class Report:
         """Corpus names, the most expensive for the baseline (by ``sort_by``) first."""
         key = self.settings["sort_by"]
         sign = 1 if key in HIGHER_IS_CHEAPER else -1
-        values = {row["corpus"]: row[key] for row in self._rows() if row["tokenizer"] == self.baseline}
+        values = {row["corpus"]: row[key] for row in self._cached("rows", self._rows) if row["tokenizer"] == self.baseline}
         names = list(self.text_counts)
         return sorted(names, key=lambda c: (values[c] is None, sign * (values[c] or 0), names.index(c)))
 
     def results(self) -> List[Dict[str, Any]]:
         """One row per corpus and tokenizer, corpora in :meth:`corpus_order`."""
-        rows = self._rows()
+        rows = self._cached("rows", self._rows)
         order = {c: i for i, c in enumerate(self.corpus_order())}
         names = list(self.tokenizers)
         return sorted(rows, key=lambda r: (order[r["corpus"]], names.index(r["tokenizer"])))
@@ -378,6 +385,9 @@ class Report:
 
     def totals(self) -> List[Dict[str, Any]]:
         """One row per tokenizer over all corpora together (``corpus`` is null)."""
+        return self._cached("totals", self._totals)
+
+    def _totals(self) -> List[Dict[str, Any]]:
         text = TextCounts()
         for counted in self.text_counts.values():
             text += counted
@@ -438,6 +448,9 @@ class Report:
 
     def tokenizer_rows(self) -> List[Dict[str, Any]]:
         """The vocabulary measures of each tokenizer; "unused" is over all corpora."""
+        return self._cached("tokenizers", self._tokenizer_rows)
+
+    def _tokenizer_rows(self) -> List[Dict[str, Any]]:
         rows = []
         for name, tok in self.tokenizers.items():
             vocab = self.vocabulary(name)

@@ -108,6 +108,9 @@ def plots(report: "Report") -> Optional[List[Tuple[str, str, str]]]:
         return None
     corpora = report.corpus_order()
     names = list(report.tokenizers)
+    # One colour per tokenizer in every plot, whichever tokenizers a plot leaves out.
+    palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colour = {name: palette[i % len(palette)] for i, name in enumerate(names)}
     value: Dict[tuple, Any] = {(r["corpus"], r["tokenizer"]): r for r in report.results()}
     out = []
 
@@ -116,7 +119,7 @@ def plots(report: "Report") -> Optional[List[Tuple[str, str, str]]]:
         (axes[0], "fertility", "tokens per word (lower is cheaper)"),
         (axes[1], "bytes_per_token", "bytes per token (higher is cheaper)"),
     ):
-        _grouped_bars(ax, corpora, names, lambda c, n: value[c, n][key])
+        _grouped_bars(ax, corpora, names, colour, lambda c, n: value[c, n][key])
         ax.set_xlabel(label)
     axes[0].legend(loc="lower right", fontsize=8)
     out.append((
@@ -129,7 +132,7 @@ def plots(report: "Report") -> Optional[List[Tuple[str, str, str]]]:
     others = [n for n in names if n != report.baseline]
     if others:
         fig, ax = plt.subplots(figsize=(8, 1.2 + 0.16 * len(corpora) * len(others)))
-        _grouped_bars(ax, corpora, others, lambda c, n: value[c, n]["relative_tokens"])
+        _grouped_bars(ax, corpora, others, colour, lambda c, n: value[c, n]["relative_tokens"])
         ax.axvline(1.0, color="#444", linewidth=1)
         ax.set_xlabel(f"tokens relative to {report.baseline} (below 1: fewer tokens)")
         ax.legend(loc="lower right", fontsize=8)
@@ -144,9 +147,9 @@ def plots(report: "Report") -> Optional[List[Tuple[str, str, str]]]:
         fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4))
         for name, counts in curves.items():
             ranks = range(1, len(counts) + 1)
-            left.plot(ranks, counts, label=name, linewidth=1)
+            left.plot(ranks, counts, label=name, linewidth=1, color=colour[name])
             saved = merge_savings(counts)
-            right.plot(ranks, [x / saved[-1] for x in saved], label=name, linewidth=1)
+            right.plot(ranks, [x / saved[-1] for x in saved], label=name, linewidth=1, color=colour[name])
         left.set_yscale("log")
         left.set_xlabel("merge number")
         left.set_ylabel("count when merged (tokens saved)")
@@ -164,13 +167,13 @@ def plots(report: "Report") -> Optional[List[Tuple[str, str, str]]]:
     return out
 
 
-def _grouped_bars(ax: Any, corpora: List[str], names: List[str], get: Any) -> None:
+def _grouped_bars(ax: Any, corpora: List[str], names: List[str], colour: Dict[str, str], get: Any) -> None:
     """Horizontal bars, one group per corpus (first corpus on top), one bar per tokenizer."""
     height = 0.8 / len(names)
     for i, name in enumerate(names):
         ys = [len(corpora) - 1 - c + 0.4 - height * (i + 0.5) for c in range(len(corpora))]
         xs = [get(c, name) or 0 for c in corpora]
-        ax.barh(ys, xs, height=height, label=name)
+        ax.barh(ys, xs, height=height, label=name, color=colour[name])
     ax.set_yticks(range(len(corpora)))
     ax.set_yticklabels(list(reversed(corpora)), fontsize=8)
     ax.set_ylim(-0.6, len(corpora) - 0.4)
