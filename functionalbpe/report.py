@@ -153,7 +153,10 @@ def report(
     ``context`` is the ``N`` of the context capacity; ``width`` and ``bytes_per_param`` set
     the embedding cost; ``coverage=True`` also trains each of our tokenizers' schemes until
     no pair is left on each corpus (:func:`full_coverage_vocab_size`; slow on big text);
-    ``sort_by`` is the measure that orders the corpora, most expensive first.
+    ``sort_by`` is the measure that orders the corpora, most expensive first. Long
+    documents are encoded ``chunk_chars`` characters at a time (:mod:`functionalbpe.chunks`);
+    ``errors`` ("strict" or "replace") says what to do with invalid UTF-8 in files given as
+    paths (:func:`functionalbpe.files` carries its own).
     """
     named = _named_tokenizers(tokenizers)
     corpora = _named_corpora(texts_by_name)
@@ -175,17 +178,9 @@ def report(
     token_counts: Dict[Tuple[str, str], Counter] = {}
     piece_counts: Dict[Tuple[str, str], Counter] = {}
     for corpus, source in corpora.items():
-        counted = TextCounts()
-        tallies = {name: Counter() for name in named}
-        pieces = {key: Counter() for key in schemes}
-        with Progress(progress, f"measuring {corpus}", total=source_bytes(source), unit=" B") as bar:
-            for chunk, starts in text_chunks(source, chunk_chars, errors):
-                counted.add(chunk, starts)
-                for name, tok in named.items():
-                    tallies[name].update(tok.encode(chunk))
-                for key, (scheme, _) in schemes.items():
-                    pieces[key].update(scheme.split(chunk) if chunk else ())
-                bar.update(counted.bytes)
+        bar = Progress(progress, f"measuring {corpus}", total=source_bytes(source), unit=" B")
+        with bar:
+            counted, tallies, pieces = _count_corpus(source, named, schemes, bar, chunk_chars, errors)
         if not counted.chars:
             raise CorpusError(f"corpus {corpus!r} holds no text")
         text_counts[corpus] = counted
@@ -217,6 +212,29 @@ def report(
         "coverage": bool(coverage),
     }
     return Report(named, text_counts, token_counts, coverage_by_name, settings)
+
+
+def _count_corpus(
+    source: Any,
+    named: Mapping[str, ReportTokenizer],
+    schemes: Mapping[str, Tuple[Scheme, str]],
+    bar: Progress,
+    chunk_chars: int,
+    errors: str,
+) -> Tuple[TextCounts, Dict[str, Counter], Dict[str, Counter]]:
+    """One pass over a corpus, a chunk at a time: the text's counts, each tokenizer's token
+    counts, and (for the full coverage) each scheme's piece counts."""
+    counted = TextCounts()
+    tallies: Dict[str, Counter] = {name: Counter() for name in named}
+    pieces: Dict[str, Counter] = {key: Counter() for key in schemes}
+    for chunk, starts in text_chunks(source, chunk_chars, errors):
+        counted.add(chunk, starts)
+        for name, tok in named.items():
+            tallies[name].update(tok.encode(chunk))
+        for key, (scheme, _) in schemes.items():
+            pieces[key].update(scheme.split(chunk) if chunk else ())
+        bar.update(counted.bytes)
+    return counted, tallies, pieces
 
 
 def _named_tokenizers(tokenizers: Any) -> Dict[str, ReportTokenizer]:

@@ -1,5 +1,6 @@
 """Streaming: chunks lose nothing, cut only where no piece crosses, and keep memory bounded."""
 from collections import Counter
+from pathlib import Path
 
 import pytest
 import regex
@@ -110,3 +111,39 @@ def test_a_large_file_streams_in_bounded_chunks_with_progress(tmp_path):
     row = r.results()[0]
     assert row["tokens"] == 4000 * len(tok.encode(line)) and row["bytes"] == size
     assert r.corpus_rows()[0]["documents"] == 1
+
+
+PEAK_RSS = """
+import resource, sys
+import functionalbpe as fb
+tok = fb.train(open(sys.argv[1], encoding="utf-8").read(200_000), vocab_size=400, progress=False)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+r = fb.report(tok, {"big": fb.files(sys.argv[1])}, chunk_chars=int(sys.argv[2]), progress=False)
+print(r.results()[0]["tokens"], resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
+"""
+
+
+@pytest.mark.slow
+def test_streaming_keeps_memory_bounded(tmp_path):
+    import subprocess
+    import sys
+
+    from .helpers import stdlib_text
+
+    text = "".join(stdlib_text(2_000_000))
+    path = tmp_path / "big.txt"
+    with open(path, "w", encoding="utf-8") as fh:
+        while fh.tell() < 12_000_000:
+            fh.write(text)
+
+    def peak(chunk_chars):
+        out = subprocess.run([sys.executable, "-c", PEAK_RSS, str(path), str(chunk_chars)], capture_output=True,
+                             check=True, text=True, env={"PYTHONPATH": str(Path(__file__).parent.parent)}).stdout
+        tokens, kb = map(int, out.split())
+        return tokens, kb
+
+    tokens_streamed, streamed = peak(1 << 20)
+    tokens_whole, whole = peak(10**10)
+    assert tokens_streamed == tokens_whole > 2_000_000
+    # Whole: the 12 MB text, its millions of pieces and ids at once; streamed: one chunk.
+    assert streamed < whole / 4, (streamed, whole)
