@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from .corpus import files
 from .errors import FunctionalBPEError
+from .fileformat import atomic_write_text
 
 KINDS = ("tokenizer", "tiktoken", "hf", "sentencepiece")
 
@@ -156,8 +157,6 @@ def cmd_report(args: argparse.Namespace) -> int:
         (args.markdown, result.to_markdown),
         (args.html, result.to_html),
     ) if path]
-    from .fileformat import atomic_write_text
-
     for path, text in outputs:
         atomic_write_text(path, text)
     sys.stdout.write(result.to_text())

@@ -242,6 +242,8 @@ def _named_tokenizers(tokenizers: Any) -> Dict[str, ReportTokenizer]:
         if not tokenizers:
             raise FunctionalBPEError("no tokenizer to measure")
         return {str(name): as_report_tokenizer(tok) for name, tok in tokenizers.items()}
+    if isinstance(tokenizers, (list, tuple)):
+        raise FunctionalBPEError("give several tokenizers as a dict, name → tokenizer, so that the report can name them")
     tok = as_report_tokenizer(tokenizers)
     name = os.path.basename(os.fspath(tokenizers)) if isinstance(tokenizers, (str, os.PathLike)) else tok.kind
     return {name: tok}

@@ -191,5 +191,7 @@ def test_bad_input_is_a_clear_error(tmp_path):
     bad.write_bytes(b"fine\nnot \xff fine\n")
     with pytest.raises(CorpusError, match=r"bad.txt: invalid UTF-8 at byte offset 9"):
         fb.report(hand_tokenizer(), {"t": bad}, progress=False)
+    with pytest.raises(FunctionalBPEError, match="give several tokenizers as a dict"):
+        fb.report([hand_tokenizer(), byte_tokenizer()], {"t": TEXT}, progress=False)
     with pytest.raises(FunctionalBPEError, match="cannot measure a dict"):
         fb.report({"x": {}}, {"t": TEXT}, progress=False)
