@@ -33,13 +33,13 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Set
+from typing import Any, Dict, List, Optional, Set, Union
 
 from .errors import FunctionalBPEError, TokenizerFileError
 from .patterns import resolve_pattern
 from .tokenizer import Tokenizer
 
-PathLike = "os.PathLike[str] | str"
+PathLike = Union[str, "os.PathLike[str]"]
 
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 

@@ -100,21 +100,21 @@ def render_table_html(table: Table) -> str:
 def plots(report: "Report") -> Optional[List[Tuple[str, str, str]]]:
     """``[(caption, base64 PNG, note), ...]``, or None when matplotlib is not installed."""
     try:
+        # Figures made without pyplot need no backend and leave a user's matplotlib state alone.
         import matplotlib
-
-        matplotlib.use("Agg", force=True)
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure
     except ImportError:
         return None
     corpora = report.corpus_order()
     names = list(report.tokenizers)
     # One colour per tokenizer in every plot, whichever tokenizers a plot leaves out.
-    palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    palette = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
     colour = {name: palette[i % len(palette)] for i, name in enumerate(names)}
     value: Dict[tuple, Any] = {(r["corpus"], r["tokenizer"]): r for r in report.results()}
     out = []
 
-    fig, axes = plt.subplots(1, 2, figsize=(12, 1.2 + 0.16 * len(corpora) * len(names)), sharey=True)
+    fig = Figure(figsize=(12, 1.2 + 0.16 * len(corpora) * len(names)))
+    axes = fig.subplots(1, 2, sharey=True)
     for ax, key, label in (
         (axes[0], "fertility", "tokens per word (lower is cheaper)"),
         (axes[1], "bytes_per_token", "bytes per token (higher is cheaper)"),
@@ -124,27 +124,29 @@ def plots(report: "Report") -> Optional[List[Tuple[str, str, str]]]:
     axes[0].legend(loc="lower right", fontsize=8)
     out.append((
         "Tokens per word and bytes per token",
-        _png(fig, plt),
+        _png(fig),
         "Words are whitespace-separated: in a language written without spaces (Chinese, Japanese) "
         "a 'word' is a phrase, so its tokens per word are not comparable with the others'.",
     ))
 
     others = [n for n in names if n != report.baseline]
     if others:
-        fig, ax = plt.subplots(figsize=(8, 1.2 + 0.16 * len(corpora) * len(others)))
+        fig = Figure(figsize=(8, 1.2 + 0.16 * len(corpora) * len(others)))
+        ax = fig.subplots()
         _grouped_bars(ax, corpora, others, colour, lambda c, n: value[c, n]["relative_tokens"])
         ax.axvline(1.0, color="#444", linewidth=1)
         ax.set_xlabel(f"tokens relative to {report.baseline} (below 1: fewer tokens)")
         ax.legend(loc="lower right", fontsize=8)
         out.append((
             f"Tokens relative to {report.baseline}",
-            _png(fig, plt),
+            _png(fig),
             f"Tokens each tokenizer needs for a corpus, divided by what {report.baseline} needs for it.",
         ))
 
     curves = {row["name"]: row["merge_counts"] for row in report.tokenizer_rows() if row["merge_counts"]}
     if curves:
-        fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4))
+        fig = Figure(figsize=(12, 4))
+        left, right = fig.subplots(1, 2)
         for name, counts in curves.items():
             ranks = range(1, len(counts) + 1)
             left.plot(ranks, counts, label=name, linewidth=1, color=colour[name])
@@ -160,7 +162,7 @@ def plots(report: "Report") -> Optional[List[Tuple[str, str, str]]]:
             ax.grid(True, alpha=0.3)
         out.append((
             "Merge savings",
-            _png(fig, plt),
+            _png(fig),
             "On each tokenizer's own training text: the count of each merge when it was made (the tokens it "
             "saved), and the running share of the savings of all merges.",
         ))
@@ -180,9 +182,8 @@ def _grouped_bars(ax: Any, corpora: List[str], names: List[str], colour: Dict[st
     ax.grid(True, axis="x", alpha=0.3)
 
 
-def _png(fig: Any, plt: Any) -> str:
+def _png(fig: Any) -> str:
     buffer = io.BytesIO()
     fig.tight_layout()
     fig.savefig(buffer, format="png", dpi=90)
-    plt.close(fig)
     return base64.b64encode(buffer.getvalue()).decode("ascii")

@@ -14,7 +14,7 @@ Example::
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, List, Sequence, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover
     from .report import Report

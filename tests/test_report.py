@@ -2,13 +2,11 @@
 import json
 import math
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 import functionalbpe as fb
 from functionalbpe import metrics
-from functionalbpe.chunks import text_chunks
 from functionalbpe.errors import CorpusError, FunctionalBPEError
 from functionalbpe.report import RESULT_KEYS, TOKENIZER_KEYS
 from functionalbpe.schemes import make_scheme
