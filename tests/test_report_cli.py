@@ -114,3 +114,22 @@ def test_names_for_tokenizers_and_corpora(tmp_path):
     assert default_name("models/llama/tokenizer.json") == "llama"
     assert default_name("corpora/nl/de.txt") == "de"
     assert default_name("corpora/code/") == "code"
+
+
+def test_the_corpora_script_runs_end_to_end(corpora, tmp_path):
+    pytest.importorskip("matplotlib")
+    code = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "experiments", "report_corpora.py"), "--corpora", str(corpora),
+         "--train-lines", "20", "--eval-lines", "10", "--vocab-size", "400", "--no-coverage", "--udhr",
+         "--out", str(tmp_path), "-q"],
+        capture_output=True, text=True,
+    )
+    assert code.returncode == 0, code.stderr
+    data = json.loads((tmp_path / "report.json").read_text())
+    assert len(data["corpora"]) == 18 and data["settings"]["baseline"] == "plain"
+    tokens = [r["tokens"] for r in data["results"] if r["tokenizer"] == "plain"]
+    assert tokens == sorted(tokens, reverse=True)  # parallel text: the most tokens first
+    assert len(json.loads((tmp_path / "report_udhr.json").read_text())["corpora"]) == 22
+    assert "data:image/png;base64," in (tmp_path / "report.html").read_text()
+    for scheme in data["tokenizers"]:
+        assert fb.Tokenizer.load(tmp_path / f"{scheme['name']}.json").vocab_size == 400
