@@ -16,6 +16,7 @@ from .errors import (
     TokenizerFileError,
     VocabSizeError,
 )
+from .markers import BoundaryMarkers
 from .patterns import PATTERNS, pretokenize
 from .report import Report, full_coverage_vocab_size, report
 from .schemes import Scheme, make_scheme
@@ -37,6 +38,7 @@ __all__ = [
     "full_coverage_vocab_size",
     "Scheme",
     "make_scheme",
+    "BoundaryMarkers",
     "FunctionalBPEError",
     "CorpusError",
     "DecodeError",
