@@ -35,7 +35,12 @@ sys.path.insert(0, str(ROOT))
 import functionalbpe as fb  # noqa: E402
 from functionalbpe.errors import FunctionalBPEError  # noqa: E402
 
-SCHEMES = ("plain", "functional", "markers")
+# Each scheme with the options of its paper's main variant; the name says which.
+SCHEMES = {
+    "plain": ("plain", {}),
+    "functional": ("functional", {}),
+    "markers[w,p,d,↑]": ("markers", {"punct": True, "digits": True, "case": True}),
+}
 
 
 def corpora_path(given: str = None) -> Path:
@@ -91,18 +96,18 @@ def main(argv=None) -> int:
     notes = []
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    for scheme in SCHEMES:
+    for name, (scheme, options) in SCHEMES.items():
         try:
-            fb.make_scheme(scheme)
+            fb.make_scheme(scheme, **options)
         except FunctionalBPEError as exc:
             notes.append(f"skipped the {scheme} scheme: {exc}")
             say(notes[-1])
             continue
         start = time.perf_counter()
-        tok = fb.train(training, vocab_size=args.vocab_size, scheme=scheme, progress=progress)
-        say(f"trained {scheme}: {tok.vocab_size} ids in {time.perf_counter() - start:.1f}s")
+        tok = fb.train(training, vocab_size=args.vocab_size, scheme=scheme, progress=progress, **options)
+        say(f"trained {name}: {tok.vocab_size} ids in {time.perf_counter() - start:.1f}s")
         tok.save(out / f"{scheme}.json")
-        tokenizers[scheme] = tok
+        tokenizers[name] = tok
 
     for stem, (texts, what) in sets.items():
         start = time.perf_counter()

@@ -142,9 +142,10 @@ class FunctionalBPETokenizer(ReportTokenizer):
 
     def describe(self) -> str:
         tok = self.tokenizer
+        options = ", ".join(f"{k}={v}" for k, v in tok.scheme.options().items())
         return (
-            f"functionalbpe {tok.scheme.name} scheme, pattern {tok.scheme.pattern_name}, "
-            f"{tok.vocab_size} ids ({len(tok.alphabet.merges)} merges)"
+            f"functionalbpe {tok.scheme.name} scheme{f' ({options})' if options else ''}, pattern "
+            f"{tok.scheme.pattern_name}, {tok.vocab_size} ids ({len(tok.alphabet.merges)} merges)"
         )
 
 
