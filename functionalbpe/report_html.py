@@ -121,7 +121,7 @@ def plots(report: "Report") -> Optional[List[Tuple[str, str, str]]]:
     ):
         _grouped_bars(ax, corpora, names, colour, lambda c, n: value[c, n][key])
         ax.set_xlabel(label)
-    axes[0].legend(loc="lower right", fontsize=8)
+    _legend_on_top(fig, axes[0], len(names))
     out.append((
         "Tokens per word and bytes per token",
         _png(fig),
@@ -136,7 +136,7 @@ def plots(report: "Report") -> Optional[List[Tuple[str, str, str]]]:
         _grouped_bars(ax, corpora, others, colour, lambda c, n: value[c, n]["relative_tokens"])
         ax.axvline(1.0, color="#444", linewidth=1)
         ax.set_xlabel(f"tokens relative to {report.baseline} (below 1: fewer tokens)")
-        ax.legend(loc="lower right", fontsize=8)
+        _legend_on_top(fig, ax, len(others))
         out.append((
             f"Tokens relative to {report.baseline}",
             _png(fig),
@@ -182,8 +182,17 @@ def _grouped_bars(ax: Any, corpora: List[str], names: List[str], colour: Dict[st
     ax.grid(True, axis="x", alpha=0.3)
 
 
+def _legend_on_top(fig: Any, ax: Any, columns: int) -> None:
+    """One legend above the plots, where no bar can hide under it."""
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=columns, fontsize=9, frameon=False)
+    room = 0.35 / fig.get_figheight()  # the legend's height as a share of the figure's
+    fig.tight_layout(rect=(0, 0, 1, 1 - room))
+
+
 def _png(fig: Any) -> str:
     buffer = io.BytesIO()
-    fig.tight_layout()
+    if not fig.legends:
+        fig.tight_layout()
     fig.savefig(buffer, format="png", dpi=90)
     return base64.b64encode(buffer.getvalue()).decode("ascii")
