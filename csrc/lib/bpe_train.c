@@ -112,17 +112,26 @@ static void xfree(void *p)
     }
 }
 
-/* ---- pieces ---- */
+/* ---- pieces ----
+ * One stream of uint32 words. Each piece is a header of three words -- its length now, then
+ * its 64-bit count in two words -- followed by its symbols; a merge shortens it in place.
+ * A piece is named by the offset of its header, so visiting it touches one place. */
+
+#define HEADER 3
 
 struct FbpeCorpus {
-    uint32_t *symbols;
-    size_t n_symbols, cap_symbols;
-    uint64_t *start;
-    uint32_t *len;
-    int64_t *count;
-    size_t n_pieces, cap_start, cap_len, cap_count;
+    uint32_t *words;
+    size_t n_words, cap_words;
+    size_t n_pieces;
     int64_t total_pairs; /* sum of count x (len - 1): bounds every pair count */
 };
+
+static inline int64_t piece_count(const uint32_t *header)
+{
+    int64_t count;
+    memcpy(&count, header + 1, sizeof count);
+    return count;
+}
 
 FbpeCorpus *fbpe_corpus_new(void) { return (FbpeCorpus *)xcalloc(1, sizeof(FbpeCorpus)); }
 
@@ -130,10 +139,7 @@ void fbpe_corpus_free(FbpeCorpus *c)
 {
     if (!c)
         return;
-    xfree(c->symbols);
-    xfree(c->start);
-    xfree(c->len);
-    xfree(c->count);
+    xfree(c->words);
     xfree(c);
 }
 
@@ -141,32 +147,29 @@ size_t fbpe_corpus_num_pieces(const FbpeCorpus *c) { return c->n_pieces; }
 
 uint32_t *fbpe_corpus_reserve(FbpeCorpus *c, size_t n)
 {
-    if (grow((void **)&c->symbols, &c->cap_symbols, c->n_symbols + n, sizeof(uint32_t)))
+    if (n > SIZE_MAX / 2
+        || grow((void **)&c->words, &c->cap_words, c->n_words + HEADER + n, sizeof(uint32_t)))
         return NULL;
-    return c->symbols + c->n_symbols;
+    return c->words + c->n_words + HEADER;
 }
 
 int fbpe_corpus_commit(FbpeCorpus *c, size_t n, int64_t count)
 {
     if (n < 2 || count < 1)
         return 0;
-    if (n > UINT32_MAX || c->n_pieces >= UINT32_MAX)
+    /* pieces are named by 32-bit offsets: 16 GiB of symbols in distinct pieces at most */
+    if (n > UINT32_MAX || c->n_words + HEADER + n > UINT32_MAX)
         return FBPE_ETOOLONG;
     /* Every pair count is at most this sum, so checking it once here means no count can
      * overflow inside the loop. */
     if ((int64_t)(n - 1) > INT64_MAX / count
         || c->total_pairs > INT64_MAX - count * (int64_t)(n - 1))
         return FBPE_EOVERFLOW;
-    size_t k = c->n_pieces + 1;
-    if (grow((void **)&c->start, &c->cap_start, k, sizeof(uint64_t))
-        || grow((void **)&c->len, &c->cap_len, k, sizeof(uint32_t))
-        || grow((void **)&c->count, &c->cap_count, k, sizeof(int64_t)))
-        return FBPE_ENOMEM;
-    c->start[c->n_pieces] = c->n_symbols;
-    c->len[c->n_pieces] = (uint32_t)n;
-    c->count[c->n_pieces] = count;
-    c->n_pieces = k;
-    c->n_symbols += n;
+    uint32_t *header = c->words + c->n_words;
+    header[0] = (uint32_t)n;
+    memcpy(header + 1, &count, sizeof count);
+    c->n_words += HEADER + n;
+    c->n_pieces++;
     c->total_pairs += count * (int64_t)(n - 1);
     return 0;
 }
@@ -175,7 +178,7 @@ int fbpe_corpus_add_utf8(FbpeCorpus *c, const uint8_t *s, size_t n, int64_t coun
                          const int32_t *atom_ids)
 {
     if (n < 2 || count < 1)
-        return 0; /* a piece of one byte has no pair; with atoms it would be shorter still */
+        return 0; /* no pair: one byte, or nothing */
     uint32_t *out = fbpe_corpus_reserve(c, n);
     if (!out)
         return FBPE_ENOMEM;
@@ -242,19 +245,19 @@ size_t fbpe_utf8_error(const uint8_t *s, size_t n)
 /* ---- the pair table ---- */
 
 #define EMPTY_KEY UINT64_MAX /* the pair (2**32-1, 2**32-1): ids stay below 2**32-1 */
-#define NO_PIECE UINT32_MAX
 
 static inline uint64_t pair_key(uint32_t left, uint32_t right)
 {
     return ((uint64_t)left << 32) | right;
 }
 
+/* 32 bytes: two slots to a cache line. */
 typedef struct {
     uint64_t key;
     int64_t count;
-    uint32_t *where; /* pieces that held the pair when it gained count (a superset) */
-    uint32_t n_where, cap_where;
-    uint32_t stamp; /* the last merge that changed the count (1-based; 0: none) */
+    uint32_t *where;  /* offsets of pieces that held the pair when it gained count */
+    uint32_t n_where; /* capacity: the next power of two, at least 2 */
+    uint32_t unused;
 } PairSlot;
 
 typedef struct {
@@ -330,9 +333,9 @@ static int table_double(PairTable *t)
     return 0;
 }
 
-/* The slot of `key`, created with count 0 if absent; NULL when out of memory. The pointer
- * is good until the next insertion or deletion. */
-static PairSlot *table_upsert(PairTable *t, uint64_t key)
+/* The slot of `key`, made with count 0 if absent (then *created is set); NULL when out of
+ * memory. The pointer is good until the next insertion or deletion. */
+static PairSlot *table_upsert(PairTable *t, uint64_t key, int *created)
 {
     size_t mask = t->cap - 1;
     size_t i = home_slot(t, key);
@@ -354,10 +357,12 @@ static PairSlot *table_upsert(PairTable *t, uint64_t key)
     memset(s, 0, sizeof *s);
     s->key = key;
     t->n_live++;
+    *created = 1;
     return s;
 }
 
-/* Free slot i and close the gap by shifting later entries of its probe run back. */
+/* Free slot i and close the gap by shifting later entries of its probe run back, so that
+ * lookups never wade through tombstones. */
 static void table_delete(PairTable *t, size_t i)
 {
     size_t mask = t->cap - 1;
@@ -382,16 +387,23 @@ static void table_delete(PairTable *t, size_t i)
 
 static int where_add(PairSlot *s, uint32_t piece)
 {
-    /* a piece adds its pairs in one pass, so repeats of a piece arrive together */
-    if (s->n_where && s->where[s->n_where - 1] == piece)
+    uint32_t n = s->n_where;
+    /* a piece adds its pairs in one pass, so its repeats arrive one after another */
+    if (n && s->where[n - 1] == piece)
         return 0;
-    if (s->n_where == s->cap_where) {
-        size_t cap = s->cap_where;
-        if (grow((void **)&s->where, &cap, (size_t)s->n_where + 1, sizeof(uint32_t)))
+    if (n == 0 || (n >= 2 && (n & (n - 1)) == 0)) { /* full: capacity is a power of two */
+        if (n > UINT32_MAX / 2)
             return -1;
-        s->cap_where = cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
+        size_t cap = n ? 2 * (size_t)n : 2;
+        uint32_t *q = (uint32_t *)realloc(s->where, cap * sizeof(uint32_t));
+        if (!q)
+            return -1;
+        if (!s->where)
+            COUNT_BLOCKS(1);
+        s->where = q;
     }
-    s->where[s->n_where++] = piece;
+    s->where[n] = piece;
+    s->n_where = n + 1;
     return 0;
 }
 
@@ -411,6 +423,8 @@ static inline int better(Candidate x, Candidate y)
     return x.count > y.count || (x.count == y.count && x.key < y.key);
 }
 
+/* A 4-ary max-heap: half the depth of a binary one, and the four children of a node share
+ * a cache line. */
 typedef struct {
     Candidate *items;
     size_t n, cap;
@@ -420,12 +434,16 @@ static void heap_sift_down(PairHeap *h, size_t i)
 {
     Candidate *a = h->items;
     Candidate x = a[i];
+    size_t n = h->n;
     for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= h->n)
+        size_t first = 4 * i + 1;
+        if (first >= n)
             break;
-        if (c + 1 < h->n && better(a[c + 1], a[c]))
-            c++;
+        size_t last = first + 4 < n ? first + 4 : n;
+        size_t c = first;
+        for (size_t k = first + 1; k < last; k++)
+            if (better(a[k], a[c]))
+                c = k;
         if (!better(a[c], x))
             break;
         a[i] = a[c];
@@ -441,7 +459,7 @@ static int heap_push(PairHeap *h, int64_t count, uint64_t key)
     Candidate x = {count, key};
     size_t i = h->n++;
     while (i > 0) {
-        size_t p = (i - 1) / 2;
+        size_t p = (i - 1) / 4;
         if (!better(x, h->items[p]))
             break;
         h->items[i] = h->items[p];
@@ -462,6 +480,13 @@ static Candidate heap_pop(PairHeap *h)
 
 /* ---- the trainer ---- */
 
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)0)
+#endif
+#define PREFETCH_AHEAD 8
+
 struct FbpeTrainer {
     FbpeCorpus *corpus;
     uint32_t first_id;
@@ -473,12 +498,10 @@ struct FbpeTrainer {
     size_t n_merges, cap_merges;
     int64_t max_merges; /* < 0: no limit */
     int64_t min_frequency;
-    uint32_t max_id; /* ids stay below this */
     PairTable pairs;
     PairHeap heap;
-    uint64_t *touched; /* keys whose count changed in the current merge */
-    size_t n_touched, cap_touched;
-    uint32_t stamp;
+    uint64_t *fresh; /* pairs the current merge created */
+    size_t n_fresh, cap_fresh;
     int finished;
 };
 
@@ -487,41 +510,39 @@ static inline int mergeable(const FbpeTrainer *t, uint32_t left, uint32_t right)
     return !t->check_policy || fbpe_can_merge(t->policy, t->flags[left], t->flags[right]);
 }
 
-/* Add delta to the count of (left, right) in piece `piece` (NO_PIECE: a decrease, which
- * needs no where entry). */
-static int pair_add(FbpeTrainer *t, uint32_t left, uint32_t right, int64_t delta,
-                    uint32_t piece)
+/* (left, right) occurs `count` more times, in the piece at offset `piece`. */
+static int pair_gain(FbpeTrainer *t, uint32_t left, uint32_t right, int64_t count,
+                     uint32_t piece)
 {
+    int created = 0;
     uint64_t key = pair_key(left, right);
-    PairSlot *s = table_upsert(&t->pairs, key);
+    PairSlot *s = table_upsert(&t->pairs, key, &created);
     if (!s)
         return FBPE_ENOMEM;
-    s->count += delta;
-    if (s->stamp != t->stamp) {
-        s->stamp = t->stamp;
-        if (grow((void **)&t->touched, &t->cap_touched, t->n_touched + 1, sizeof(uint64_t)))
-            return FBPE_ENOMEM;
-        t->touched[t->n_touched++] = key;
-    }
-    if (piece != NO_PIECE && where_add(s, piece))
+    s->count += count;
+    if (where_add(s, piece))
         return FBPE_ENOMEM;
+    if (created) {
+        if (grow((void **)&t->fresh, &t->cap_fresh, t->n_fresh + 1, sizeof(uint64_t)))
+            return FBPE_ENOMEM;
+        t->fresh[t->n_fresh++] = key;
+    }
     return 0;
 }
 
-static int pair_sub(FbpeTrainer *t, uint32_t left, uint32_t right, int64_t amount)
+/* (left, right) occurs `count` fewer times. A count that reaches zero stays there (see the
+ * note at the top), so its slot goes at once. */
+static int pair_lose(FbpeTrainer *t, uint32_t left, uint32_t right, int64_t count)
 {
-    uint64_t key = pair_key(left, right);
-    ptrdiff_t i = table_find(&t->pairs, key);
+    ptrdiff_t i = table_find(&t->pairs, pair_key(left, right));
     if (i < 0)
         return FBPE_EINTERNAL; /* every pair of every piece is counted */
     PairSlot *s = &t->pairs.slots[i];
-    s->count -= amount;
-    if (s->stamp != t->stamp) {
-        s->stamp = t->stamp;
-        if (grow((void **)&t->touched, &t->cap_touched, t->n_touched + 1, sizeof(uint64_t)))
-            return FBPE_ENOMEM;
-        t->touched[t->n_touched++] = key;
-    }
+    s->count -= count;
+    if (s->count == 0)
+        table_delete(&t->pairs, (size_t)i);
+    else if (s->count < 0)
+        return FBPE_EINTERNAL;
     return 0;
 }
 
@@ -531,7 +552,7 @@ void fbpe_trainer_free(FbpeTrainer *t)
         return;
     table_free(&t->pairs);
     xfree(t->heap.items);
-    xfree(t->touched);
+    xfree(t->fresh);
     xfree(t->flags);
     xfree(t->merges);
     xfree(t);
@@ -554,17 +575,19 @@ FbpeTrainer *fbpe_trainer_new(FbpeCorpus *corpus, uint32_t first_id, const uint3
     t->check_policy = !fbpe_policy_never_refuses(flags, first_id);
     t->max_merges = max_merges;
     t->min_frequency = min_frequency;
-    t->max_id = UINT32_MAX - 1;
     if (grow((void **)&t->flags, &t->cap_flags, (size_t)first_id + 1, sizeof(uint32_t)))
         goto fail;
-    memcpy(t->flags, flags, (size_t)first_id * sizeof(uint32_t));
+    if (first_id)
+        memcpy(t->flags, flags, (size_t)first_id * sizeof(uint32_t));
 
-    /* Rough count of distinct pairs, to size the table once for the start. */
+    /* A guess at the number of distinct pairs, to size the table once for the start. */
     if (table_init(&t->pairs, corpus->n_pieces + 1024))
         goto fail;
-    for (size_t p = 0; p < corpus->n_pieces; p++) {
-        const uint32_t *s = corpus->symbols + corpus->start[p];
-        uint32_t n = corpus->len[p];
+    const uint32_t *words = corpus->words;
+    for (size_t off = 0; off < corpus->n_words;) {
+        uint32_t n = words[off];
+        int64_t count = piece_count(words + off);
+        const uint32_t *s = words + off + HEADER;
         for (uint32_t i = 0; i < n; i++) {
             if (s[i] >= first_id) {
                 *error = FBPE_EINTERNAL; /* the caller checks ids; this is a bug */
@@ -574,16 +597,16 @@ FbpeTrainer *fbpe_trainer_new(FbpeCorpus *corpus, uint32_t first_id, const uint3
         for (uint32_t i = 0; i + 1 < n; i++) {
             if (!mergeable(t, s[i], s[i + 1]))
                 continue;
-            int rc = pair_add(t, s[i], s[i + 1], corpus->count[p], (uint32_t)p);
+            int rc = pair_gain(t, s[i], s[i + 1], count, (uint32_t)off);
             if (rc) {
                 *error = rc;
                 goto fail;
             }
         }
+        off += HEADER + n;
     }
-    t->n_touched = 0; /* the build does not need the touched list */
+    t->n_fresh = 0; /* every pair is new here: the heap takes them all below */
 
-    /* Every pair is a candidate: heapify them all at once. */
     if (grow((void **)&t->heap.items, &t->heap.cap, t->pairs.n_live, sizeof(Candidate)))
         goto fail;
     for (size_t i = 0; i < t->pairs.cap; i++) {
@@ -593,8 +616,9 @@ FbpeTrainer *fbpe_trainer_new(FbpeCorpus *corpus, uint32_t first_id, const uint3
             t->heap.items[t->heap.n++] = c;
         }
     }
-    for (size_t i = t->heap.n / 2; i-- > 0;)
-        heap_sift_down(&t->heap, i);
+    for (size_t i = t->heap.n / 4 + 1; i-- > 0;)
+        if (i < t->heap.n)
+            heap_sift_down(&t->heap, i);
     *error = 0;
     return t;
 fail:
@@ -605,41 +629,41 @@ fail:
 size_t fbpe_trainer_num_merges(const FbpeTrainer *t) { return t->n_merges; }
 const FbpeMerge *fbpe_trainer_merges(const FbpeTrainer *t) { return t->merges; }
 
-/* Rewrite one piece: replace (a, b) by c left to right without overlap, and apply the
- * count changes at the positions that changed. */
-static int merge_in_piece(FbpeTrainer *t, uint32_t p, uint32_t a, uint32_t b, uint32_t c)
+/* Rewrite the piece at `off`: replace (a, b) by c left to right without overlap, and move
+ * the counts at the positions that changed. */
+static int merge_in_piece(FbpeTrainer *t, uint32_t off, uint32_t a, uint32_t b, uint32_t c)
 {
-    FbpeCorpus *corpus = t->corpus;
-    uint32_t *s = corpus->symbols + corpus->start[p];
-    uint32_t n = corpus->len[p];
-    int64_t w = corpus->count[p];
+    uint32_t *header = t->corpus->words + off;
+    uint32_t *s = header + HEADER;
+    uint32_t n = header[0];
     uint32_t i = 0;
     while (i + 1 < n && !(s[i] == a && s[i + 1] == b))
         i++;
     if (i + 1 >= n)
         return 0; /* listed, but no longer holds the pair */
+    int64_t w = piece_count(header);
     uint32_t j = i;  /* s[0..j) is final; s[i..n) is still to read */
     int after_c = 0; /* the last symbol written is a c made here */
     int rc;
-#define TRY(call)          \
+#define TRY(call)           \
     if ((rc = (call)) != 0) \
         return rc;
     while (i < n) {
         if (i + 1 < n && s[i] == a && s[i + 1] == b) {
-            if (j > 0 && after_c) {
+            if (after_c) {
                 /* a b a b: the pair (b, a) between them becomes (c, c); when a == b,
                  * (b, a) is the merged pair itself, which is gone already */
                 if (a != b && mergeable(t, b, a))
-                    TRY(pair_sub(t, b, a, w));
+                    TRY(pair_lose(t, b, a, w));
                 if (mergeable(t, c, c))
-                    TRY(pair_add(t, c, c, w, p));
+                    TRY(pair_gain(t, c, c, w, off));
             } else if (j > 0) {
                 uint32_t x = s[j - 1]; /* (x, a) is never the merged pair: x a b with
                                           x == a == b would have matched one earlier */
                 if (mergeable(t, x, a))
-                    TRY(pair_sub(t, x, a, w));
+                    TRY(pair_lose(t, x, a, w));
                 if (mergeable(t, x, c))
-                    TRY(pair_add(t, x, c, w, p));
+                    TRY(pair_gain(t, x, c, w, off));
             }
             s[j++] = c;
             i += 2;
@@ -649,9 +673,9 @@ static int merge_in_piece(FbpeTrainer *t, uint32_t p, uint32_t a, uint32_t b, ui
             if (after_c) {
                 /* (b, y) is the merged pair only in a a a with a == b */
                 if (!(a == b && y == b) && mergeable(t, b, y))
-                    TRY(pair_sub(t, b, y, w));
+                    TRY(pair_lose(t, b, y, w));
                 if (mergeable(t, c, y))
-                    TRY(pair_add(t, c, y, w, p));
+                    TRY(pair_gain(t, c, y, w, off));
             }
             s[j++] = y;
             i++;
@@ -659,7 +683,7 @@ static int merge_in_piece(FbpeTrainer *t, uint32_t p, uint32_t a, uint32_t b, ui
         }
     }
 #undef TRY
-    corpus->len[p] = j;
+    header[0] = j;
     return 0;
 }
 
@@ -690,7 +714,7 @@ static int merge_once(FbpeTrainer *t)
         return FBPE_DONE;
     uint32_t a = (uint32_t)(best.key >> 32), b = (uint32_t)best.key;
     size_t id = (size_t)t->first_id + t->n_merges;
-    if (id >= t->max_id)
+    if (id >= UINT32_MAX - 1)
         return FBPE_EIDS;
     uint32_t c = (uint32_t)id;
     if (grow((void **)&t->merges, &t->cap_merges, t->n_merges + 1, sizeof(FbpeMerge))
@@ -700,39 +724,34 @@ static int merge_once(FbpeTrainer *t)
     t->merges[t->n_merges++] = m;
     t->flags[c] = fbpe_merged_flags(t->flags[a], t->flags[b]);
 
-    /* Take the where list and drop the merged pair: its count falls to zero, and the
-     * rewrite never looks it up again. */
+    /* Take the where list and drop the merged pair: the rewrite never looks it up again. */
     PairSlot *s = &t->pairs.slots[slot];
     uint32_t *where = s->where;
     uint32_t n_where = s->n_where;
     s->where = NULL;
     table_delete(&t->pairs, (size_t)slot);
 
-    t->stamp++;
-    t->n_touched = 0;
+    t->n_fresh = 0;
     int rc = 0;
-    for (uint32_t k = 0; k < n_where && rc == 0; k++)
+    for (uint32_t k = 0; k < n_where && rc == 0; k++) {
+        /* the pieces are far apart in memory and known in advance: ask for them early */
+        if (k + PREFETCH_AHEAD < n_where)
+            PREFETCH(t->corpus->words + where[k + PREFETCH_AHEAD]);
         rc = merge_in_piece(t, where[k], a, b, c);
-    xfree(where);
+    }
+    free(where);
+    if (where)
+        COUNT_BLOCKS(-1);
     if (rc)
         return rc;
 
-    /* Pairs with c are new: push them with their final count. Pairs that fell to zero go.
-     * Other decreases wait in the heap as upper bounds (see the note at the top). */
-    for (size_t k = 0; k < t->n_touched; k++) {
-        uint64_t key = t->touched[k];
-        ptrdiff_t i = table_find(&t->pairs, key);
+    /* The pairs with c are complete now: they enter the heap with their final count. */
+    for (size_t k = 0; k < t->n_fresh; k++) {
+        ptrdiff_t i = table_find(&t->pairs, t->fresh[k]);
         if (i < 0)
             return FBPE_EINTERNAL;
-        int64_t count = t->pairs.slots[i].count;
-        if (count == 0)
-            table_delete(&t->pairs, (size_t)i);
-        else if (count < 0)
-            return FBPE_EINTERNAL;
-        else if ((uint32_t)(key >> 32) == c || (uint32_t)key == c) {
-            if (heap_push(&t->heap, count, key))
-                return FBPE_ENOMEM;
-        }
+        if (heap_push(&t->heap, t->pairs.slots[i].count, t->fresh[k]))
+            return FBPE_ENOMEM;
     }
     return FBPE_MORE;
 }
