@@ -242,6 +242,87 @@ size_t fbpe_utf8_error(const uint8_t *s, size_t n)
     return n;
 }
 
+/* ---- where lists: power-of-two blocks from a slab ----
+ * A where list of n entries has room for max(2, next power of two >= n), so its capacity
+ * needs no field. Small blocks come from 1 MiB chunks and go back to a free list of their
+ * size: millions of tiny lists would otherwise spend much of the loop in malloc and free. */
+
+#define SLAB_CLASSES 10 /* blocks of 2, 4, ..., 1024 entries */
+#define SLAB_LARGEST ((size_t)2 << (SLAB_CLASSES - 1))
+#define SLAB_CHUNK ((size_t)1 << 20)
+
+typedef struct {
+    void *free_list[SLAB_CLASSES]; /* a freed block holds the next pointer */
+    char *next;                    /* carve blocks from here ... */
+    size_t left;                   /* ... while this many bytes are left in the chunk */
+    void **chunks;
+    size_t n_chunks, cap_chunks;
+} Slab;
+
+static inline size_t where_capacity(uint32_t n)
+{
+    size_t cap = 2;
+    while (cap < n)
+        cap *= 2;
+    return cap;
+}
+
+static inline int slab_class(size_t cap)
+{
+    int k = 0;
+    while (((size_t)2 << k) < cap)
+        k++;
+    return k;
+}
+
+static uint32_t *slab_alloc(Slab *s, size_t cap)
+{
+    if (cap > SLAB_LARGEST)
+        return (uint32_t *)xmalloc(cap * sizeof(uint32_t));
+    int k = slab_class(cap);
+    void *p = s->free_list[k];
+    if (p) {
+        memcpy(&s->free_list[k], p, sizeof(void *));
+        return (uint32_t *)p;
+    }
+    size_t bytes = cap * sizeof(uint32_t);
+    if (s->left < bytes) {
+        if (grow((void **)&s->chunks, &s->cap_chunks, s->n_chunks + 1, sizeof(void *)))
+            return NULL;
+        char *chunk = (char *)xmalloc(SLAB_CHUNK);
+        if (!chunk)
+            return NULL;
+        s->chunks[s->n_chunks++] = chunk;
+        s->next = chunk;
+        s->left = SLAB_CHUNK; /* the tail of the old chunk is dropped: at most 4 KiB */
+    }
+    p = s->next;
+    s->next += bytes;
+    s->left -= bytes;
+    return (uint32_t *)p;
+}
+
+static void slab_free(Slab *s, uint32_t *p, size_t cap)
+{
+    if (!p)
+        return;
+    if (cap > SLAB_LARGEST) {
+        xfree(p);
+        return;
+    }
+    int k = slab_class(cap);
+    memcpy(p, &s->free_list[k], sizeof(void *));
+    s->free_list[k] = p;
+}
+
+static void slab_destroy(Slab *s)
+{
+    for (size_t i = 0; i < s->n_chunks; i++)
+        xfree(s->chunks[i]);
+    xfree(s->chunks);
+    memset(s, 0, sizeof *s);
+}
+
 /* ---- the pair table ---- */
 
 #define EMPTY_KEY UINT64_MAX /* the pair (2**32-1, 2**32-1): ids stay below 2**32-1 */
@@ -264,6 +345,7 @@ typedef struct {
     PairSlot *slots;
     size_t cap, n_live;
     int shift; /* 64 - log2(cap) */
+    Slab *lists; /* where the where lists live */
 } PairTable;
 
 static inline size_t home_slot(const PairTable *t, uint64_t key)
@@ -287,6 +369,7 @@ static int table_init(PairTable *t, size_t want)
     t->cap = cap;
     t->shift = 64 - bits;
     t->n_live = 0;
+    t->lists = NULL;
     return 0;
 }
 
@@ -294,8 +377,8 @@ static void table_free(PairTable *t)
 {
     if (!t->slots)
         return;
-    for (size_t i = 0; i < t->cap; i++)
-        if (t->slots[i].key != EMPTY_KEY)
+    for (size_t i = 0; i < t->cap; i++) /* the small lists go with the slab's chunks */
+        if (t->slots[i].key != EMPTY_KEY && where_capacity(t->slots[i].n_where) > SLAB_LARGEST)
             xfree(t->slots[i].where);
     xfree(t->slots);
     t->slots = NULL;
@@ -328,6 +411,7 @@ static int table_double(PairTable *t)
         bigger.slots[j] = t->slots[i];
     }
     bigger.n_live = t->n_live;
+    bigger.lists = t->lists;
     xfree(t->slots);
     *t = bigger;
     return 0;
@@ -366,7 +450,7 @@ static PairSlot *table_upsert(PairTable *t, uint64_t key, int *created)
 static void table_delete(PairTable *t, size_t i)
 {
     size_t mask = t->cap - 1;
-    xfree(t->slots[i].where);
+    slab_free(t->lists, t->slots[i].where, where_capacity(t->slots[i].n_where));
     for (size_t j = i;;) {
         j = (j + 1) & mask;
         uint64_t k = t->slots[j].key;
@@ -385,7 +469,7 @@ static void table_delete(PairTable *t, size_t i)
     t->n_live--;
 }
 
-static int where_add(PairSlot *s, uint32_t piece)
+static int where_add(Slab *slab, PairSlot *s, uint32_t piece)
 {
     uint32_t n = s->n_where;
     /* a piece adds its pairs in one pass, so its repeats arrive one after another */
@@ -394,12 +478,13 @@ static int where_add(PairSlot *s, uint32_t piece)
     if (n == 0 || (n >= 2 && (n & (n - 1)) == 0)) { /* full: capacity is a power of two */
         if (n > UINT32_MAX / 2)
             return -1;
-        size_t cap = n ? 2 * (size_t)n : 2;
-        uint32_t *q = (uint32_t *)realloc(s->where, cap * sizeof(uint32_t));
+        uint32_t *q = slab_alloc(slab, n ? 2 * (size_t)n : 2);
         if (!q)
             return -1;
-        if (!s->where)
-            COUNT_BLOCKS(1);
+        if (n) {
+            memcpy(q, s->where, n * sizeof(uint32_t));
+            slab_free(slab, s->where, n);
+        }
         s->where = q;
     }
     s->where[n] = piece;
@@ -499,7 +584,14 @@ struct FbpeTrainer {
     int64_t max_merges; /* < 0: no limit */
     int64_t min_frequency;
     PairTable pairs;
+    Slab lists;
+    /* Candidates with a count of at least `floor` are in the heap; the others wait in the
+     * low list, unordered. The heap stays small, and most pairs (counted once or twice)
+     * never cost a heap operation at all. */
     PairHeap heap;
+    Candidate *low;
+    size_t n_low, cap_low;
+    int64_t floor;
     uint64_t *fresh; /* pairs the current merge created */
     size_t n_fresh, cap_fresh;
     int finished;
@@ -520,7 +612,7 @@ static int pair_gain(FbpeTrainer *t, uint32_t left, uint32_t right, int64_t coun
     if (!s)
         return FBPE_ENOMEM;
     s->count += count;
-    if (where_add(s, piece))
+    if (where_add(&t->lists, s, piece))
         return FBPE_ENOMEM;
     if (created) {
         if (grow((void **)&t->fresh, &t->cap_fresh, t->n_fresh + 1, sizeof(uint64_t)))
@@ -546,12 +638,55 @@ static int pair_lose(FbpeTrainer *t, uint32_t left, uint32_t right, int64_t coun
     return 0;
 }
 
+static int add_candidate(FbpeTrainer *t, int64_t count, uint64_t key)
+{
+    if (count >= t->floor)
+        return heap_push(&t->heap, count, key) ? FBPE_ENOMEM : 0;
+    if (grow((void **)&t->low, &t->cap_low, t->n_low + 1, sizeof(Candidate)))
+        return FBPE_ENOMEM;
+    Candidate c = {count, key};
+    t->low[t->n_low++] = c;
+    return 0;
+}
+
+/* The heap ran dry: lower the floor to half the best waiting count and move the candidates
+ * that reach it into the heap. Returns 1, or 0 when no candidate is left at min_frequency
+ * or above, or an error. */
+static int lower_floor(FbpeTrainer *t)
+{
+    int64_t top = 0;
+    for (size_t i = 0; i < t->n_low; i++)
+        if (t->low[i].count > top)
+            top = t->low[i].count;
+    if (top < t->min_frequency)
+        return 0; /* every pair left occurs too rarely (or none is left) */
+    t->floor = top / 2 > 0 ? top / 2 : 1;
+    size_t kept = 0, moved = 0;
+    for (size_t i = 0; i < t->n_low; i++)
+        moved += t->low[i].count >= t->floor;
+    if (grow((void **)&t->heap.items, &t->heap.cap, t->heap.n + moved, sizeof(Candidate)))
+        return FBPE_ENOMEM;
+    for (size_t i = 0; i < t->n_low; i++) {
+        if (t->low[i].count >= t->floor)
+            t->heap.items[t->heap.n++] = t->low[i];
+        else
+            t->low[kept++] = t->low[i];
+    }
+    t->n_low = kept;
+    for (size_t i = t->heap.n / 4 + 1; i-- > 0;)
+        if (i < t->heap.n)
+            heap_sift_down(&t->heap, i);
+    return 1;
+}
+
 void fbpe_trainer_free(FbpeTrainer *t)
 {
     if (!t)
         return;
     table_free(&t->pairs);
+    slab_destroy(&t->lists);
     xfree(t->heap.items);
+    xfree(t->low);
     xfree(t->fresh);
     xfree(t->flags);
     xfree(t->merges);
@@ -583,6 +718,7 @@ FbpeTrainer *fbpe_trainer_new(FbpeCorpus *corpus, uint32_t first_id, const uint3
     /* A guess at the number of distinct pairs, to size the table once for the start. */
     if (table_init(&t->pairs, corpus->n_pieces + 1024))
         goto fail;
+    t->pairs.lists = &t->lists;
     const uint32_t *words = corpus->words;
     for (size_t off = 0; off < corpus->n_words;) {
         uint32_t n = words[off];
@@ -605,20 +741,19 @@ FbpeTrainer *fbpe_trainer_new(FbpeCorpus *corpus, uint32_t first_id, const uint3
         }
         off += HEADER + n;
     }
-    t->n_fresh = 0; /* every pair is new here: the heap takes them all below */
+    t->n_fresh = 0; /* every pair is new here: all become candidates below */
 
-    if (grow((void **)&t->heap.items, &t->heap.cap, t->pairs.n_live, sizeof(Candidate)))
+    /* Every pair starts in the low list; the first lower_floor fills the heap. */
+    t->floor = INT64_MAX;
+    if (grow((void **)&t->low, &t->cap_low, t->pairs.n_live, sizeof(Candidate)))
         goto fail;
     for (size_t i = 0; i < t->pairs.cap; i++) {
         const PairSlot *s = &t->pairs.slots[i];
         if (s->key != EMPTY_KEY) {
             Candidate c = {s->count, s->key};
-            t->heap.items[t->heap.n++] = c;
+            t->low[t->n_low++] = c;
         }
     }
-    for (size_t i = t->heap.n / 4 + 1; i-- > 0;)
-        if (i < t->heap.n)
-            heap_sift_down(&t->heap, i);
     *error = 0;
     return t;
 fail:
@@ -695,8 +830,11 @@ static int merge_once(FbpeTrainer *t)
     Candidate best;
     ptrdiff_t slot;
     for (;;) {
-        if (t->heap.n == 0)
-            return FBPE_DONE;
+        if (t->heap.n == 0) {
+            int rc = lower_floor(t);
+            if (rc <= 0)
+                return rc; /* FBPE_DONE is 0 */
+        }
         best = heap_pop(&t->heap);
         slot = table_find(&t->pairs, best.key);
         if (slot < 0)
@@ -707,8 +845,9 @@ static int merge_once(FbpeTrainer *t)
         /* stale: counts only fall after a push, so the live count is lower */
         if (live > best.count || live <= 0)
             return FBPE_EINTERNAL;
-        if (heap_push(&t->heap, live, best.key))
-            return FBPE_ENOMEM;
+        int rc = add_candidate(t, live, best.key);
+        if (rc)
+            return rc;
     }
     if (best.count < t->min_frequency)
         return FBPE_DONE;
@@ -739,9 +878,7 @@ static int merge_once(FbpeTrainer *t)
             PREFETCH(t->corpus->words + where[k + PREFETCH_AHEAD]);
         rc = merge_in_piece(t, where[k], a, b, c);
     }
-    free(where);
-    if (where)
-        COUNT_BLOCKS(-1);
+    slab_free(&t->lists, where, where_capacity(n_where));
     if (rc)
         return rc;
 
@@ -750,8 +887,8 @@ static int merge_once(FbpeTrainer *t)
         ptrdiff_t i = table_find(&t->pairs, t->fresh[k]);
         if (i < 0)
             return FBPE_EINTERNAL;
-        if (heap_push(&t->heap, t->pairs.slots[i].count, t->fresh[k]))
-            return FBPE_ENOMEM;
+        if ((rc = add_candidate(t, t->pairs.slots[i].count, t->fresh[k])) != 0)
+            return rc;
     }
     return FBPE_MORE;
 }
