@@ -572,6 +572,18 @@ static Candidate heap_pop(PairHeap *h)
 #endif
 #define PREFETCH_AHEAD 8
 
+/* What one merge of (a, b) into c changes. It can only lose pairs (x, a) and (b, y) and
+ * only gain pairs (x, c) and (c, y), so each change is named by one symbol id and gathered
+ * in arrays indexed by id, which stay in cache; the pair table then sees each changed pair
+ * once per merge instead of once per occurrence. */
+typedef struct {
+    uint64_t key;
+    int64_t count;
+    uint32_t *where;
+    uint32_t n_where;
+    uint32_t last; /* the piece that gained it last: a piece is listed once */
+} Gain;
+
 struct FbpeTrainer {
     FbpeCorpus *corpus;
     uint32_t first_id;
@@ -592,8 +604,16 @@ struct FbpeTrainer {
     Candidate *low;
     size_t n_low, cap_low;
     int64_t floor;
-    uint64_t *fresh; /* pairs the current merge created */
-    size_t n_fresh, cap_fresh;
+    /* the changes of the current merge, per id (room for cap_ids ids) */
+    size_t cap_ids;
+    int64_t *loss_x, *loss_y; /* occurrences lost by (x, a), by (b, y) */
+    uint32_t *xs, *ys;        /* the ids with a loss, each once */
+    size_t n_xs, n_ys;
+    int32_t *gain_x, *gain_y; /* index in gains of (x, c), of (c, y); -1: none */
+    Gain *gains;
+    size_t n_gains, cap_gains;
+    uint64_t *log; /* gain index << 32 | piece, in the order met */
+    size_t n_log, cap_log;
     int finished;
 };
 
@@ -602,35 +622,68 @@ static inline int mergeable(const FbpeTrainer *t, uint32_t left, uint32_t right)
     return !t->check_policy || fbpe_can_merge(t->policy, t->flags[left], t->flags[right]);
 }
 
-/* (left, right) occurs `count` more times, in the piece at offset `piece`. */
-static int pair_gain(FbpeTrainer *t, uint32_t left, uint32_t right, int64_t count,
-                     uint32_t piece)
+/* Room in the per-id arrays for ids 0 .. n-1. */
+static int reserve_ids(FbpeTrainer *t, size_t n)
 {
-    int created = 0;
-    uint64_t key = pair_key(left, right);
-    PairSlot *s = table_upsert(&t->pairs, key, &created);
-    if (!s)
-        return FBPE_ENOMEM;
-    s->count += count;
-    if (where_add(&t->lists, s, piece))
-        return FBPE_ENOMEM;
-    if (created) {
-        if (grow((void **)&t->fresh, &t->cap_fresh, t->n_fresh + 1, sizeof(uint64_t)))
+    if (n <= t->cap_ids)
+        return 0;
+    size_t old = t->cap_ids, cap = old, c1 = old, c2 = old, c3 = old, c4 = old, c5 = old;
+    if (grow((void **)&t->loss_x, &cap, n, sizeof(int64_t))
+        || grow((void **)&t->loss_y, &c1, n, sizeof(int64_t))
+        || grow((void **)&t->xs, &c2, n, sizeof(uint32_t))
+        || grow((void **)&t->ys, &c3, n, sizeof(uint32_t))
+        || grow((void **)&t->gain_x, &c4, n, sizeof(int32_t))
+        || grow((void **)&t->gain_y, &c5, n, sizeof(int32_t)))
+        return FBPE_ENOMEM; /* the arrays that grew are freed with the trainer */
+    for (size_t i = old; i < cap; i++) {
+        t->loss_x[i] = t->loss_y[i] = 0;
+        t->gain_x[i] = t->gain_y[i] = -1;
+    }
+    t->cap_ids = cap;
+    return 0;
+}
+
+static inline void lose(int64_t *loss, uint32_t *ids, size_t *n_ids, uint32_t id, int64_t w)
+{
+    if (loss[id] == 0)
+        ids[(*n_ids)++] = id;
+    loss[id] += w;
+}
+
+static inline int gain(FbpeTrainer *t, int32_t *index, uint32_t id, uint64_t key, int64_t w,
+                       uint32_t piece)
+{
+    int32_t g = index[id];
+    if (g < 0) {
+        if (t->n_gains >= INT32_MAX
+            || grow((void **)&t->gains, &t->cap_gains, t->n_gains + 1, sizeof(Gain)))
             return FBPE_ENOMEM;
-        t->fresh[t->n_fresh++] = key;
+        g = (int32_t)t->n_gains++;
+        Gain fresh = {key, 0, NULL, 0, UINT32_MAX};
+        t->gains[g] = fresh;
+        index[id] = g;
+    }
+    Gain *e = &t->gains[g];
+    e->count += w;
+    if (e->last != piece) {
+        if (grow((void **)&t->log, &t->cap_log, t->n_log + 1, sizeof(uint64_t)))
+            return FBPE_ENOMEM;
+        t->log[t->n_log++] = ((uint64_t)g << 32) | piece;
+        e->last = piece;
+        e->n_where++;
     }
     return 0;
 }
 
-/* (left, right) occurs `count` fewer times. A count that reaches zero stays there (see the
- * note at the top), so its slot goes at once. */
-static int pair_lose(FbpeTrainer *t, uint32_t left, uint32_t right, int64_t count)
+/* The count of `key` falls by `amount`. A count that reaches zero stays there (see the note
+ * at the top), so its slot goes at once. */
+static int pair_lose(FbpeTrainer *t, uint64_t key, int64_t amount)
 {
-    ptrdiff_t i = table_find(&t->pairs, pair_key(left, right));
+    ptrdiff_t i = table_find(&t->pairs, key);
     if (i < 0)
         return FBPE_EINTERNAL; /* every pair of every piece is counted */
     PairSlot *s = &t->pairs.slots[i];
-    s->count -= count;
+    s->count -= amount;
     if (s->count == 0)
         table_delete(&t->pairs, (size_t)i);
     else if (s->count < 0)
@@ -683,11 +736,20 @@ void fbpe_trainer_free(FbpeTrainer *t)
 {
     if (!t)
         return;
+    for (size_t g = 0; g < t->n_gains; g++) /* only after an error mid-merge */
+        slab_free(&t->lists, t->gains[g].where, where_capacity(t->gains[g].n_where));
     table_free(&t->pairs);
     slab_destroy(&t->lists);
     xfree(t->heap.items);
     xfree(t->low);
-    xfree(t->fresh);
+    xfree(t->loss_x);
+    xfree(t->loss_y);
+    xfree(t->xs);
+    xfree(t->ys);
+    xfree(t->gain_x);
+    xfree(t->gain_y);
+    xfree(t->gains);
+    xfree(t->log);
     xfree(t->flags);
     xfree(t->merges);
     xfree(t);
@@ -733,16 +795,14 @@ FbpeTrainer *fbpe_trainer_new(FbpeCorpus *corpus, uint32_t first_id, const uint3
         for (uint32_t i = 0; i + 1 < n; i++) {
             if (!mergeable(t, s[i], s[i + 1]))
                 continue;
-            int rc = pair_gain(t, s[i], s[i + 1], count, (uint32_t)off);
-            if (rc) {
-                *error = rc;
+            int created = 0;
+            PairSlot *slot = table_upsert(&t->pairs, pair_key(s[i], s[i + 1]), &created);
+            if (!slot || where_add(&t->lists, slot, (uint32_t)off))
                 goto fail;
-            }
+            slot->count += count;
         }
         off += HEADER + n;
     }
-    t->n_fresh = 0; /* every pair is new here: all become candidates below */
-
     /* Every pair starts in the low list; the first lower_floor fills the heap. */
     t->floor = INT64_MAX;
     if (grow((void **)&t->low, &t->cap_low, t->pairs.n_live, sizeof(Candidate)))
@@ -789,16 +849,16 @@ static int merge_in_piece(FbpeTrainer *t, uint32_t off, uint32_t a, uint32_t b, 
                 /* a b a b: the pair (b, a) between them becomes (c, c); when a == b,
                  * (b, a) is the merged pair itself, which is gone already */
                 if (a != b && mergeable(t, b, a))
-                    TRY(pair_lose(t, b, a, w));
+                    lose(t->loss_y, t->ys, &t->n_ys, a, w);
                 if (mergeable(t, c, c))
-                    TRY(pair_gain(t, c, c, w, off));
+                    TRY(gain(t, t->gain_x, c, pair_key(c, c), w, off));
             } else if (j > 0) {
                 uint32_t x = s[j - 1]; /* (x, a) is never the merged pair: x a b with
                                           x == a == b would have matched one earlier */
                 if (mergeable(t, x, a))
-                    TRY(pair_lose(t, x, a, w));
+                    lose(t->loss_x, t->xs, &t->n_xs, x, w);
                 if (mergeable(t, x, c))
-                    TRY(pair_gain(t, x, c, w, off));
+                    TRY(gain(t, t->gain_x, x, pair_key(x, c), w, off));
             }
             s[j++] = c;
             i += 2;
@@ -808,9 +868,9 @@ static int merge_in_piece(FbpeTrainer *t, uint32_t off, uint32_t a, uint32_t b, 
             if (after_c) {
                 /* (b, y) is the merged pair only in a a a with a == b */
                 if (!(a == b && y == b) && mergeable(t, b, y))
-                    TRY(pair_lose(t, b, y, w));
+                    lose(t->loss_y, t->ys, &t->n_ys, y, w);
                 if (mergeable(t, c, y))
-                    TRY(pair_gain(t, c, y, w, off));
+                    TRY(gain(t, t->gain_y, y, pair_key(c, y), w, off));
             }
             s[j++] = y;
             i++;
@@ -819,6 +879,63 @@ static int merge_in_piece(FbpeTrainer *t, uint32_t off, uint32_t a, uint32_t b, 
     }
 #undef TRY
     header[0] = j;
+    return 0;
+}
+
+/* Bring the pair table and the candidates up to date with the gathered changes. */
+static int apply_changes(FbpeTrainer *t, uint32_t a, uint32_t b, uint32_t c)
+{
+    int rc = 0;
+    for (size_t k = 0; k < t->n_xs && rc == 0; k++) {
+        uint32_t x = t->xs[k];
+        rc = pair_lose(t, pair_key(x, a), t->loss_x[x]);
+        t->loss_x[x] = 0;
+    }
+    for (size_t k = 0; k < t->n_ys && rc == 0; k++) {
+        uint32_t y = t->ys[k];
+        rc = pair_lose(t, pair_key(b, y), t->loss_y[y]);
+        t->loss_y[y] = 0;
+    }
+    t->n_xs = t->n_ys = 0;
+    if (rc)
+        return rc;
+
+    /* The new pairs are complete: give each its where list, in the order the pieces were
+     * met, and make it a candidate with its final count. */
+    size_t g;
+    for (g = 0; g < t->n_gains; g++) {
+        Gain *e = &t->gains[g];
+        e->where = slab_alloc(&t->lists, where_capacity(e->n_where));
+        if (!e->where)
+            return FBPE_ENOMEM; /* fbpe_trainer_free frees the lists made so far */
+        e->last = 0; /* now: how many are filled in */
+    }
+    for (size_t k = 0; k < t->n_log; k++) {
+        Gain *e = &t->gains[t->log[k] >> 32];
+        e->where[e->last++] = (uint32_t)t->log[k];
+    }
+    t->n_log = 0;
+    for (g = 0; g < t->n_gains; g++) {
+        Gain *e = &t->gains[g];
+        uint32_t left = (uint32_t)(e->key >> 32), right = (uint32_t)e->key;
+        if (right == c)
+            t->gain_x[left] = -1;
+        else
+            t->gain_y[right] = -1;
+        int created = 0;
+        PairSlot *slot = table_upsert(&t->pairs, e->key, &created);
+        if (!slot)
+            return FBPE_ENOMEM;
+        if (!created)
+            return FBPE_EINTERNAL; /* a pair with c cannot exist before c */
+        slot->count = e->count;
+        slot->where = e->where;
+        slot->n_where = e->n_where;
+        e->where = NULL;
+        if ((rc = add_candidate(t, e->count, e->key)) != 0)
+            return rc;
+    }
+    t->n_gains = 0;
     return 0;
 }
 
@@ -857,7 +974,8 @@ static int merge_once(FbpeTrainer *t)
         return FBPE_EIDS;
     uint32_t c = (uint32_t)id;
     if (grow((void **)&t->merges, &t->cap_merges, t->n_merges + 1, sizeof(FbpeMerge))
-        || grow((void **)&t->flags, &t->cap_flags, id + 1, sizeof(uint32_t)))
+        || grow((void **)&t->flags, &t->cap_flags, id + 1, sizeof(uint32_t))
+        || reserve_ids(t, id + 1))
         return FBPE_ENOMEM;
     FbpeMerge m = {a, b, best.count};
     t->merges[t->n_merges++] = m;
@@ -870,7 +988,6 @@ static int merge_once(FbpeTrainer *t)
     s->where = NULL;
     table_delete(&t->pairs, (size_t)slot);
 
-    t->n_fresh = 0;
     int rc = 0;
     for (uint32_t k = 0; k < n_where && rc == 0; k++) {
         /* the pieces are far apart in memory and known in advance: ask for them early */
@@ -881,16 +998,8 @@ static int merge_once(FbpeTrainer *t)
     slab_free(&t->lists, where, where_capacity(n_where));
     if (rc)
         return rc;
-
-    /* The pairs with c are complete now: they enter the heap with their final count. */
-    for (size_t k = 0; k < t->n_fresh; k++) {
-        ptrdiff_t i = table_find(&t->pairs, t->fresh[k]);
-        if (i < 0)
-            return FBPE_EINTERNAL;
-        if ((rc = add_candidate(t, t->pairs.slots[i].count, t->fresh[k])) != 0)
-            return rc;
-    }
-    return FBPE_MORE;
+    rc = apply_changes(t, a, b, c);
+    return rc ? rc : FBPE_MORE;
 }
 
 int fbpe_trainer_run(FbpeTrainer *t, double seconds)
