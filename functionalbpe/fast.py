@@ -98,12 +98,8 @@ def train_merges_from_text(
     first_id = alphabet.num_fixed
     trainer = native("_trainer")
     if trainer is None:
-        symbols = {}
-        for piece, count in pieces.items():
-            key = alphabet.symbols(piece)
-            symbols[key] = symbols.get(key, 0) + count
         return reference.train_merges(
-            symbols, num_merges, first_id, flags=alphabet.base_flags(),
+            _symbols(pieces.items(), alphabet), num_merges, first_id, flags=alphabet.base_flags(),
             merge_policy=merge_policy, min_frequency=min_frequency, progress=progress,
         )
     policy, flags = _checked(first_id, alphabet.base_flags(), merge_policy, min_frequency)
@@ -140,12 +136,9 @@ def train_merges_utf8(
         cnts = memoryview(counts).cast("B").cast("q")
         if len(offs) != len(cnts) + 1:
             raise ValueError(f"{len(cnts)} counts need {len(cnts) + 1} offsets, got {len(offs)}")
-        symbols = {}
-        for i, count in enumerate(cnts):
-            key = alphabet.symbols(bytes(view[offs[i]:offs[i + 1]]).decode("utf-8"))
-            symbols[key] = symbols.get(key, 0) + count
+        texts = (bytes(view[offs[i]:offs[i + 1]]).decode("utf-8") for i in range(len(cnts)))
         return reference.train_merges(
-            symbols, num_merges, alphabet.num_fixed, flags=alphabet.base_flags(),
+            _symbols(zip(texts, cnts), alphabet), num_merges, alphabet.num_fixed, flags=alphabet.base_flags(),
             merge_policy=merge_policy, min_frequency=min_frequency, progress=progress,
         )
     first_id = alphabet.num_fixed
@@ -154,6 +147,18 @@ def train_merges_utf8(
         data, offsets, counts, num_merges, first_id, _atom_ids(alphabet), flags, policy,
         min_frequency, progress,
     )
+
+
+def _symbols(pieces, alphabet: Alphabet) -> dict:
+    """{symbol tuple: count} from (text-form piece, count) pairs: the reference's input."""
+    symbols: dict = {}
+    for piece, count in pieces:
+        if not isinstance(piece, str):
+            raise TypeError(f"text-form pieces must be str, got {type(piece).__name__}: {piece!r}")
+        if count > 0:  # as the reference (and the C side) drop the others
+            key = alphabet.symbols(piece)
+            symbols[key] = symbols.get(key, 0) + count
+    return symbols
 
 
 def _atom_ids(alphabet: Alphabet) -> dict:
