@@ -319,6 +319,32 @@ def test_errors_free_everything():
     assert trainer.live_blocks() == before
 
 
+@needs_native
+def test_interrupted_cli_training_leaves_no_file(tmp_path, monkeypatch):
+    """Ctrl-C while merging: exit code 130, and nothing new in the output folder."""
+    import random
+
+    from functionalbpe import cli
+    from functionalbpe.progress import Progress
+
+    rng = random.Random(1)
+    words = ["".join(rng.choice("abcdefgh") for _ in range(rng.randint(1, 9))) for _ in range(5000)]
+    (tmp_path / "corpus.txt").write_text(" ".join(words), encoding="utf-8")
+    update = Progress.update
+
+    def interrupt_while_merging(self, done, info="", force=False):
+        if self.stage == "merging" and done > 0:
+            raise KeyboardInterrupt
+        return update(self, done, info, force)
+
+    monkeypatch.setattr(Progress, "update", interrupt_while_merging)
+    monkeypatch.setattr(trainer, "slice_seconds", 0.0)
+    out = tmp_path / "tok.json"
+    argv = ["train", str(tmp_path / "corpus.txt"), "--vocab-size", "3000", "--out", str(out)]
+    assert cli.main(argv) == cli.EXIT_INTERRUPTED
+    assert [p.name for p in tmp_path.iterdir()] == ["corpus.txt"]
+
+
 # -- real text ------------------------------------------------------------------------------
 
 
