@@ -193,9 +193,22 @@ cdef object int64_view(object buffer, str name):
     return view.cast("B").cast("q")
 
 
-cdef list run_merges(FbpeCorpus *corpus, uint32_t first_id, object flags, int policy,
+cdef class Corpus:
+    """The pieces as the C side holds them; freed with this object, on every path."""
+    cdef FbpeCorpus *ptr
+
+    def __cinit__(self):
+        self.ptr = fbpe_corpus_new()
+        if self.ptr == NULL:
+            raise MemoryError("the trainer ran out of memory")
+
+    def __dealloc__(self):
+        fbpe_corpus_free(self.ptr)
+
+
+cdef list run_merges(Corpus corpus, uint32_t first_id, object flags, int policy,
                      object num_merges, int64_t min_frequency, object progress):
-    """Train on a filled corpus; the caller frees the corpus."""
+    """Train on a filled corpus."""
     cdef const uint32_t[::1] cflags = array("I", [int(f) & 0xFFFFFFFF for f in flags] or [0])
     cdef int64_t max_merges = -1 if num_merges is None else max(int(num_merges), 0)
     cdef double seconds = slice_seconds
@@ -204,7 +217,7 @@ cdef list run_merges(FbpeCorpus *corpus, uint32_t first_id, object flags, int po
     cdef const FbpeMerge *merges
     cdef size_t n, k
     with nogil:
-        trainer = fbpe_trainer_new(corpus, first_id, &cflags[0], policy, max_merges,
+        trainer = fbpe_trainer_new(corpus.ptr, first_id, &cflags[0], policy, max_merges,
                                    min_frequency, &rc)
     if trainer == NULL:
         check(rc)
@@ -230,37 +243,27 @@ cdef list run_merges(FbpeCorpus *corpus, uint32_t first_id, object flags, int po
 def train_merges(pieces, num_merges, uint32_t first_id, flags, int policy,
                  int64_t min_frequency, progress):
     """reference.train_merges over {symbol sequence: count}, arguments already checked."""
-    cdef FbpeCorpus *corpus = fbpe_corpus_new()
-    if corpus == NULL:
-        raise MemoryError("the trainer ran out of memory")
+    corpus = Corpus()
     cdef int64_t count
-    try:
-        for symbols, raw_count in pieces.items():
-            count = piece_count(raw_count)
-            if count > 0:
-                add_symbols(corpus, symbols, count, first_id)
-        return run_merges(corpus, first_id, flags, policy, num_merges, min_frequency, progress)
-    finally:
-        fbpe_corpus_free(corpus)
+    for symbols, raw_count in pieces.items():
+        count = piece_count(raw_count)
+        if count > 0:
+            add_symbols(corpus.ptr, symbols, count, first_id)
+    return run_merges(corpus, first_id, flags, policy, num_merges, min_frequency, progress)
 
 
 def train_merges_from_text(pieces, num_merges, uint32_t first_id, atom_ids, flags, int policy,
                            int64_t min_frequency, progress):
     """Training on {text-form piece: count}; atom_ids maps each atom character to its id."""
-    cdef FbpeCorpus *corpus = fbpe_corpus_new()
-    if corpus == NULL:
-        raise MemoryError("the trainer ran out of memory")
     cdef const int32_t[::1] table = atom_table(atom_ids, first_id)
     cdef const int32_t *atoms = &table[0] if atom_ids else NULL
+    corpus = Corpus()
     cdef int64_t count
-    try:
-        for piece, raw_count in pieces.items():
-            count = piece_count(raw_count)
-            if count > 0:
-                add_text(corpus, piece, count, atoms)
-        return run_merges(corpus, first_id, flags, policy, num_merges, min_frequency, progress)
-    finally:
-        fbpe_corpus_free(corpus)
+    for piece, raw_count in pieces.items():
+        count = piece_count(raw_count)
+        if count > 0:
+            add_text(corpus.ptr, piece, count, atoms)
+    return run_merges(corpus, first_id, flags, policy, num_merges, min_frequency, progress)
 
 
 def train_merges_utf8(const uint8_t[::1] data, offsets, counts, num_merges, uint32_t first_id,
@@ -278,30 +281,25 @@ def train_merges_utf8(const uint8_t[::1] data, offsets, counts, num_merges, uint
                 f"offsets[{i}:{i + 2}] = {offs[i]}, {offs[i + 1]} is not a range inside the "
                 f"{data.shape[0]} bytes of data"
             )
-    cdef FbpeCorpus *corpus = fbpe_corpus_new()
-    if corpus == NULL:
-        raise MemoryError("the trainer ran out of memory")
     cdef const int32_t[::1] table = atom_table(atom_ids, first_id)
     cdef const int32_t *atoms = &table[0] if atom_ids else NULL
     cdef const uint8_t *base = &data[0] if data.shape[0] else NULL
     cdef int rc = 0
     cdef size_t size = 0, bad = 0
-    try:
-        with nogil:
-            for i in range(n):
-                size = <size_t>(offs[i + 1] - offs[i])
-                bad = fbpe_utf8_error(base + offs[i], size)
-                if bad < size:
-                    break
-                rc = fbpe_corpus_add_utf8(corpus, base + offs[i], size, cnts[i], atoms)
-                if rc < 0:
-                    break
-        if bad < size:
-            raise ValueError(
-                f"piece {i} is not valid UTF-8: byte {offs[i] + bad} of the data "
-                f"({bytes(data[offs[i]:offs[i + 1]])!r})"
-            )
-        check(rc)
-        return run_merges(corpus, first_id, flags, policy, num_merges, min_frequency, progress)
-    finally:
-        fbpe_corpus_free(corpus)
+    corpus = Corpus()
+    with nogil:
+        for i in range(n):
+            size = <size_t>(offs[i + 1] - offs[i])
+            bad = fbpe_utf8_error(base + offs[i], size)
+            if bad < size:
+                break
+            rc = fbpe_corpus_add_utf8(corpus.ptr, base + offs[i], size, cnts[i], atoms)
+            if rc < 0:
+                break
+    if bad < size:
+        raise ValueError(
+            f"piece {i} is not valid UTF-8: byte {offs[i] + bad} of the data "
+            f"({bytes(data[offs[i]:offs[i + 1]])!r})"
+        )
+    check(rc)
+    return run_merges(corpus, first_id, flags, policy, num_merges, min_frequency, progress)

@@ -28,26 +28,14 @@ from typing import List, Mapping, Optional, Sequence
 
 from . import reference
 from ._native import native
-from .alphabet import TEXT, Alphabet, policy_code
+from .alphabet import Alphabet
 from .progress import ProgressSpec
-from .reference import Merge
+from .reference import Merge, check_options
 
 
 def available() -> bool:
     """Is the compiled trainer built and wanted?"""
     return native("_trainer") is not None
-
-
-def _checked(first_id: int, flags: Optional[Sequence[int]], merge_policy: str,
-             min_frequency: int) -> tuple:
-    """The reference's argument checks, with the same errors: (policy code, flags)."""
-    policy = policy_code(merge_policy)
-    flags = list(flags) if flags is not None else [TEXT] * first_id
-    if len(flags) != first_id:
-        raise ValueError(f"flags gives {len(flags)} entries for {first_id} symbols")
-    if min_frequency < 1:
-        raise ValueError(f"min_frequency must be at least 1, got {min_frequency}")
-    return policy, flags
 
 
 def train_merges(
@@ -75,7 +63,7 @@ def train_merges(
             pieces, num_merges, first_id, flags=flags, merge_policy=merge_policy,
             min_frequency=min_frequency, progress=progress,
         )
-    policy, flags = _checked(first_id, flags, merge_policy, min_frequency)
+    policy, flags = check_options(first_id, flags, merge_policy, min_frequency)
     return trainer.train_merges(pieces, num_merges, first_id, flags, policy, min_frequency, progress)
 
 
@@ -94,17 +82,9 @@ def train_merges_from_text(
     ``alphabet.base_flags()``. Same result as :func:`train_merges` on
     ``{alphabet.symbols(piece): count}``.
     """
-    alphabet = alphabet if alphabet is not None else Alphabet()
-    first_id = alphabet.num_fixed
-    trainer = native("_trainer")
-    if trainer is None:
-        return reference.train_merges(
-            _symbols(pieces.items(), alphabet), num_merges, first_id, flags=alphabet.base_flags(),
-            merge_policy=merge_policy, min_frequency=min_frequency, progress=progress,
-        )
-    policy, flags = _checked(first_id, alphabet.base_flags(), merge_policy, min_frequency)
-    return trainer.train_merges_from_text(
-        pieces, num_merges, first_id, _atom_ids(alphabet), flags, policy, min_frequency, progress
+    return _train_text(
+        lambda trainer, *args: trainer.train_merges_from_text(pieces, *args),
+        lambda: pieces.items(), num_merges, alphabet, merge_policy, min_frequency, progress,
     )
 
 
@@ -129,24 +109,37 @@ def train_merges_utf8(
     >>> train_merges_utf8(b"aaab", array("q", [0, 3, 4]), array("q", [2, 7]), 1)
     [(97, 97, 4)]
     """
-    alphabet = alphabet if alphabet is not None else Alphabet()
-    trainer = native("_trainer")
-    if trainer is None:
-        view, offs = memoryview(data).cast("B"), memoryview(offsets).cast("B").cast("q")
-        cnts = memoryview(counts).cast("B").cast("q")
-        if len(offs) != len(cnts) + 1:
-            raise ValueError(f"{len(cnts)} counts need {len(cnts) + 1} offsets, got {len(offs)}")
-        texts = (bytes(view[offs[i]:offs[i + 1]]).decode("utf-8") for i in range(len(cnts)))
-        return reference.train_merges(
-            _symbols(zip(texts, cnts), alphabet), num_merges, alphabet.num_fixed, flags=alphabet.base_flags(),
-            merge_policy=merge_policy, min_frequency=min_frequency, progress=progress,
-        )
-    first_id = alphabet.num_fixed
-    policy, flags = _checked(first_id, alphabet.base_flags(), merge_policy, min_frequency)
-    return trainer.train_merges_utf8(
-        data, offsets, counts, num_merges, first_id, _atom_ids(alphabet), flags, policy,
+    return _train_text(
+        lambda trainer, *args: trainer.train_merges_utf8(data, offsets, counts, *args),
+        lambda: _utf8_pieces(data, offsets, counts), num_merges, alphabet, merge_policy,
         min_frequency, progress,
     )
+
+
+def _train_text(compiled, text_pieces, num_merges, alphabet, merge_policy, min_frequency,
+                progress) -> List[Merge]:
+    """What the text-form entry points share: ``compiled(trainer, ...)`` runs the C side;
+    without it, ``text_pieces()`` gives (piece, count) pairs for the reference."""
+    alphabet = alphabet if alphabet is not None else Alphabet()
+    first_id, flags = alphabet.num_fixed, alphabet.base_flags()
+    trainer = native("_trainer")
+    if trainer is None:
+        return reference.train_merges(
+            _symbols(text_pieces(), alphabet), num_merges, first_id, flags=flags,
+            merge_policy=merge_policy, min_frequency=min_frequency, progress=progress,
+        )
+    policy, flags = check_options(first_id, flags, merge_policy, min_frequency)
+    return compiled(trainer, num_merges, first_id, _atom_ids(alphabet), flags, policy,
+                    min_frequency, progress)
+
+
+def _utf8_pieces(data, offsets, counts):
+    """(piece, count) pairs of the flat form, for the pure-Python path."""
+    view, offs = memoryview(data).cast("B"), memoryview(offsets).cast("B").cast("q")
+    cnts = memoryview(counts).cast("B").cast("q")
+    if len(offs) != len(cnts) + 1:
+        raise ValueError(f"{len(cnts)} counts need {len(cnts) + 1} offsets, got {len(offs)}")
+    return ((bytes(view[offs[i]:offs[i + 1]]).decode("utf-8"), cnts[i]) for i in range(len(cnts)))
 
 
 def _symbols(pieces, alphabet: Alphabet) -> dict:

@@ -9,30 +9,16 @@ from __future__ import annotations
 import functools
 import os
 import signal
-import sysconfig
 import threading
 import time
 from array import array
-from pathlib import Path
 
 import pytest
 
 from functionalbpe import fast, reference
 from functionalbpe._native import native
-from functionalbpe.alphabet import (
-    BOUNDARY,
-    ENDS_WITH_BOUNDARY,
-    KIND_MASK,
-    OPERATOR,
-    POLICY_CODES,
-    SHIFT,
-    STARTS_WITH_BOUNDARY,
-    TEXT,
-    Alphabet,
-    Atom,
-    can_merge,
-    merged_flags,
-)
+from functionalbpe import alphabet as ab
+from functionalbpe.alphabet import POLICY_CODES, Alphabet, Atom
 from functionalbpe.errors import FunctionalBPEError
 
 from .conftest import read_corpus
@@ -67,9 +53,9 @@ def tiny_slices(monkeypatch):
 @needs_native
 def test_policy_constants_match_alphabet():
     assert trainer.FLAGS == {
-        "TEXT": TEXT, "OPERATOR": OPERATOR, "BOUNDARY": BOUNDARY, "SHIFT": SHIFT,
-        "KIND_MASK": KIND_MASK, "STARTS_WITH_BOUNDARY": STARTS_WITH_BOUNDARY,
-        "ENDS_WITH_BOUNDARY": ENDS_WITH_BOUNDARY,
+        "TEXT": ab.TEXT, "OPERATOR": ab.OPERATOR, "BOUNDARY": ab.BOUNDARY, "SHIFT": ab.SHIFT,
+        "KIND_MASK": ab.KIND_MASK, "STARTS_WITH_BOUNDARY": ab.STARTS_WITH_BOUNDARY,
+        "ENDS_WITH_BOUNDARY": ab.ENDS_WITH_BOUNDARY,
     }
     assert trainer.POLICY_CODES == POLICY_CODES
 
@@ -79,8 +65,8 @@ def test_policy_constants_match_alphabet():
 def test_policy_matches_alphabet_for_every_flag_combination(policy):
     for left in range(64):
         for right in range(64):
-            assert trainer.can_merge(policy, left, right) == can_merge(policy, left, right)
-            assert trainer.merged_flags(left, right) == merged_flags(left, right)
+            assert trainer.can_merge(policy, left, right) == ab.can_merge(policy, left, right)
+            assert trainer.merged_flags(left, right) == ab.merged_flags(left, right)
 
 
 # -- hypothesis: tiny alphabets, overlaps everywhere --------------------------------------
@@ -126,7 +112,7 @@ def test_equals_reference_with_atoms_and_random_flags(data, num_symbols, policy,
          min_frequency=min_frequency)
 
 
-ATOM_KINDS = (OPERATOR, BOUNDARY, SHIFT, TEXT)
+ATOM_KINDS = (ab.OPERATOR, ab.BOUNDARY, ab.SHIFT, ab.TEXT)
 
 
 @st.composite
@@ -373,20 +359,6 @@ def test_equals_reference_on_more_corpora(corpora, name):
     assert fast.train_merges_from_text(counts, 6000) == reference.train_merges(symbols, 6000, 256)
 
 
-def stdlib_documents():
-    """The .py files of the Python standard library (not site-packages), sorted by path."""
-    root = Path(sysconfig.get_paths()["stdlib"])
-    docs = []
-    for path in sorted(root.rglob("*.py")):
-        if "site-packages" in path.parts or "dist-packages" in path.parts:
-            continue
-        try:
-            docs.append(path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, OSError):
-            continue
-    return docs
-
-
 @needs_native
 @pytest.mark.slow
 def test_equals_rustbpe_on_the_standard_library_at_32768():
@@ -394,7 +366,10 @@ def test_equals_rustbpe_on_the_standard_library_at_32768():
     from functionalbpe.counting import count_pieces
     from functionalbpe.patterns import PATTERNS
 
-    docs = stdlib_documents()
+    from functionalbpe.cli import stdlib_sources
+    from functionalbpe.corpus import files
+
+    docs = list(files(*stdlib_sources(), errors="replace"))
     assert sum(map(len, docs)) > 10_000_000
     theirs = rustbpe.Tokenizer()
     theirs.train_from_iterator(iter(docs), vocab_size=32768, pattern=PATTERNS["gpt4"])
