@@ -251,8 +251,15 @@ size_t fbpe_utf8_error(const uint8_t *s, size_t n)
 #define SLAB_LARGEST ((size_t)2 << (SLAB_CLASSES - 1))
 #define SLAB_CHUNK ((size_t)1 << 20)
 
+/* A block too large for the slab: malloc'ed, with this in front, so that the slab can free
+ * every one of them at the end without a walk over the pair table. */
+typedef struct BigBlock {
+    struct BigBlock *prev, *next;
+} BigBlock;
+
 typedef struct {
     void *free_list[SLAB_CLASSES]; /* a freed block holds the next pointer */
+    BigBlock big;                  /* the large blocks, in a ring through this one */
     char *next;                    /* carve blocks from here ... */
     size_t left;                   /* ... while this many bytes are left in the chunk */
     void **chunks;
@@ -277,8 +284,20 @@ static inline int slab_class(size_t cap)
 
 static uint32_t *slab_alloc(Slab *s, size_t cap)
 {
-    if (cap > SLAB_LARGEST)
-        return (uint32_t *)xmalloc(cap * sizeof(uint32_t));
+    if (cap > SLAB_LARGEST) {
+        if (cap > (SIZE_MAX - sizeof(BigBlock)) / sizeof(uint32_t))
+            return NULL;
+        BigBlock *b = (BigBlock *)xmalloc(sizeof(BigBlock) + cap * sizeof(uint32_t));
+        if (!b)
+            return NULL;
+        if (!s->big.next)
+            s->big.next = s->big.prev = &s->big;
+        b->next = s->big.next;
+        b->prev = &s->big;
+        b->next->prev = b;
+        s->big.next = b;
+        return (uint32_t *)(b + 1);
+    }
     int k = slab_class(cap);
     void *p = s->free_list[k];
     if (p) {
@@ -307,7 +326,10 @@ static void slab_free(Slab *s, uint32_t *p, size_t cap)
     if (!p)
         return;
     if (cap > SLAB_LARGEST) {
-        xfree(p);
+        BigBlock *b = (BigBlock *)p - 1;
+        b->prev->next = b->next;
+        b->next->prev = b->prev;
+        xfree(b);
         return;
     }
     int k = slab_class(cap);
@@ -317,6 +339,13 @@ static void slab_free(Slab *s, uint32_t *p, size_t cap)
 
 static void slab_destroy(Slab *s)
 {
+    if (s->big.next) {
+        while (s->big.next != &s->big) {
+            BigBlock *b = s->big.next;
+            s->big.next = b->next;
+            xfree(b);
+        }
+    }
     for (size_t i = 0; i < s->n_chunks; i++)
         xfree(s->chunks[i]);
     xfree(s->chunks);
@@ -332,17 +361,21 @@ static inline uint64_t pair_key(uint32_t left, uint32_t right)
     return ((uint64_t)left << 32) | right;
 }
 
-/* 32 bytes: two slots to a cache line. */
+/* The table is two parallel arrays: the probed part, 16 bytes a slot (four to a cache line),
+ * and the where lists, touched only when a pair is merged or created. */
 typedef struct {
     uint64_t key;
     int64_t count;
-    uint32_t *where;  /* offsets of pieces that held the pair when it gained count */
-    uint32_t n_where; /* capacity: the next power of two, at least 2 */
-    uint32_t unused;
 } PairSlot;
 
 typedef struct {
+    uint32_t *items; /* offsets of pieces that held the pair when it gained count */
+    uint32_t n;      /* capacity: where_capacity(n) */
+} WhereList;
+
+typedef struct {
     PairSlot *slots;
+    WhereList *where;
     size_t cap, n_live;
     int shift; /* 64 - log2(cap) */
     Slab *lists; /* where the where lists live */
@@ -362,8 +395,14 @@ static int table_init(PairTable *t, size_t want)
         bits++;
     }
     t->slots = (PairSlot *)xmalloc(cap * sizeof(PairSlot));
-    if (!t->slots)
+    t->where = (WhereList *)xcalloc(cap, sizeof(WhereList));
+    if (!t->slots || !t->where) {
+        xfree(t->slots);
+        xfree(t->where);
+        t->slots = NULL;
+        t->where = NULL;
         return -1;
+    }
     for (size_t i = 0; i < cap; i++)
         t->slots[i].key = EMPTY_KEY;
     t->cap = cap;
@@ -376,12 +415,11 @@ static int table_init(PairTable *t, size_t want)
 static void table_free(PairTable *t)
 {
     if (!t->slots)
-        return;
-    for (size_t i = 0; i < t->cap; i++) /* the small lists go with the slab's chunks */
-        if (t->slots[i].key != EMPTY_KEY && where_capacity(t->slots[i].n_where) > SLAB_LARGEST)
-            xfree(t->slots[i].where);
+        return; /* the where lists go with the slab */
     xfree(t->slots);
+    xfree(t->where);
     t->slots = NULL;
+    t->where = NULL;
 }
 
 static ptrdiff_t table_find(const PairTable *t, uint64_t key)
@@ -409,40 +447,43 @@ static int table_double(PairTable *t)
         while (bigger.slots[j].key != EMPTY_KEY)
             j = (j + 1) & mask;
         bigger.slots[j] = t->slots[i];
+        bigger.where[j] = t->where[i];
     }
     bigger.n_live = t->n_live;
     bigger.lists = t->lists;
     xfree(t->slots);
+    xfree(t->where);
     *t = bigger;
     return 0;
 }
 
-/* The slot of `key`, made with count 0 if absent (then *created is set); NULL when out of
- * memory. The pointer is good until the next insertion or deletion. */
-static PairSlot *table_upsert(PairTable *t, uint64_t key, int *created)
+/* The slot of `key`, made with count 0 and no where list if absent (then *created is set);
+ * -1 when out of memory. The index is good until the next insertion or deletion. */
+static ptrdiff_t table_upsert(PairTable *t, uint64_t key, int *created)
 {
     size_t mask = t->cap - 1;
     size_t i = home_slot(t, key);
     for (;; i = (i + 1) & mask) {
         uint64_t k = t->slots[i].key;
         if (k == key)
-            return &t->slots[i];
+            return (ptrdiff_t)i;
         if (k == EMPTY_KEY)
             break;
     }
     if (2 * (t->n_live + 1) > t->cap) {
         if (table_double(t))
-            return NULL;
+            return -1;
         mask = t->cap - 1;
         for (i = home_slot(t, key); t->slots[i].key != EMPTY_KEY; i = (i + 1) & mask)
             ;
     }
-    PairSlot *s = &t->slots[i];
-    memset(s, 0, sizeof *s);
-    s->key = key;
+    t->slots[i].key = key;
+    t->slots[i].count = 0;
+    t->where[i].items = NULL;
+    t->where[i].n = 0;
     t->n_live++;
     *created = 1;
-    return s;
+    return (ptrdiff_t)i;
 }
 
 /* Free slot i and close the gap by shifting later entries of its probe run back, so that
@@ -450,7 +491,7 @@ static PairSlot *table_upsert(PairTable *t, uint64_t key, int *created)
 static void table_delete(PairTable *t, size_t i)
 {
     size_t mask = t->cap - 1;
-    slab_free(t->lists, t->slots[i].where, where_capacity(t->slots[i].n_where));
+    slab_free(t->lists, t->where[i].items, where_capacity(t->where[i].n));
     for (size_t j = i;;) {
         j = (j + 1) & mask;
         uint64_t k = t->slots[j].key;
@@ -461,19 +502,21 @@ static void table_delete(PairTable *t, size_t i)
         int in_between = (i <= j) ? (i < h && h <= j) : (i < h || h <= j);
         if (!in_between) {
             t->slots[i] = t->slots[j];
+            t->where[i] = t->where[j];
             i = j;
         }
     }
     t->slots[i].key = EMPTY_KEY;
-    t->slots[i].where = NULL;
+    t->where[i].items = NULL;
+    t->where[i].n = 0;
     t->n_live--;
 }
 
-static int where_add(Slab *slab, PairSlot *s, uint32_t piece)
+static int where_add(Slab *slab, WhereList *w, uint32_t piece)
 {
-    uint32_t n = s->n_where;
+    uint32_t n = w->n;
     /* a piece adds its pairs in one pass, so its repeats arrive one after another */
-    if (n && s->where[n - 1] == piece)
+    if (n && w->items[n - 1] == piece)
         return 0;
     if (n == 0 || (n >= 2 && (n & (n - 1)) == 0)) { /* full: capacity is a power of two */
         if (n > UINT32_MAX / 2)
@@ -482,13 +525,13 @@ static int where_add(Slab *slab, PairSlot *s, uint32_t piece)
         if (!q)
             return -1;
         if (n) {
-            memcpy(q, s->where, n * sizeof(uint32_t));
-            slab_free(slab, s->where, n);
+            memcpy(q, w->items, n * sizeof(uint32_t));
+            slab_free(slab, w->items, n);
         }
-        s->where = q;
+        w->items = q;
     }
-    s->where[n] = piece;
-    s->n_where = n + 1;
+    w->items[n] = piece;
+    w->n = n + 1;
     return 0;
 }
 
@@ -597,12 +640,13 @@ struct FbpeTrainer {
     int64_t min_frequency;
     PairTable pairs;
     Slab lists;
-    /* Candidates with a count of at least `floor` are in the heap; the others wait in the
-     * low list, unordered. The heap stays small, and most pairs (counted once or twice)
-     * never cost a heap operation at all. */
+    /* Candidates with a count of at least `floor` (a power of two) are in the heap; the
+     * others wait unordered in the bucket of their count's power of two. The heap stays
+     * small, most pairs (counted once or twice) never cost a heap operation, and lowering
+     * the floor reads only the bucket that moves into the heap. */
     PairHeap heap;
-    Candidate *low;
-    size_t n_low, cap_low;
+    Candidate *bucket[64];
+    size_t n_bucket[64], cap_bucket[64];
     int64_t floor;
     /* the changes of the current merge, per id (room for cap_ids ids) */
     size_t cap_ids;
@@ -691,41 +735,44 @@ static int pair_lose(FbpeTrainer *t, uint64_t key, int64_t amount)
     return 0;
 }
 
+static inline int log2_floor(int64_t count)
+{
+    int k = 0;
+    while (k < 62 && ((int64_t)2 << k) <= count)
+        k++;
+    return k;
+}
+
 static int add_candidate(FbpeTrainer *t, int64_t count, uint64_t key)
 {
     if (count >= t->floor)
         return heap_push(&t->heap, count, key) ? FBPE_ENOMEM : 0;
-    if (grow((void **)&t->low, &t->cap_low, t->n_low + 1, sizeof(Candidate)))
+    int k = log2_floor(count);
+    if (grow((void **)&t->bucket[k], &t->cap_bucket[k], t->n_bucket[k] + 1, sizeof(Candidate)))
         return FBPE_ENOMEM;
     Candidate c = {count, key};
-    t->low[t->n_low++] = c;
+    t->bucket[k][t->n_bucket[k]++] = c;
     return 0;
 }
 
-/* The heap ran dry: lower the floor to half the best waiting count and move the candidates
- * that reach it into the heap. Returns 1, or 0 when no candidate is left at min_frequency
- * or above, or an error. */
+/* The heap ran dry: lower the floor to the top of the highest waiting bucket and move that
+ * bucket into the heap. Returns 1, or 0 when no candidate is left at min_frequency or above,
+ * or an error. */
 static int lower_floor(FbpeTrainer *t)
 {
-    int64_t top = 0;
-    for (size_t i = 0; i < t->n_low; i++)
-        if (t->low[i].count > top)
-            top = t->low[i].count;
-    if (top < t->min_frequency)
-        return 0; /* every pair left occurs too rarely (or none is left) */
-    t->floor = top / 2 > 0 ? top / 2 : 1;
-    size_t kept = 0, moved = 0;
-    for (size_t i = 0; i < t->n_low; i++)
-        moved += t->low[i].count >= t->floor;
-    if (grow((void **)&t->heap.items, &t->heap.cap, t->heap.n + moved, sizeof(Candidate)))
+    int k = 63;
+    while (k >= 0 && t->n_bucket[k] == 0)
+        k--;
+    /* bucket k holds counts below 2**(k+1) */
+    if (k < 0 || (k < 62 && ((int64_t)2 << k) - 1 < t->min_frequency))
+        return 0;
+    size_t n = t->n_bucket[k];
+    if (grow((void **)&t->heap.items, &t->heap.cap, t->heap.n + n, sizeof(Candidate)))
         return FBPE_ENOMEM;
-    for (size_t i = 0; i < t->n_low; i++) {
-        if (t->low[i].count >= t->floor)
-            t->heap.items[t->heap.n++] = t->low[i];
-        else
-            t->low[kept++] = t->low[i];
-    }
-    t->n_low = kept;
+    memcpy(t->heap.items + t->heap.n, t->bucket[k], n * sizeof(Candidate));
+    t->heap.n += n;
+    t->n_bucket[k] = 0;
+    t->floor = (int64_t)1 << k;
     for (size_t i = t->heap.n / 4 + 1; i-- > 0;)
         if (i < t->heap.n)
             heap_sift_down(&t->heap, i);
@@ -736,12 +783,11 @@ void fbpe_trainer_free(FbpeTrainer *t)
 {
     if (!t)
         return;
-    for (size_t g = 0; g < t->n_gains; g++) /* only after an error mid-merge */
-        slab_free(&t->lists, t->gains[g].where, where_capacity(t->gains[g].n_where));
     table_free(&t->pairs);
-    slab_destroy(&t->lists);
+    slab_destroy(&t->lists); /* every where list, the half-built ones of an error too */
     xfree(t->heap.items);
-    xfree(t->low);
+    for (int k = 0; k < 64; k++)
+        xfree(t->bucket[k]);
     xfree(t->loss_x);
     xfree(t->loss_y);
     xfree(t->xs);
@@ -796,22 +842,22 @@ FbpeTrainer *fbpe_trainer_new(FbpeCorpus *corpus, uint32_t first_id, const uint3
             if (!mergeable(t, s[i], s[i + 1]))
                 continue;
             int created = 0;
-            PairSlot *slot = table_upsert(&t->pairs, pair_key(s[i], s[i + 1]), &created);
-            if (!slot || where_add(&t->lists, slot, (uint32_t)off))
+            ptrdiff_t k = table_upsert(&t->pairs, pair_key(s[i], s[i + 1]), &created);
+            if (k < 0 || where_add(&t->lists, &t->pairs.where[k], (uint32_t)off))
                 goto fail;
-            slot->count += count;
+            t->pairs.slots[k].count += count;
         }
         off += HEADER + n;
     }
-    /* Every pair starts in the low list; the first lower_floor fills the heap. */
+    /* Every pair starts in a bucket; the first lower_floor fills the heap. */
     t->floor = INT64_MAX;
-    if (grow((void **)&t->low, &t->cap_low, t->pairs.n_live, sizeof(Candidate)))
-        goto fail;
     for (size_t i = 0; i < t->pairs.cap; i++) {
-        const PairSlot *s = &t->pairs.slots[i];
-        if (s->key != EMPTY_KEY) {
-            Candidate c = {s->count, s->key};
-            t->low[t->n_low++] = c;
+        if (t->pairs.slots[i].key != EMPTY_KEY) {
+            int rc = add_candidate(t, t->pairs.slots[i].count, t->pairs.slots[i].key);
+            if (rc) {
+                *error = rc;
+                goto fail;
+            }
         }
     }
     *error = 0;
@@ -907,7 +953,7 @@ static int apply_changes(FbpeTrainer *t, uint32_t a, uint32_t b, uint32_t c)
         Gain *e = &t->gains[g];
         e->where = slab_alloc(&t->lists, where_capacity(e->n_where));
         if (!e->where)
-            return FBPE_ENOMEM; /* fbpe_trainer_free frees the lists made so far */
+            return FBPE_ENOMEM; /* the slab frees the lists made so far */
         e->last = 0; /* now: how many are filled in */
     }
     for (size_t k = 0; k < t->n_log; k++) {
@@ -923,14 +969,14 @@ static int apply_changes(FbpeTrainer *t, uint32_t a, uint32_t b, uint32_t c)
         else
             t->gain_y[right] = -1;
         int created = 0;
-        PairSlot *slot = table_upsert(&t->pairs, e->key, &created);
-        if (!slot)
+        ptrdiff_t i = table_upsert(&t->pairs, e->key, &created);
+        if (i < 0)
             return FBPE_ENOMEM;
         if (!created)
             return FBPE_EINTERNAL; /* a pair with c cannot exist before c */
-        slot->count = e->count;
-        slot->where = e->where;
-        slot->n_where = e->n_where;
+        t->pairs.slots[i].count = e->count;
+        t->pairs.where[i].items = e->where;
+        t->pairs.where[i].n = e->n_where;
         e->where = NULL;
         if ((rc = add_candidate(t, e->count, e->key)) != 0)
             return rc;
@@ -982,10 +1028,9 @@ static int merge_once(FbpeTrainer *t)
     t->flags[c] = fbpe_merged_flags(t->flags[a], t->flags[b]);
 
     /* Take the where list and drop the merged pair: the rewrite never looks it up again. */
-    PairSlot *s = &t->pairs.slots[slot];
-    uint32_t *where = s->where;
-    uint32_t n_where = s->n_where;
-    s->where = NULL;
+    uint32_t *where = t->pairs.where[slot].items;
+    uint32_t n_where = t->pairs.where[slot].n;
+    t->pairs.where[slot].items = NULL;
     table_delete(&t->pairs, (size_t)slot);
 
     int rc = 0;
