@@ -59,7 +59,6 @@ cdef extern from "lib/bpe_train.h":
     int fbpe_corpus_commit(FbpeCorpus *corpus, size_t n, int64_t count) nogil
     int fbpe_corpus_add_utf8(FbpeCorpus *corpus, const uint8_t *text, size_t n, int64_t count,
                              const int32_t *atom_ids) nogil
-    size_t fbpe_corpus_num_pieces(const FbpeCorpus *corpus) nogil
     size_t fbpe_utf8_error(const uint8_t *text, size_t n) nogil
     FbpeTrainer *fbpe_trainer_new(FbpeCorpus *corpus, uint32_t first_id, const uint32_t *flags,
                                   int policy, int64_t max_merges, int64_t min_frequency,

@@ -171,8 +171,6 @@ void fbpe_corpus_free(FbpeCorpus *c)
     xfree(c);
 }
 
-size_t fbpe_corpus_num_pieces(const FbpeCorpus *c) { return c->n_pieces; }
-
 uint32_t *fbpe_corpus_reserve(FbpeCorpus *c, size_t n)
 {
     if (n > SIZE_MAX / 2

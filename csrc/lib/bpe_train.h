@@ -36,7 +36,6 @@ int fbpe_corpus_commit(FbpeCorpus *corpus, size_t n, int64_t count);
  * id. atom_ids may be NULL (no atoms). */
 int fbpe_corpus_add_utf8(FbpeCorpus *corpus, const uint8_t *text, size_t n, int64_t count,
                          const int32_t *atom_ids);
-size_t fbpe_corpus_num_pieces(const FbpeCorpus *corpus);
 /* The offset of the first byte of text[0..n) that is not well-formed UTF-8, or n. */
 size_t fbpe_utf8_error(const uint8_t *text, size_t n);
 
