@@ -17,8 +17,9 @@ The UDHR, also parallel, adds Arabic, Persian, Hindi and Ukrainian, which the tr
 does not have; it gets a report of its own, since its texts are not the same size as the
 LibreOffice ones and token counts are comparable only within one parallel set.
 
-Options are in ``--help``. On two shared cores with the pure-Python trainer the defaults take
-a few minutes; the compiled trainer makes it much faster.
+Options are in ``--help``. On two shared cores the defaults take about 15 seconds with the
+compiled trainer and about ten minutes on the pure-Python path (the same figures: both
+trainers make the same merges).
 """
 from __future__ import annotations
 
