@@ -41,11 +41,11 @@ def extensions():
         )
         for path in sources
     ]
-    return cythonize(
-        modules,
-        compiler_directives={"language_level": 3},
-        quiet=True,
-    )
+    try:
+        return cythonize(modules, compiler_directives={"language_level": 3}, quiet=True)
+    except Exception as exc:  # a Cython compile error
+        _fail(f"cythonizing failed ({exc})")
+        return []
 
 
 class OptionalBuildExt(build_ext):

@@ -1,13 +1,44 @@
 """functionalbpe: byte-level BPE, trained and applied exactly, with lossless schemes.
 
     >>> import functionalbpe as fb
-    >>> fb.pretokenize("Hello world", "gpt4")
-    ['Hello', ' world']
+    >>> tok = fb.train(["the cat sat on the mat"] * 10, vocab_size=270, progress=False)
+    >>> tok.decode(tok.encode("the cat"))
+    'the cat'
 """
+from .corpus import Files, files
 from .counting import count_pieces
-from .errors import FunctionalBPEError
+from .errors import (
+    CorpusError,
+    DecodeError,
+    FunctionalBPEError,
+    PatternError,
+    SpecialTokenError,
+    TokenizerFileError,
+    VocabSizeError,
+)
 from .patterns import PATTERNS, pretokenize
+from .schemes import Scheme, make_scheme
+from .tokenizer import Tokenizer
+from .training import train
 
 __version__ = "0.1.0"
 
-__all__ = ["PATTERNS", "pretokenize", "count_pieces", "FunctionalBPEError", "__version__"]
+__all__ = [
+    "train",
+    "Tokenizer",
+    "files",
+    "Files",
+    "PATTERNS",
+    "pretokenize",
+    "count_pieces",
+    "Scheme",
+    "make_scheme",
+    "FunctionalBPEError",
+    "CorpusError",
+    "DecodeError",
+    "PatternError",
+    "SpecialTokenError",
+    "TokenizerFileError",
+    "VocabSizeError",
+    "__version__",
+]

@@ -29,3 +29,7 @@ class SpecialTokenError(FunctionalBPEError):
 
 class VocabSizeError(FunctionalBPEError):
     """A vocabulary size that cannot hold the fixed symbols."""
+
+
+class DecodeError(FunctionalBPEError):
+    """Token ids that are out of range or do not decode to valid UTF-8 (with errors='strict')."""

@@ -36,7 +36,7 @@ class Progress:
         self._draw = self._callback is None and (spec is True or (spec is None and tty))
         self._tty = tty
         self._start = time.perf_counter()
-        self._last = 0.0
+        self._last = self._start  # nothing is drawn for work shorter than one interval
         self._interval = 0.1 if tty else 2.0
 
     def update(self, done: int, info: str = "", force: bool = False) -> None:

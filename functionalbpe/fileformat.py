@@ -1,0 +1,145 @@
+"""The tokenizer file: one versioned UTF-8 JSON document, written atomically.
+
+Layout (``"format": "functionalbpe/1"``)::
+
+    {
+      "format": "functionalbpe/1",
+      "scheme": "plain", "scheme_options": {},
+      "pattern": {"name": "gpt4", "regex": "..."},
+      "merge_policy": "prefix",
+      "atoms": [[57344, "ARG 0"], ...],        code point and name, in id order from 256
+      "merges": [[104, 105], ...],             merge k has id 256 + len(atoms) + k
+      "merge_counts": [1234, ...] or null,     the pair's count when it was merged
+      "special_tokens": {"<|endoftext|>": 50000},
+      "vocab_size": 50001,
+      "checksum": "sha256:..."                 over the canonical JSON of everything else
+    }
+
+The file is written to a temporary file next to the target and renamed over it, so a
+reader never sees half a file. Loading checks everything and says what is wrong.
+
+Example::
+
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.json")
+    >>> write_payload(path, {"format": FORMAT, "merges": []}, check=False)
+    >>> read_payload(path, check=False)["format"]
+    'functionalbpe/1'
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from typing import Any, Dict
+
+from .errors import TokenizerFileError
+
+FORMAT = "functionalbpe/1"
+
+REQUIRED = {
+    "format": str,
+    "scheme": str,
+    "scheme_options": dict,
+    "pattern": dict,
+    "merge_policy": str,
+    "atoms": list,
+    "merges": list,
+    "special_tokens": dict,
+    "vocab_size": int,
+    "checksum": str,
+}
+
+
+def checksum(payload: Dict[str, Any]) -> str:
+    body = {k: v for k, v in payload.items() if k != "checksum"}
+    canonical = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def atomic_write_text(path: "os.PathLike[str] | str", text: str) -> None:
+    """Write ``text`` to ``path`` so that the file is either the old one or the new one."""
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write_payload(path: "os.PathLike[str] | str", payload: Dict[str, Any], check: bool = True) -> None:
+    payload = dict(payload)
+    if check:
+        payload["checksum"] = checksum(payload)
+    atomic_write_text(path, _format(payload))
+
+
+def _format(payload: Dict[str, Any]) -> str:
+    """JSON with one field per line and one merge (or atom) per line: diffable by eye."""
+    fields = []
+    for key, value in payload.items():
+        if isinstance(value, list) and value and isinstance(value[0], list):
+            rows = ",\n  ".join(json.dumps(v, ensure_ascii=False, separators=(",", ":")) for v in value)
+            text = "[\n  " + rows + "\n ]"
+        else:
+            text = json.dumps(value, ensure_ascii=False)
+        fields.append(f" {json.dumps(key)}: {text}")
+    return "{\n" + ",\n".join(fields) + "\n}\n"
+
+
+def read_payload(path: "os.PathLike[str] | str", check: bool = True) -> Dict[str, Any]:
+    name = os.fspath(path)
+    try:
+        with open(name, "rb") as fh:
+            raw = fh.read()
+    except FileNotFoundError:
+        raise TokenizerFileError(f"{name}: no such tokenizer file") from None
+    except OSError as exc:
+        raise TokenizerFileError(f"{name}: cannot read: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TokenizerFileError(
+            f"{name}: not a functionalbpe tokenizer file (invalid UTF-8 at byte offset {exc.start})"
+        ) from None
+    if not text.strip():
+        raise TokenizerFileError(f"{name}: the file is empty")
+    try:
+        payload = json.loads(text)
+    except json.JSONDecodeError as exc:
+        hint = " (the file looks truncated)" if exc.pos >= len(text.rstrip()) else ""
+        raise TokenizerFileError(
+            f"{name}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{hint}"
+        ) from None
+    if not isinstance(payload, dict) or "format" not in payload:
+        raise TokenizerFileError(f"{name}: not a functionalbpe tokenizer file (no \"format\" field)")
+    if payload["format"] != FORMAT:
+        raise TokenizerFileError(
+            f"{name}: format is {payload['format']!r} but this version of functionalbpe reads "
+            f"{FORMAT!r}; load it with the version that wrote it"
+        )
+    if not check:
+        return payload
+    for key, kind in REQUIRED.items():
+        if key not in payload:
+            raise TokenizerFileError(f"{name}: the field {key!r} is missing")
+        if not isinstance(payload[key], kind) or (kind is int and isinstance(payload[key], bool)):
+            raise TokenizerFileError(
+                f"{name}: the field {key!r} should be a {kind.__name__}, found {type(payload[key]).__name__}"
+            )
+    if payload["checksum"] != checksum(payload):
+        raise TokenizerFileError(
+            f"{name}: checksum mismatch: the file was changed or damaged after it was written; "
+            "retrain, or restore it from a copy"
+        )
+    return payload

@@ -1,0 +1,156 @@
+"""``train(...)``: from documents to a Tokenizer, in four stages.
+
+1. **count** — cut each document at special tokens, let the scheme cut (and transform) the
+   rest into pieces, count each distinct piece;
+2. **symbols** — turn each distinct piece into symbol ids (UTF-8 bytes, atoms as one id);
+3. **merge** — learn the merges (the reference trainer or the fast one: same table);
+4. **build** — wrap scheme, merges and special tokens into a :class:`Tokenizer`.
+
+Example::
+
+    >>> tok = train(["low lower lowest"] * 3, vocab_size=260, pattern="gpt2", progress=False)
+    >>> [tok.token_bytes(256 + k) for k in range(4)]
+    [b'lo', b'low', b' low', b' lowe']
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, Iterator, Optional, Sequence, Tuple, Union
+
+from . import reference
+from ._native import native
+from .alphabet import Alphabet, num_merges_for, policy_code
+from .errors import FunctionalBPEError
+from .patterns import split_special
+from .progress import Progress, ProgressSpec
+from .schemes import Scheme, make_scheme
+from .tokenizer import Tokenizer
+
+BACKENDS = ("auto", "fast", "reference")
+
+
+def train(
+    corpus: Union[str, Iterable[str]],
+    vocab_size: Optional[int] = 32768,
+    scheme: Union[str, Scheme] = "plain",
+    pattern: Optional[str] = None,
+    special_tokens: Sequence[str] = (),
+    min_frequency: int = 1,
+    merge_policy: str = "prefix",
+    backend: str = "auto",
+    progress: ProgressSpec = None,
+    threads: Optional[int] = None,
+    **scheme_options: Any,
+) -> Tokenizer:
+    """Train a byte-level BPE tokenizer.
+
+    ``corpus`` is one text, an iterable of documents, or :func:`functionalbpe.files`.
+    ``vocab_size`` counts everything: 256 bytes + the scheme's atoms + merges + special
+    tokens; ``None`` trains until no pair is left. ``pattern`` defaults to the scheme's own
+    (``gpt4`` for the plain scheme). Training stops early when no pair is left or the best
+    pair occurs fewer than ``min_frequency`` times, so the vocabulary may come out smaller.
+    """
+    if backend not in BACKENDS:
+        raise FunctionalBPEError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    policy_code(merge_policy)
+    if not isinstance(min_frequency, int) or min_frequency < 1:
+        raise FunctionalBPEError(f"min_frequency must be a positive integer, got {min_frequency!r}")
+    specials = _check_specials(special_tokens)
+    if isinstance(scheme, Scheme):
+        if pattern is not None or scheme_options:
+            raise FunctionalBPEError("give pattern and scheme options to the scheme object, not to train()")
+        the_scheme = scheme
+    else:
+        the_scheme = make_scheme(scheme, pattern, **scheme_options)
+    num_merges = num_merges_for(vocab_size, len(the_scheme.atoms), len(specials))
+    trainer = _trainer(backend)
+
+    counts = count_corpus(corpus, the_scheme, specials, threads=threads, progress=progress)
+    alphabet = Alphabet(the_scheme.atoms)
+    pieces = symbol_counts(counts, alphabet)
+    merges = trainer.train_merges(
+        pieces,
+        num_merges,
+        alphabet.first_merge,
+        flags=alphabet.base_flags(),
+        merge_policy=merge_policy,
+        min_frequency=min_frequency,
+        progress=progress,
+    )
+    return Tokenizer(
+        the_scheme,
+        [(a, b) for a, b, _ in merges],
+        specials,
+        merge_policy=merge_policy,
+        merge_counts=[c for _, _, c in merges],
+    )
+
+
+def count_corpus(
+    corpus: Union[str, Iterable[str]],
+    scheme: Scheme,
+    special_tokens: Sequence[str] = (),
+    *,
+    threads: Optional[int] = None,
+    progress: ProgressSpec = None,
+) -> Dict[str, int]:
+    """Stage 1: the scheme's text-form pieces of a corpus, counted."""
+    documents = [corpus] if isinstance(corpus, str) else corpus
+    segments = _ordinary_segments(documents, tuple(special_tokens), progress)
+    return scheme.count(segments, threads=threads)
+
+
+def symbol_counts(counts: Dict[str, int], alphabet: Alphabet) -> Dict[Tuple[int, ...], int]:
+    """Stage 2: text-form pieces to symbol-id tuples (distinct pieces stay distinct)."""
+    symbols = alphabet.symbols
+    return {symbols(piece): count for piece, count in counts.items()}
+
+
+def _ordinary_segments(documents: Iterable[str], specials: Tuple[str, ...], progress: ProgressSpec) -> Iterator[str]:
+    bar = Progress(progress, "reading", unit=" chars")
+    done = 0
+    for doc in documents:
+        if not isinstance(doc, str):
+            raise FunctionalBPEError(
+                f"a document must be a str, got {type(doc).__name__}; for files use functionalbpe.files(...)"
+            )
+        done += len(doc)
+        bar.update(done)
+        if specials:
+            for segment, is_special in split_special(doc, specials):
+                if not is_special:
+                    yield segment
+        elif doc:
+            yield doc
+    bar.close()
+
+
+def _check_specials(special_tokens: Sequence[str]) -> Tuple[str, ...]:
+    if isinstance(special_tokens, str):
+        special_tokens = (special_tokens,)
+    specials = tuple(special_tokens)
+    for s in specials:
+        if not isinstance(s, str) or not s:
+            raise FunctionalBPEError(f"a special token must be a non-empty str, got {s!r}")
+    if len(set(specials)) != len(specials):
+        raise FunctionalBPEError("special tokens must be distinct")
+    return specials
+
+
+def _trainer(backend: str) -> Any:
+    """The module whose ``train_merges`` runs stage 3."""
+    if backend == "reference":
+        return reference
+    fast = native("_trainer")
+    if fast is not None:
+        from . import fast as fast_trainer
+
+        return fast_trainer
+    if backend == "fast":
+        raise FunctionalBPEError(
+            "backend='fast' needs the compiled extension, which is not built here "
+            "(or FUNCTIONALBPE_PUREPYTHON=1 is set); reinstall with a C compiler or use backend='auto'"
+        )
+    return reference
+
+
+__all__ = ["train", "count_corpus", "symbol_counts", "BACKENDS"]
