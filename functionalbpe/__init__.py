@@ -16,6 +16,7 @@ from .errors import (
     TokenizerFileError,
     VocabSizeError,
 )
+from .functional import Functionalizer
 from .patterns import PATTERNS, pretokenize
 from .schemes import Scheme, make_scheme
 from .tokenizer import Tokenizer
@@ -26,6 +27,7 @@ __version__ = "0.1.0"
 __all__ = [
     "train",
     "Tokenizer",
+    "Functionalizer",
     "files",
     "Files",
     "PATTERNS",

@@ -41,7 +41,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 import regex
 
 from .alphabet import OPERATOR, Atom
-from .errors import FunctionalBPEError
+from .errors import DecodeError, FunctionalBPEError
 from .patterns import compile_pattern, iter_pieces
 from .schemes import Scheme
 
@@ -156,7 +156,7 @@ def _unescape(run: str) -> str:
 # --- reading instructions back ------------------------------------------------------------
 
 
-class FunctionalDecodeError(FunctionalBPEError):
+class FunctionalDecodeError(DecodeError):
     """A text form that no encoding produces (a stray argument, a position past the base)."""
 
 

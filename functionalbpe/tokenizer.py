@@ -223,7 +223,9 @@ class Tokenizer:
         for i, token in enumerate(ids + [-1]):
             if token == -1 or self.alphabet.is_special(token):
                 if i > start:
-                    parts.append(self.scheme.decode(self._text(ids[start:i], errors, start)))
+                    text_form = self._text(ids[start:i], errors, start)
+                    # A scheme refuses a text form no encoding writes, or marks it with U+FFFD.
+                    parts.append(self.scheme.decode(text_form, "strict" if errors == "strict" else "replace"))
                 if token != -1:
                     parts.append(self.alphabet.specials[token - self.alphabet.first_special])
                 start = i + 1
