@@ -121,6 +121,10 @@ _CHAR_RUN_RE = regex.compile(r"(.)\1{2,}", regex.DOTALL)
 # Characters that may have a plan (see char_plan): a filter, so that a long piece costs one
 # regex scan; the plan itself is decided by unicodedata. A test checks that it misses none.
 _CASE_OR_ACCENT_RE = regex.compile(r"[\p{Uppercase}\p{Decomposition_Type=Canonical}]")
+# Most pieces need no instruction at all; one scan says so (a repeat of a longer unit is
+# checked apart, with _period): a candidate character, a run of 3, or an input character
+# that must be escaped.
+_MAYBE_WORK_RE = regex.compile(r"[\p{Uppercase}\p{Decomposition_Type=Canonical}\ue000-\uefff]|(.)\1\1", regex.DOTALL)
 
 Instruction = Tuple[Any, ...]  # (operator, arg, ...)
 
@@ -129,8 +133,11 @@ def _arg(n: int) -> str:
     return chr(ARG0 + n)
 
 
+_ARGS = [chr(ARG0 + n) for n in range(MAX_ARG + 1)]
+
+
 def _write(instructions: Sequence[Instruction]) -> List[str]:
-    return [ins[0] + "".join(_arg(n) for n in ins[1:]) for ins in instructions]
+    return [ins[0] + "".join([_ARGS[n] for n in ins[1:]]) for ins in instructions]
 
 
 def escape(text: str) -> str:
@@ -495,6 +502,8 @@ class Functionalizer(Scheme):
         >>> Functionalizer().describe("Hello") == ("\\ue100\\ue000", "hello")
         True
         """
+        if _MAYBE_WORK_RE.search(piece) is None and (len(piece) < 6 or _period(piece) == len(piece)):
+            return (piece,)
         repeats, base = describe_repeats(piece) if self.repeat else ([], piece)
         tries: List[Tuple[List[Instruction], str]] = []
         if self.case or self.diacritics:
