@@ -9,13 +9,15 @@ every 10th paragraph held out):
   too). This is the paper's "vocabulary slots needed to cover the corpus fully".
 * **tokens per byte at a fixed vocabulary** (``--vocab``, the same total number of ids for
   every scheme, so the functional schemes pay for their 273 atoms): on the held-out part.
-* **training time** (``--time``): ``fb.train`` end to end on the standard-library corpus,
-  plain vs functional, best of ``--repeat`` runs, alternating.
+* **training time** (``--time``): ``fb.train`` end to end, plain vs functional, best of
+  ``--repeat`` runs, alternating, on this Python's standard library (what ``functionalbpe
+  demo`` trains on) or ``--time-corpus code/python.txt``.
 
 All three schemes use the paper's own split (``pattern="functionalizer"``), so the
 difference is the transform alone (the paper's "split-only" baseline). Run::
 
     python benchmarks/functional_vocab.py --mb 1 --vocab 8192 --time
+    python benchmarks/functional_vocab.py --files --time --time-corpus code/python.txt
 """
 from __future__ import annotations
 
@@ -81,17 +83,23 @@ def pct(new: float, old: float) -> str:
     return f"{100 * (new - old) / old:+.1f}%"
 
 
-def time_training(path: Path, vocab: int, repeat: int) -> str:
-    docs = path.read_text(encoding="utf-8").split("\n\n")
+def stdlib_documents():
+    """The .py files of this Python's standard library, as ``functionalbpe demo`` reads them."""
+    from functionalbpe.cli import stdlib_sources
+
+    return [Path(p).read_bytes().decode("utf-8", "replace") for p in stdlib_sources()], "this Python's standard library"
+
+
+def time_training(docs, label: str, vocab: int, repeat: int) -> str:
     best = {name: float("inf") for name in ("plain", "functional")}
     for _ in range(repeat):
         for name in best:
             start = time.perf_counter()
             fb.train(docs, vocab_size=vocab, scheme=name, pattern="functionalizer", progress=False)
             best[name] = min(best[name], time.perf_counter() - start)
-    size = sum(map(len, docs)) / 1e6
+    size = sum(len(d.encode("utf-8")) for d in docs) / 1e6
     return (
-        f"Training time on {path.name} ({size:.1f} M characters, vocab {vocab}, best of {repeat}): "
+        f"Training time on {label} ({size:.1f} MB, vocab {vocab}, best of {repeat}): "
         f"plain {best['plain']:.2f}s, functional {best['functional']:.2f}s, "
         f"ratio {best['functional'] / best['plain']:.2f}x"
     )
@@ -103,7 +111,8 @@ def main() -> int:
     ap.add_argument("--files", nargs="*", default=CORPORA)
     ap.add_argument("--mb", type=float, default=1.0, help="characters per corpus, in millions")
     ap.add_argument("--vocab", type=int, default=8192, help="total ids for the tokens-per-byte column")
-    ap.add_argument("--time", action="store_true", help="also time training on code/python.txt")
+    ap.add_argument("--time", action="store_true", help="also time training, plain vs functional")
+    ap.add_argument("--time-corpus", default="stdlib", help="'stdlib' (this Python's, as the demo reads it) or a corpus file")
     ap.add_argument("--time-vocab", type=int, default=32768)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
@@ -127,7 +136,11 @@ def main() -> int:
             )
     print(f"\n{PAPER}")
     if args.time:
-        print("\n" + time_training(args.corpora / "code/python.txt", args.time_vocab, args.repeat))
+        if args.time_corpus == "stdlib":
+            docs, label = stdlib_documents()
+        else:
+            docs, label = (args.corpora / args.time_corpus).read_text(encoding="utf-8").split("\n\n"), args.time_corpus
+        print("\n" + time_training(docs, label, args.time_vocab, args.repeat))
     return 0
 
 

@@ -31,11 +31,12 @@ test helper: it is what makes ``decode(encode(x)) == x`` hold for every input (w
 """
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections import Counter
 from functools import lru_cache
-from itertools import chain, compress, islice
-from operator import eq
+from itertools import chain, compress, islice, repeat
+from operator import add, and_, eq, gt, is_, mul, not_
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import regex
@@ -109,21 +110,25 @@ NORMAL_FORMS = ("NFC", "NFD", "NFKC", "NFKD")
 _ARG = "[\ue000-\ue0ff]"
 _INSTRUCTION = f"(?:[\ue100-\ue10d]{_ARG}|\ue200{_ARG}{{2}}|\ue201{_ARG}{{3}})"
 _LITERAL = f"\ue2ff[\ue000-\ue00f]{_ARG}"  # hi 0..15: U+E000 + 256*hi + lo stays in U+E000..U+EFFF
-_LITERAL_RE = regex.compile(_LITERAL)
-_RESERVED_RE = regex.compile("[\ue000-\uefff]")  # code points that are atoms in a text form
+# Classes of plain code points are matched with `re`, which is several times faster than
+# `regex` on short strings; only the Unicode properties need `regex`.
+_LITERAL_RE = re.compile(_LITERAL)
+_RESERVED_RE = re.compile("[\ue000-\uefff]")  # code points that are atoms in a text form
 # One match per unit of a text form: a group (instructions and the base run after them), a
 # LITERAL outside a group, or an atom that belongs to nothing (never written by the encoder).
-_DECODE_RE = regex.compile(
-    f"(?P<prefix>{_INSTRUCTION}+)(?P<base>(?:[^\ue000-\uefff]|{_LITERAL})*)|(?P<literal>{_LITERAL})|(?P<stray>[\ue000-\uefff])"
+_DECODE_RE = re.compile(
+    f"({_INSTRUCTION}+)((?:[^\ue000-\uefff]|{_LITERAL})*)|({_LITERAL})|[\ue000-\uefff]"
 )
-_SHOW_RE = regex.compile(f"{_INSTRUCTION}|{_LITERAL}|[\ue100-\uefff]{_ARG}*|{_ARG}")
-_CHAR_RUN_RE = regex.compile(r"(.)\1{2,}", regex.DOTALL)
+_GROUP_RE = re.compile(f"({_INSTRUCTION}+)((?:[^\ue000-\uefff]|{_LITERAL})*)")
+_SHOW_RE = re.compile(f"{_INSTRUCTION}|{_LITERAL}|[\ue100-\uefff]{_ARG}*|{_ARG}")
+_CHAR_RUN_RE = re.compile(r"(.)\1{2,}", re.DOTALL)
+_RUN3_RE = re.compile(r"(.)\1\1", re.DOTALL)  # whether there is a run, not where it ends
+_ASCII_UPPER_RE = re.compile("[A-Z]")
 # Characters that may have a plan (see char_plan): a filter, so that a long piece costs one
 # regex scan; the plan itself is decided by unicodedata. A test checks that it misses none.
 _CASE_OR_ACCENT_RE = regex.compile(r"[\p{Uppercase}\p{Decomposition_Type=Canonical}]")
-# Most pieces need no instruction at all; one scan says so (a repeat of a longer unit is
-# checked apart, with _period): a candidate character, a run of 3, or an input character
-# that must be escaped.
+# A non-ASCII piece that this does not match, and that is no repetition of a unit, needs no
+# instruction: no candidate character, no run of 3, nothing to escape.
 _MAYBE_WORK_RE = regex.compile(r"[\p{Uppercase}\p{Decomposition_Type=Canonical}\ue000-\uefff]|(.)\1\1", regex.DOTALL)
 
 Instruction = Tuple[Any, ...]  # (operator, arg, ...)
@@ -134,6 +139,19 @@ def _arg(n: int) -> str:
 
 
 _ARGS = [chr(ARG0 + n) for n in range(MAX_ARG + 1)]
+# An ASCII piece's capitals as a string: "A" for a capital, "a" for anything else.
+_CASE_SHAPE = str.maketrans({chr(c): "A" if "A" <= chr(c) <= "Z" else "a" for c in range(128)})
+_capitals_by_shape: Dict[str, Tuple[str, ...]] = {}
+
+
+def _capitals_of_shape(shape: str) -> Tuple[str, ...]:
+    """CAPITALIZE(pos) for each "A" of a case shape (see _CASE_SHAPE), written once per shape."""
+    capitals = _capitals_by_shape.get(shape)
+    if capitals is None:
+        if len(_capitals_by_shape) >= 1 << 16:
+            _capitals_by_shape.clear()
+        capitals = _capitals_by_shape[shape] = tuple(CAPITALIZE + _ARGS[pos] for pos, c in enumerate(shape) if c == "A")
+    return capitals
 
 
 def _write(instructions: Sequence[Instruction]) -> List[str]:
@@ -235,37 +253,61 @@ def decode_text_form(text: str, errors: str = "strict") -> str:
         raise FunctionalBPEError(f"errors must be 'strict' or 'replace', got {errors!r}")
     if _RESERVED_RE.search(text) is None:
         return text
-    strict = errors == "strict"
-    cache = _group_cache
+    return _decode(text, errors == "strict")
 
-    def unit(m: "regex.Match[str]") -> str:
-        prefix = m.group("prefix")
+
+def _decode_or_none(text: str) -> Optional[str]:
+    """The strict decoding of a text form, or None where it has none (the encoder's check)."""
+    try:
+        return _decode(text, True)
+    except FunctionalDecodeError:
+        return None
+
+
+def _decode(text: str, strict: bool) -> str:
+    # The text form of one piece with instructions is one group; the encoder's check decodes
+    # tens of thousands of those, so they skip the general loop.
+    m = _GROUP_RE.fullmatch(text)
+    if m is not None:
+        return _decode_group(m.group(1), m.group(2), strict, 0)
+
+    def unit(m: "re.Match[str]") -> str:
+        prefix, base, literal = m.groups()
         if prefix is not None:
-            base = _unescape(m.group("base"))
-            instructions, cut = _parse_prefix(prefix)
-            key = (prefix, base[:cut])
-            head = cache.get(key)
-            if head is None:
-                try:
-                    head = apply_instructions(instructions, key[1])
-                except FunctionalDecodeError as exc:
-                    if strict:
-                        raise FunctionalDecodeError(f"at offset {m.start()} of the text form: {exc}") from None
-                    return "\ufffd" + base
-                if len(cache) >= 1 << 16:
-                    cache.clear()
-                cache[key] = head
-            return head + base[cut:]
-        if m.group("literal") is not None:
+            return _decode_group(prefix, base, strict, m.start())
+        if literal is not None:
             return _literal_char(m)
         if strict:
             raise FunctionalDecodeError(
                 f"at offset {m.start()} of the text form: U+{ord(m.group()):04X} starts no complete "
-                "instruction or LITERAL, so no Functionalizer encoding contains it"
+                "instruction or LITERAL, so no Functionalizer encoding contains it; "
+                "decode with errors='replace' to get U+FFFD"
             )
         return "\ufffd"
 
     return _DECODE_RE.sub(unit, text)
+
+
+def _decode_group(prefix: str, base: str, strict: bool, offset: int) -> str:
+    """One group: its instructions applied to its base run (LITERALs still escaped)."""
+    if LITERAL in base:
+        base = _unescape(base)
+    instructions, cut = _parse_prefix(prefix)
+    key = (prefix, base[:cut])
+    head = _group_cache.get(key)
+    if head is None:
+        try:
+            head = apply_instructions(instructions, key[1])
+        except FunctionalDecodeError as exc:
+            if strict:
+                raise FunctionalDecodeError(
+                    f"at offset {offset} of the text form: {exc}; decode with errors='replace' to get U+FFFD"
+                ) from None
+            return "\ufffd" + base
+        if len(_group_cache) >= 1 << 16:
+            _group_cache.clear()
+        _group_cache[key] = head
+    return head + base[cut:]
 
 
 # --- describing one piece ----------------------------------------------------------------
@@ -277,6 +319,15 @@ def _period(s: str) -> int:
         return 0
     p = (s + s).find(s, 1)
     return p if len(s) % p == 0 else len(s)
+
+
+def _repeats_whole(period: int, length: int) -> bool:
+    """Does a piece of ``length`` with shortest period ``period`` get the whole-piece rule?
+
+    ``period`` is ``(s + s).find(s, 1)``: it is below ``len(s)`` exactly when ``s`` is a
+    power of a shorter string, and then it is the length of the shortest one.
+    """
+    return 3 * period <= length and period <= MAX_ARG
 
 
 def _describe_run(unit: str, count: int, pos: int, instructions: List[Instruction], parts: List[str]) -> int:
@@ -502,7 +553,13 @@ class Functionalizer(Scheme):
         >>> Functionalizer().describe("Hello") == ("\\ue100\\ue000", "hello")
         True
         """
-        if _MAYBE_WORK_RE.search(piece) is None and (len(piece) < 6 or _period(piece) == len(piece)):
+        n = len(piece)
+        if piece.isascii():
+            if not self.repeat or (not _repeats_whole((piece + piece).find(piece, 1), n) and _RUN3_RE.search(piece) is None):
+                # The common case: at most capitals to describe, since ASCII has no accents and
+                # no private use.
+                return self._ascii_capitals(piece) if self.case else (piece,)
+        elif not _repeats_whole((piece + piece).find(piece, 1), n) and _MAYBE_WORK_RE.search(piece) is None:
             return (piece,)
         repeats, base = describe_repeats(piece) if self.repeat else ([], piece)
         tries: List[Tuple[List[Instruction], str]] = []
@@ -512,18 +569,34 @@ class Functionalizer(Scheme):
                 tries.append((repeats + _char_instructions(plans), chars))
         if repeats:
             tries.append((repeats, base))
+        return self._checked(piece, tries)
+
+    def _ascii_capitals(self, piece: str) -> Tuple[str, ...]:
+        """An ASCII piece with no repetition to describe: CAPITALIZE per capital."""
+        head = piece[: MAX_ARG + 1]
+        lowered = head.lower()
+        if lowered == head:
+            return (piece,)
+        # The instructions depend only on where the capitals are: "Hello" and "World" share
+        # the shape "A", so they are written once per shape.
+        capitals = _capitals_of_shape(head.translate(_CASE_SHAPE).rstrip("a"))
+        return self._checked_form(piece, capitals, lowered + piece[MAX_ARG + 1 :]) or (piece,)
+
+    def _checked(self, piece: str, tries: List[Tuple[List[Instruction], str]]) -> Tuple[str, ...]:
+        """The first description that decodes back to ``piece``; else the piece as it is."""
         for instructions, text in tries:
-            form = _write(instructions)
-            escaped = escape(text)
-            try:
-                exact = decode_text_form("".join(form) + escaped) == piece
-            except FunctionalDecodeError:
-                exact = False
-            if exact:
-                if self.split_operators:
-                    return (*form, escaped)
-                return ("".join(form) + escaped,)
+            form = self._checked_form(piece, _write(instructions), escape(text))
+            if form is not None:
+                return form
         return (escape(piece),)
+
+    def _checked_form(self, piece: str, instructions: Sequence[str], base: str) -> Optional[Tuple[str, ...]]:
+        """The text-form pieces of ``instructions + base`` if they decode to ``piece``, else
+        None: the self-check of every description."""
+        text = "".join(instructions) + base
+        if _decode_or_none(text) != piece:
+            return None
+        return (*instructions, base) if self.split_operators else (text,)
 
     def _plan_chars(self, base: str) -> Tuple[List[Tuple[int, bool, Tuple[str, ...]]], str]:
         head = base[: MAX_ARG + 1]
@@ -588,13 +661,65 @@ class Functionalizer(Scheme):
         return self.describe_counts(raw)
 
     def describe_counts(self, raw: Dict[str, int]) -> Dict[str, int]:
-        """Give each raw piece's count to its text-form pieces."""
-        out: Dict[str, int] = {}
+        """Give each raw piece's count to its text-form pieces.
+
+        Most distinct pieces need no instruction, and most others only capitals. They are
+        sorted out in bulk, with string methods mapped over all pieces at C speed (ASCII?
+        capitals? a run of 3? a repetition of a unit?); what needs nothing is copied as it
+        is, and only the rest is described one by one.
+        """
+        pieces = list(raw)
+        # Per piece, at C speed: ASCII (so no accent, nothing to escape)? a run of 3? a
+        # repetition of its shortest period p (3p <= length)? any capital?
+        simple = list(map(str.isascii, pieces))
+        if self.repeat:
+            no_run = map(is_, map(_RUN3_RE.search, pieces), repeat(None))
+            periods = map(str.find, map(add, pieces, pieces), pieces, repeat(1))
+            not_whole = map(gt, map(mul, periods, repeat(3)), map(len, pieces))
+            simple = list(map(and_, simple, map(and_, no_run, not_whole)))
+        uncased = list(map(eq, map(str.lower, pieces), pieces)) if self.case else [True] * len(pieces)
+        capitalized = list(compress(pieces, map(gt, simple, uncased)))
+        others = list(compress(pieces, map(not_, simple)))
+        # What needs nothing keeps its count under its own name: start from a copy of all
+        # the counts and take the others out before their forms are added.
+        out = dict(raw)
+        for group in (capitalized, others):
+            for _ in map(out.pop, group):
+                pass
+        self._count_capitalized(capitalized, raw, out)
         get = out.get
-        for piece, count in raw.items():
+        for piece in others:
+            count = raw[piece]
             for form in self.describe(piece):
                 out[form] = get(form, 0) + count
         return out
+
+    def _count_capitalized(self, pieces: List[str], raw: Dict[str, int], out: Dict[str, int]) -> None:
+        """:meth:`_ascii_capitals` for many pieces at once, each still checked by decoding."""
+        long = [p for p in pieces if len(p) > MAX_ARG + 1]  # past position 255: one by one
+        if long:
+            pieces = [p for p in pieces if len(p) <= MAX_ARG + 1]
+        lowered = list(map(str.lower, pieces))
+        shapes = map(str.rstrip, map(str.translate, pieces, repeat(_CASE_SHAPE)), repeat("a"))
+        capitals = list(map(_capitals_of_shape, shapes))
+        texts = list(map(add, map("".join, capitals), lowered))
+        exact = map(eq, map(_decode_or_none, texts), pieces)
+        get = out.get
+        split = self.split_operators
+        for piece, instructions, base, text, ok in zip(pieces, capitals, lowered, texts, exact):
+            count = raw[piece]
+            if not ok:
+                out[piece] = get(piece, 0) + count
+            elif split:
+                for form in instructions:
+                    out[form] = get(form, 0) + count
+                out[base] = get(base, 0) + count
+            else:
+                out[text] = get(text, 0) + count
+        for piece in long:
+            count = raw[piece]
+            for form in self._ascii_capitals(piece):
+                out[form] = get(form, 0) + count
 
     # -- pieces → text --------------------------------------------------------------------
 

@@ -144,7 +144,7 @@ def _fast():
 def test_fast_equals_reference_on_real_text(policy, split):
     fast = _fast()
     scheme = Functionalizer(split_operators=split)
-    pieces = pieces_of(scheme, stdlib_text(150_000) + MIXED)
+    pieces = pieces_of(scheme, stdlib_text(100_000) + MIXED)
     first = 256 + len(ATOMS)
     flags = Alphabet(ATOMS).base_flags()
     expected = reference.train_merges(pieces, None, first, flags=flags, merge_policy=policy)
@@ -210,10 +210,10 @@ def test_cli_trains_and_round_trips(tmp_path, capsys):
 
 
 def test_trained_on_real_corpora_round_trips(corpora):
-    for name in ("code/python.txt", "nl/de.txt", "nl/vi.txt", "nl/ru.txt", "nl/ja.txt"):
+    for name in ("code/python.txt", "nl/de.txt", "nl/vi.txt"):
         path = corpora / name
         if not path.exists():
             continue
-        text = read_corpus(path, 40_000)
+        text = read_corpus(path, 25_000)
         tok = fb.train(text, vocab_size=256 + len(ATOMS) + 300, scheme="functional", progress=False)
         assert tok.decode(tok.encode(text)) == text, name
