@@ -17,6 +17,7 @@ from .errors import (
     VocabSizeError,
 )
 from .functional import Functionalizer
+from .markers import BoundaryMarkers
 from .patterns import PATTERNS, pretokenize
 from .schemes import Scheme, make_scheme
 from .tokenizer import Tokenizer
@@ -35,6 +36,7 @@ __all__ = [
     "count_pieces",
     "Scheme",
     "make_scheme",
+    "BoundaryMarkers",
     "FunctionalBPEError",
     "CorpusError",
     "DecodeError",
