@@ -116,10 +116,10 @@ _LITERAL_RE = re.compile(_LITERAL)
 _RESERVED_RE = re.compile("[\ue000-\uefff]")  # code points that are atoms in a text form
 # One match per unit of a text form: a group (instructions and the base run after them), a
 # LITERAL outside a group, or an atom that belongs to nothing (never written by the encoder).
-_DECODE_RE = re.compile(
-    f"({_INSTRUCTION}+)((?:[^\ue000-\uefff]|{_LITERAL})*)|({_LITERAL})|[\ue000-\uefff]"
-)
-_GROUP_RE = re.compile(f"({_INSTRUCTION}+)((?:[^\ue000-\uefff]|{_LITERAL})*)")
+# A base run, written so that a long run of plain characters is one fast class loop.
+_BASE = f"[^\ue000-\uefff]*(?:{_LITERAL}[^\ue000-\uefff]*)*"
+_DECODE_RE = re.compile(f"({_INSTRUCTION}+)({_BASE})|({_LITERAL})|[\ue000-\uefff]")
+_GROUP_RE = re.compile(f"({_INSTRUCTION}+)({_BASE})")
 _SHOW_RE = re.compile(f"{_INSTRUCTION}|{_LITERAL}|[\ue100-\uefff]{_ARG}*|{_ARG}")
 _CHAR_RUN_RE = re.compile(r"(.)\1{2,}", re.DOTALL)
 _RUN3_RE = re.compile(r"(.)\1\1", re.DOTALL)  # whether there is a run, not where it ends
@@ -132,10 +132,6 @@ _CASE_OR_ACCENT_RE = regex.compile(r"[\p{Uppercase}\p{Decomposition_Type=Canonic
 _MAYBE_WORK_RE = regex.compile(r"[\p{Uppercase}\p{Decomposition_Type=Canonical}\ue000-\uefff]|(.)\1\1", regex.DOTALL)
 
 Instruction = Tuple[Any, ...]  # (operator, arg, ...)
-
-
-def _arg(n: int) -> str:
-    return chr(ARG0 + n)
 
 
 _ARGS = [chr(ARG0 + n) for n in range(MAX_ARG + 1)]
@@ -166,10 +162,10 @@ def escape(text: str) -> str:
     """
     if _RESERVED_RE.search(text) is None:
         return text
-    return _RESERVED_RE.sub(lambda m: LITERAL + _arg((ord(m.group()) - ARG0) >> 8) + _arg(ord(m.group()) & 0xFF), text)
+    return _RESERVED_RE.sub(lambda m: LITERAL + _ARGS[(ord(m.group()) - ARG0) >> 8] + _ARGS[ord(m.group()) & 0xFF], text)
 
 
-def _literal_char(m: "regex.Match[str]") -> str:
+def _literal_char(m: "re.Match[str]") -> str:
     literal = m.group()
     return chr(ARG0 + ((ord(literal[1]) - ARG0) << 8) + ord(literal[2]) - ARG0)
 
@@ -244,51 +240,64 @@ def decode_text_form(text: str, errors: str = "strict") -> str:
 
     ``errors="strict"`` raises :class:`FunctionalDecodeError` on a text form that no encoder
     writes (an argument with no operator, a reserved code point, a position past its base);
-    ``"replace"`` writes U+FFFD for each such atom or instruction group instead.
+    ``"replace"`` writes U+FFFD for each such atom or instruction group instead, and
+    ``"ignore"`` drops it (for ids a model generated).
 
     >>> decode_text_form("\\ue102\\ue001\\ue100\\ue000hello")
     'Héllo'
     """
-    if errors not in ("strict", "replace"):
-        raise FunctionalBPEError(f"errors must be 'strict' or 'replace', got {errors!r}")
+    if errors not in _BAD_PART:
+        raise FunctionalBPEError(f"errors must be 'strict', 'replace' or 'ignore', got {errors!r}")
     if _RESERVED_RE.search(text) is None:
         return text
-    return _decode(text, errors == "strict")
+    return _decode(text, errors)
+
+
+# What stands in for an atom or group that no encoder writes (strict: nothing, it raises).
+_BAD_PART = {"strict": "", "replace": "\ufffd", "ignore": ""}
 
 
 def _decode_or_none(text: str) -> Optional[str]:
     """The strict decoding of a text form, or None where it has none (the encoder's check)."""
     try:
-        return _decode(text, True)
+        return _decode(text, "strict")
     except FunctionalDecodeError:
         return None
 
 
-def _decode(text: str, strict: bool) -> str:
+def _group_or_none(prefix: str, base: str) -> Optional[str]:
+    """:func:`_decode_or_none` of ``prefix + base`` when that is known to be one group."""
+    try:
+        return _decode_group(prefix, base, "strict", 0)
+    except FunctionalDecodeError:
+        return None
+
+
+def _decode(text: str, errors: str) -> str:
     # The text form of one piece with instructions is one group; the encoder's check decodes
     # tens of thousands of those, so they skip the general loop.
     m = _GROUP_RE.fullmatch(text)
     if m is not None:
-        return _decode_group(m.group(1), m.group(2), strict, 0)
+        return _decode_group(m.group(1), m.group(2), errors, 0)
 
     def unit(m: "re.Match[str]") -> str:
         prefix, base, literal = m.groups()
         if prefix is not None:
-            return _decode_group(prefix, base, strict, m.start())
+            return _decode_group(prefix, base, errors, m.start())
         if literal is not None:
             return _literal_char(m)
-        if strict:
+        if errors == "strict":
             raise FunctionalDecodeError(
                 f"at offset {m.start()} of the text form: U+{ord(m.group()):04X} starts no complete "
                 "instruction or LITERAL, so no Functionalizer encoding contains it; "
                 "decode with errors='replace' to get U+FFFD"
             )
-        return "\ufffd"
+        return _BAD_PART[errors]
 
     return _DECODE_RE.sub(unit, text)
 
 
-def _decode_group(prefix: str, base: str, strict: bool, offset: int) -> str:
+def _decode_group(prefix: str, base: str, errors: str, offset: int) -> str:
     """One group: its instructions applied to its base run (LITERALs still escaped)."""
     if LITERAL in base:
         base = _unescape(base)
@@ -299,11 +308,11 @@ def _decode_group(prefix: str, base: str, strict: bool, offset: int) -> str:
         try:
             head = apply_instructions(instructions, key[1])
         except FunctionalDecodeError as exc:
-            if strict:
+            if errors == "strict":
                 raise FunctionalDecodeError(
                     f"at offset {offset} of the text form: {exc}; decode with errors='replace' to get U+FFFD"
                 ) from None
-            return "\ufffd" + base
+            return _BAD_PART[errors] + base
         if len(_group_cache) >= 1 << 16:
             _group_cache.clear()
         _group_cache[key] = head
@@ -363,7 +372,7 @@ def describe_repeats(piece: str) -> Tuple[List[Instruction], str]:
     instructions: List[Instruction] = []
     parts: List[str] = []
     period = _period(piece)
-    if 1 < period <= MAX_ARG and len(piece) >= 3 * period:
+    if period <= MAX_ARG and len(piece) >= 3 * period:  # u * k, including one character k times
         _describe_run(piece[:period], len(piece) // period, 0, instructions, parts)
         return instructions, "".join(parts)
     pos, last = 0, 0
@@ -521,7 +530,12 @@ class Functionalizer(Scheme):
 
         The joined piece is then described like any piece; for ``u * k`` with ``u`` of at
         most 255 characters that gives exactly the paper's REPEAT(0, k) or
-        MULTIREPEAT(0, len(u), k) in front of ``u``. Longer ``u`` stay apart.
+        MULTIREPEAT(0, len(u), k) in front of ``u``. Longer ``u`` stay apart. A run of more
+        than 255 pieces is joined in blocks of 255 (a last block of 1 or 2 stays apart), so
+        that every joined piece is described whole instead of growing one long base.
+
+        >>> Functionalizer(pattern="gpt4")._join_runs([" a"] * 260)[:3] == [" a" * 255, " a" * 5]
+        True
         """
         if len(pieces) < 3:
             return pieces
@@ -540,7 +554,9 @@ class Functionalizer(Scheme):
             seen = j
             if _period(pieces[i]) <= MAX_ARG:
                 out.extend(pieces[done:i])
-                out.append(pieces[i] * (j - i))
+                for start in range(i, j, MAX_ARG):
+                    block = min(MAX_ARG, j - start)
+                    out.extend([pieces[i] * block] if block >= 3 else pieces[start:j])
                 done = j
         if not done:
             return pieces
@@ -701,21 +717,28 @@ class Functionalizer(Scheme):
             pieces = [p for p in pieces if len(p) <= MAX_ARG + 1]
         lowered = list(map(str.lower, pieces))
         shapes = map(str.rstrip, map(str.translate, pieces, repeat(_CASE_SHAPE)), repeat("a"))
-        capitals = list(map(_capitals_of_shape, shapes))
-        texts = list(map(add, map("".join, capitals), lowered))
-        exact = map(eq, map(_decode_or_none, texts), pieces)
+        prefixes = list(map("".join, map(_capitals_of_shape, shapes)))
+        # Each text form here is one group (instructions, then a base with no atom), so the
+        # check runs the decoder's step for a group on it directly.
+        exact = list(map(eq, map(_group_or_none, prefixes, lowered), pieces))
+        if not all(exact):
+            long += compress(pieces, map(not_, exact))  # _ascii_capitals leaves them whole
+            pieces, lowered, prefixes = (list(compress(x, exact)) for x in (pieces, lowered, prefixes))
+        counts = list(map(raw.__getitem__, pieces))
         get = out.get
-        split = self.split_operators
-        for piece, instructions, base, text, ok in zip(pieces, capitals, lowered, texts, exact):
-            count = raw[piece]
-            if not ok:
-                out[piece] = get(piece, 0) + count
-            elif split:
-                for form in instructions:
-                    out[form] = get(form, 0) + count
-                out[base] = get(base, 0) + count
-            else:
-                out[text] = get(text, 0) + count
+        if self.split_operators:
+            # The instructions depend on the shape alone: count each prefix once, then split it.
+            by_prefix: Dict[str, int] = {}
+            for prefix, count in zip(prefixes, counts):
+                by_prefix[prefix] = by_prefix.get(prefix, 0) + count
+            for prefix, count in by_prefix.items():
+                for i in range(0, len(prefix), 2):  # CAPITALIZE and its argument
+                    out[prefix[i : i + 2]] = get(prefix[i : i + 2], 0) + count
+            texts = lowered
+        else:
+            texts = list(map(add, prefixes, lowered))
+        for text, count in zip(texts, counts):
+            out[text] = get(text, 0) + count
         for piece in long:
             count = raw[piece]
             for form in self._ascii_capitals(piece):

@@ -15,7 +15,8 @@ What every scheme provides:
   distinct raw piece once;
 * ``decode(text_form, errors)`` — the original text; ``decode(''.join(split(t))) == t``;
   a text form that no encoding writes raises with ``errors="strict"`` (a
-  :class:`~functionalbpe.errors.DecodeError`) or gives U+FFFD with ``"replace"``;
+  :class:`~functionalbpe.errors.DecodeError`), gives U+FFFD with ``"replace"`` and is
+  dropped with ``"ignore"``;
 * ``show(piece)`` — a piece with atoms as readable glyphs, for ``Tokenizer.pieces``;
 * ``options()`` — what the tokenizer file stores to rebuild it with :func:`make_scheme`.
 
@@ -59,7 +60,7 @@ class Scheme:
         return dict(counts)
 
     def decode(self, text: str, errors: str = "strict") -> str:
-        """The text of a text form. ``errors="replace"``: U+FFFD for what no encoding writes."""
+        """The text of a text form (``errors``: what to do with what no encoding writes)."""
         return text
 
     def show(self, piece: str) -> str:

@@ -224,8 +224,9 @@ class Tokenizer:
             if token == -1 or self.alphabet.is_special(token):
                 if i > start:
                     text_form = self._text(ids[start:i], errors, start)
-                    # A scheme refuses a text form no encoding writes, or marks it with U+FFFD.
-                    parts.append(self.scheme.decode(text_form, "strict" if errors == "strict" else "replace"))
+                    # A scheme refuses a text form no encoding writes, drops or marks what is wrong.
+                    scheme_errors = errors if errors in ("strict", "ignore") else "replace"
+                    parts.append(self.scheme.decode(text_form, scheme_errors))
                 if token != -1:
                     parts.append(self.alphabet.specials[token - self.alphabet.first_special])
                 start = i + 1

@@ -126,6 +126,9 @@ def test_repeated_pieces_become_one_piece():
     assert f.split(" Ha Ha Ha") == [MULTIREPEAT + arg(0) + arg(3) + arg(3), CAPITALIZE + arg(1), " ha"]
     assert f.split(" ha ha") == [" ha", " ha"]  # two are not a run
     assert Functionalizer(pattern="gpt4", repeat=False).split("111111") == ["111", "111"]
+    # more than 255 pieces: blocks of 255, each described whole; a last block of 1 stays apart
+    assert f.split(" x" * 256) == [MULTIREPEAT + arg(0) + arg(2) + arg(255), " x", " x"]
+    assert f.split(" x" * 600)[4:] == [MULTIREPEAT + arg(0) + arg(2) + arg(90), " x"]
 
 
 def test_options_switch_operators_off():
@@ -182,6 +185,7 @@ def test_text_forms_no_encoder_writes_are_refused(text_form, where):
     with pytest.raises(FunctionalDecodeError, match=where):
         f.decode(text_form)
     assert "\ufffd" in f.decode(text_form, errors="replace")
+    assert f.decode(text_form, errors="ignore") == f.decode(text_form, errors="replace").replace("\ufffd", "")
 
 
 def test_bad_options():
@@ -190,7 +194,7 @@ def test_bad_options():
     with pytest.raises(FunctionalBPEError, match="normalize"):
         Functionalizer(normalize="NFX")
     with pytest.raises(FunctionalBPEError, match="errors"):
-        Functionalizer().decode("x", errors="ignore")
+        Functionalizer().decode("x", errors="surrogateescape")
     with pytest.raises(FunctionalBPEError, match="bad option"):
         make_scheme("functional", casing=True)
 

@@ -106,6 +106,7 @@ def test_ids_no_encoding_writes_are_refused(tokenizers):
     with pytest.raises(DecodeError, match="offset 0"):
         tok.decode([cap])
     assert tok.decode([cap, ord("a")], errors="replace") == "\ufffda"
+    assert tok.decode([cap, ord("a")], errors="ignore") == "a"
 
 
 def test_paper_profile_trains(tmp_path):
@@ -168,22 +169,30 @@ def test_fast_equals_reference(policy, docs):
 
 @pytest.mark.parametrize("pattern", ["functionalizer", "gpt4"])
 def test_each_distinct_piece_is_described_once(monkeypatch, pattern):
-    described = Counter()
-    original = Functionalizer.describe
+    passes, described = [], Counter()
+    describe_counts, describe = Functionalizer.describe_counts, Functionalizer.describe
 
-    def counting(self, piece):
+    def recording_counts(self, raw):
+        passes.append(dict(raw))
+        return describe_counts(self, raw)
+
+    def recording(self, piece):
         described[piece] += 1
-        return original(self, piece)
+        return describe(self, piece)
 
-    monkeypatch.setattr(Functionalizer, "describe", counting)
+    monkeypatch.setattr(Functionalizer, "describe_counts", recording_counts)
+    monkeypatch.setattr(Functionalizer, "describe", recording)
     docs = stdlib_text(100_000) + MIXED + ["1111111111 ha ha ha"] * 3
-    scheme = Functionalizer(pattern=pattern)
-    counts = scheme.count(docs)
-    assert described and max(described.values()) == 1
+    counts = Functionalizer(pattern=pattern).count(docs)
+    monkeypatch.undo()
     fresh = Functionalizer(pattern=pattern)
-    expected = Counter()
+    raw, expected = Counter(), Counter()
     for doc in docs:
+        raw.update(fresh.raw_pieces(doc))
         expected.update(fresh.split(doc))
+    # One pass over the distinct raw pieces (runs of pieces joined), none described twice.
+    assert passes == [dict(raw)]
+    assert described and max(described.values()) == 1 and set(described) <= set(raw)
     assert counts == dict(expected)
 
 
