@@ -16,8 +16,10 @@ from .errors import (
     TokenizerFileError,
     VocabSizeError,
 )
+from .functional import Functionalizer
 from .markers import BoundaryMarkers
 from .patterns import PATTERNS, pretokenize
+from .report import Report, full_coverage_vocab_size, report
 from .schemes import Scheme, make_scheme
 from .tokenizer import Tokenizer
 from .training import train
@@ -27,11 +29,15 @@ __version__ = "0.1.0"
 __all__ = [
     "train",
     "Tokenizer",
+    "Functionalizer",
     "files",
     "Files",
     "PATTERNS",
     "pretokenize",
     "count_pieces",
+    "report",
+    "Report",
+    "full_coverage_vocab_size",
     "Scheme",
     "make_scheme",
     "BoundaryMarkers",

@@ -223,7 +223,10 @@ class Tokenizer:
         for i, token in enumerate(ids + [-1]):
             if token == -1 or self.alphabet.is_special(token):
                 if i > start:
-                    parts.append(self.scheme.decode(self._text(ids[start:i], errors, start)))
+                    text_form = self._text(ids[start:i], errors, start)
+                    # A scheme refuses a text form no encoding writes, drops or marks what is wrong.
+                    scheme_errors = errors if errors in ("strict", "ignore") else "replace"
+                    parts.append(self.scheme.decode(text_form, scheme_errors))
                 if token != -1:
                     parts.append(self.alphabet.specials[token - self.alphabet.first_special])
                 start = i + 1
