@@ -274,3 +274,18 @@ def test_bad_byte_in_jsonl_names_the_absolute_offset(tmp_path, monkeypatch, pure
     with pytest.raises(CorpusError, match=rf"b.jsonl.gz \(decompressed\): invalid UTF-8 at byte offset {offset}\b"):
         count_pieces(fb.files(path), "gpt4")
     assert list(fb.files(path, errors="replace")) == ["fine", "bad \ufffd("]
+
+
+@pytest.mark.parametrize("pattern", ["gpt4", "o200k"])
+def test_train_with_flat_counts_equals_the_reference(tmp_path, pattern):
+    from functionalbpe import fast
+    from .helpers import stdlib_text
+
+    if not fast.available():
+        pytest.skip("the fast trainer is not built")
+    text = "<|endoftext|>".join(stdlib_text(150_000))
+    path = write(tmp_path / "s.txt", text.encode())
+    options = dict(vocab_size=330, pattern=pattern, special_tokens=["<|endoftext|>"], progress=False)
+    fast_tok = fb.train(Files([path], block_bytes=5000), backend="fast", **options)  # counts handed over flat
+    slow_tok = fb.train([text], backend="reference", **options)
+    assert fast_tok.merges == slow_tok.merges
