@@ -40,6 +40,7 @@ import os
 cdef extern from "Python.h":
     const char *PyUnicode_AsUTF8AndSize(object text, Py_ssize_t *size) except NULL
     bint PyUnicode_IS_ASCII(object text)
+    int PyUnicode_READY(object text)
     # Private but stable since CPython 3.0: a dict sized for n keys, so that building a
     # result of a million pieces does not rehash it twenty times on the way.
     dict _PyDict_NewPresized(Py_ssize_t n)
@@ -143,7 +144,7 @@ cdef object _utf8(str text):
         return text.encode("utf-8", "surrogatepass")
 
 
-def scan(str text, str pattern):
+def scan(str text not None, str pattern not None):
     """The pieces of ``text`` under a built-in pattern, as ``regex.findall`` gives them.
 
     >>> scan("Hello world!!", "gpt4")
@@ -315,10 +316,22 @@ cdef class PieceCounter:
             self.flush()
         return 0
 
-    cpdef add_text(self, str text):
+    def add_text(self, str text not None):
         """Count the pieces of one text (a document, or a part cut at a safe boundary)."""
+        self._add_text(text)
+
+    def add_texts(self, texts):
+        """Count the pieces of every text of an iterable."""
+        for text in texts:
+            if not isinstance(text, str):
+                raise TypeError(f"a text must be a str, got {type(text).__name__}")
+            self._add_text(text)
+
+    cdef int _add_text(self, str text) except -1:
         cdef Py_ssize_t size
         cdef const char *data
+        if PyUnicode_READY(text) < 0:  # a no-op since Python 3.12; 3.11 may hold legacy strings
+            raise MemoryError()
         if PyUnicode_IS_ASCII(text):
             # A compact ASCII string's buffer is its UTF-8: no copy.
             data = PyUnicode_AsUTF8AndSize(text, &size)
@@ -326,13 +339,9 @@ cdef class PieceCounter:
         else:
             encoded = _utf8(text)
             self._push(encoded, PyBytes_AS_STRING(encoded), PyBytes_GET_SIZE(encoded), False, None)
+        return 0
 
-    def add_texts(self, texts):
-        """Count the pieces of every text of an iterable."""
-        for text in texts:
-            self.add_text(text)
-
-    def add_bytes(self, bytes data, origin=None):
+    def add_bytes(self, bytes data not None, origin=None):
         """Count the pieces of UTF-8 ``data``; invalid UTF-8 raises :class:`BadUTF8` with
         ``origin`` (raised by :meth:`flush`, at the latest by :meth:`result`)."""
         self._push(data, PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), True, origin)
