@@ -1,8 +1,11 @@
-"""Applying learned merges to pieces, with a cache of whole pieces.
+"""Applying learned merges to pieces: the compiled encoder, or the reference one with a cache.
 
-Most pieces of real text repeat (`` the``, ``\\n    ``), so the encoder remembers the ids of
-each piece it has seen, up to a bound. The merges themselves are replayed by
-:func:`functionalbpe.reference.encode_piece`, lowest merge id first.
+The compiled encoder (``csrc/_encoder.pyx``, ``csrc/lib/bpe.c``) keeps the merges in a C hash
+table, takes a piece that is a token whole, caches the other pieces, and merges long pieces
+in O(n log n). Without it (no compiler, or ``FUNCTIONALBPE_PUREPYTHON=1``) the merges are
+replayed by :func:`functionalbpe.reference.encode_piece`, with a bounded cache of whole pieces
+in front (most pieces of real text repeat: `` the``, ``\\n    ``). Both give the same ids for
+every piece: the reference is the definition.
 
 Example::
 
@@ -12,8 +15,9 @@ Example::
 """
 from __future__ import annotations
 
-from typing import Dict, List, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from ._native import native
 from .alphabet import Alphabet
 from .reference import encode_piece, ranks_from_merges
 
@@ -23,14 +27,26 @@ CACHE_LIMIT = 1 << 18
 
 
 class Encoder:
-    """Encode text-form pieces into ids for one alphabet."""
+    """Encode text-form pieces into ids for one alphabet (thread-safe)."""
 
     def __init__(self, alphabet: Alphabet) -> None:
         self.alphabet = alphabet
-        self.ranks = ranks_from_merges(alphabet.merges, alphabet.first_merge)
+        self._ranks: Optional[Dict[Tuple[int, int], int]] = None
         self._cache: Dict[str, Tuple[int, ...]] = {}
+        module = native("_encoder")
+        self.native: Any = None
+        if module is not None:
+            self.native = module.BPE([ord(a.char) for a in alphabet.atoms], alphabet.merges, alphabet.specials)
+
+    @property
+    def ranks(self) -> Dict[Tuple[int, int], int]:
+        if self._ranks is None:
+            self._ranks = ranks_from_merges(self.alphabet.merges, self.alphabet.first_merge)
+        return self._ranks
 
     def encode_piece(self, piece: str) -> List[int]:
+        if self.native is not None:
+            return self.native.encode_pieces((piece,))
         ids = self._cache.get(piece)
         if ids is None:
             ids = tuple(encode_piece(self.alphabet.symbols(piece), self.ranks))
@@ -39,7 +55,9 @@ class Encoder:
             self._cache[piece] = ids
         return list(ids)
 
-    def encode_pieces(self, pieces: List[str]) -> List[int]:
+    def encode_pieces(self, pieces: Iterable[str]) -> List[int]:
+        if self.native is not None:
+            return self.native.encode_pieces(pieces)
         out: List[int] = []
         cache = self._cache
         for piece in pieces:
@@ -49,3 +67,14 @@ class Encoder:
             else:
                 out.extend(ids)
         return out
+
+    def decode_bytes(self, ids: Sequence[int]) -> Optional[bytes]:
+        """The joined text-form bytes of ``ids``; None if one is not an id (the caller says
+        which)."""
+        if self.native is not None:
+            return self.native.decode_bytes(ids)
+        table = self.alphabet.all_token_bytes()
+        size = len(table)
+        if not all(isinstance(i, int) and 0 <= i < size for i in ids):
+            return None
+        return b"".join([table[i] for i in ids])
