@@ -1,0 +1,560 @@
+"""``functionalbpe bench``: training and encoding side by side with the installed peers.
+
+Every library works on the same documents, already in memory, in the same run of the
+command. Training runs in a child process forked from the runner, so that one library's
+threads, caches and memory cannot slow the next, and so that peak memory can be read per
+library (the peak resident set of the child above what it inherited). Encoding runs in the
+runner itself. Libraries alternate — A B C, A B C, ... — for several repetitions, and the
+best time of each is kept: the machine only ever makes a run slower, never faster.
+
+What is compared:
+
+* **training** at one vocabulary size with the same pattern (``gpt4``): functionalbpe,
+  rustbpe, HF tokenizers, SentencePiece (BPE, on lines: it has no regex pre-tokenizer) and
+  bpeasy. Wall time and peak memory.
+* **encoding** with the *same ranks*: our tokenizer, tiktoken built from our ranks, HF
+  tokenizers loading our ``to_hf`` export, and rustbpe's own trained tokenizer (whose
+  merges equal ours on the plain scheme). One thread (a loop over documents) and all
+  threads (each library's batch call). SentencePiece encodes with its own model.
+* **pathological inputs**: one megabyte each of spaces, newlines, ``^``, ``0``, one letter,
+  base64 and minified code, encoded once per library with a time limit.
+
+Example::
+
+    >>> machine_info()["cores"] >= 1
+    True
+"""
+from __future__ import annotations
+
+import base64
+import gc
+import json
+import multiprocessing
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from .patterns import PATTERNS
+
+PATTERN = "gpt4"
+
+
+# -- the machine and the libraries --------------------------------------------------------------
+
+
+def machine_info() -> Dict[str, Any]:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count() or 1,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+
+
+def library_versions() -> Dict[str, Optional[str]]:
+    from importlib import metadata
+
+    out: Dict[str, Optional[str]] = {}
+    for name in ("functionalbpe", "rustbpe", "tokenizers", "tiktoken", "sentencepiece", "bpeasy"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    if out["functionalbpe"] is None:  # running from a source tree
+        from . import __version__
+
+        out["functionalbpe"] = __version__
+    return out
+
+
+# -- running one measurement in a child ------------------------------------------------------
+
+
+def _peak_rss_reset() -> int:
+    """Reset the kernel's peak-RSS counter for this process; return the current RSS (bytes)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        pass
+    return _status_kb("VmRSS") * 1024
+
+
+def _status_kb(field_name: str) -> int:
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith(field_name + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _child(fn: Callable[[], Any], conn: Any) -> None:
+    try:
+        gc.collect()
+        base = _peak_rss_reset()
+        start = time.perf_counter()
+        result = fn()
+        elapsed = time.perf_counter() - start
+        peak = _status_kb("VmHWM") * 1024
+        conn.send({"ok": True, "seconds": elapsed, "peak_bytes": max(0, peak - base), "result": result})
+    except BaseException as exc:  # report, never hang the parent
+        conn.send({"ok": False, "error": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()})
+    finally:
+        conn.close()
+
+
+def measure(fn: Callable[[], Any], timeout: float) -> Dict[str, Any]:
+    """Run ``fn`` in a forked child; its wall time, peak memory and result (or timeout/error)."""
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(fn, child))
+    proc.start()
+    child.close()
+    if parent.poll(timeout):
+        try:
+            out = parent.recv()
+        except EOFError:
+            out = {"ok": False, "error": f"the child died (exit code {proc.exitcode})"}
+        proc.join()
+    else:
+        proc.kill()
+        proc.join()
+        out = {"ok": False, "timeout": True, "error": f"no result within {timeout:.0f}s"}
+    parent.close()
+    return out
+
+
+# -- trainers ----------------------------------------------------------------------------------
+
+
+def _train_functionalbpe(docs: Sequence[str], vocab: int, threads: int) -> Callable[[], Any]:
+    def run() -> Any:
+        import functionalbpe as fb
+
+        tok = fb.train(docs, vocab_size=vocab, pattern=PATTERN, progress=False, threads=threads)
+        return tok.vocab_size
+
+    return run
+
+
+def _train_rustbpe(docs: Sequence[str], vocab: int, threads: int) -> Callable[[], Any]:
+    def run() -> Any:
+        os.environ["RAYON_NUM_THREADS"] = str(threads)
+        import rustbpe
+
+        tok = rustbpe.Tokenizer()
+        tok.train_from_iterator(iter(docs), vocab_size=vocab, pattern=PATTERNS[PATTERN])
+        return tok.vocab_size
+
+    return run
+
+
+def _hf_threads(threads: int) -> None:
+    os.environ["RAYON_RS_NUM_CPUS"] = str(threads)
+    os.environ["RAYON_NUM_THREADS"] = str(threads)
+    os.environ["TOKENIZERS_PARALLELISM"] = "true" if threads > 1 else "false"
+
+
+def _train_hf(docs: Sequence[str], vocab: int, threads: int) -> Callable[[], Any]:
+    def run() -> Any:
+        _hf_threads(threads)
+        from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
+
+        tok = Tokenizer(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.Sequence(
+            [
+                pre_tokenizers.Split(Regex(PATTERNS[PATTERN]), behavior="isolated"),
+                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+            ]
+        )
+        trainer = trainers.BpeTrainer(
+            vocab_size=vocab, show_progress=False, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+        )
+        tok.train_from_iterator(docs, trainer)
+        return tok.get_vocab_size()
+
+    return run
+
+
+def _train_sentencepiece(docs: Sequence[str], vocab: int, threads: int) -> Callable[[], Any]:
+    def run() -> Any:
+        import io
+
+        import sentencepiece as spm
+
+        lines = (line for doc in docs for line in doc.split("\n") if line.strip())
+        model = io.BytesIO()
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=lines,
+            model_writer=model,
+            model_type="bpe",
+            vocab_size=vocab,
+            byte_fallback=True,
+            character_coverage=1.0,
+            num_threads=threads,
+            max_sentence_length=1 << 16,
+            input_sentence_size=0,
+            split_digits=True,
+            allow_whitespace_only_pieces=True,
+            remove_extra_whitespaces=False,
+            normalization_rule_name="identity",
+            minloglevel=2,
+        )
+        return len(model.getvalue())
+
+    return run
+
+
+def _train_bpeasy(docs: Sequence[str], vocab: int, threads: int) -> Callable[[], Any]:
+    def run() -> Any:
+        import bpeasy
+
+        ranks = bpeasy.train_bpe(iter(docs), PATTERNS[PATTERN], 128, vocab)
+        return len(ranks)
+
+    return run
+
+
+TRAINERS: Dict[str, Callable[[Sequence[str], int, int], Callable[[], Any]]] = {
+    "functionalbpe": _train_functionalbpe,
+    "rustbpe": _train_rustbpe,
+    "tokenizers": _train_hf,
+    "sentencepiece": _train_sentencepiece,
+    "bpeasy": _train_bpeasy,
+}
+
+# The import name of each library, to tell which are installed.
+MODULES = {
+    "functionalbpe": "functionalbpe",
+    "rustbpe": "rustbpe",
+    "tokenizers": "tokenizers",
+    "tiktoken": "tiktoken",
+    "sentencepiece": "sentencepiece",
+    "bpeasy": "bpeasy",
+}
+
+
+def installed(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(MODULES[name]) is not None
+
+
+# -- encoders ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Encoders:
+    """Encode functions per library, built once in the runner before forking."""
+
+    one: Dict[str, Callable[[str], int]] = field(default_factory=dict)  # text -> token count
+    batch: Dict[str, Callable[[List[str], int], int]] = field(default_factory=dict)
+    notes: Dict[str, str] = field(default_factory=dict)
+
+
+def build_encoders(docs: Sequence[str], tok: Any, vocab: int, threads: int, workdir: str) -> Encoders:
+    enc = Encoders()
+    enc.one["functionalbpe"] = lambda text: len(tok.encode_ordinary(text))
+    enc.batch["functionalbpe"] = lambda texts, k: sum(map(len, tok.encode_batch(texts, num_threads=k)))
+
+    if installed("tiktoken"):
+        import tiktoken
+
+        ranks = {tok.token_bytes(i): i for i in range(tok.vocab_size)}
+        tt = tiktoken.Encoding("functionalbpe-bench", pat_str=tok.pattern, mergeable_ranks=ranks, special_tokens={})
+        enc.one["tiktoken"] = lambda text: len(tt.encode_ordinary(text))
+        enc.batch["tiktoken"] = lambda texts, k: sum(map(len, tt.encode_ordinary_batch(texts, num_threads=k)))
+        enc.notes["tiktoken"] = "our ranks and pattern"
+
+    if installed("tokenizers") and hasattr(tok, "to_hf"):
+        from tokenizers import Tokenizer as HFTokenizer
+
+        path = os.path.join(workdir, "tokenizer.json")
+        tok.to_hf(path)
+        hf = HFTokenizer.from_file(path)
+        enc.one["tokenizers"] = lambda text: len(hf.encode(text, add_special_tokens=False).ids)
+
+        def hf_batch(texts: List[str], k: int) -> int:
+            return sum(len(e.ids) for e in hf.encode_batch(texts, add_special_tokens=False))
+
+        enc.batch["tokenizers"] = hf_batch
+        enc.notes["tokenizers"] = "our ranks via to_hf"
+
+    if installed("rustbpe"):
+        import rustbpe
+
+        rb = rustbpe.Tokenizer()
+        rb.train_from_iterator(iter(docs), vocab_size=vocab, pattern=tok.pattern)
+        enc.one["rustbpe"] = lambda text: len(rb.encode(text))
+
+        enc.batch["rustbpe"] = lambda texts, k: sum(map(len, rb.batch_encode(texts)))
+        same = all(rb_bytes == tok.token_bytes(i) for rb_bytes, i in rb.get_mergeable_ranks())
+        enc.notes["rustbpe"] = "its own training on the same text" + (" (same ranks as ours)" if same else " (ranks differ!)")
+
+    if installed("sentencepiece"):
+        import io
+
+        import sentencepiece as spm
+
+        model = io.BytesIO()
+        lines = (line for doc in docs for line in doc.split("\n") if line.strip())
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=lines, model_writer=model, model_type="bpe", vocab_size=vocab,
+            byte_fallback=True, character_coverage=1.0, num_threads=threads, max_sentence_length=1 << 16,
+            split_digits=True, allow_whitespace_only_pieces=True, remove_extra_whitespaces=False,
+            normalization_rule_name="identity", minloglevel=2,
+        )
+        sp = spm.SentencePieceProcessor(model_proto=model.getvalue())
+        enc.one["sentencepiece"] = lambda text: len(sp.encode(text))
+        enc.batch["sentencepiece"] = lambda texts, k: sum(map(len, sp.encode(texts, num_threads=k)))
+        enc.notes["sentencepiece"] = "its own BPE model (different tokens)"
+    return enc
+
+
+# -- pathological inputs ---------------------------------------------------------------------
+
+
+def pathological_inputs(size: int = 1 << 20) -> Dict[str, str]:
+    rng = random.Random(0)
+    b64 = base64.b64encode(rng.randbytes(size * 3 // 4)).decode("ascii")[:size]
+    words = ["a", "b", "fn", "x", "i", "n", "e", "t", "return", "var", "let"]
+    ops = ["=", "+", "(", ")", "{", "}", ";", ",", ".", "[", "]", "=>", "&&", "!", "?", ":"]
+    parts: List[str] = []
+    total = 0
+    while total < size:
+        part = rng.choice(words) + rng.choice(ops)
+        parts.append(part)
+        total += len(part)
+    return {
+        "spaces": " " * size,
+        "newlines": "\n" * size,
+        "carets": "^" * size,
+        "zeros": "0" * size,
+        "one letter": "a" * size,
+        "base64": b64,
+        "minified code": "".join(parts)[:size],
+    }
+
+
+# -- the run -----------------------------------------------------------------------------------
+
+
+@dataclass
+class BenchConfig:
+    docs: List[str]
+    corpus_name: str
+    vocab_size: int = 32768
+    threads: int = field(default_factory=lambda: os.cpu_count() or 1)
+    repeats: int = 3
+    train_timeout: float = 600.0
+    encode_timeout: float = 300.0
+    pathological_timeout: float = 20.0
+    libraries: Optional[List[str]] = None
+    skip_training: bool = False
+    skip_pathological: bool = False
+
+
+def _say(message: str, quiet: bool) -> None:
+    if not quiet:
+        sys.stderr.write(message + "\n")
+        sys.stderr.flush()
+
+
+def _best(runs: List[Dict[str, Any]]) -> Dict[str, Any]:
+    ok = [r for r in runs if r.get("ok")]
+    if not ok:
+        return {"ok": False, "error": runs[-1].get("error", "failed"), "timeout": any(r.get("timeout") for r in runs)}
+    times = [r["seconds"] for r in ok]
+    return {
+        "ok": True,
+        "seconds": min(times),
+        "median_seconds": statistics.median(times),
+        "runs": len(ok),
+        "peak_bytes": min(r["peak_bytes"] for r in ok),
+        "result": ok[0]["result"],
+    }
+
+
+def _timed(fn: Callable[[], Any]) -> Dict[str, Any]:
+    """Run ``fn`` here, in this process (for libraries whose thread pools cannot cross a fork)."""
+    gc.collect()
+    start = time.perf_counter()
+    try:
+        result = fn()
+    except Exception as exc:
+        return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+    return {"ok": True, "seconds": time.perf_counter() - start, "peak_bytes": 0, "result": result}
+
+
+def run_bench(config: BenchConfig, quiet: bool = False) -> Dict[str, Any]:
+    """Measure everything in ``config``; return the report (see :func:`format_markdown`).
+
+    Order matters: Rust thread pools (rayon) hang in a child forked after the parent used
+    them. So training runs first, each in a forked child of a parent that has not touched
+    any pool; encoding then runs in this process; the pathological inputs, encoded one text
+    at a time (no pool), run in children again so that one that never finishes can be
+    stopped.
+    """
+    import tempfile
+
+    import functionalbpe as fb
+
+    for var in ("RAYON_NUM_THREADS", "RAYON_RS_NUM_CPUS"):
+        os.environ[var] = str(config.threads)
+    docs = config.docs
+    n_bytes = sum(len(d.encode("utf-8")) for d in docs)
+    wanted = config.libraries or list(TRAINERS) + ["tiktoken"]
+    present = [name for name in wanted if installed(name)]
+    missing = [name for name in wanted if not installed(name)]
+    report: Dict[str, Any] = {
+        "machine": machine_info(),
+        "versions": library_versions(),
+        "corpus": {"name": config.corpus_name, "documents": len(docs), "bytes": n_bytes},
+        "vocab_size": config.vocab_size,
+        "threads": config.threads,
+        "repeats": config.repeats,
+        "pattern": PATTERN,
+        "skipped": {name: "not installed" for name in missing},
+        "training": {},
+        "encoding": {},
+        "pathological": {},
+    }
+
+    if not config.skip_training:
+        trainers = [name for name in present if name in TRAINERS]
+        runs: Dict[str, List[Dict[str, Any]]] = {name: [] for name in trainers}
+        for rep in range(config.repeats):
+            for name in trainers:
+                _say(f"train {name} (run {rep + 1}/{config.repeats}) ...", quiet)
+                runs[name].append(measure(TRAINERS[name](docs, config.vocab_size, config.threads), config.train_timeout))
+        report["training"] = {name: _best(r) for name, r in runs.items()}
+
+    _say("training the tokenizer used for encoding ...", quiet)
+    tok = fb.train(docs, vocab_size=config.vocab_size, pattern=PATTERN, progress=False, threads=config.threads)
+    with tempfile.TemporaryDirectory() as workdir:
+        encoders = build_encoders(docs, tok, config.vocab_size, config.threads, workdir)
+        names = [n for n in encoders.one if n in present or n == "functionalbpe"]
+        enc_runs: Dict[str, Dict[str, List[Dict[str, Any]]]] = {n: {"one": [], "all": []} for n in names}
+        for rep in range(config.repeats):
+            for name in names:
+                _say(f"encode {name} (run {rep + 1}/{config.repeats}) ...", quiet)
+                one, batch = encoders.one[name], encoders.batch[name]
+                enc_runs[name]["one"].append(_timed(lambda one=one: sum(one(d) for d in docs)))
+                enc_runs[name]["all"].append(_timed(lambda batch=batch: batch(docs, config.threads)))
+        for name in names:
+            entry: Dict[str, Any] = {"note": encoders.notes.get(name, "")}
+            for key, best in (("one_thread", _best(enc_runs[name]["one"])), ("all_threads", _best(enc_runs[name]["all"]))):
+                if best["ok"]:
+                    entry[key] = {
+                        "seconds": best["seconds"],
+                        "mb_per_s": n_bytes / 1e6 / best["seconds"],
+                        "tokens": best["result"],
+                        "tokens_per_s": best["result"] / best["seconds"],
+                    }
+                else:
+                    entry[key] = {"error": best["error"]}
+            report["encoding"][name] = entry
+
+        if not config.skip_pathological:
+            os.environ["TOKENIZERS_PARALLELISM"] = "false"
+            for label, text in pathological_inputs().items():
+                row: Dict[str, Any] = {}
+                for name in names:
+                    _say(f"pathological {label!r}: {name} ...", quiet)
+                    one = encoders.one[name]
+                    result = measure(lambda one=one, text=text: one(text), config.pathological_timeout)
+                    row[name] = (
+                        {"seconds": result["seconds"], "mb_per_s": len(text.encode()) / 1e6 / result["seconds"]}
+                        if result.get("ok")
+                        else {"timeout": bool(result.get("timeout")), "error": result.get("error")}
+                    )
+                report["pathological"][label] = row
+    return report
+
+
+# -- formatting --------------------------------------------------------------------------------
+
+
+def _ratio(value: Optional[float], ours: Optional[float]) -> str:
+    if value is None or ours is None or ours == 0:
+        return "—"
+    return f"{value / ours:.2f}×"
+
+
+def format_markdown(report: Dict[str, Any]) -> str:
+    m, c = report["machine"], report["corpus"]
+    versions = ", ".join(f"{k} {v}" for k, v in report["versions"].items() if v)
+    lines = [
+        f"Machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}. Versions: {versions}.",
+        f"Corpus: {c['name']} — {c['documents']} documents, {c['bytes'] / 1e6:.1f} MB. "
+        f"Vocabulary {report['vocab_size']}, pattern `{report['pattern']}`, {report['threads']} threads, "
+        f"best of {report['repeats']} alternating runs (training in a fresh child process each).",
+        "",
+    ]
+    if report["training"]:
+        ours = report["training"].get("functionalbpe", {})
+        lines += [
+            "| training | wall time | × functionalbpe | peak memory | × functionalbpe |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for name, r in sorted(report["training"].items(), key=lambda kv: kv[1].get("seconds", 1e99)):
+            if r.get("ok"):
+                lines.append(
+                    f"| {name} | {r['seconds']:.2f} s | {_ratio(r['seconds'], ours.get('seconds'))} | "
+                    f"{r['peak_bytes'] / 1e6:.0f} MB | {_ratio(r['peak_bytes'], ours.get('peak_bytes'))} |"
+                )
+            else:
+                lines.append(f"| {name} | {'timeout' if r.get('timeout') else 'failed'} | | | |")
+        lines.append("")
+    if report["encoding"]:
+        ours = report["encoding"].get("functionalbpe", {})
+        lines += [
+            "| encoding | 1 thread MB/s | tokens/s | × functionalbpe | all threads MB/s | × functionalbpe | |",
+            "|---|---:|---:|---:|---:|---:|---|",
+        ]
+        for name, r in report["encoding"].items():
+            one, many = r.get("one_thread", {}), r.get("all_threads", {})
+            lines.append(
+                f"| {name} | {one.get('mb_per_s', 0):.1f} | {one.get('tokens_per_s', 0) / 1e6:.2f} M | "
+                f"{_ratio(one.get('mb_per_s'), ours.get('one_thread', {}).get('mb_per_s'))} | "
+                f"{many.get('mb_per_s', 0):.1f} | "
+                f"{_ratio(many.get('mb_per_s'), ours.get('all_threads', {}).get('mb_per_s'))} | {r.get('note', '')} |"
+            )
+        lines.append("")
+    if report["pathological"]:
+        names = list(next(iter(report["pathological"].values())).keys())
+        lines += ["| 1 MB of | " + " | ".join(f"{n} MB/s" for n in names) + " |", "|---|" + "---:|" * len(names)]
+        for label, row in report["pathological"].items():
+            cells = []
+            for n in names:
+                r = row[n]
+                cells.append(f"{r['mb_per_s']:.1f}" if "mb_per_s" in r else ("timeout" if r.get("timeout") else "error"))
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        lines.append("")
+    if report["skipped"]:
+        lines.append("Skipped: " + ", ".join(f"{k} ({v})" for k, v in report["skipped"].items()) + ".")
+    return "\n".join(lines) + "\n"
+
+
+def write_json(report: Dict[str, Any], path: str) -> None:
+    from .fileformat import atomic_write_text
+
+    atomic_write_text(path, json.dumps(report, indent=1, ensure_ascii=False) + "\n")

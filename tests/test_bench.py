@@ -1,0 +1,56 @@
+import json
+import time
+
+import pytest
+
+from functionalbpe import bench
+from functionalbpe.cli import main
+
+
+def test_measure_reports_time_memory_and_result():
+    out = bench.measure(lambda: sum(range(1000)), timeout=30)
+    assert out["ok"] and out["result"] == 499500 and out["seconds"] >= 0
+    grown = bench.measure(lambda: len(bytearray(50_000_000)), timeout=30)
+    assert grown["peak_bytes"] >= 40_000_000  # the child's own allocation is seen
+
+
+def test_measure_stops_what_never_finishes():
+    out = bench.measure(lambda: time.sleep(60), timeout=1)
+    assert not out["ok"] and out["timeout"]
+
+
+def test_measure_reports_errors():
+    out = bench.measure(lambda: 1 / 0, timeout=30)
+    assert not out["ok"] and "ZeroDivisionError" in out["error"]
+
+
+def test_pathological_inputs_are_a_megabyte_each():
+    inputs = bench.pathological_inputs()
+    assert set(inputs) == {"spaces", "newlines", "carets", "zeros", "one letter", "base64", "minified code"}
+    assert all(len(t) == 1 << 20 for t in inputs.values())
+    assert set(inputs["base64"]) <= set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+
+
+def test_bench_command_on_a_small_corpus(tmp_path, capsys):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("the quick brown fox jumps over the lazy dog\n" * 200, encoding="utf-8")
+    out_json = tmp_path / "b.json"
+    code = main(
+        ["bench", "--corpus", str(corpus), "--vocab-size", "300", "--repeats", "1", "--libraries",
+         "functionalbpe,tiktoken", "--no-pathological", "--json", str(out_json), "-q"]
+    )
+    assert code == 0
+    table = capsys.readouterr().out
+    assert "| functionalbpe |" in table and "Corpus:" in table
+    report = json.loads(out_json.read_text(encoding="utf-8"))
+    assert report["corpus"]["bytes"] == corpus.stat().st_size
+    assert report["training"]["functionalbpe"]["ok"]
+    enc = report["encoding"]["functionalbpe"]["one_thread"]
+    assert enc["tokens"] > 0 and enc["mb_per_s"] > 0
+    if "tiktoken" in report["encoding"]:  # same ranks, same text: the same number of tokens
+        assert report["encoding"]["tiktoken"]["one_thread"]["tokens"] == enc["tokens"]
+
+
+def test_unknown_library_is_a_clear_error(capsys):
+    assert main(["bench", "--libraries", "nope", "--max-mb", "0.01", "-q"]) == 2
+    assert "unknown ['nope']" in capsys.readouterr().err
