@@ -15,11 +15,14 @@ Example::
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ._native import native
 from .alphabet import Alphabet
 from .reference import encode_piece, ranks_from_merges
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .schemes import Scheme
 
 # Pieces remembered before the cache is emptied; enough for the distinct pieces of a
 # book-sized text, small enough that a stream of random strings cannot exhaust memory.
@@ -27,16 +30,27 @@ CACHE_LIMIT = 1 << 18
 
 
 class Encoder:
-    """Encode text-form pieces into ids for one alphabet (thread-safe)."""
+    """Encode texts or text-form pieces into ids for one alphabet (thread-safe).
 
-    def __init__(self, alphabet: Alphabet) -> None:
+    With a ``scheme``, :meth:`encode_text` cuts text into pieces too: with the C scanner
+    when the scheme is the plain one with a built-in pattern and the extension has it,
+    else with ``scheme.split``.
+    """
+
+    def __init__(self, alphabet: Alphabet, scheme: "Optional[Scheme]" = None) -> None:
         self.alphabet = alphabet
+        self.scheme = scheme
         self._ranks: Optional[Dict[Tuple[int, int], int]] = None
         self._cache: Dict[str, Tuple[int, ...]] = {}
         module = native("_encoder")
         self.native: Any = None
+        # The built-in pattern whose pieces the C scanner finds, when it can stand in for
+        # scheme.split (the plain scheme only: the others rewrite pieces in Python).
+        self.scanner: Optional[str] = None
         if module is not None:
             self.native = module.BPE([ord(a.char) for a in alphabet.atoms], alphabet.merges, alphabet.specials)
+            if scheme is not None and _splits_plainly(scheme) and scheme.pattern_name in module.SCANNERS:
+                self.scanner = scheme.pattern_name
 
     @property
     def ranks(self) -> Dict[Tuple[int, int], int]:
@@ -68,6 +82,24 @@ class Encoder:
                 out.extend(ids)
         return out
 
+    def encode_text(self, text: str) -> List[int]:
+        """The ids of a text that holds no special token (needs a scheme)."""
+        if self.scanner is not None:
+            return self.native.encode_text(text, self.scanner)
+        assert self.scheme is not None
+        return self.encode_pieces(self.scheme.split(text))
+
+    def encode_texts(self, texts: List[str], threads: Optional[int] = None) -> List[List[int]]:
+        """:meth:`encode_text` of each text; on ``threads`` threads with the C scanner."""
+        if self.scanner is not None:
+            return self.native.encode_texts(texts, self.scanner, threads)
+        return [self.encode_text(t) for t in texts]
+
+    def count_text(self, text: str) -> int:
+        if self.scanner is not None:
+            return self.native.count_text(text, self.scanner)
+        return len(self.encode_text(text))
+
     def decode_bytes(self, ids: Sequence[int]) -> Optional[bytes]:
         """The joined text-form bytes of ``ids``; None if one is not an id (the caller says
         which)."""
@@ -78,3 +110,10 @@ class Encoder:
         if not all(isinstance(i, int) and 0 <= i < size for i in ids):
             return None
         return b"".join([table[i] for i in ids])
+
+
+def _splits_plainly(scheme: "Scheme") -> bool:
+    """Are the scheme's pieces exactly its pattern's matches (what the scanner gives)?"""
+    from .schemes import PlainScheme, Scheme
+
+    return isinstance(scheme, PlainScheme) and type(scheme).split is Scheme.split

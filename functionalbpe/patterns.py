@@ -144,7 +144,7 @@ def split_special(text: str, specials: Sequence[str]) -> List[Tuple[str, bool]]:
     """
     if not specials:
         return [(text, False)] if text else []
-    finder = _special_finder(tuple(specials))
+    finder = special_finder(tuple(specials))
     out: List[Tuple[str, bool]] = []
     position = 0
     for match in finder.finditer(text):
@@ -158,6 +158,7 @@ def split_special(text: str, specials: Sequence[str]) -> List[Tuple[str, bool]]:
 
 
 @lru_cache(maxsize=64)
-def _special_finder(specials: Tuple[str, ...]) -> "regex.Pattern[str]":
+def special_finder(specials: Tuple[str, ...]) -> "regex.Pattern[str]":
+    """A compiled regex that finds any of ``specials``, the longest where several start."""
     ordered = sorted(set(specials), key=lambda s: (-len(s), s))
     return regex.compile("|".join(regex.escape(s) for s in ordered))

@@ -18,14 +18,18 @@ Example::
 from __future__ import annotations
 
 import os
-from typing import AbstractSet, Any, Collection, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, AbstractSet, Any, Collection, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from .alphabet import Alphabet, policy_code
 from .encoder import Encoder
 from .errors import DecodeError, FunctionalBPEError, SpecialTokenError, TokenizerFileError
 from .fileformat import FORMAT, read_payload, write_payload
-from .patterns import split_special
+from .idmap import IdMap
+from .patterns import special_finder, split_special
 from .schemes import Scheme, make_scheme
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .streaming import StreamDecoder
 
 SpecialSet = Union[str, AbstractSet[str], Collection[str]]
 
@@ -43,7 +47,12 @@ class Tokenizer:
         special_tokens: Sequence[str] = (),
         merge_policy: str = "prefix",
         merge_counts: Optional[Sequence[int]] = None,
+        *,
+        byte_ids: Optional[Sequence[int]] = None,
+        special_ids: Optional[Sequence[int]] = None,
     ) -> None:
+        """``byte_ids`` and ``special_ids`` keep the ids of an imported vocabulary (see
+        :mod:`functionalbpe.idmap`); leave them out for the standard layout."""
         policy_code(merge_policy)
         self.scheme = scheme
         self.merge_policy = merge_policy
@@ -51,18 +60,25 @@ class Tokenizer:
         self.merge_counts: Optional[List[int]] = list(merge_counts) if merge_counts is not None else None
         if self.merge_counts is not None and len(self.merge_counts) != len(self.alphabet.merges):
             raise FunctionalBPEError("merge_counts must have one count per merge")
-        self._special_ids = self.alphabet.special_ids()
-        self._encoder = Encoder(self.alphabet)
+        idmap = IdMap(self.alphabet, byte_ids, special_ids)
+        self._idmap: Optional[IdMap] = None if idmap.identity else idmap
+        self._special_ids = {s: idmap.external(i) for s, i in self.alphabet.special_ids().items()}
+        self._specials_by_id = {i: s for s, i in self._special_ids.items()}
+        self._encoder = Encoder(self.alphabet, scheme)
 
     # -- what it is ---------------------------------------------------------------------
 
     @property
     def merges(self) -> List[Tuple[int, int]]:
-        return list(self.alphabet.merges)
+        if self._idmap is None:
+            return list(self.alphabet.merges)
+        ext = self._idmap.external
+        return [(ext(a), ext(b)) for a, b in self.alphabet.merges]
 
     @property
     def vocab_size(self) -> int:
-        return self.alphabet.vocab_size
+        """One more than the largest id (the size of a model's embedding table)."""
+        return self.alphabet.vocab_size if self._idmap is None else self._idmap.size
 
     @property
     def special_tokens(self) -> Dict[str, int]:
@@ -72,10 +88,14 @@ class Tokenizer:
     def pattern(self) -> str:
         return self.scheme.pattern
 
+    @property
+    def native(self) -> bool:
+        """Whether the compiled encoder is in use (else the pure-Python one)."""
+        return self._encoder.native is not None
+
     def token_bytes(self, token: int) -> bytes:
         """The bytes of a token in the scheme's text form (an atom as its UTF-8 bytes)."""
-        self._check_ids([token])
-        return self.alphabet.token_bytes(token)
+        return self.alphabet.token_bytes(self._internal_ids([token])[0])
 
     def __repr__(self) -> str:
         return (
@@ -95,7 +115,11 @@ class Tokenizer:
         """
         if not text:
             return []
-        return self._encoder.encode_pieces(self.scheme.split(text))
+        try:
+            ids = self._encoder.encode_text(text)
+        except UnicodeEncodeError:
+            ids = self._encoder.encode_text(_without_surrogates(text))
+        return ids if self._idmap is None else self._idmap.to_external(ids)
 
     def encode(
         self,
@@ -108,9 +132,16 @@ class Tokenizer:
 
         A special token that is neither allowed nor explicitly left out of
         ``disallowed_special`` raises :class:`SpecialTokenError`, naming the token and how
-        to allow it.
+        to allow it. A lone surrogate (which UTF-8 cannot hold) is read as U+FFFD, as
+        tiktoken does.
+
+        >>> import functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<s>"], progress=False)
+        >>> tok.encode("ab<s>", allowed_special="all")
+        [256, 257]
         """
-        allowed = self._allowed(allowed_special, disallowed_special, text)
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        self._refuse_disallowed(text, disallowed)
         if not allowed:
             return self.encode_ordinary(text)
         out: List[int] = []
@@ -129,13 +160,76 @@ class Tokenizer:
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: SpecialSet = "all",
     ) -> List[List[int]]:
-        """Encode several documents; the result is the same as encoding each in turn."""
-        return [
-            self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special)
-            for t in texts
-        ]
+        """Encode several documents on ``num_threads`` threads (None: all cores).
 
-    def _allowed(self, allowed_special: SpecialSet, disallowed_special: SpecialSet, text: str) -> AbstractSet[str]:
+        The result is the same as encoding each in turn. With the compiled encoder and a
+        built-in pattern the work runs without the GIL; a small batch stays on the calling
+        thread. Custom patterns and the schemes cut text with Python and encode one text at
+        a time.
+        """
+        texts = list(texts)
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        # Cut every text into ordinary parts (encoded together, in parallel) and specials.
+        parts: List[str] = []
+        plans: List[List[int]] = []  # per text: indexes into parts, or -1 - special id
+        for text in texts:
+            self._refuse_disallowed(text, disallowed)
+            if not allowed:
+                plans.append([len(parts)])
+                parts.append(text)
+                continue
+            plan = []
+            for segment, is_special in split_special(text, sorted(allowed)):
+                if is_special:
+                    plan.append(-1 - self._special_ids[segment])
+                else:
+                    plan.append(len(parts))
+                    parts.append(segment)
+            plans.append(plan)
+        try:
+            encoded = self._encoder.encode_texts(parts, num_threads)
+        except UnicodeEncodeError:
+            encoded = self._encoder.encode_texts([_without_surrogates(p) for p in parts], num_threads)
+        if self._idmap is not None:
+            encoded = [self._idmap.to_external(ids) for ids in encoded]
+        out: List[List[int]] = []
+        for plan in plans:
+            if len(plan) == 1 and plan[0] >= 0:
+                out.append(encoded[plan[0]])
+                continue
+            ids: List[int] = []
+            for k in plan:
+                if k >= 0:
+                    ids.extend(encoded[k])
+                else:
+                    ids.append(-1 - k)
+            out.append(ids)
+        return out
+
+    def count_tokens(self, text: str, *, allowed_special: SpecialSet = frozenset()) -> int:
+        """How many tokens ``text`` takes. Never raises for any text: special-token text
+        counts as ordinary text unless it is in ``allowed_special`` (then as one token).
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=257, pattern="gpt2", progress=False).count_tokens("ab ab")
+        3
+        """
+        allowed, _ = self._special_sets(allowed_special, ())
+        segments = split_special(text, sorted(allowed)) if allowed else [(text, False)]
+        total = 0
+        for segment, is_special in segments:
+            if is_special:
+                total += 1
+            elif segment:
+                try:
+                    total += self._encoder.count_text(segment)
+                except UnicodeEncodeError:
+                    total += self._encoder.count_text(_without_surrogates(segment))
+        return total
+
+    def _special_sets(
+        self, allowed_special: SpecialSet, disallowed_special: SpecialSet
+    ) -> Tuple[AbstractSet[str], AbstractSet[str]]:
         specials = self._special_ids
         if allowed_special == "all":
             allowed = set(specials)
@@ -151,17 +245,21 @@ class Tokenizer:
             disallowed = set(specials) - allowed
         else:
             disallowed = set(disallowed_special)
-        if disallowed:
-            for segment, is_special in split_special(text, sorted(disallowed)):
-                if is_special:
-                    offset = text.find(segment)
-                    raise SpecialTokenError(
-                        f"the text contains the special token {segment!r} at offset {offset}, which "
-                        f"is disallowed; pass allowed_special={{{segment!r}}} (or 'all') to encode it "
-                        "as the special token, or disallowed_special=() / encode_ordinary() to encode "
-                        "it as ordinary text"
-                    )
-        return allowed
+        return allowed, disallowed
+
+    @staticmethod
+    def _refuse_disallowed(text: str, disallowed: AbstractSet[str]) -> None:
+        if not disallowed:
+            return
+        match = special_finder(tuple(sorted(disallowed))).search(text)
+        if match is not None:
+            segment = match.group()
+            raise SpecialTokenError(
+                f"the text contains the special token {segment!r} at offset {match.start()}, which "
+                f"is disallowed; pass allowed_special={{{segment!r}}} (or 'all') to encode it "
+                "as the special token, or disallowed_special=() / encode_ordinary() to encode "
+                "it as ordinary text"
+            )
 
     def pieces(self, text: str) -> List[str]:
         """The pieces BPE sees for ``text``, atoms shown as glyphs; special tokens as they are.
@@ -189,8 +287,10 @@ class Tokenizer:
         for segment, is_special in split_special(text, list(self._special_ids)):
             if is_special:
                 out.append((segment, [self._special_ids[segment]]))
-            else:
-                out.extend((self.scheme.show(p), self._encoder.encode_piece(p)) for p in self.scheme.split(segment))
+                continue
+            for p in self.scheme.split(segment):
+                ids = self._encoder.encode_piece(p)
+                out.append((self.scheme.show(p), ids if self._idmap is None else self._idmap.to_external(ids)))
         return out
 
     # -- decoding -------------------------------------------------------------------------
@@ -200,39 +300,89 @@ class Tokenizer:
 
         For the plain scheme this is the exact concatenation of the tokens' bytes, valid
         UTF-8 or not; for the other schemes bytes that are not valid UTF-8 pass through.
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab"], vocab_size=257, progress=False).decode_bytes([256, 0xC3])
+        b'ab\xc3'
         """
-        ids = list(ids)
+        internal = self._internal_ids(ids)
         if not self.scheme.atoms:
-            return self._joined_bytes(ids)
-        return self._decode(ids, "surrogateescape").encode("utf-8", "surrogateescape")
+            return self._joined_bytes(internal)
+        return self._decode(internal, "surrogateescape").encode("utf-8", "surrogateescape")
 
     def decode(self, ids: Iterable[int], errors: str = "strict") -> str:
         """Decode ids to text. ``errors`` is as for ``bytes.decode`` ("strict", "replace", ...).
 
         With "strict", ids that do not form valid UTF-8 raise :class:`DecodeError` naming
         the first offending token.
+
+        >>> import functionalbpe as fb
+        >>> tok = fb.train(["ab"], vocab_size=257, progress=False)
+        >>> tok.decode([256, 0xC3], errors="replace")
+        'ab\ufffd'
         """
-        return self._decode(list(ids), errors)
+        return self._decode(self._internal_ids(ids), errors)
+
+    def stream_decoder(self, errors: str = "strict") -> "StreamDecoder":
+        """An incremental decoder for ids that arrive one by one (streaming generation).
+
+        It holds back an incomplete UTF-8 character (and, for a scheme, an operator or
+        marker whose text is not known yet) until it can be emitted; the pieces it returns
+        join to ``decode(all ids)``.
+
+        >>> import functionalbpe as fb
+        >>> tok = fb.train(["é"], vocab_size=256, progress=False)
+        >>> d = tok.stream_decoder()
+        >>> d.feed([0xC3]), d.feed([0xA9]), d.finish()
+        ('', 'é', '')
+        """
+        from .streaming import StreamDecoder
+
+        return StreamDecoder(self, errors)
 
     def _decode(self, ids: List[int], errors: str) -> str:
-        self._check_ids(ids)
-        if not self.scheme.atoms and not self._special_ids:
+        """Decode internal ids."""
+        if not self.scheme.atoms:
+            # Specials are valid UTF-8 on their own, so decoding the joined bytes gives what
+            # decoding text and specials apart would (and what tiktoken gives).
             return self._text(ids, errors, 0)
+        first_special = self.alphabet.first_special
         parts: List[str] = []
         start = 0
         for i, token in enumerate(ids + [-1]):
-            if token == -1 or self.alphabet.is_special(token):
+            if token == -1 or token >= first_special:
                 if i > start:
                     parts.append(self.scheme.decode(self._text(ids[start:i], errors, start)))
                 if token != -1:
-                    parts.append(self.alphabet.specials[token - self.alphabet.first_special])
+                    parts.append(self.alphabet.specials[token - first_special])
                 start = i + 1
         return "".join(parts)
 
+    def _internal_ids(self, ids: Iterable[int]) -> List[int]:
+        """The ids as a list in the internal layout; DecodeError names the first bad one."""
+        ids = list(ids)
+        if self._idmap is None:
+            return ids
+        is_id = self._idmap.is_id
+        for i, token in enumerate(ids):
+            if not is_id(token):
+                self._bad_id(i, token)
+        return self._idmap.to_internal(ids)
+
     def _joined_bytes(self, ids: List[int]) -> bytes:
-        self._check_ids(ids)
-        table = self.alphabet.all_token_bytes()
-        return b"".join([table[i] for i in ids])
+        data = self._encoder.decode_bytes(ids)
+        if data is None:
+            size = self.alphabet.vocab_size
+            for i, token in enumerate(ids):
+                if not isinstance(token, int) or not 0 <= token < size:
+                    self._bad_id(i, token)
+        return data
+
+    def _bad_id(self, position: int, token: object) -> None:
+        valid = f"0..{self.vocab_size - 1}" if self._idmap is None else (
+            f"0..{self.alphabet.first_special - 1} and the special ids {sorted(self._specials_by_id)}"
+        )
+        raise DecodeError(f"id {token!r} at position {position} is not a token of this tokenizer ({valid})")
 
     def _text(self, ids: List[int], errors: str, first: int) -> str:
         data = self._joined_bytes(ids)
@@ -246,16 +396,50 @@ class Tokenizer:
                 "pass errors='replace' to decode it as U+FFFD"
             ) from None
 
-    def _check_ids(self, ids: Sequence[int]) -> None:
-        size = self.vocab_size
-        for i, token in enumerate(ids):
-            if not isinstance(token, int) or not 0 <= token < size:
-                raise DecodeError(f"id {token!r} at position {i} is not a token of this tokenizer (0..{size - 1})")
+    # -- other libraries ------------------------------------------------------------------
+
+    def to_tiktoken(self, path: "os.PathLike[str] | str") -> None:
+        """Write the ``.tiktoken`` rank file (base64 token, space, rank; one per line).
+
+        Plain scheme only: tiktoken cannot apply a scheme's transform (docs/interop.md).
+        """
+        from .interop import write_tiktoken
+
+        write_tiktoken(self, path)
+
+    def as_tiktoken_encoding(self, name: str = "functionalbpe") -> Any:
+        """A ``tiktoken.Encoding`` with these ranks, pattern and special tokens."""
+        from .interop import tiktoken_encoding
+
+        return tiktoken_encoding(self, name)
+
+    @classmethod
+    def from_tiktoken(
+        cls,
+        path: "os.PathLike[str] | str",
+        pattern: str = "gpt4",
+        special_tokens: Union[Dict[str, int], Sequence[str], None] = None,
+    ) -> "Tokenizer":
+        """Load a ``.tiktoken`` rank file, rebuilding the merge table from the ranks.
+
+        ``special_tokens`` maps each special token to its id (tiktoken's form) or lists
+        them (ids follow the ranks). The ids stay those of the file.
+        """
+        from .interop import read_tiktoken
+
+        return read_tiktoken(cls, path, pattern, special_tokens)
+
+    def to_hf(self, path: "os.PathLike[str] | str") -> None:
+        """Write a ``tokenizer.json`` that HF tokenizers loads and that encodes the same ids
+        (special tokens as added tokens, always recognized). Plain scheme only."""
+        from .interop import write_hf
+
+        write_hf(self, path)
 
     # -- files ----------------------------------------------------------------------------
 
     def to_payload(self) -> Dict[str, Any]:
-        return {
+        payload = {
             "format": FORMAT,
             "scheme": self.scheme.name,
             "scheme_options": self.scheme.options(),
@@ -267,6 +451,10 @@ class Tokenizer:
             "special_tokens": self.special_tokens,
             "vocab_size": self.vocab_size,
         }
+        if self._idmap is not None:
+            # Only imported vocabularies have this: their bytes keep their own ids.
+            payload["byte_ids"] = self._idmap.byte_ids
+        return payload
 
     def save(self, path: "os.PathLike[str] | str") -> None:
         """Write the tokenizer file atomically (see :mod:`functionalbpe.fileformat`)."""
@@ -304,11 +492,13 @@ class Tokenizer:
                 list(specials),
                 payload["merge_policy"],
                 payload.get("merge_counts"),
+                byte_ids=payload.get("byte_ids"),
+                special_ids=list(specials.values()),
             )
         except FunctionalBPEError as exc:
             raise TokenizerFileError(str(exc)) from None
         if tok.special_tokens != specials:
-            raise TokenizerFileError("the special token ids do not follow the merges in order")
+            raise TokenizerFileError("the special token ids do not match the tokens")
         if tok.vocab_size != payload["vocab_size"]:
             raise TokenizerFileError(
                 f"vocab_size says {payload['vocab_size']} but the file holds {tok.vocab_size} ids"
@@ -325,6 +515,12 @@ class Tokenizer:
         return isinstance(other, Tokenizer) and self.to_payload() == other.to_payload()
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def _without_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate read as U+FFFD, as tiktoken reads it (a pair of
+    surrogates becomes the character they encode)."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _token_at(table: List[bytes], ids: Sequence[int], byte_offset: int) -> Tuple[int, int]:

@@ -53,19 +53,52 @@ static inline uint64_t hash_bytes(const uint8_t *p, size_t n) {
     }
     if (n) {
         uint64_t w = 0;
-        if (n >= 4) {
-            uint32_t a, b;
-            memcpy(&a, p, 4);
-            memcpy(&b, p + n - 4, 4);
-            w = ((uint64_t)b << 32) | a;
-        } else {
-            w = (uint64_t)p[0] | ((uint64_t)p[n / 2] << 8) | ((uint64_t)p[n - 1] << 16);
-        }
+        memcpy(&w, p, n);
         h = (h ^ w) * 0x94D049BB133111EBull;
     }
     h ^= h >> 29;
     h *= 0xBF58476D1CE4E5B9ull;
     return h ^ (h >> 32);
+}
+
+/* A piece as a hash-table key. Pieces of up to 16 bytes (nearly all) are held as two
+ * zero-padded words, so that a probe compares two words in the slot it has already loaded
+ * instead of following a pointer to the bytes. */
+#define INLINE_KEY 16
+
+typedef struct {
+    uint64_t w0, w1, hash;
+} piece_key;
+
+/* 16 bytes of 0xFF then 16 of 0: bytes 16-n .. 32-n are n 0xFF then zeros, in memory order,
+ * whatever the byte order of the machine. */
+static const uint8_t KEEP_FIRST[32] = {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+                                       255, 255, 255, 255, 255};
+
+/* readable: how many bytes from s may be read (>= n); with 16 or more, the key is read with
+ * two loads and a mask instead of a byte copy. */
+static inline void make_key(const uint8_t *s, size_t n, size_t readable, piece_key *k) {
+    if (n > INLINE_KEY) {
+        k->w0 = k->w1 = 0;
+        k->hash = hash_bytes(s, n);
+        return;
+    }
+    uint64_t w[2] = {0, 0};
+    if (readable >= INLINE_KEY) {
+        uint64_t m[2];
+        memcpy(w, s, 16);
+        memcpy(m, KEEP_FIRST + 16 - n, 16);
+        w[0] &= m[0];
+        w[1] &= m[1];
+    } else {
+        memcpy(w, s, n);
+    }
+    k->w0 = w[0];
+    k->w1 = w[1];
+    uint64_t h = (w[0] ^ (n * 0xD6E8FEB86659FD93ull)) * 0xBF58476D1CE4E5B9ull;
+    h ^= (h >> 31) ^ w[1];
+    h *= 0x94D049BB133111EBull;
+    k->hash = h ^ (h >> 29);
 }
 
 static inline uint64_t hash_pair(uint64_t key) {
@@ -121,21 +154,29 @@ static inline const uint8_t *token_bytes(const fbpe_bpe *b, uint32_t id, size_t 
     return b->tok_bytes + b->tok_off[id];
 }
 
-uint32_t fbpe_whole_token(const fbpe_bpe *b, const uint8_t *s, size_t n) {
-    uint64_t h = hash_bytes(s, n);
-    uint64_t tag = h >> 32;
-    size_t i = (size_t)h & b->vocab_mask;
+static inline uint32_t whole_token(const fbpe_bpe *b, const uint8_t *s, size_t n,
+                                   const piece_key *k) {
+    size_t i = (size_t)k->hash & b->vocab_mask;
     for (;;) {
-        uint64_t slot = b->vocab_slots[i];
-        if (!slot) return FBPE_NO_RANK;
-        if ((slot >> 32) == tag) {
-            uint32_t id = (uint32_t)slot - 1;
-            size_t len;
-            const uint8_t *t = token_bytes(b, id, &len);
-            if (len == n && memcmp(t, s, n) == 0) return id;
+        const fbpe_vocab_slot *e = &b->vocab_slots[i];
+        if (!e->len) return FBPE_NO_RANK;
+        if (e->len == n) {
+            if (n <= INLINE_KEY) {
+                if (e->w0 == k->w0 && e->w1 == k->w1) return e->id;
+            } else if (e->w0 == k->hash) {
+                size_t len;
+                if (memcmp(token_bytes(b, e->id, &len), s, n) == 0) return e->id;
+            }
         }
         i = (i + 1) & b->vocab_mask;
     }
+}
+
+uint32_t fbpe_whole_token(const fbpe_bpe *b, const uint8_t *s, size_t n) {
+    piece_key k;
+    if (!n) return FBPE_NO_RANK;
+    make_key(s, n, n, &k);
+    return whole_token(b, s, n, &k);
 }
 
 /* The symbols of a text-form piece: UTF-8 bytes, and each atom's code point as its id. */
@@ -651,23 +692,24 @@ void fbpe_cache_give(fbpe_bpe *b, fbpe_cache *c) {
 /* ---- encoding a piece ----------------------------------------------------------------- */
 
 int fbpe_encode_piece(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, size_t n,
-                      fbpe_ids *out) {
+                      size_t readable, fbpe_ids *out) {
     if (n == 0) return 0;
     if (n == 1) { /* a byte is its own id */
         if (fbpe_ids_reserve(out, 1)) return -1;
         out->ids[out->len++] = s[0];
         return 0;
     }
-    uint32_t id = fbpe_whole_token(b, s, n);
+    piece_key key;
+    make_key(s, n, readable, &key);
+    uint32_t id = whole_token(b, s, n, &key);
     if (id != FBPE_NO_RANK) {
         if (fbpe_ids_reserve(out, 1)) return -1;
         out->ids[out->len++] = id;
         return 0;
     }
-    uint64_t h = 0;
+    uint64_t h = key.hash;
     if (cache && n <= CACHE_MAX_PIECE) {
         size_t m;
-        h = hash_bytes(s, n);
         const uint32_t *hit = cache_get(cache, s, n, h, &m);
         if (hit) return push_ids(out, hit, m);
     }
@@ -705,10 +747,15 @@ static int pair_insert(fbpe_bpe *b, uint32_t left, uint32_t right, uint32_t id) 
 static void vocab_insert(fbpe_bpe *b, uint32_t id) {
     size_t len;
     const uint8_t *t = token_bytes(b, id, &len);
-    uint64_t h = hash_bytes(t, len);
-    size_t i = (size_t)h & b->vocab_mask;
-    while (b->vocab_slots[i]) i = (i + 1) & b->vocab_mask;
-    b->vocab_slots[i] = ((h >> 32) << 32) | ((uint64_t)id + 1);
+    piece_key k;
+    make_key(t, len, len, &k);
+    size_t i = (size_t)k.hash & b->vocab_mask;
+    while (b->vocab_slots[i].len) i = (i + 1) & b->vocab_mask;
+    fbpe_vocab_slot *e = &b->vocab_slots[i];
+    e->w0 = len <= INLINE_KEY ? k.w0 : k.hash;
+    e->w1 = k.w1;
+    e->len = (uint32_t)len;
+    e->id = id;
     b->num_self_encoding++;
 }
 
@@ -808,7 +855,7 @@ fbpe_bpe *fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint32_
         if (pair_insert(b, left[k], right[k], b->num_fixed + (uint32_t)k)) goto fail;
 
     cap = pow2_at_least(2 * (num_atoms + num_merges) + 2);
-    b->vocab_slots = (uint64_t *)calloc(cap, sizeof(uint64_t));
+    b->vocab_slots = (fbpe_vocab_slot *)calloc(cap, sizeof(fbpe_vocab_slot));
     if (!b->vocab_slots) goto fail;
     b->vocab_mask = cap - 1;
     for (uint32_t i = 256; i < b->num_fixed; i++) vocab_insert(b, i);
@@ -858,4 +905,107 @@ void fbpe_decode(const fbpe_bpe *b, const uint32_t *ids, size_t n, uint8_t *out)
         memcpy(out, t, len);
         out += len;
     }
+}
+
+/* ---- rank tables: tiktoken's procedure, to read a .tiktoken file ------------------------ */
+
+struct fbpe_ranks {
+    fbpe_vocab_slot *slots;
+    size_t mask;
+    const uint8_t *arena;
+    const uint64_t *off;
+    uint32_t num;
+};
+
+/* The rank of the bytes s[0..n), or FBPE_NO_RANK. */
+static uint32_t rank_of_bytes(const fbpe_ranks *t, const uint8_t *s, size_t n) {
+    piece_key k;
+    make_key(s, n, n, &k);
+    size_t i = (size_t)k.hash & t->mask;
+    for (;;) {
+        const fbpe_vocab_slot *e = &t->slots[i];
+        if (!e->len) return FBPE_NO_RANK;
+        if (e->len == n) {
+            if (n <= INLINE_KEY) {
+                if (e->w0 == k.w0 && e->w1 == k.w1) return e->id;
+            } else if (e->w0 == k.hash && memcmp(t->arena + t->off[e->id], s, n) == 0) {
+                return e->id;
+            }
+        }
+        i = (i + 1) & t->mask;
+    }
+}
+
+fbpe_ranks *fbpe_ranks_new(const uint8_t *arena, const uint64_t *off, uint32_t num) {
+    fbpe_ranks *t = (fbpe_ranks *)calloc(1, sizeof(fbpe_ranks));
+    if (!t) return NULL;
+    size_t cap = pow2_at_least(2 * (size_t)num + 2);
+    t->slots = (fbpe_vocab_slot *)calloc(cap, sizeof(fbpe_vocab_slot));
+    if (!t->slots) {
+        free(t);
+        return NULL;
+    }
+    t->mask = cap - 1;
+    t->arena = arena;
+    t->off = off;
+    t->num = num;
+    for (uint32_t r = 0; r < num; r++) {
+        const uint8_t *s = arena + off[r];
+        size_t n = (size_t)(off[r + 1] - off[r]);
+        piece_key k;
+        make_key(s, n, n, &k);
+        size_t i = (size_t)k.hash & t->mask;
+        while (t->slots[i].len) i = (i + 1) & t->mask;
+        t->slots[i].w0 = n <= INLINE_KEY ? k.w0 : k.hash;
+        t->slots[i].w1 = k.w1;
+        t->slots[i].len = (uint32_t)n;
+        t->slots[i].id = r;
+    }
+    return t;
+}
+
+void fbpe_ranks_free(fbpe_ranks *t) {
+    if (!t) return;
+    free(t->slots);
+    free(t);
+}
+
+size_t fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *cut) {
+    const uint8_t *s = t->arena + t->off[r];
+    size_t n = (size_t)(t->off[r + 1] - t->off[r]);
+    /* Parts are s[starts[i] .. starts[i + 1]); pair_rank[i] is the rank of parts i and i+1
+     * joined, kept up to date as tiktoken keeps it. */
+    size_t *starts = (size_t *)malloc((n + 1) * sizeof(size_t));
+    uint32_t *pair_rank = (uint32_t *)malloc((n + 1) * sizeof(uint32_t));
+    size_t m = n;
+    if (!starts || !pair_rank) {
+        free(starts);
+        free(pair_rank);
+        return 0;
+    }
+    for (size_t i = 0; i <= n; i++) starts[i] = i;
+#define JOINED(i) ((i) + 2 <= m ? rank_of_bytes(t, s + starts[i], starts[(i) + 2] - starts[i]) : FBPE_NO_RANK)
+#define BELOW(x) ((x) < r ? (x) : FBPE_NO_RANK)
+    for (size_t i = 0; i + 1 < m; i++) pair_rank[i] = BELOW(JOINED(i));
+    while (m > 1) {
+        uint32_t best = FBPE_NO_RANK;
+        size_t at = 0;
+        for (size_t i = 0; i + 1 < m; i++)
+            if (pair_rank[i] < best) {
+                best = pair_rank[i];
+                at = i;
+            }
+        if (best == FBPE_NO_RANK) break;
+        memmove(starts + at + 1, starts + at + 2, (m - at - 1) * sizeof(size_t));
+        if (m >= at + 3) memmove(pair_rank + at + 1, pair_rank + at + 2, (m - at - 3) * sizeof(uint32_t));
+        m--;
+        if (at > 0) pair_rank[at - 1] = BELOW(JOINED(at - 1));
+        if (at + 1 < m) pair_rank[at] = BELOW(JOINED(at));
+    }
+#undef JOINED
+#undef BELOW
+    *cut = m > 1 ? starts[1] : n;
+    free(starts);
+    free(pair_rank);
+    return m;
 }

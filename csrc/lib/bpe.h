@@ -31,6 +31,13 @@ int fbpe_ids_reserve(fbpe_ids *v, size_t extra);
 
 typedef struct fbpe_cache fbpe_cache;
 
+/* A token in the table of whole tokens: its bytes inline when they are at most 16 (zero
+ * padded), else w0 is their hash and the bytes are compared in tok_bytes. len 0: empty. */
+typedef struct {
+    uint64_t w0, w1;
+    uint32_t len, id;
+} fbpe_vocab_slot;
+
 #define FBPE_NO_RANK UINT32_MAX
 /* At most this many cached caches wait in the pool; more concurrent callers make their own. */
 #define FBPE_POOL_SIZE 64
@@ -50,9 +57,8 @@ typedef struct {
     uint64_t *tok_off;
     uint8_t *tok_bytes;
 
-    /* Whole tokens: text-form bytes -> id, for every token whose own bytes encode to it.
-     * Slot: hash high half << 32 | (id + 1); 0 is empty. */
-    uint64_t *vocab_slots;
+    /* Whole tokens: text-form bytes -> id, for every token whose own bytes encode to it. */
+    fbpe_vocab_slot *vocab_slots;
     size_t vocab_mask;
     uint32_t num_self_encoding; /* tokens in vocab_slots */
 
@@ -84,9 +90,10 @@ uint32_t fbpe_rank(const fbpe_bpe *b, uint32_t left, uint32_t right);
 size_t fbpe_merge(const fbpe_bpe *b, uint32_t *ids, size_t n, int method);
 
 /* Encode one piece of text-form UTF-8 and append its ids to out. cache may be NULL.
- * Returns 0, or -1 when out of memory. */
+ * readable: how many bytes from s may be read (at least n; more lets short pieces be read
+ * with whole-word loads). Returns 0, or -1 when out of memory. */
 int fbpe_encode_piece(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, size_t n,
-                      fbpe_ids *out);
+                      size_t readable, fbpe_ids *out);
 
 /* The id of the token whose text-form bytes are s[0..n) and which encodes to itself, or
  * FBPE_NO_RANK. */
@@ -101,5 +108,15 @@ void fbpe_cache_give(fbpe_bpe *b, fbpe_cache *c);
 size_t fbpe_decoded_size(const fbpe_bpe *b, const uint32_t *ids, size_t n);
 /* Write the bytes of ids[0..n) to out (fbpe_decoded_size bytes). */
 void fbpe_decode(const fbpe_bpe *b, const uint32_t *ids, size_t n, uint8_t *out);
+
+/* ---- rank tables: reading tiktoken's files ----
+ * A .tiktoken file has ranks, not merges; each token's parts are what tiktoken's procedure
+ * (merge the adjacent pair whose joined bytes have the lowest rank) makes of its bytes with
+ * the ranks below it. Token r is arena[off[r] .. off[r + 1]); ranks are 0 .. num-1. */
+typedef struct fbpe_ranks fbpe_ranks;
+fbpe_ranks *fbpe_ranks_new(const uint8_t *arena, const uint64_t *off, uint32_t num);
+void fbpe_ranks_free(fbpe_ranks *t);
+/* How many parts token r comes out as (0: out of memory); *cut is where the first ends. */
+size_t fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *cut);
 
 #endif
