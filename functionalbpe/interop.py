@@ -72,6 +72,7 @@ def vocabulary(tok: "Tokenizer") -> List[Tuple[bytes, int]]:
 def write_tiktoken(tok: "Tokenizer", path: "os.PathLike[str] | str") -> None:
     """Write ``tok``'s ranks as a ``.tiktoken`` file, atomically."""
     _refuse_scheme(tok, "a .tiktoken file")
+    refuse_tokens_bpe_would_split(tok, "this tokenizer")
     lines = [f"{base64.b64encode(data).decode('ascii')} {rank}\n" for data, rank in vocabulary(tok)]
     atomic_write_text(path, "".join(lines))
 
@@ -225,13 +226,15 @@ def read_tiktoken(
     else:
         specials = {s: first_special + k for k, s in enumerate(special_tokens)}
     tok = cls(make_scheme("plain", pattern), merges, list(specials), byte_ids=byte_ids, special_ids=list(specials.values()))
-    _refuse_tokens_bpe_would_split(tok, name)
+    refuse_tokens_bpe_would_split(tok, name)
     return tok
 
 
-def _refuse_tokens_bpe_would_split(tok: "Tokenizer", origin: str) -> None:
+def refuse_tokens_bpe_would_split(tok: "Tokenizer", origin: str) -> None:
     """tiktoken takes a piece that is a token whole; functionalbpe applies the merges. The two
-    agree exactly when every token's own bytes merge back into it: check that."""
+    can only agree if every token's own bytes merge back into it: check that. (True of every
+    table a trainer makes, and of every rank file :func:`merges_from_ranks` accepts, as far as
+    a randomized search of small tables could tell; a hand-made merge table can break it.)"""
     native = tok._encoder.native
     if native is not None and native.all_self_encoding:
         return
@@ -243,7 +246,7 @@ def _refuse_tokens_bpe_would_split(tok: "Tokenizer", origin: str) -> None:
         ids = encode_piece(list(table[i]), ranks)
         if ids != [i]:
             raise TokenizerFileError(
-                f"{origin}: the token {table[i]!r} (rank {i}) is not what its merges make of its own "
+                f"{origin}: the token {table[i]!r} (id {i}) is not what its merges make of its own "
                 f"bytes ({[tok._idmap.external(j) if tok._idmap else j for j in ids]}); tiktoken would "
                 "take it whole where functionalbpe applies the merges, so the two would disagree"
             )
@@ -252,6 +255,7 @@ def _refuse_tokens_bpe_would_split(tok: "Tokenizer", origin: str) -> None:
 def tiktoken_encoding(tok: "Tokenizer", name: str = "functionalbpe") -> Any:
     """A ``tiktoken.Encoding`` with ``tok``'s ranks, pattern and special tokens."""
     _refuse_scheme(tok, "a tiktoken Encoding")
+    refuse_tokens_bpe_would_split(tok, "this tokenizer")
     try:
         import tiktoken
     except ImportError:

@@ -14,6 +14,8 @@ What every scheme provides:
   a scheme may make this much cheaper than splitting every text, e.g. by transforming each
   distinct raw piece once;
 * ``decode(text_form)`` — the original text; ``decode(''.join(split(t))) == t``;
+* ``decodable_prefix(text_form)`` — for streaming: how much of a text form that is still
+  growing can be decoded now (see :meth:`Scheme.decodable_prefix`);
 * ``show(piece)`` — a piece with atoms as readable glyphs, for ``Tokenizer.pieces``;
 * ``options()`` — what the tokenizer file stores to rebuild it with :func:`make_scheme`.
 
@@ -58,6 +60,26 @@ class Scheme:
 
     def decode(self, text: str) -> str:
         return text
+
+    def decodable_prefix(self, text: str) -> int:
+        """How many characters of a text form that may still grow can be decoded now.
+
+        The incremental decoder (:class:`functionalbpe.streaming.StreamDecoder`) calls this
+        with the text form received so far and emits ``decode(text[:n])`` at once, keeping
+        the rest. ``n`` must be such that whatever text form ``more`` follows::
+
+            decode(text + more) == decode(text[:n]) + decode(text[n:] + more)
+
+        The plain scheme decodes character by character, so all of it. A scheme whose atoms
+        act on what follows them holds back from the first atom whose meaning is not settled
+        yet: a case or shift code before its word is complete, a boundary marker that may
+        pair with the next one, an operator waiting for its argument. Returning 0 is always
+        correct (nothing is emitted until the end of the stream), just not incremental.
+
+        >>> make_scheme("plain").decodable_prefix("Hello")
+        5
+        """
+        return len(text)
 
     def show(self, piece: str) -> str:
         return piece

@@ -95,7 +95,7 @@ class Tokenizer:
 
     def token_bytes(self, token: int) -> bytes:
         """The bytes of a token in the scheme's text form (an atom as its UTF-8 bytes)."""
-        return self.alphabet.token_bytes(self._internal_ids([token])[0])
+        return self.alphabet.token_bytes(self._checked_ids([token])[0])
 
     def __repr__(self) -> str:
         return (
@@ -368,6 +368,16 @@ class Tokenizer:
             if not is_id(token):
                 self._bad_id(i, token)
         return self._idmap.to_internal(ids)
+
+    def _checked_ids(self, ids: Iterable[int]) -> List[int]:
+        """As :meth:`_internal_ids`, checking every id here rather than in the decoder."""
+        internal = self._internal_ids(ids)
+        if self._idmap is None:
+            size = self.alphabet.vocab_size
+            for i, token in enumerate(internal):
+                if not isinstance(token, int) or not 0 <= token < size:
+                    self._bad_id(i, token)
+        return internal
 
     def _joined_bytes(self, ids: List[int]) -> bytes:
         data = self._encoder.decode_bytes(ids)

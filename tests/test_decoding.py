@@ -1,0 +1,116 @@
+"""Decoding: exact bytes, UTF-8 errors that name the token, and the streaming decoder, whose
+pieces always join to decode(all ids) however the ids are cut."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, strategies as st
+
+import functionalbpe as fb
+from functionalbpe.errors import DecodeError
+
+from .helpers import stdlib_text, tricky_text
+from .test_encoder import CAP, MULTILINGUAL, CaseScheme
+
+SPECIALS = ["<|endoftext|>", "<|pad|>"]
+
+
+@pytest.fixture(scope="module")
+def tok() -> fb.Tokenizer:
+    docs = stdlib_text(60_000) + [MULTILINGUAL * 5]
+    return fb.train(docs, vocab_size=256 + 300 + 2, special_tokens=SPECIALS, progress=False)
+
+
+@pytest.fixture(scope="module")
+def case_tok() -> fb.Tokenizer:
+    docs = stdlib_text(30_000) + ["Hello World HELLO world Über ÉCOLE"] * 20
+    return fb.train(docs, vocab_size=256 + 3 + 200, scheme=CaseScheme(pattern="gpt2"), special_tokens=SPECIALS, progress=False)
+
+
+def stream(tok: fb.Tokenizer, ids, cuts, errors="strict") -> str:
+    decoder = tok.stream_decoder(errors)
+    out, start = [], 0
+    for cut in sorted(cuts) + [len(ids)]:
+        out.append(decoder.feed(ids[start:cut]))
+        start = max(start, cut)
+    return "".join(out) + decoder.finish()
+
+
+id_lists = st.lists(st.integers(0, 256 + 300 + 1), max_size=40)
+
+
+@given(ids=id_lists, cuts=st.lists(st.integers(0, 40), max_size=10))
+def test_stream_equals_decode_with_replace(tok, ids, cuts):
+    assert stream(tok, ids, cuts, "replace") == tok.decode(ids, errors="replace")
+
+
+@given(text=tricky_text, cuts=st.lists(st.integers(0, 60), max_size=10))
+def test_stream_of_valid_text_equals_decode(tok, text, cuts):
+    ids = tok.encode(text, allowed_special="all")
+    assert stream(tok, ids, cuts) == text
+    # One id at a time: nothing is emitted before it is final.
+    decoder = tok.stream_decoder()
+    assert "".join(decoder.feed(i) for i in ids) + decoder.finish() == text
+
+
+@given(ids=id_lists)
+def test_stream_fails_where_decode_fails(tok, ids):
+    try:
+        want = tok.decode(ids)
+    except DecodeError:
+        with pytest.raises(DecodeError, match="errors='replace'"):
+            stream(tok, ids, [1, 2, 5])
+    else:
+        assert stream(tok, ids, [1, 2, 5]) == want
+
+
+def test_stream_holds_back_a_cut_character(tok):
+    data = "😀".encode("utf-8")
+    decoder = tok.stream_decoder()
+    assert [decoder.feed(b) for b in data] == ["", "", "", "😀"]
+    assert decoder.feed(tok.encode("<|pad|>", allowed_special="all")) == "<|pad|>"
+    assert decoder.feed([0xF0, 0x9F]) == ""
+    with pytest.raises(DecodeError, match="token 5 of the stream"):  # where the character starts
+        decoder.finish()
+    d2 = tok.stream_decoder("replace")
+    assert d2.feed([0xF0, 0x9F]) + d2.feed(tok.special_tokens["<|pad|>"]) == "\ufffd<|pad|>"
+
+
+def test_stream_names_the_token_of_an_invalid_byte(tok):
+    decoder = tok.stream_decoder()
+    ids = tok.encode("abc def") + [0x80]
+    with pytest.raises(DecodeError, match=f"token {len(ids) - 1} of the stream"):
+        decoder.feed(ids)
+    with pytest.raises(DecodeError, match="not a token"):
+        tok.stream_decoder().feed([tok.vocab_size])
+
+
+@given(text=tricky_text, cuts=st.lists(st.integers(0, 60), max_size=10))
+def test_stream_with_a_scheme_holds_back_atoms(case_tok, text, cuts):
+    text = text.replace(CAP, "").replace("\ue001", "").replace("\ue002", "")  # no escaping in the test scheme
+    ids = case_tok.encode(text, allowed_special="all")
+    assert case_tok.decode(ids) == text
+    assert stream(case_tok, ids, cuts) == text
+
+
+def test_scheme_hook_is_used(case_tok):
+    ids = case_tok.encode("aB")
+    cap = case_tok.alphabet.first_atom  # the CAP atom: "B" is CAP + "b"
+    decoder = case_tok.stream_decoder()
+    pos = ids.index(cap) if cap in ids else None
+    if pos is None:
+        pytest.skip("CAP merged with its neighbours in this vocabulary")
+    assert decoder.feed(ids[: pos + 1]) == case_tok.decode(ids[:pos])  # CAP held back
+    assert decoder.feed(ids[pos + 1 :]) + decoder.finish() == "B"
+
+
+def test_decode_bytes_is_exact(tok):
+    ids = tok.encode(MULTILINGUAL + "<|endoftext|>", allowed_special="all") + [0xC3]
+    table = tok.alphabet.all_token_bytes()
+    assert tok.decode_bytes(ids) == b"".join(table[i] for i in ids)
+    assert tok.decode(ids, errors="replace") == MULTILINGUAL + "<|endoftext|>\ufffd"
+    with pytest.raises(DecodeError, match=f"token {len(ids) - 1} \\(id 195\\)"):
+        tok.decode(ids)
+    with pytest.raises(DecodeError, match="position 1"):
+        tok.decode_bytes([1, -5])
+    with pytest.raises(DecodeError, match="position 0"):
+        tok.decode(["a"])
