@@ -31,6 +31,7 @@ from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 
 import os
+import threading
 
 
 cdef extern from "Python.h":
@@ -138,15 +139,21 @@ def default_threads():
 
 
 _pool = None
+_pool_pid = None
+_pool_lock = threading.Lock()
 
 
 def _thread_pool():
-    global _pool
-    if _pool is None:
-        from concurrent.futures import ThreadPoolExecutor
+    """The worker threads, started on first use. A forked child starts its own: the
+    parent's threads do not exist there, and their executor would wait for them forever."""
+    global _pool, _pool_pid
+    with _pool_lock:
+        if _pool is None or _pool_pid != os.getpid():
+            from concurrent.futures import ThreadPoolExecutor
 
-        _pool = ThreadPoolExecutor(default_threads(), thread_name_prefix="functionalbpe-encode")
-    return _pool
+            _pool = ThreadPoolExecutor(default_threads(), thread_name_prefix="functionalbpe-encode")
+            _pool_pid = os.getpid()
+        return _pool
 
 
 cdef object utf8_of(str text, const uint8_t **data, size_t *size):

@@ -272,3 +272,21 @@ def test_scanner_and_regex_pieces_give_the_same_ids(tok):
         pytest.skip("this build has no C scanner")
     text = "".join(stdlib_text(100_000)) + MULTILINGUAL * 10
     assert NATIVE.BPE([], tok.alphabet.merges).encode_pieces(fb.pretokenize(text)) == tok.encode_ordinary(text)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork on this platform")
+def test_batches_work_in_a_forked_child(tok):
+    import os
+
+    docs = stdlib_text(600_000)  # enough for the worker threads
+    want = tok.encode_batch(docs)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: the parent's worker threads do not exist here
+        ok = tok.encode_batch(docs) == want
+        os.write(write, b"1" if ok else b"0")
+        os._exit(0)
+    os.close(write)
+    answer = os.read(read, 1)
+    os.waitpid(pid, 0)
+    assert answer == b"1"
