@@ -345,46 +345,41 @@ cdef class BPE:
     def encode_piece(self, str piece):
         return self.encode_pieces((piece,))
 
-    def encode_text(self, str text, str pattern):
-        """The ids of ``text`` (no special tokens) cut by the C scanner for ``pattern``."""
+    cdef int _encode_text(self, str text, str pattern, fbpe_ids *out) except -1:
+        """Encode text into out (which the caller frees), the GIL released."""
         cdef int which = scanner_of(pattern)
         cdef const uint8_t *data
         cdef size_t size
-        cdef fbpe_ids out
         cdef fbpe_cache *cache
         cdef int rc
-        owner = utf8_of(text, &data, &size)
-        fbpe_ids_init(&out)
+        owner = utf8_of(text, &data, &size)  # keeps the bytes alive while the GIL is off
         with nogil:
             cache = fbpe_cache_take(self.b)
-            rc = fbpe_encode_text(self.b, cache, which, data, size, &out)
+            rc = fbpe_encode_text(self.b, cache, which, data, size, out)
             fbpe_cache_give(self.b, cache)
+        if rc:
+            raise MemoryError("out of memory while encoding")
+        return 0
+
+    def encode_text(self, str text, str pattern):
+        """The ids of ``text`` (no special tokens) cut by the C scanner for ``pattern``."""
+        cdef fbpe_ids out
+        fbpe_ids_init(&out)
         try:
-            if rc:
-                raise MemoryError("out of memory while encoding")
+            self._encode_text(text, pattern, &out)
             return ids_to_list(out.ids, out.len)
         finally:
             fbpe_ids_free(&out)
 
     def count_text(self, str text, str pattern):
         """How many ids ``text`` encodes to (as ``len(encode_text(...))``, without the list)."""
-        cdef int which = scanner_of(pattern)
-        cdef const uint8_t *data
-        cdef size_t size
         cdef fbpe_ids out
-        cdef fbpe_cache *cache
-        cdef int rc
-        owner = utf8_of(text, &data, &size)
         fbpe_ids_init(&out)
-        with nogil:
-            cache = fbpe_cache_take(self.b)
-            rc = fbpe_encode_text(self.b, cache, which, data, size, &out)
-            fbpe_cache_give(self.b, cache)
-        n = out.len
-        fbpe_ids_free(&out)
-        if rc:
-            raise MemoryError("out of memory while encoding")
-        return n
+        try:
+            self._encode_text(text, pattern, &out)
+            return out.len
+        finally:
+            fbpe_ids_free(&out)
 
     def encode_texts(self, texts, str pattern, threads=None):
         """The ids of each text, the texts spread over ``threads`` threads (None: all cores).

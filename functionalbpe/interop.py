@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Ty
 from ._native import native
 from .alphabet import NUM_BYTES
 from .errors import FunctionalBPEError, TokenizerFileError
-from .fileformat import atomic_write_text
+from .fileformat import atomic_write_text, read_bytes
 
 if TYPE_CHECKING:  # pragma: no cover
     from .tokenizer import Tokenizer
@@ -80,13 +80,7 @@ def write_tiktoken(tok: "Tokenizer", path: "os.PathLike[str] | str") -> None:
 def load_ranks(path: "os.PathLike[str] | str") -> Dict[bytes, int]:
     """Read a ``.tiktoken`` file: ``{token bytes: rank}``; errors name the file and line."""
     name = os.fspath(path)
-    try:
-        with open(name, "rb") as fh:
-            raw = fh.read()
-    except FileNotFoundError:
-        raise TokenizerFileError(f"{name}: no such rank file") from None
-    except OSError as exc:
-        raise TokenizerFileError(f"{name}: cannot read: {exc.strerror}") from None
+    raw = read_bytes(path, "rank file")
     ranks: Dict[bytes, int] = {}
     seen_ranks: Dict[int, int] = {}
     for number, line in enumerate(raw.splitlines(), 1):

@@ -204,19 +204,26 @@ static size_t piece_symbols(const fbpe_bpe *b, const uint8_t *s, size_t n, uint3
 
 /* ---- merging a short piece: scan for the lowest rank --------------------------------- */
 
+/* The lowest of ranks[0..n), the leftmost where several are equal (equal ranks are the same
+ * pair, which merges left to right); *at is where it is. */
+static inline uint32_t lowest_rank(const uint32_t *ranks, size_t n, size_t *at) {
+    uint32_t best = FBPE_NO_RANK;
+    *at = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ranks[i] < best) {
+            best = ranks[i];
+            *at = i;
+        }
+    return best;
+}
+
 static size_t merge_short(const fbpe_bpe *b, uint32_t *ids, size_t n) {
     uint32_t ranks[SHORT_PIECE];
     if (n < 2) return n;
     for (size_t i = 0; i + 1 < n; i++) ranks[i] = rank_of(b, ids[i], ids[i + 1]);
     while (n > 1) {
-        uint32_t best = FBPE_NO_RANK;
-        size_t at = 0;
-        /* The leftmost lowest rank: equal ranks are the same pair, merged left to right. */
-        for (size_t i = 0; i + 1 < n; i++)
-            if (ranks[i] < best) {
-                best = ranks[i];
-                at = i;
-            }
+        size_t at;
+        uint32_t best = lowest_rank(ranks, n - 1, &at);
         if (best == FBPE_NO_RANK) break;
         ids[at] = best;
         /* Drop symbol at+1 and the pair that started on it. */
@@ -988,14 +995,8 @@ size_t fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *cut) {
 #define BELOW(x) ((x) < r ? (x) : FBPE_NO_RANK)
     for (size_t i = 0; i + 1 < m; i++) pair_rank[i] = BELOW(JOINED(i));
     while (m > 1) {
-        uint32_t best = FBPE_NO_RANK;
-        size_t at = 0;
-        for (size_t i = 0; i + 1 < m; i++)
-            if (pair_rank[i] < best) {
-                best = pair_rank[i];
-                at = i;
-            }
-        if (best == FBPE_NO_RANK) break;
+        size_t at;
+        if (lowest_rank(pair_rank, m - 1, &at) == FBPE_NO_RANK) break;
         memmove(starts + at + 1, starts + at + 2, (m - at - 1) * sizeof(size_t));
         if (m >= at + 3) memmove(pair_rank + at + 1, pair_rank + at + 2, (m - at - 3) * sizeof(uint32_t));
         m--;
