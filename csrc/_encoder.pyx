@@ -27,6 +27,8 @@ Performance notes (what was tried, and why it is like this):
   pieces. The built-in patterns can skip Python altogether once the C scanner is linked in.
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.list cimport PyList_New
+from cpython.ref cimport PyObject
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 
@@ -37,6 +39,10 @@ import threading
 cdef extern from "Python.h":
     const char *PyUnicode_AsUTF8AndSize(object text, Py_ssize_t *size) except NULL
     bint PyUnicode_IS_ASCII(object text)
+    # Borrowed and stolen references, without Cython's bookkeeping on a temporary.
+    PyObject *tuple_item "PyTuple_GET_ITEM"(object t, Py_ssize_t i)
+    void list_set "PyList_SET_ITEM"(object l, Py_ssize_t i, PyObject *o)
+    void incref "Py_INCREF"(PyObject *o)
 
 
 cdef extern from "lib/bpe.h":
@@ -185,11 +191,13 @@ cdef class _TextBatch:
     cdef fbpe_bpe *b
     cdef int which
     cdef list owners
+    cdef tuple id_objects
     cdef public size_t total_bytes
 
     def __cinit__(self, BPE bpe, texts, str pattern):
         cdef size_t n = len(texts), k
         self.b = bpe.b
+        self.id_objects = bpe.id_objects
         self.which = scanner_of(pattern)
         self.batch.units = <fbpe_text_unit *>calloc(n + 1, sizeof(fbpe_text_unit))
         if not self.batch.units:
@@ -218,13 +226,23 @@ cdef class _TextBatch:
         for k in range(self.batch.num_units):
             if self.batch.units[k].failed:
                 raise MemoryError("out of memory while encoding")
-            out.append(ids_to_list(self.batch.units[k].out.ids, self.batch.units[k].out.len))
+            out.append(ids_to_list(self.id_objects, self.batch.units[k].out.ids, self.batch.units[k].out.len))
             fbpe_ids_free(&self.batch.units[k].out)
         return out
 
 
-cdef list ids_to_list(const uint32_t *ids, size_t n):
-    return [ids[k] for k in range(n)]
+cdef list ids_to_list(tuple id_objects, const uint32_t *ids, size_t n):
+    """A list of the Python ints for ids. The ints are made once per table (id_objects),
+    so building the list allocates nothing but the list: making a new int per id cost
+    more than all of the encoding before it."""
+    cdef list out = PyList_New(n)
+    cdef PyObject *item
+    cdef size_t k
+    for k in range(n):
+        item = tuple_item(id_objects, ids[k])
+        incref(item)
+        list_set(out, k, item)
+    return out
 
 
 cdef class BPE:
@@ -233,13 +251,17 @@ cdef class BPE:
     ``atoms`` are the code points of the scheme's atoms (ids 256 on), ``merges`` the
     ``(left, right)`` pairs in order, ``specials`` the special tokens' texts.
 
+    ``output_ids``, when given, is the id each of the tokens (bytes, atoms, merges) is
+    written as in encoding's output: the ids of an imported vocabulary.
+
     >>> bpe = BPE([], [(104, 105)], ["<|e|>"])
     >>> bpe.encode_pieces(["hi", "hii"]), bpe.decode_bytes([256, 257])
     ([256, 256, 105], b'hi<|e|>')
     """
     cdef fbpe_bpe *b
+    cdef tuple id_objects
 
-    def __cinit__(self, atoms, merges, specials=()):
+    def __cinit__(self, atoms, merges, specials=(), output_ids=None):
         cdef size_t num_atoms = len(atoms), num_merges = len(merges), num_specials = len(specials)
         cdef uint32_t *atom_cps = <uint32_t *>malloc((num_atoms + 1) * sizeof(uint32_t))
         cdef uint32_t *pairs = <uint32_t *>malloc((2 * num_merges + 1) * sizeof(uint32_t))
@@ -263,6 +285,12 @@ cdef class BPE:
                                       special_lens, num_specials)
             if not self.b:
                 raise ValueError("the merge table is inconsistent (or there is no memory for it)")
+            if output_ids is None:
+                self.id_objects = tuple(range(self.b.num_tokens))
+            else:
+                self.id_objects = tuple(int(i) for i in output_ids)
+                if len(self.id_objects) != self.b.num_tokens:
+                    raise ValueError(f"output_ids gives {len(self.id_objects)} ids for {self.b.num_tokens} tokens")
         finally:
             free(atom_cps)
             free(pairs)
@@ -313,7 +341,7 @@ cdef class BPE:
                 if method == 1:
                     raise ValueError("the short scan takes at most 64 symbols")
                 raise MemoryError()
-            return ids_to_list(ids, m)
+            return ids_to_list(self.id_objects, ids, m)
         finally:
             free(ids)
 
@@ -337,7 +365,7 @@ cdef class BPE:
                     rc = fbpe_encode_piece(self.b, cache, <const uint8_t *>data, size, size, &out)
                 if rc:
                     raise MemoryError()
-            return ids_to_list(out.ids, out.len)
+            return ids_to_list(self.id_objects, out.ids, out.len)
         finally:
             fbpe_cache_give(self.b, cache)
             fbpe_ids_free(&out)
@@ -367,7 +395,7 @@ cdef class BPE:
         fbpe_ids_init(&out)
         try:
             self._encode_text(text, pattern, &out)
-            return ids_to_list(out.ids, out.len)
+            return ids_to_list(self.id_objects, out.ids, out.len)
         finally:
             fbpe_ids_free(&out)
 

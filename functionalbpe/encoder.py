@@ -37,18 +37,27 @@ class Encoder:
     else with ``scheme.split``.
     """
 
-    def __init__(self, alphabet: Alphabet, scheme: "Optional[Scheme]" = None) -> None:
+    def __init__(
+        self,
+        alphabet: Alphabet,
+        scheme: "Optional[Scheme]" = None,
+        output_ids: Optional[Sequence[int]] = None,
+    ) -> None:
+        """``output_ids[i]`` is the id that token ``i`` is written as (the ids of an
+        imported vocabulary, :mod:`functionalbpe.idmap`); by default ``i`` itself."""
         self.alphabet = alphabet
         self.scheme = scheme
         self._ranks: Optional[Dict[Tuple[int, int], int]] = None
         self._cache: Dict[str, Tuple[int, ...]] = {}
+        self._output_ids = list(output_ids) if output_ids is not None else None
         module = native("_encoder")
         self.native: Any = None
         # The built-in pattern whose pieces the C scanner finds, when it can stand in for
         # scheme.split (the plain scheme only: the others rewrite pieces in Python).
         self.scanner: Optional[str] = None
         if module is not None:
-            self.native = module.BPE([ord(a.char) for a in alphabet.atoms], alphabet.merges, alphabet.specials)
+            atoms = [ord(a.char) for a in alphabet.atoms]
+            self.native = module.BPE(atoms, alphabet.merges, alphabet.specials, output_ids)
             if scheme is not None and _splits_plainly(scheme) and scheme.pattern_name in module.SCANNERS:
                 self.scanner = scheme.pattern_name
 
@@ -64,6 +73,8 @@ class Encoder:
         ids = self._cache.get(piece)
         if ids is None:
             ids = tuple(encode_piece(self.alphabet.symbols(piece), self.ranks))
+            if self._output_ids is not None:
+                ids = tuple(self._output_ids[i] for i in ids)
             if len(self._cache) >= CACHE_LIMIT:
                 self._cache.clear()
             self._cache[piece] = ids

@@ -12,8 +12,8 @@ Example::
 
     >>> from functionalbpe.alphabet import Alphabet
     >>> m = IdMap(Alphabet(specials=["<s>"]), byte_ids=[255 - b for b in range(256)], special_ids=[1000])
-    >>> m.to_external([0, 1, 255]), m.to_internal([1000, 255]), m.size
-    ([255, 254, 0], [256, 0], 1001)
+    >>> [m.external(i) for i in (0, 1, 255, 256)], m.to_internal([1000, 255]), m.size
+    ([255, 254, 0, 1000], [256, 0], 1001)
 """
 from __future__ import annotations
 
@@ -32,12 +32,14 @@ class IdMap:
         byte_ids: Optional[Sequence[int]] = None,
         special_ids: Optional[Sequence[int]] = None,
     ) -> None:
-        self.byte_ids: List[int] = list(range(NUM_BYTES)) if byte_ids is None else [int(i) for i in byte_ids]
-        if sorted(self.byte_ids) != list(range(NUM_BYTES)):
+        self.byte_ids: List[int] = list(range(NUM_BYTES)) if byte_ids is None else list(byte_ids)
+        if not _ints(self.byte_ids) or sorted(self.byte_ids) != list(range(NUM_BYTES)):
             raise FunctionalBPEError("byte_ids must give each of the 256 bytes a distinct id in 0..255")
         first = alphabet.first_special
         default = list(range(first, alphabet.vocab_size))
-        self.special_ids: List[int] = default if special_ids is None else [int(i) for i in special_ids]
+        self.special_ids: List[int] = default if special_ids is None else list(special_ids)
+        if not _ints(self.special_ids):
+            raise FunctionalBPEError(f"special token ids must be integers, got {self.special_ids!r}")
         if len(self.special_ids) != len(alphabet.specials):
             raise FunctionalBPEError(
                 f"{len(alphabet.specials)} special tokens but {len(self.special_ids)} special ids"
@@ -53,11 +55,6 @@ class IdMap:
         self.first_special = first
         self.size = max([first] + [i + 1 for i in self.special_ids])
         self.identity = self.byte_ids == list(range(NUM_BYTES)) and self.special_ids == default
-
-    def to_external(self, ids: List[int]) -> List[int]:
-        """Ids from the encoder (bytes, atoms, merges: never special tokens)."""
-        table = self.byte_ids
-        return [table[i] if i < NUM_BYTES else i for i in ids]
 
     def external(self, internal: int) -> int:
         if internal < NUM_BYTES:
@@ -75,3 +72,7 @@ class IdMap:
         """Ids given to ``decode``; the caller has checked them with :meth:`is_id`."""
         first, table, specials = self.first_special, self._byte_internal, self._special_internal
         return [table[i] if i < NUM_BYTES else (i if i < first else specials[i]) for i in ids]
+
+
+def _ints(values: List[object]) -> bool:
+    return all(type(v) is int for v in values)

@@ -64,7 +64,8 @@ class Tokenizer:
         self._idmap: Optional[IdMap] = None if idmap.identity else idmap
         self._special_ids = {s: idmap.external(i) for s, i in self.alphabet.special_ids().items()}
         self._specials_by_id = {i: s for s, i in self._special_ids.items()}
-        self._encoder = Encoder(self.alphabet, scheme)
+        output_ids = None if self._idmap is None else [idmap.external(i) for i in range(self.alphabet.first_special)]
+        self._encoder = Encoder(self.alphabet, scheme, output_ids)
 
     # -- what it is ---------------------------------------------------------------------
 
@@ -116,10 +117,9 @@ class Tokenizer:
         if not text:
             return []
         try:
-            ids = self._encoder.encode_text(text)
+            return self._encoder.encode_text(text)
         except UnicodeEncodeError:
-            ids = self._encoder.encode_text(_without_surrogates(text))
-        return ids if self._idmap is None else self._idmap.to_external(ids)
+            return self._encoder.encode_text(_without_surrogates(text))
 
     def encode(
         self,
@@ -190,8 +190,6 @@ class Tokenizer:
             encoded = self._encoder.encode_texts(parts, num_threads)
         except UnicodeEncodeError:
             encoded = self._encoder.encode_texts([_without_surrogates(p) for p in parts], num_threads)
-        if self._idmap is not None:
-            encoded = [self._idmap.to_external(ids) for ids in encoded]
         out: List[List[int]] = []
         for plan in plans:
             if len(plan) == 1 and plan[0] >= 0:
@@ -288,9 +286,7 @@ class Tokenizer:
             if is_special:
                 out.append((segment, [self._special_ids[segment]]))
                 continue
-            for p in self.scheme.split(segment):
-                ids = self._encoder.encode_piece(p)
-                out.append((self.scheme.show(p), ids if self._idmap is None else self._idmap.to_external(ids)))
+            out.extend((self.scheme.show(p), self._encoder.encode_piece(p)) for p in self.scheme.split(segment))
         return out
 
     # -- decoding -------------------------------------------------------------------------
@@ -372,20 +368,19 @@ class Tokenizer:
     def _checked_ids(self, ids: Iterable[int]) -> List[int]:
         """As :meth:`_internal_ids`, checking every id here rather than in the decoder."""
         internal = self._internal_ids(ids)
-        if self._idmap is None:
-            size = self.alphabet.vocab_size
-            for i, token in enumerate(internal):
-                if not isinstance(token, int) or not 0 <= token < size:
-                    self._bad_id(i, token)
+        self._check_internal(internal)
         return internal
+
+    def _check_internal(self, ids: List[int]) -> None:
+        size = self.alphabet.vocab_size
+        for i, token in enumerate(ids):
+            if not isinstance(token, int) or not 0 <= token < size:
+                self._bad_id(i, token)
 
     def _joined_bytes(self, ids: List[int]) -> bytes:
         data = self._encoder.decode_bytes(ids)
-        if data is None:
-            size = self.alphabet.vocab_size
-            for i, token in enumerate(ids):
-                if not isinstance(token, int) or not 0 <= token < size:
-                    self._bad_id(i, token)
+        if data is None:  # an id out of range: say which
+            self._check_internal(ids)
         return data
 
     def _bad_id(self, position: int, token: object) -> None:
