@@ -17,8 +17,22 @@ Example::
 """
 from __future__ import annotations
 
+import operator
 import os
-from typing import TYPE_CHECKING, AbstractSet, Any, Collection, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import (
+    TYPE_CHECKING,
+    AbstractSet,
+    Any,
+    Collection,
+    Dict,
+    Iterable,
+    List,
+    NoReturn,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 from .alphabet import Alphabet, policy_code
 from .encoder import Encoder
@@ -299,12 +313,11 @@ class Tokenizer:
 
         >>> import functionalbpe as fb
         >>> fb.train(["ab"], vocab_size=257, progress=False).decode_bytes([256, 0xC3])
-        b'ab\xc3'
+        b'ab\\xc3'
         """
-        internal = self._internal_ids(ids)
         if not self.scheme.atoms:
-            return self._joined_bytes(internal)
-        return self._decode(internal, "surrogateescape").encode("utf-8", "surrogateescape")
+            return self._joined_bytes(list(ids) if self._idmap is None else self._checked_ids(ids))
+        return self._decode(self._checked_ids(ids), "surrogateescape").encode("utf-8", "surrogateescape")
 
     def decode(self, ids: Iterable[int], errors: str = "strict") -> str:
         """Decode ids to text. ``errors`` is as for ``bytes.decode`` ("strict", "replace", ...).
@@ -317,7 +330,9 @@ class Tokenizer:
         >>> tok.decode([256, 0xC3], errors="replace")
         'ab\ufffd'
         """
-        return self._decode(self._internal_ids(ids), errors)
+        if not self.scheme.atoms and self._idmap is None:
+            return self._text(list(ids), errors, 0)  # the compiled decoder checks the ids
+        return self._decode(self._checked_ids(ids), errors)
 
     def stream_decoder(self, errors: str = "strict") -> "StreamDecoder":
         """An incremental decoder for ids that arrive one by one (streaming generation).
@@ -354,36 +369,31 @@ class Tokenizer:
                 start = i + 1
         return "".join(parts)
 
-    def _internal_ids(self, ids: Iterable[int]) -> List[int]:
-        """The ids as a list in the internal layout; DecodeError names the first bad one."""
-        ids = list(ids)
-        if self._idmap is None:
-            return ids
-        is_id = self._idmap.is_id
-        for i, token in enumerate(ids):
-            if not is_id(token):
-                self._bad_id(i, token)
-        return self._idmap.to_internal(ids)
-
-    def _checked_ids(self, ids: Iterable[int]) -> List[int]:
-        """As :meth:`_internal_ids`, checking every id here rather than in the decoder."""
-        internal = self._internal_ids(ids)
-        self._check_internal(internal)
-        return internal
-
-    def _check_internal(self, ids: List[int]) -> None:
+    def _checked_ids(self, ids: Iterable[object], external: bool = True) -> List[int]:
+        """``ids`` as a list of internal ids, each a Python int (numpy integers are fine);
+        DecodeError names the first that is not an id of this tokenizer. ``external``: the
+        ids are the tokenizer's own (as encode returns them), else already internal."""
+        idmap = self._idmap if external else None
         size = self.alphabet.vocab_size
+        out: List[int] = []
         for i, token in enumerate(ids):
-            if not isinstance(token, int) or not 0 <= token < size:
+            try:
+                value = operator.index(token)  # type: ignore[arg-type]
+            except TypeError:
                 self._bad_id(i, token)
+            if not (idmap.is_id(value) if idmap is not None else 0 <= value < size):
+                self._bad_id(i, token)
+            out.append(value)
+        return out if idmap is None else idmap.to_internal(out)
 
     def _joined_bytes(self, ids: List[int]) -> bytes:
+        """The bytes of internal ids (checked here if the compiled decoder refuses them)."""
         data = self._encoder.decode_bytes(ids)
-        if data is None:  # an id out of range: say which
-            self._check_internal(ids)
+        if data is None:  # not plain ints, or out of range: convert, or say which
+            data = self._encoder.decode_bytes(self._checked_ids(ids, external=False))
         return data
 
-    def _bad_id(self, position: int, token: object) -> None:
+    def _bad_id(self, position: int, token: object) -> NoReturn:
         valid = f"0..{self.vocab_size - 1}" if self._idmap is None else (
             f"0..{self.alphabet.first_special - 1} and the special ids {sorted(self._specials_by_id)}"
         )

@@ -114,3 +114,19 @@ def test_decode_bytes_is_exact(tok):
         tok.decode_bytes([1, -5])
     with pytest.raises(DecodeError, match="position 0"):
         tok.decode(["a"])
+
+
+def test_numpy_ids_decode(tok, case_tok):
+    np = pytest.importorskip("numpy")
+    for t in (tok, case_tok):
+        ids = t.encode("Hello wörld<|pad|>", allowed_special="all")
+        for dtype in (np.int64, np.uint32, np.int32):
+            arr = np.array(ids, dtype=dtype)
+            assert t.decode(arr) == "Hello wörld<|pad|>"
+            assert t.decode_bytes(arr) == t.decode_bytes(ids)
+            d = t.stream_decoder()
+            assert d.feed(arr) + d.finish() == "Hello wörld<|pad|>"
+    with pytest.raises(DecodeError, match="position 1"):
+        tok.decode(np.array([1, tok.vocab_size]))
+    with pytest.raises(DecodeError, match="position 0"):
+        tok.decode([1.0])

@@ -257,3 +257,18 @@ def test_schemes_refuse_to_export(tmp_path):
     with pytest.raises(FunctionalBPEError, match="plain scheme"):
         tok.as_tiktoken_encoding()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_with_bad_imported_ids_is_refused(tok, tmp_path):
+    from functionalbpe.fileformat import write_payload
+
+    for key, value, message in [
+        ("byte_ids", list(range(255)) + [0], "byte_ids"),
+        ("byte_ids", ["x"] * 256, "byte_ids"),
+        ("special_tokens", {"<|endoftext|>": 3, "<|fim|>": 700}, "at least"),
+        ("special_tokens", {"<|endoftext|>": "a", "<|fim|>": 700}, "integers"),
+    ]:
+        payload = {**tok.to_payload(), key: value}
+        write_payload(tmp_path / "t.json", payload)
+        with pytest.raises(TokenizerFileError, match=message):
+            fb.Tokenizer.load(tmp_path / "t.json")

@@ -566,6 +566,7 @@ static size_t merge_runs(const fbpe_bpe *b, uint32_t *ids, size_t n, int *more) 
 }
 
 size_t fbpe_merge(const fbpe_bpe *b, uint32_t *ids, size_t n, int method) {
+    if (n >= UINT32_MAX) return (size_t)-1; /* positions and run lengths are 32-bit */
     if (method == 1 || (method == 0 && n <= SHORT_PIECE)) {
         if (n > SHORT_PIECE) return (size_t)-1;
         return merge_short(b, ids, n);
