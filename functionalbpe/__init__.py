@@ -16,6 +16,7 @@ from .errors import (
     TokenizerFileError,
     VocabSizeError,
 )
+from .markers import BoundaryMarkers
 from .patterns import PATTERNS, pretokenize
 from .schemes import Scheme, make_scheme
 from .tokenizer import Tokenizer
@@ -33,6 +34,7 @@ __all__ = [
     "count_pieces",
     "Scheme",
     "make_scheme",
+    "BoundaryMarkers",
     "FunctionalBPEError",
     "CorpusError",
     "DecodeError",

@@ -1,0 +1,423 @@
+"""Boundary markers: one vocabulary entry per word, spaces as touching marker pairs.
+
+Plain byte-level BPE stores most words twice (``the`` and `` the``) and again for every
+capitalization. The boundary-marker scheme (Land and Meister, 2026) wraps every word in a
+marker ``¦`` on both sides. Where two marked units are separated by exactly one space, the
+space is dropped: the two touching markers *are* the space. Shift codes ``↑`` (title case)
+and ``⇑`` (upper case) in front of a word lower-case it, so ``The`` reuses ``¦the¦``::
+
+    >>> m = BoundaryMarkers(punct=True, digits=True, case=True)
+    >>> [m.show(p) for p in m.pieces("The cat sat, 3 times.")]
+    ['↑¦the¦', '¦cat¦', '¦sat¦', ',¦', '¦3¦', '¦times¦', '.']
+    >>> m.decode(m.encode("The cat sat, 3 times."))
+    'The cat sat, 3 times.'
+
+**Units.** Text is cut into units, each a piece for BPE (see ``docs/markers.md`` for every
+choice the spec leaves open):
+
+* *word* — a maximal run of letters and marks (L*, M*) of scripts that put spaces between
+  words, merged across script changes;
+* *digit* — a run of numbers (N*); *punct* — a run of punctuation, symbols and format
+  characters (P*, S*, Cf);
+* *space* — a whitespace run that is exactly one U+0020;
+* *other* — everything else, each of these a unit of its own: a run of letters of a script
+  without spaces (Han, Hiragana, Katakana, Thai, Lao, Khmer, Myanmar, Tibetan), a run of
+  emoji, a whitespace run that is not a single space (several spaces, newlines, tabs), a run
+  of the remaining characters (controls, private use, unassigned).
+
+A combining mark of no script of its own (Script=Inherited, e.g. U+0301) belongs to the unit
+of the character before it, so that no unit boundary falls inside a base character and its
+accents; after whitespace or at the start of a text it starts a word.
+
+**Encoding.** A space unit is dropped iff both its neighbours are of a marked kind (word
+always; punct and digit with the ``punct`` and ``digits`` options). A word gets a marker on
+both sides; a marked punct or digit unit only on a side whose neighbouring space was dropped.
+So two touching markers always stand for one dropped space, and nothing else. With ``case``
+a word that lower-cases to a string of the same length and comes back exactly by title- or
+upper-casing is written lower case behind ``↑`` or ``⇑``, outside its markers.
+
+**Atoms.** BOUNDARY U+E300, TITLE U+E301, UPPER U+E302 are symbols with ids of their own.
+A character of U+E000–U+EFFF in the input is written as LITERAL (U+E2FF) followed by three
+argument atoms U+E000–U+E00F: its offset from U+E000 in base 16, most significant digit
+first (``U+E300`` → LITERAL, ARG 3, ARG 0, ARG 0). So the text form never holds a
+private-use character of the input, and sixteen argument atoms cover all 4096.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import regex
+
+from .alphabet import BOUNDARY as BOUNDARY_KIND
+from .alphabet import OPERATOR, SHIFT, Atom
+from .errors import DecodeError, FunctionalBPEError
+from .schemes import Scheme
+
+# -- atoms -----------------------------------------------------------------------------
+
+BOUNDARY = "\ue300"
+TITLE = "\ue301"
+UPPER = "\ue302"
+LITERAL = "\ue2ff"
+ARG_BASE = 0xE000
+LITERAL_DIGITS = 3  # base-16 arguments of LITERAL: enough for the 4096 code points E000..EFFF
+
+ATOMS: Tuple[Atom, ...] = tuple(
+    [Atom(chr(ARG_BASE + v), f"ARG {v}", OPERATOR, f"⟨{v:X}⟩") for v in range(16)]
+    + [
+        Atom(LITERAL, "LITERAL", OPERATOR, "⟨LITERAL⟩"),
+        Atom(BOUNDARY, "BOUNDARY", BOUNDARY_KIND, "¦"),
+        Atom(TITLE, "TITLE", SHIFT, "↑"),
+        Atom(UPPER, "UPPER", SHIFT, "⇑"),
+    ]
+)
+
+# -- units -----------------------------------------------------------------------------
+
+# Scripts that do not separate words with spaces [paper]. A letter of one of these is
+# "other", never a word.
+SPACELESS_SCRIPTS = ("Han", "Hiragana", "Katakana", "Thai", "Lao", "Khmer", "Myanmar", "Tibetan")
+
+_SPACELESS_SCRIPT = "".join(r"\p{sc=%s}" % s for s in SPACELESS_SCRIPTS)
+_SPACELESS_EXT = "".join(r"\p{scx=%s}" % s for s in SPACELESS_SCRIPTS)
+# A letter or mark of script Common/Inherited is spaceless when its Script_Extensions name
+# only spaceless scripts: the prolonged sound mark ー (Hira, Kana), the voiced sound marks,
+# 〆. Five Common/Inherited characters list a spaceless script *and* a spaced one (U+02BC,
+# U+0303, U+0305, U+0323, U+0331 also list Latin, Cyrillic, Devanagari or Bengali); they
+# stay word characters, which the set difference below spells out.
+_SPACED_EXT = r"\p{scx=Latn}\p{scx=Cyrl}\p{scx=Deva}\p{scx=Beng}"
+SPACELESS_CHAR = r"[[\p{L}\p{M}]&&[%s[[%s]--[%s]]]]" % (_SPACELESS_SCRIPT, _SPACELESS_EXT, _SPACED_EXT)
+WORD_CHAR = r"[[\p{L}\p{M}]--%s]" % SPACELESS_CHAR
+# A mark with no script of its own; it joins the unit of the character before it.
+INHERITED_MARK = r"[\p{M}&&[\p{sc=Zinh}\p{sc=Zyyy}]]"
+# Every SPACELESS_CHAR lies in these blocks (a test checks all of Unicode). A text with none
+# of them is cut by a simpler, faster regex: the set operations above cost the regex module
+# several times more per character than a plain property.
+SPACELESS_BLOCKS = (
+    "[\u0e00-\u109f\u1780-\u19ff\u2e80-\u31ff\u3400-\u9fff\ua9e0-\uaaff\uf900-\ufaff"
+    "\uff00-\uffef\U00016fe0-\U0003ffff]"
+)
+
+# An emoji: one that shows as an emoji by default, a pictograph asking for emoji
+# presentation (U+FE0F), a keycap (1️⃣) or a flag; with modifiers, tags and ZWJ sequences.
+_EMOJI_EXTEND = r"[\ufe0e\ufe0f\u20e3\p{Emoji_Modifier}\U000e0020-\U000e007f]"
+_KEYCAP = r"[0-9#*]\ufe0f?\u20e3"
+EMOJI_START = r"(?:%s|\p{Emoji_Presentation}|\p{Extended_Pictographic}\ufe0f)" % _KEYCAP
+EMOJI = r"(?:%s%s*(?:\u200d\p{Extended_Pictographic}%s*)*)" % (EMOJI_START, _EMOJI_EXTEND, _EMOJI_EXTEND)
+
+# Unit kinds.
+WORD, DIGIT, PUNCT, SPACE, OTHER = "word", "digit", "punct", "space", "other"
+
+
+def _units_pattern(letters: str) -> str:
+    """The unit regex around ``letters``, the alternatives for runs of letters and marks.
+
+    Each alternative starts only on characters that no other one starts on (the lookaheads
+    keep emoji out of punct, digit and rest runs), so their order only matters for speed.
+    The last one is the complement of the others: the matches tile every text.
+    """
+    inherited = INHERITED_MARK + "*"
+    return "|".join(
+        [
+            letters,
+            r"(?P<space>\s+)",
+            r"(?P<punct>(?:(?!%s)[\p{P}\p{S}\p{Cf}]%s)+)" % (EMOJI_START, inherited),
+            r"(?P<digit>(?:(?!%s)\p{N}%s)+)" % (_KEYCAP, inherited),
+            r"(?P<emoji>%s+%s)" % (EMOJI, inherited),
+            r"(?P<rest>(?:(?!%s)[^\p{L}\p{M}\p{N}\p{P}\p{S}\p{Cf}\s]%s)+)" % (EMOJI_START, inherited),
+        ]
+    )
+
+
+# The definition: words and runs of spaceless scripts told apart by script.
+UNITS = _units_pattern(
+    r"(?P<word>%s+)|(?P<spaceless>%s(?:%s|%s)*)" % (WORD_CHAR, SPACELESS_CHAR, SPACELESS_CHAR, INHERITED_MARK)
+)
+# The same cut for a text without SPACELESS_BLOCKS, where every letter is a word letter.
+UNITS_WITHOUT_SPACELESS = _units_pattern(r"(?P<word>[\p{L}\p{M}]+)")
+_MAYBE_SPACELESS = regex.compile(SPACELESS_BLOCKS)
+
+
+@lru_cache(maxsize=None)
+def _compiled(pattern: str) -> "regex.Pattern[str]":
+    # Compiled on first use: the set operations take the regex module tens of milliseconds,
+    # which `import functionalbpe` should not pay when markers are not used.
+    return regex.compile(pattern, regex.V1)
+
+
+def _finder(text: str) -> "regex.Pattern[str]":
+    """The unit regex for ``text``: the fast one when no letter can be spaceless."""
+    return _compiled(UNITS_WITHOUT_SPACELESS if _MAYBE_SPACELESS.search(text) is None else UNITS)
+
+
+# The kind of a unit, from the name of the group that matched it ("space" is decided apart).
+_GROUP_KIND = {
+    "word": WORD, "space": SPACE, "punct": PUNCT, "digit": DIGIT,
+    "emoji": OTHER, "spaceless": OTHER, "rest": OTHER,
+}
+
+# In the input: characters to escape; in a text form: atoms.
+_PRIVATE_USE = regex.compile("[\ue000-\uefff]")
+# Decoding, one alternative per thing an atom can start: a shifted word with the marker
+# before it (that marker and the opening one touch through the shift: a dropped space),
+# a touching pair, a lone marker, an escaped private-use character, anything else.
+_DECODE = regex.compile(
+    "(?P<shift>(?P<space>\ue300)?(?P<code>[\ue301\ue302])\ue300(?P<word>[^\ue000-\uefff]*))"
+    "|(?P<pair>\ue300\ue300)"
+    "|(?P<lone>\ue300)"
+    "|(?P<literal>\ue2ff[\ue000-\ue00f]{3})"
+    "|(?P<bad>[\ue000-\uefff])"
+)
+
+
+def units(text: str) -> List[Tuple[str, str]]:
+    """Cut ``text`` into ``(kind, unit)`` pairs; the units join back to ``text``.
+
+    >>> units("Ash caught 3 fish.")
+    [('word', 'Ash'), ('space', ' '), ('word', 'caught'), ('space', ' '), ('digit', '3'), \
+('space', ' '), ('word', 'fish'), ('punct', '.')]
+    """
+    out: List[Tuple[str, str]] = []
+    for match in _finder(text).finditer(text):
+        unit = match.group()
+        kind = _GROUP_KIND[match.lastgroup]
+        out.append((OTHER if kind == SPACE and unit != " " else kind, unit))
+    return out
+
+
+def escape_private_use(text: str) -> str:
+    """Write each character of U+E000–U+EFFF as LITERAL and three base-16 argument atoms.
+
+    >>> [hex(ord(c)) for c in escape_private_use("\\ue300")]
+    ['0xe2ff', '0xe003', '0xe000', '0xe000']
+    """
+    if _PRIVATE_USE.search(text) is None:
+        return text
+    return _PRIVATE_USE.sub(_literal, text)
+
+
+def _literal(match: "regex.Match[str]") -> str:
+    offset = ord(match.group()) - 0xE000
+    return LITERAL + "".join(
+        chr(ARG_BASE + ((offset >> (4 * k)) & 15)) for k in range(LITERAL_DIGITS - 1, -1, -1)
+    )
+
+
+def _unliteral(form: str) -> str:
+    offset = 0
+    for arg in form[1:]:
+        offset = offset * 16 + (ord(arg) - ARG_BASE)
+    return chr(0xE000 + offset)
+
+
+def case_code(word: str) -> Tuple[str, str]:
+    """``(shift code, word to write)`` for a word: title, upper, or no code.
+
+    A word is coded only when decoding gives it back exactly; a word that is already its
+    own lower case (``cat``, and every word of a script without case) gets no code.
+
+    >>> case_code("The"), case_code("WOW"), case_code("WiFi"), case_code("İ")
+    (('\\ue301', 'the'), ('\\ue302', 'wow'), ('', 'WiFi'), ('', 'İ'))
+    """
+    low = word.lower()
+    if low == word or len(low) != len(word):
+        return "", word
+    if low[:1].upper() + low[1:] == word:
+        return TITLE, low
+    if len(word) >= 2 and low.upper() == word:
+        return UPPER, low
+    return "", word
+
+
+def _apply_case(code: str, word: str) -> str:
+    return word[:1].upper() + word[1:] if code == TITLE else word.upper()
+
+
+class BoundaryMarkers:
+    """The boundary-marker transform: ``[w]`` by default; ``punct``, ``digits``, ``case``
+    give ``[w,p]``, ``[w,p,d]`` and the ``↑`` variants.
+
+    >>> BoundaryMarkers().show(BoundaryMarkers().encode("the cat"))
+    '¦the¦¦cat¦'
+    """
+
+    def __init__(self, punct: bool = False, digits: bool = False, case: bool = False) -> None:
+        for name, value in (("punct", punct), ("digits", digits), ("case", case)):
+            if not isinstance(value, bool):
+                raise FunctionalBPEError(f"markers option {name} must be True or False, got {value!r}")
+        self.punct = punct
+        self.digits = digits
+        self.case = case
+        self._marked = frozenset([WORD] + [PUNCT] * punct + [DIGIT] * digits)
+        self._words: Dict[str, str] = {}  # word -> its marked form; words repeat a lot
+
+    @property
+    def name(self) -> str:
+        """The paper's name of the scheme, e.g. ``[w,p,d,↑]``."""
+        kinds = ["w"] + ["p"] * self.punct + ["d"] * self.digits + ["↑"] * self.case
+        return "[" + ",".join(kinds) + "]"
+
+    def pieces(self, text: str) -> List[str]:
+        """The text-form pieces of ``text``, one per unit (dropped spaces have none).
+
+        This is what the trainer counts and the encoder merges within.
+
+        >>> [BoundaryMarkers(punct=True).show(p) for p in BoundaryMarkers(punct=True).pieces("a, b")]
+        ['¦a¦', ',¦', '¦b¦']
+        """
+        # One pass with one unit of delay: a single space after a marked unit is held back
+        # until the next unit says whether it is dropped (both neighbours marked).
+        marked = self._marked
+        out: List[str] = []
+        prev = ""  # the kind of the unit before, "" at the start
+        held = False  # a single space after a marked unit, not yet emitted
+        for match in _finder(text).finditer(text):
+            unit = match.group()
+            kind = _GROUP_KIND[match.lastgroup]
+            if kind == SPACE and unit != " ":
+                kind = OTHER
+            if held:
+                held = False
+                if kind in marked:  # the space is dropped: markers on both sides of it
+                    if prev != WORD:
+                        out[-1] += BOUNDARY
+                    out.append(self._word(unit) if kind == WORD else BOUNDARY + unit)
+                    prev = kind
+                    continue
+                out.append(" ")
+                prev = SPACE
+            if kind == SPACE and prev in marked:
+                held = True
+                continue  # prev stays the marked unit before the space
+            if kind == WORD:
+                out.append(self._word(unit))
+            elif kind == OTHER:
+                out.append(escape_private_use(unit))
+            else:
+                out.append(unit)
+            prev = kind
+        if held:
+            out.append(" ")
+        return out
+
+    def _word(self, word: str) -> str:
+        form = self._words.get(word)
+        if form is None:
+            code, written = case_code(word) if self.case else ("", word)
+            form = code + BOUNDARY + written + BOUNDARY
+            if len(self._words) < 1 << 20:
+                self._words[word] = form
+        return form
+
+    def encode(self, text: str) -> str:
+        """The private-use text form of ``text``: its pieces, joined."""
+        return "".join(self.pieces(text))
+
+    def decode(self, form: str, errors: str = "strict") -> str:
+        """The text that ``form`` (from :meth:`encode`) stands for.
+
+        ``¦¦`` and ``¦↑¦``/``¦⇑¦`` are one space, a lone ``¦`` is nothing, a shift code
+        re-cases the word up to its closing marker, LITERAL gives back its character.
+        Any other use of an atom is an error; with ``errors="replace"`` it becomes U+FFFD
+        and with ``errors="ignore"`` it is dropped (for ids that a model generated).
+
+        >>> BoundaryMarkers().decode("\\ue300a\\ue300\\ue300b\\ue300")
+        'a b'
+        """
+        if errors not in ("strict", "replace", "ignore"):
+            raise FunctionalBPEError(f"errors must be 'strict', 'replace' or 'ignore', got {errors!r}")
+        if _PRIVATE_USE.search(form.replace(BOUNDARY, "")) is None:
+            # Only markers: pairs are spaces and lone ones vanish, exactly as _DECODE does.
+            return form.replace(BOUNDARY + BOUNDARY, " ").replace(BOUNDARY, "")
+        return _DECODE.sub(_decoder(errors), form)
+
+    def show(self, piece: str) -> str:
+        """``piece`` with atoms as glyphs: ``¦ ↑ ⇑``, an escaped character as ``⟨U+E300⟩``.
+
+        Different from :meth:`decode`: a literal ``¦`` of the input shows as ``¦`` too.
+        """
+        return show(piece)
+
+    def options(self) -> Dict[str, Any]:
+        return {"punct": self.punct, "digits": self.digits, "case": self.case}
+
+    def __repr__(self) -> str:
+        return f"BoundaryMarkers(punct={self.punct}, digits={self.digits}, case={self.case})"
+
+
+_GLYPHS = {a.char: a.glyph for a in ATOMS}
+_SHOW = regex.compile("\ue2ff[\ue000-\ue00f]{3}|[\ue000-\uefff]")
+
+
+def show(piece: str) -> str:
+    """A text-form piece as a person reads it (atoms as glyphs)."""
+    if _PRIVATE_USE.search(piece) is None:
+        return piece
+    return _SHOW.sub(_show_atom, piece)
+
+
+def _show_atom(match: "regex.Match[str]") -> str:
+    atom = match.group()
+    if len(atom) > 1:
+        return "⟨U+%04X⟩" % ord(_unliteral(atom))
+    return _GLYPHS.get(atom, "⟨U+%04X?⟩" % ord(atom))
+
+
+def _decoder(errors: str) -> Callable[["regex.Match[str]"], str]:
+    def replace(match: "regex.Match[str]") -> str:
+        kind = match.lastgroup
+        if kind == "shift":
+            return (" " if match.group("space") else "") + _apply_case(match.group("code"), match.group("word"))
+        if kind == "pair":
+            return " "
+        if kind == "lone":
+            return ""
+        if kind == "literal":
+            return _unliteral(match.group())
+        if errors == "strict":
+            raise DecodeError(
+                f"not a boundary-marker text form: the atom U+{ord(match.group()):04X} at offset "
+                f"{match.start()} is not where the scheme puts it (a shift code must be followed by "
+                "a marker, LITERAL by three arguments); decode with errors='replace' to get U+FFFD"
+            )
+        return "\ufffd" if errors == "replace" else ""
+
+    return replace
+
+
+class MarkersScheme(Scheme):
+    """The boundary-marker scheme for training and encoding (``scheme="markers"``).
+
+    It cuts text into its own units, so it takes no pattern.
+
+    >>> s = MarkersScheme(punct=True, digits=True, case=True)
+    >>> [s.show(p) for p in s.split("Ash caught 3")]
+    ['↑¦ash¦', '¦caught¦', '¦3']
+    """
+
+    name = "markers"
+    atoms = ATOMS
+
+    def __init__(
+        self, pattern: Optional[str] = None, punct: bool = False, digits: bool = False, case: bool = False
+    ) -> None:
+        if pattern not in (None, "markers", UNITS):
+            raise FunctionalBPEError(
+                "the markers scheme cuts text into its own units (word, digit, punct, space, "
+                f"other; see docs/markers.md) and takes no pattern, got pattern={pattern!r}"
+            )
+        self.pattern_name, self.pattern = "markers", UNITS
+        self.markers = BoundaryMarkers(punct=punct, digits=digits, case=case)
+
+    def options(self) -> Dict[str, Any]:
+        return self.markers.options()
+
+    def split(self, text: str) -> List[str]:
+        return self.markers.pieces(text)
+
+    def decode(self, text: str, errors: str = "strict") -> str:
+        return self.markers.decode(text, errors=errors)
+
+    def show(self, piece: str) -> str:
+        return show(piece)
