@@ -130,3 +130,41 @@ def test_numpy_ids_decode(tok, case_tok):
         tok.decode(np.array([1, tok.vocab_size]))
     with pytest.raises(DecodeError, match="position 0"):
         tok.decode([1.0])
+
+
+# -- the boundary-marker scheme's hook --------------------------------------------------------
+
+markers = pytest.importorskip("functionalbpe.markers")
+
+
+@pytest.mark.parametrize("options", [{}, {"punct": True, "digits": True, "case": True}])
+@given(text=tricky_text)
+def test_markers_decodable_prefix_cuts_safely(options, text):
+    m = markers.BoundaryMarkers(**options)
+    form = m.encode(text)
+    for cut in range(len(form) + 1):
+        n = markers.decodable_prefix(form[:cut])
+        assert n <= cut
+        assert m.decode(form[:n]) + m.decode(form[n:]) == text, (form[:cut], n)
+
+
+@pytest.fixture(scope="module")
+def markers_tok() -> fb.Tokenizer:
+    docs = stdlib_text(20_000) + [MULTILINGUAL * 3, "The Cat SAT on the mat, 3 times. " * 20]
+    return fb.train(docs, vocab_size=256 + 20 + 200, scheme="markers", punct=True, digits=True, case=True,
+                    special_tokens=SPECIALS, progress=False)
+
+
+@given(text=tricky_text, cuts=st.lists(st.integers(0, 60), max_size=10))
+def test_stream_with_markers_equals_decode(markers_tok, text, cuts):
+    ids = markers_tok.encode(text, allowed_special="all")
+    assert stream(markers_tok, ids, cuts) == text
+    decoder = markers_tok.stream_decoder()
+    assert "".join(decoder.feed(i) for i in ids) + decoder.finish() == text
+
+
+def test_stream_with_markers_emits_before_the_end(markers_tok):
+    ids = markers_tok.encode("The cat sat on the mat. " * 5)
+    decoder = markers_tok.stream_decoder()
+    first = decoder.feed(ids[: len(ids) // 2])
+    assert first and ("The cat sat on the mat. " * 5).startswith(first)
