@@ -18,6 +18,7 @@ Example::
 from __future__ import annotations
 
 import codecs
+import operator
 from bisect import bisect_right
 from typing import TYPE_CHECKING, Iterable, List, Tuple, Union
 
@@ -36,7 +37,6 @@ class StreamDecoder:
     def __init__(self, tokenizer: "Tokenizer", errors: str = "strict") -> None:
         codecs.lookup_error(errors)  # an unknown handler fails now, not at the first byte
         self._tok = tokenizer
-        self._errors = errors
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors)
         self._pending = ""  # text form received but not yet decodable (schemes)
         self._fed = 0  # ids received so far
@@ -48,7 +48,10 @@ class StreamDecoder:
 
     def feed(self, ids: Union[int, Iterable[int]]) -> str:
         """Take more ids; return the text that is now final (possibly empty)."""
-        ids = [ids] if isinstance(ids, int) else list(ids)
+        try:
+            ids = [operator.index(ids)]  # type: ignore[arg-type]
+        except TypeError:
+            ids = list(ids)  # type: ignore[arg-type]
         internal = self._tok._checked_ids(ids)
         first_special = self._tok.alphabet.first_special
         out: List[str] = []
