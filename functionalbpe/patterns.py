@@ -120,6 +120,13 @@ def pretokenize(text: str, pattern: str = "gpt4") -> List[str]:
     >>> pretokenize("don't stop", "gpt2")
     ['don', "'t", ' stop']
     """
+    compiled = compile_pattern(pattern)
+    if not compiled.groups:
+        # findall is three times faster than a loop over match objects. Its matches are
+        # disjoint and in order, so they cover the text exactly when their lengths add up.
+        pieces = compiled.findall(text)
+        if sum(map(len, pieces)) == len(text):
+            return [p for p in pieces if p] if "" in pieces else pieces
     return list(iter_pieces(text, pattern))
 
 
