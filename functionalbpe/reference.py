@@ -82,6 +82,19 @@ def best_pair_key(pair: Pair, count: int) -> Tuple[int, int, int]:
     return (-count, pair[0], pair[1])
 
 
+def check_options(
+    first_id: int, flags: Optional[Sequence[int]], merge_policy: str, min_frequency: int
+) -> Tuple[int, List[int]]:
+    """The policy code and the list of flags, or the error that bad options deserve."""
+    policy = policy_code(merge_policy)
+    flags = list(flags) if flags is not None else [TEXT] * first_id
+    if len(flags) != first_id:
+        raise ValueError(f"flags gives {len(flags)} entries for {first_id} symbols")
+    if min_frequency < 1:
+        raise ValueError(f"min_frequency must be at least 1, got {min_frequency}")
+    return policy, flags
+
+
 def train_merges(
     pieces: Mapping[Sequence[int], int],
     num_merges: Optional[int],
@@ -99,12 +112,7 @@ def train_merges(
     pairs that ``merge_policy`` forbids are never counted, so they never win.
     Returns ``(left, right, count)`` per merge; merge ``k`` gets id ``first_id + k``.
     """
-    policy = policy_code(merge_policy)
-    flags = list(flags) if flags is not None else [TEXT] * first_id
-    if len(flags) != first_id:
-        raise ValueError(f"flags gives {len(flags)} entries for {first_id} symbols")
-    if min_frequency < 1:
-        raise ValueError(f"min_frequency must be at least 1, got {min_frequency}")
+    policy, flags = check_options(first_id, flags, merge_policy, min_frequency)
 
     def mergeable(pair: Pair) -> bool:
         return can_merge(policy, flags[pair[0]], flags[pair[1]])

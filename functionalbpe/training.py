@@ -66,16 +66,14 @@ def train(
 
     counts = count_corpus(corpus, the_scheme, specials, threads=threads, progress=progress)
     alphabet = Alphabet(the_scheme.atoms)
-    pieces = symbol_counts(counts, alphabet)
-    merges = trainer.train_merges(
-        pieces,
-        num_merges,
-        alphabet.first_merge,
-        flags=alphabet.base_flags(),
-        merge_policy=merge_policy,
-        min_frequency=min_frequency,
-        progress=progress,
-    )
+    options = dict(merge_policy=merge_policy, min_frequency=min_frequency, progress=progress)
+    if trainer is reference:
+        pieces = symbol_counts(counts, alphabet)
+        merges = reference.train_merges(
+            pieces, num_merges, alphabet.first_merge, flags=alphabet.base_flags(), **options
+        )
+    else:  # the fast trainer reads the text-form pieces itself: stage 2 happens in C
+        merges = trainer.train_merges_from_text(counts, num_merges, alphabet, **options)
     return Tokenizer(
         the_scheme,
         [(a, b) for a, b, _ in merges],

@@ -1,0 +1,304 @@
+# cython: language_level=3
+# distutils: sources = csrc/lib/bpe_train.c
+"""The fast BPE trainer: counted pieces into flat C arrays, then the C merge loop.
+
+Use it through :mod:`functionalbpe.fast`, which has the reference's names and falls back to
+the reference when this module is not built. The merge loop itself, its data layout and
+its measured costs are in ``csrc/lib/bpe_train.c``; this file only moves data in and out
+and keeps Python's promises: the loop runs without the GIL in time slices, and between
+slices the progress bar is drawn and Ctrl-C is honoured, with every C block freed.
+
+    >>> train_merges({tuple(b"aaabdaaabac"): 1}, 3, 256, [1] * 256, 1, 1, False)
+    [(97, 97, 4), (97, 98, 2), (256, 257, 2)]
+"""
+from cpython.exc cimport PyErr_CheckSignals
+from cpython.long cimport PyLong_AsLongLong
+from cpython.ref cimport PyObject
+from cpython.sequence cimport PySequence_Fast, PySequence_Fast_GET_SIZE, PySequence_Fast_ITEMS
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
+
+from array import array
+
+from .progress import Progress
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object o)
+    void *PyUnicode_DATA(object o)
+    Py_ssize_t PyUnicode_GET_LENGTH(object o)
+    char *PyBytes_AS_STRING(object o)
+    Py_ssize_t PyBytes_GET_SIZE(object o)
+    bytes PyUnicode_AsUTF8String(object o)
+
+cdef extern from "lib/merge_policy.h":
+    uint32_t FBPE_TEXT, FBPE_OPERATOR, FBPE_BOUNDARY, FBPE_SHIFT, FBPE_KIND_MASK
+    uint32_t FBPE_STARTS_WITH_BOUNDARY, FBPE_ENDS_WITH_BOUNDARY
+    int FBPE_POLICY_ATOMIC, FBPE_POLICY_PREFIX, FBPE_POLICY_FREE
+    uint32_t fbpe_merged_flags(uint32_t left, uint32_t right) nogil
+    int fbpe_can_merge(int policy, uint32_t left, uint32_t right) nogil
+
+cdef extern from "lib/bpe_train.h":
+    enum:
+        FBPE_DONE
+        FBPE_MORE
+        FBPE_ENOMEM
+        FBPE_EOVERFLOW
+        FBPE_ETOOLONG
+        FBPE_EIDS
+        FBPE_EINTERNAL
+    ctypedef struct FbpeCorpus:
+        pass
+    ctypedef struct FbpeTrainer:
+        pass
+    ctypedef struct FbpeMerge:
+        uint32_t left
+        uint32_t right
+        int64_t count
+    FbpeCorpus *fbpe_corpus_new() nogil
+    void fbpe_corpus_free(FbpeCorpus *corpus) nogil
+    uint32_t *fbpe_corpus_reserve(FbpeCorpus *corpus, size_t n) nogil
+    int fbpe_corpus_commit(FbpeCorpus *corpus, size_t n, int64_t count) nogil
+    int fbpe_corpus_add_utf8(FbpeCorpus *corpus, const uint8_t *text, size_t n, int64_t count,
+                             const int32_t *atom_ids) nogil
+    size_t fbpe_utf8_error(const uint8_t *text, size_t n) nogil
+    FbpeTrainer *fbpe_trainer_new(FbpeCorpus *corpus, uint32_t first_id, const uint32_t *flags,
+                                  int policy, int64_t max_merges, int64_t min_frequency,
+                                  int *error) nogil
+    int fbpe_trainer_run(FbpeTrainer *trainer, double seconds) nogil
+    size_t fbpe_trainer_num_merges(const FbpeTrainer *trainer) nogil
+    const FbpeMerge *fbpe_trainer_merges(const FbpeTrainer *trainer) nogil
+    void fbpe_trainer_free(FbpeTrainer *trainer) nogil
+    long fbpe_live_blocks() nogil
+
+# How long the merge loop runs without the GIL before it looks at Ctrl-C and the progress
+# bar. Tests set it to 0 (look after every few merges); the result never depends on it.
+slice_seconds = 0.05
+
+# The C constants, for the tests to compare with functionalbpe.alphabet.
+FLAGS = {
+    "TEXT": FBPE_TEXT, "OPERATOR": FBPE_OPERATOR, "BOUNDARY": FBPE_BOUNDARY,
+    "SHIFT": FBPE_SHIFT, "KIND_MASK": FBPE_KIND_MASK,
+    "STARTS_WITH_BOUNDARY": FBPE_STARTS_WITH_BOUNDARY,
+    "ENDS_WITH_BOUNDARY": FBPE_ENDS_WITH_BOUNDARY,
+}
+POLICY_CODES = {"atomic": FBPE_POLICY_ATOMIC, "prefix": FBPE_POLICY_PREFIX, "free": FBPE_POLICY_FREE}
+
+
+def can_merge(int policy, uint32_t left, uint32_t right):
+    """The C merge policy (merge_policy.h), for comparison with alphabet.can_merge."""
+    return bool(fbpe_can_merge(policy, left, right))
+
+
+def merged_flags(uint32_t left, uint32_t right):
+    """The C merged flags (merge_policy.h), for comparison with alphabet.merged_flags."""
+    return fbpe_merged_flags(left, right)
+
+
+def live_blocks():
+    """C blocks held by all trainers now; the same before and after every training."""
+    return fbpe_live_blocks()
+
+
+cdef int check(int rc) except -1:
+    """Turn a C status into the Python exception it stands for."""
+    if rc >= 0:
+        return rc
+    if rc == FBPE_ENOMEM:
+        raise MemoryError("the trainer ran out of memory")
+    if rc == FBPE_EOVERFLOW:
+        raise OverflowError(
+            "the piece counts are too large: the sum over pieces of count x (symbols - 1) "
+            "must stay below 2**63; divide the counts by a common factor"
+        )
+    if rc == FBPE_ETOOLONG:
+        raise ValueError("a piece of 2**32 symbols or more, or 2**32 distinct pieces or more")
+    if rc == FBPE_EIDS:
+        raise OverflowError("the merges would need ids of 2**32 - 1 and above")
+    raise RuntimeError(f"functionalbpe._trainer: internal error {rc} (a bug; please report it)")
+
+
+cdef int64_t piece_count(object count) except -1:
+    """A piece's count as the C loop holds it (64 bits), or 0 for a piece to drop."""
+    if not count > 0:
+        return 0
+    try:
+        return PyLong_AsLongLong(int(count))
+    except OverflowError:
+        raise OverflowError(
+            f"a piece count of {count} is above 2**63 - 1, the largest count the fast "
+            f"trainer holds; divide the counts by a common factor"
+        ) from None
+
+
+cdef int add_symbols(FbpeCorpus *corpus, object symbols, int64_t count,
+                     uint32_t first_id) except -1:
+    """Append one piece given as a sequence of symbol ids."""
+    cdef Py_ssize_t n, i
+    cdef long long v
+    cdef uint32_t *out
+    cdef PyObject **items
+    seq = PySequence_Fast(symbols, b"a piece must be a sequence of symbol ids")
+    n = PySequence_Fast_GET_SIZE(seq)
+    if n < 2:
+        return 0
+    out = fbpe_corpus_reserve(corpus, <size_t>n)
+    if out == NULL:
+        raise MemoryError("the trainer ran out of memory")
+    items = PySequence_Fast_ITEMS(seq)
+    for i in range(n):
+        v = PyLong_AsLongLong(<object>items[i])
+        if v < 0 or v >= first_id:
+            raise ValueError(
+                f"symbol id {v} in piece {tuple(seq)!r} is outside 0..{first_id - 1} "
+                f"(first_id is {first_id})"
+            )
+        out[i] = <uint32_t>v
+    return check(fbpe_corpus_commit(corpus, <size_t>n, count))
+
+
+cdef int add_text(FbpeCorpus *corpus, object piece, int64_t count,
+                  const int32_t *atom_ids) except -1:
+    """Append one piece given in text form: UTF-8 bytes, atoms as their own ids."""
+    if type(piece) is not str:
+        raise TypeError(f"text-form pieces must be str, got {type(piece).__name__}: {piece!r}")
+    if PyUnicode_IS_ASCII(piece):
+        # ASCII holds no atom, and its str storage already is its UTF-8
+        return check(fbpe_corpus_add_utf8(corpus, <const uint8_t *>PyUnicode_DATA(piece),
+                                          <size_t>PyUnicode_GET_LENGTH(piece), count, NULL))
+    encoded = PyUnicode_AsUTF8String(piece)
+    return check(fbpe_corpus_add_utf8(corpus, <const uint8_t *>PyBytes_AS_STRING(encoded),
+                                      <size_t>PyBytes_GET_SIZE(encoded), count, atom_ids))
+
+
+cdef object atom_table(object atom_ids, uint32_t first_id):
+    """{atom character: id} as the 4096-entry table over U+E000..U+EFFF the C side reads."""
+    if first_id < 256:
+        raise ValueError(f"text-form pieces hold bytes, so first_id must be at least 256, got {first_id}")
+    table = array("i", [-1]) * 4096
+    for char, ident in atom_ids.items():
+        if not (isinstance(char, str) and len(char) == 1 and "\ue000" <= char <= "\uefff"):
+            raise ValueError(f"atom {char!r} is not one character of U+E000..U+EFFF")
+        if not 256 <= ident < first_id:
+            raise ValueError(f"atom {char!r} has id {ident}, outside 256..{first_id - 1}")
+        table[ord(char) - 0xE000] = ident
+    return table
+
+
+cdef object int64_view(object buffer, str name):
+    """A buffer of 64-bit signed integers (array 'q', numpy int64) as a memoryview."""
+    view = memoryview(buffer)
+    if view.itemsize != 8 or view.format.lstrip("@=<>!") not in ("q", "l"):
+        raise TypeError(f"{name} must be a buffer of int64 (array('q') or numpy int64), "
+                        f"got format {view.format!r}")
+    return view.cast("B").cast("q")
+
+
+cdef class Corpus:
+    """The pieces as the C side holds them; freed with this object, on every path."""
+    cdef FbpeCorpus *ptr
+
+    def __cinit__(self):
+        self.ptr = fbpe_corpus_new()
+        if self.ptr == NULL:
+            raise MemoryError("the trainer ran out of memory")
+
+    def __dealloc__(self):
+        fbpe_corpus_free(self.ptr)
+
+
+cdef list run_merges(Corpus corpus, uint32_t first_id, object flags, int policy,
+                     object num_merges, int64_t min_frequency, object progress):
+    """Train on a filled corpus."""
+    cdef const uint32_t[::1] cflags = array("I", [int(f) & 0xFFFFFFFF for f in flags] or [0])
+    cdef int64_t max_merges = -1 if num_merges is None else max(int(num_merges), 0)
+    cdef double seconds = slice_seconds
+    cdef int rc = 0
+    cdef FbpeTrainer *trainer = NULL
+    cdef const FbpeMerge *merges
+    cdef size_t n, k
+    with nogil:
+        trainer = fbpe_trainer_new(corpus.ptr, first_id, &cflags[0], policy, max_merges,
+                                   min_frequency, &rc)
+    if trainer == NULL:
+        check(rc)
+    try:
+        bar = Progress(progress, "merging", total=num_merges)
+        while True:
+            with nogil:
+                rc = fbpe_trainer_run(trainer, seconds)
+            check(rc)
+            PyErr_CheckSignals()  # raises KeyboardInterrupt after Ctrl-C; finally frees
+            n = fbpe_trainer_num_merges(trainer)
+            if n:
+                bar.update(n, f"best count {fbpe_trainer_merges(trainer)[n - 1].count}")
+            if rc == FBPE_DONE:
+                break
+        bar.close()
+        merges = fbpe_trainer_merges(trainer)
+        return [(merges[k].left, merges[k].right, merges[k].count) for k in range(n)]
+    finally:
+        fbpe_trainer_free(trainer)
+
+
+def train_merges(pieces, num_merges, uint32_t first_id, flags, int policy,
+                 int64_t min_frequency, progress):
+    """reference.train_merges over {symbol sequence: count}, arguments already checked."""
+    corpus = Corpus()
+    cdef int64_t count
+    for symbols, raw_count in pieces.items():
+        count = piece_count(raw_count)
+        if count > 0:
+            add_symbols(corpus.ptr, symbols, count, first_id)
+    return run_merges(corpus, first_id, flags, policy, num_merges, min_frequency, progress)
+
+
+def train_merges_from_text(pieces, num_merges, uint32_t first_id, atom_ids, flags, int policy,
+                           int64_t min_frequency, progress):
+    """Training on {text-form piece: count}; atom_ids maps each atom character to its id."""
+    cdef const int32_t[::1] table = atom_table(atom_ids, first_id)
+    cdef const int32_t *atoms = &table[0] if atom_ids else NULL
+    corpus = Corpus()
+    cdef int64_t count
+    for piece, raw_count in pieces.items():
+        count = piece_count(raw_count)
+        if count > 0:
+            add_text(corpus.ptr, piece, count, atoms)
+    return run_merges(corpus, first_id, flags, policy, num_merges, min_frequency, progress)
+
+
+def train_merges_utf8(const uint8_t[::1] data, offsets, counts, num_merges, uint32_t first_id,
+                      atom_ids, flags, int policy, int64_t min_frequency, progress):
+    """Training on pieces laid out flat: piece i is data[offsets[i]:offsets[i+1]] (UTF-8 text
+    form), occurring counts[i] times. offsets and counts: int64 buffers (array 'q', numpy)."""
+    cdef const int64_t[::1] offs = int64_view(offsets, "offsets")
+    cdef const int64_t[::1] cnts = int64_view(counts, "counts")
+    cdef Py_ssize_t n = cnts.shape[0], i = 0
+    if offs.shape[0] != n + 1:
+        raise ValueError(f"{n} counts need {n + 1} offsets, got {offs.shape[0]}")
+    for i in range(n):
+        if not 0 <= offs[i] <= offs[i + 1] <= data.shape[0]:
+            raise ValueError(
+                f"offsets[{i}:{i + 2}] = {offs[i]}, {offs[i + 1]} is not a range inside the "
+                f"{data.shape[0]} bytes of data"
+            )
+    cdef const int32_t[::1] table = atom_table(atom_ids, first_id)
+    cdef const int32_t *atoms = &table[0] if atom_ids else NULL
+    cdef const uint8_t *base = &data[0] if data.shape[0] else NULL
+    cdef int rc = 0
+    cdef size_t size = 0, bad = 0
+    corpus = Corpus()
+    with nogil:
+        for i in range(n):
+            size = <size_t>(offs[i + 1] - offs[i])
+            bad = fbpe_utf8_error(base + offs[i], size)
+            if bad < size:
+                break
+            rc = fbpe_corpus_add_utf8(corpus.ptr, base + offs[i], size, cnts[i], atoms)
+            if rc < 0:
+                break
+    if bad < size:
+        raise ValueError(
+            f"piece {i} is not valid UTF-8: byte {offs[i] + bad} of the data "
+            f"({bytes(data[offs[i]:offs[i + 1]])!r})"
+        )
+    check(rc)
+    return run_merges(corpus, first_id, flags, policy, num_merges, min_frequency, progress)

@@ -1,0 +1,57 @@
+/* The BPE merge loop in plain C: counted pieces in, merge table out.
+ * See bpe_train.c for the data layout, the cost of one merge and what was measured. */
+#ifndef FBPE_BPE_TRAIN_H
+#define FBPE_BPE_TRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+    FBPE_DONE = 0,       /* no merge left to make */
+    FBPE_MORE = 1,       /* time slice used up; call fbpe_trainer_run again */
+    FBPE_ENOMEM = -1,
+    FBPE_EOVERFLOW = -2, /* a count, or the sum of count x pairs, needs more than 63 bits */
+    FBPE_ETOOLONG = -3,  /* a piece of 2**32 symbols or more, or 2**32 pieces */
+    FBPE_EIDS = -4,      /* the merges would need ids of 2**32 - 1 and above */
+    FBPE_EINTERNAL = -5  /* a broken invariant: a bug, never bad input */
+};
+
+typedef struct FbpeCorpus FbpeCorpus;
+typedef struct FbpeTrainer FbpeTrainer;
+
+typedef struct {
+    uint32_t left, right;
+    int64_t count; /* how often the pair occurred when it was merged */
+} FbpeMerge;
+
+/* The distinct pieces, stored back to back. A piece with a count below 1 or fewer than two
+ * symbols has no pair and is dropped, as the reference drops it. */
+FbpeCorpus *fbpe_corpus_new(void);
+void fbpe_corpus_free(FbpeCorpus *corpus);
+/* Room for a piece of n symbols (write them, then commit); NULL when out of memory. */
+uint32_t *fbpe_corpus_reserve(FbpeCorpus *corpus, size_t n);
+int fbpe_corpus_commit(FbpeCorpus *corpus, size_t n, int64_t count);
+/* A piece in UTF-8 text form: each byte is a symbol, except that a private-use character
+ * U+E000..U+EFFF whose atom_ids entry (indexed by code point - 0xE000) is not -1 is that atom
+ * id. atom_ids may be NULL (no atoms). */
+int fbpe_corpus_add_utf8(FbpeCorpus *corpus, const uint8_t *text, size_t n, int64_t count,
+                         const int32_t *atom_ids);
+/* The offset of the first byte of text[0..n) that is not well-formed UTF-8, or n. */
+size_t fbpe_utf8_error(const uint8_t *text, size_t n);
+
+/* Count the pairs of the corpus (which the trainer borrows and rewrites in place).
+ * flags: the kind flags of ids 0 .. first_id-1. max_merges < 0: until no pair is left.
+ * Returns NULL and sets *error when it cannot start. */
+FbpeTrainer *fbpe_trainer_new(FbpeCorpus *corpus, uint32_t first_id, const uint32_t *flags,
+                              int policy, int64_t max_merges, int64_t min_frequency, int *error);
+/* Merge until done or until about `seconds` have passed (at least one merge). */
+int fbpe_trainer_run(FbpeTrainer *trainer, double seconds);
+size_t fbpe_trainer_num_merges(const FbpeTrainer *trainer);
+const FbpeMerge *fbpe_trainer_merges(const FbpeTrainer *trainer);
+void fbpe_trainer_free(FbpeTrainer *trainer);
+
+/* Blocks allocated by this file and not yet freed (all trainers together): the tests check
+ * that it returns to where it was after every path, interrupts and errors included. */
+long fbpe_live_blocks(void);
+
+#endif
