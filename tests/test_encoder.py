@@ -41,8 +41,9 @@ def reference_ids(tok: fb.Tokenizer, text: str) -> List[int]:
 
 @pytest.fixture(scope="module")
 def tok() -> fb.Tokenizer:
-    docs = stdlib_text(100_000) + [MULTILINGUAL * 5]
-    return fb.train(docs, vocab_size=256 + 500, special_tokens=["<|endoftext|>"], progress=False)
+    size, merges = (300_000, 2000) if native("_trainer") else (100_000, 500)
+    docs = stdlib_text(size) + [MULTILINGUAL * 5]
+    return fb.train(docs, vocab_size=256 + merges + 1, special_tokens=["<|endoftext|>"], progress=False)
 
 
 # -- made-up merge tables ------------------------------------------------------------------

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 
 import functionalbpe as fb
+from functionalbpe._native import native
 from functionalbpe.errors import FunctionalBPEError, TokenizerFileError
 from functionalbpe.interop import bytes_to_unicode, merges_from_ranks
 
@@ -24,8 +25,11 @@ LANGUAGES = ["nl/en.txt", "nl/de.txt", "nl/ru.txt", "nl/ja.txt", "nl/zh-CN.txt",
 
 @pytest.fixture(scope="module", params=["gpt4", "o200k", "gpt2"])
 def tok(request) -> fb.Tokenizer:
-    docs = stdlib_text(60_000) + [MULTILINGUAL * 5]
-    return fb.train(docs, vocab_size=256 + 400 + 2, pattern=request.param, special_tokens=SPECIALS, progress=False)
+    # With the fast trainer a real-sized vocabulary costs nothing; the reference trainer
+    # (pure-Python runs) gets a smaller one.
+    size, merges = (300_000, 2000) if native("_trainer") else (60_000, 400)
+    docs = stdlib_text(size) + [MULTILINGUAL * 5]
+    return fb.train(docs, vocab_size=256 + merges + 2, pattern=request.param, special_tokens=SPECIALS, progress=False)
 
 
 @pytest.fixture(scope="module")
@@ -244,6 +248,28 @@ def test_hf_json_layout(tok, tmp_path):
     assert doc["pre_tokenizer"]["pretokenizers"][1]["use_regex"] is False
     assert model["ignore_merges"] is tok.native  # every token a trainer makes encodes to itself
     assert model["vocab"]["Ġ"] == 32 and len(model["vocab"]) == tok.vocab_size - len(SPECIALS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pattern", ["gpt4", "o200k"])
+def test_a_large_multilingual_vocabulary_everywhere(corpora, pattern, tmp_path):
+    """32k ids trained on every language of the corpora: tiktoken and HF agree on all of it."""
+    tiktoken = pytest.importorskip("tiktoken")
+    tokenizers = pytest.importorskip("tokenizers")
+    if native("_trainer") is None:
+        pytest.skip("needs the fast trainer")
+    names = sorted(p.relative_to(corpora).as_posix() for p in corpora.glob("*/*.txt"))
+    docs = [read_corpus(corpora / name, 200_000) for name in names]
+    tok = fb.train(docs, vocab_size=32768, pattern=pattern, special_tokens=SPECIALS, progress=False)
+    enc = tok.as_tiktoken_encoding()
+    tok.to_hf(tmp_path / "tokenizer.json")
+    hf = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    for name, doc in zip(names, docs):
+        text = read_corpus(corpora / name, 400_000)[len(doc):]  # text it was not trained on
+        ids = tok.encode_ordinary(text)
+        assert ids == enc.encode_ordinary(text), name
+        assert ids == hf.encode(text, add_special_tokens=False).ids, name
+        assert tok.decode(ids) == text
 
 
 # -- schemes ------------------------------------------------------------------------------
