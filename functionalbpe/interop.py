@@ -220,11 +220,13 @@ def read_tiktoken(
     else:
         specials = {s: first_special + k for k, s in enumerate(special_tokens)}
     tok = cls(make_scheme("plain", pattern), merges, list(specials), byte_ids=byte_ids, special_ids=list(specials.values()))
-    refuse_tokens_bpe_would_split(tok, name)
+    refuse_tokens_bpe_would_split(tok, name, TokenizerFileError)
     return tok
 
 
-def refuse_tokens_bpe_would_split(tok: "Tokenizer", origin: str) -> None:
+def refuse_tokens_bpe_would_split(
+    tok: "Tokenizer", origin: str, error: Type[FunctionalBPEError] = FunctionalBPEError
+) -> None:
     """tiktoken takes a piece that is a token whole; functionalbpe applies the merges. The two
     can only agree if every token's own bytes merge back into it: check that. (True of every
     table a trainer makes, and of every rank file :func:`merges_from_ranks` accepts, as far as
@@ -239,7 +241,7 @@ def refuse_tokens_bpe_would_split(tok: "Tokenizer", origin: str) -> None:
     for i in range(tok.alphabet.first_merge, tok.alphabet.first_special):
         ids = encode_piece(list(table[i]), ranks)
         if ids != [i]:
-            raise TokenizerFileError(
+            raise error(
                 f"{origin}: the token {table[i]!r} (id {i}) is not what its merges make of its own "
                 f"bytes ({[tok._idmap.external(j) if tok._idmap else j for j in ids]}); tiktoken would "
                 "take it whole where functionalbpe applies the merges, so the two would disagree"
