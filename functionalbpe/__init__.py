@@ -18,6 +18,7 @@ from .errors import (
 )
 from .markers import BoundaryMarkers
 from .patterns import PATTERNS, pretokenize
+from .report import Report, full_coverage_vocab_size, report
 from .schemes import Scheme, make_scheme
 from .tokenizer import Tokenizer
 from .training import train
@@ -32,6 +33,9 @@ __all__ = [
     "PATTERNS",
     "pretokenize",
     "count_pieces",
+    "report",
+    "Report",
+    "full_coverage_vocab_size",
     "Scheme",
     "make_scheme",
     "BoundaryMarkers",

@@ -4,6 +4,7 @@
     functionalbpe encode --tokenizer tok.json [FILE]     ids, one document per line
     functionalbpe decode --tokenizer tok.json [FILE]
     functionalbpe pieces --tokenizer tok.json [FILE]     what BPE sees, piece by piece
+    functionalbpe report -t tok.json [NAME=]FILE...       measure tokenizers on named corpora
     functionalbpe demo                                   trains on Python's standard library
 
 Every error caused by input is one line on stderr and a non-zero exit status (2); an
@@ -20,6 +21,7 @@ import time
 from typing import Any, Dict, List, Optional, Sequence
 
 from . import __version__
+from .cli_report import add_report_parser
 from .corpus import decode_utf8, files
 from .errors import FunctionalBPEError
 from .fileformat import atomic_write_text
@@ -133,6 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-mb", type=float, default=None, help="read at most this many MB of source (default: all)")
     p.add_argument("--quiet", "-q", action="store_true")
     p.set_defaults(run=cmd_demo)
+
+    add_report_parser(sub)
     return parser
 
 

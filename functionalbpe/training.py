@@ -49,11 +49,7 @@ def train(
     (``gpt4`` for the plain scheme). Training stops early when no pair is left or the best
     pair occurs fewer than ``min_frequency`` times, so the vocabulary may come out smaller.
     """
-    if backend not in BACKENDS:
-        raise FunctionalBPEError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-    policy_code(merge_policy)
-    if not isinstance(min_frequency, int) or min_frequency < 1:
-        raise FunctionalBPEError(f"min_frequency must be a positive integer, got {min_frequency!r}")
+    _check_options(backend, merge_policy, min_frequency)
     specials = _check_specials(special_tokens)
     if isinstance(scheme, Scheme):
         if pattern is not None or scheme_options:
@@ -61,11 +57,44 @@ def train(
         the_scheme = scheme
     else:
         the_scheme = make_scheme(scheme, pattern, **scheme_options)
-    num_merges = num_merges_for(vocab_size, len(the_scheme.atoms), len(specials))
-    trainer = _trainer(backend)
-
+    # A bad size or backend fails here, before the corpus is read.
+    num_merges_for(vocab_size, len(the_scheme.atoms), len(specials))
+    _trainer(backend)
     counts = count_corpus(corpus, the_scheme, specials, threads=threads, progress=progress)
-    alphabet = Alphabet(the_scheme.atoms)
+    return train_from_counts(
+        counts,
+        the_scheme,
+        vocab_size=vocab_size,
+        special_tokens=specials,
+        min_frequency=min_frequency,
+        merge_policy=merge_policy,
+        backend=backend,
+        progress=progress,
+    )
+
+
+def train_from_counts(
+    counts: Dict[str, int],
+    scheme: Scheme,
+    vocab_size: Optional[int] = None,
+    special_tokens: Sequence[str] = (),
+    min_frequency: int = 1,
+    merge_policy: str = "prefix",
+    backend: str = "auto",
+    progress: ProgressSpec = None,
+) -> Tokenizer:
+    """Stages 2–4 on pieces already counted (:func:`count_corpus`): what :func:`train` does
+    after reading the corpus. The report uses it to train on text it has already streamed.
+
+    >>> scheme = make_scheme("plain", "gpt2")
+    >>> train_from_counts({"ab": 2, " ab": 1}, scheme).vocab_size
+    258
+    """
+    _check_options(backend, merge_policy, min_frequency)
+    specials = _check_specials(special_tokens)
+    num_merges = num_merges_for(vocab_size, len(scheme.atoms), len(specials))
+    trainer = _trainer(backend)
+    alphabet = Alphabet(scheme.atoms)
     options = dict(merge_policy=merge_policy, min_frequency=min_frequency, progress=progress)
     if trainer is reference:
         pieces = symbol_counts(counts, alphabet)
@@ -75,7 +104,7 @@ def train(
     else:  # the fast trainer reads the text-form pieces itself: stage 2 happens in C
         merges = trainer.train_merges_from_text(counts, num_merges, alphabet, **options)
     return Tokenizer(
-        the_scheme,
+        scheme,
         [(a, b) for a, b, _ in merges],
         specials,
         merge_policy=merge_policy,
@@ -122,6 +151,14 @@ def _ordinary_segments(documents: Iterable[str], specials: Tuple[str, ...], prog
     bar.close()
 
 
+def _check_options(backend: str, merge_policy: str, min_frequency: int) -> None:
+    if backend not in BACKENDS:
+        raise FunctionalBPEError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    policy_code(merge_policy)
+    if not isinstance(min_frequency, int) or min_frequency < 1:
+        raise FunctionalBPEError(f"min_frequency must be a positive integer, got {min_frequency!r}")
+
+
 def _check_specials(special_tokens: Sequence[str]) -> Tuple[str, ...]:
     if isinstance(special_tokens, str):
         special_tokens = (special_tokens,)
@@ -151,4 +188,4 @@ def _trainer(backend: str) -> Any:
     return reference
 
 
-__all__ = ["train", "count_corpus", "symbol_counts", "BACKENDS"]
+__all__ = ["train", "train_from_counts", "count_corpus", "symbol_counts", "BACKENDS"]

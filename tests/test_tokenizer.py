@@ -1,3 +1,4 @@
+import os
 import json
 import pickle
 
@@ -210,3 +211,12 @@ def test_progress_callback_sees_merges():
     # the reference reports every merge, the fast trainer every time slice
     assert done == sorted(done) and done[-1] == 5
     assert all(total == 14 for _, _, total, _ in merging)
+
+
+def test_saved_file_has_the_usual_mode(tok, tmp_path):
+    old = os.umask(0o022)
+    try:
+        tok.save(tmp_path / "tok.json")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "tok.json").stat().st_mode & 0o777 == 0o644

@@ -1,0 +1,164 @@
+"""``functionalbpe report``: the tokenizer report from the command line.
+
+    functionalbpe report --tokenizer a.json [--tokenizer b.json] [--tiktoken FILE --pattern P]
+        [--hf tokenizer.json] [--sentencepiece m.model] [NAME=]FILE... [--baseline NAME]
+        [--json out.json] [--html out.html] [--markdown out.md] [--context N] [--width D]
+
+Tokenizers and corpora are named by ``NAME=FILE`` or, by default, by the file name without
+its extension. The tables go to stdout; every output file is rendered first and then
+written atomically, so an error leaves no file half-written.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+from .corpus import files
+from .errors import FunctionalBPEError
+from .fileformat import atomic_write_text
+
+KINDS = ("tokenizer", "tiktoken", "hf", "sentencepiece")
+
+
+class _AddTokenizer(argparse.Action):
+    """Collect every tokenizer option into one list, in command-line order."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
+        items = list(getattr(namespace, "tokenizers", None) or [])
+        items.append((self.const, values))
+        setattr(namespace, "tokenizers", items)
+
+
+def add_report_parser(sub: Any) -> None:
+    from .report import SORTABLE
+
+    p = sub.add_parser(
+        "report",
+        help="measure tokenizers on named corpora: tables, Markdown, JSON, HTML",
+        description="Measure tokenizers on named corpora: tokens per word, bytes per token, byte fallback, "
+        "entropy, unused entries, duplicate families, context capacity, embedding cost. "
+        "The measures are defined in docs/metrics.md.",
+    )
+    p.add_argument("inputs", nargs="+", metavar="[NAME=]FILE", help="a corpus: a file, directory or glob pattern")
+    for kind, what in (
+        ("tokenizer", "a functionalbpe tokenizer file"),
+        ("tiktoken", "a tiktoken rank file (.tiktoken); needs --pattern"),
+        ("hf", "an HF tokenizer.json"),
+        ("sentencepiece", "a SentencePiece .model"),
+    ):
+        flags = ["--tokenizer", "-t"] if kind == "tokenizer" else [f"--{kind}"]
+        p.add_argument(*flags, action=_AddTokenizer, const=kind, dest="tokenizers", metavar="[NAME=]FILE",
+                       help=f"{what} (repeatable)")
+    p.add_argument("--pattern", action="append", default=[], metavar="P",
+                   help="pattern of the --tiktoken files: one for all, or one per file in order "
+                   "(gpt4 for cl100k, o200k, or a regex)")
+    p.add_argument("--baseline", default=None, metavar="NAME", help="the tokenizer the others are compared with (default: the first)")
+    p.add_argument("--json", default=None, metavar="FILE", help="write the figures as JSON")
+    p.add_argument("--html", default=None, metavar="FILE", help="write one self-contained HTML page with plots")
+    p.add_argument("--markdown", default=None, metavar="FILE", help="write the tables as Markdown")
+    p.add_argument("--context", type=int, default=8192, metavar="N", help="context length for 'words in N tokens' (default 8192)")
+    p.add_argument("--width", type=int, default=4096, metavar="D", help="model width for the embedding cost (default 4096)")
+    p.add_argument("--bytes-per-param", type=float, default=2, metavar="B", help="bytes per embedding parameter (default 2: bf16)")
+    p.add_argument("--sort-by", default="fertility", choices=SORTABLE, metavar="MEASURE",
+                   help="the baseline's measure that orders the corpora, most expensive first (default fertility)")
+    p.add_argument("--coverage", action="store_true",
+                   help="also train each of our schemes on each corpus until no pair is left (slow)")
+    p.add_argument("--encoding-errors", default="strict", choices=["strict", "replace"], help="invalid UTF-8 in a corpus")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    p.set_defaults(run=cmd_report, tokenizers=None)
+
+
+def split_name(arg: str) -> Tuple[Optional[str], str]:
+    """``"en=a.txt"`` → ``("en", "a.txt")``; an argument that is an existing path has no name.
+
+    >>> split_name("en=corpora/en.txt"), split_name("en.txt")
+    (('en', 'corpora/en.txt'), (None, 'en.txt'))
+    """
+    name, sep, path = arg.partition("=")
+    if sep and name and path and not os.path.exists(arg):
+        return name, path
+    return None, arg
+
+
+def default_name(path: str) -> str:
+    """A file's name without extension; an HF ``tokenizer.json`` takes its folder's name."""
+    p = Path(path.rstrip("/"))
+    if p.stem == "tokenizer" and p.parent.name:
+        return p.parent.name
+    return p.stem or path
+
+
+def _unique(pairs: List[Tuple[str, Any]], what: str) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    for name, value in pairs:
+        if name in out:
+            raise FunctionalBPEError(f"two {what} are named {name!r}; name them apart with NAME=FILE")
+        out[name] = value
+    return out
+
+
+def load_cli_tokenizers(items: List[Tuple[str, str]], patterns: List[str]) -> Dict[str, Any]:
+    from .adapters import HFTokenizer, SentencePieceTokenizer, TiktokenTokenizer, load_tokenizer
+
+    tiktoken_files = [v for k, v in items if k == "tiktoken"]
+    if patterns and not tiktoken_files:
+        raise FunctionalBPEError("--pattern applies to --tiktoken files, and none was given")
+    if len(patterns) > 1 and len(patterns) != len(tiktoken_files):
+        raise FunctionalBPEError(
+            f"give one --pattern for all {len(tiktoken_files)} --tiktoken files, or one per file in order "
+            f"(got {len(patterns)})"
+        )
+    pairs = []
+    t = 0
+    for kind, arg in items:
+        name, path = split_name(arg)
+        if kind == "tiktoken":
+            pattern = patterns[t] if len(patterns) > 1 else (patterns[0] if patterns else None)
+            t += 1
+            tok = TiktokenTokenizer.from_file(path, pattern)
+        elif kind == "hf":
+            tok = HFTokenizer.from_file(path)
+        elif kind == "sentencepiece":
+            tok = SentencePieceTokenizer.from_file(path)
+        else:
+            tok = load_tokenizer(path)
+        pairs.append((name or default_name(path), tok))
+    return _unique(pairs, "tokenizers")
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .report import report
+
+    if not args.tokenizers:
+        raise FunctionalBPEError("no tokenizer given: add --tokenizer FILE (or --tiktoken, --hf, --sentencepiece)")
+    tokenizers = load_cli_tokenizers(args.tokenizers, args.pattern)
+    corpora = _unique(
+        [(name or default_name(path), files(path, errors=args.encoding_errors))
+         for name, path in map(split_name, args.inputs)],
+        "corpora",
+    )
+    result = report(
+        tokenizers,
+        corpora,
+        baseline=args.baseline,
+        context=args.context,
+        width=args.width,
+        bytes_per_param=args.bytes_per_param,
+        coverage=args.coverage,
+        sort_by=args.sort_by,
+        progress=False if args.quiet else True,
+    )
+    # Render everything before writing anything, so that a failure leaves no partial output.
+    outputs = [(path, render()) for path, render in (
+        (args.json, result.to_json),
+        (args.markdown, result.to_markdown),
+        (args.html, result.to_html),
+    ) if path]
+    for path, text in outputs:
+        atomic_write_text(path, text)
+    sys.stdout.write(result.to_text())
+    sys.stdout.flush()
+    return 0

@@ -1,0 +1,572 @@
+"""The tokenizer report: what each vocabulary costs each language, with tables and plots.
+
+``report(tokenizers, texts_by_name)`` encodes every named corpus with every tokenizer and
+keeps only counts: per corpus its documents, words, characters and bytes; per tokenizer and
+corpus how often each token occurred. Every measure (:mod:`functionalbpe.metrics`,
+``docs/metrics.md``) is computed from those counts, so a corpus of any size is measured in
+the memory of one chunk (:mod:`functionalbpe.chunks`) plus one counter per vocabulary.
+
+The :class:`Report` renders itself as a terminal table (:meth:`Report.to_text`), Markdown,
+JSON with stable snake_case keys, and one self-contained HTML page with plots
+(:mod:`functionalbpe.report_html`, needs matplotlib for the plots). Corpora are listed with
+the most expensive first, by the baseline tokenizer's ``sort_by`` measure.
+
+Example::
+
+    >>> import functionalbpe as fb
+    >>> tok = fb.train(["ab ab ab"], vocab_size=258, pattern="gpt2", progress=False)
+    >>> r = fb.report(tok, {"text": "ab ab ab cd"}, progress=False)
+    >>> row = r.results()[0]
+    >>> row["tokens"], row["words"], row["fertility"]
+    (6, 4, 1.5)
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple, Union
+
+from . import metrics
+from .adapters import ReportTokenizer, as_report_tokenizer
+from .chunks import CHUNK_CHARS, source_bytes, text_chunks
+from .errors import CorpusError, FunctionalBPEError
+from .fileformat import atomic_write_text
+from .progress import Progress, ProgressSpec
+from .schemes import Scheme, make_scheme
+from .tokenizer import Tokenizer
+from .training import train_from_counts
+
+REPORT_FORMAT = "functionalbpe-report/1"
+
+# The keys of the JSON output, in order. They are a contract: add keys, never rename one.
+CORPUS_KEYS = ("name", "documents", "words", "chars", "bytes")
+RESULT_KEYS = (
+    "corpus",
+    "tokenizer",
+    "tokens",
+    "words",
+    "chars",
+    "bytes",
+    "fertility",
+    "bytes_per_token",
+    "chars_per_token",
+    "compression_ratio",
+    "relative_tokens",
+    "byte_fallback_tokens",
+    "byte_fallback_rate",
+    "byte_fallback_non_ascii_tokens",
+    "byte_fallback_non_ascii_share",
+    "unknown_tokens",
+    "unknown_rate",
+    "entropy_bits",
+    "effective_vocab",
+    "distinct_tokens",
+    "unused_entries",
+    "context_words",
+    "full_coverage_vocab",
+)
+TOKENIZER_KEYS = (
+    "name",
+    "kind",
+    "description",
+    "vocab_size",
+    "entries",
+    "special_tokens",
+    "embedding_params",
+    "embedding_bytes",
+    "unused_entries",
+    "unused_share",
+    "unused_examples",
+    "learned_entries",
+    "case_families",
+    "space_families",
+    "duplicate_families",
+    "duplicate_entries",
+    "duplicate_share",
+    "duplicate_examples",
+    "merges",
+    "last_merge_count",
+    "merge_counts",
+)
+SETTINGS_KEYS = ("baseline", "context", "width", "bytes_per_param", "sort_by", "coverage")
+
+# Measures where a larger value means a cheaper tokenization; for every other measure
+# a larger value is more expensive.
+HIGHER_IS_CHEAPER = frozenset({"bytes_per_token", "chars_per_token", "compression_ratio", "context_words"})
+SORTABLE = tuple(k for k in RESULT_KEYS if k not in ("corpus", "tokenizer"))
+
+EXAMPLES = 10  # unused entries and duplicate families shown per tokenizer
+
+
+# -- gathering counts -------------------------------------------------------------------------
+
+
+@dataclass
+class TextCounts:
+    """What a corpus is, counted while it streams past."""
+
+    documents: int = 0
+    words: int = 0
+    chars: int = 0
+    bytes: int = 0
+
+    def add(self, chunk: str, starts_document: bool) -> None:
+        self.documents += starts_document
+        self.words += metrics.count_words(chunk)
+        self.chars += len(chunk)
+        self.bytes += len(chunk.encode("utf-8", "surrogatepass"))
+
+    def __iadd__(self, other: "TextCounts") -> "TextCounts":
+        self.documents += other.documents
+        self.words += other.words
+        self.chars += other.chars
+        self.bytes += other.bytes
+        return self
+
+
+def report(
+    tokenizers: Any,
+    texts_by_name: Any,
+    *,
+    baseline: Optional[str] = None,
+    context: int = 8192,
+    width: int = 4096,
+    bytes_per_param: float = 2,
+    coverage: bool = False,
+    sort_by: str = "fertility",
+    progress: ProgressSpec = None,
+    chunk_chars: int = CHUNK_CHARS,
+    errors: str = "strict",
+) -> "Report":
+    """Measure one or more tokenizers on one or more named corpora.
+
+    ``tokenizers``: one tokenizer, or a dict ``name → tokenizer`` (ours, a tiktoken
+    ``Encoding``, a ``tokenizers.Tokenizer``, a ``SentencePieceProcessor``, or a file; see
+    :func:`functionalbpe.adapters.as_report_tokenizer`). ``texts_by_name``: a dict ``name →
+    source``, where a source is a text, an iterable of documents, a path or
+    :func:`functionalbpe.files` (:mod:`functionalbpe.chunks`); one text alone is named
+    ``"text"``.
+
+    ``baseline`` names the tokenizer the others are compared with (default: the first);
+    ``context`` is the ``N`` of the context capacity; ``width`` and ``bytes_per_param`` set
+    the embedding cost; ``coverage=True`` also trains each of our tokenizers' schemes until
+    no pair is left on each corpus (:func:`full_coverage_vocab_size`; slow on big text);
+    ``sort_by`` is the measure that orders the corpora, most expensive first. Long
+    documents are encoded ``chunk_chars`` characters at a time (:mod:`functionalbpe.chunks`);
+    ``errors`` ("strict" or "replace") says what to do with invalid UTF-8 in files given as
+    paths (:func:`functionalbpe.files` carries its own).
+    """
+    named = _named_tokenizers(tokenizers)
+    corpora = _named_corpora(texts_by_name)
+    baseline = baseline if baseline is not None else next(iter(named))
+    if baseline not in named:
+        raise FunctionalBPEError(f"baseline {baseline!r} is not one of the tokenizers ({', '.join(named)})")
+    if sort_by not in SORTABLE:
+        raise FunctionalBPEError(f"sort_by must be one of {', '.join(SORTABLE)}, got {sort_by!r}")
+    for label, value in (("context", context), ("width", width), ("bytes_per_param", bytes_per_param)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise FunctionalBPEError(f"{label} must be a positive number, got {value!r}")
+    if not isinstance(context, int) or not isinstance(width, int):
+        raise FunctionalBPEError("context and width must be whole numbers")
+    if not isinstance(chunk_chars, int) or chunk_chars < 1:
+        raise FunctionalBPEError(f"chunk_chars must be a positive integer, got {chunk_chars!r}")
+
+    schemes = _coverage_schemes(named) if coverage else {}
+    text_counts: Dict[str, TextCounts] = {}
+    token_counts: Dict[Tuple[str, str], Counter] = {}
+    piece_counts: Dict[Tuple[str, str], Counter] = {}
+    for corpus, source in corpora.items():
+        bar = Progress(progress, f"measuring {corpus}", total=source_bytes(source), unit=" B")
+        with bar:
+            counted, tallies, pieces = _count_corpus(source, named, schemes, bar, chunk_chars, errors)
+        if not counted.chars:
+            raise CorpusError(f"corpus {corpus!r} holds no text")
+        text_counts[corpus] = counted
+        for name in named:
+            token_counts[name, corpus] = tallies[name]
+        for key in schemes:
+            piece_counts[key, corpus] = pieces[key]
+
+    full_coverage: Dict[Tuple[str, Optional[str]], int] = {}
+    for key, (scheme, policy) in schemes.items():
+        union: Counter = Counter()
+        for corpus in corpora:
+            counts = piece_counts.pop((key, corpus))
+            full_coverage[key, corpus] = _coverage_from_counts(counts, scheme, policy, progress)
+            union.update(counts)
+        full_coverage[key, None] = _coverage_from_counts(union, scheme, policy, progress)
+    coverage_by_name = {
+        (name, corpus): value
+        for name, tok in named.items()
+        for (key, corpus), value in full_coverage.items()
+        if _coverage_key(tok) == key
+    }
+    settings = {
+        "baseline": baseline,
+        "context": context,
+        "width": width,
+        "bytes_per_param": bytes_per_param,
+        "sort_by": sort_by,
+        "coverage": bool(coverage),
+    }
+    return Report(named, text_counts, token_counts, coverage_by_name, settings)
+
+
+def _count_corpus(
+    source: Any,
+    named: Mapping[str, ReportTokenizer],
+    schemes: Mapping[str, Tuple[Scheme, str]],
+    bar: Progress,
+    chunk_chars: int,
+    errors: str,
+) -> Tuple[TextCounts, Dict[str, Counter], Dict[str, Counter]]:
+    """One pass over a corpus, a chunk at a time: the text's counts, each tokenizer's token
+    counts, and (for the full coverage) each scheme's piece counts."""
+    counted = TextCounts()
+    tallies: Dict[str, Counter] = {name: Counter() for name in named}
+    pieces: Dict[str, Counter] = {key: Counter() for key in schemes}
+    for chunk, starts in text_chunks(source, chunk_chars, errors):
+        counted.add(chunk, starts)
+        for name, tok in named.items():
+            tallies[name].update(tok.encode(chunk))
+        for key, (scheme, _) in schemes.items():
+            pieces[key].update(scheme.split(chunk) if chunk else ())
+        bar.update(counted.bytes)
+    return counted, tallies, pieces
+
+
+def _named_tokenizers(tokenizers: Any) -> Dict[str, ReportTokenizer]:
+    if isinstance(tokenizers, Mapping):
+        if not tokenizers:
+            raise FunctionalBPEError("no tokenizer to measure")
+        return {str(name): as_report_tokenizer(tok) for name, tok in tokenizers.items()}
+    if isinstance(tokenizers, (list, tuple)):
+        raise FunctionalBPEError("give several tokenizers as a dict, name → tokenizer, so that the report can name them")
+    tok = as_report_tokenizer(tokenizers)
+    name = os.path.basename(os.fspath(tokenizers)) if isinstance(tokenizers, (str, os.PathLike)) else tok.kind
+    return {name: tok}
+
+
+def _named_corpora(texts_by_name: Any) -> Dict[str, Any]:
+    if isinstance(texts_by_name, Mapping):
+        if not texts_by_name:
+            raise CorpusError("no corpus to measure on")
+        return {str(name): source for name, source in texts_by_name.items()}
+    return {"text": texts_by_name}
+
+
+# -- full coverage ---------------------------------------------------------------------------
+
+
+def full_coverage_vocab_size(
+    corpus: Any,
+    scheme: Union[str, Scheme, Tokenizer] = "plain",
+    pattern: Optional[str] = None,
+    merge_policy: Optional[str] = None,
+    progress: ProgressSpec = None,
+    **scheme_options: Any,
+) -> int:
+    """The vocabulary at which every piece of ``corpus`` is one token.
+
+    ``V_full = 256 + A + M_∞``: the bytes, the scheme's ``A`` atoms, and the ``M_∞`` merges
+    that training makes on ``corpus`` until no pair is left (special tokens not counted).
+    It is measured on the corpus given, not on any tokenizer's training text: give a
+    :class:`Tokenizer` as ``scheme`` to use its scheme, pattern and merge policy.
+
+    >>> full_coverage_vocab_size("ab ab", pattern="gpt2", progress=False)  # 'ab', then ' ab'
+    258
+    """
+    if isinstance(scheme, Tokenizer):
+        if pattern is not None or scheme_options:
+            raise FunctionalBPEError("a tokenizer brings its own pattern and scheme options")
+        merge_policy = merge_policy or scheme.merge_policy
+        the_scheme = scheme.scheme
+    elif isinstance(scheme, Scheme):
+        the_scheme = scheme
+    else:
+        the_scheme = make_scheme(scheme, pattern, **scheme_options)
+    counts: Counter = Counter()
+    for chunk, _ in text_chunks(corpus):
+        if chunk:
+            counts.update(the_scheme.split(chunk))
+    return _coverage_from_counts(counts, the_scheme, merge_policy or "prefix", progress)
+
+
+def _coverage_from_counts(counts: Mapping[str, int], scheme: Scheme, merge_policy: str, progress: ProgressSpec) -> int:
+    return train_from_counts(dict(counts), scheme, None, merge_policy=merge_policy, progress=progress).vocab_size
+
+
+def _coverage_key(tok: ReportTokenizer) -> Optional[str]:
+    """Tokenizers with the same scheme, options, pattern and policy share one coverage."""
+    ours = tok.tokenizer
+    if ours is None:
+        return None
+    scheme = ours.scheme
+    return json.dumps([scheme.name, scheme.options(), scheme.pattern, ours.merge_policy], sort_keys=True)
+
+
+def _coverage_schemes(named: Mapping[str, ReportTokenizer]) -> Dict[str, Tuple[Scheme, str]]:
+    out: Dict[str, Tuple[Scheme, str]] = {}
+    for tok in named.values():
+        key = _coverage_key(tok)
+        if key is not None and key not in out:
+            out[key] = (tok.tokenizer.scheme, tok.tokenizer.merge_policy)
+    return out
+
+
+# -- the report ----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Vocabulary:
+    """What a tokenizer's vocabulary is, computed once per report."""
+
+    entries: List[int]
+    byte_tokens: Dict[int, int]
+    unknown: Set[int]
+    surfaces: Dict[int, str]
+    special: Set[int] = field(default_factory=set)
+
+
+class Report:
+    """The counts of one report run, and every way of showing them.
+
+    :meth:`results` (one row per corpus and tokenizer), :meth:`totals` (one row per
+    tokenizer over all corpora) and :meth:`tokenizer_rows` (the vocabulary measures) are
+    the figures; :meth:`to_dict` / :meth:`to_json` / :meth:`to_markdown` /
+    :meth:`to_text` / :meth:`to_html` show them; ``write_*`` write them atomically.
+    """
+
+    def __init__(
+        self,
+        tokenizers: Dict[str, ReportTokenizer],
+        text_counts: Dict[str, TextCounts],
+        token_counts: Dict[Tuple[str, str], Counter],
+        full_coverage: Dict[Tuple[str, Optional[str]], int],
+        settings: Dict[str, Any],
+    ) -> None:
+        self.tokenizers = tokenizers
+        self.text_counts = text_counts
+        self.token_counts = token_counts
+        self.full_coverage = full_coverage
+        self.settings = settings
+        self._vocab: Dict[str, _Vocabulary] = {}
+        self._cache: Dict[str, List[Dict[str, Any]]] = {}
+
+    def _cached(self, key: str, compute: Any) -> List[Dict[str, Any]]:
+        """The figures never change once counted; every renderer asks for them again."""
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return [dict(row) for row in self._cache[key]]
+
+    # -- figures ----------------------------------------------------------------------
+
+    @property
+    def baseline(self) -> str:
+        return self.settings["baseline"]
+
+    def vocabulary(self, name: str) -> _Vocabulary:
+        if name not in self._vocab:
+            tok = self.tokenizers[name]
+            self._vocab[name] = _Vocabulary(
+                entries=tok.entries(),
+                byte_tokens=tok.byte_tokens(),
+                unknown=tok.unknown_ids(),
+                surfaces=tok.surfaces(),
+                special=tok.special_ids(),
+            )
+        return self._vocab[name]
+
+    def corpus_order(self) -> List[str]:
+        """Corpus names, the most expensive for the baseline (by ``sort_by``) first."""
+        key = self.settings["sort_by"]
+        sign = 1 if key in HIGHER_IS_CHEAPER else -1
+        values = {row["corpus"]: row[key] for row in self._cached("rows", self._rows) if row["tokenizer"] == self.baseline}
+        names = list(self.text_counts)
+        return sorted(names, key=lambda c: (values[c] is None, sign * (values[c] or 0), names.index(c)))
+
+    def results(self) -> List[Dict[str, Any]]:
+        """One row per corpus and tokenizer, corpora in :meth:`corpus_order`."""
+        rows = self._cached("rows", self._rows)
+        order = {c: i for i, c in enumerate(self.corpus_order())}
+        names = list(self.tokenizers)
+        return sorted(rows, key=lambda r: (order[r["corpus"]], names.index(r["tokenizer"])))
+
+    def _rows(self) -> List[Dict[str, Any]]:
+        rows = []
+        for corpus, text in self.text_counts.items():
+            base = sum(self.token_counts[self.baseline, corpus].values())
+            for name in self.tokenizers:
+                counts = self.token_counts[name, corpus]
+                rows.append(self._measures(corpus, name, text, counts, base, self.full_coverage.get((name, corpus))))
+        return rows
+
+    def totals(self) -> List[Dict[str, Any]]:
+        """One row per tokenizer over all corpora together (``corpus`` is null)."""
+        return self._cached("totals", self._totals)
+
+    def _totals(self) -> List[Dict[str, Any]]:
+        text = TextCounts()
+        for counted in self.text_counts.values():
+            text += counted
+        summed = {}
+        for name in self.tokenizers:
+            counts: Counter = Counter()
+            for corpus in self.text_counts:
+                counts.update(self.token_counts[name, corpus])
+            summed[name] = counts
+        base = sum(summed[self.baseline].values())
+        return [
+            self._measures(None, name, text, summed[name], base, self.full_coverage.get((name, None)))
+            for name in self.tokenizers
+        ]
+
+    def _measures(
+        self,
+        corpus: Optional[str],
+        name: str,
+        text: TextCounts,
+        counts: Counter,
+        baseline_tokens: int,
+        full_coverage: Optional[int],
+    ) -> Dict[str, Any]:
+        vocab = self.vocabulary(name)
+        tokens = sum(counts.values())
+        single = sum(counts[t] for t in vocab.byte_tokens if t in counts)
+        non_ascii = sum(counts[t] for t, b in vocab.byte_tokens.items() if b >= 0x80 and t in counts)
+        unknown = sum(counts[t] for t in vocab.unknown if t in counts)
+        entropy = metrics.entropy_bits(counts.values())
+        row = {
+            "corpus": corpus,
+            "tokenizer": name,
+            "tokens": tokens,
+            "words": text.words,
+            "chars": text.chars,
+            "bytes": text.bytes,
+            "fertility": metrics.fertility(tokens, text.words),
+            "bytes_per_token": metrics.bytes_per_token(text.bytes, tokens),
+            "chars_per_token": metrics.chars_per_token(text.chars, tokens),
+            "compression_ratio": metrics.compression_ratio(text.bytes, tokens),
+            "relative_tokens": metrics.relative_tokens(tokens, baseline_tokens),
+            "byte_fallback_tokens": single,
+            "byte_fallback_rate": metrics.byte_fallback_rate(single, tokens),
+            "byte_fallback_non_ascii_tokens": non_ascii,
+            "byte_fallback_non_ascii_share": metrics.byte_fallback_non_ascii_share(non_ascii, single),
+            "unknown_tokens": unknown,
+            "unknown_rate": metrics.unknown_rate(unknown, tokens),
+            "entropy_bits": entropy,
+            "effective_vocab": metrics.effective_vocab(entropy),
+            "distinct_tokens": sum(1 for c in counts.values() if c),
+            "unused_entries": len(metrics.unused_entries(vocab.entries, counts)),
+            "context_words": metrics.context_capacity(self.settings["context"], text.words, tokens),
+            "full_coverage_vocab": full_coverage,
+        }
+        assert tuple(row) == RESULT_KEYS
+        return row
+
+    def tokenizer_rows(self) -> List[Dict[str, Any]]:
+        """The vocabulary measures of each tokenizer; "unused" is over all corpora."""
+        return self._cached("tokenizers", self._tokenizer_rows)
+
+    def _tokenizer_rows(self) -> List[Dict[str, Any]]:
+        rows = []
+        for name, tok in self.tokenizers.items():
+            vocab = self.vocabulary(name)
+            seen: Counter = Counter()
+            for corpus in self.text_counts:
+                seen.update(self.token_counts[name, corpus])
+            unused = metrics.unused_entries(vocab.entries, seen)
+            surfaces = vocab.surfaces
+            duplicate = metrics.families(surfaces, metrics.duplicate_key)
+            redundant = metrics.redundant_entries(duplicate)
+            counts = tok.merge_counts()
+            embedding = metrics.embedding_cost(tok.vocab_size, self.settings["width"], self.settings["bytes_per_param"])
+            row = {
+                "name": name,
+                "kind": tok.kind,
+                "description": tok.describe(),
+                "vocab_size": tok.vocab_size,
+                "entries": len(vocab.entries),
+                "special_tokens": len(vocab.special),
+                "embedding_params": tok.vocab_size * self.settings["width"],
+                "embedding_bytes": embedding,
+                "unused_entries": len(unused),
+                "unused_share": metrics.share(len(unused), len(vocab.entries)),
+                "unused_examples": _unused_examples(unused, surfaces),
+                "learned_entries": len(surfaces),
+                "case_families": len(metrics.families(surfaces, metrics.case_key)),
+                "space_families": len(metrics.families(surfaces, metrics.space_key)),
+                "duplicate_families": len(duplicate),
+                "duplicate_entries": redundant,
+                "duplicate_share": metrics.share(redundant, len(surfaces)),
+                "duplicate_examples": [
+                    [surfaces[t] for t in family]
+                    for family in sorted(duplicate, key=lambda f: (-len(f), f))[:EXAMPLES]
+                ],
+                "merges": len(counts) if counts is not None else None,
+                "last_merge_count": counts[-1] if counts else None,
+                "merge_counts": counts,
+            }
+            assert tuple(row) == TOKENIZER_KEYS
+            rows.append(row)
+        return rows
+
+    def corpus_rows(self) -> List[Dict[str, Any]]:
+        return [
+            {"name": c, "documents": t.documents, "words": t.words, "chars": t.chars, "bytes": t.bytes}
+            for c in self.corpus_order()
+            for t in [self.text_counts[c]]
+        ]
+
+    # -- outputs ------------------------------------------------------------------------
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Everything, JSON-ready, with the stable keys of ``RESULT_KEYS`` and friends."""
+        return {
+            "format": REPORT_FORMAT,
+            "settings": {k: self.settings[k] for k in SETTINGS_KEYS},
+            "corpora": self.corpus_rows(),
+            "tokenizers": self.tokenizer_rows(),
+            "results": self.results(),
+            "totals": self.totals(),
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1, ensure_ascii=False) + "\n"
+
+    def to_text(self) -> str:
+        """The tables for a terminal."""
+        from .report_tables import render_text
+
+        return render_text(self)
+
+    def to_markdown(self, title: str = "Tokenizer report") -> str:
+        from .report_tables import render_markdown
+
+        return render_markdown(self, title)
+
+    def to_html(self, title: str = "Tokenizer report") -> str:
+        """One self-contained HTML page: tables, and plots when matplotlib is installed."""
+        from .report_html import render_html
+
+        return render_html(self, title)
+
+    def write_json(self, path: "os.PathLike[str] | str") -> None:
+        atomic_write_text(path, self.to_json())
+
+    def write_markdown(self, path: "os.PathLike[str] | str", title: str = "Tokenizer report") -> None:
+        atomic_write_text(path, self.to_markdown(title))
+
+    def write_html(self, path: "os.PathLike[str] | str", title: str = "Tokenizer report") -> None:
+        atomic_write_text(path, self.to_html(title))
+
+    def __repr__(self) -> str:
+        return f"<functionalbpe.Report: {len(self.tokenizers)} tokenizers × {len(self.text_counts)} corpora>"
+
+
+def _unused_examples(unused: Iterable[int], surfaces: Mapping[int, str]) -> List[str]:
+    """The longest unused learned entries: the likeliest under-trained tokens."""
+    shown = [surfaces[t] for t in unused if t in surfaces]
+    return sorted(shown, key=lambda s: (-len(s), s))[:EXAMPLES]

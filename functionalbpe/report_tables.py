@@ -1,0 +1,226 @@
+"""The report's tables, and their rendering for a terminal and as Markdown.
+
+:func:`tables` turns a :class:`~functionalbpe.report.Report` into a list of
+:class:`Table` (title, headers, formatted cells, which columns are numbers); the terminal,
+Markdown and HTML renderers all show the same tables, so they cannot disagree.
+
+Example::
+
+    >>> print(render_table_text(Table("t", ["a", "n"], [["x", "1,234"]], [False, True])))
+    a      n
+    -  -----
+    x  1,234
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, List, Sequence, Tuple
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .report import Report
+
+
+@dataclass
+class Table:
+    title: str
+    headers: List[str]
+    rows: List[List[str]]
+    numeric: List[bool]
+    notes: List[str] = field(default_factory=list)
+
+
+# -- cell formats ------------------------------------------------------------------------------
+
+
+def fmt_int(value: Any) -> str:
+    return "–" if value is None else f"{value:,}"
+
+
+def fmt_float(value: Any, digits: int = 2) -> str:
+    return "–" if value is None else f"{value:,.{digits}f}"
+
+
+def fmt_pct(value: Any) -> str:
+    return "–" if value is None else f"{100 * value:.1f}%"
+
+
+def fmt_times(value: Any) -> str:
+    return "–" if value is None else f"{value:.3f}×"
+
+
+def fmt_mib(value: Any) -> str:
+    return "–" if value is None else f"{value / 2**20:,.1f} MiB"
+
+
+Column = Tuple[str, str, Callable[[Any], str]]
+
+
+def result_columns(report: "Report") -> List[Column]:
+    """(key, header, format) of the per-corpus columns; optional ones only when they say something."""
+    rows = report.results()
+    columns: List[Column] = [
+        ("tokens", "tokens", fmt_int),
+        ("fertility", "tokens/word", fmt_float),
+        ("bytes_per_token", "bytes/token", fmt_float),
+        ("chars_per_token", "chars/token", fmt_float),
+        ("relative_tokens", f"tokens vs {report.baseline}", fmt_times),
+        ("byte_fallback_rate", "byte tokens", fmt_pct),
+        ("byte_fallback_non_ascii_share", "of those ≥0x80", fmt_pct),
+    ]
+    if any(r["unknown_tokens"] for r in rows):
+        columns.append(("unknown_rate", "unknown", fmt_pct))
+    columns += [
+        ("entropy_bits", "H bits", fmt_float),
+        ("effective_vocab", "2^H", lambda v: fmt_float(v, 0)),
+        ("unused_entries", "unused entries", fmt_int),
+        ("context_words", f"words in {report.settings['context']:,} tokens", fmt_int),
+    ]
+    if report.settings["coverage"]:
+        columns.append(("full_coverage_vocab", "full-coverage vocab", fmt_int))
+    return columns
+
+
+def tables(report: "Report") -> List[Table]:
+    """The tables of a report, in the order every renderer shows them."""
+    columns = result_columns(report)
+    headers = ["corpus", "tokenizer"] + [h for _, h, _ in columns]
+    numeric = [False, False] + [True] * len(columns)
+    by_corpus: List[List[str]] = []
+    previous = None
+    for row in report.results():
+        label = row["corpus"] if row["corpus"] != previous else ""
+        previous = row["corpus"]
+        by_corpus.append([label, row["tokenizer"]] + [f(row[k]) for k, _, f in columns])
+    sort_by = report.settings["sort_by"]
+    results = Table(
+        "By corpus",
+        headers,
+        by_corpus,
+        numeric,
+        [f"Corpora sorted by the {sort_by} of {report.baseline}, most expensive first."],
+    )
+    totals = Table(
+        "All corpora together",
+        ["tokenizer"] + headers[2:],
+        [[row["tokenizer"]] + [f(row[k]) for k, _, f in columns] for row in report.totals()],
+        numeric[1:],
+    )
+    width, per = report.settings["width"], report.settings["bytes_per_param"]
+    vocab_columns: List[Column] = [
+        ("kind", "kind", str),
+        ("vocab_size", "vocab", fmt_int),
+        ("embedding_bytes", f"embedding ({width:,} × {per:g} B)", fmt_mib),
+        ("unused_entries", "unused", fmt_int),
+        ("unused_share", "unused %", fmt_pct),
+        ("learned_entries", "learned entries", fmt_int),
+        ("duplicate_families", "duplicate families", fmt_int),
+        ("case_families", "case", fmt_int),
+        ("space_families", "space", fmt_int),
+        ("duplicate_entries", "redundant entries", fmt_int),
+        ("duplicate_share", "redundant %", fmt_pct),
+        ("merges", "merges", fmt_int),
+        ("last_merge_count", "last merge count", fmt_int),
+    ]
+    vocab = Table(
+        "Vocabularies",
+        ["tokenizer"] + [h for _, h, _ in vocab_columns],
+        [[row["name"]] + [f(row[k]) for k, _, f in vocab_columns] for row in report.tokenizer_rows()],
+        [False, False] + [True] * (len(vocab_columns) - 1),
+        [
+            "unused: entries (special tokens left out) never seen in any corpus; "
+            "learned entries: those of two characters or more, the ones the family counts look at.",
+        ],
+    )
+    corpora = Table(
+        "Corpora",
+        ["corpus", "documents", "words", "characters", "bytes"],
+        [
+            [c["name"], fmt_int(c["documents"]), fmt_int(c["words"]), fmt_int(c["chars"]), fmt_int(c["bytes"])]
+            for c in report.corpus_rows()
+        ],
+        [False, True, True, True, True],
+    )
+    return [results, totals, vocab, corpora]
+
+
+def tokenizer_lines(report: "Report") -> List[str]:
+    """One line per tokenizer: its name and what it is."""
+    baseline = report.baseline
+    return [
+        f"{row['name']}: {row['description']}{' (baseline)' if row['name'] == baseline else ''}"
+        for row in report.tokenizer_rows()
+    ]
+
+
+def example_lines(report: "Report") -> List[Tuple[str, List[str], List[str]]]:
+    """Per tokenizer: (name, unused examples, duplicate families), whitespace made visible."""
+    from .cli import VISIBLE
+
+    out = []
+    for row in report.tokenizer_rows():
+        unused = [s.translate(VISIBLE) for s in row["unused_examples"]]
+        families = [" ".join(s.translate(VISIBLE) for s in f) for f in row["duplicate_examples"]]
+        out.append((row["name"], unused, families))
+    return out
+
+
+# -- text ---------------------------------------------------------------------------------------
+
+
+def render_table_text(table: Table) -> str:
+    widths = [max([len(h)] + [len(r[i]) for r in table.rows]) for i, h in enumerate(table.headers)]
+
+    def line(cells: Sequence[str]) -> str:
+        parts = [c.rjust(w) if num else c.ljust(w) for c, w, num in zip(cells, widths, table.numeric)]
+        return "  ".join(parts).rstrip()
+
+    out = [line(table.headers), line(["-" * w for w in widths])]
+    out += [line(r) for r in table.rows]
+    return "\n".join(out)
+
+
+def render_text(report: "Report") -> str:
+    parts = [line for line in tokenizer_lines(report)]
+    for table in tables(report):
+        parts.append("")
+        parts.append(table.title)
+        parts.append(render_table_text(table))
+        parts += table.notes
+    return "\n".join(parts) + "\n"
+
+
+# -- Markdown -------------------------------------------------------------------------------------
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def render_table_markdown(table: Table) -> str:
+    out = ["| " + " | ".join(_md_cell(h) for h in table.headers) + " |"]
+    out.append("|" + "|".join("---:" if num else "---" for num in table.numeric) + "|")
+    out += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in table.rows]
+    return "\n".join(out)
+
+
+def render_markdown(report: "Report", title: str = "Tokenizer report") -> str:
+    s = report.settings
+    parts = [
+        f"# {title}",
+        "",
+        f"Baseline: **{report.baseline}**. Context: {s['context']:,} tokens. Embedding: width {s['width']:,}, "
+        f"{s['bytes_per_param']:g} bytes per parameter. Every measure is defined in docs/metrics.md.",
+        "",
+    ]
+    parts += [f"- {_md_cell(line)}" for line in tokenizer_lines(report)]
+    for table in tables(report):
+        parts += ["", f"## {table.title}", "", render_table_markdown(table)]
+        if table.notes:
+            parts += [""] + table.notes
+    parts += ["", "## Unused entries and duplicate families", ""]
+    for name, unused, families in example_lines(report):
+        parts.append(f"**{_md_cell(name)}**")
+        parts.append(f"- longest unused: {_md_cell(', '.join(f'`{u}`' for u in unused)) or '–'}")
+        parts.append(f"- largest duplicate families: {_md_cell('; '.join(f'`{f}`' for f in families)) or '–'}")
+        parts.append("")
+    return "\n".join(parts).rstrip("\n") + "\n"
