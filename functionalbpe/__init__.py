@@ -16,6 +16,7 @@ from .errors import (
     TokenizerFileError,
     VocabSizeError,
 )
+from .functional import Functionalizer
 from .markers import BoundaryMarkers
 from .patterns import PATTERNS, pretokenize
 from .report import Report, full_coverage_vocab_size, report
@@ -28,6 +29,7 @@ __version__ = "0.1.0"
 __all__ = [
     "train",
     "Tokenizer",
+    "Functionalizer",
     "files",
     "Files",
     "PATTERNS",

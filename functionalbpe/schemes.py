@@ -13,7 +13,10 @@ What every scheme provides:
 * ``count(segments)`` — the same pieces counted over many texts (what training needs);
   a scheme may make this much cheaper than splitting every text, e.g. by transforming each
   distinct raw piece once;
-* ``decode(text_form)`` — the original text; ``decode(''.join(split(t))) == t``;
+* ``decode(text_form, errors)`` — the original text; ``decode(''.join(split(t))) == t``;
+  a text form that no encoding writes raises with ``errors="strict"`` (a
+  :class:`~functionalbpe.errors.DecodeError`), gives U+FFFD with ``"replace"`` and is
+  dropped with ``"ignore"``;
 * ``decodable_prefix(text_form)`` — for streaming: how much of a text form that is still
   growing can be decoded now (see :meth:`Scheme.decodable_prefix`);
 * ``show(piece)`` — a piece with atoms as readable glyphs, for ``Tokenizer.pieces``;
@@ -58,7 +61,8 @@ class Scheme:
             counts.update(self.split(segment))
         return dict(counts)
 
-    def decode(self, text: str) -> str:
+    def decode(self, text: str, errors: str = "strict") -> str:
+        """The text of a text form (``errors``: what to do with what no encoding writes)."""
         return text
 
     def decodable_prefix(self, text: str) -> int:

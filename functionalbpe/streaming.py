@@ -37,6 +37,7 @@ class StreamDecoder:
     def __init__(self, tokenizer: "Tokenizer", errors: str = "strict") -> None:
         codecs.lookup_error(errors)  # an unknown handler fails now, not at the first byte
         self._tok = tokenizer
+        self._errors = errors
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors)
         self._pending = ""  # text form received but not yet decodable (schemes)
         self._fed = 0  # ids received so far
@@ -90,7 +91,7 @@ class StreamDecoder:
         self._pending += text
         cut = self._tok.scheme.decodable_prefix(self._pending)
         ready, self._pending = self._pending[:cut], self._pending[cut:]
-        return self._tok.scheme.decode(ready) if ready else ""
+        return self._tok._scheme_decode(ready, self._errors) if ready else ""
 
     def _end_segment(self) -> str:
         """Text before a special token (or the end) is decoded as a whole, as decode() does."""
@@ -100,7 +101,7 @@ class StreamDecoder:
         self._segment_bytes = 0
         self._ends.clear()
         if self._tok.scheme.atoms and text:
-            return self._tok.scheme.decode(text)
+            return self._tok._scheme_decode(text, self._errors)
         return text
 
     def _utf8_decode(self, data: bytes, final: bool) -> str:

@@ -363,11 +363,15 @@ class Tokenizer:
         for i, token in enumerate(ids + [-1]):
             if token == -1 or token >= first_special:
                 if i > start:
-                    parts.append(self.scheme.decode(self._text(ids[start:i], errors, start)))
+                    parts.append(self._scheme_decode(self._text(ids[start:i], errors, start), errors))
                 if token != -1:
                     parts.append(self.alphabet.specials[token - first_special])
                 start = i + 1
         return "".join(parts)
+
+    def _scheme_decode(self, text_form: str, errors: str) -> str:
+        # A scheme refuses a text form no encoding writes, drops or marks what is wrong.
+        return self.scheme.decode(text_form, errors if errors in ("strict", "ignore") else "replace")
 
     def _checked_ids(self, ids: Iterable[object], external: bool = True) -> List[int]:
         """``ids`` as a list of internal ids, each a Python int (numpy integers are fine);

@@ -167,3 +167,60 @@ def test_stream_with_markers_emits_before_the_end(markers_tok):
     decoder = markers_tok.stream_decoder()
     first = decoder.feed(ids[: len(ids) // 2])
     assert first and ("The cat sat on the mat. " * 5).startswith(first)
+
+
+# -- the Functionalizer's hook --------------------------------------------------------------
+
+functional = pytest.importorskip("functionalbpe.functional")
+
+REPEATS = ["aaaa", "#" * 9, "abababab", "Éééé", "ÀÀÀ", "xyzxyzxyz", "ŞŞŞŞ", "  ", "\n\n\n"]
+functional_text = st.lists(st.one_of(tricky_text, st.sampled_from(REPEATS)), max_size=6).map("".join)
+
+
+@pytest.mark.parametrize(
+    "options", [{}, {"split_operators": False}, {"case": True, "diacritics": True, "repeat": True, "normalize": None}]
+)
+@given(text=functional_text)
+def test_functional_decodable_prefix_cuts_safely(options, text):
+    f = functional.Functionalizer(**options)
+    form = f.encode(text)
+    whole = f.decode(form)
+    for cut in range(len(form) + 1):
+        n = functional.decodable_prefix(form[:cut])
+        assert n <= cut
+        assert f.decode(form[:n]) + f.decode(form[n:]) == whole, (form[:cut], n)
+
+
+@pytest.fixture(scope="module")
+def functional_tok() -> fb.Tokenizer:
+    docs = stdlib_text(20_000) + [MULTILINGUAL * 3, "Éléphant ÉCOLE!!!! Hello World ====== " * 20]
+    return fb.train(docs, vocab_size=256 + len(functional.ATOMS) + 200, scheme="functional",
+                    special_tokens=SPECIALS, progress=False)
+
+
+@given(text=functional_text, cuts=st.lists(st.integers(0, 60), max_size=10))
+def test_stream_with_the_functionalizer_equals_decode(functional_tok, text, cuts):
+    ids = functional_tok.encode(text, allowed_special="all")
+    want = functional_tok.decode(ids)  # the normalized text where the scheme normalizes
+    assert stream(functional_tok, ids, cuts) == want
+    decoder = functional_tok.stream_decoder()
+    assert "".join(decoder.feed(i) for i in ids) + decoder.finish() == want
+
+
+def test_stream_with_the_functionalizer_emits_before_the_end(functional_tok):
+    text = "Hello World, Éléphant!!!! " * 5
+    ids = functional_tok.encode(text)
+    decoder = functional_tok.stream_decoder()
+    first = decoder.feed(ids[: len(ids) // 2])
+    assert first and functional_tok.decode(ids).startswith(first)
+
+
+@pytest.mark.parametrize("which", ["case_tok", "markers_tok", "functional_tok"])
+@given(data=st.data())
+def test_stream_equals_decode_on_any_ids_with_a_scheme(which, request, data):
+    """Even ids no encoding writes (stray atoms, cut escapes): streamed with "replace", they
+    come out as decode gives them."""
+    tok = request.getfixturevalue(which)
+    ids = data.draw(st.lists(st.integers(0, tok.vocab_size - 1), max_size=16))
+    cuts = data.draw(st.lists(st.integers(0, 16), max_size=5))
+    assert stream(tok, ids, cuts, "replace") == tok.decode(ids, errors="replace")

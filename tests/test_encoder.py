@@ -141,7 +141,7 @@ class CaseScheme(Scheme):
             out.append("".join(CAP + c.lower() if _capital(c) else c for c in piece))
         return [p.replace(" ", SPACE) if p.startswith(" ") and len(p) > 1 else p for p in out]
 
-    def decode(self, text: str) -> str:
+    def decode(self, text: str, errors: str = "strict") -> str:
         out, i = [], 0
         while i < len(text):
             if text[i] == CAP and i + 1 < len(text):

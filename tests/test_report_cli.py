@@ -119,8 +119,9 @@ def test_names_for_tokenizers_and_corpora(tmp_path):
 def test_the_corpora_script_runs_end_to_end(corpora, tmp_path):
     pytest.importorskip("matplotlib")
     code = subprocess.run(
+        # 600 ids: the functional scheme alone holds 256 bytes + 273 atoms
         [sys.executable, os.path.join(ROOT, "experiments", "report_corpora.py"), "--corpora", str(corpora),
-         "--train-lines", "20", "--eval-lines", "10", "--vocab-size", "400", "--no-coverage", "--udhr",
+         "--train-lines", "20", "--eval-lines", "10", "--vocab-size", "600", "--no-coverage", "--udhr",
          "--out", str(tmp_path), "-q"],
         capture_output=True, text=True,
     )
@@ -133,5 +134,5 @@ def test_the_corpora_script_runs_end_to_end(corpora, tmp_path):
     assert "data:image/png;base64," in (tmp_path / "report.html").read_text()
     for scheme in ("plain", "functional", "markers"):
         if (tmp_path / f"{scheme}.json").exists():
-            assert fb.Tokenizer.load(tmp_path / f"{scheme}.json").vocab_size == 400
+            assert fb.Tokenizer.load(tmp_path / f"{scheme}.json").vocab_size == 600
     assert [t["name"] for t in data["tokenizers"]][:1] == ["plain"]

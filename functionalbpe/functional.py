@@ -1,0 +1,805 @@
+"""The Functionalizer: case, accents and repetition pulled out of a piece as instructions.
+
+A glyph variant of a piece — its capitals, its accents, a run of one repeated character or
+substring — becomes a short *instruction* (an operator followed by numeric arguments) in
+front of a *base* piece, so that BPE needs one entry for ``hello`` instead of one for every
+surface form (Makowski and Guter, 2026; the spec is ``shared/spec/functionalizer.md``)::
+
+    >>> f = Functionalizer()
+    >>> [f.show(p) for p in f.split("Héllo ######")]
+    ['⟨ACUTE 1⟩', '⟨CAP 0⟩', 'hello', ' ', '⟨REPEAT 0 6⟩', '#']
+    >>> f.decode(f.encode("Héllo ######"))
+    'Héllo ######'
+
+**Text form.** Operators and their arguments are private-use characters: U+E000 + n is the
+argument n (0–255), U+E100.. are the operators. BPE sees each of them as one atomic symbol
+(see :mod:`functionalbpe.alphabet`). A private-use character U+E000–U+EFFF that was already
+in the input is written ``LITERAL(hi, lo)``, so it can never be taken for an instruction.
+
+**Reading a text form back.** It is a sequence of *groups*: zero or more instructions, then a
+run of base characters (plain characters and LITERALs) up to the next instruction. The
+instructions of a group are applied to the run that follows them, last written first:
+case, then accents, then repetition [paper]. Positions count characters of the base (a
+LITERAL is one character) and are at most 255, so only the first 256 characters of a run
+can be touched. Because no operator looks at the end of the run, the pieces of a text can be
+joined and read back without knowing where one piece ended.
+
+**Exactness.** Every transformation is checked by running the decoder on it; a character or
+piece that would not come back exactly stays as it is. This check is part of encoding, not a
+test helper: it is what makes ``decode(encode(x)) == x`` hold for every input (with
+``normalize``, for the normalized input).
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from functools import lru_cache
+from itertools import chain, compress, islice, repeat
+from operator import add, and_, eq, gt, is_, mul, not_
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import regex
+
+from .alphabet import OPERATOR, Atom
+from .errors import DecodeError, FunctionalBPEError
+from .patterns import compile_pattern, iter_pieces
+from .schemes import Scheme
+
+# --- the code points --------------------------------------------------------------------
+
+ARG0 = 0xE000
+MAX_ARG = 255  # positions and counts are one argument each [paper]
+
+CAPITALIZE = "\ue100"
+# Operator, name, combining mark; E101..E10D in the paper's order.
+DIACRITIC_TABLE = (
+    ("\ue101", "TILDE", "\u0303"),
+    ("\ue102", "ACUTE", "\u0301"),
+    ("\ue103", "GRAVE", "\u0300"),
+    ("\ue104", "CIRCUMFLEX", "\u0302"),
+    ("\ue105", "DIAERESIS", "\u0308"),
+    ("\ue106", "MACRON", "\u0304"),
+    ("\ue107", "DOT_ABOVE", "\u0307"),
+    ("\ue108", "RING_ABOVE", "\u030a"),
+    ("\ue109", "DOUBLE_ACUTE", "\u030b"),
+    ("\ue10a", "CARON", "\u030c"),
+    ("\ue10b", "COMMA_BELOW", "\u0326"),
+    ("\ue10c", "CEDILLA", "\u0327"),
+    ("\ue10d", "OGONEK", "\u0328"),
+)
+REPEAT = "\ue200"
+MULTIREPEAT = "\ue201"
+LITERAL = "\ue2ff"  # this project's addition: a private-use character of the input
+
+MARK_OF_OP: Dict[str, str] = {op: mark for op, _, mark in DIACRITIC_TABLE}
+OP_OF_MARK: Dict[str, str] = {mark: op for op, _, mark in DIACRITIC_TABLE}
+# How :meth:`Functionalizer.show` names each operator.
+OP_NAMES: Dict[str, str] = {
+    CAPITALIZE: "CAP",
+    **{op: name for op, name, _ in DIACRITIC_TABLE},
+    REPEAT: "REPEAT",
+    MULTIREPEAT: "MULTIREPEAT",
+    LITERAL: "LITERAL",
+}
+# Arguments each instruction takes. LITERAL is not an instruction: it is a base character.
+ARITY: Dict[str, int] = {CAPITALIZE: 1, **{op: 1 for op in MARK_OF_OP}, REPEAT: 2, MULTIREPEAT: 3}
+
+
+def _make_atoms() -> Tuple[Atom, ...]:
+    args = [Atom(chr(ARG0 + n), f"ARG {n}", OPERATOR, f"⟨{n}⟩") for n in range(MAX_ARG + 1)]
+    ops = [Atom(op, name if name != "CAP" else "CAPITALIZE", OPERATOR, f"⟨{name}⟩") for op, name in OP_NAMES.items()]
+    return tuple(args + sorted(ops, key=lambda a: a.char))
+
+
+# Every atom has an id whether the options use it or not, so that ids do not depend on them.
+ATOMS: Tuple[Atom, ...] = _make_atoms()
+
+# The configuration of the paper: NFC first, its own split, every operator, instructions
+# as pieces of their own.
+PAPER_PROFILE: Dict[str, Any] = {
+    "pattern": "functionalizer",
+    "normalize": "NFC",
+    "case": True,
+    "diacritics": True,
+    "repeat": True,
+    "split_operators": True,
+}
+NORMAL_FORMS = ("NFC", "NFD", "NFKC", "NFKD")
+
+_ARG = "[\ue000-\ue0ff]"
+_INSTRUCTION = f"(?:[\ue100-\ue10d]{_ARG}|\ue200{_ARG}{{2}}|\ue201{_ARG}{{3}})"
+_LITERAL = f"\ue2ff[\ue000-\ue00f]{_ARG}"  # hi 0..15: U+E000 + 256*hi + lo stays in U+E000..U+EFFF
+# Classes of plain code points are matched with `re`, which is several times faster than
+# `regex` on short strings; only the Unicode properties need `regex`.
+_LITERAL_RE = re.compile(_LITERAL)
+_RESERVED_RE = re.compile("[\ue000-\uefff]")  # code points that are atoms in a text form
+# One match per unit of a text form: a group (instructions and the base run after them), a
+# LITERAL outside a group, or an atom that belongs to nothing (never written by the encoder).
+# A base run, written so that a long run of plain characters is one fast class loop.
+_BASE = f"[^\ue000-\uefff]*(?:{_LITERAL}[^\ue000-\uefff]*)*"
+_DECODE_RE = re.compile(f"({_INSTRUCTION}+)({_BASE})|({_LITERAL})|[\ue000-\uefff]")
+_GROUP_RE = re.compile(f"({_INSTRUCTION}+)({_BASE})")
+_SHOW_RE = re.compile(f"{_INSTRUCTION}|{_LITERAL}|[\ue100-\uefff]{_ARG}*|{_ARG}")
+_CHAR_RUN_RE = re.compile(r"(.)\1{2,}", re.DOTALL)
+_RUN3_RE = re.compile(r"(.)\1\1", re.DOTALL)  # whether there is a run, not where it ends
+_ASCII_UPPER_RE = re.compile("[A-Z]")
+# Characters that may have a plan (see char_plan): a filter, so that a long piece costs one
+# regex scan; the plan itself is decided by unicodedata. A test checks that it misses none.
+_CASE_OR_ACCENT_RE = regex.compile(r"[\p{Uppercase}\p{Decomposition_Type=Canonical}]")
+# A non-ASCII piece that this does not match, and that is no repetition of a unit, needs no
+# instruction: no candidate character, no run of 3, nothing to escape.
+_MAYBE_WORK_RE = regex.compile(r"[\p{Uppercase}\p{Decomposition_Type=Canonical}\ue000-\uefff]|(.)\1\1", regex.DOTALL)
+
+Instruction = Tuple[Any, ...]  # (operator, arg, ...)
+
+
+_ARGS = [chr(ARG0 + n) for n in range(MAX_ARG + 1)]
+# An ASCII piece's capitals as a string: "A" for a capital, "a" for anything else.
+_CASE_SHAPE = str.maketrans({chr(c): "A" if "A" <= chr(c) <= "Z" else "a" for c in range(128)})
+_capitals_by_shape: Dict[str, Tuple[str, ...]] = {}
+
+
+def _capitals_of_shape(shape: str) -> Tuple[str, ...]:
+    """CAPITALIZE(pos) for each "A" of a case shape (see _CASE_SHAPE), written once per shape."""
+    capitals = _capitals_by_shape.get(shape)
+    if capitals is None:
+        if len(_capitals_by_shape) >= 1 << 16:
+            _capitals_by_shape.clear()
+        capitals = _capitals_by_shape[shape] = tuple(CAPITALIZE + _ARGS[pos] for pos, c in enumerate(shape) if c == "A")
+    return capitals
+
+
+def _write(instructions: Sequence[Instruction]) -> List[str]:
+    return [ins[0] + "".join([_ARGS[n] for n in ins[1:]]) for ins in instructions]
+
+
+def escape(text: str) -> str:
+    """Write every character of U+E000..U+EFFF as ``LITERAL(hi, lo)``.
+
+    >>> escape("a\\ue123") == "a" + LITERAL + "\\ue001\\ue023"
+    True
+    """
+    if _RESERVED_RE.search(text) is None:
+        return text
+    return _RESERVED_RE.sub(lambda m: LITERAL + _ARGS[(ord(m.group()) - ARG0) >> 8] + _ARGS[ord(m.group()) & 0xFF], text)
+
+
+def _literal_char(m: "re.Match[str]") -> str:
+    literal = m.group()
+    return chr(ARG0 + ((ord(literal[1]) - ARG0) << 8) + ord(literal[2]) - ARG0)
+
+
+def _unescape(run: str) -> str:
+    return _LITERAL_RE.sub(_literal_char, run) if LITERAL in run else run
+
+
+# --- reading instructions back ------------------------------------------------------------
+
+
+class FunctionalDecodeError(DecodeError):
+    """A text form that no encoding produces (a stray argument, a position past the base)."""
+
+
+def reach(instructions: Sequence[Instruction]) -> int:
+    """How many leading characters of the base the instructions look at."""
+    return max(ins[2] if ins[0] == MULTIREPEAT else ins[1] + 1 for ins in instructions)
+
+
+def apply_instructions(instructions: Sequence[Instruction], base: str) -> str:
+    """Apply one group's instructions to the base run after them, last written first.
+
+    Raises :class:`FunctionalDecodeError` when an instruction points past the base or asks
+    for no copies at all.
+
+    >>> apply_instructions([(REPEAT, 0, 3), (CAPITALIZE, 0)], "ab")
+    'AAAb'
+    """
+    # Only the first reach(...) characters can change: no instruction shortens the text in
+    # front of a position (a count of 0 is refused), so none looks past that head.
+    cut = reach(instructions)
+    head = base[:cut]
+    for ins in reversed(instructions):
+        op, pos = ins[0], ins[1]
+        if pos >= len(head):
+            raise FunctionalDecodeError(
+                f"{OP_NAMES[op]} at position {pos}, but its base has only {len(head)} characters"
+            )
+        if op == CAPITALIZE:
+            head = head[:pos] + head[pos].upper() + head[pos + 1 :]
+        elif op in MARK_OF_OP:
+            head = head[:pos] + unicodedata.normalize("NFC", head[pos] + MARK_OF_OP[op]) + head[pos + 1 :]
+        else:
+            end, count = (pos + 1, ins[2]) if op == REPEAT else (ins[2], ins[3])
+            if end <= pos or end > len(head) or count == 0:
+                args = ", ".join(map(str, ins[1:]))
+                raise FunctionalDecodeError(f"{OP_NAMES[op]}({args}) does not fit a base of {len(head)} characters")
+            head = head[:pos] + head[pos:end] * count + head[end:]
+    return head + base[cut:]
+
+
+@lru_cache(maxsize=1 << 14)
+def _parse_prefix(prefix: str) -> Tuple[Tuple[Instruction, ...], int]:
+    out: List[Instruction] = []
+    i = 0
+    while i < len(prefix):
+        op = prefix[i]
+        n = ARITY[op]
+        out.append((op, *[ord(c) - ARG0 for c in prefix[i + 1 : i + 1 + n]]))
+        i += 1 + n
+    return tuple(out), reach(out)
+
+
+# (prefix, the head of the base it looks at) -> that head decoded. Groups repeat a lot
+# (CAP 0 before a lower-case letter, REPEAT 0 4 before a space), so decoding is mostly lookups.
+_group_cache: Dict[Tuple[str, str], str] = {}
+
+
+def decode_text_form(text: str, errors: str = "strict") -> str:
+    """The text a text form stands for.
+
+    ``errors="strict"`` raises :class:`FunctionalDecodeError` on a text form that no encoder
+    writes (an argument with no operator, a reserved code point, a position past its base);
+    ``"replace"`` writes U+FFFD for each such atom or instruction group instead, and
+    ``"ignore"`` drops it (for ids a model generated).
+
+    >>> decode_text_form("\\ue102\\ue001\\ue100\\ue000hello")
+    'Héllo'
+    """
+    if errors not in _BAD_PART:
+        raise FunctionalBPEError(f"errors must be 'strict', 'replace' or 'ignore', got {errors!r}")
+    if _RESERVED_RE.search(text) is None:
+        return text
+    return _decode(text, errors)
+
+
+def decodable_prefix(text: str) -> int:
+    """How much of a text form that is still growing decodes for good (for streaming).
+
+    A cut is safe where no unit of the decoder (``_DECODE_RE``) crosses it and none would
+    read differently with more text after it: not after the start of an instruction or a
+    LITERAL whose arguments have not all arrived (at most the last three characters), and
+    not inside a group whose base does not yet reach every character its instructions look
+    at. Past that reach a base is plain text: no instruction looks at its end, so a cut in
+    it is safe.
+
+    >>> decodable_prefix("\ue100\ue000he"), decodable_prefix("\ue100\ue001h"), decodable_prefix("ab\ue100")
+    (4, 0, 2)
+    """
+    if _RESERVED_RE.search(text) is None:
+        return len(text)
+    matches = list(_DECODE_RE.finditer(text))
+    n, k = len(text), len(matches)
+    # Atoms at the end that start no complete unit (an instruction has at most four
+    # characters, a LITERAL three) may be the beginning of one.
+    while k and matches[k - 1].group(1) is None and matches[k - 1].group(3) is None and len(text) - matches[k - 1].start() <= 3:
+        k -= 1
+        n = matches[k].start()
+    if k and matches[k - 1].group(1) is not None and matches[k - 1].end() == n:
+        prefix, base = matches[k - 1].group(1), matches[k - 1].group(2)
+        chars = len(_unescape(base)) if LITERAL in base else len(base)
+        if chars < _parse_prefix(prefix)[1]:
+            n = matches[k - 1].start()  # its base is not all there (or more instructions may come)
+    return n
+
+
+# What stands in for an atom or group that no encoder writes (strict: nothing, it raises).
+_BAD_PART = {"strict": "", "replace": "\ufffd", "ignore": ""}
+
+
+def _decode_or_none(text: str) -> Optional[str]:
+    """The strict decoding of a text form, or None where it has none (the encoder's check)."""
+    try:
+        return _decode(text, "strict")
+    except FunctionalDecodeError:
+        return None
+
+
+def _group_or_none(prefix: str, base: str) -> Optional[str]:
+    """:func:`_decode_or_none` of ``prefix + base`` when that is known to be one group."""
+    try:
+        return _decode_group(prefix, base, "strict", 0)
+    except FunctionalDecodeError:
+        return None
+
+
+def _decode(text: str, errors: str) -> str:
+    # The text form of one piece with instructions is one group; the encoder's check decodes
+    # tens of thousands of those, so they skip the general loop.
+    m = _GROUP_RE.fullmatch(text)
+    if m is not None:
+        return _decode_group(m.group(1), m.group(2), errors, 0)
+
+    def unit(m: "re.Match[str]") -> str:
+        prefix, base, literal = m.groups()
+        if prefix is not None:
+            return _decode_group(prefix, base, errors, m.start())
+        if literal is not None:
+            return _literal_char(m)
+        if errors == "strict":
+            raise FunctionalDecodeError(
+                f"at offset {m.start()} of the text form: U+{ord(m.group()):04X} starts no complete "
+                "instruction or LITERAL, so no Functionalizer encoding contains it; "
+                "decode with errors='replace' to get U+FFFD"
+            )
+        return _BAD_PART[errors]
+
+    return _DECODE_RE.sub(unit, text)
+
+
+def _decode_group(prefix: str, base: str, errors: str, offset: int) -> str:
+    """One group: its instructions applied to its base run (LITERALs still escaped)."""
+    if LITERAL in base:
+        base = _unescape(base)
+    instructions, cut = _parse_prefix(prefix)
+    key = (prefix, base[:cut])
+    head = _group_cache.get(key)
+    if head is None:
+        try:
+            head = apply_instructions(instructions, key[1])
+        except FunctionalDecodeError as exc:
+            if errors == "strict":
+                raise FunctionalDecodeError(
+                    f"at offset {offset} of the text form: {exc}; decode with errors='replace' to get U+FFFD"
+                ) from None
+            return _BAD_PART[errors] + base
+        if len(_group_cache) >= 1 << 16:
+            _group_cache.clear()
+        _group_cache[key] = head
+    return head + base[cut:]
+
+
+# --- describing one piece ----------------------------------------------------------------
+
+
+def _period(s: str) -> int:
+    """Length of the shortest ``u`` with ``s == u * k``."""
+    if not s:
+        return 0
+    p = (s + s).find(s, 1)
+    return p if len(s) % p == 0 else len(s)
+
+
+def _repeats_whole(period: int, length: int) -> bool:
+    """Does a piece of ``length`` with shortest period ``period`` get the whole-piece rule?
+
+    ``period`` is ``(s + s).find(s, 1)``: it is below ``len(s)`` exactly when ``s`` is a
+    power of a shorter string, and then it is the length of the shortest one.
+    """
+    return 3 * period <= length and period <= MAX_ARG
+
+
+def _describe_run(unit: str, count: int, pos: int, instructions: List[Instruction], parts: List[str]) -> int:
+    """Describe ``unit * count`` at base position ``pos``; return the new base length.
+
+    Runs longer than 255 are described in chunks of 255; what cannot be described (a
+    remainder under 3, a position past 255) stays literal.
+    """
+    width = len(unit)
+    while count >= 3 and pos + (width if width > 1 else 0) <= MAX_ARG:
+        chunk = min(count, MAX_ARG)
+        if width == 1:
+            instructions.append((REPEAT, pos, chunk))
+        else:
+            instructions.append((MULTIREPEAT, pos, pos + width, chunk))
+        parts.append(unit)
+        pos += width
+        count -= chunk
+    parts.append(unit * count)
+    return pos + width * count
+
+
+def describe_repeats(piece: str) -> Tuple[List[Instruction], str]:
+    """Repetition instructions and the base they apply to.
+
+    A piece that is ``u`` repeated k ≥ 3 times becomes MULTIREPEAT(0, len(u), k) + ``u``
+    (REPEAT(0, k) when ``u`` is one character); otherwise each run of c ≥ 3 identical
+    characters becomes one character and REPEAT(pos, c).
+
+    >>> describe_repeats("abcabcabc")
+    ([('\\ue201', 0, 3, 3)], 'abc')
+    """
+    instructions: List[Instruction] = []
+    parts: List[str] = []
+    period = _period(piece)
+    if period <= MAX_ARG and len(piece) >= 3 * period:  # u * k, including one character k times
+        _describe_run(piece[:period], len(piece) // period, 0, instructions, parts)
+        return instructions, "".join(parts)
+    pos, last = 0, 0
+    for m in _CHAR_RUN_RE.finditer(piece):
+        parts.append(piece[last : m.start()])
+        pos += m.start() - last
+        pos = _describe_run(m.group(1), m.end() - m.start(), pos, instructions, parts)
+        last = m.end()
+    if not instructions:
+        return instructions, piece
+    parts.append(piece[last:])
+    return instructions, "".join(parts)
+
+
+@lru_cache(maxsize=1 << 16)
+def char_plan(char: str, case: bool, diacritics: bool) -> Optional[Tuple[str, bool, Tuple[str, ...]]]:
+    """How one character is written: ``(base_char, capitalized, marks)``, or None to keep it.
+
+    A character whose canonical decomposition is a letter plus marks that are all in the
+    table loses the marks; an upper-case letter whose lower case is one character that
+    upper-cases back to it is lowered. The plan is kept only if the decoder rebuilds the
+    character from it exactly.
+
+    >>> char_plan("É", True, True)
+    ('e', True, ('\\u0301',))
+    >>> char_plan("ẞ", True, True) is None  # its lower case ß upper-cases to SS
+    True
+    """
+    candidates = []
+    if diacritics and not char.isascii():
+        d = unicodedata.normalize("NFD", char)
+        if len(d) > 1 and unicodedata.category(d[0])[0] == "L" and all(m in OP_OF_MARK for m in d[1:]):
+            candidates.append((d[0], tuple(d[1:])))
+    candidates.append((char, ()))
+    for letter, marks in candidates:
+        capitalized = False
+        if case and letter.isupper():
+            lower = letter.lower()
+            if len(lower) == 1 and lower.upper() == letter:
+                letter, capitalized = lower, True
+        if not capitalized and not marks:
+            continue
+        if _rebuild(letter, capitalized, marks) == char:
+            return letter, capitalized, marks
+    return None
+
+
+def _rebuild(letter: str, capitalized: bool, marks: Tuple[str, ...]) -> str:
+    """What the decoder makes of one planned character: the same code it runs on a piece."""
+    instructions = _char_instructions([(0, capitalized, marks)])
+    try:
+        return apply_instructions(instructions, letter)
+    except FunctionalDecodeError:
+        return ""
+
+
+def _char_instructions(plans: Sequence[Tuple[int, bool, Tuple[str, ...]]]) -> List[Instruction]:
+    """Accent instructions, then case instructions, positions ascending.
+
+    The decoder applies them last written first: case, then the marks of a character in
+    their canonical order, so a character's marks are written outermost first.
+    """
+    accents = [(OP_OF_MARK[m], pos) for pos, _, marks in plans for m in reversed(marks)]
+    capitals = [(CAPITALIZE, pos) for pos, capitalized, _ in plans if capitalized]
+    return accents + capitals
+
+
+class Functionalizer(Scheme):
+    """The Functionalizer scheme: text ↔ a text form of instructions and base pieces.
+
+    Options (all stored in a tokenizer file):
+
+    * ``case`` — CAPITALIZE(pos) for upper-case letters;
+    * ``diacritics`` — the 13 accent operators for precomposed accented letters;
+    * ``repeat`` — REPEAT / MULTIREPEAT inside a piece and for runs of ≥ 3 identical pieces;
+    * ``split_operators`` — each instruction a piece of its own (the paper's default), or
+      kept in one piece with its base;
+    * ``normalize`` — None (lossless on the raw input) or a Unicode normal form applied
+      first (``"NFC"`` in the paper); decoding then returns the normalized text.
+
+    ``Functionalizer.paper()`` is the configuration of the paper (:data:`PAPER_PROFILE`).
+
+    >>> Functionalizer(split_operators=False).split("Hello")
+    ['\\ue100\\ue000hello']
+    """
+
+    name = "functional"
+    default_pattern = "functionalizer"
+    atoms = ATOMS
+    # Bounds the encoder's per-piece cache; it is emptied when full.
+    cache_size = 1 << 17
+
+    def __init__(
+        self,
+        case: bool = True,
+        diacritics: bool = True,
+        repeat: bool = True,
+        split_operators: bool = True,
+        normalize: Optional[str] = None,
+        pattern: Optional[str] = None,
+    ) -> None:
+        super().__init__(pattern)
+        for option, value in (("case", case), ("diacritics", diacritics), ("repeat", repeat), ("split_operators", split_operators)):
+            if not isinstance(value, bool):
+                raise FunctionalBPEError(f"the functional scheme's option {option} must be True or False, got {value!r}")
+        if normalize is not None and normalize not in NORMAL_FORMS:
+            raise FunctionalBPEError(
+                f"normalize must be None or one of {', '.join(NORMAL_FORMS)}, got {normalize!r}"
+            )
+        self.case = case
+        self.diacritics = diacritics
+        self.repeat = repeat
+        self.split_operators = split_operators
+        self.normalize = normalize
+        self._cache: Dict[str, Tuple[str, ...]] = {}
+
+    @classmethod
+    def paper(cls) -> "Functionalizer":
+        """The paper's configuration: NFC, its split, all operators, instructions apart."""
+        return cls(**PAPER_PROFILE)
+
+    def options(self) -> Dict[str, Any]:
+        return {
+            "case": self.case,
+            "diacritics": self.diacritics,
+            "repeat": self.repeat,
+            "split_operators": self.split_operators,
+            "normalize": self.normalize,
+        }
+
+    # -- text → pieces --------------------------------------------------------------------
+
+    def prepare(self, text: str) -> str:
+        """The text that is actually encoded: ``text``, normalized if asked."""
+        return unicodedata.normalize(self.normalize, text) if self.normalize else text
+
+    def raw_pieces(self, text: str) -> List[str]:
+        """The pattern's pieces with runs of ≥ 3 identical pieces joined into one.
+
+        >>> Functionalizer(pattern="gpt4").raw_pieces("111111111 ha ha ha")
+        ['111111111', ' ha ha ha']
+        """
+        text = self.prepare(text)
+        pieces = compile_pattern(self.pattern).findall(text)
+        # Matches come in order without overlap: they cover the text exactly when their
+        # lengths add up; otherwise iter_pieces names the character that would be lost.
+        if sum(map(len, pieces)) != len(text):
+            list(iter_pieces(text, self.pattern))
+        if "" in pieces:
+            pieces = [p for p in pieces if p]
+        return self._join_runs(pieces) if self.repeat else pieces
+
+    def _join_runs(self, pieces: List[str]) -> List[str]:
+        """Join each run of k ≥ 3 identical pieces whose repetition can be written.
+
+        The joined piece is then described like any piece; for ``u * k`` with ``u`` of at
+        most 255 characters that gives exactly the paper's REPEAT(0, k) or
+        MULTIREPEAT(0, len(u), k) in front of ``u``. Longer ``u`` stay apart. A run of more
+        than 255 pieces is joined in blocks of 255 (a last block of 1 or 2 stays apart), so
+        that every joined piece is described whole instead of growing one long base.
+
+        >>> Functionalizer(pattern="gpt4")._join_runs([" a"] * 260)[:3] == [" a" * 255, " a" * 5]
+        True
+        """
+        if len(pieces) < 3:
+            return pieces
+        # pieces[i] == pieces[i + 2] is necessary for a run to start at i; finding the
+        # candidates is one pass in C, and most texts have none.
+        candidates = compress(range(len(pieces)), map(eq, pieces, islice(pieces, 2, None)))
+        out: List[str] = []
+        done = 0  # pieces[:done] are in out
+        seen = 0  # runs starting before this are handled
+        for i in candidates:
+            if i < seen or pieces[i + 1] != pieces[i]:
+                continue
+            j = i + 3
+            while j < len(pieces) and pieces[j] == pieces[i]:
+                j += 1
+            seen = j
+            if _period(pieces[i]) <= MAX_ARG:
+                out.extend(pieces[done:i])
+                for start in range(i, j, MAX_ARG):
+                    block = min(MAX_ARG, j - start)
+                    out.extend([pieces[i] * block] if block >= 3 else pieces[start:j])
+                done = j
+        if not done:
+            return pieces
+        out.extend(pieces[done:])
+        return out
+
+    def describe(self, piece: str) -> Tuple[str, ...]:
+        """The text-form pieces of one raw piece (see :meth:`raw_pieces`), checked.
+
+        >>> Functionalizer().describe("Hello") == ("\\ue100\\ue000", "hello")
+        True
+        """
+        n = len(piece)
+        if piece.isascii():
+            if not self.repeat or (not _repeats_whole((piece + piece).find(piece, 1), n) and _RUN3_RE.search(piece) is None):
+                # The common case: at most capitals to describe, since ASCII has no accents and
+                # no private use.
+                return self._ascii_capitals(piece) if self.case else (piece,)
+        elif not _repeats_whole((piece + piece).find(piece, 1), n) and _MAYBE_WORK_RE.search(piece) is None:
+            return (piece,)
+        repeats, base = describe_repeats(piece) if self.repeat else ([], piece)
+        tries: List[Tuple[List[Instruction], str]] = []
+        if self.case or self.diacritics:
+            plans, chars = self._plan_chars(base)
+            if plans:
+                tries.append((repeats + _char_instructions(plans), chars))
+        if repeats:
+            tries.append((repeats, base))
+        return self._checked(piece, tries)
+
+    def _ascii_capitals(self, piece: str) -> Tuple[str, ...]:
+        """An ASCII piece with no repetition to describe: CAPITALIZE per capital."""
+        head = piece[: MAX_ARG + 1]
+        lowered = head.lower()
+        if lowered == head:
+            return (piece,)
+        # The instructions depend only on where the capitals are: "Hello" and "World" share
+        # the shape "A", so they are written once per shape.
+        capitals = _capitals_of_shape(head.translate(_CASE_SHAPE).rstrip("a"))
+        return self._checked_form(piece, capitals, lowered + piece[MAX_ARG + 1 :]) or (piece,)
+
+    def _checked(self, piece: str, tries: List[Tuple[List[Instruction], str]]) -> Tuple[str, ...]:
+        """The first description that decodes back to ``piece``; else the piece as it is."""
+        for instructions, text in tries:
+            form = self._checked_form(piece, _write(instructions), escape(text))
+            if form is not None:
+                return form
+        return (escape(piece),)
+
+    def _checked_form(self, piece: str, instructions: Sequence[str], base: str) -> Optional[Tuple[str, ...]]:
+        """The text-form pieces of ``instructions + base`` if they decode to ``piece``, else
+        None: the self-check of every description."""
+        text = "".join(instructions) + base
+        if _decode_or_none(text) != piece:
+            return None
+        return (*instructions, base) if self.split_operators else (text,)
+
+    def _plan_chars(self, base: str) -> Tuple[List[Tuple[int, bool, Tuple[str, ...]]], str]:
+        head = base[: MAX_ARG + 1]
+        plans = []
+        chars = None
+        for m in _CASE_OR_ACCENT_RE.finditer(head):
+            pos = m.start()
+            plan = char_plan(m.group(), self.case, self.diacritics)
+            if plan is not None:
+                if chars is None:
+                    chars = list(head)
+                chars[pos] = plan[0]
+                plans.append((pos, plan[1], plan[2]))
+        if chars is None:
+            return plans, base
+        return plans, "".join(chars) + base[MAX_ARG + 1 :]
+
+    def split(self, text: str) -> List[str]:
+        pieces = self.raw_pieces(text)
+        cache = self._cache
+        forms = list(map(cache.get, pieces))
+        if None in forms:
+            for i, form in enumerate(forms):
+                if form is None:
+                    form = cache.get(pieces[i])  # met earlier in this text
+                    if form is None:
+                        if len(cache) >= self.cache_size:
+                            cache.clear()
+                        form = cache[pieces[i]] = self.describe(pieces[i])
+                    forms[i] = form
+        return list(chain.from_iterable(forms))
+
+    def encode(self, text: str) -> str:
+        """The text form of ``text``: its pieces joined.
+
+        >>> Functionalizer().encode("######") == REPEAT + "\\ue000\\ue006#"
+        True
+        """
+        return "".join(self.split(text))
+
+    def count(self, segments: Iterable[str], *, threads: Optional[int] = None) -> Dict[str, int]:
+        """Count text-form pieces over many texts, describing each distinct piece once.
+
+        Raw pieces are counted first (with runs of identical pieces joined, which needs the
+        neighbours); only then is each distinct raw piece described, and its count given to
+        its text-form pieces.
+        """
+        if self.repeat and self.pattern_name != "functionalizer":
+            counts: Counter = Counter()
+            for text in segments:
+                counts.update(self.raw_pieces(text))
+            raw: Dict[str, int] = dict(counts)
+        else:
+            # The functionalizer split never yields two identical pieces in a row (each of
+            # its alternatives is a maximal run of one character class, docs/functional.md),
+            # so there are no runs to join and the plain counter serves.
+            from .counting import count_segments
+
+            if self.normalize:
+                segments = (self.prepare(s) for s in segments)
+            raw = count_segments(segments, self.pattern, threads=threads)
+        return self.describe_counts(raw)
+
+    def describe_counts(self, raw: Dict[str, int]) -> Dict[str, int]:
+        """Give each raw piece's count to its text-form pieces.
+
+        Most distinct pieces need no instruction, and most others only capitals. They are
+        sorted out in bulk, with string methods mapped over all pieces at C speed (ASCII?
+        capitals? a run of 3? a repetition of a unit?); what needs nothing is copied as it
+        is, and only the rest is described one by one.
+        """
+        pieces = list(raw)
+        # Per piece, at C speed: ASCII (so no accent, nothing to escape)? a run of 3? a
+        # repetition of its shortest period p (3p <= length)? any capital?
+        simple = list(map(str.isascii, pieces))
+        if self.repeat:
+            no_run = map(is_, map(_RUN3_RE.search, pieces), repeat(None))
+            periods = map(str.find, map(add, pieces, pieces), pieces, repeat(1))
+            not_whole = map(gt, map(mul, periods, repeat(3)), map(len, pieces))
+            simple = list(map(and_, simple, map(and_, no_run, not_whole)))
+        uncased = list(map(eq, map(str.lower, pieces), pieces)) if self.case else [True] * len(pieces)
+        capitalized = list(compress(pieces, map(gt, simple, uncased)))
+        others = list(compress(pieces, map(not_, simple)))
+        # What needs nothing keeps its count under its own name: start from a copy of all
+        # the counts and take the others out before their forms are added.
+        out = dict(raw)
+        for group in (capitalized, others):
+            for _ in map(out.pop, group):
+                pass
+        self._count_capitalized(capitalized, raw, out)
+        get = out.get
+        for piece in others:
+            count = raw[piece]
+            for form in self.describe(piece):
+                out[form] = get(form, 0) + count
+        return out
+
+    def _count_capitalized(self, pieces: List[str], raw: Dict[str, int], out: Dict[str, int]) -> None:
+        """:meth:`_ascii_capitals` for many pieces at once, each still checked by decoding."""
+        long = [p for p in pieces if len(p) > MAX_ARG + 1]  # past position 255: one by one
+        if long:
+            pieces = [p for p in pieces if len(p) <= MAX_ARG + 1]
+        lowered = list(map(str.lower, pieces))
+        shapes = map(str.rstrip, map(str.translate, pieces, repeat(_CASE_SHAPE)), repeat("a"))
+        prefixes = list(map("".join, map(_capitals_of_shape, shapes)))
+        # Each text form here is one group (instructions, then a base with no atom), so the
+        # check runs the decoder's step for a group on it directly.
+        exact = list(map(eq, map(_group_or_none, prefixes, lowered), pieces))
+        if not all(exact):
+            long += compress(pieces, map(not_, exact))  # _ascii_capitals leaves them whole
+            pieces, lowered, prefixes = (list(compress(x, exact)) for x in (pieces, lowered, prefixes))
+        counts = list(map(raw.__getitem__, pieces))
+        get = out.get
+        if self.split_operators:
+            # The instructions depend on the shape alone: count each prefix once, then split it.
+            by_prefix: Dict[str, int] = {}
+            for prefix, count in zip(prefixes, counts):
+                by_prefix[prefix] = by_prefix.get(prefix, 0) + count
+            for prefix, count in by_prefix.items():
+                for i in range(0, len(prefix), 2):  # CAPITALIZE and its argument
+                    out[prefix[i : i + 2]] = get(prefix[i : i + 2], 0) + count
+            texts = lowered
+        else:
+            texts = list(map(add, prefixes, lowered))
+        for text, count in zip(texts, counts):
+            out[text] = get(text, 0) + count
+        for piece in long:
+            count = raw[piece]
+            for form in self._ascii_capitals(piece):
+                out[form] = get(form, 0) + count
+
+    # -- pieces → text --------------------------------------------------------------------
+
+    def decode(self, text: str, errors: str = "strict") -> str:
+        return decode_text_form(text, errors)
+
+    def decodable_prefix(self, text: str) -> int:
+        return decodable_prefix(text)
+
+    def show(self, piece: str) -> str:
+        """A piece (or any token) with instructions as readable glyphs.
+
+        >>> Functionalizer().show("\\ue102\\ue001\\ue100\\ue000hello")
+        '⟨ACUTE 1⟩⟨CAP 0⟩hello'
+        """
+        return _SHOW_RE.sub(_glyph, piece)
+
+
+def _glyph(m: "regex.Match[str]") -> str:
+    atoms = m.group()
+    if atoms[0] <= "\ue0ff":  # an argument on its own, e.g. in a token cut from a piece
+        return f"⟨{ord(atoms[0]) - ARG0}⟩"
+    name = OP_NAMES.get(atoms[0], f"U+{ord(atoms[0]):04X}")
+    args = [ord(c) - ARG0 for c in atoms[1:]]
+    if atoms[0] == LITERAL and len(args) == 2:
+        return f"⟨LITERAL U+{ARG0 + (args[0] << 8) + args[1]:04X}⟩"
+    return "⟨" + " ".join([name, *map(str, args)]) + "⟩"
+
+
+FunctionalScheme = Functionalizer
