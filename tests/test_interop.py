@@ -275,10 +275,19 @@ def test_a_large_multilingual_vocabulary_everywhere(corpora, pattern, tmp_path):
 # -- schemes ------------------------------------------------------------------------------
 
 
-def test_schemes_refuse_to_export(tmp_path):
-    tok = fb.train(["Hello World"] * 5, vocab_size=262, scheme=CaseScheme(pattern="gpt2"), progress=False)
+@pytest.mark.parametrize("scheme", ["case-test", "markers", "functional"])
+def test_schemes_refuse_to_export(tmp_path, scheme):
+    if scheme == "case-test":
+        the_scheme = CaseScheme(pattern="gpt2")
+    else:
+        try:
+            the_scheme = fb.make_scheme(scheme)
+        except FunctionalBPEError:
+            pytest.skip(f"the {scheme} scheme is not in this tree")
+    size = 256 + len(the_scheme.atoms) + 6
+    tok = fb.train(["Hello World"] * 5, vocab_size=size, scheme=the_scheme, progress=False)
     for export in (tok.to_hf, tok.to_tiktoken):
-        with pytest.raises(FunctionalBPEError, match="case-test.*docs/interop.md"):
+        with pytest.raises(FunctionalBPEError, match=f"{scheme}.*docs/interop.md"):
             export(tmp_path / "x")
     with pytest.raises(FunctionalBPEError, match="plain scheme"):
         tok.as_tiktoken_encoding()
