@@ -141,8 +141,10 @@ def _install_classes():
     fbpe_text_install_classes(<const uint8_t *>PyBytes_AS_STRING(table), cps, letters, len(folds))
 
 
-if SCANNERS:
-    _install_classes()
+# The classes are measured from regex on first use, not at import (a few tenths of a
+# second): a tokenizer that only decodes, or uses a custom pattern, never pays for them.
+_classes_installed = False
+_classes_lock = threading.Lock()
 
 
 def default_threads():
@@ -188,10 +190,17 @@ cdef object utf8_of(str text, const uint8_t **data, size_t *size):
 
 
 cdef int scanner_of(str pattern) except -1:
+    global _classes_installed
     try:
-        return SCANNERS[pattern]
+        which = SCANNERS[pattern]
     except KeyError:
         raise ValueError(f"no C scanner for pattern {pattern!r}; scanners: {', '.join(SCANNERS)}") from None
+    if not _classes_installed:
+        with _classes_lock:
+            if not _classes_installed:
+                _install_classes()
+                _classes_installed = True
+    return which
 
 
 cdef class _TextBatch:
