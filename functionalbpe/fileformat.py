@@ -12,6 +12,9 @@ Layout (``"format": "functionalbpe/1"``)::
       "merge_counts": [1234, ...] or null,     the pair's count when it was merged
       "special_tokens": {"<|endoftext|>": 50000},
       "vocab_size": 50001,
+      "byte_ids": [33, 34, ...],               only in a vocabulary imported with ids of its
+                                               own (from_tiktoken): each byte's id, and then
+                                               special ids may leave gaps (functionalbpe/idmap.py)
       "checksum": "sha256:..."                 over the canonical JSON of everything else
     }
 
