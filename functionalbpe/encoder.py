@@ -1,8 +1,11 @@
-"""Applying learned merges to pieces, with a cache of whole pieces.
+"""Applying learned merges to pieces: the compiled encoder, or the reference one with a cache.
 
-Most pieces of real text repeat (`` the``, ``\\n    ``), so the encoder remembers the ids of
-each piece it has seen, up to a bound. The merges themselves are replayed by
-:func:`functionalbpe.reference.encode_piece`, lowest merge id first.
+The compiled encoder (``csrc/_encoder.pyx``, ``csrc/lib/bpe.c``) keeps the merges in a C hash
+table, takes a piece that is a token whole, caches the other pieces, and merges long pieces
+in O(n log n). Without it (no compiler, or ``FUNCTIONALBPE_PUREPYTHON=1``) the merges are
+replayed by :func:`functionalbpe.reference.encode_piece`, with a bounded cache of whole pieces
+in front (most pieces of real text repeat: `` the``, ``\\n    ``). Both give the same ids for
+every piece: the reference is the definition.
 
 Example::
 
@@ -12,10 +15,14 @@ Example::
 """
 from __future__ import annotations
 
-from typing import Dict, List, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from ._native import native
 from .alphabet import Alphabet
 from .reference import encode_piece, ranks_from_merges
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .schemes import Scheme
 
 # Pieces remembered before the cache is emptied; enough for the distinct pieces of a
 # book-sized text, small enough that a stream of random strings cannot exhaust memory.
@@ -23,23 +30,59 @@ CACHE_LIMIT = 1 << 18
 
 
 class Encoder:
-    """Encode text-form pieces into ids for one alphabet."""
+    """Encode texts or text-form pieces into ids for one alphabet (thread-safe).
 
-    def __init__(self, alphabet: Alphabet) -> None:
+    With a ``scheme``, :meth:`encode_text` cuts text into pieces too: with the C scanner
+    when the scheme is the plain one with a built-in pattern and the extension has it,
+    else with ``scheme.split``.
+    """
+
+    def __init__(
+        self,
+        alphabet: Alphabet,
+        scheme: "Optional[Scheme]" = None,
+        output_ids: Optional[Sequence[int]] = None,
+    ) -> None:
+        """``output_ids[i]`` is the id that token ``i`` is written as (the ids of an
+        imported vocabulary, :mod:`functionalbpe.idmap`); by default ``i`` itself."""
         self.alphabet = alphabet
-        self.ranks = ranks_from_merges(alphabet.merges, alphabet.first_merge)
+        self.scheme = scheme
+        self._ranks: Optional[Dict[Tuple[int, int], int]] = None
         self._cache: Dict[str, Tuple[int, ...]] = {}
+        self._output_ids = list(output_ids) if output_ids is not None else None
+        module = native("_encoder")
+        self.native: Any = None
+        # The built-in pattern whose pieces the C scanner finds, when it can stand in for
+        # scheme.split (the plain scheme only: the others rewrite pieces in Python).
+        self.scanner: Optional[str] = None
+        if module is not None:
+            atoms = [ord(a.char) for a in alphabet.atoms]
+            self.native = module.BPE(atoms, alphabet.merges, alphabet.specials, output_ids)
+            if scheme is not None and _splits_plainly(scheme) and scheme.pattern_name in module.SCANNERS:
+                self.scanner = scheme.pattern_name
+
+    @property
+    def ranks(self) -> Dict[Tuple[int, int], int]:
+        if self._ranks is None:
+            self._ranks = ranks_from_merges(self.alphabet.merges, self.alphabet.first_merge)
+        return self._ranks
 
     def encode_piece(self, piece: str) -> List[int]:
+        if self.native is not None:
+            return self.native.encode_pieces((piece,))
         ids = self._cache.get(piece)
         if ids is None:
             ids = tuple(encode_piece(self.alphabet.symbols(piece), self.ranks))
+            if self._output_ids is not None:
+                ids = tuple(self._output_ids[i] for i in ids)
             if len(self._cache) >= CACHE_LIMIT:
                 self._cache.clear()
             self._cache[piece] = ids
         return list(ids)
 
-    def encode_pieces(self, pieces: List[str]) -> List[int]:
+    def encode_pieces(self, pieces: Iterable[str]) -> List[int]:
+        if self.native is not None:
+            return self.native.encode_pieces(pieces)
         out: List[int] = []
         cache = self._cache
         for piece in pieces:
@@ -49,3 +92,39 @@ class Encoder:
             else:
                 out.extend(ids)
         return out
+
+    def encode_text(self, text: str) -> List[int]:
+        """The ids of a text that holds no special token (needs a scheme)."""
+        if self.scanner is not None:
+            return self.native.encode_text(text, self.scanner)
+        assert self.scheme is not None
+        return self.encode_pieces(self.scheme.split(text))
+
+    def encode_texts(self, texts: List[str], threads: Optional[int] = None) -> List[List[int]]:
+        """:meth:`encode_text` of each text; on ``threads`` threads with the C scanner."""
+        if self.scanner is not None:
+            return self.native.encode_texts(texts, self.scanner, threads)
+        return [self.encode_text(t) for t in texts]
+
+    def count_text(self, text: str) -> int:
+        if self.scanner is not None:
+            return self.native.count_text(text, self.scanner)
+        return len(self.encode_text(text))
+
+    def decode_bytes(self, ids: Sequence[int]) -> Optional[bytes]:
+        """The joined text-form bytes of ``ids``; None if one is not an id (the caller says
+        which)."""
+        if self.native is not None:
+            return self.native.decode_bytes(ids)
+        table = self.alphabet.all_token_bytes()
+        size = len(table)
+        if not all(isinstance(i, int) and 0 <= i < size for i in ids):
+            return None
+        return b"".join([table[i] for i in ids])
+
+
+def _splits_plainly(scheme: "Scheme") -> bool:
+    """Are the scheme's pieces exactly its pattern's matches (what the scanner gives)?"""
+    from .schemes import PlainScheme, Scheme
+
+    return isinstance(scheme, PlainScheme) and type(scheme).split is Scheme.split

@@ -12,6 +12,9 @@ Layout (``"format": "functionalbpe/1"``)::
       "merge_counts": [1234, ...] or null,     the pair's count when it was merged
       "special_tokens": {"<|endoftext|>": 50000},
       "vocab_size": 50001,
+      "byte_ids": [33, 34, ...],               only in a vocabulary imported with ids of its
+                                               own (from_tiktoken): each byte's id, and then
+                                               special ids may leave gaps (functionalbpe/idmap.py)
       "checksum": "sha256:..."                 over the canonical JSON of everything else
     }
 
@@ -101,15 +104,21 @@ def _format(payload: Dict[str, Any]) -> str:
     return "{\n" + ",\n".join(fields) + "\n}\n"
 
 
-def read_payload(path: "os.PathLike[str] | str", check: bool = True) -> Dict[str, Any]:
+def read_bytes(path: "os.PathLike[str] | str", what: str = "tokenizer file") -> bytes:
+    """The contents of a file; a missing or unreadable one is a TokenizerFileError."""
     name = os.fspath(path)
     try:
         with open(name, "rb") as fh:
-            raw = fh.read()
+            return fh.read()
     except FileNotFoundError:
-        raise TokenizerFileError(f"{name}: no such tokenizer file") from None
+        raise TokenizerFileError(f"{name}: no such {what}") from None
     except OSError as exc:
         raise TokenizerFileError(f"{name}: cannot read: {exc.strerror}") from None
+
+
+def read_payload(path: "os.PathLike[str] | str", check: bool = True) -> Dict[str, Any]:
+    name = os.fspath(path)
+    raw = read_bytes(path)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -253,6 +253,36 @@ def decode_text_form(text: str, errors: str = "strict") -> str:
     return _decode(text, errors)
 
 
+def decodable_prefix(text: str) -> int:
+    """How much of a text form that is still growing decodes for good (for streaming).
+
+    A cut is safe where no unit of the decoder (``_DECODE_RE``) crosses it and none would
+    read differently with more text after it: not after the start of an instruction or a
+    LITERAL whose arguments have not all arrived (at most the last three characters), and
+    not inside a group whose base does not yet reach every character its instructions look
+    at. Past that reach a base is plain text: no instruction looks at its end, so a cut in
+    it is safe.
+
+    >>> decodable_prefix("\ue100\ue000he"), decodable_prefix("\ue100\ue001h"), decodable_prefix("ab\ue100")
+    (4, 0, 2)
+    """
+    if _RESERVED_RE.search(text) is None:
+        return len(text)
+    matches = list(_DECODE_RE.finditer(text))
+    n, k = len(text), len(matches)
+    # Atoms at the end that start no complete unit (an instruction has at most four
+    # characters, a LITERAL three) may be the beginning of one.
+    while k and matches[k - 1].group(1) is None and matches[k - 1].group(3) is None and len(text) - matches[k - 1].start() <= 3:
+        k -= 1
+        n = matches[k].start()
+    if k and matches[k - 1].group(1) is not None and matches[k - 1].end() == n:
+        prefix, base = matches[k - 1].group(1), matches[k - 1].group(2)
+        chars = len(_unescape(base)) if LITERAL in base else len(base)
+        if chars < _parse_prefix(prefix)[1]:
+            n = matches[k - 1].start()  # its base is not all there (or more instructions may come)
+    return n
+
+
 # What stands in for an atom or group that no encoder writes (strict: nothing, it raises).
 _BAD_PART = {"strict": "", "replace": "\ufffd", "ignore": ""}
 
@@ -748,6 +778,9 @@ class Functionalizer(Scheme):
 
     def decode(self, text: str, errors: str = "strict") -> str:
         return decode_text_form(text, errors)
+
+    def decodable_prefix(self, text: str) -> int:
+        return decodable_prefix(text)
 
     def show(self, piece: str) -> str:
         """A piece (or any token) with instructions as readable glyphs.

@@ -171,6 +171,38 @@ _DECODE = regex.compile(
 )
 
 
+_ANY_ATOM = regex.compile("[\ue000-\uefff]")
+
+
+def decodable_prefix(form: str) -> int:
+    """How much of a text form that is still growing decodes for good (for streaming).
+
+    The decoder reads the form left to right (``_DECODE``); a cut is safe where no match
+    crosses it and none would change with what comes next. So the prefix may not end in a
+    marker (it pairs with a following one into a space, or opens a shift's ``¦↑¦``), nor
+    inside a LITERAL escape (three arguments follow), nor inside a shifted word (its case
+    applies up to the next atom, which may not have arrived).
+
+    >>> decodable_prefix("\ue300a\ue300"), decodable_prefix("\ue301\ue300ab")
+    (2, 0)
+    """
+    n = len(form)
+    while True:
+        while n and form[n - 1] == BOUNDARY:
+            n -= 1
+        literal = form.rfind(LITERAL, 0, n)
+        if literal >= 0 and literal + 1 + LITERAL_DIGITS > n:
+            n = literal
+            continue
+        shift = max(form.rfind(TITLE, 0, n), form.rfind(UPPER, 0, n))
+        if shift >= 0:
+            end = _ANY_ATOM.search(form, shift + 2)  # the atom that ends the shifted word
+            if end is None or end.start() > n:
+                n = shift
+                continue
+        return n
+
+
 def units(text: str) -> List[Tuple[str, str]]:
     """Cut ``text`` into ``(kind, unit)`` pairs; the units join back to ``text``.
 
@@ -418,6 +450,9 @@ class MarkersScheme(Scheme):
 
     def decode(self, text: str, errors: str = "strict") -> str:
         return self.markers.decode(text, errors=errors)
+
+    def decodable_prefix(self, text: str) -> int:
+        return decodable_prefix(text)
 
     def show(self, piece: str) -> str:
         return show(piece)

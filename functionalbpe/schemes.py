@@ -17,6 +17,8 @@ What every scheme provides:
   a text form that no encoding writes raises with ``errors="strict"`` (a
   :class:`~functionalbpe.errors.DecodeError`), gives U+FFFD with ``"replace"`` and is
   dropped with ``"ignore"``;
+* ``decodable_prefix(text_form)`` — for streaming: how much of a text form that is still
+  growing can be decoded now (see :meth:`Scheme.decodable_prefix`);
 * ``show(piece)`` — a piece with atoms as readable glyphs, for ``Tokenizer.pieces``;
 * ``options()`` — what the tokenizer file stores to rebuild it with :func:`make_scheme`.
 
@@ -62,6 +64,26 @@ class Scheme:
     def decode(self, text: str, errors: str = "strict") -> str:
         """The text of a text form (``errors``: what to do with what no encoding writes)."""
         return text
+
+    def decodable_prefix(self, text: str) -> int:
+        """How many characters of a text form that may still grow can be decoded now.
+
+        The incremental decoder (:class:`functionalbpe.streaming.StreamDecoder`) calls this
+        with the text form received so far and emits ``decode(text[:n])`` at once, keeping
+        the rest. ``n`` must be such that whatever text form ``more`` follows::
+
+            decode(text + more) == decode(text[:n]) + decode(text[n:] + more)
+
+        The plain scheme decodes character by character, so all of it. A scheme whose atoms
+        act on what follows them holds back from the first atom whose meaning is not settled
+        yet: a case or shift code before its word is complete, a boundary marker that may
+        pair with the next one, an operator waiting for its argument. Returning 0 is always
+        correct (nothing is emitted until the end of the stream), just not incremental.
+
+        >>> make_scheme("plain").decodable_prefix("Hello")
+        5
+        """
+        return len(text)
 
     def show(self, piece: str) -> str:
         return piece

@@ -17,15 +17,33 @@ Example::
 """
 from __future__ import annotations
 
+import operator
 import os
-from typing import AbstractSet, Any, Collection, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import (
+    TYPE_CHECKING,
+    AbstractSet,
+    Any,
+    Collection,
+    Dict,
+    Iterable,
+    List,
+    NoReturn,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 from .alphabet import Alphabet, policy_code
 from .encoder import Encoder
 from .errors import DecodeError, FunctionalBPEError, SpecialTokenError, TokenizerFileError
 from .fileformat import FORMAT, read_payload, write_payload
-from .patterns import split_special
+from .idmap import IdMap
+from .patterns import special_finder, split_special
 from .schemes import Scheme, make_scheme
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .streaming import StreamDecoder
 
 SpecialSet = Union[str, AbstractSet[str], Collection[str]]
 
@@ -43,7 +61,12 @@ class Tokenizer:
         special_tokens: Sequence[str] = (),
         merge_policy: str = "prefix",
         merge_counts: Optional[Sequence[int]] = None,
+        *,
+        byte_ids: Optional[Sequence[int]] = None,
+        special_ids: Optional[Sequence[int]] = None,
     ) -> None:
+        """``byte_ids`` and ``special_ids`` keep the ids of an imported vocabulary (see
+        :mod:`functionalbpe.idmap`); leave them out for the standard layout."""
         policy_code(merge_policy)
         self.scheme = scheme
         self.merge_policy = merge_policy
@@ -51,18 +74,26 @@ class Tokenizer:
         self.merge_counts: Optional[List[int]] = list(merge_counts) if merge_counts is not None else None
         if self.merge_counts is not None and len(self.merge_counts) != len(self.alphabet.merges):
             raise FunctionalBPEError("merge_counts must have one count per merge")
-        self._special_ids = self.alphabet.special_ids()
-        self._encoder = Encoder(self.alphabet)
+        idmap = IdMap(self.alphabet, byte_ids, special_ids)
+        self._idmap: Optional[IdMap] = None if idmap.identity else idmap
+        self._special_ids = {s: idmap.external(i) for s, i in self.alphabet.special_ids().items()}
+        self._specials_by_id = {i: s for s, i in self._special_ids.items()}
+        output_ids = None if self._idmap is None else [idmap.external(i) for i in range(self.alphabet.first_special)]
+        self._encoder = Encoder(self.alphabet, scheme, output_ids)
 
     # -- what it is ---------------------------------------------------------------------
 
     @property
     def merges(self) -> List[Tuple[int, int]]:
-        return list(self.alphabet.merges)
+        if self._idmap is None:
+            return list(self.alphabet.merges)
+        ext = self._idmap.external
+        return [(ext(a), ext(b)) for a, b in self.alphabet.merges]
 
     @property
     def vocab_size(self) -> int:
-        return self.alphabet.vocab_size
+        """One more than the largest id (the size of a model's embedding table)."""
+        return self.alphabet.vocab_size if self._idmap is None else self._idmap.size
 
     @property
     def special_tokens(self) -> Dict[str, int]:
@@ -72,10 +103,14 @@ class Tokenizer:
     def pattern(self) -> str:
         return self.scheme.pattern
 
+    @property
+    def native(self) -> bool:
+        """Whether the compiled encoder is in use (else the pure-Python one)."""
+        return self._encoder.native is not None
+
     def token_bytes(self, token: int) -> bytes:
         """The bytes of a token in the scheme's text form (an atom as its UTF-8 bytes)."""
-        self._check_ids([token])
-        return self.alphabet.token_bytes(token)
+        return self.alphabet.token_bytes(self._checked_ids([token])[0])
 
     def __repr__(self) -> str:
         return (
@@ -95,7 +130,10 @@ class Tokenizer:
         """
         if not text:
             return []
-        return self._encoder.encode_pieces(self.scheme.split(text))
+        try:
+            return self._encoder.encode_text(text)
+        except UnicodeEncodeError:
+            return self._encoder.encode_text(_without_surrogates(text))
 
     def encode(
         self,
@@ -108,9 +146,16 @@ class Tokenizer:
 
         A special token that is neither allowed nor explicitly left out of
         ``disallowed_special`` raises :class:`SpecialTokenError`, naming the token and how
-        to allow it.
+        to allow it. A lone surrogate (which UTF-8 cannot hold) is read as U+FFFD, as
+        tiktoken does.
+
+        >>> import functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<s>"], progress=False)
+        >>> tok.encode("ab<s>", allowed_special="all")
+        [256, 257]
         """
-        allowed = self._allowed(allowed_special, disallowed_special, text)
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        self._refuse_disallowed(text, disallowed)
         if not allowed:
             return self.encode_ordinary(text)
         out: List[int] = []
@@ -129,13 +174,74 @@ class Tokenizer:
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: SpecialSet = "all",
     ) -> List[List[int]]:
-        """Encode several documents; the result is the same as encoding each in turn."""
-        return [
-            self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special)
-            for t in texts
-        ]
+        """Encode several documents on ``num_threads`` threads (None: all cores).
 
-    def _allowed(self, allowed_special: SpecialSet, disallowed_special: SpecialSet, text: str) -> AbstractSet[str]:
+        The result is the same as encoding each in turn. With the compiled encoder and a
+        built-in pattern the work runs without the GIL; a small batch stays on the calling
+        thread. Custom patterns and the schemes cut text with Python and encode one text at
+        a time.
+        """
+        texts = list(texts)
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        # Cut every text into ordinary parts (encoded together, in parallel) and specials.
+        parts: List[str] = []
+        plans: List[List[int]] = []  # per text: indexes into parts, or -1 - special id
+        for text in texts:
+            self._refuse_disallowed(text, disallowed)
+            if not allowed:
+                plans.append([len(parts)])
+                parts.append(text)
+                continue
+            plan = []
+            for segment, is_special in split_special(text, sorted(allowed)):
+                if is_special:
+                    plan.append(-1 - self._special_ids[segment])
+                else:
+                    plan.append(len(parts))
+                    parts.append(segment)
+            plans.append(plan)
+        try:
+            encoded = self._encoder.encode_texts(parts, num_threads)
+        except UnicodeEncodeError:
+            encoded = self._encoder.encode_texts([_without_surrogates(p) for p in parts], num_threads)
+        out: List[List[int]] = []
+        for plan in plans:
+            if len(plan) == 1 and plan[0] >= 0:
+                out.append(encoded[plan[0]])
+                continue
+            ids: List[int] = []
+            for k in plan:
+                if k >= 0:
+                    ids.extend(encoded[k])
+                else:
+                    ids.append(-1 - k)
+            out.append(ids)
+        return out
+
+    def count_tokens(self, text: str, *, allowed_special: SpecialSet = frozenset()) -> int:
+        """How many tokens ``text`` takes. Never raises for any text: special-token text
+        counts as ordinary text unless it is in ``allowed_special`` (then as one token).
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=257, pattern="gpt2", progress=False).count_tokens("ab ab")
+        3
+        """
+        allowed, _ = self._special_sets(allowed_special, ())
+        segments = split_special(text, sorted(allowed)) if allowed else [(text, False)]
+        total = 0
+        for segment, is_special in segments:
+            if is_special:
+                total += 1
+            elif segment:
+                try:
+                    total += self._encoder.count_text(segment)
+                except UnicodeEncodeError:
+                    total += self._encoder.count_text(_without_surrogates(segment))
+        return total
+
+    def _special_sets(
+        self, allowed_special: SpecialSet, disallowed_special: SpecialSet
+    ) -> Tuple[AbstractSet[str], AbstractSet[str]]:
         specials = self._special_ids
         if allowed_special == "all":
             allowed = set(specials)
@@ -151,17 +257,21 @@ class Tokenizer:
             disallowed = set(specials) - allowed
         else:
             disallowed = set(disallowed_special)
-        if disallowed:
-            for segment, is_special in split_special(text, sorted(disallowed)):
-                if is_special:
-                    offset = text.find(segment)
-                    raise SpecialTokenError(
-                        f"the text contains the special token {segment!r} at offset {offset}, which "
-                        f"is disallowed; pass allowed_special={{{segment!r}}} (or 'all') to encode it "
-                        "as the special token, or disallowed_special=() / encode_ordinary() to encode "
-                        "it as ordinary text"
-                    )
-        return allowed
+        return allowed, disallowed
+
+    @staticmethod
+    def _refuse_disallowed(text: str, disallowed: AbstractSet[str]) -> None:
+        if not disallowed:
+            return
+        match = special_finder(tuple(sorted(disallowed))).search(text)
+        if match is not None:
+            segment = match.group()
+            raise SpecialTokenError(
+                f"the text contains the special token {segment!r} at offset {match.start()}, which "
+                f"is disallowed; pass allowed_special={{{segment!r}}} (or 'all') to encode it "
+                "as the special token, or disallowed_special=() / encode_ordinary() to encode "
+                "it as ordinary text"
+            )
 
     def pieces(self, text: str) -> List[str]:
         """The pieces BPE sees for ``text``, atoms shown as glyphs; special tokens as they are.
@@ -189,8 +299,8 @@ class Tokenizer:
         for segment, is_special in split_special(text, list(self._special_ids)):
             if is_special:
                 out.append((segment, [self._special_ids[segment]]))
-            else:
-                out.extend((self.scheme.show(p), self._encoder.encode_piece(p)) for p in self.scheme.split(segment))
+                continue
+            out.extend((self.scheme.show(p), self._encoder.encode_piece(p)) for p in self.scheme.split(segment))
         return out
 
     # -- decoding -------------------------------------------------------------------------
@@ -200,42 +310,98 @@ class Tokenizer:
 
         For the plain scheme this is the exact concatenation of the tokens' bytes, valid
         UTF-8 or not; for the other schemes bytes that are not valid UTF-8 pass through.
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab"], vocab_size=257, progress=False).decode_bytes([256, 0xC3])
+        b'ab\\xc3'
         """
-        ids = list(ids)
         if not self.scheme.atoms:
-            return self._joined_bytes(ids)
-        return self._decode(ids, "surrogateescape").encode("utf-8", "surrogateescape")
+            return self._joined_bytes(list(ids) if self._idmap is None else self._checked_ids(ids))
+        return self._decode(self._checked_ids(ids), "surrogateescape").encode("utf-8", "surrogateescape")
 
     def decode(self, ids: Iterable[int], errors: str = "strict") -> str:
         """Decode ids to text. ``errors`` is as for ``bytes.decode`` ("strict", "replace", ...).
 
         With "strict", ids that do not form valid UTF-8 raise :class:`DecodeError` naming
         the first offending token.
+
+        >>> import functionalbpe as fb
+        >>> tok = fb.train(["ab"], vocab_size=257, progress=False)
+        >>> tok.decode([256, 0xC3], errors="replace")
+        'ab\ufffd'
         """
-        return self._decode(list(ids), errors)
+        if not self.scheme.atoms and self._idmap is None:
+            return self._text(list(ids), errors, 0)  # the compiled decoder checks the ids
+        return self._decode(self._checked_ids(ids), errors)
+
+    def stream_decoder(self, errors: str = "strict") -> "StreamDecoder":
+        """An incremental decoder for ids that arrive one by one (streaming generation).
+
+        It holds back an incomplete UTF-8 character (and, for a scheme, an operator or
+        marker whose text is not known yet) until it can be emitted; the pieces it returns
+        join to ``decode(all ids)``.
+
+        >>> import functionalbpe as fb
+        >>> tok = fb.train(["é"], vocab_size=256, progress=False)
+        >>> d = tok.stream_decoder()
+        >>> d.feed([0xC3]), d.feed([0xA9]), d.finish()
+        ('', 'é', '')
+        """
+        from .streaming import StreamDecoder
+
+        return StreamDecoder(self, errors)
 
     def _decode(self, ids: List[int], errors: str) -> str:
-        self._check_ids(ids)
-        if not self.scheme.atoms and not self._special_ids:
+        """Decode internal ids."""
+        if not self.scheme.atoms:
+            # Specials are valid UTF-8 on their own, so decoding the joined bytes gives what
+            # decoding text and specials apart would (and what tiktoken gives).
             return self._text(ids, errors, 0)
+        first_special = self.alphabet.first_special
         parts: List[str] = []
         start = 0
         for i, token in enumerate(ids + [-1]):
-            if token == -1 or self.alphabet.is_special(token):
+            if token == -1 or token >= first_special:
                 if i > start:
-                    text_form = self._text(ids[start:i], errors, start)
-                    # A scheme refuses a text form no encoding writes, drops or marks what is wrong.
-                    scheme_errors = errors if errors in ("strict", "ignore") else "replace"
-                    parts.append(self.scheme.decode(text_form, scheme_errors))
+                    parts.append(self._scheme_decode(self._text(ids[start:i], errors, start), errors))
                 if token != -1:
-                    parts.append(self.alphabet.specials[token - self.alphabet.first_special])
+                    parts.append(self.alphabet.specials[token - first_special])
                 start = i + 1
         return "".join(parts)
 
+    def _scheme_decode(self, text_form: str, errors: str) -> str:
+        # A scheme refuses a text form no encoding writes, drops or marks what is wrong.
+        return self.scheme.decode(text_form, errors if errors in ("strict", "ignore") else "replace")
+
+    def _checked_ids(self, ids: Iterable[object], external: bool = True) -> List[int]:
+        """``ids`` as a list of internal ids, each a Python int (numpy integers are fine);
+        DecodeError names the first that is not an id of this tokenizer. ``external``: the
+        ids are the tokenizer's own (as encode returns them), else already internal."""
+        idmap = self._idmap if external else None
+        size = self.alphabet.vocab_size
+        out: List[int] = []
+        for i, token in enumerate(ids):
+            try:
+                value = operator.index(token)  # type: ignore[arg-type]
+            except TypeError:
+                self._bad_id(i, token)
+            if not (idmap.is_id(value) if idmap is not None else 0 <= value < size):
+                self._bad_id(i, token)
+            out.append(value)
+        return out if idmap is None else idmap.to_internal(out)
+
     def _joined_bytes(self, ids: List[int]) -> bytes:
-        self._check_ids(ids)
-        table = self.alphabet.all_token_bytes()
-        return b"".join([table[i] for i in ids])
+        """The bytes of internal ids (checked here if the compiled decoder refuses them)."""
+        data = self._encoder.decode_bytes(ids)
+        if data is None:  # not plain ints, or out of range: convert, or say which
+            data = self._encoder.decode_bytes(self._checked_ids(ids, external=False))
+        return data
+
+    def _bad_id(self, position: int, token: object) -> NoReturn:
+        valid = f"0..{self.vocab_size - 1}" if self._idmap is None else (
+            f"0..{self.alphabet.first_special - 1} and the special ids {sorted(self._specials_by_id)}"
+        )
+        raise DecodeError(f"id {token!r} at position {position} is not a token of this tokenizer ({valid})")
 
     def _text(self, ids: List[int], errors: str, first: int) -> str:
         data = self._joined_bytes(ids)
@@ -249,16 +415,50 @@ class Tokenizer:
                 "pass errors='replace' to decode it as U+FFFD"
             ) from None
 
-    def _check_ids(self, ids: Sequence[int]) -> None:
-        size = self.vocab_size
-        for i, token in enumerate(ids):
-            if not isinstance(token, int) or not 0 <= token < size:
-                raise DecodeError(f"id {token!r} at position {i} is not a token of this tokenizer (0..{size - 1})")
+    # -- other libraries ------------------------------------------------------------------
+
+    def to_tiktoken(self, path: "os.PathLike[str] | str") -> None:
+        """Write the ``.tiktoken`` rank file (base64 token, space, rank; one per line).
+
+        Plain scheme only: tiktoken cannot apply a scheme's transform (docs/interop.md).
+        """
+        from .interop import write_tiktoken
+
+        write_tiktoken(self, path)
+
+    def as_tiktoken_encoding(self, name: str = "functionalbpe") -> Any:
+        """A ``tiktoken.Encoding`` with these ranks, pattern and special tokens."""
+        from .interop import tiktoken_encoding
+
+        return tiktoken_encoding(self, name)
+
+    @classmethod
+    def from_tiktoken(
+        cls,
+        path: "os.PathLike[str] | str",
+        pattern: str = "gpt4",
+        special_tokens: Union[Dict[str, int], Sequence[str], None] = None,
+    ) -> "Tokenizer":
+        """Load a ``.tiktoken`` rank file, rebuilding the merge table from the ranks.
+
+        ``special_tokens`` maps each special token to its id (tiktoken's form) or lists
+        them (ids follow the ranks). The ids stay those of the file.
+        """
+        from .interop import read_tiktoken
+
+        return read_tiktoken(cls, path, pattern, special_tokens)
+
+    def to_hf(self, path: "os.PathLike[str] | str") -> None:
+        """Write a ``tokenizer.json`` that HF tokenizers loads and that encodes the same ids
+        (special tokens as added tokens, always recognized). Plain scheme only."""
+        from .interop import write_hf
+
+        write_hf(self, path)
 
     # -- files ----------------------------------------------------------------------------
 
     def to_payload(self) -> Dict[str, Any]:
-        return {
+        payload = {
             "format": FORMAT,
             "scheme": self.scheme.name,
             "scheme_options": self.scheme.options(),
@@ -270,6 +470,10 @@ class Tokenizer:
             "special_tokens": self.special_tokens,
             "vocab_size": self.vocab_size,
         }
+        if self._idmap is not None:
+            # Only imported vocabularies have this: their bytes keep their own ids.
+            payload["byte_ids"] = self._idmap.byte_ids
+        return payload
 
     def save(self, path: "os.PathLike[str] | str") -> None:
         """Write the tokenizer file atomically (see :mod:`functionalbpe.fileformat`)."""
@@ -307,11 +511,13 @@ class Tokenizer:
                 list(specials),
                 payload["merge_policy"],
                 payload.get("merge_counts"),
+                byte_ids=payload.get("byte_ids"),
+                special_ids=list(specials.values()),
             )
         except FunctionalBPEError as exc:
             raise TokenizerFileError(str(exc)) from None
         if tok.special_tokens != specials:
-            raise TokenizerFileError("the special token ids do not follow the merges in order")
+            raise TokenizerFileError("the special token ids do not match the tokens")
         if tok.vocab_size != payload["vocab_size"]:
             raise TokenizerFileError(
                 f"vocab_size says {payload['vocab_size']} but the file holds {tok.vocab_size} ids"
@@ -328,6 +534,12 @@ class Tokenizer:
         return isinstance(other, Tokenizer) and self.to_payload() == other.to_payload()
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def _without_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate read as U+FFFD, as tiktoken reads it (a pair of
+    surrogates becomes the character they encode)."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _token_at(table: List[bytes], ids: Sequence[int], byte_offset: int) -> Tuple[int, int]:

@@ -1,0 +1,509 @@
+# cython: language_level=3
+# distutils: sources = csrc/lib/bpe.c csrc/lib/encode_text.c
+"""The compiled encoder and decoder: merge tables applied at memory speed.
+
+Performance notes (what was tried, and why it is like this):
+
+* Merges live in a C hash table keyed by the pair of ids (one 64-bit key, linear probing,
+  at most half full): one multiply and usually one cache line per lookup. The merged id is
+  the rank, so no separate rank table is needed.
+* The vocabulary is the first cache, as in tiktoken: most pieces of real text are tokens
+  already, and a piece that is a token needs no merging. A token is only taken whole if its
+  own bytes encode to it (checked once, when the table is built): true of every token a
+  trainer makes, not of every merge table, and the shortcut must never change a result.
+* The second cache remembers pieces that are not tokens (``" reconfiguration"`` as three
+  ids). Each thread takes its own cache from a small pool in the encoder and gives it back
+  after the call, so caches are never shared while in use and need no locks, yet survive
+  from one call to the next. A cache that reaches 65,536 pieces starts again from empty.
+* Short pieces (≤ 64 symbols) merge by scanning an array on the stack for the lowest rank:
+  quadratic in theory, and the fastest thing there is for the 2-20 symbols of a real piece.
+* Long pieces that are a few runs (a megabyte of spaces, of one letter) merge in rounds over
+  their run-length form, one short round per merge. Other long pieces (a minified file, a
+  base64 blob) go to a sweep over buckets of positions in a linked array, one rank at a
+  time, lowest first: each position is filed at most three times, so it is O(n log n) at
+  worst. Measured on a megabyte of spaces (32k vocabulary): the sweep alone 13 MB/s, the
+  rounds over runs 300 MB/s, ordinary text 80-100 MB/s.
+* Building the output list was at first half of the time: one new Python int per id. The
+  ints of every token are now made once per table and the list takes references to them.
+* Text reaches C as UTF-8 without a copy when it is ASCII. For the built-in patterns the C
+  scanner (issue 4; compiled in when csrc/lib has it, see csrc/lib/encode_text.c) cuts it
+  and no Python object is made per piece. A profile of the standard library then shows
+  the piece lookup (vocabulary probe, cache) at 2.5 times the scanner's time and the list
+  at a third of it. Custom patterns and the schemes hand over pieces cut by
+  ``regex`` (one UTF-8 pointer read and one probe each), and ``regex`` sets the pace there.
+* Threads: a batch of texts is shared by worker threads that take texts from an atomic
+  counter with the GIL released (a small batch stays on the calling thread); each worker
+  takes a cache from the pool.
+"""
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.list cimport PyList_New
+from cpython.ref cimport PyObject
+from libc.stdint cimport uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc
+
+import os
+import threading
+
+
+cdef extern from "Python.h":
+    const char *PyUnicode_AsUTF8AndSize(object text, Py_ssize_t *size) except NULL
+    bint PyUnicode_IS_ASCII(object text)
+    # Borrowed and stolen references, without Cython's bookkeeping on a temporary.
+    PyObject *tuple_item "PyTuple_GET_ITEM"(object t, Py_ssize_t i)
+    void list_set "PyList_SET_ITEM"(object l, Py_ssize_t i, PyObject *o)
+    void incref "Py_INCREF"(PyObject *o)
+
+
+cdef extern from "lib/bpe.h":
+    ctypedef struct fbpe_ids:
+        uint32_t *ids
+        size_t len
+        size_t cap
+    ctypedef struct fbpe_cache:
+        pass
+    ctypedef struct fbpe_bpe:
+        uint32_t num_fixed
+        uint32_t num_tokens
+        uint32_t num_ids
+        uint32_t num_self_encoding
+    uint32_t FBPE_NO_RANK
+    void fbpe_ids_init(fbpe_ids *v) nogil
+    void fbpe_ids_free(fbpe_ids *v) nogil
+    int fbpe_ids_reserve(fbpe_ids *v, size_t extra) nogil
+    fbpe_bpe *fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint32_t *merges,
+                           size_t num_merges, const uint8_t *const *specials,
+                           const size_t *special_lens, size_t num_specials) nogil
+    void fbpe_bpe_free(fbpe_bpe *b) nogil
+    uint32_t fbpe_rank(const fbpe_bpe *b, uint32_t left, uint32_t right) nogil
+    size_t fbpe_merge(const fbpe_bpe *b, uint32_t *ids, size_t n, int method) nogil
+    int fbpe_encode_piece(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, size_t n,
+                          size_t readable, fbpe_ids *out) nogil
+    uint32_t fbpe_whole_token(const fbpe_bpe *b, const uint8_t *s, size_t n) nogil
+    fbpe_cache *fbpe_cache_take(fbpe_bpe *b) nogil
+    void fbpe_cache_give(fbpe_bpe *b, fbpe_cache *c) nogil
+    ctypedef struct fbpe_ranks:
+        pass
+    fbpe_ranks *fbpe_ranks_new(const uint8_t *arena, const uint64_t *off, uint32_t num) nogil
+    void fbpe_ranks_free(fbpe_ranks *t) nogil
+    size_t fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *cut) nogil
+    size_t fbpe_decoded_size(const fbpe_bpe *b, const uint32_t *ids, size_t n) nogil
+    void fbpe_decode(const fbpe_bpe *b, const uint32_t *ids, size_t n, uint8_t *out) nogil
+
+
+cdef extern from "lib/encode_text.h":
+    int FBPE_TEXT_GPT2
+    int FBPE_TEXT_GPT4
+    int FBPE_TEXT_O200K
+    int FBPE_TEXT_FUNCTIONALIZER
+    int FBPE_NO_SCANNER
+    ctypedef struct fbpe_text_unit:
+        const uint8_t *data
+        size_t len
+        fbpe_ids out
+        int failed
+    ctypedef struct fbpe_text_batch:
+        fbpe_text_unit *units
+        size_t num_units
+        size_t next
+    int fbpe_have_scanner()
+    void fbpe_text_install_classes(const uint8_t *table, const uint32_t *fold_cps,
+                                   const char *fold_letters, size_t num_folds)
+    int fbpe_encode_text(const fbpe_bpe *b, fbpe_cache *cache, int which,
+                         const uint8_t *s, size_t n, fbpe_ids *out) nogil
+    void fbpe_encode_batch(fbpe_bpe *b, int which, fbpe_text_batch *batch) nogil
+
+
+# A piece this long is merged with the GIL released: long enough that other threads gain.
+cdef size_t NOGIL_PIECE = 4096
+# Below this much text in all, a batch is encoded on the calling thread: handing texts to
+# other threads would cost more than it saves.
+PARALLEL_MIN_BYTES = 256 << 10
+
+# The patterns the C scanner cuts exactly as regex does (llama3 cuts as gpt4); empty when
+# this build has no scanner, and then the caller cuts text with regex.
+SCANNERS = {}
+if fbpe_have_scanner():
+    SCANNERS = {"gpt2": FBPE_TEXT_GPT2, "gpt4": FBPE_TEXT_GPT4, "llama3": FBPE_TEXT_GPT4,
+                "o200k": FBPE_TEXT_O200K, "functionalizer": FBPE_TEXT_FUNCTIONALIZER}
+
+
+def _install_classes():
+    """Give this module's copy of the scanner its character classes (measured from regex)."""
+    from functionalbpe.charclasses import class_table, contraction_folds
+
+    table = class_table()
+    folds = contraction_folds()[:64]
+    cdef uint32_t cps[64]
+    cdef char letters[64]
+    for k, (cp, letter) in enumerate(folds):
+        cps[k] = cp
+        letters[k] = ord(letter)
+    fbpe_text_install_classes(<const uint8_t *>PyBytes_AS_STRING(table), cps, letters, len(folds))
+
+
+# The classes are measured from regex on first use, not at import (a few tenths of a
+# second): a tokenizer that only decodes, or uses a custom pattern, never pays for them.
+_classes_installed = False
+_classes_lock = threading.Lock()
+
+
+def default_threads():
+    """All the cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+_pool = None
+_pool_pid = None
+_pool_lock = threading.Lock()
+
+
+def _thread_pool():
+    """The worker threads, started on first use. A forked child starts its own: the
+    parent's threads do not exist there, and their executor would wait for them forever."""
+    global _pool, _pool_pid
+    with _pool_lock:
+        if _pool is None or _pool_pid != os.getpid():
+            from concurrent.futures import ThreadPoolExecutor
+
+            _pool = ThreadPoolExecutor(default_threads(), thread_name_prefix="functionalbpe-encode")
+            _pool_pid = os.getpid()
+        return _pool
+
+
+cdef object utf8_of(str text, const uint8_t **data, size_t *size):
+    """Point at the UTF-8 of text; return the object that owns those bytes.
+
+    A compact ASCII string's buffer is already its UTF-8: no copy. Other text is encoded
+    (strictly: a lone surrogate raises UnicodeEncodeError, which the caller handles)."""
+    cdef Py_ssize_t n
+    if PyUnicode_IS_ASCII(text):
+        data[0] = <const uint8_t *>PyUnicode_AsUTF8AndSize(text, &n)
+        size[0] = n
+        return text
+    encoded = text.encode("utf-8")
+    data[0] = <const uint8_t *>PyBytes_AS_STRING(encoded)
+    size[0] = PyBytes_GET_SIZE(encoded)
+    return encoded
+
+
+cdef int scanner_of(str pattern) except -1:
+    global _classes_installed
+    try:
+        which = SCANNERS[pattern]
+    except KeyError:
+        raise ValueError(f"no C scanner for pattern {pattern!r}; scanners: {', '.join(SCANNERS)}") from None
+    if not _classes_installed:
+        with _classes_lock:
+            if not _classes_installed:
+                _install_classes()
+                _classes_installed = True
+    return which
+
+
+cdef class _TextBatch:
+    """Texts shared by worker threads; each worker calls work() with the GIL released."""
+    cdef fbpe_text_batch batch
+    cdef fbpe_bpe *b
+    cdef int which
+    cdef list owners
+    cdef tuple id_objects
+    cdef public size_t total_bytes
+
+    def __cinit__(self, BPE bpe, texts, str pattern):
+        cdef size_t n = len(texts), k
+        self.b = bpe.b
+        self.id_objects = bpe.id_objects
+        self.which = scanner_of(pattern)
+        self.batch.units = <fbpe_text_unit *>calloc(n + 1, sizeof(fbpe_text_unit))
+        if not self.batch.units:
+            raise MemoryError()
+        self.batch.num_units = n
+        self.batch.next = 0
+        self.owners = []
+        for k in range(n):
+            self.owners.append(utf8_of(texts[k], &self.batch.units[k].data, &self.batch.units[k].len))
+            self.total_bytes += self.batch.units[k].len
+
+    def __dealloc__(self):
+        cdef size_t k
+        if self.batch.units:
+            for k in range(self.batch.num_units):
+                fbpe_ids_free(&self.batch.units[k].out)
+            free(self.batch.units)
+
+    def work(self):
+        with nogil:
+            fbpe_encode_batch(self.b, self.which, &self.batch)
+
+    def results(self):
+        cdef size_t k
+        out = []
+        for k in range(self.batch.num_units):
+            if self.batch.units[k].failed:
+                raise MemoryError("out of memory while encoding")
+            out.append(ids_to_list(self.id_objects, self.batch.units[k].out.ids, self.batch.units[k].out.len))
+            fbpe_ids_free(&self.batch.units[k].out)
+        return out
+
+
+cdef list ids_to_list(tuple id_objects, const uint32_t *ids, size_t n):
+    """A list of the Python ints for ids. The ints are made once per table (id_objects),
+    so building the list allocates nothing but the list: making a new int per id cost
+    more than all of the encoding before it."""
+    cdef list out = PyList_New(n)
+    cdef PyObject *item
+    cdef size_t k
+    for k in range(n):
+        item = tuple_item(id_objects, ids[k])
+        incref(item)
+        list_set(out, k, item)
+    return out
+
+
+cdef class BPE:
+    """A merge table compiled for encoding and decoding.
+
+    ``atoms`` are the code points of the scheme's atoms (ids 256 on), ``merges`` the
+    ``(left, right)`` pairs in order, ``specials`` the special tokens' texts.
+
+    ``output_ids``, when given, is the id each of the tokens (bytes, atoms, merges) is
+    written as in encoding's output: the ids of an imported vocabulary.
+
+    >>> bpe = BPE([], [(104, 105)], ["<|e|>"])
+    >>> bpe.encode_pieces(["hi", "hii"]), bpe.decode_bytes([256, 257])
+    ([256, 256, 105], b'hi<|e|>')
+    """
+    cdef fbpe_bpe *b
+    cdef tuple id_objects
+
+    def __cinit__(self, atoms, merges, specials=(), output_ids=None):
+        cdef size_t num_atoms = len(atoms), num_merges = len(merges), num_specials = len(specials)
+        cdef uint32_t *atom_cps = <uint32_t *>malloc((num_atoms + 1) * sizeof(uint32_t))
+        cdef uint32_t *pairs = <uint32_t *>malloc((2 * num_merges + 1) * sizeof(uint32_t))
+        cdef const uint8_t **special_ptrs = <const uint8_t **>malloc((num_specials + 1) * sizeof(uint8_t *))
+        cdef size_t *special_lens = <size_t *>malloc((num_specials + 1) * sizeof(size_t))
+        cdef size_t k
+        encoded = [s.encode("utf-8") for s in specials]
+        try:
+            if not atom_cps or not pairs or not special_ptrs or not special_lens:
+                raise MemoryError()
+            for k in range(num_atoms):
+                atom_cps[k] = atoms[k]
+            for k in range(num_merges):
+                pairs[2 * k] = merges[k][0]
+                pairs[2 * k + 1] = merges[k][1]
+            for k in range(num_specials):
+                special_ptrs[k] = <const uint8_t *>PyBytes_AS_STRING(encoded[k])
+                special_lens[k] = PyBytes_GET_SIZE(encoded[k])
+            with nogil:
+                self.b = fbpe_bpe_new(atom_cps, num_atoms, pairs, num_merges, special_ptrs,
+                                      special_lens, num_specials)
+            if not self.b:
+                raise ValueError("the merge table is inconsistent (or there is no memory for it)")
+            if output_ids is None:
+                self.id_objects = tuple(range(self.b.num_tokens))
+            else:
+                self.id_objects = tuple(int(i) for i in output_ids)
+                if len(self.id_objects) != self.b.num_tokens:
+                    raise ValueError(f"output_ids gives {len(self.id_objects)} ids for {self.b.num_tokens} tokens")
+        finally:
+            free(atom_cps)
+            free(pairs)
+            free(special_ptrs)
+            free(special_lens)
+
+    def __dealloc__(self):
+        fbpe_bpe_free(self.b)
+
+    @property
+    def num_ids(self):
+        return self.b.num_ids
+
+    @property
+    def num_self_encoding(self):
+        """How many tokens (atoms and merges) encode to themselves from their own bytes."""
+        return self.b.num_self_encoding
+
+    @property
+    def all_self_encoding(self):
+        return self.b.num_self_encoding == self.b.num_tokens - 256
+
+    def rank(self, uint32_t left, uint32_t right):
+        """The id that (left, right) merges into, or None."""
+        cdef uint32_t r = fbpe_rank(self.b, left, right)
+        return None if r == FBPE_NO_RANK else r
+
+    def whole_token(self, bytes piece):
+        """The token whose text-form bytes are ``piece`` and which encodes to itself, or None."""
+        cdef uint32_t r = fbpe_whole_token(self.b, <const uint8_t *>PyBytes_AS_STRING(piece),
+                                           PyBytes_GET_SIZE(piece))
+        return None if r == FBPE_NO_RANK else r
+
+    def merge_symbols(self, symbols, int method=0):
+        """Merge a sequence of symbol ids (method 1: the short scan, 2: the long sweep)."""
+        cdef size_t n = len(symbols), k, m
+        cdef uint32_t *ids = <uint32_t *>malloc((n + 1) * sizeof(uint32_t))
+        if not ids:
+            raise MemoryError()
+        try:
+            for k in range(n):
+                ids[k] = symbols[k]
+                if ids[k] >= self.b.num_tokens:
+                    raise ValueError(f"symbol {ids[k]} at position {k} is not a token")
+            with nogil:
+                m = fbpe_merge(self.b, ids, n, method)
+            if m == <size_t>-1:
+                if method == 1:
+                    raise ValueError("the short scan takes at most 64 symbols")
+                raise MemoryError()
+            return ids_to_list(self.id_objects, ids, m)
+        finally:
+            free(ids)
+
+    def encode_pieces(self, pieces):
+        """The ids of text-form pieces (str), one after the other."""
+        cdef fbpe_ids out
+        cdef fbpe_cache *cache = fbpe_cache_take(self.b)
+        cdef Py_ssize_t size
+        cdef const char *data
+        cdef int rc = 0
+        fbpe_ids_init(&out)
+        if not cache:
+            raise MemoryError()
+        try:
+            for piece in pieces:
+                data = PyUnicode_AsUTF8AndSize(piece, &size)
+                if <size_t>size >= NOGIL_PIECE:
+                    with nogil:
+                        rc = fbpe_encode_piece(self.b, cache, <const uint8_t *>data, size, size, &out)
+                else:
+                    rc = fbpe_encode_piece(self.b, cache, <const uint8_t *>data, size, size, &out)
+                if rc:
+                    raise MemoryError()
+            return ids_to_list(self.id_objects, out.ids, out.len)
+        finally:
+            fbpe_cache_give(self.b, cache)
+            fbpe_ids_free(&out)
+
+    def encode_piece(self, str piece):
+        return self.encode_pieces((piece,))
+
+    cdef int _encode_text(self, str text, str pattern, fbpe_ids *out) except -1:
+        """Encode text into out (which the caller frees), the GIL released."""
+        cdef int which = scanner_of(pattern)
+        cdef const uint8_t *data
+        cdef size_t size
+        cdef fbpe_cache *cache
+        cdef int rc
+        owner = utf8_of(text, &data, &size)  # keeps the bytes alive while the GIL is off
+        with nogil:
+            cache = fbpe_cache_take(self.b)
+            rc = fbpe_encode_text(self.b, cache, which, data, size, out)
+            fbpe_cache_give(self.b, cache)
+        if rc:
+            raise MemoryError("out of memory while encoding")
+        return 0
+
+    def encode_text(self, str text, str pattern):
+        """The ids of ``text`` (no special tokens) cut by the C scanner for ``pattern``."""
+        cdef fbpe_ids out
+        fbpe_ids_init(&out)
+        try:
+            self._encode_text(text, pattern, &out)
+            return ids_to_list(self.id_objects, out.ids, out.len)
+        finally:
+            fbpe_ids_free(&out)
+
+    def count_text(self, str text, str pattern):
+        """How many ids ``text`` encodes to (as ``len(encode_text(...))``, without the list)."""
+        cdef fbpe_ids out
+        fbpe_ids_init(&out)
+        try:
+            self._encode_text(text, pattern, &out)
+            return out.len
+        finally:
+            fbpe_ids_free(&out)
+
+    def encode_texts(self, texts, str pattern, threads=None):
+        """The ids of each text, the texts spread over ``threads`` threads (None: all cores).
+
+        A small batch (under 256 KiB in all) is encoded on the calling thread."""
+        if not isinstance(texts, list):
+            texts = list(texts)
+        batch = _TextBatch(self, texts, pattern)
+        workers = default_threads() if threads is None else max(1, int(threads))
+        workers = min(workers, len(texts))
+        if workers <= 1 or batch.total_bytes < PARALLEL_MIN_BYTES:
+            batch.work()
+        else:
+            pool = _thread_pool()
+            futures = [pool.submit(batch.work) for _ in range(workers - 1)]
+            batch.work()
+            for f in futures:
+                f.result()
+        return batch.results()
+
+    def decode_bytes(self, ids):
+        """The bytes of ``ids`` joined, or None when one of them is not an id of this table."""
+        cdef size_t n = len(ids), k, size
+        cdef uint32_t *buf = <uint32_t *>malloc((n + 1) * sizeof(uint32_t))
+        cdef long long value
+        cdef uint8_t *dst
+        if not buf:
+            raise MemoryError()
+        try:
+            k = 0
+            for token in ids:
+                if type(token) is not int and not isinstance(token, int):
+                    return None
+                value = token if -1 <= token <= 0xFFFFFFFF else -1
+                if value < 0 or value >= self.b.num_ids:
+                    return None
+                buf[k] = <uint32_t>value
+                k += 1
+            with nogil:
+                size = fbpe_decoded_size(self.b, buf, n)
+            out = PyBytes_FromStringAndSize(NULL, size)
+            dst = <uint8_t *>PyBytes_AS_STRING(out)
+            with nogil:
+                fbpe_decode(self.b, buf, n, dst)
+            return out
+        finally:
+            free(buf)
+
+
+def tiktoken_splits(tokens):
+    """For each token (bytes, given in rank order: token r has rank r), what tiktoken's
+    procedure makes of it with the ranks below it: ``(number of parts, end of the first)``.
+
+    >>> tiktoken_splits([b"a", b"b", b"ab", b"abb"])[2:]
+    [(2, 1), (2, 2)]
+    """
+    cdef uint32_t num = len(tokens), r
+    cdef size_t parts, cut
+    arena = b"".join(tokens)
+    cdef uint64_t *off = <uint64_t *>malloc((num + 1) * sizeof(uint64_t))
+    cdef fbpe_ranks *table = NULL
+    if not off:
+        raise MemoryError()
+    try:
+        off[0] = 0
+        for r in range(num):
+            off[r + 1] = off[r] + len(tokens[r])
+        table = fbpe_ranks_new(<const uint8_t *>PyBytes_AS_STRING(arena), off, num)
+        if not table:
+            raise MemoryError()
+        out = []
+        for r in range(num):
+            with nogil:
+                parts = fbpe_tiktoken_parts(table, r, &cut)
+            if not parts:
+                raise MemoryError()
+            out.append((parts, cut))
+        return out
+    finally:
+        fbpe_ranks_free(table)
+        free(off)

@@ -1,0 +1,1013 @@
+/* The BPE encoder core; see bpe.h for what it does and csrc/_encoder.pyx for why it is
+ * built this way. */
+#include "bpe.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Pieces up to this many symbols are merged by a plain scan over an array on the stack:
+ * O(n^2) but with nothing to allocate, and faster than any heap below a few dozen symbols. */
+#define SHORT_PIECE 64
+/* Longer pieces are not cached: they are rare, and each would cost its length in memory. */
+#define CACHE_MAX_PIECE 256
+/* A cache holds at most this many pieces; when full it starts again from empty, so that a
+ * stream of unique strings cannot make it grow without bound. */
+#define CACHE_MAX_ENTRIES (1u << 16)
+
+#define DEAD UINT32_MAX
+#define NONE UINT32_MAX
+
+/* ---- small helpers -------------------------------------------------------------------- */
+
+#if defined(_MSC_VER)
+#include <intrin.h>
+static void spin_lock(int *l) {
+    while (_InterlockedExchange((volatile long *)l, 1)) {
+    }
+}
+static void spin_unlock(int *l) { _InterlockedExchange((volatile long *)l, 0); }
+#else
+static void spin_lock(int *l) {
+    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE)) {
+    }
+}
+static void spin_unlock(int *l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }
+#endif
+
+static size_t pow2_at_least(size_t n) {
+    size_t c = 16;
+    while (c < n) c <<= 1;
+    return c;
+}
+
+/* A hash of a byte string good enough for open addressing: 8 bytes per multiply. */
+static inline uint64_t hash_bytes(const uint8_t *p, size_t n) {
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xD6E8FEB86659FD93ull);
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 31;
+        p += 8;
+        n -= 8;
+    }
+    if (n) {
+        uint64_t w = 0;
+        memcpy(&w, p, n);
+        h = (h ^ w) * 0x94D049BB133111EBull;
+    }
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ull;
+    return h ^ (h >> 32);
+}
+
+/* A piece as a hash-table key. Pieces of up to 16 bytes (nearly all) are held as two
+ * zero-padded words, so that a probe compares two words in the slot it has already loaded
+ * instead of following a pointer to the bytes. */
+#define INLINE_KEY 16
+
+typedef struct {
+    uint64_t w0, w1, hash;
+} piece_key;
+
+/* 16 bytes of 0xFF then 16 of 0: bytes 16-n .. 32-n are n 0xFF then zeros, in memory order,
+ * whatever the byte order of the machine. */
+static const uint8_t KEEP_FIRST[32] = {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+                                       255, 255, 255, 255, 255};
+
+/* readable: how many bytes from s may be read (>= n); with 16 or more, the key is read with
+ * two loads and a mask instead of a byte copy. */
+static inline void make_key(const uint8_t *s, size_t n, size_t readable, piece_key *k) {
+    if (n > INLINE_KEY) {
+        k->w0 = k->w1 = 0;
+        k->hash = hash_bytes(s, n);
+        return;
+    }
+    uint64_t w[2] = {0, 0};
+    if (readable >= INLINE_KEY) {
+        uint64_t m[2];
+        memcpy(w, s, 16);
+        memcpy(m, KEEP_FIRST + 16 - n, 16);
+        w[0] &= m[0];
+        w[1] &= m[1];
+    } else {
+        memcpy(w, s, n);
+    }
+    k->w0 = w[0];
+    k->w1 = w[1];
+    uint64_t h = (w[0] ^ (n * 0xD6E8FEB86659FD93ull)) * 0xBF58476D1CE4E5B9ull;
+    h ^= (h >> 31) ^ w[1];
+    h *= 0x94D049BB133111EBull;
+    k->hash = h ^ (h >> 29);
+}
+
+static inline uint64_t hash_pair(uint64_t key) {
+    key *= 0x9E3779B97F4A7C15ull;
+    return key ^ (key >> 29);
+}
+
+void fbpe_ids_init(fbpe_ids *v) {
+    v->ids = NULL;
+    v->len = v->cap = 0;
+}
+
+void fbpe_ids_free(fbpe_ids *v) {
+    free(v->ids);
+    fbpe_ids_init(v);
+}
+
+int fbpe_ids_reserve(fbpe_ids *v, size_t extra) {
+    if (v->len + extra <= v->cap) return 0;
+    size_t cap = v->cap ? v->cap : 64;
+    while (cap < v->len + extra) cap *= 2;
+    uint32_t *grown = (uint32_t *)realloc(v->ids, cap * sizeof(uint32_t));
+    if (!grown) return -1;
+    v->ids = grown;
+    v->cap = cap;
+    return 0;
+}
+
+static inline int push_ids(fbpe_ids *out, const uint32_t *ids, size_t n) {
+    if (fbpe_ids_reserve(out, n)) return -1;
+    memcpy(out->ids + out->len, ids, n * sizeof(uint32_t));
+    out->len += n;
+    return 0;
+}
+
+/* ---- the merge table ------------------------------------------------------------------ */
+
+static inline uint32_t rank_of(const fbpe_bpe *b, uint32_t left, uint32_t right) {
+    uint64_t key = ((uint64_t)left << 32) | right;
+    size_t i = (size_t)hash_pair(key) & b->pair_mask;
+    for (;;) {
+        uint64_t k = b->pair_keys[i];
+        if (k == key) return b->pair_ids[i];
+        if (k == UINT64_MAX) return FBPE_NO_RANK;
+        i = (i + 1) & b->pair_mask;
+    }
+}
+
+uint32_t fbpe_rank(const fbpe_bpe *b, uint32_t left, uint32_t right) { return rank_of(b, left, right); }
+
+static inline const uint8_t *token_bytes(const fbpe_bpe *b, uint32_t id, size_t *len) {
+    *len = (size_t)(b->tok_off[id + 1] - b->tok_off[id]);
+    return b->tok_bytes + b->tok_off[id];
+}
+
+static inline uint32_t whole_token(const fbpe_bpe *b, const uint8_t *s, size_t n,
+                                   const piece_key *k) {
+    size_t i = (size_t)k->hash & b->vocab_mask;
+    for (;;) {
+        const fbpe_vocab_slot *e = &b->vocab_slots[i];
+        if (!e->len) return FBPE_NO_RANK;
+        if (e->len == n) {
+            if (n <= INLINE_KEY) {
+                if (e->w0 == k->w0 && e->w1 == k->w1) return e->id;
+            } else if (e->w0 == k->hash) {
+                size_t len;
+                if (memcmp(token_bytes(b, e->id, &len), s, n) == 0) return e->id;
+            }
+        }
+        i = (i + 1) & b->vocab_mask;
+    }
+}
+
+uint32_t fbpe_whole_token(const fbpe_bpe *b, const uint8_t *s, size_t n) {
+    piece_key k;
+    if (!n) return FBPE_NO_RANK;
+    make_key(s, n, n, &k);
+    return whole_token(b, s, n, &k);
+}
+
+/* The symbols of a text-form piece: UTF-8 bytes, and each atom's code point as its id. */
+static size_t piece_symbols(const fbpe_bpe *b, const uint8_t *s, size_t n, uint32_t *out) {
+    size_t m = 0;
+    if (!b->atom_of) {
+        for (size_t i = 0; i < n; i++) out[i] = s[i];
+        return n;
+    }
+    for (size_t i = 0; i < n;) {
+        /* U+E000..U+EFFF is EE 80..BF 80..BF in UTF-8. */
+        if (s[i] == 0xEE && i + 2 < n && (s[i + 1] & 0xC0) == 0x80 && (s[i + 2] & 0xC0) == 0x80) {
+            uint32_t cp = ((uint32_t)(s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F);
+            uint32_t atom = b->atom_of[cp];
+            if (atom) {
+                out[m++] = atom;
+                i += 3;
+                continue;
+            }
+        }
+        out[m++] = s[i++];
+    }
+    return m;
+}
+
+/* ---- merging a short piece: scan for the lowest rank --------------------------------- */
+
+/* The lowest of ranks[0..n), the leftmost where several are equal (equal ranks are the same
+ * pair, which merges left to right); *at is where it is. */
+static inline uint32_t lowest_rank(const uint32_t *ranks, size_t n, size_t *at) {
+    uint32_t best = FBPE_NO_RANK;
+    *at = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ranks[i] < best) {
+            best = ranks[i];
+            *at = i;
+        }
+    return best;
+}
+
+static size_t merge_short(const fbpe_bpe *b, uint32_t *ids, size_t n) {
+    uint32_t ranks[SHORT_PIECE];
+    if (n < 2) return n;
+    for (size_t i = 0; i + 1 < n; i++) ranks[i] = rank_of(b, ids[i], ids[i + 1]);
+    while (n > 1) {
+        size_t at;
+        uint32_t best = lowest_rank(ranks, n - 1, &at);
+        if (best == FBPE_NO_RANK) break;
+        ids[at] = best;
+        /* Drop symbol at+1 and the pair that started on it. */
+        memmove(ids + at + 1, ids + at + 2, (n - at - 2) * sizeof(uint32_t));
+        if (n >= at + 3) memmove(ranks + at + 1, ranks + at + 2, (n - at - 3) * sizeof(uint32_t));
+        n--;
+        if (at > 0) ranks[at - 1] = rank_of(b, ids[at - 1], ids[at]);
+        if (at + 1 < n) ranks[at] = rank_of(b, ids[at], ids[at + 1]);
+    }
+    return n;
+}
+
+/* ---- merging a long piece: a sweep over buckets of positions, one rank at a time --------
+ *
+ * The symbols form a linked list over their original positions. Every adjacent pair that is
+ * a merge is filed under its rank. Ranks are taken lowest first (a small heap of distinct
+ * ranks); all positions filed under a rank are merged in one left-to-right sweep. A merge
+ * only creates pairs that contain the new id, whose ranks are higher than the one being
+ * swept, so a rank, once swept, never comes back, and the result is exactly that of merging
+ * the lowest-ranked leftmost pair again and again. Each position is filed at most three
+ * times (once at the start, then once per neighbour merge), so the work is O(n log n) at
+ * worst and, for a run of one repeated symbol, a handful of linear sweeps. */
+
+typedef struct {
+    uint32_t *pos;
+    uint32_t len, cap;
+    uint32_t rank;
+    int sorted;
+} bucket;
+
+typedef struct {
+    bucket *buckets;
+    size_t num_buckets, cap_buckets;
+    uint32_t *index_keys; /* rank + 1; 0 is empty */
+    uint32_t *index_vals; /* bucket number */
+    size_t index_mask;
+    uint32_t *heap; /* ranks with a bucket waiting, smallest on top */
+    size_t heap_len, heap_cap;
+    /* The two buckets filed into last: a sweep files the pairs on either side of each merge,
+     * and in a run of one symbol those are the same two pairs again and again, so the
+     * index is rarely probed. */
+    uint32_t memo_rank[2];
+    size_t memo_bucket[2];
+} sweep;
+
+static void sweep_free(sweep *w) {
+    for (size_t k = 0; k < w->num_buckets; k++) free(w->buckets[k].pos);
+    free(w->buckets);
+    free(w->index_keys);
+    free(w->index_vals);
+    free(w->heap);
+}
+
+static int heap_push(sweep *w, uint32_t rank) {
+    if (w->heap_len == w->heap_cap) {
+        size_t cap = w->heap_cap ? 2 * w->heap_cap : 64;
+        uint32_t *grown = (uint32_t *)realloc(w->heap, cap * sizeof(uint32_t));
+        if (!grown) return -1;
+        w->heap = grown;
+        w->heap_cap = cap;
+    }
+    size_t i = w->heap_len++;
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (w->heap[parent] <= rank) break;
+        w->heap[i] = w->heap[parent];
+        i = parent;
+    }
+    w->heap[i] = rank;
+    return 0;
+}
+
+static uint32_t heap_pop(sweep *w) {
+    uint32_t top = w->heap[0], last = w->heap[--w->heap_len];
+    size_t i = 0, n = w->heap_len;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && w->heap[c + 1] < w->heap[c]) c++;
+        if (w->heap[c] >= last) break;
+        w->heap[i] = w->heap[c];
+        i = c;
+    }
+    if (n) w->heap[i] = last;
+    return top;
+}
+
+static int index_grow(sweep *w) {
+    size_t cap = w->index_mask ? 2 * (w->index_mask + 1) : 256;
+    uint32_t *keys = (uint32_t *)calloc(cap, sizeof(uint32_t));
+    uint32_t *vals = (uint32_t *)malloc(cap * sizeof(uint32_t));
+    if (!keys || !vals) {
+        free(keys);
+        free(vals);
+        return -1;
+    }
+    for (size_t k = 0; k < w->num_buckets; k++) {
+        size_t i = (size_t)hash_pair(w->buckets[k].rank) & (cap - 1);
+        while (keys[i]) i = (i + 1) & (cap - 1);
+        keys[i] = w->buckets[k].rank + 1;
+        vals[i] = (uint32_t)k;
+    }
+    free(w->index_keys);
+    free(w->index_vals);
+    w->index_keys = keys;
+    w->index_vals = vals;
+    w->index_mask = cap - 1;
+    return 0;
+}
+
+/* File position p under rank. */
+static inline int file_position(sweep *w, uint32_t rank, uint32_t p) {
+    bucket *bk = NULL;
+    if (rank == w->memo_rank[0]) {
+        bk = &w->buckets[w->memo_bucket[0]];
+        goto append;
+    }
+    if (rank == w->memo_rank[1]) {
+        bk = &w->buckets[w->memo_bucket[1]];
+        goto append;
+    }
+    if (2 * (w->num_buckets + 1) > w->index_mask + 1 && index_grow(w)) return -1;
+    size_t i = (size_t)hash_pair(rank) & w->index_mask;
+    while (w->index_keys[i]) {
+        if (w->index_keys[i] == rank + 1) {
+            bk = &w->buckets[w->index_vals[i]];
+            break;
+        }
+        i = (i + 1) & w->index_mask;
+    }
+    if (!bk) {
+        if (w->num_buckets == w->cap_buckets) {
+            size_t cap = w->cap_buckets ? 2 * w->cap_buckets : 64;
+            bucket *grown = (bucket *)realloc(w->buckets, cap * sizeof(bucket));
+            if (!grown) return -1;
+            w->buckets = grown;
+            w->cap_buckets = cap;
+        }
+        if (heap_push(w, rank)) return -1;
+        w->index_keys[i] = rank + 1;
+        w->index_vals[i] = (uint32_t)w->num_buckets;
+        bk = &w->buckets[w->num_buckets++];
+        bk->pos = NULL;
+        bk->len = bk->cap = 0;
+        bk->rank = rank;
+        bk->sorted = 1;
+    }
+    w->memo_rank[1] = w->memo_rank[0];
+    w->memo_bucket[1] = w->memo_bucket[0];
+    w->memo_rank[0] = rank;
+    w->memo_bucket[0] = (size_t)(bk - w->buckets);
+append:
+    if (bk->len == bk->cap) {
+        uint32_t cap = bk->cap ? 2 * bk->cap : 8;
+        uint32_t *grown = (uint32_t *)realloc(bk->pos, (size_t)cap * sizeof(uint32_t));
+        if (!grown) return -1;
+        bk->pos = grown;
+        bk->cap = cap;
+    }
+    if (bk->len && bk->pos[bk->len - 1] > p) bk->sorted = 0;
+    bk->pos[bk->len++] = p;
+    return 0;
+}
+
+static bucket *find_bucket(sweep *w, uint32_t rank) {
+    size_t i = (size_t)hash_pair(rank) & w->index_mask;
+    while (w->index_keys[i] != rank + 1) i = (i + 1) & w->index_mask;
+    return &w->buckets[w->index_vals[i]];
+}
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static size_t merge_long(const fbpe_bpe *b, uint32_t *ids, size_t n) {
+    if (n < 2) return n;
+    if (n >= UINT32_MAX) return (size_t)-1;
+    uint32_t *next = (uint32_t *)malloc(n * sizeof(uint32_t));
+    uint32_t *prev = (uint32_t *)malloc(n * sizeof(uint32_t));
+    sweep w;
+    memset(&w, 0, sizeof w);
+    w.memo_rank[0] = w.memo_rank[1] = FBPE_NO_RANK;
+    size_t result = (size_t)-1;
+    if (!next || !prev) goto done;
+    for (size_t i = 0; i < n; i++) {
+        next[i] = i + 1 < n ? (uint32_t)(i + 1) : NONE;
+        prev[i] = i ? (uint32_t)(i - 1) : NONE;
+    }
+    uint32_t r = FBPE_NO_RANK;
+    for (size_t i = 0; i + 1 < n; i++) {
+        /* In a run of one symbol the pair repeats: look it up once. */
+        if (!i || ids[i] != ids[i - 1] || ids[i + 1] != ids[i]) r = rank_of(b, ids[i], ids[i + 1]);
+        if (r != FBPE_NO_RANK && file_position(&w, r, (uint32_t)i)) goto done;
+    }
+    while (w.heap_len) {
+        r = heap_pop(&w);
+        bucket *bk = find_bucket(&w, r);
+        uint32_t *ps = bk->pos, len = bk->len;
+        int sorted = bk->sorted;
+        /* Detached: filing positions may move the bucket array, and r never comes back. */
+        bk->pos = NULL;
+        bk->len = bk->cap = 0;
+        uint32_t a = b->left[r - b->num_fixed], c = b->right[r - b->num_fixed];
+        /* Only a pair of two equal symbols can overlap itself ("x x x"); then the order of
+         * the sweep decides which occurrences merge, and it must be left to right. */
+        if (!sorted && a == c) qsort(ps, len, sizeof(uint32_t), cmp_u32);
+        for (uint32_t k = 0; k < len; k++) {
+            uint32_t p = ps[k], q = next[p];
+            if (ids[p] != a || q == NONE || ids[q] != c) continue; /* stale (or dead) */
+            ids[p] = r;
+            ids[q] = DEAD;
+            next[p] = next[q];
+            if (next[q] != NONE) prev[next[q]] = p;
+            if (prev[p] != NONE) {
+                uint32_t r1 = rank_of(b, ids[prev[p]], r);
+                if (r1 != FBPE_NO_RANK && file_position(&w, r1, prev[p])) {
+                    free(ps);
+                    goto done;
+                }
+            }
+            if (next[p] != NONE) {
+                uint32_t r2 = rank_of(b, r, ids[next[p]]);
+                if (r2 != FBPE_NO_RANK && file_position(&w, r2, p)) {
+                    free(ps);
+                    goto done;
+                }
+            }
+        }
+        free(ps);
+    }
+    /* Position 0 is never removed (a merge removes the right symbol of its pair). */
+    result = 0;
+    for (uint32_t p = 0; p != NONE; p = next[p]) ids[result++] = ids[p];
+done:
+    free(next);
+    free(prev);
+    sweep_free(&w);
+    return result;
+}
+
+/* ---- merging a long piece made of a few runs: rounds over run-length form ---------------
+ *
+ * A megabyte of spaces, or of one letter, is one run; after its first merge it is again
+ * one run (of the merged token) and perhaps a leftover symbol. Kept as (symbol, count)
+ * runs, such a piece takes one short round per merge, however long it is. A round finds
+ * the lowest rank among the pairs inside runs (x, x) and across run boundaries, and merges
+ * every occurrence of that pair, left to right, as fbpe_merge would:
+ *   - (x, x) inside a run of c: c / 2 merged tokens, and one x left over at the end if c is
+ *     odd (left to right without overlap);
+ *   - (a, b) with a != b only occurs across a boundary, and two such occurrences never
+ *     overlap: the last a of the run before and the first b of the run after merge.
+ * When a piece has (or grows) too many runs, or the rounds have done more work than a sweep
+ * would, the runs are written out and the sweep finishes from there: a sequence in which
+ * no pair of rank <= r is left merges on the same way whoever did the first part. */
+
+#define MAX_RUNS 64
+
+typedef struct {
+    uint32_t sym, count;
+} run;
+
+/* Append (sym, count) to runs, joining it to the last run when the symbols are equal. */
+static inline void emit_run(run *runs, size_t *len, uint32_t sym, uint32_t count) {
+    if (!count) return;
+    if (*len && runs[*len - 1].sym == sym)
+        runs[*len - 1].count += count;
+    else
+        runs[(*len)++] = (run){sym, count};
+}
+
+/* Returns the new length, or 0 if the piece is not a few runs (ids untouched then, or
+ * rewritten to a valid intermediate state that the caller must finish with a sweep: *more
+ * tells which). */
+static size_t merge_runs(const fbpe_bpe *b, uint32_t *ids, size_t n, int *more) {
+    run buf_a[2 * MAX_RUNS], buf_b[2 * MAX_RUNS];
+    run *runs = buf_a, *next = buf_b;
+    size_t len = 0, work = 0;
+    *more = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (len && runs[len - 1].sym == ids[i]) {
+            runs[len - 1].count++;
+            continue;
+        }
+        if (len == MAX_RUNS) return 0;
+        runs[len++] = (run){ids[i], 1};
+    }
+    for (;;) {
+        uint32_t best = FBPE_NO_RANK;
+        for (size_t i = 0; i < len; i++) {
+            if (runs[i].count >= 2) {
+                uint32_t r = rank_of(b, runs[i].sym, runs[i].sym);
+                if (r < best) best = r;
+            }
+            if (i + 1 < len) {
+                uint32_t r = rank_of(b, runs[i].sym, runs[i + 1].sym);
+                if (r < best) best = r;
+            }
+        }
+        if (best == FBPE_NO_RANK) break;
+        uint32_t a = b->left[best - b->num_fixed], c = b->right[best - b->num_fixed];
+        size_t out = 0;
+        if (a == c) {
+            for (size_t i = 0; i < len; i++) {
+                if (runs[i].sym == a && runs[i].count >= 2) {
+                    emit_run(next, &out, best, runs[i].count / 2);
+                    emit_run(next, &out, a, runs[i].count % 2);
+                } else {
+                    emit_run(next, &out, runs[i].sym, runs[i].count);
+                }
+            }
+        } else {
+            uint32_t taken = 0; /* symbols of this run already merged into the one before */
+            for (size_t i = 0; i < len; i++) {
+                uint32_t count = runs[i].count - taken;
+                taken = 0;
+                if (runs[i].sym == a && i + 1 < len && runs[i + 1].sym == c) {
+                    emit_run(next, &out, a, count - 1);
+                    emit_run(next, &out, best, 1);
+                    taken = 1;
+                } else {
+                    emit_run(next, &out, runs[i].sym, count);
+                }
+            }
+        }
+        run *t = runs;
+        runs = next;
+        next = t;
+        len = out;
+        work += len;
+        if (len > MAX_RUNS || work > 4 * n + 1024) {
+            *more = 1;
+            break;
+        }
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < len; i++)
+        for (uint32_t k = 0; k < runs[i].count; k++) ids[m++] = runs[i].sym;
+    return m;
+}
+
+size_t fbpe_merge(const fbpe_bpe *b, uint32_t *ids, size_t n, int method) {
+    if (n >= UINT32_MAX) return (size_t)-1; /* positions and run lengths are 32-bit */
+    if (method == 1 || (method == 0 && n <= SHORT_PIECE)) {
+        if (n > SHORT_PIECE) return (size_t)-1;
+        return merge_short(b, ids, n);
+    }
+    if (method == 0 || method == 3) {
+        int more;
+        size_t m = merge_runs(b, ids, n, &more);
+        if (m && !more) return m;
+        if (m) n = m;
+    }
+    return merge_long(b, ids, n);
+}
+
+/* ---- the piece cache ------------------------------------------------------------------ */
+
+typedef struct {
+    uint64_t hash;
+    uint32_t key_off, key_len; /* key_len 0: empty */
+    uint32_t ids_off, ids_len;
+} cache_slot;
+
+struct fbpe_cache {
+    cache_slot *slots;
+    size_t mask, size;
+    uint8_t *keys;
+    size_t keys_len, keys_cap;
+    uint32_t *vals;
+    size_t vals_len, vals_cap;
+};
+
+static void cache_free(fbpe_cache *c) {
+    if (!c) return;
+    free(c->slots);
+    free(c->keys);
+    free(c->vals);
+    free(c);
+}
+
+static void cache_clear(fbpe_cache *c) {
+    if (c->slots) memset(c->slots, 0, (c->mask + 1) * sizeof(cache_slot));
+    c->size = c->keys_len = c->vals_len = 0;
+}
+
+static const uint32_t *cache_get(const fbpe_cache *c, const uint8_t *s, size_t n, uint64_t h,
+                                 size_t *len) {
+    if (!c->slots) return NULL;
+    size_t i = (size_t)h & c->mask;
+    for (;;) {
+        const cache_slot *e = &c->slots[i];
+        if (!e->key_len) return NULL;
+        if (e->hash == h && e->key_len == n && memcmp(c->keys + e->key_off, s, n) == 0) {
+            *len = e->ids_len;
+            return c->vals + e->ids_off;
+        }
+        i = (i + 1) & c->mask;
+    }
+}
+
+static int cache_grow(fbpe_cache *c) {
+    size_t cap = c->slots ? 2 * (c->mask + 1) : 1024;
+    cache_slot *slots = (cache_slot *)calloc(cap, sizeof(cache_slot));
+    if (!slots) return -1;
+    for (size_t k = 0; c->slots && k <= c->mask; k++) {
+        cache_slot e = c->slots[k];
+        if (!e.key_len) continue;
+        size_t i = (size_t)e.hash & (cap - 1);
+        while (slots[i].key_len) i = (i + 1) & (cap - 1);
+        slots[i] = e;
+    }
+    free(c->slots);
+    c->slots = slots;
+    c->mask = cap - 1;
+    return 0;
+}
+
+static int reserve_bytes(uint8_t **p, size_t *cap, size_t need) {
+    if (need <= *cap) return 0;
+    size_t grown_cap = *cap ? *cap : 4096;
+    while (grown_cap < need) grown_cap *= 2;
+    uint8_t *grown = (uint8_t *)realloc(*p, grown_cap);
+    if (!grown) return -1;
+    *p = grown;
+    *cap = grown_cap;
+    return 0;
+}
+
+/* Remember piece s[0..n) -> ids[0..m). Out of memory only means it is not remembered. */
+static void cache_put(fbpe_cache *c, const uint8_t *s, size_t n, uint64_t h, const uint32_t *ids,
+                      size_t m) {
+    if (c->size >= CACHE_MAX_ENTRIES) cache_clear(c);
+    if ((!c->slots || 2 * (c->size + 1) > c->mask + 1) && cache_grow(c)) return;
+    if (reserve_bytes(&c->keys, &c->keys_cap, c->keys_len + n)) return;
+    size_t vals_bytes = c->vals_cap * sizeof(uint32_t);
+    if (reserve_bytes((uint8_t **)&c->vals, &vals_bytes, (c->vals_len + m) * sizeof(uint32_t))) return;
+    c->vals_cap = vals_bytes / sizeof(uint32_t);
+    size_t i = (size_t)h & c->mask;
+    while (c->slots[i].key_len) i = (i + 1) & c->mask;
+    cache_slot *e = &c->slots[i];
+    e->hash = h;
+    e->key_off = (uint32_t)c->keys_len;
+    e->key_len = (uint32_t)n;
+    e->ids_off = (uint32_t)c->vals_len;
+    e->ids_len = (uint32_t)m;
+    memcpy(c->keys + c->keys_len, s, n);
+    memcpy(c->vals + c->vals_len, ids, m * sizeof(uint32_t));
+    c->keys_len += n;
+    c->vals_len += m;
+    c->size++;
+}
+
+fbpe_cache *fbpe_cache_take(fbpe_bpe *b) {
+    fbpe_cache *c = NULL;
+    spin_lock(&b->pool_lock);
+    if (b->pool_len) c = b->pool[--b->pool_len];
+    spin_unlock(&b->pool_lock);
+    if (!c) c = (fbpe_cache *)calloc(1, sizeof(fbpe_cache));
+    return c;
+}
+
+void fbpe_cache_give(fbpe_bpe *b, fbpe_cache *c) {
+    if (!c) return;
+    spin_lock(&b->pool_lock);
+    if (b->pool_len < FBPE_POOL_SIZE) {
+        b->pool[b->pool_len++] = c;
+        c = NULL;
+    }
+    spin_unlock(&b->pool_lock);
+    cache_free(c);
+}
+
+/* ---- encoding a piece ----------------------------------------------------------------- */
+
+int fbpe_encode_piece(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, size_t n,
+                      size_t readable, fbpe_ids *out) {
+    if (n == 0) return 0;
+    if (n == 1) { /* a byte is its own id */
+        if (fbpe_ids_reserve(out, 1)) return -1;
+        out->ids[out->len++] = s[0];
+        return 0;
+    }
+    piece_key key;
+    make_key(s, n, readable, &key);
+    uint32_t id = whole_token(b, s, n, &key);
+    if (id != FBPE_NO_RANK) {
+        if (fbpe_ids_reserve(out, 1)) return -1;
+        out->ids[out->len++] = id;
+        return 0;
+    }
+    uint64_t h = key.hash;
+    if (cache && n <= CACHE_MAX_PIECE) {
+        size_t m;
+        const uint32_t *hit = cache_get(cache, s, n, h, &m);
+        if (hit) return push_ids(out, hit, m);
+    }
+    uint32_t small[SHORT_PIECE];
+    uint32_t *ids = small;
+    if (n > SHORT_PIECE) {
+        ids = (uint32_t *)malloc(n * sizeof(uint32_t));
+        if (!ids) return -1;
+    }
+    size_t m = piece_symbols(b, s, n, ids);
+    m = fbpe_merge(b, ids, m, 0);
+    int rc = -1;
+    if (m != (size_t)-1) {
+        rc = push_ids(out, ids, m);
+        if (!rc && cache && n <= CACHE_MAX_PIECE) cache_put(cache, s, n, h, ids, m);
+    }
+    if (ids != small) free(ids);
+    return rc;
+}
+
+/* ---- building ------------------------------------------------------------------------- */
+
+static int pair_insert(fbpe_bpe *b, uint32_t left, uint32_t right, uint32_t id) {
+    uint64_t key = ((uint64_t)left << 32) | right;
+    size_t i = (size_t)hash_pair(key) & b->pair_mask;
+    while (b->pair_keys[i] != UINT64_MAX) {
+        if (b->pair_keys[i] == key) return -1; /* the same pair merged twice */
+        i = (i + 1) & b->pair_mask;
+    }
+    b->pair_keys[i] = key;
+    b->pair_ids[i] = id;
+    return 0;
+}
+
+static void vocab_insert(fbpe_bpe *b, uint32_t id) {
+    size_t len;
+    const uint8_t *t = token_bytes(b, id, &len);
+    piece_key k;
+    make_key(t, len, len, &k);
+    size_t i = (size_t)k.hash & b->vocab_mask;
+    while (b->vocab_slots[i].len) i = (i + 1) & b->vocab_mask;
+    fbpe_vocab_slot *e = &b->vocab_slots[i];
+    e->w0 = len <= INLINE_KEY ? k.w0 : k.hash;
+    e->w1 = k.w1;
+    e->len = (uint32_t)len;
+    e->id = id;
+    b->num_self_encoding++;
+}
+
+/* Does token id, encoded from its own bytes, come out as itself? True of every token a
+ * trainer makes from text, but not of every merge table one can write down (or import):
+ * only those tokens may be taken whole, or the shortcut would change the result. */
+static int encodes_to_itself(const fbpe_bpe *b, uint32_t id, uint32_t *scratch) {
+    size_t len;
+    const uint8_t *t = token_bytes(b, id, &len);
+    size_t m = piece_symbols(b, t, len, scratch);
+    m = fbpe_merge(b, scratch, m, 0);
+    return m == 1 && scratch[0] == id;
+}
+
+fbpe_bpe *fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint32_t *merges,
+                       size_t num_merges, const uint8_t *const *specials, const size_t *special_lens,
+                       size_t num_specials) {
+    fbpe_bpe *b = (fbpe_bpe *)calloc(1, sizeof(fbpe_bpe));
+    uint32_t *scratch = NULL;
+    if (!b) return NULL;
+    if (256 + num_atoms + num_merges + num_specials >= UINT32_MAX / 2) goto fail;
+    b->num_fixed = (uint32_t)(256 + num_atoms);
+    b->num_tokens = b->num_fixed + (uint32_t)num_merges;
+    b->num_ids = b->num_tokens + (uint32_t)num_specials;
+    uint32_t *left = (uint32_t *)malloc((num_merges + 1) * sizeof(uint32_t));
+    uint32_t *right = (uint32_t *)malloc((num_merges + 1) * sizeof(uint32_t));
+    b->left = left;
+    b->right = right;
+    if (!left || !right) goto fail;
+    for (size_t k = 0; k < num_merges; k++) {
+        left[k] = merges[2 * k];
+        right[k] = merges[2 * k + 1];
+        if (left[k] >= b->num_fixed + k || right[k] >= b->num_fixed + k) goto fail;
+    }
+
+    /* Bytes of every id. */
+    b->tok_off = (uint64_t *)malloc(((size_t)b->num_ids + 1) * sizeof(uint64_t));
+    if (!b->tok_off) goto fail;
+    uint64_t total;
+    {
+        /* Lengths first (a merge's parts come before it), then the bytes. */
+        uint64_t off = 0;
+        for (uint32_t i = 0; i < b->num_ids; i++) {
+            b->tok_off[i] = off;
+            uint64_t len;
+            if (i < 256)
+                len = 1;
+            else if (i < b->num_fixed)
+                len = 3;
+            else if (i < b->num_tokens) {
+                uint32_t k = i - b->num_fixed;
+                len = (b->tok_off[left[k] + 1] - b->tok_off[left[k]]) +
+                      (b->tok_off[right[k] + 1] - b->tok_off[right[k]]);
+            } else
+                len = special_lens[i - b->num_tokens];
+            off += len;
+            b->tok_off[i + 1] = off;
+        }
+        total = off;
+    }
+    b->tok_bytes = (uint8_t *)malloc(total ? total : 1);
+    if (!b->tok_bytes) goto fail;
+    for (uint32_t i = 0; i < b->num_ids; i++) {
+        uint8_t *dst = b->tok_bytes + b->tok_off[i];
+        if (i < 256) {
+            dst[0] = (uint8_t)i;
+        } else if (i < b->num_fixed) {
+            uint32_t cp = atom_cps[i - 256];
+            if (cp < 0xE000 || cp > 0xEFFF) goto fail;
+            dst[0] = 0xEE;
+            dst[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+            dst[2] = (uint8_t)(0x80 | (cp & 0x3F));
+        } else if (i < b->num_tokens) {
+            uint32_t k = i - b->num_fixed;
+            size_t l1, l2;
+            const uint8_t *p1 = token_bytes(b, left[k], &l1), *p2 = token_bytes(b, right[k], &l2);
+            memcpy(dst, p1, l1);
+            memcpy(dst + l1, p2, l2);
+        } else {
+            memcpy(dst, specials[i - b->num_tokens], special_lens[i - b->num_tokens]);
+        }
+    }
+
+    if (num_atoms) {
+        b->atom_of = (uint32_t *)calloc(0x1000, sizeof(uint32_t));
+        if (!b->atom_of) goto fail;
+        for (size_t k = 0; k < num_atoms; k++) b->atom_of[atom_cps[k] - 0xE000] = (uint32_t)(256 + k);
+    }
+
+    size_t cap = pow2_at_least(2 * num_merges + 2);
+    b->pair_keys = (uint64_t *)malloc(cap * sizeof(uint64_t));
+    b->pair_ids = (uint32_t *)malloc(cap * sizeof(uint32_t));
+    if (!b->pair_keys || !b->pair_ids) goto fail;
+    memset(b->pair_keys, 0xFF, cap * sizeof(uint64_t));
+    b->pair_mask = cap - 1;
+    for (size_t k = 0; k < num_merges; k++)
+        if (pair_insert(b, left[k], right[k], b->num_fixed + (uint32_t)k)) goto fail;
+
+    cap = pow2_at_least(2 * (num_atoms + num_merges) + 2);
+    b->vocab_slots = (fbpe_vocab_slot *)calloc(cap, sizeof(fbpe_vocab_slot));
+    if (!b->vocab_slots) goto fail;
+    b->vocab_mask = cap - 1;
+    for (uint32_t i = 256; i < b->num_fixed; i++) vocab_insert(b, i);
+    size_t longest = 1;
+    for (uint32_t i = b->num_fixed; i < b->num_tokens; i++) {
+        size_t len = (size_t)(b->tok_off[i + 1] - b->tok_off[i]);
+        if (len > longest) longest = len;
+    }
+    scratch = (uint32_t *)malloc(longest * sizeof(uint32_t));
+    if (!scratch) goto fail;
+    for (uint32_t i = b->num_fixed; i < b->num_tokens; i++)
+        if (encodes_to_itself(b, i, scratch)) vocab_insert(b, i);
+    free(scratch);
+    return b;
+fail:
+    free(scratch);
+    fbpe_bpe_free(b);
+    return NULL;
+}
+
+void fbpe_bpe_free(fbpe_bpe *b) {
+    if (!b) return;
+    free((void *)b->left);
+    free((void *)b->right);
+    free(b->pair_keys);
+    free(b->pair_ids);
+    free(b->tok_off);
+    free(b->tok_bytes);
+    free(b->vocab_slots);
+    free(b->atom_of);
+    for (size_t k = 0; k < b->pool_len; k++) cache_free(b->pool[k]);
+    free(b);
+}
+
+/* ---- decoding ------------------------------------------------------------------------- */
+
+size_t fbpe_decoded_size(const fbpe_bpe *b, const uint32_t *ids, size_t n) {
+    size_t total = 0;
+    for (size_t k = 0; k < n; k++) total += (size_t)(b->tok_off[ids[k] + 1] - b->tok_off[ids[k]]);
+    return total;
+}
+
+void fbpe_decode(const fbpe_bpe *b, const uint32_t *ids, size_t n, uint8_t *out) {
+    for (size_t k = 0; k < n; k++) {
+        size_t len;
+        const uint8_t *t = token_bytes(b, ids[k], &len);
+        memcpy(out, t, len);
+        out += len;
+    }
+}
+
+/* ---- rank tables: tiktoken's procedure, to read a .tiktoken file ------------------------ */
+
+struct fbpe_ranks {
+    fbpe_vocab_slot *slots;
+    size_t mask;
+    const uint8_t *arena;
+    const uint64_t *off;
+    uint32_t num;
+};
+
+/* The rank of the bytes s[0..n), or FBPE_NO_RANK. */
+static uint32_t rank_of_bytes(const fbpe_ranks *t, const uint8_t *s, size_t n) {
+    piece_key k;
+    make_key(s, n, n, &k);
+    size_t i = (size_t)k.hash & t->mask;
+    for (;;) {
+        const fbpe_vocab_slot *e = &t->slots[i];
+        if (!e->len) return FBPE_NO_RANK;
+        if (e->len == n) {
+            if (n <= INLINE_KEY) {
+                if (e->w0 == k.w0 && e->w1 == k.w1) return e->id;
+            } else if (e->w0 == k.hash && memcmp(t->arena + t->off[e->id], s, n) == 0) {
+                return e->id;
+            }
+        }
+        i = (i + 1) & t->mask;
+    }
+}
+
+fbpe_ranks *fbpe_ranks_new(const uint8_t *arena, const uint64_t *off, uint32_t num) {
+    fbpe_ranks *t = (fbpe_ranks *)calloc(1, sizeof(fbpe_ranks));
+    if (!t) return NULL;
+    size_t cap = pow2_at_least(2 * (size_t)num + 2);
+    t->slots = (fbpe_vocab_slot *)calloc(cap, sizeof(fbpe_vocab_slot));
+    if (!t->slots) {
+        free(t);
+        return NULL;
+    }
+    t->mask = cap - 1;
+    t->arena = arena;
+    t->off = off;
+    t->num = num;
+    for (uint32_t r = 0; r < num; r++) {
+        const uint8_t *s = arena + off[r];
+        size_t n = (size_t)(off[r + 1] - off[r]);
+        piece_key k;
+        make_key(s, n, n, &k);
+        size_t i = (size_t)k.hash & t->mask;
+        while (t->slots[i].len) i = (i + 1) & t->mask;
+        t->slots[i].w0 = n <= INLINE_KEY ? k.w0 : k.hash;
+        t->slots[i].w1 = k.w1;
+        t->slots[i].len = (uint32_t)n;
+        t->slots[i].id = r;
+    }
+    return t;
+}
+
+void fbpe_ranks_free(fbpe_ranks *t) {
+    if (!t) return;
+    free(t->slots);
+    free(t);
+}
+
+size_t fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *cut) {
+    const uint8_t *s = t->arena + t->off[r];
+    size_t n = (size_t)(t->off[r + 1] - t->off[r]);
+    /* Parts are s[starts[i] .. starts[i + 1]); pair_rank[i] is the rank of parts i and i+1
+     * joined, kept up to date as tiktoken keeps it. */
+    size_t *starts = (size_t *)malloc((n + 1) * sizeof(size_t));
+    uint32_t *pair_rank = (uint32_t *)malloc((n + 1) * sizeof(uint32_t));
+    size_t m = n;
+    if (!starts || !pair_rank) {
+        free(starts);
+        free(pair_rank);
+        return 0;
+    }
+    for (size_t i = 0; i <= n; i++) starts[i] = i;
+#define JOINED(i) ((i) + 2 <= m ? rank_of_bytes(t, s + starts[i], starts[(i) + 2] - starts[i]) : FBPE_NO_RANK)
+#define BELOW(x) ((x) < r ? (x) : FBPE_NO_RANK)
+    for (size_t i = 0; i + 1 < m; i++) pair_rank[i] = BELOW(JOINED(i));
+    while (m > 1) {
+        size_t at;
+        if (lowest_rank(pair_rank, m - 1, &at) == FBPE_NO_RANK) break;
+        memmove(starts + at + 1, starts + at + 2, (m - at - 1) * sizeof(size_t));
+        if (m >= at + 3) memmove(pair_rank + at + 1, pair_rank + at + 2, (m - at - 3) * sizeof(uint32_t));
+        m--;
+        if (at > 0) pair_rank[at - 1] = BELOW(JOINED(at - 1));
+        if (at + 1 < m) pair_rank[at] = BELOW(JOINED(at));
+    }
+#undef JOINED
+#undef BELOW
+    *cut = m > 1 ? starts[1] : n;
+    free(starts);
+    free(pair_rank);
+    return m;
+}

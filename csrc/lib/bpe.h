@@ -1,0 +1,122 @@
+/* The BPE encoder core: a merge table applied to pieces, with no Python in sight.
+ *
+ * A piece is the UTF-8 text form of one pre-tokenized piece (for the plain scheme, just its
+ * bytes). Encoding it:
+ *
+ *   1. a piece that is itself a token (and encodes to itself) is that token: one hash probe;
+ *   2. a piece seen before in this cache is looked up (pieces repeat a lot in real text);
+ *   3. otherwise its symbols (bytes, atoms as one id each) are merged by rank, lowest merged
+ *      id first: a plain scan for short pieces, a sweep over buckets of positions for long
+ *      ones, so that a megabyte of spaces costs about as much as a megabyte of prose.
+ *
+ * The table is read-only once built, so any number of threads may encode with it at once;
+ * each thread takes a cache of its own from the encoder's pool (fbpe_cache_take).
+ */
+#ifndef FBPE_BPE_H
+#define FBPE_BPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A growable array of token ids: where encoded pieces go. */
+typedef struct {
+    uint32_t *ids;
+    size_t len, cap;
+} fbpe_ids;
+
+void fbpe_ids_init(fbpe_ids *v);
+void fbpe_ids_free(fbpe_ids *v);
+/* Room for `extra` more ids. 0, or -1 when out of memory (v unchanged). */
+int fbpe_ids_reserve(fbpe_ids *v, size_t extra);
+
+typedef struct fbpe_cache fbpe_cache;
+
+/* A token in the table of whole tokens: its bytes inline when they are at most 16 (zero
+ * padded), else w0 is their hash and the bytes are compared in tok_bytes. len 0: empty. */
+typedef struct {
+    uint64_t w0, w1;
+    uint32_t len, id;
+} fbpe_vocab_slot;
+
+#define FBPE_NO_RANK UINT32_MAX
+/* At most this many cached caches wait in the pool; more concurrent callers make their own. */
+#define FBPE_POOL_SIZE 64
+
+typedef struct {
+    uint32_t num_fixed;  /* bytes + atoms: the first merge id */
+    uint32_t num_tokens; /* bytes + atoms + merges: the ids BPE can produce */
+    uint32_t num_ids;    /* plus special tokens: every id that decodes */
+    const uint32_t *left, *right; /* merge k = id num_fixed + k is (left[k], right[k]) */
+
+    /* (left, right) -> merged id. Open addressing; key UINT64_MAX is an empty slot. */
+    uint64_t *pair_keys;
+    uint32_t *pair_ids;
+    size_t pair_mask;
+
+    /* Text-form bytes of every id: tok_bytes[tok_off[i] .. tok_off[i+1]). */
+    uint64_t *tok_off;
+    uint8_t *tok_bytes;
+
+    /* Whole tokens: text-form bytes -> id, for every token whose own bytes encode to it. */
+    fbpe_vocab_slot *vocab_slots;
+    size_t vocab_mask;
+    uint32_t num_self_encoding; /* tokens in vocab_slots */
+
+    /* Atoms: atom_of[cp - 0xE000] is the atom id of a private-use code point, 0 when that
+     * code point is not an atom. NULL for a scheme without atoms. */
+    uint32_t *atom_of;
+
+    /* Caches waiting to be taken (a tiny lock guards the array). */
+    fbpe_cache *pool[FBPE_POOL_SIZE];
+    size_t pool_len;
+    int pool_lock;
+} fbpe_bpe;
+
+/* Build the table. `atom_cps` gives the code point (U+E000..U+EFFF) of each atom, ids 256
+ * on; `merges` holds 2*num_merges ids (left, right); `specials` the UTF-8 bytes of each
+ * special token. Returns NULL when out of memory or when the input is inconsistent (a merge
+ * naming an id that does not exist before it, an atom outside U+E000..U+EFFF). */
+fbpe_bpe *fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint32_t *merges,
+                       size_t num_merges, const uint8_t *const *specials, const size_t *special_lens,
+                       size_t num_specials);
+void fbpe_bpe_free(fbpe_bpe *b);
+
+/* The merged id of the pair (a, b), or FBPE_NO_RANK. Its rank: a lower id merged earlier. */
+uint32_t fbpe_rank(const fbpe_bpe *b, uint32_t left, uint32_t right);
+
+/* Apply the merges to ids[0..n) in place; returns the new length, or (size_t)-1 when out of
+ * memory. method: 0 chooses by length, 1 forces the short scan, 2 the sweep, 3 the rounds
+ * over runs (finishing with the sweep when they give up): for tests. */
+size_t fbpe_merge(const fbpe_bpe *b, uint32_t *ids, size_t n, int method);
+
+/* Encode one piece of text-form UTF-8 and append its ids to out. cache may be NULL.
+ * readable: how many bytes from s may be read (at least n; more lets short pieces be read
+ * with whole-word loads). Returns 0, or -1 when out of memory. */
+int fbpe_encode_piece(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, size_t n,
+                      size_t readable, fbpe_ids *out);
+
+/* The id of the token whose text-form bytes are s[0..n) and which encodes to itself, or
+ * FBPE_NO_RANK. */
+uint32_t fbpe_whole_token(const fbpe_bpe *b, const uint8_t *s, size_t n);
+
+/* A cache for one thread at a time: from the pool, or new (NULL when out of memory). */
+fbpe_cache *fbpe_cache_take(fbpe_bpe *b);
+/* Hand a cache back to the pool (or free it when the pool is full). */
+void fbpe_cache_give(fbpe_bpe *b, fbpe_cache *c);
+
+/* Total bytes of the tokens ids[0..n) (ids must be < num_ids). */
+size_t fbpe_decoded_size(const fbpe_bpe *b, const uint32_t *ids, size_t n);
+/* Write the bytes of ids[0..n) to out (fbpe_decoded_size bytes). */
+void fbpe_decode(const fbpe_bpe *b, const uint32_t *ids, size_t n, uint8_t *out);
+
+/* ---- rank tables: reading tiktoken's files ----
+ * A .tiktoken file has ranks, not merges; each token's parts are what tiktoken's procedure
+ * (merge the adjacent pair whose joined bytes have the lowest rank) makes of its bytes with
+ * the ranks below it. Token r is arena[off[r] .. off[r + 1]); ranks are 0 .. num-1. */
+typedef struct fbpe_ranks fbpe_ranks;
+fbpe_ranks *fbpe_ranks_new(const uint8_t *arena, const uint64_t *off, uint32_t num);
+void fbpe_ranks_free(fbpe_ranks *t);
+/* How many parts token r comes out as (0: out of memory); *cut is where the first ends. */
+size_t fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *cut);
+
+#endif

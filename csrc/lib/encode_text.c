@@ -1,0 +1,96 @@
+/* Encoding whole texts; see encode_text.h. */
+#include "encode_text.h"
+
+/* The scanner is compiled into this file when the tree has it (a single translation unit,
+ * so that each pattern's scanner is inlined into its loop below). */
+#if defined(__has_include)
+#if __has_include("scanners.h") && __has_include("scan.c")
+#define FBPE_HAVE_SCANNER 1
+#include "scan.c"
+#endif
+#endif
+
+#if defined(_MSC_VER)
+#include <windows.h>
+static size_t take_next(size_t *next) {
+    return (size_t)InterlockedIncrement64((volatile LONG64 *)next) - 1;
+}
+#else
+static size_t take_next(size_t *next) { return __atomic_fetch_add(next, 1, __ATOMIC_RELAXED); }
+#endif
+
+#ifdef FBPE_HAVE_SCANNER
+
+int fbpe_have_scanner(void) { return 1; }
+
+void fbpe_text_install_classes(const uint8_t *table, const uint32_t *fold_cps, const char *fold_letters,
+                               size_t num_folds) {
+    fbpe_install_classes(table, fold_cps, fold_letters, num_folds);
+}
+
+/* One loop per pattern, so that the compiler inlines that pattern's scanner into it. */
+#define ENCODE_LOOP(END_FN)                                                                    \
+    while (i < n) {                                                                            \
+        size_t e = END_FN(s, i, n);                                                            \
+        if (fbpe_encode_piece(b, cache, s + i, e - i, n - i, out)) return -1;                  \
+        i = e;                                                                                 \
+    }
+
+int fbpe_encode_text(const fbpe_bpe *b, fbpe_cache *cache, int which, const uint8_t *s, size_t n,
+                     fbpe_ids *out) {
+    size_t i = 0;
+    /* Real text has about one token per four bytes; growing from there is rare. */
+    if (fbpe_ids_reserve(out, n / 4 + 16)) return -1;
+    switch (which) {
+    case FBPE_TEXT_GPT2:
+        ENCODE_LOOP(fbpe_gpt2_end)
+        break;
+    case FBPE_TEXT_GPT4:
+        ENCODE_LOOP(fbpe_gpt4_end)
+        break;
+    case FBPE_TEXT_O200K:
+        ENCODE_LOOP(fbpe_o200k_end)
+        break;
+    default:
+        ENCODE_LOOP(fbpe_functionalizer_end)
+        break;
+    }
+    return 0;
+}
+
+#else
+
+int fbpe_have_scanner(void) { return 0; }
+
+void fbpe_text_install_classes(const uint8_t *table, const uint32_t *fold_cps, const char *fold_letters,
+                               size_t num_folds) {
+    (void)table;
+    (void)fold_cps;
+    (void)fold_letters;
+    (void)num_folds;
+}
+
+int fbpe_encode_text(const fbpe_bpe *b, fbpe_cache *cache, int which, const uint8_t *s, size_t n,
+                     fbpe_ids *out) {
+    (void)b;
+    (void)cache;
+    (void)which;
+    (void)s;
+    (void)n;
+    (void)out;
+    return FBPE_NO_SCANNER;
+}
+
+#endif
+
+void fbpe_encode_batch(fbpe_bpe *b, int which, fbpe_text_batch *batch) {
+    fbpe_cache *cache = fbpe_cache_take(b);
+    for (;;) {
+        size_t k = take_next(&batch->next);
+        if (k >= batch->num_units) break;
+        fbpe_text_unit *u = &batch->units[k];
+        fbpe_ids_init(&u->out);
+        u->failed = fbpe_encode_text(b, cache, which, u->data, u->len, &u->out);
+    }
+    fbpe_cache_give(b, cache);
+}

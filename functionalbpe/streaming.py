@@ -1,0 +1,119 @@
+"""Decoding ids as they arrive: streaming generation.
+
+A model emits one token at a time, and a token may end in the middle of a character (the
+first two bytes of an emoji) or, with a scheme, before the text of an atom is settled (a
+case code before its word). :class:`StreamDecoder` returns, for every call, exactly the text
+that can no longer change, and holds the rest back. Whatever the chunking, what it returns
+joins to ``tokenizer.decode(all ids)``; with ``errors="strict"`` it raises where ``decode``
+would, naming the token.
+
+Example::
+
+    >>> import functionalbpe as fb
+    >>> tok = fb.train(["héllo"], vocab_size=256, progress=False)
+    >>> d = tok.stream_decoder()
+    >>> [d.feed([i]) for i in tok.encode("hé!")] + [d.finish()]
+    ['h', '', 'é', '!', '']
+"""
+from __future__ import annotations
+
+import codecs
+import operator
+from bisect import bisect_right
+from typing import TYPE_CHECKING, Iterable, List, Tuple, Union
+
+from .errors import DecodeError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .tokenizer import Tokenizer
+
+
+class StreamDecoder:
+    """Incremental decoding for one stream of ids (make one with ``tok.stream_decoder()``).
+
+    Not for use from several threads at once; make one decoder per stream.
+    """
+
+    def __init__(self, tokenizer: "Tokenizer", errors: str = "strict") -> None:
+        codecs.lookup_error(errors)  # an unknown handler fails now, not at the first byte
+        self._tok = tokenizer
+        self._errors = errors
+        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors)
+        self._pending = ""  # text form received but not yet decodable (schemes)
+        self._fed = 0  # ids received so far
+        # (end byte offset in this segment, stream position) of the tokens that the bytes
+        # being decoded come from: the current run, and those the decoder holds back bytes
+        # of (at most 3 bytes); enough to say which token a UTF-8 error is in.
+        self._ends: List[Tuple[int, int]] = []
+        self._segment_bytes = 0
+
+    def feed(self, ids: Union[int, Iterable[int]]) -> str:
+        """Take more ids; return the text that is now final (possibly empty)."""
+        try:
+            ids = [operator.index(ids)]  # type: ignore[arg-type]
+        except TypeError:
+            ids = list(ids)  # type: ignore[arg-type]
+        internal = self._tok._checked_ids(ids)
+        first_special = self._tok.alphabet.first_special
+        out: List[str] = []
+        run: List[int] = []
+        for token in internal:
+            if token < first_special:
+                run.append(token)
+                continue
+            if run:
+                out.append(self._text(run))
+                run = []
+            out.append(self._end_segment())
+            out.append(self._tok.alphabet.specials[token - first_special])
+            self._fed += 1
+        if run:
+            out.append(self._text(run))
+        return "".join(out)
+
+    def finish(self) -> str:
+        """The end of the stream: return what was held back (an incomplete character is
+        an error with ``errors="strict"``, U+FFFD with ``"replace"``)."""
+        return self._end_segment()
+
+    def _text(self, run: List[int]) -> str:
+        data = self._tok._joined_bytes(run)
+        table = self._tok.alphabet.all_token_bytes()
+        held_from = self._segment_bytes - 3
+        self._ends = [e for e in self._ends if e[0] > held_from]
+        for token in run:
+            self._segment_bytes += len(table[token])
+            self._ends.append((self._segment_bytes, self._fed))
+            self._fed += 1
+        text = self._utf8_decode(data, final=False)
+        if not self._tok.scheme.atoms:
+            return text
+        self._pending += text
+        cut = self._tok.scheme.decodable_prefix(self._pending)
+        ready, self._pending = self._pending[:cut], self._pending[cut:]
+        return self._tok._scheme_decode(ready, self._errors) if ready else ""
+
+    def _end_segment(self) -> str:
+        """Text before a special token (or the end) is decoded as a whole, as decode() does."""
+        text = self._pending + self._utf8_decode(b"", final=True)
+        self._pending = ""
+        self._utf8.reset()
+        self._segment_bytes = 0
+        self._ends.clear()
+        if self._tok.scheme.atoms and text:
+            return self._tok._scheme_decode(text, self._errors)
+        return text
+
+    def _utf8_decode(self, data: bytes, final: bool) -> str:
+        held = len(self._utf8.getstate()[0])
+        try:
+            return self._utf8.decode(data, final)
+        except UnicodeDecodeError as exc:
+            # exc.start counts from the held-back bytes, which end where data starts.
+            offset = self._segment_bytes - len(data) - held + exc.start
+            ends = [end for end, _ in self._ends]
+            position = self._ends[min(bisect_right(ends, offset), len(ends) - 1)][1]
+            raise DecodeError(
+                f"the ids do not decode to valid UTF-8: token {position} of the stream is cut "
+                f"inside a character ({exc.reason}); pass errors='replace' to decode it as U+FFFD"
+            ) from None
