@@ -4,14 +4,7 @@
 
 #include <string.h>
 
-#if defined(_MSC_VER)
-#include <windows.h>
-static size_t take_next(size_t *next) {
-    return (size_t)InterlockedIncrement64((volatile LONG64 *)next) - 1;
-}
-#else
-static size_t take_next(size_t *next) { return __atomic_fetch_add(next, 1, __ATOMIC_RELAXED); }
-#endif
+#include "take_next.h"
 
 /* The table outgrows the fastest caches on real text (a long tail of rare pieces), and an
  * insertion that waits for its index slot, then for its entry, to come from memory costs as
@@ -108,7 +101,7 @@ int fbpe_count_text(const fbpe_count_config *cfg, const fbpe_parts *t, const uin
 void fbpe_count_batch(const fbpe_count_config *cfg, const fbpe_parts *t, fbpe_batch *batch,
                       fbpe_count_error *err) {
     for (;;) {
-        size_t k = take_next(&batch->next);
+        size_t k = fbpe_take_next(&batch->next);
         if (k >= batch->num_units) return;
         const fbpe_unit *u = &batch->units[k];
         if (u->validate) {
