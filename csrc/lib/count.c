@@ -1,10 +1,9 @@
 /* Counting pieces into a table; see count.h. */
 #include "count.h"
 #include "scanners.h"
+#include "take_next.h"
 
 #include <string.h>
-
-#include "take_next.h"
 
 /* The table outgrows the fastest caches on real text (a long tail of rare pieces), and an
  * insertion that waits for its index slot, then for its entry, to come from memory costs as
