@@ -83,6 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="a scheme option, e.g. --option case=false --option normalize=NFC (repeatable)",
     )
     p.add_argument("--encoding-errors", default="strict", choices=["strict", "replace"], help="invalid UTF-8 in input")
+    p.add_argument("--field", default="text", help="the field holding the text in .jsonl files (default: text)")
+    p.add_argument("--max-chars", type=int, default=None, metavar="N", help="read at most N characters in all")
+    p.add_argument("--max-doc-chars", type=int, default=None, metavar="N", help="keep the first N characters of a longer document")
     p.add_argument("--out", "-o", default="tokenizer.json", help="where to write the tokenizer (default: tokenizer.json)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     p.set_defaults(run=cmd_train)
@@ -166,7 +169,13 @@ def parse_options(items: List[str]) -> Dict[str, Any]:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    corpus = files(*args.inputs, errors=args.encoding_errors)
+    corpus = files(
+        *args.inputs,
+        errors=args.encoding_errors,
+        field=args.field,
+        max_chars=args.max_chars,
+        max_doc_chars=args.max_doc_chars,
+    )
     start = time.perf_counter()
     tok = train(
         corpus,

@@ -4,8 +4,18 @@
 directories (every non-hidden text file below them) and glob patterns. Nothing is read until
 the corpus is iterated, and each file is read when its turn comes.
 
+A file is one document, except ``.jsonl`` files: one JSON object per line, the document in
+its ``field`` (``"text"`` by default). A name ending in ``.gz`` is decompressed on the fly
+(``a.txt.gz``, ``b.jsonl.gz``).
+
 Input must be UTF-8. By default a bad byte is an error that names the file and the byte
 offset; ``errors="replace"`` substitutes U+FFFD instead.
+
+Large corpora: :meth:`Files.units` reads a file in blocks cut at safe boundaries
+(:mod:`functionalbpe.chunking`), so that counting holds one block at a time, and never
+decodes the bytes at all on the compiled path. ``max_chars`` stops reading after that many
+characters in all; ``max_doc_chars`` keeps only the start of a longer document. Both apply
+to every way of reading, so ``list(files(...))`` and the blocks hold the same text.
 
 Example::
 
@@ -15,31 +25,91 @@ Example::
 """
 from __future__ import annotations
 
+import codecs
 import glob
+import gzip
+import json
 import os
+from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, List, Union
+from typing import BinaryIO, Iterator, List, Optional, Sequence, Union
 
+from . import chunking
 from .errors import CorpusError
 
 PathLike = Union[str, "os.PathLike[str]"]
 _GLOB_CHARS = set("*?[")
 # How much of a file found in a directory is sniffed for NUL bytes (binary files are skipped).
 _SNIFF = 8192
+# Bytes read from a file at a time when streaming; a block is then cut at a safe boundary.
+BLOCK_BYTES = 4 << 20
+
+
+@dataclass
+class ReadStats:
+    """What the last pass over a :class:`Files` read (after the caps)."""
+
+    files: int = 0
+    documents: int = 0
+    chars: int = 0
+    truncated_documents: int = 0
+    stopped_at_max_chars: bool = False
 
 
 class Files:
-    """The documents of a list of files, one document per file, read lazily."""
+    """The documents of a list of files, read lazily (see the module docstring)."""
 
-    def __init__(self, paths: List[Path], errors: str = "strict") -> None:
+    def __init__(
+        self,
+        paths: List[Path],
+        errors: str = "strict",
+        *,
+        field: str = "text",
+        max_chars: Optional[int] = None,
+        max_doc_chars: Optional[int] = None,
+        block_bytes: int = BLOCK_BYTES,
+    ) -> None:
         if errors not in ("strict", "replace"):
             raise CorpusError(f"errors must be 'strict' or 'replace', got {errors!r}")
+        for name, value in (("max_chars", max_chars), ("max_doc_chars", max_doc_chars)):
+            if value is not None and (not isinstance(value, int) or value < 0):
+                raise CorpusError(f"{name} must be a non-negative integer or None, got {value!r}")
+        if not isinstance(field, str) or not field:
+            raise CorpusError(f"field must be a non-empty str, got {field!r}")
         self.paths = paths
         self.errors = errors
+        self.field = field
+        self.max_chars = max_chars
+        self.max_doc_chars = max_doc_chars
+        self.block_bytes = max(16, int(block_bytes))
+        self.stats = ReadStats()
 
     def __iter__(self) -> Iterator[str]:
-        for path in self.paths:
-            yield read_text(path, self.errors)
+        """The documents, whole (a text file is read at once)."""
+        for doc in self._documents():
+            if isinstance(doc, str):
+                yield doc
+            else:
+                yield "".join(block.decode("utf-8") for block in doc)
+
+    def units(self, special_tokens: Sequence[str] = ()) -> Iterator[Union[str, bytes]]:
+        """The text in order, in pieces of bounded size: valid UTF-8 ``bytes`` blocks of a
+        text file, cut at safe boundaries, and whole ``str`` documents of a JSONL file. A
+        unit never spans two documents, nor an occurrence of one of ``special_tokens``; the
+        pieces of the units are those of the documents.
+        """
+        avoid = [s.encode("utf-8", "surrogatepass") for s in special_tokens if s]
+        for doc in self._documents():
+            if isinstance(doc, str):
+                yield doc
+            else:
+                yield from _cut_safely(doc, avoid)
+
+    def chunks(self, special_tokens: Sequence[str] = ()) -> Iterator[str]:
+        """:meth:`units` as text."""
+        for unit in self.units(special_tokens):
+            yield unit if isinstance(unit, str) else unit.decode("utf-8")
 
     def __len__(self) -> int:
         return len(self.paths)
@@ -50,9 +120,73 @@ class Files:
     def __repr__(self) -> str:
         return f"<functionalbpe.Files: {len(self.paths)} files>"
 
+    # ---- reading ----
 
-def files(*patterns: PathLike, errors: str = "strict") -> Files:
+    def _documents(self) -> Iterator[Union[str, Iterator[bytes]]]:
+        """Each document, capped: a str (JSONL) or an iterator of valid UTF-8 blocks."""
+        self.stats = stats = ReadStats()
+        for path in self.paths:
+            if self.max_chars is not None and stats.chars >= self.max_chars:
+                stats.stopped_at_max_chars = True
+                return
+            stats.files += 1
+            if _is_jsonl(path):
+                for doc in _jsonl_documents(path, self.field, self.errors):
+                    room = self._room()
+                    if room is not None and len(doc) > room:
+                        doc = doc[:room]
+                        stats.truncated_documents += 1
+                    stats.documents += 1
+                    stats.chars += len(doc)
+                    yield doc
+                    if self.max_chars is not None and stats.chars >= self.max_chars:
+                        stats.stopped_at_max_chars = True
+                        return
+            else:
+                stats.documents += 1
+                yield self._capped(_utf8_blocks(path, self.errors, self.block_bytes))
+
+    def _room(self) -> Optional[int]:
+        """How many more characters the current document may have."""
+        room = self.max_doc_chars
+        if self.max_chars is not None:
+            left = self.max_chars - self.stats.chars
+            room = left if room is None else min(room, left)
+        return room
+
+    def _capped(self, blocks: Iterator[bytes]) -> Iterator[bytes]:
+        room = self._room()
+        with closing(blocks):  # stopping early closes the file at once
+            for block in blocks:
+                if room is not None:
+                    chars = chunking.utf8_length(block)
+                    if chars > room:
+                        block = block[: chunking.utf8_prefix(block, room)]
+                        self.stats.truncated_documents += 1
+                        self.stats.chars += room
+                        if block:
+                            yield block
+                        return
+                    room -= chars
+                    self.stats.chars += chars
+                else:
+                    self.stats.chars += chunking.utf8_length(block)
+                if block:
+                    yield block
+
+
+def files(
+    *patterns: PathLike,
+    errors: str = "strict",
+    field: str = "text",
+    max_chars: Optional[int] = None,
+    max_doc_chars: Optional[int] = None,
+) -> Files:
     """Name the files of a corpus: paths, directories and glob patterns (``**`` recurses).
+
+    ``field``: the key of the document in each line of a ``.jsonl`` file. ``max_chars``:
+    stop after this many characters in all. ``max_doc_chars``: keep only the first this
+    many characters of a longer document.
 
     A missing file, a pattern that matches nothing and a directory without a text file are
     errors, each naming the argument.
@@ -74,7 +208,7 @@ def files(*patterns: PathLike, errors: str = "strict") -> Files:
                 raise CorpusError(f"{text}: no such file or directory")
             found.extend(_expand(path, explicit=True))
     unique = list(dict.fromkeys(found))
-    return Files(unique, errors)
+    return Files(unique, errors, field=field, max_chars=max_chars, max_doc_chars=max_doc_chars)
 
 
 def _expand(path: Path, explicit: bool) -> List[Path]:
@@ -98,19 +232,23 @@ def _expand(path: Path, explicit: bool) -> List[Path]:
 
 def _looks_binary(path: Path) -> bool:
     try:
-        with open(path, "rb") as fh:
+        with _open(path) as fh:
             return b"\0" in fh.read(_SNIFF)
+    except (OSError, EOFError, gzip.BadGzipFile):
+        return True  # a .gz file that is not gzip: not a text file we can read
     except OSError as exc:
         raise CorpusError(f"{path}: cannot read: {exc.strerror}") from None
 
 
 def read_text(path: PathLike, errors: str = "strict") -> str:
-    """Read a UTF-8 file; a bad byte is a :class:`CorpusError` naming file and offset."""
+    """Read a UTF-8 file (``.gz``: decompressed); a bad byte is a :class:`CorpusError`
+    naming file and offset."""
     try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise CorpusError(f"{path}: cannot read: {exc.strerror}") from None
-    return decode_utf8(data, str(path), errors)
+        with _open(Path(path)) as fh:
+            data = fh.read()
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise CorpusError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    return decode_utf8(data, _display(Path(path)), errors)
 
 
 def decode_utf8(data: bytes, name: str, errors: str = "strict", base_offset: int = 0) -> str:
@@ -118,9 +256,147 @@ def decode_utf8(data: bytes, name: str, errors: str = "strict", base_offset: int
     try:
         return data.decode("utf-8", errors=errors)
     except UnicodeDecodeError as exc:
-        bad = data[exc.start : exc.end]
-        raise CorpusError(
-            f"{name}: invalid UTF-8 at byte offset {base_offset + exc.start} "
-            f"(bytes {bad.hex(' ')}: {exc.reason}); convert the file to UTF-8, or pass "
-            "errors='replace' (CLI: --encoding-errors replace) to read bad bytes as U+FFFD"
-        ) from None
+        raise _bad_utf8(name, data, exc, base_offset) from None
+
+
+def _bad_utf8(name: str, data: bytes, exc: UnicodeDecodeError, base_offset: int) -> CorpusError:
+    bad = data[exc.start : exc.end]
+    return CorpusError(
+        f"{name}: invalid UTF-8 at byte offset {base_offset + exc.start} "
+        f"(bytes {bad.hex(' ')}: {exc.reason}); convert the file to UTF-8, or pass "
+        "errors='replace' (CLI: --encoding-errors replace) to read bad bytes as U+FFFD"
+    )
+
+
+# ---- streaming ----
+
+
+def _open(path: Path) -> BinaryIO:
+    if path.name.endswith(".gz"):
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    return open(path, "rb")
+
+
+def _display(path: Path) -> str:
+    # Offsets in a compressed file count bytes of the decompressed text: say so.
+    return f"{path} (decompressed)" if path.name.endswith(".gz") else str(path)
+
+
+def _is_jsonl(path: Path) -> bool:
+    name = path.name[:-3] if path.name.endswith(".gz") else path.name
+    return name.endswith(".jsonl")
+
+
+def _utf8_blocks(path: Path, errors: str, block_bytes: int) -> Iterator[bytes]:
+    """The file as valid UTF-8 blocks (a character is never split between two)."""
+    name = _display(path)
+    carry = b""
+    position = 0  # file offset of carry[0]
+    replacing = None  # an incremental decoder, once errors="replace" met a bad byte
+    try:
+        with _open(path) as fh:
+            while True:
+                raw = fh.read(block_bytes)
+                final = not raw
+                if replacing is not None:
+                    text = replacing.decode(raw, final)
+                    if text:
+                        yield text.encode("utf-8")
+                    if final:
+                        return
+                    continue
+                data = carry + raw if carry else raw
+                bad, incomplete = chunking.utf8_invalid(data)
+                if bad == len(data):
+                    carry = b""
+                elif incomplete and not final:
+                    carry = data[bad:]  # a character cut by the block's end: finish it next time
+                    data = data[:bad]
+                elif errors == "strict":
+                    raise _bad_utf8(name, data, _decode_error(data), position)
+                else:
+                    replacing = codecs.getincrementaldecoder("utf-8")("replace")
+                    text = replacing.decode(data, final)
+                    carry = b""
+                    if text:
+                        yield text.encode("utf-8")
+                    if final:
+                        return
+                    continue
+                position += len(data)
+                if data:
+                    yield data
+                if final:
+                    return
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise CorpusError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def _decode_error(data: bytes) -> UnicodeDecodeError:
+    """Python's own account of the first bad byte of ``data`` (which has one)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc
+    raise ValueError("no invalid UTF-8 in data")  # the caller found some: a bug if reached
+
+
+def _cut_safely(blocks: Iterator[bytes], avoid: Sequence[bytes] = ()) -> Iterator[bytes]:
+    """Re-cut the blocks of one document at safe boundaries (chunking.py), so that every
+    unit's pieces are the document's pieces there, and never inside an occurrence of a
+    byte string of ``avoid`` (special tokens). A stretch without a safe place (a megabyte of
+    spaces) stays in one unit, however long."""
+    pending = bytearray()
+    # A cut at c is judged on the bytes from c on: one for the patterns, a whole token for
+    # a special token that might start before c.
+    margin = max([1] + [len(token) for token in avoid])
+    searched = 0  # no usable cut at or before this offset of pending
+    for block in blocks:
+        pending += block
+        top = len(pending) - margin
+        cut = chunking.safe_cut(pending, searched, top) if top > searched else 0
+        while cut and _inside_any(pending, cut, avoid):
+            cut = chunking.safe_cut(pending, searched, cut - 1)
+        if cut:
+            yield bytes(memoryview(pending)[:cut])
+            del pending[:cut]  # cheap: a bytearray drops its front without copying
+            searched = top - cut
+        else:
+            searched = max(searched, top)
+    if pending:
+        yield bytes(pending)
+
+
+def _inside_any(data: bytearray, cut: int, avoid: Sequence[bytes]) -> bool:
+    """Does an occurrence of one of ``avoid`` start before ``cut`` and end after it?"""
+    for token in avoid:
+        start = data.find(token, max(0, cut - len(token) + 1), cut + len(token) - 1)
+        if 0 <= start < cut:
+            return True
+    return False
+
+
+def _jsonl_documents(path: Path, field: str, errors: str) -> Iterator[str]:
+    name = _display(path)
+    position = 0
+    try:
+        with _open(path) as fh:
+            for number, line in enumerate(fh, 1):
+                start = position
+                position += len(line)
+                text = decode_utf8(line, name, errors, start)
+                if not text.strip():
+                    continue
+                try:
+                    record = json.loads(text)
+                except json.JSONDecodeError as exc:
+                    raise CorpusError(f"{name}: line {number}: not JSON ({exc.msg}, column {exc.colno})") from None
+                doc = record.get(field) if isinstance(record, dict) else None
+                if not isinstance(doc, str):
+                    raise CorpusError(
+                        f"{name}: line {number}: no string field {field!r}; pass field=... "
+                        "(CLI: --field) to name the field that holds the text"
+                    )
+                yield doc
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise CorpusError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None

@@ -22,7 +22,8 @@ from .alphabet import Alphabet, num_merges_for, policy_code
 from .errors import FunctionalBPEError
 from .patterns import split_special
 from .progress import Progress, ProgressSpec
-from .schemes import Scheme, make_scheme
+from .counting import PieceTable, count_pieces, count_pieces_flat
+from .schemes import PlainScheme, Scheme, make_scheme
 from .tokenizer import Tokenizer
 
 BACKENDS = ("auto", "fast", "reference")
@@ -59,8 +60,11 @@ def train(
         the_scheme = make_scheme(scheme, pattern, **scheme_options)
     # A bad size or backend fails here, before the corpus is read.
     num_merges_for(vocab_size, len(the_scheme.atoms), len(specials))
-    _trainer(backend)
-    counts = count_corpus(corpus, the_scheme, specials, threads=threads, progress=progress)
+    if _trainer(backend) is not reference and type(the_scheme).count is PlainScheme.count:
+        # The fast trainer takes the counts flat: no Python string per distinct piece.
+        counts = count_pieces_flat(corpus, the_scheme.pattern, threads, specials, progress=progress)
+    else:
+        counts = count_corpus(corpus, the_scheme, specials, threads=threads, progress=progress)
     return train_from_counts(
         counts,
         the_scheme,
@@ -74,7 +78,7 @@ def train(
 
 
 def train_from_counts(
-    counts: Dict[str, int],
+    counts: Union[Dict[str, int], PieceTable],
     scheme: Scheme,
     vocab_size: Optional[int] = None,
     special_tokens: Sequence[str] = (),
@@ -83,8 +87,9 @@ def train_from_counts(
     backend: str = "auto",
     progress: ProgressSpec = None,
 ) -> Tokenizer:
-    """Stages 2–4 on pieces already counted (:func:`count_corpus`): what :func:`train` does
-    after reading the corpus. The report uses it to train on text it has already streamed.
+    """Stages 2–4 on pieces already counted (:func:`count_corpus`, or for the plain scheme
+    :func:`~functionalbpe.counting.count_pieces_flat`): what :func:`train` does after reading
+    the corpus. The report uses it to train on text it has already streamed.
 
     >>> scheme = make_scheme("plain", "gpt2")
     >>> train_from_counts({"ab": 2, " ab": 1}, scheme).vocab_size
@@ -96,7 +101,11 @@ def train_from_counts(
     trainer = _trainer(backend)
     alphabet = Alphabet(scheme.atoms)
     options = dict(merge_policy=merge_policy, min_frequency=min_frequency, progress=progress)
-    if trainer is reference:
+    if isinstance(counts, PieceTable) and trainer is not reference:
+        merges = trainer.train_merges_utf8(counts.data, counts.offsets, counts.counts, num_merges, alphabet, **options)
+    elif trainer is reference:
+        if isinstance(counts, PieceTable):
+            counts = counts.to_dict()
         pieces = symbol_counts(counts, alphabet)
         merges = reference.train_merges(
             pieces, num_merges, alphabet.first_merge, flags=alphabet.base_flags(), **options
@@ -121,6 +130,10 @@ def count_corpus(
     progress: ProgressSpec = None,
 ) -> Dict[str, int]:
     """Stage 1: the scheme's text-form pieces of a corpus, counted."""
+    if type(scheme).count is PlainScheme.count:
+        # Pieces are the pattern's matches: count_pieces cuts out special tokens itself
+        # (in C on the compiled path) and streams files in blocks.
+        return count_pieces(corpus, scheme.pattern, threads, special_tokens, progress=progress)
     documents = [corpus] if isinstance(corpus, str) else corpus
     segments = _ordinary_segments(documents, tuple(special_tokens), progress)
     return scheme.count(segments, threads=threads)

@@ -10,14 +10,7 @@
 #endif
 #endif
 
-#if defined(_MSC_VER)
-#include <windows.h>
-static size_t take_next(size_t *next) {
-    return (size_t)InterlockedIncrement64((volatile LONG64 *)next) - 1;
-}
-#else
-static size_t take_next(size_t *next) { return __atomic_fetch_add(next, 1, __ATOMIC_RELAXED); }
-#endif
+#include "take_next.h"
 
 #ifdef FBPE_HAVE_SCANNER
 
@@ -86,7 +79,7 @@ int fbpe_encode_text(const fbpe_bpe *b, fbpe_cache *cache, int which, const uint
 void fbpe_encode_batch(fbpe_bpe *b, int which, fbpe_text_batch *batch) {
     fbpe_cache *cache = fbpe_cache_take(b);
     for (;;) {
-        size_t k = take_next(&batch->next);
+        size_t k = fbpe_take_next(&batch->next);
         if (k >= batch->num_units) break;
         fbpe_text_unit *u = &batch->units[k];
         fbpe_ids_init(&u->out);

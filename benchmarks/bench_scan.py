@@ -1,0 +1,165 @@
+"""Pre-tokenization speed: scan-and-count against regex + Counter and rustbpe, side by side.
+
+    /tmp/pt/bin/python benchmarks/bench_scan.py [--max-mb 30] [--repeat 3] [--json out.json]
+
+Corpus: the ``.py`` files of this Python's standard library (``sysconfig``'s ``stdlib``,
+without site-packages), about 30 MB, held in memory as documents. Measured in one run:
+
+* **scan+count** — ``functionalbpe.counting.count_segments`` with the compiled scanner, for
+  every built-in pattern: one thread (MB/s of wall time, and of the thread's CPU time, which
+  a busy machine inflates less), and all cores (wall time); and ``count_pieces_flat``, the
+  same counts handed over as a flat table instead of a dict (what the fast trainer takes);
+* **regex+Counter** — ``regex.findall`` with the same pattern into a ``collections.Counter``:
+  what the pure-Python path does (one pass; it is slow);
+* **rustbpe** — ``Tokenizer.train_from_iterator`` at a vocabulary of 300 (44 merges: the
+  time is nearly all its own splitting and counting), one thread and all cores, each in a
+  child process (rayon reads its thread count once);
+* **pathological inputs** — 1 MB each of space, newline, ``^``, ``0``, ``a`` and ``'s``,
+  scan+count on one thread for every pattern: linear time means MB/s near the corpus's.
+
+Each measurement is the best of ``--repeat`` runs: a shared machine only ever makes a run
+slower. Targets (issue 4): >= 150 MB/s per core and >= 10x regex.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Callable, Dict, List, Optional
+
+import regex
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from functionalbpe import bench  # noqa: E402  (machine_info, library_versions, measure)
+from functionalbpe.charclasses import unicode_version  # noqa: E402
+from functionalbpe.cli import stdlib_sources  # noqa: E402
+from functionalbpe.counting import count_pieces_flat, count_segments  # noqa: E402
+from functionalbpe.patterns import PATTERNS, scanner_for  # noqa: E402
+
+PATHOLOGICAL = {"space": " ", "newline": "\n", "caret": "^", "zero": "0", "letter": "a", "'s": "'s"}
+
+
+def load_docs(max_mb: float) -> List[str]:
+    docs = []
+    for path in stdlib_sources(int(max_mb * 1e6)):
+        with open(path, "rb") as fh:
+            docs.append(fh.read().decode("utf-8", "replace"))
+    return docs
+
+
+def best_of(repeat: int, fn: Callable[[], object]) -> Dict[str, float]:
+    """Best wall time and best CPU time of this thread over ``repeat`` runs."""
+    wall = cpu = float("inf")
+    for _ in range(repeat):
+        w0, c0 = time.perf_counter(), time.thread_time()
+        fn()
+        wall = min(wall, time.perf_counter() - w0)
+        cpu = min(cpu, time.thread_time() - c0)
+    return {"wall": wall, "cpu": cpu}
+
+
+def regex_counter(docs: List[str], pattern: str) -> Dict[str, int]:
+    finder = regex.compile(PATTERNS[pattern])
+    counts: Counter = Counter()
+    for doc in docs:
+        counts.update(finder.findall(doc))
+    return dict(counts)
+
+
+def rustbpe_train(docs: List[str], threads: int) -> Callable[[], object]:
+    def run() -> object:
+        os.environ["RAYON_NUM_THREADS"] = str(threads)
+        import rustbpe
+
+        tok = rustbpe.Tokenizer()
+        tok.train_from_iterator(iter(docs), vocab_size=300, pattern=PATTERNS["gpt4"])
+        return tok.vocab_size
+
+    return run
+
+
+def main(argv: Optional[List[str]] = None) -> Dict[str, object]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--max-mb", type=float, default=40.0, help="corpus size cap in MB (default: all of it)")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--patterns", default=",".join(PATTERNS), help="comma-separated built-in patterns")
+    parser.add_argument("--regex-patterns", default="gpt4", help="patterns to time with regex+Counter (slow)")
+    parser.add_argument("--threads", type=int, default=None, help="threads for the all-cores runs (default: all)")
+    parser.add_argument("--no-rustbpe", action="store_true")
+    parser.add_argument("--json", help="also write the results here")
+    args = parser.parse_args(argv)
+    patterns = [p for p in args.patterns.split(",") if p]
+    scanner, _ = scanner_for("gpt4")
+    if scanner is None:
+        sys.exit("the compiled scanner is not built (python setup.py build_ext --inplace)")
+    threads = args.threads or scanner.default_threads()
+
+    docs = load_docs(args.max_mb)
+    mb = sum(len(d.encode("utf-8")) for d in docs) / 1e6
+    info = bench.machine_info()
+    print(f"corpus: {len(docs)} stdlib .py files, {mb:.1f} MB; {info.get('cpu')}, {threads} threads; "
+          f"Python {platform.python_version()}, regex {regex.__version__} (Unicode {unicode_version()})")
+    results: Dict[str, object] = {"corpus_mb": mb, "files": len(docs), "threads": threads, "machine": info,
+                                  "versions": bench.library_versions(), "unicode": unicode_version(), "rows": []}
+    rows: List[Dict[str, object]] = results["rows"]  # type: ignore[assignment]
+
+    def row(what: str, pattern: str, wall: float, cpu: Optional[float] = None, note: str = "") -> None:
+        r = {"what": what, "pattern": pattern, "seconds": wall, "mb_per_s": mb / wall,
+             "cpu_mb_per_s": (mb / cpu) if cpu else None, "note": note}
+        rows.append(r)
+        cpu_text = f"{mb / cpu:8.1f}" if cpu else " " * 8
+        print(f"| {what:<28} | {pattern:<14} | {mb / wall:8.1f} | {cpu_text} | {note}")
+
+    print("| what                         | pattern        | MB/s     | MB/s cpu | note")
+    print("|---|---|---:|---:|---|")
+    for pattern in patterns:
+        one = best_of(args.repeat, lambda: count_segments(docs, pattern, threads=1))
+        row("scan+count -> dict, 1 thread", pattern, one["wall"], one["cpu"])
+        flat = best_of(args.repeat, lambda: count_pieces_flat(docs, pattern, threads=1))
+        row("scan+count -> flat, 1 thread", pattern, flat["wall"], flat["cpu"], "PieceTable: no str per piece")
+        allc = best_of(args.repeat, lambda: count_segments(docs, pattern, threads=threads))
+        row(f"scan+count -> dict, {threads} thr", pattern, allc["wall"])
+        results.setdefault("scan_one_thread", {})[pattern] = mb / one["cpu"]  # type: ignore[index]
+    for pattern in [p for p in args.regex_patterns.split(",") if p]:
+        slow = best_of(1, lambda: regex_counter(docs, pattern))
+        row("regex+Counter, 1 thread", pattern, slow["wall"], slow["cpu"])
+        fast = results["scan_one_thread"].get(pattern)  # type: ignore[union-attr]
+        if fast:
+            print(f"|   scan+count / regex+Counter (cpu) | {pattern} | {fast / (mb / slow['cpu']):.1f}x | | |")
+    if not args.no_rustbpe and bench.installed("rustbpe"):
+        for n in sorted({1, threads}):
+            runs = [bench.measure(rustbpe_train(docs, n), 600.0) for _ in range(args.repeat)]
+            ok = [r["seconds"] for r in runs if r.get("ok")]
+            if ok:
+                row(f"rustbpe train vocab 300, {n} thr", "gpt4", min(ok), note="splitting+counting+44 merges")
+            else:
+                print(f"| rustbpe, {n} threads | gpt4 | failed: {runs[-1].get('error')} |")
+
+    print()
+    print("Pathological inputs (1 MB each), scan+count on 1 thread, MB/s (CPU time):")
+    print("| pattern | " + " | ".join(PATHOLOGICAL) + " | corpus |")
+    print("|---|" + "---:|" * (len(PATHOLOGICAL) + 1))
+    results["pathological"] = {}
+    for pattern in patterns:
+        cells = []
+        for name, unit in PATHOLOGICAL.items():
+            text = unit * (1_000_000 // len(unit))
+            t = best_of(args.repeat, lambda: count_segments([text], pattern, threads=1))
+            rate = len(text.encode()) / 1e6 / t["cpu"]
+            results["pathological"].setdefault(pattern, {})[name] = rate  # type: ignore[union-attr]
+            cells.append(f"{rate:.0f}")
+        corpus_rate = results["scan_one_thread"][pattern]  # type: ignore[index]
+        print(f"| {pattern} | " + " | ".join(cells) + f" | {corpus_rate:.0f} |")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return results
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,193 @@
+/* A hash table of pieces: UTF-8 bytes -> (count, first occurrence).
+ *
+ * One table per worker thread; the partial tables are merged at the end and the entries put
+ * in order of first occurrence, so that the result is the same whatever the number of
+ * workers (and in the same order as a Python Counter filled left to right).
+ *
+ * Layout (the one CPython's dict uses): a dense array of entries in insertion order, and a
+ * sparse index of 8-byte slots (open addressing, linear probing, power-of-two size, at most
+ * half full) holding an entry's number and 32 bits of its hash. Why:
+ *   - frequent pieces occur early, so they sit together at the front of the entries, a few
+ *     cache lines for most of the hits, instead of one line each scattered over megabytes;
+ *   - the index is a quarter of the size a table of full entries would be, so more of it
+ *     stays in cache for the long tail of rare pieces;
+ *   - one worker inserts in order of first occurrence, so its entries need no sorting.
+ * An entry holds the piece itself when it has at most 16 bytes (nearly all do), zero-padded,
+ * so that a hit compares two words; longer pieces keep their first 8 bytes there and the rest
+ * in a byte arena. First occurrences live in an array of their own, read only on insertion
+ * and at the end. Counts are 64-bit.
+ *
+ * The hot functions are inline so that the counting loop (count.c) can hash a few pieces
+ * and prefetch their index slots before it inserts them.
+ */
+#ifndef FBPE_PIECETABLE_H
+#define FBPE_PIECETABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define FBPE_INLINE_KEY 16
+#define FBPE_MAX_ENTRIES 0xFFFFFFFEu /* entry numbers are 32-bit in the index */
+
+typedef struct {
+    uint64_t key[2]; /* len <= 16: the bytes, zero-padded; else first 8 bytes, arena offset */
+    uint64_t count;
+    uint64_t len;
+} fbpe_entry;
+
+typedef struct {
+    uint64_t *index; /* slot: (hash >> 32) << 32 | (entry number + 1); 0 = empty */
+    size_t capacity; /* index slots: a power of two, or 0 before the first insertion */
+    fbpe_entry *entries;
+    uint64_t *first; /* per entry: global byte offset of the first occurrence */
+    size_t size, entries_cap;
+    uint8_t *arena;
+    size_t arena_len, arena_cap;
+} fbpe_table;
+
+/* A piece ready to insert: its first 16 bytes, zero-padded, and its hash. */
+typedef struct {
+    const uint8_t *p;
+    size_t len;
+    uint64_t w[2];
+    uint64_t hash;
+} fbpe_key;
+
+void fbpe_table_init(fbpe_table *t);
+void fbpe_table_free(fbpe_table *t);
+
+/* Room for one more entry. Returns 0, or -1 when out of memory (or 2^32 - 2 entries). */
+int fbpe_table_reserve(fbpe_table *t);
+/* Append a new entry and point index slot j at it (room is reserved). Returns 0 or -1. */
+int fbpe_table_store(fbpe_table *t, size_t j, const fbpe_key *k, uint64_t count, uint64_t first);
+
+/* Merge tables whose entries are each in order of first occurrence (one worker's partition
+ * each) into the empty table `out`, also in that order: a k-way merge by first occurrence, so
+ * that nothing needs sorting. The inputs are freed once read. Returns 0 or -1 (no memory). */
+int fbpe_merge_in_order(fbpe_table *out, fbpe_table *const *ins, size_t count);
+
+/* The entries of `count` tables (each in order of first occurrence) in one order of first
+ * occurrence: order[k] = table << 32 | entry, room for the sum of the sizes. Returns 0 or -1. */
+int fbpe_order_tables(const fbpe_table *tables, size_t count, uint64_t *order);
+
+/* Bytes held by the table: index, entries, first occurrences and arena. */
+size_t fbpe_table_memory(const fbpe_table *t);
+
+/* ---- inline: hashing and insertion ---- */
+
+static inline uint64_t fbpe_load64(const uint8_t *p) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return w;
+}
+
+static inline int fbpe_little_endian(void) {
+    const uint16_t one = 1;
+    return *(const uint8_t *)&one == 1;
+}
+
+/* Odd constants with well-spread bits (digits of pi, e and the golden ratio). */
+#define FBPE_MIX1 0x243F6A8885A308D3ull
+#define FBPE_MIX2 0xB7E151628AED2A6Bull
+#define FBPE_MIX3 0x9E3779B97F4A7C15ull
+
+/* `readable`: how many bytes from p may be read (at least len). With 16 or more the key is
+ * two unaligned loads and a mask instead of a byte copy. */
+static inline void fbpe_key_make(fbpe_key *k, const uint8_t *p, size_t len, size_t readable) {
+    k->p = p;
+    k->len = len;
+    if (readable >= 16 && fbpe_little_endian()) {
+        uint64_t a = fbpe_load64(p), b = fbpe_load64(p + 8);
+        /* Keep the first len bytes (little-endian: the low ones). */
+        if (len < 8) {
+            a &= len ? (~0ull >> (64 - 8 * len)) : 0;
+            b = 0;
+        } else if (len < 16) {
+            b &= len > 8 ? (~0ull >> (64 - 8 * (len - 8))) : 0;
+        }
+        k->w[0] = a;
+        k->w[1] = b;
+    } else {
+        uint8_t buf[16] = {0};
+        memcpy(buf, p, len < 16 ? len : 16);
+        k->w[0] = fbpe_load64(buf);
+        k->w[1] = fbpe_load64(buf + 8);
+    }
+    uint64_t h = (k->w[0] ^ FBPE_MIX1) * FBPE_MIX2 ^ (k->w[1] + len) * FBPE_MIX3;
+    for (size_t i = 16; i < len; i += 8) {
+        uint64_t x;
+        if (i + 8 <= len) {
+            x = fbpe_load64(p + i);
+        } else {
+            uint8_t buf[8] = {0};
+            memcpy(buf, p + i, len - i);
+            x = fbpe_load64(buf);
+        }
+        h = (h ^ x) * FBPE_MIX2;
+        h ^= h >> 31;
+    }
+    h ^= h >> 32;
+    h *= FBPE_MIX1;
+    h ^= h >> 29;
+    k->hash = h;
+}
+
+static inline void fbpe_table_prefetch(const fbpe_table *t, const fbpe_key *k) {
+#if defined(__GNUC__)
+    if (t->capacity) __builtin_prefetch(&t->index[k->hash & (t->capacity - 1)]);
+#else
+    (void)t;
+    (void)k;
+#endif
+}
+
+/* Second stage: once the slot has arrived, prefetch the entry it points to (a dependent
+ * load that would otherwise miss as well). Only a hint: a moved or colliding slot costs a
+ * useless prefetch, nothing more. */
+static inline void fbpe_table_prefetch_entry(const fbpe_table *t, const fbpe_key *k) {
+#if defined(__GNUC__)
+    if (!t->capacity) return;
+    uint64_t slot = t->index[k->hash & (t->capacity - 1)];
+    if (slot) __builtin_prefetch(&t->entries[(slot & 0xFFFFFFFFu) - 1]);
+#else
+    (void)t;
+    (void)k;
+#endif
+}
+
+/* Add `count` occurrences of the piece, first seen at `first`. Returns 0, or -1 when out of
+ * memory (the table is then unchanged and still valid). With `later`, the caller promises
+ * that `first` is not before the piece's recorded first occurrence (true while one worker
+ * counts text left to right), and the first occurrences are not read on a hit. */
+static inline int fbpe_table_add(fbpe_table *t, const fbpe_key *k, uint64_t count, uint64_t first,
+                                 int later) {
+    if (t->size + 1 > t->entries_cap || 2 * (t->size + 1) > t->capacity) {
+        if (fbpe_table_reserve(t) < 0) return -1;
+    }
+    size_t mask = t->capacity - 1, j = k->hash & mask;
+    uint64_t tag = k->hash >> 32;
+    for (;;) {
+        uint64_t slot = t->index[j];
+        if (!slot) return fbpe_table_store(t, j, k, count, first);
+        if ((slot >> 32) == tag) {
+            size_t n = (size_t)(slot & 0xFFFFFFFFu) - 1;
+            fbpe_entry *e = &t->entries[n];
+            if (e->len == k->len && e->key[0] == k->w[0] &&
+                (k->len <= FBPE_INLINE_KEY ? e->key[1] == k->w[1]
+                                           : memcmp(t->arena + e->key[1], k->p, k->len) == 0)) {
+                e->count += count;
+                if (!later && first < t->first[n]) t->first[n] = first;
+                return 0;
+            }
+        }
+        j = (j + 1) & mask;
+    }
+}
+
+/* The bytes of an entry's piece. */
+static inline const uint8_t *fbpe_entry_bytes(const fbpe_table *t, const fbpe_entry *e) {
+    return e->len <= FBPE_INLINE_KEY ? (const uint8_t *)e->key : t->arena + e->key[1];
+}
+
+#endif

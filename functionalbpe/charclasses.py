@@ -1,0 +1,146 @@
+"""The character classes of the built-in patterns, read off the ``regex`` module itself.
+
+The scanner (``csrc/_scanner.pyx``) must cut text exactly where ``regex.findall`` cuts it,
+on every code point. ``regex`` carries Unicode tables of its own, newer than Python's
+``unicodedata`` (regex 2026.11 has Unicode 17.0; Python 3.11's ``unicodedata`` has 14.0), so
+the classes are not rebuilt from ``unicodedata``: they are measured by running ``regex``
+over a string that holds every code point once, for each property the patterns use. The
+scanner therefore agrees with the reference path (``regex``) whatever version is installed,
+and :func:`unicode_version` says which Unicode that is.
+
+Measuring takes about a third of a second and happens once per process, the first time the
+scanner is used.
+
+Example::
+
+    >>> table = class_table()
+    >>> bool(table[ord("é")] & LETTER), bool(table[ord("\\u00a0")] & SPACE)
+    (True, True)
+"""
+from __future__ import annotations
+
+import array
+from functools import lru_cache
+from typing import Callable, List, Tuple
+
+import regex
+
+# One bit per property. The C scanner (csrc/lib/scan.h) uses the same values.
+LETTER = 1  # \p{L}
+NUMBER = 2  # \p{N}
+SPACE = 4  # \s as regex reads it: Unicode White_Space (not str.isspace, which adds \x1c-\x1f)
+UPPERISH = 8  # o200k's [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
+LOWERISH = 16  # o200k's [\p{Ll}\p{Lm}\p{Lo}\p{M}]
+MARK = 32  # \p{M}: not a letter, so it counts as "other" outside o200k's letter classes
+
+# Each general category or property the patterns use, and the bits it sets. o200k's classes
+# are unions of categories; setting their bits per category keeps every probe a single
+# property, which regex scans several times faster than a bracketed union.
+PROPERTIES: Tuple[Tuple[str, int], ...] = (
+    (r"\s", SPACE),
+    (r"\p{N}", NUMBER),
+    (r"\p{Lu}", LETTER | UPPERISH),
+    (r"\p{Lt}", LETTER | UPPERISH),
+    (r"\p{Ll}", LETTER | LOWERISH),
+    (r"\p{Lm}", LETTER | UPPERISH | LOWERISH),
+    (r"\p{Lo}", LETTER | UPPERISH | LOWERISH),
+    (r"\p{M}", MARK | UPPERISH | LOWERISH),
+)
+
+# The letters of the English contractions ('s 't 're 've 'm 'll 'd) that the patterns match
+# case-insensitively with (?i:...).
+CONTRACTION_LETTERS = "delmrstv"
+
+# A character that each Unicode version added (and no earlier version had).
+_VERSION_SENTINELS: Tuple[Tuple[str, int], ...] = (
+    ("13.0", 0x08BE),  # ARABIC LETTER PEH WITH SMALL V
+    ("14.0", 0x061D),  # ARABIC END OF TEXT MARK
+    ("15.0", 0x1E030),  # MODIFIER LETTER CYRILLIC SMALL A
+    ("15.1", 0x2FFC),  # IDEOGRAPHIC DESCRIPTION CHARACTER SURROUND FROM RIGHT
+    ("16.0", 0x1C89),  # CYRILLIC CAPITAL LETTER TJE
+    ("17.0", 0x323B0),  # first ideograph of CJK Unified Ideographs Extension J
+)
+
+
+@lru_cache(maxsize=1)
+def _every_code_point() -> str:
+    # All of U+0000..U+10FFFF, lone surrogates included (a Python str may hold them).
+    return array.array("I", range(0x110000)).tobytes().decode("utf-32-le", "surrogatepass")
+
+
+def _spans(pattern: str) -> List[Tuple[int, int]]:
+    return [m.span() for m in regex.finditer(pattern + "+", _every_code_point())]
+
+
+@lru_cache(maxsize=1)
+def class_table() -> bytes:
+    """One byte per code point (0x110000 bytes): the OR of the property bits above."""
+    combined = 0
+    for prop, bits in PROPERTIES:
+        layer = bytearray(0x110000)
+        for start, end in _spans(prop):
+            layer[start:end] = bytes([bits]) * (end - start)
+        # OR-ing the layers as big integers ORs them byte by byte: milliseconds, where a
+        # Python loop over 1.1M bytes would take a second.
+        combined |= int.from_bytes(layer, "little")
+    table = combined.to_bytes(0x110000, "little")
+    _check(table)
+    return table
+
+
+def _count_flagged(table: bytes, test) -> int:
+    return table.translate(bytes(int(bool(test(flags))) for flags in range(256))).count(1)
+
+
+def _check(table: bytes) -> None:
+    # The scanner relies on these: a code point is at most one of letter, number, space
+    # and mark, and \p{L} is exactly Lu|Lt|Ll|Lm|Lo (so the layers above rebuild it). A
+    # regex release that broke this would need a scanner change: say so rather than cut
+    # text unlike regex.
+    # It also reads eight ASCII bytes at a time assuming that the ASCII letters are A-Z, a-z.
+    exclusive = LETTER | NUMBER | SPACE | MARK
+    overlapping = _count_flagged(table, lambda f: bin(f & exclusive).count("1") > 1)
+    letters = sum(end - start for start, end in _spans(r"\p{L}"))
+    ascii_letters = [cp for cp in range(128) if table[cp] & LETTER]
+    expected_ascii = [cp for cp in range(128) if chr(cp).isalpha()]
+    if overlapping or ascii_letters != expected_ascii or letters != _count_flagged(table, lambda f: f & LETTER):
+        raise RuntimeError(
+            f"regex {regex.__version__} classifies code points in a way the scanner does not "
+            "expect; set FUNCTIONALBPE_PUREPYTHON=1 and report this"
+        )
+
+
+@lru_cache(maxsize=1)
+def contraction_folds() -> Tuple[Tuple[int, str], ...]:
+    """The non-ASCII code points that ``(?i)`` matches to a contraction letter.
+
+    With regex's default (simple) case folding this is ``((0x17F, 's'),)``: LATIN SMALL
+    LETTER LONG S matches ``s``.
+    """
+    found = []
+    for m in regex.finditer(f"(?i)[{CONTRACTION_LETTERS}]", _every_code_point()):
+        char = m.group()
+        letters = [x for x in CONTRACTION_LETTERS if regex.fullmatch("(?i)" + x, char)]
+        if len(letters) != 1 or (char.isascii() and char.lower() != letters[0]):
+            raise RuntimeError(f"regex matches {char!r} to {letters} under (?i); the scanner does not expect it")
+        if not char.isascii():
+            found.append((ord(char), letters[0]))
+    return tuple(found)
+
+
+@lru_cache(maxsize=1)
+def unicode_version() -> str:
+    """The Unicode version of the installed ``regex`` module's tables, e.g. ``'17.0'``: the
+    newest version one of whose new characters ``regex`` knows as assigned."""
+    return newest_version(lambda cp: regex.match(r"\P{Cn}", chr(cp)) is not None)
+
+
+def newest_version(assigned: Callable[[int], bool]) -> str:
+    """The newest Unicode version (of those this module knows) whose sentinel character
+    ``assigned`` accepts. ``newest_version(lambda cp: unicodedata.category(chr(cp)) != "Cn")``
+    gives Python's own ``unicodedata`` version."""
+    known = "12.1 or earlier"
+    for version, cp in _VERSION_SENTINELS:
+        if assigned(cp):
+            known = version
+    return known

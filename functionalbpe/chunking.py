@@ -1,0 +1,129 @@
+"""Cutting a long UTF-8 text into chunks whose pieces are exactly the pieces of the whole.
+
+A file is read in blocks, and a block ends anywhere; counting its pieces as if it were a
+text of its own would be wrong wherever a piece straddles the end (``" wor" | "ld"``) or a
+rule looks past it (``\\s+(?!\\S)`` keeps its last space for the next word). So a block is
+cut only at a *safe* place, where every built-in pattern ends a piece and decides nothing
+by what follows. Two kinds of place qualify (the reasons, pattern by pattern, are in
+``csrc/lib/scan.c``):
+
+1. after a newline that follows a non-space, before a character that is neither white
+   space nor ``/``;
+2. after a letter, before ASCII punctuation other than ``'``, ``/`` and ``_``.
+
+Ordinary text has one every line or so. Tests check the property itself with ``regex``:
+``pieces(a) + pieces(b) == pieces(a + b)`` at every cut this module finds.
+
+The compiled scanner provides the same functions in C; the Python ones here are the
+fallback and the reference the C ones are tested against.
+
+Example::
+
+    >>> safe_cut("one two.\\nthree".encode())
+    9
+"""
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import regex
+
+from ._native import native
+
+# ASCII punctuation that may follow a cut after a letter: everything but ' / _ (and not
+# letters, digits or space).
+CUT_PUNCTUATION = "!\"#$%&()*+,-.:;<=>?@[\\]^`{|}~"
+_PUNCT_BEFORE = regex.compile(b"(?r)[" + regex.escape(CUT_PUNCTUATION.encode()) + b"]")
+_SPACE = regex.compile(r"\s")
+_LETTER = regex.compile(r"\p{L}")
+
+
+def _char_ending_at(data: bytes, end: int) -> str:
+    start = end - 1
+    while start > 0 and end - start < 4 and data[start] & 0xC0 == 0x80:
+        start -= 1
+    return data[start:end].decode("utf-8", "replace")
+
+
+def _char_starting_at(data: bytes, start: int) -> str:
+    return data[start : start + 4].decode("utf-8", "replace")[:1]
+
+
+def _is_safe(data: bytes, c: int) -> bool:
+    if data[c] & 0xC0 == 0x80:  # inside a character
+        return False
+    if data[c - 1] == 0x0A:
+        return (
+            c - 1 > 0
+            and not _SPACE.match(_char_ending_at(data, c - 1))
+            and data[c] != 0x2F
+            and not _SPACE.match(_char_starting_at(data, c))
+        )
+    return chr(data[c]) in CUT_PUNCTUATION and bool(_LETTER.match(_char_ending_at(data, c)))
+
+
+def _safe_cut_python(data: bytes, lo: int, hi: int) -> int:
+    c = hi
+    while c > lo and c >= 2:
+        newline = data.rfind(b"\n", lo, c)  # a cut right after it, at newline + 1 <= c
+        punct = _PUNCT_BEFORE.search(data, lo + 1, c + 1)
+        candidate = max(newline + 1 if newline >= 0 else -1, punct.start() if punct else -1)
+        if candidate <= lo or candidate < 2:
+            return 0
+        if _is_safe(data, candidate):
+            return candidate
+        c = candidate - 1
+    return 0
+
+
+def safe_cut(data: bytes, lo: int = 0, hi: Optional[int] = None) -> int:
+    """The largest offset ``c`` in ``(lo, hi]`` (``hi`` defaults to the end) at which UTF-8
+    ``data`` can be cut without changing any built-in pattern's pieces; 0 if there is none.
+    ``data[c]`` must exist: the cut is before a character.
+    """
+    n = len(data)
+    top = n - 1 if hi is None else min(hi, n - 1)
+    if n < 3 or top <= lo:
+        return 0
+    scanner = native("_scanner")
+    if scanner is not None:
+        return scanner.safe_cut(data, lo, top)
+    return _safe_cut_python(data, lo, top)
+
+
+def utf8_invalid(data: bytes) -> Tuple[int, bool]:
+    """``(offset, incomplete)``: the first byte of ``data`` that is not valid UTF-8
+    (``len(data)`` when all is valid), and whether it starts a character that the end of
+    ``data`` cut short (then more bytes may complete it).
+
+    >>> utf8_invalid("é".encode()[:1])
+    (0, True)
+    """
+    scanner = native("_scanner")
+    if scanner is not None:
+        return scanner.utf8_invalid(data)
+    return _utf8_invalid_python(data)
+
+
+def _utf8_invalid_python(data: bytes) -> Tuple[int, bool]:
+    try:
+        bytes(data).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start, exc.reason == "unexpected end of data"
+    return len(data), False
+
+
+def utf8_length(data: bytes) -> int:
+    """The number of characters of valid UTF-8 ``data``."""
+    scanner = native("_scanner")
+    if scanner is not None:
+        return scanner.utf8_length(data)
+    return len(bytes(data).decode("utf-8"))
+
+
+def utf8_prefix(data: bytes, chars: int) -> int:
+    """The byte length of the first ``chars`` characters of valid UTF-8 ``data``."""
+    scanner = native("_scanner")
+    if scanner is not None:
+        return scanner.utf8_prefix(data, chars)
+    return len(bytes(data).decode("utf-8")[: max(chars, 0)].encode("utf-8"))
