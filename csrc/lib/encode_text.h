@@ -18,10 +18,12 @@
 #define FBPE_TEXT_GPT4 1 /* also llama3 */
 #define FBPE_TEXT_O200K 2
 #define FBPE_TEXT_FUNCTIONALIZER 3
+/* The boundary-marker scheme's pieces (markers.h): FBPE_TEXT_MARKERS + its options. */
+#define FBPE_TEXT_MARKERS 16
 
 #define FBPE_NO_SCANNER (-2)
 
-/* 1 when the scanner is compiled in. */
+/* 1 when the scanner (and the boundary-marker scheme's) is compiled in. */
 int fbpe_have_scanner(void);
 
 /* Give the scanner its character classes (see scan.h); a no-op without a scanner. */
