@@ -1,5 +1,5 @@
 # cython: language_level=3
-# distutils: sources = csrc/lib/scan.c csrc/lib/piecetable.c csrc/lib/count.c csrc/lib/markers.c
+# distutils: sources = csrc/lib/scan.c csrc/lib/piecetable.c csrc/lib/count.c
 """The pre-tokenization scanner and piece counter: the built-in patterns at memory speed.
 
 Performance notes (what was tried, and why it is like this):

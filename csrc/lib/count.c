@@ -1,6 +1,6 @@
 /* Counting pieces into a table; see count.h. */
 #include "count.h"
-#include "markers.h"
+#include "markers.c"
 #include "scanners.h"
 #include "take_next.h"
 
@@ -79,7 +79,7 @@ static inline int insert_oldest(marker_counter *c) {
     return fbpe_table_add(c->tables[r], &c->keys[r], 1, c->firsts[r], 1) < 0 ? FBPE_NO_MEMORY : 0;
 }
 
-static int count_marker_piece(void *ctx, const uint8_t *p, size_t len, size_t readable, size_t at) {
+FBPE_MK_INLINE int count_marker_piece(void *ctx, const uint8_t *p, size_t len, size_t readable, size_t at) {
     marker_counter *c = (marker_counter *)ctx;
     if (len > MARKER_SLOT) {
         while (c->done < c->ahead)
@@ -112,7 +112,7 @@ static int count_markers(int options, const fbpe_parts *w, const uint8_t *s, siz
     c.w = w;
     c.base = base;
     c.ahead = c.done = 0;
-    int rc = fbpe_mk_pieces(options, s, n, count_marker_piece, &c);
+    int rc = mk_pieces(options, s, n, count_marker_piece, &c);
     if (rc) return FBPE_NO_MEMORY;
     while (c.done < c.ahead)
         if (insert_oldest(&c)) return FBPE_NO_MEMORY;

@@ -37,7 +37,7 @@ typedef struct {
     fbpe_ids *out;
 } marker_encoder;
 
-static int encode_marker_piece(void *ctx, const uint8_t *p, size_t len, size_t readable, size_t at) {
+FBPE_MK_INLINE int encode_marker_piece(void *ctx, const uint8_t *p, size_t len, size_t readable, size_t at) {
     marker_encoder *e = (marker_encoder *)ctx;
     (void)at;
     return fbpe_encode_piece(e->b, e->cache, p, len, readable, e->out) ? -1 : 0;
@@ -50,7 +50,7 @@ int fbpe_encode_text(const fbpe_bpe *b, fbpe_cache *cache, int which, const uint
     if (fbpe_ids_reserve(out, n / 4 + 16)) return -1;
     if (which >= FBPE_TEXT_MARKERS) {
         marker_encoder e = {b, cache, out};
-        return fbpe_mk_pieces(which - FBPE_TEXT_MARKERS, s, n, encode_marker_piece, &e) ? -1 : 0;
+        return mk_pieces(which - FBPE_TEXT_MARKERS, s, n, encode_marker_piece, &e) ? -1 : 0;
     }
     switch (which) {
     case FBPE_TEXT_GPT2:

@@ -6,6 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The piece loop is inlined into each of its callers (count.c, encode_text.c include this
+ * file), and with it their sink: a call per piece less, and the sink's state in registers. */
+#if defined(__GNUC__)
+#define FBPE_MK_INLINE static inline __attribute__((always_inline))
+#else
+#define FBPE_MK_INLINE static inline
+#endif
+
 static fbpe_mk_tables tables;
 static int tables_installed = 0;
 
@@ -86,6 +94,31 @@ static size_t emoji_end(const uint8_t *s, size_t i, size_t n) {
     return run_of_flag(s, i, n, FBPE_MK_INHERITED);
 }
 
+/* The end of the run of ASCII letters from i, eight bytes at a time (most words are short,
+ * and a byte loop pays a mispredicted branch where each one ends); *any gets
+ * FBPE_MK_CHANGES_LOWER if one of them is upper case. The ASCII word characters are exactly
+ * A-Z and a-z (charclasses.py checks that regex's ASCII letters are). Stops early at a
+ * non-ASCII byte, where the caller's loop goes on. */
+static inline size_t ascii_letters(const uint8_t *s, size_t i, size_t n, unsigned *any) {
+    const uint64_t high = 0x8080808080808080ull;
+    while (fbpe_little_endian_scan() && i + 8 <= n) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        /* Per byte, without carries between bytes (as scanners.h's run_of_letters):
+         * OR 0x20 folds A-Z onto a-z, then 0x61 <= y <= 0x7A in the high bit; upper case is
+         * 0x41 <= x <= 0x5A of the byte itself. Non-ASCII bytes never count. */
+        uint64_t x = w & 0x7F7F7F7F7F7F7F7Full, y = (w | 0x2020202020202020ull) & 0x7F7F7F7F7F7F7F7Full;
+        uint64_t letters = (y + 0x1F1F1F1F1F1F1F1Full) & ~(y + 0x0505050505050505ull) & ~w & high;
+        uint64_t upper = (x + 0x3F3F3F3F3F3F3F3Full) & ~(x + 0x2525252525252525ull) & ~w & high;
+        uint64_t stop = ~letters & high;
+        uint64_t taken = stop ? (stop & (0 - stop)) - 1 : ~0ull; /* the bytes before the first stop */
+        if (upper & taken) *any |= FBPE_MK_CHANGES_LOWER;
+        if (stop) return i + lowest_bit(stop) / 8; /* little-endian: the first byte is the low one */
+        i += 8;
+    }
+    return i;
+}
+
 /* What a unit is to the marking rules; also bit numbers in a set of marked kinds. */
 enum { U_NONE = 0, U_WORD, U_DIGIT, U_PUNCT, U_SPACE, U_OTHER };
 
@@ -112,14 +145,14 @@ static inline size_t run_with_marks(const uint8_t *s, size_t i, size_t n, size_t
 /* The unit that starts at i: the alternative of markers.UNITS that matches there. The
  * alternatives are tried in the regex's order; the class of s[i] rules out all but one or
  * two of them. */
-static inline mk_unit next_unit(const uint8_t *s, size_t i, size_t n) {
+FBPE_MK_INLINE mk_unit next_unit(const uint8_t *s, size_t i, size_t n) {
     mk_unit u = {0, U_OTHER, 0};
     size_t len;
     unsigned c = mk_class(s, i, &len);
     switch (c & FBPE_MK_KIND) {
     case FBPE_MK_K_WORD: { /* (?P<word>WORD_CHAR+) */
         unsigned any = c;
-        size_t j = i + len;
+        size_t j = ascii_letters(s, i + len, n, &any);
         while (j < n) {
             unsigned d;
             if (s[j] < 0x80) {
@@ -316,11 +349,10 @@ static size_t write_escaped(const uint8_t *u, size_t len, uint8_t *out) {
     return o;
 }
 
-static int emit_piece(mk_writer *w, const mk_piece *p) {
+/* A piece that is not the unit as it is: written into the writer's buffer. */
+static int emit_written(mk_writer *w, const mk_piece *p) {
     const uint8_t *u = w->s + p->start;
     size_t len = p->end - p->start;
-    if (p->kind != U_WORD && !p->left && !p->right && (p->kind != U_OTHER || !memchr(u, 0xEE, len)))
-        return w->emit(w->ctx, u, len, w->n - p->start, p->start); /* the unit as it is */
     /* Room: a lower-cased character takes at most 1.5 times its bytes, an escaped one 4
      * times; three atoms; 16 readable bytes after the piece. */
     size_t need = (p->kind == U_OTHER ? 4 * len : 2 * len) + 9 + 16, m;
@@ -356,10 +388,28 @@ static int emit_piece(mk_writer *w, const mk_piece *p) {
     return w->emit(w->ctx, out, m, cap, p->start);
 }
 
+/* `emit` is w->emit, passed on its own so that once inlined it is a known function. */
+FBPE_MK_INLINE int emit_piece(mk_writer *w, const mk_piece *p, fbpe_mk_sink emit) {
+    const uint8_t *u = w->s + p->start;
+    size_t len = p->end - p->start;
+    if (p->kind == U_WORD) {
+        if (len <= 16 && w->n - p->start >= 16 && !(p->cased && (w->options & FBPE_MK_CASE))) {
+            /* Most pieces: a short word between markers, copied in fixed sizes. */
+            memcpy(w->small, BOUNDARY_UTF8, 3);
+            memcpy(w->small + 3, u, 16);
+            memcpy(w->small + 3 + len, BOUNDARY_UTF8, 3);
+            return emit(w->ctx, w->small, len + 6, SMALL_PIECE, p->start);
+        }
+    } else if (!p->left && !p->right && (p->kind != U_OTHER || !memchr(u, 0xEE, len))) {
+        return emit(w->ctx, u, len, w->n - p->start, p->start); /* the unit as it is */
+    }
+    return emit_written(w, p);
+}
+
 /* BoundaryMarkers.pieces: one pass with one unit of delay. A single space after a marked
  * unit is held back until the next unit says whether it is dropped; the last piece is held
  * back (`pending`) because a dropped space after it adds a marker to its end. */
-int fbpe_mk_pieces(int options, const uint8_t *s, size_t n, fbpe_mk_sink emit, void *ctx) {
+FBPE_MK_INLINE int mk_pieces(int options, const uint8_t *s, size_t n, fbpe_mk_sink emit, void *ctx) {
     mk_writer w;
     w.options = options;
     w.s = s;
@@ -376,7 +426,7 @@ int fbpe_mk_pieces(int options, const uint8_t *s, size_t n, fbpe_mk_sink emit, v
     mk_piece pending = {0}, p;
 #define PUSH(piece)                                                                            \
     do {                                                                                       \
-        if (have && (rc = emit_piece(&w, &pending)) != 0) goto done;                          \
+        if (have && (rc = emit_piece(&w, &pending, emit)) != 0) goto done;                          \
         pending = (piece);                                                                     \
         have = 1;                                                                              \
     } while (0)
@@ -414,9 +464,13 @@ int fbpe_mk_pieces(int options, const uint8_t *s, size_t n, fbpe_mk_sink emit, v
         mk_piece space = {U_SPACE, 0, 0, 0, held_at, held_at + 1};
         PUSH(space);
     }
-    if (have) rc = emit_piece(&w, &pending);
+    if (have) rc = emit_piece(&w, &pending, emit);
 done:
 #undef PUSH
     free(w.heap);
     return rc;
+}
+
+int fbpe_mk_pieces(int options, const uint8_t *s, size_t n, fbpe_mk_sink emit, void *ctx) {
+    return mk_pieces(options, s, n, emit, ctx);
 }
