@@ -1,0 +1,308 @@
+# cython: language_level=3
+# distutils: sources = csrc/lib/functional.c csrc/lib/piecetable.c
+"""The Functionalizer's description of distinct pieces, compiled.
+
+``Functionalizer.describe`` (functionalbpe/functional.py) is the reference; this module
+gives the same text-form pieces for nearly every piece, and hands the others to it.
+
+Performance notes (what was tried, and why it is like this):
+
+* Training describes each distinct raw piece once. In Python, with string methods mapped
+  over all pieces at C speed to sort out the ones that need nothing, this still cost about
+  twice the plain trainer's whole run on the standard library (130k distinct pieces): most
+  of it the per-piece self-check (decoding each description back) and one Python string
+  per text-form piece. Here the pieces are read from the counter's flat UTF-8 table, the
+  description, the check and the counting of text-form pieces (a C piece table,
+  csrc/lib/piecetable.c) make no Python object; one string per text-form piece is made at
+  the end only when a dict is asked for, never for the fast trainer.
+* Case and accents need Unicode data. Rather than a table of every code point built at
+  import (a scan of all 1.1 million code points costs more than the whole description), the
+  plans of a Unicode block (256 code points) are asked from Python the first time a piece
+  has a character of that block in its first 256 characters: a few dozen blocks in a real
+  corpus, each computed by ``functional.block_plans`` with the reference's own code.
+* Pieces that need LITERAL, a plan that is more than a one-character substitution, or that
+  fail the check are rare (none in the standard library's 130k); they go to the Python
+  reference one by one, so the rare cases have one implementation.
+"""
+from cpython cimport array
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.dict cimport PyDict_SetItem
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcpy
+
+import array as pyarray
+
+
+cdef extern from "Python.h":
+    dict _PyDict_NewPresized(Py_ssize_t n)
+
+
+cdef extern from "lib/piecetable.h":
+    ctypedef struct fbpe_entry:
+        uint64_t count
+        uint64_t len
+    ctypedef struct fbpe_table:
+        fbpe_entry *entries
+        size_t size
+    void fbpe_table_init(fbpe_table *t)
+    void fbpe_table_free(fbpe_table *t) nogil
+    const uint8_t *fbpe_entry_bytes(const fbpe_table *t, const fbpe_entry *e) nogil
+
+
+cdef extern from "lib/functional.h":
+    enum:
+        FBPE_MAX_PLAN_OPS
+        FBPE_NOT_A_SUBSTITUTION
+        FBPE_DESCRIBED
+        FBPE_AS_IS
+        FBPE_LEAVE
+        FBPE_NEED_BLOCK
+        FBPE_DESCRIBE_NOMEM
+    ctypedef struct fbpe_char_plan:
+        uint32_t letter
+        uint32_t decoded
+        uint8_t capitalized
+        uint8_t num_ops
+        uint8_t ops[4]
+    ctypedef struct fbpe_describer:
+        uint32_t need_block
+        uint8_t *out
+        size_t out_cap
+        size_t *form_end
+        size_t num_forms
+    void fbpe_describer_init(fbpe_describer *d, int repeat, int split_operators)
+    void fbpe_describer_free(fbpe_describer *d)
+    int fbpe_describer_add_block(fbpe_describer *d, uint32_t block, const uint32_t *cps,
+                                 const fbpe_char_plan *plans, size_t n)
+    int fbpe_describe(fbpe_describer *d, const uint8_t *s, size_t len)
+    int fbpe_describer_count_form(fbpe_describer *d, fbpe_table *t, const uint8_t *p, size_t len,
+                                  size_t readable, uint64_t count)
+    int fbpe_describe_flat(fbpe_describer *d, fbpe_table *t, const uint8_t *data,
+                           const int64_t *offsets, const int64_t *counts, size_t n, size_t *next,
+                           uint8_t *as_is) nogil
+    size_t fbpe_describe_merge(fbpe_table *t, const uint8_t *data, size_t data_len,
+                               const int64_t *offsets, const int64_t *counts, size_t n,
+                               uint8_t *as_is) nogil
+
+
+cdef object _utf8(str text):
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate
+        return text.encode("utf-8", "surrogatepass")
+
+
+cdef class Describer:
+    """Describes raw pieces as ``Functionalizer.describe`` does, and counts their text-form
+    pieces.
+
+    ``block_plans(block)`` gives the character plans of a Unicode block (see
+    ``functional.block_plans``); blocks, once asked for, stay installed. The methods that
+    describe many pieces take ``fallback(piece)``, the reference description, for what the
+    compiled one leaves.
+
+    The GIL is held throughout (the work is a few tens of milliseconds per table): so one
+    describer may serve several threads, its scratch buffers used by one call at a time.
+
+    >>> from functionalbpe.functional import Functionalizer
+    >>> f = Functionalizer()
+    >>> f._describer().describe_dict({"Hello": 2, "hello": 1}, f.describe)
+    {'\\ue100\\ue000': 2, 'hello': 3}
+    """
+    cdef fbpe_describer d
+    cdef object block_plans
+    cdef readonly Py_ssize_t left  # pieces handed to a fallback, over all calls
+
+    def __cinit__(self, bint repeat, bint split_operators, block_plans):
+        fbpe_describer_init(&self.d, repeat, split_operators)
+        self.block_plans = block_plans
+
+    def __dealloc__(self):
+        fbpe_describer_free(&self.d)
+
+    cdef int _install(self, uint32_t block) except -1:
+        plans = self.block_plans(block)
+        cdef Py_ssize_t n = len(plans), k, m
+        cdef uint32_t *cps = <uint32_t *>malloc((n if n else 1) * sizeof(uint32_t))
+        cdef fbpe_char_plan *out = <fbpe_char_plan *>malloc((n if n else 1) * sizeof(fbpe_char_plan))
+        cdef int rc = -1
+        try:
+            if not cps or not out:
+                raise MemoryError()
+            for k in range(n):
+                cp, letter, decoded, capitalized, ops = plans[k]
+                cps[k] = cp
+                out[k].letter = letter
+                out[k].decoded = decoded
+                out[k].capitalized = capitalized
+                if ops is None or len(ops) > FBPE_MAX_PLAN_OPS:
+                    out[k].num_ops = FBPE_NOT_A_SUBSTITUTION
+                else:
+                    out[k].num_ops = len(ops)
+                    for m in range(len(ops)):
+                        out[k].ops[m] = ops[m]
+            rc = fbpe_describer_add_block(&self.d, block, cps, out, n)
+        finally:
+            free(cps)
+            free(out)
+        if rc < 0:
+            raise MemoryError()
+        return 0
+
+    cdef int _describe(self, const uint8_t *s, size_t n) except -1:
+        """fbpe_describe, with the blocks it asks for installed on the way."""
+        cdef int status
+        while True:
+            status = fbpe_describe(&self.d, s, n)
+            if status == FBPE_NEED_BLOCK:
+                self._install(self.d.need_block)
+            elif status == FBPE_DESCRIBE_NOMEM:
+                raise MemoryError()
+            else:
+                return status
+
+    def describe(self, str piece not None):
+        """The text-form pieces of one raw piece, or None where the reference must decide.
+
+        >>> from functionalbpe.functional import Functionalizer
+        >>> Functionalizer()._describer().describe("Hello") == ("\\ue100\\ue000", "hello")
+        True
+        """
+        b = _utf8(piece)
+        cdef int status = self._describe(<const uint8_t *>PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b))
+        if status == FBPE_AS_IS:
+            return (piece,)
+        if status != FBPE_DESCRIBED:
+            return None
+        # Copied out before any object that the garbage collector tracks is made (which
+        # could run Python code, and so another thread's describe).
+        cdef size_t f, start = 0, n = self.d.num_forms
+        ends = [self.d.form_end[f] for f in range(n)]
+        out = PyBytes_FromStringAndSize(<const char *>self.d.out, self.d.form_end[n - 1])
+        forms = []
+        for f in range(n):
+            forms.append(PyUnicode_DecodeUTF8(PyBytes_AS_STRING(out) + start, ends[f] - start, "surrogatepass"))
+            start = ends[f]
+        return tuple(forms)
+
+    def describe_flat(self, data, offsets, counts, fallback):
+        """The text-form pieces, counted, of distinct raw pieces laid out flat, both as a
+        :class:`~functionalbpe.counting.PieceTable` holds them: ``(data, offsets, counts)``,
+        piece ``i`` = ``data[offsets[i]:offsets[i + 1]]`` (UTF-8) occurring ``counts[i]``
+        times; ``offsets`` and ``counts`` are ``array('q')``.
+
+        The pieces that are their own text form come first, in their order, then the forms
+        of the others in order of first occurrence.
+        """
+        return self._run(data, offsets, counts, None, fallback)
+
+    def describe_dict(self, dict raw not None, fallback):
+        """:meth:`describe_flat` of ``{piece: count}``, as a dict (same order)."""
+        keys = list(raw)
+        encoded = [_utf8(key) for key in keys]
+        offsets = array.clone(pyarray.array("q"), len(keys) + 1, False)
+        cdef long long *offs = (<array.array>offsets).data.as_longlongs
+        cdef Py_ssize_t k
+        offs[0] = 0
+        for k in range(len(keys)):
+            offs[k + 1] = offs[k] + PyBytes_GET_SIZE(encoded[k])
+        return self._run(b"".join(encoded), offsets, pyarray.array("q", raw.values()), keys, fallback)
+
+    cdef object _run(self, data, offsets_buffer, counts_buffer, list keys, fallback):
+        cdef const uint8_t[::1] text = data
+        cdef const long long[::1] offsets = offsets_buffer
+        cdef const long long[::1] counts = counts_buffer
+        cdef size_t n = counts.shape[0], i, nxt = 0, kept
+        if <size_t>offsets.shape[0] != n + 1:
+            raise ValueError(f"{n} counts need {n + 1} offsets, got {offsets.shape[0]}")
+        for i in range(n):
+            if not 0 <= offsets[i] <= offsets[i + 1] <= text.shape[0] or counts[i] < 0:
+                raise ValueError(f"piece {i}: offsets {offsets[i]}, {offsets[i + 1]} or count {counts[i]} "
+                                 f"do not fit {text.shape[0]} bytes of data")
+        cdef const uint8_t *base = &text[0] if text.shape[0] else <const uint8_t *>b""
+        cdef const int64_t *offs = <const int64_t *>&offsets[0]
+        cdef const int64_t *cnts = <const int64_t *>&counts[0] if n else NULL
+        cdef uint8_t *as_is = <uint8_t *>calloc(n if n else 1, 1)
+        cdef fbpe_table forms
+        cdef int status
+        fbpe_table_init(&forms)
+        try:
+            if not as_is:
+                raise MemoryError()
+            while nxt < n:
+                status = fbpe_describe_flat(&self.d, &forms, base, offs, cnts, n, &nxt, as_is)
+                if status == FBPE_NEED_BLOCK:
+                    self._install(self.d.need_block)
+                elif status == FBPE_LEAVE:
+                    piece = keys[nxt] if keys is not None else PyUnicode_DecodeUTF8(
+                        <const char *>base + offs[nxt], offs[nxt + 1] - offs[nxt], "surrogatepass")
+                    self.left += 1
+                    self._count_forms(&forms, fallback(piece), cnts[nxt])
+                    nxt += 1
+                elif status == FBPE_DESCRIBE_NOMEM:
+                    raise MemoryError()
+            kept = fbpe_describe_merge(&forms, base, text.shape[0], offs, cnts, n, as_is)
+            if keys is not None:
+                return self._dict(&forms, keys, cnts, n, as_is, kept)
+            return self._flat(&forms, base, offs, cnts, n, as_is, kept)
+        finally:
+            free(as_is)
+            fbpe_table_free(&forms)
+
+    cdef int _count_forms(self, fbpe_table *t, forms, uint64_t count) except -1:
+        for form in forms:
+            b = _utf8(form)
+            if fbpe_describer_count_form(&self.d, t, <const uint8_t *>PyBytes_AS_STRING(b),
+                                         PyBytes_GET_SIZE(b), PyBytes_GET_SIZE(b), count) < 0:
+                raise MemoryError()
+        return 0
+
+    cdef object _flat(self, const fbpe_table *t, const uint8_t *base, const int64_t *offs,
+                      const int64_t *cnts, size_t n, const uint8_t *as_is, size_t kept):
+        cdef size_t i, k, total = 0, at = 0, size = kept + t.size
+        cdef const fbpe_entry *e
+        for i in range(n):
+            if as_is[i]:
+                total += offs[i + 1] - offs[i]
+        for k in range(t.size):
+            total += t.entries[k].len
+        data = PyBytes_FromStringAndSize(NULL, total)
+        offsets = array.clone(pyarray.array("q"), size + 1, False)
+        counts = array.clone(pyarray.array("q"), size, False)
+        cdef char *out = PyBytes_AS_STRING(data)
+        cdef long long *o = (<array.array>offsets).data.as_longlongs
+        cdef long long *c = (<array.array>counts).data.as_longlongs
+        with nogil:
+            k = 0
+            for i in range(n):
+                if as_is[i]:
+                    o[k] = at
+                    c[k] = cnts[i]
+                    memcpy(out + at, base + offs[i], offs[i + 1] - offs[i])
+                    at += offs[i + 1] - offs[i]
+                    k += 1
+            for i in range(t.size):
+                e = &t.entries[i]
+                o[k] = at
+                c[k] = <long long>e.count
+                memcpy(out + at, fbpe_entry_bytes(t, e), e.len)
+                at += e.len
+                k += 1
+            o[k] = at
+        return data, offsets, counts
+
+    cdef object _dict(self, const fbpe_table *t, list keys, const int64_t *cnts, size_t n,
+                      const uint8_t *as_is, size_t kept):
+        cdef size_t i
+        cdef const fbpe_entry *e
+        out = _PyDict_NewPresized(kept + t.size)
+        for i in range(n):
+            if as_is[i]:
+                PyDict_SetItem(out, keys[i], cnts[i])
+        for i in range(t.size):
+            e = &t.entries[i]
+            PyDict_SetItem(out, PyUnicode_DecodeUTF8(<const char *>fbpe_entry_bytes(t, e), e.len,
+                                                     "surrogatepass"), e.count)
+        return out
