@@ -8,21 +8,31 @@ gives the same text-form pieces for nearly every piece, and hands the others to 
 Performance notes (what was tried, and why it is like this):
 
 * Training describes each distinct raw piece once. In Python, with string methods mapped
-  over all pieces at C speed to sort out the ones that need nothing, this still cost about
-  twice the plain trainer's whole run on the standard library (130k distinct pieces): most
-  of it the per-piece self-check (decoding each description back) and one Python string
-  per text-form piece. Here the pieces are read from the counter's flat UTF-8 table, the
-  description, the check and the counting of text-form pieces (a C piece table,
-  csrc/lib/piecetable.c) make no Python object; one string per text-form piece is made at
-  the end only when a dict is asked for, never for the fast trainer.
+  over all pieces at C speed to sort out the ones that need nothing, that took 0.5-1.2 s for
+  the standard library's 131,707 distinct pieces, more than twice the plain trainer's whole
+  run: most of it the per-piece self-check (decoding each description back) and one Python
+  string per text-form piece. Here pieces are read from the counter's flat UTF-8 table and
+  written to another; nothing makes a Python object per piece. Measured: about 30 ms.
+* A first version added every piece's forms to one hash table: 45 ms, 40% of it inserting
+  (each insertion a cache miss into a table of all pieces, and the table regrown). Now the
+  pieces that are their own text form (nine in ten) are only marked; the table holds the
+  forms of the others and stays small, and a second pass looks the marked pieces up in it
+  (a base ``hello`` of ``Hello`` that also occurs as ``hello``). The result is put in order
+  of first occurrence by one sort of the small table, so that it is the pure-Python path's
+  dict, order included.
+* An ASCII piece is decided on its bytes first, in loops without branches (any byte >= 0x80?
+  a capital? a run of 3?) and a prefix-function period scan that stops at the first prefix
+  whose period is too long: most pieces are done before anything is decoded.
 * Case and accents need Unicode data. Rather than a table of every code point built at
-  import (a scan of all 1.1 million code points costs more than the whole description), the
-  plans of a Unicode block (256 code points) are asked from Python the first time a piece
-  has a character of that block in its first 256 characters: a few dozen blocks in a real
-  corpus, each computed by ``functional.block_plans`` with the reference's own code.
+  import (a scan of all 1.1 million code points costs 0.2-0.5 s, more than the whole
+  description), the plans of a Unicode block (256 code points) are asked from Python the
+  first time a piece has a character of that block in its first 256 characters: a few dozen
+  blocks in a real corpus, each computed by ``functional.block_plans`` with the reference's
+  own code, and kept by the describer (one per set of options) for later calls.
 * Pieces that need LITERAL, a plan that is more than a one-character substitution, or that
-  fail the check are rare (none in the standard library's 130k); they go to the Python
-  reference one by one, so the rare cases have one implementation.
+  fail the check are rare (none of the standard library's 131,707; 12 pieces of Chinese
+  text in all the shared corpora); they go to the Python reference one by one, so the rare
+  cases have one implementation.
 """
 from cpython cimport array
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
@@ -77,14 +87,17 @@ cdef extern from "lib/functional.h":
     int fbpe_describer_add_block(fbpe_describer *d, uint32_t block, const uint32_t *cps,
                                  const fbpe_char_plan *plans, size_t n)
     int fbpe_describe(fbpe_describer *d, const uint8_t *s, size_t len)
-    int fbpe_describer_count_form(fbpe_describer *d, fbpe_table *t, const uint8_t *p, size_t len,
-                                  size_t readable, uint64_t count)
+    int fbpe_count_form(fbpe_table *t, const uint8_t *p, size_t len, size_t readable, uint64_t count,
+                        uint64_t first)
+    uint64_t FBPE_FIRST(size_t i, size_t f)
+    uint64_t FBPE_FORM_ENTRY
     int fbpe_describe_flat(fbpe_describer *d, fbpe_table *t, const uint8_t *data,
                            const int64_t *offsets, const int64_t *counts, size_t n, size_t *next,
                            uint8_t *as_is) nogil
     size_t fbpe_describe_merge(fbpe_table *t, const uint8_t *data, size_t data_len,
                                const int64_t *offsets, const int64_t *counts, size_t n,
                                uint8_t *as_is) nogil
+    int fbpe_describe_order(const fbpe_table *t, const uint8_t *as_is, size_t n, uint64_t *order) nogil
 
 
 cdef object _utf8(str text):
@@ -193,8 +206,8 @@ cdef class Describer:
         piece ``i`` = ``data[offsets[i]:offsets[i + 1]]`` (UTF-8) occurring ``counts[i]``
         times; ``offsets`` and ``counts`` are ``array('q')``.
 
-        The pieces that are their own text form come first, in their order, then the forms
-        of the others in order of first occurrence.
+        In order of first occurrence: as a loop over the pieces in order, adding the forms
+        of each in order, meets them.
         """
         return self._run(data, offsets, counts, None, fallback)
 
@@ -225,6 +238,7 @@ cdef class Describer:
         cdef const int64_t *offs = <const int64_t *>&offsets[0]
         cdef const int64_t *cnts = <const int64_t *>&counts[0] if n else NULL
         cdef uint8_t *as_is = <uint8_t *>calloc(n if n else 1, 1)
+        cdef uint64_t *order = NULL
         cdef fbpe_table forms
         cdef int status
         fbpe_table_init(&forms)
@@ -239,35 +253,41 @@ cdef class Describer:
                     piece = keys[nxt] if keys is not None else PyUnicode_DecodeUTF8(
                         <const char *>base + offs[nxt], offs[nxt + 1] - offs[nxt], "surrogatepass")
                     self.left += 1
-                    self._count_forms(&forms, fallback(piece), cnts[nxt])
+                    self._count_forms(&forms, fallback(piece), cnts[nxt], nxt)
                     nxt += 1
                 elif status == FBPE_DESCRIBE_NOMEM:
                     raise MemoryError()
             kept = fbpe_describe_merge(&forms, base, text.shape[0], offs, cnts, n, as_is)
+            order = <uint64_t *>malloc((kept + forms.size + 1) * sizeof(uint64_t))
+            if not order or fbpe_describe_order(&forms, as_is, n, order) < 0:
+                raise MemoryError()
             if keys is not None:
-                return self._dict(&forms, keys, cnts, n, as_is, kept)
-            return self._flat(&forms, base, offs, cnts, n, as_is, kept)
+                return self._dict(&forms, keys, cnts, order, kept + forms.size)
+            return self._flat(&forms, base, offs, cnts, order, kept + forms.size)
         finally:
             free(as_is)
+            free(order)
             fbpe_table_free(&forms)
 
-    cdef int _count_forms(self, fbpe_table *t, forms, uint64_t count) except -1:
-        for form in forms:
+    cdef int _count_forms(self, fbpe_table *t, forms, uint64_t count, size_t piece) except -1:
+        """The fallback's forms of piece number ``piece``, into the table of forms."""
+        cdef size_t f
+        for f, form in enumerate(forms):
             b = _utf8(form)
-            if fbpe_describer_count_form(&self.d, t, <const uint8_t *>PyBytes_AS_STRING(b),
-                                         PyBytes_GET_SIZE(b), PyBytes_GET_SIZE(b), count) < 0:
+            if fbpe_count_form(t, <const uint8_t *>PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b),
+                               PyBytes_GET_SIZE(b), count, FBPE_FIRST(piece, f if f < 4096 else 4095)) < 0:
                 raise MemoryError()
         return 0
 
     cdef object _flat(self, const fbpe_table *t, const uint8_t *base, const int64_t *offs,
-                      const int64_t *cnts, size_t n, const uint8_t *as_is, size_t kept):
-        cdef size_t i, k, total = 0, at = 0, size = kept + t.size
+                      const int64_t *cnts, const uint64_t *order, size_t size):
+        cdef size_t i, k, total = 0, at = 0
         cdef const fbpe_entry *e
-        for i in range(n):
-            if as_is[i]:
-                total += offs[i + 1] - offs[i]
-        for k in range(t.size):
-            total += t.entries[k].len
+        for k in range(size):
+            if order[k] & FBPE_FORM_ENTRY:
+                total += t.entries[order[k] & ~FBPE_FORM_ENTRY].len
+            else:
+                total += offs[order[k] + 1] - offs[order[k]]
         data = PyBytes_FromStringAndSize(NULL, total)
         offsets = array.clone(pyarray.array("q"), size + 1, False)
         counts = array.clone(pyarray.array("q"), size, False)
@@ -275,34 +295,31 @@ cdef class Describer:
         cdef long long *o = (<array.array>offsets).data.as_longlongs
         cdef long long *c = (<array.array>counts).data.as_longlongs
         with nogil:
-            k = 0
-            for i in range(n):
-                if as_is[i]:
-                    o[k] = at
+            for k in range(size):
+                o[k] = at
+                if order[k] & FBPE_FORM_ENTRY:
+                    e = &t.entries[order[k] & ~FBPE_FORM_ENTRY]
+                    c[k] = <long long>e.count
+                    memcpy(out + at, fbpe_entry_bytes(t, e), e.len)
+                    at += e.len
+                else:
+                    i = order[k]
                     c[k] = cnts[i]
                     memcpy(out + at, base + offs[i], offs[i + 1] - offs[i])
                     at += offs[i + 1] - offs[i]
-                    k += 1
-            for i in range(t.size):
-                e = &t.entries[i]
-                o[k] = at
-                c[k] = <long long>e.count
-                memcpy(out + at, fbpe_entry_bytes(t, e), e.len)
-                at += e.len
-                k += 1
-            o[k] = at
+            o[size] = at
         return data, offsets, counts
 
-    cdef object _dict(self, const fbpe_table *t, list keys, const int64_t *cnts, size_t n,
-                      const uint8_t *as_is, size_t kept):
-        cdef size_t i
+    cdef object _dict(self, const fbpe_table *t, list keys, const int64_t *cnts, const uint64_t *order,
+                      size_t size):
+        cdef size_t k
         cdef const fbpe_entry *e
-        out = _PyDict_NewPresized(kept + t.size)
-        for i in range(n):
-            if as_is[i]:
-                PyDict_SetItem(out, keys[i], cnts[i])
-        for i in range(t.size):
-            e = &t.entries[i]
-            PyDict_SetItem(out, PyUnicode_DecodeUTF8(<const char *>fbpe_entry_bytes(t, e), e.len,
-                                                     "surrogatepass"), e.count)
+        out = _PyDict_NewPresized(size)
+        for k in range(size):
+            if order[k] & FBPE_FORM_ENTRY:
+                e = &t.entries[order[k] & ~FBPE_FORM_ENTRY]
+                PyDict_SetItem(out, PyUnicode_DecodeUTF8(<const char *>fbpe_entry_bytes(t, e), e.len,
+                                                         "surrogatepass"), e.count)
+            else:
+                PyDict_SetItem(out, keys[order[k]], cnts[order[k]])
         return out

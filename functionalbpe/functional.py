@@ -782,18 +782,34 @@ class Functionalizer(Scheme):
         return describer
 
     def describe_counts(self, raw: Dict[str, int]) -> Dict[str, int]:
-        """Give each raw piece's count to its text-form pieces.
+        """Give each raw piece's count to its text-form pieces, in order of first occurrence
+        (as a loop over the pieces in order, adding the forms of each, meets them).
 
-        Compiled, each piece is described in C (:meth:`_describer`). In pure Python, most
-        distinct pieces need no instruction, and most others only capitals: they are
-        sorted out in bulk, with string methods mapped over all pieces at C speed (ASCII?
-        capitals? a run of 3? a repetition of a unit?); what needs nothing is copied as it
-        is, and only the rest is described one by one.
+        Compiled, each piece is described in C (:meth:`_describer`); in pure Python, by
+        :meth:`_forms_of`. Both give the same dict, in the same order.
         """
         describer = self._describer()
         if describer is not None:
             return describer.describe_dict(raw, self.describe)
-        pieces = list(raw)
+        forms_of = self._forms_of(list(raw))
+        out: Dict[str, int] = {}
+        get = out.get
+        for piece, count in raw.items():
+            forms = forms_of.get(piece)
+            if forms is None:
+                out[piece] = get(piece, 0) + count
+            else:
+                for form in forms:
+                    out[form] = get(form, 0) + count
+        return out
+
+    def _forms_of(self, pieces: List[str]) -> Dict[str, Tuple[str, ...]]:
+        """:meth:`describe` of many pieces, for those that are not their own text form.
+
+        Most distinct pieces need no instruction, and most others only capitals. They are
+        sorted out in bulk, with string methods mapped over all pieces at C speed (ASCII?
+        capitals? a run of 3? a repetition of a unit?); only the rest is described one by one.
+        """
         # Per piece, at C speed: ASCII (so no accent, nothing to escape)? a run of 3? a
         # repetition of its shortest period p (3p <= length)? any capital?
         simple = list(map(str.isascii, pieces))
@@ -803,55 +819,34 @@ class Functionalizer(Scheme):
             not_whole = map(gt, map(mul, periods, repeat(3)), map(len, pieces))
             simple = list(map(and_, simple, map(and_, no_run, not_whole)))
         uncased = list(map(eq, map(str.lower, pieces), pieces)) if self.case else [True] * len(pieces)
-        capitalized = list(compress(pieces, map(gt, simple, uncased)))
-        others = list(compress(pieces, map(not_, simple)))
-        # What needs nothing keeps its count under its own name: start from a copy of all
-        # the counts and take the others out before their forms are added.
-        out = dict(raw)
-        for group in (capitalized, others):
-            for _ in map(out.pop, group):
-                pass
-        self._count_capitalized(capitalized, raw, out)
-        get = out.get
-        for piece in others:
-            count = raw[piece]
-            for form in self.describe(piece):
-                out[form] = get(form, 0) + count
-        return out
+        forms_of = self._capitalized_forms(list(compress(pieces, map(gt, simple, uncased))))
+        for piece in compress(pieces, map(not_, simple)):
+            forms_of[piece] = self.describe(piece)
+        return forms_of
 
-    def _count_capitalized(self, pieces: List[str], raw: Dict[str, int], out: Dict[str, int]) -> None:
+    def _capitalized_forms(self, pieces: List[str]) -> Dict[str, Tuple[str, ...]]:
         """:meth:`_ascii_capitals` for many pieces at once, each still checked by decoding."""
         long = [p for p in pieces if len(p) > MAX_ARG + 1]  # past position 255: one by one
         if long:
             pieces = [p for p in pieces if len(p) <= MAX_ARG + 1]
         lowered = list(map(str.lower, pieces))
         shapes = map(str.rstrip, map(str.translate, pieces, repeat(_CASE_SHAPE)), repeat("a"))
-        prefixes = list(map("".join, map(_capitals_of_shape, shapes)))
+        # The instructions depend on the shape alone, so they are written once per shape.
+        capitals = list(map(_capitals_of_shape, shapes))
+        prefixes = list(map("".join, capitals))
         # Each text form here is one group (instructions, then a base with no atom), so the
         # check runs the decoder's step for a group on it directly.
         exact = list(map(eq, map(_group_or_none, prefixes, lowered), pieces))
         if not all(exact):
             long += compress(pieces, map(not_, exact))  # _ascii_capitals leaves them whole
-            pieces, lowered, prefixes = (list(compress(x, exact)) for x in (pieces, lowered, prefixes))
-        counts = list(map(raw.__getitem__, pieces))
-        get = out.get
+            pieces, lowered, capitals, prefixes = (list(compress(x, exact)) for x in (pieces, lowered, capitals, prefixes))
         if self.split_operators:
-            # The instructions depend on the shape alone: count each prefix once, then split it.
-            by_prefix: Dict[str, int] = {}
-            for prefix, count in zip(prefixes, counts):
-                by_prefix[prefix] = by_prefix.get(prefix, 0) + count
-            for prefix, count in by_prefix.items():
-                for i in range(0, len(prefix), 2):  # CAPITALIZE and its argument
-                    out[prefix[i : i + 2]] = get(prefix[i : i + 2], 0) + count
-            texts = lowered
+            forms_of = {piece: (*caps, low) for piece, caps, low in zip(pieces, capitals, lowered)}
         else:
-            texts = list(map(add, prefixes, lowered))
-        for text, count in zip(texts, counts):
-            out[text] = get(text, 0) + count
+            forms_of = {piece: (prefix + low,) for piece, prefix, low in zip(pieces, prefixes, lowered)}
         for piece in long:
-            count = raw[piece]
-            for form in self._ascii_capitals(piece):
-                out[form] = get(form, 0) + count
+            forms_of[piece] = self._ascii_capitals(piece)
+        return forms_of
 
     # -- pieces → text --------------------------------------------------------------------
 

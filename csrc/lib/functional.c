@@ -367,11 +367,11 @@ int fbpe_describe(fbpe_describer *d, const uint8_t *s, size_t len) {
     return write_forms(d, b, blen) < 0 ? FBPE_DESCRIBE_NOMEM : FBPE_DESCRIBED;
 }
 
-int fbpe_describer_count_form(fbpe_describer *d, fbpe_table *t, const uint8_t *p, size_t len,
-                              size_t readable, uint64_t count) {
+int fbpe_count_form(fbpe_table *t, const uint8_t *p, size_t len, size_t readable, uint64_t count,
+                    uint64_t first) {
     fbpe_key key;
     fbpe_key_make(&key, p, len, readable);
-    return fbpe_table_add(t, &key, count, d->inserted++, 1);
+    return fbpe_table_add(t, &key, count, first, 1);
 }
 
 int fbpe_describe_flat(fbpe_describer *d, fbpe_table *t, const uint8_t *data,
@@ -390,8 +390,8 @@ int fbpe_describe_flat(fbpe_describer *d, fbpe_table *t, const uint8_t *data,
         size_t start = 0;
         for (size_t f = 0; f < d->num_forms; f++) {
             size_t end = d->form_end[f];
-            if (fbpe_describer_count_form(d, t, d->out + start, end - start, d->out_cap - start,
-                                          (uint64_t)counts[i]) < 0) {
+            if (fbpe_count_form(t, d->out + start, end - start, d->out_cap - start,
+                                (uint64_t)counts[i], FBPE_FIRST(i, f)) < 0) {
                 *next = i;
                 return FBPE_DESCRIBE_NOMEM;
             }
@@ -412,11 +412,40 @@ size_t fbpe_describe_merge(fbpe_table *t, const uint8_t *data, size_t data_len,
         fbpe_key_make(&key, data + offsets[i], len, data_len - (size_t)offsets[i]);
         fbpe_entry *e = fbpe_table_find(t, &key);
         if (e) {
+            size_t j = (size_t)(e - t->entries);
             e->count += (uint64_t)counts[i];
+            if (FBPE_FIRST(i, 0) < t->first[j]) t->first[j] = FBPE_FIRST(i, 0);
             as_is[i] = 0;
         } else {
             kept++;
         }
     }
     return kept;
+}
+
+typedef struct {
+    uint64_t first;
+    size_t entry;
+} by_first;
+
+static int compare_first(const void *a, const void *b) {
+    uint64_t x = ((const by_first *)a)->first, y = ((const by_first *)b)->first;
+    return (x > y) - (x < y);
+}
+
+int fbpe_describe_order(const fbpe_table *t, const uint8_t *as_is, size_t n, uint64_t *order) {
+    by_first *entries = malloc((t->size ? t->size : 1) * sizeof *entries);
+    if (!entries) return -1;
+    for (size_t j = 0; j < t->size; j++) entries[j] = (by_first){t->first[j], j};
+    qsort(entries, t->size, sizeof *entries, compare_first);
+    size_t k = 0, j = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!as_is[i]) continue;
+        for (; j < t->size && entries[j].first < FBPE_FIRST(i, 0); j++)
+            order[k++] = FBPE_FORM_ENTRY | entries[j].entry;
+        order[k++] = i;
+    }
+    for (; j < t->size; j++) order[k++] = FBPE_FORM_ENTRY | entries[j].entry;
+    free(entries);
+    return 0;
 }

@@ -1,10 +1,11 @@
 /* The Functionalizer's description of distinct pieces, in C.
  *
  * Training describes every distinct raw piece once (functionalbpe/functional.py,
- * Functionalizer.describe_counts); on the standard library that is 130k pieces, and in Python
+ * Functionalizer.describe_table); on the standard library that is 130k pieces, and in Python
  * it cost more than counting and merging together. This is the same description for the
- * cases that make up nearly all pieces, at C speed, with the counts of the text-form pieces
- * summed in a piece table (piecetable.h), so that no Python object is made per piece:
+ * cases that make up nearly all pieces, at C speed, read from and written to flat tables
+ * (no Python object per piece), the counts of the text-form pieces summed in a piece table
+ * (piecetable.h):
  *
  *   - no instruction at all (the piece is its own text form);
  *   - REPEAT / MULTIREPEAT: a piece that is a unit repeated k >= 3 times, else each run of
@@ -96,7 +97,6 @@ typedef struct {
     size_t out_cap;
     size_t *form_end;
     size_t num_forms, forms_cap;
-    uint64_t inserted; /* forms added to tables: their order of first occurrence */
 } fbpe_describer;
 
 void fbpe_describer_init(fbpe_describer *d, int repeat, int split_operators);
@@ -110,12 +110,13 @@ int fbpe_describer_add_block(fbpe_describer *d, uint32_t block, const uint32_t *
 /* Describe one piece (UTF-8, s[0..len)); see the enum for what comes back. */
 int fbpe_describe(fbpe_describer *d, const uint8_t *s, size_t len);
 
-/* Add `count` occurrences of the UTF-8 form p[0..len) to `t` (`readable`: bytes that may be
- * read from p, as for fbpe_key_make). Returns 0 or -1 (no memory). */
-int fbpe_describer_count_form(fbpe_describer *d, fbpe_table *t, const uint8_t *p, size_t len,
-                              size_t readable, uint64_t count);
+/* Add `count` occurrences of the UTF-8 form p[0..len) to `t`, first met at `first` (see
+ * FBPE_FIRST); `readable`: bytes that may be read from p, as for fbpe_key_make. Returns 0 or
+ * -1 (no memory). */
+int fbpe_count_form(fbpe_table *t, const uint8_t *p, size_t len, size_t readable, uint64_t count,
+                    uint64_t first);
 
-/* Training's two passes over a flat table of distinct pieces (piece i is
+/* Training's passes over a flat table of distinct pieces (piece i is
  * data[offsets[i] .. offsets[i + 1]), occurring counts[i] times).
  *
  * Most pieces are their own text form, and they are distinct, so they are not put in a
@@ -126,14 +127,20 @@ int fbpe_describer_count_form(fbpe_describer *d, fbpe_table *t, const uint8_t *p
  * status with *next at the piece (the caller deals with it and calls again from *next + 1
  * or *next); it returns FBPE_DESCRIBED with *next = n when all are done.
  *
- * The second pass moves the count of each marked piece that is also a form in `t` (a base
- * `hello` of `Hello` met as `hello` too) into that form's entry and unmarks it; it returns
- * the number of pieces still marked. The result is then the marked pieces with their
- * counts, and the entries of `t`. */
+ * The second pass (merge) moves the count of each marked piece that is also a form in `t`
+ * (a base `hello` of `Hello` met as `hello` too) into that form's entry and unmarks it; it
+ * returns the number of pieces still marked. The result is the marked pieces and the
+ * entries of `t`; fbpe_describe_order puts them in order of first occurrence, as a loop
+ * over the pieces in order, adding each one's forms in order, would meet them: order[k] is
+ * a piece number, or FBPE_FORM_ENTRY | an entry of `t` (room for kept + t->size). The
+ * first occurrence of form f of piece i is FBPE_FIRST(i, f). Returns 0 or -1 (no memory). */
+#define FBPE_FIRST(i, f) ((uint64_t)(i) << 12 | (uint64_t)(f)) /* a piece has < 4096 forms */
+#define FBPE_FORM_ENTRY (1ull << 63)
 int fbpe_describe_flat(fbpe_describer *d, fbpe_table *t, const uint8_t *data,
                        const int64_t *offsets, const int64_t *counts, size_t n, size_t *next,
                        uint8_t *as_is);
 size_t fbpe_describe_merge(fbpe_table *t, const uint8_t *data, size_t data_len,
                            const int64_t *offsets, const int64_t *counts, size_t n, uint8_t *as_is);
+int fbpe_describe_order(const fbpe_table *t, const uint8_t *as_is, size_t n, uint64_t *order);
 
 #endif
