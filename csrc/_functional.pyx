@@ -42,23 +42,15 @@ from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
+from piecetable cimport (
+    fbpe_entry, fbpe_entry_bytes, fbpe_table, fbpe_table_free, fbpe_table_init,
+)
+
 import array as pyarray
 
 
 cdef extern from "Python.h":
     dict _PyDict_NewPresized(Py_ssize_t n)
-
-
-cdef extern from "lib/piecetable.h":
-    ctypedef struct fbpe_entry:
-        uint64_t count
-        uint64_t len
-    ctypedef struct fbpe_table:
-        fbpe_entry *entries
-        size_t size
-    void fbpe_table_init(fbpe_table *t)
-    void fbpe_table_free(fbpe_table *t) nogil
-    const uint8_t *fbpe_entry_bytes(const fbpe_table *t, const fbpe_entry *e) nogil
 
 
 cdef extern from "lib/functional.h":
