@@ -1,5 +1,6 @@
 # cython: language_level=3
 # distutils: sources = csrc/lib/bpe.c csrc/lib/encode_text.c
+# distutils: depends = csrc/lib/scan.c csrc/lib/scan.h csrc/lib/scanners.h csrc/lib/take_next.h
 """The compiled encoder and decoder: merge tables applied at memory speed.
 
 Performance notes (what was tried, and why it is like this):
@@ -95,7 +96,6 @@ cdef extern from "lib/encode_text.h":
     int FBPE_TEXT_GPT4
     int FBPE_TEXT_O200K
     int FBPE_TEXT_FUNCTIONALIZER
-    int FBPE_NO_SCANNER
     ctypedef struct fbpe_text_unit:
         const uint8_t *data
         size_t len
@@ -105,7 +105,6 @@ cdef extern from "lib/encode_text.h":
         fbpe_text_unit *units
         size_t num_units
         size_t next
-    int fbpe_have_scanner()
     void fbpe_text_install_classes(const uint8_t *table, const uint32_t *fold_cps,
                                    const char *fold_letters, size_t num_folds)
     int fbpe_encode_text(const fbpe_bpe *b, fbpe_cache *cache, int which,
@@ -119,12 +118,9 @@ cdef size_t NOGIL_PIECE = 4096
 # other threads would cost more than it saves.
 PARALLEL_MIN_BYTES = 256 << 10
 
-# The patterns the C scanner cuts exactly as regex does (llama3 cuts as gpt4); empty when
-# this build has no scanner, and then the caller cuts text with regex.
-SCANNERS = {}
-if fbpe_have_scanner():
-    SCANNERS = {"gpt2": FBPE_TEXT_GPT2, "gpt4": FBPE_TEXT_GPT4, "llama3": FBPE_TEXT_GPT4,
-                "o200k": FBPE_TEXT_O200K, "functionalizer": FBPE_TEXT_FUNCTIONALIZER}
+# The patterns the C scanner cuts exactly as regex does (llama3 cuts as gpt4).
+SCANNERS = {"gpt2": FBPE_TEXT_GPT2, "gpt4": FBPE_TEXT_GPT4, "llama3": FBPE_TEXT_GPT4,
+            "o200k": FBPE_TEXT_O200K, "functionalizer": FBPE_TEXT_FUNCTIONALIZER}
 
 
 def _install_classes():
