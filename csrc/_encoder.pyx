@@ -1,5 +1,6 @@
 # cython: language_level=3
 # distutils: sources = csrc/lib/bpe.c csrc/lib/encode_text.c
+# distutils: depends = csrc/lib/scan.c csrc/lib/scan.h csrc/lib/scanners.h csrc/lib/take_next.h csrc/lib/markers.c csrc/lib/markers.h csrc/markers_tables.pxi
 """The compiled encoder and decoder: merge tables applied at memory speed.
 
 Performance notes (what was tried, and why it is like this):
@@ -96,7 +97,6 @@ cdef extern from "lib/encode_text.h":
     int FBPE_TEXT_O200K
     int FBPE_TEXT_FUNCTIONALIZER
     int FBPE_TEXT_MARKERS
-    int FBPE_NO_SCANNER
     ctypedef struct fbpe_text_unit:
         const uint8_t *data
         size_t len
@@ -106,7 +106,6 @@ cdef extern from "lib/encode_text.h":
         fbpe_text_unit *units
         size_t num_units
         size_t next
-    int fbpe_have_scanner()
     void fbpe_text_install_classes(const uint8_t *table, const uint32_t *fold_cps,
                                    const char *fold_letters, size_t num_folds)
     int fbpe_encode_text(const fbpe_bpe *b, fbpe_cache *cache, int which,
@@ -123,13 +122,10 @@ PARALLEL_MIN_BYTES = 256 << 10
 include "markers_tables.pxi"
 
 # The patterns the C scanner cuts exactly as regex does (llama3 cuts as gpt4), and the
-# boundary-marker schemes by name ("markers[w,p,↑]"); empty when this build has no scanner,
-# and then the caller cuts text with regex.
-SCANNERS = {}
-if fbpe_have_scanner():
-    SCANNERS = {"gpt2": FBPE_TEXT_GPT2, "gpt4": FBPE_TEXT_GPT4, "llama3": FBPE_TEXT_GPT4,
-                "o200k": FBPE_TEXT_O200K, "functionalizer": FBPE_TEXT_FUNCTIONALIZER}
-    SCANNERS.update({name: FBPE_TEXT_MARKERS + options for name, options in markers_scanner_names().items()})
+# boundary-marker schemes by name ("markers[w,p,↑]").
+SCANNERS = {"gpt2": FBPE_TEXT_GPT2, "gpt4": FBPE_TEXT_GPT4, "llama3": FBPE_TEXT_GPT4,
+            "o200k": FBPE_TEXT_O200K, "functionalizer": FBPE_TEXT_FUNCTIONALIZER}
+SCANNERS.update({name: FBPE_TEXT_MARKERS + options for name, options in markers_scanner_names().items()})
 
 
 def _install_classes():

@@ -1,5 +1,6 @@
 # cython: language_level=3
 # distutils: sources = csrc/lib/scan.c csrc/lib/piecetable.c csrc/lib/count.c
+# distutils: depends = csrc/lib/markers.c csrc/lib/markers.h csrc/markers_tables.pxi csrc/piecetable.pxd
 """The pre-tokenization scanner and piece counter: the built-in patterns at memory speed.
 
 Performance notes (what was tried, and why it is like this):
@@ -33,6 +34,11 @@ from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memset
 
+from piecetable cimport (
+    fbpe_entry, fbpe_entry_bytes, fbpe_merge_in_order, fbpe_order_tables, fbpe_table,
+    fbpe_table_free, fbpe_table_init, fbpe_table_memory,
+)
+
 import array as pyarray
 import os
 
@@ -59,21 +65,6 @@ cdef extern from "lib/scan.h":
     size_t fbpe_utf8_invalid(const uint8_t *s, size_t n, int allow_surrogates,
                              int *incomplete_tail) nogil
     size_t fbpe_safe_cut(const uint8_t *s, size_t n, size_t lo, size_t hi) nogil
-
-
-cdef extern from "lib/piecetable.h":
-    ctypedef struct fbpe_entry:
-        uint64_t count
-        uint64_t len
-    ctypedef struct fbpe_table:
-        fbpe_entry *entries
-        size_t size
-    void fbpe_table_init(fbpe_table *t)
-    void fbpe_table_free(fbpe_table *t) nogil
-    int fbpe_merge_in_order(fbpe_table *out, fbpe_table *const *ins, size_t count) nogil
-    int fbpe_order_tables(const fbpe_table *tables, size_t count, uint64_t *order) nogil
-    const uint8_t *fbpe_entry_bytes(const fbpe_table *t, const fbpe_entry *e) nogil
-    size_t fbpe_table_memory(const fbpe_table *t)
 
 
 cdef extern from "lib/count.h":

@@ -432,6 +432,7 @@ def run_bench(config: BenchConfig, quiet: bool = False) -> Dict[str, Any]:
         "threads": config.threads,
         "repeats": config.repeats,
         "pattern": PATTERN,
+        "pathological_timeout": config.pathological_timeout,
         "skipped": {name: "not installed" for name in missing},
         "training": {},
         "encoding": {},
@@ -542,12 +543,20 @@ def format_markdown(report: Dict[str, Any]) -> str:
     if report["pathological"]:
         names = list(next(iter(report["pathological"].values())).keys())
         lines += ["| 1 MB of | " + " | ".join(f"{n} MB/s" for n in names) + " |", "|---|" + "---:|" * len(names)]
+        errors: List[str] = []
         for label, row in report["pathological"].items():
             cells = []
             for n in names:
                 r = row[n]
-                cells.append(f"{r['mb_per_s']:.1f}" if "mb_per_s" in r else ("timeout" if r.get("timeout") else "error"))
+                if "mb_per_s" in r:
+                    cells.append(f"{r['mb_per_s']:.1f}")
+                elif r.get("timeout"):
+                    cells.append(f"timeout ({report.get('pathological_timeout', 0):.0f} s)")
+                else:
+                    errors.append(f"{n} on {label}: {r.get('error')}")
+                    cells.append(f"error [{len(errors)}]")
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        lines += [f"[{i}] {e}" for i, e in enumerate(errors, 1)]
         lines.append("")
     if report["skipped"]:
         lines.append("Skipped: " + ", ".join(f"{k} ({v})" for k, v in report["skipped"].items()) + ".")

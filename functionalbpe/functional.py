@@ -37,14 +37,18 @@ from collections import Counter
 from functools import lru_cache
 from itertools import chain, compress, islice, repeat
 from operator import add, and_, eq, gt, is_, mul, not_
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import regex
 
+from ._native import native
 from .alphabet import OPERATOR, Atom
 from .errors import DecodeError, FunctionalBPEError
-from .patterns import compile_pattern, iter_pieces
+from .patterns import pretokenize
 from .schemes import Scheme
+
+if TYPE_CHECKING:
+    from .counting import PieceTable
 
 # --- the code points --------------------------------------------------------------------
 
@@ -470,6 +474,47 @@ def _char_instructions(plans: Sequence[Tuple[int, bool, Tuple[str, ...]]]) -> Li
     return accents + capitals
 
 
+# The compiled describers, one per (case, diacritics, repeat, split_operators): each keeps
+# the Unicode blocks it has been given.
+_describers: Dict[Tuple[bool, bool, bool, bool], Any] = {}
+
+# One entry of block_plans: code point, letter, the character decoded, capitalized, the
+# accent operators in the order written (U+E100 + each), or None where they are no
+# substitution of one character.
+BlockPlan = Tuple[int, int, int, bool, Optional[Tuple[int, ...]]]
+
+
+@lru_cache(maxsize=None)
+def block_plans(block: int, case: bool, diacritics: bool) -> Tuple[BlockPlan, ...]:
+    """The plans of the characters of one Unicode block (256 code points from 256·block), for
+    the compiled describer (``csrc/_functional.pyx``), which asks for a block the first time
+    it meets one.
+
+    The characters are those :meth:`Functionalizer._plan_chars` plans, with the plan
+    :func:`char_plan` gives; the decoded character is what :func:`apply_instructions` makes
+    of the plan. The compiled check may apply a plan as a substitution only if every step of
+    its decoding keeps one character; where one does not, the operators are None and the
+    piece is left to :meth:`Functionalizer.describe`.
+
+    >>> block_plans(0, True, True)[0]
+    (65, 97, 65, True, ())
+    """
+    start = block << 8
+    plans = []
+    for m in _CASE_OR_ACCENT_RE.finditer("".join(map(chr, range(start, start + 256)))):
+        plan = char_plan(m.group(), case, diacritics)
+        if plan is None:
+            continue
+        letter, capitalized, marks = plan
+        head, substitution = letter, True
+        for ins in reversed(_char_instructions([(0, capitalized, marks)])):
+            head = apply_instructions([ins], head)
+            substitution = substitution and len(head) == 1
+        ops = tuple(ord(OP_OF_MARK[mark]) - ord(CAPITALIZE) for mark in reversed(marks))
+        plans.append((ord(m.group()), ord(letter), ord(head) if substitution else 0, capitalized, ops if substitution else None))
+    return tuple(plans)
+
+
 class Functionalizer(Scheme):
     """The Functionalizer scheme: text ↔ a text form of instructions and base pieces.
 
@@ -545,15 +590,15 @@ class Functionalizer(Scheme):
         >>> Functionalizer(pattern="gpt4").raw_pieces("111111111 ha ha ha")
         ['111111111', ' ha ha ha']
         """
-        text = self.prepare(text)
-        pieces = compile_pattern(self.pattern).findall(text)
-        # Matches come in order without overlap: they cover the text exactly when their
-        # lengths add up; otherwise iter_pieces names the character that would be lost.
-        if sum(map(len, pieces)) != len(text):
-            list(iter_pieces(text, self.pattern))
-        if "" in pieces:
-            pieces = [p for p in pieces if p]
-        return self._join_runs(pieces) if self.repeat else pieces
+        pieces = pretokenize(self.prepare(text), self.pattern)
+        return self._join_runs(pieces) if self._joins_runs() else pieces
+
+    def _joins_runs(self) -> bool:
+        """Whether runs of identical pieces can occur and are joined. The functionalizer
+        split never yields two identical pieces in a row: each of its alternatives is a
+        maximal run of one character class (docs/functional.md), so the piece after one
+        starts with a character of another class."""
+        return self.repeat and self.pattern_name != "functionalizer"
 
     def _join_runs(self, pieces: List[str]) -> List[str]:
         """Join each run of k ≥ 3 identical pieces whose repetition can be written.
@@ -665,13 +710,15 @@ class Functionalizer(Scheme):
         cache = self._cache
         forms = list(map(cache.get, pieces))
         if None in forms:
+            describer = self._describer()
             for i, form in enumerate(forms):
                 if form is None:
                     form = cache.get(pieces[i])  # met earlier in this text
                     if form is None:
                         if len(cache) >= self.cache_size:
                             cache.clear()
-                        form = cache[pieces[i]] = self.describe(pieces[i])
+                        form = describer.describe(pieces[i]) if describer is not None else None
+                        form = cache[pieces[i]] = form or self.describe(pieces[i])
                     forms[i] = form
         return list(chain.from_iterable(forms))
 
@@ -690,15 +737,12 @@ class Functionalizer(Scheme):
         neighbours); only then is each distinct raw piece described, and its count given to
         its text-form pieces.
         """
-        if self.repeat and self.pattern_name != "functionalizer":
+        if self._joins_runs():
             counts: Counter = Counter()
             for text in segments:
                 counts.update(self.raw_pieces(text))
             raw: Dict[str, int] = dict(counts)
-        else:
-            # The functionalizer split never yields two identical pieces in a row (each of
-            # its alternatives is a maximal run of one character class, docs/functional.md),
-            # so there are no runs to join and the plain counter serves.
+        else:  # no runs to join: the plain counter serves
             from .counting import count_segments
 
             if self.normalize:
@@ -706,15 +750,66 @@ class Functionalizer(Scheme):
             raw = count_segments(segments, self.pattern, threads=threads)
         return self.describe_counts(raw)
 
+    def counts_flat(self) -> bool:
+        # What count() does, on raw pieces counted flat: with no normalization and no runs
+        # of pieces to join.
+        return self.normalize is None and not self._joins_runs()
+
+    def describe_table(self, table: "PieceTable") -> "PieceTable":
+        """:meth:`describe_counts` from table to table: the fast trainer's path, on which the
+        compiled describer makes no Python object per piece."""
+        from .counting import PieceTable
+
+        describer = self._describer()
+        if describer is None:
+            return PieceTable.from_dict(self.describe_counts(table.to_dict()))
+        return PieceTable(*describer.describe_flat(table.data, table.offsets, table.counts, self.describe))
+
+    def _describer(self) -> Any:
+        """The compiled :meth:`describe` (``csrc/_functional.pyx``) for this scheme's
+        options, or None without the extension. It asks :func:`block_plans` for Unicode
+        data, and leaves what it does not handle to :meth:`describe`."""
+        module = native("_functional")
+        if module is None:
+            return None
+        options = (self.case, self.diacritics, self.repeat, self.split_operators)
+        describer = _describers.get(options)
+        if describer is None:
+            case, diacritics = self.case, self.diacritics
+            describer = _describers[options] = module.Describer(
+                self.repeat, self.split_operators, lambda block: block_plans(block, case, diacritics)
+            )
+        return describer
+
     def describe_counts(self, raw: Dict[str, int]) -> Dict[str, int]:
-        """Give each raw piece's count to its text-form pieces.
+        """Give each raw piece's count to its text-form pieces, in order of first occurrence
+        (as a loop over the pieces in order, adding the forms of each, meets them).
+
+        Compiled, each piece is described in C (:meth:`_describer`); in pure Python, by
+        :meth:`_forms_of`. Both give the same dict, in the same order.
+        """
+        describer = self._describer()
+        if describer is not None:
+            return describer.describe_dict(raw, self.describe)
+        forms_of = self._forms_of(list(raw))
+        out: Dict[str, int] = {}
+        get = out.get
+        for piece, count in raw.items():
+            forms = forms_of.get(piece)
+            if forms is None:
+                out[piece] = get(piece, 0) + count
+            else:
+                for form in forms:
+                    out[form] = get(form, 0) + count
+        return out
+
+    def _forms_of(self, pieces: List[str]) -> Dict[str, Tuple[str, ...]]:
+        """:meth:`describe` of many pieces, for those that are not their own text form.
 
         Most distinct pieces need no instruction, and most others only capitals. They are
         sorted out in bulk, with string methods mapped over all pieces at C speed (ASCII?
-        capitals? a run of 3? a repetition of a unit?); what needs nothing is copied as it
-        is, and only the rest is described one by one.
+        capitals? a run of 3? a repetition of a unit?); only the rest is described one by one.
         """
-        pieces = list(raw)
         # Per piece, at C speed: ASCII (so no accent, nothing to escape)? a run of 3? a
         # repetition of its shortest period p (3p <= length)? any capital?
         simple = list(map(str.isascii, pieces))
@@ -724,55 +819,34 @@ class Functionalizer(Scheme):
             not_whole = map(gt, map(mul, periods, repeat(3)), map(len, pieces))
             simple = list(map(and_, simple, map(and_, no_run, not_whole)))
         uncased = list(map(eq, map(str.lower, pieces), pieces)) if self.case else [True] * len(pieces)
-        capitalized = list(compress(pieces, map(gt, simple, uncased)))
-        others = list(compress(pieces, map(not_, simple)))
-        # What needs nothing keeps its count under its own name: start from a copy of all
-        # the counts and take the others out before their forms are added.
-        out = dict(raw)
-        for group in (capitalized, others):
-            for _ in map(out.pop, group):
-                pass
-        self._count_capitalized(capitalized, raw, out)
-        get = out.get
-        for piece in others:
-            count = raw[piece]
-            for form in self.describe(piece):
-                out[form] = get(form, 0) + count
-        return out
+        forms_of = self._capitalized_forms(list(compress(pieces, map(gt, simple, uncased))))
+        for piece in compress(pieces, map(not_, simple)):
+            forms_of[piece] = self.describe(piece)
+        return forms_of
 
-    def _count_capitalized(self, pieces: List[str], raw: Dict[str, int], out: Dict[str, int]) -> None:
+    def _capitalized_forms(self, pieces: List[str]) -> Dict[str, Tuple[str, ...]]:
         """:meth:`_ascii_capitals` for many pieces at once, each still checked by decoding."""
         long = [p for p in pieces if len(p) > MAX_ARG + 1]  # past position 255: one by one
         if long:
             pieces = [p for p in pieces if len(p) <= MAX_ARG + 1]
         lowered = list(map(str.lower, pieces))
         shapes = map(str.rstrip, map(str.translate, pieces, repeat(_CASE_SHAPE)), repeat("a"))
-        prefixes = list(map("".join, map(_capitals_of_shape, shapes)))
+        # The instructions depend on the shape alone, so they are written once per shape.
+        capitals = list(map(_capitals_of_shape, shapes))
+        prefixes = list(map("".join, capitals))
         # Each text form here is one group (instructions, then a base with no atom), so the
         # check runs the decoder's step for a group on it directly.
         exact = list(map(eq, map(_group_or_none, prefixes, lowered), pieces))
         if not all(exact):
             long += compress(pieces, map(not_, exact))  # _ascii_capitals leaves them whole
-            pieces, lowered, prefixes = (list(compress(x, exact)) for x in (pieces, lowered, prefixes))
-        counts = list(map(raw.__getitem__, pieces))
-        get = out.get
+            pieces, lowered, capitals, prefixes = (list(compress(x, exact)) for x in (pieces, lowered, capitals, prefixes))
         if self.split_operators:
-            # The instructions depend on the shape alone: count each prefix once, then split it.
-            by_prefix: Dict[str, int] = {}
-            for prefix, count in zip(prefixes, counts):
-                by_prefix[prefix] = by_prefix.get(prefix, 0) + count
-            for prefix, count in by_prefix.items():
-                for i in range(0, len(prefix), 2):  # CAPITALIZE and its argument
-                    out[prefix[i : i + 2]] = get(prefix[i : i + 2], 0) + count
-            texts = lowered
+            forms_of = {piece: (*caps, low) for piece, caps, low in zip(pieces, capitals, lowered)}
         else:
-            texts = list(map(add, prefixes, lowered))
-        for text, count in zip(texts, counts):
-            out[text] = get(text, 0) + count
+            forms_of = {piece: (prefix + low,) for piece, prefix, low in zip(pieces, prefixes, lowered)}
         for piece in long:
-            count = raw[piece]
-            for form in self._ascii_capitals(piece):
-                out[form] = get(form, 0) + count
+            forms_of[piece] = self._ascii_capitals(piece)
+        return forms_of
 
     # -- pieces → text --------------------------------------------------------------------
 

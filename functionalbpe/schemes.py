@@ -13,6 +13,9 @@ What every scheme provides:
 * ``count(segments)`` — the same pieces counted over many texts (what training needs);
   a scheme may make this much cheaper than splitting every text, e.g. by transforming each
   distinct raw piece once;
+* ``counts_flat()`` and ``describe_table(table)`` — where ``count`` is each distinct raw
+  piece transformed on its own, the fast trainer's path: raw pieces counted flat in C, then
+  transformed table to table;
 * ``decode(text_form, errors)`` — the original text; ``decode(''.join(split(t))) == t``;
   a text form that no encoding writes raises with ``errors="strict"`` (a
   :class:`~functionalbpe.errors.DecodeError`), gives U+FFFD with ``"replace"`` and is
@@ -31,11 +34,14 @@ from __future__ import annotations
 
 import importlib
 from collections import Counter
-from typing import Any, ClassVar, Dict, Iterable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, ClassVar, Dict, Iterable, List, Optional, Tuple
 
 from .alphabet import Atom
 from .errors import FunctionalBPEError
 from .patterns import pretokenize, resolve_pattern
+
+if TYPE_CHECKING:
+    from .counting import PieceTable
 
 
 class Scheme:
@@ -60,6 +66,19 @@ class Scheme:
         for segment in segments:
             counts.update(self.split(segment))
         return dict(counts)
+
+    def counts_flat(self) -> bool:
+        """Whether training may count the pattern's pieces laid out flat (no Python object
+        per distinct piece, see :class:`~functionalbpe.counting.PieceTable`) and pass them
+        through :meth:`describe_table`, instead of calling :meth:`count`: true when
+        ``count`` gives each distinct piece of the pattern its text form on its own.
+        """
+        return type(self).count is PlainScheme.count
+
+    def describe_table(self, table: "PieceTable") -> "PieceTable":
+        """The text-form pieces, counted, of the pattern's pieces counted flat (see
+        :meth:`counts_flat`). The plain scheme's are the pieces themselves."""
+        return table
 
     def decode(self, text: str, errors: str = "strict") -> str:
         """The text of a text form (``errors``: what to do with what no encoding writes)."""

@@ -60,9 +60,10 @@ def train(
         the_scheme = make_scheme(scheme, pattern, **scheme_options)
     # A bad size or backend fails here, before the corpus is read.
     num_merges_for(vocab_size, len(the_scheme.atoms), len(specials))
-    if _trainer(backend) is not reference and type(the_scheme).count is PlainScheme.count:
+    if _trainer(backend) is not reference and the_scheme.counts_flat():
         # The fast trainer takes the counts flat: no Python string per distinct piece.
-        counts = count_pieces_flat(corpus, the_scheme.pattern, threads, specials, progress=progress)
+        raw = count_pieces_flat(corpus, the_scheme.pattern, threads, specials, progress=progress)
+        counts = the_scheme.describe_table(raw)
     else:
         counts = count_corpus(corpus, the_scheme, specials, threads=threads, progress=progress)
     return train_from_counts(

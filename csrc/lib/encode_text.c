@@ -1,21 +1,12 @@
 /* Encoding whole texts; see encode_text.h. */
 #include "encode_text.h"
 
-/* The scanner is compiled into this file when the tree has it (a single translation unit,
- * so that each pattern's scanner is inlined into its loop below). */
-#if defined(__has_include)
-#if __has_include("scanners.h") && __has_include("scan.c")
-#define FBPE_HAVE_SCANNER 1
+/* The scanner is compiled into this file (one translation unit), so that each pattern's
+ * scanner is inlined into its loop below. */
 #include "scan.c"
 #include "markers.c"
-#endif
-#endif
 
 #include "take_next.h"
-
-#ifdef FBPE_HAVE_SCANNER
-
-int fbpe_have_scanner(void) { return 1; }
 
 void fbpe_text_install_classes(const uint8_t *table, const uint32_t *fold_cps, const char *fold_letters,
                                size_t num_folds) {
@@ -69,30 +60,6 @@ int fbpe_encode_text(const fbpe_bpe *b, fbpe_cache *cache, int which, const uint
     return 0;
 }
 
-#else
-
-int fbpe_have_scanner(void) { return 0; }
-
-void fbpe_text_install_classes(const uint8_t *table, const uint32_t *fold_cps, const char *fold_letters,
-                               size_t num_folds) {
-    (void)table;
-    (void)fold_cps;
-    (void)fold_letters;
-    (void)num_folds;
-}
-
-int fbpe_encode_text(const fbpe_bpe *b, fbpe_cache *cache, int which, const uint8_t *s, size_t n,
-                     fbpe_ids *out) {
-    (void)b;
-    (void)cache;
-    (void)which;
-    (void)s;
-    (void)n;
-    (void)out;
-    return FBPE_NO_SCANNER;
-}
-
-#endif
 
 void fbpe_encode_batch(fbpe_bpe *b, int which, fbpe_text_batch *batch) {
     fbpe_cache *cache = fbpe_cache_take(b);

@@ -4,9 +4,6 @@
  * the piece, a byte range of the text, is encoded where it lies: no Python string, no copy.
  * A batch of texts is shared by worker threads that take texts one at a time from an atomic
  * counter, each with a cache of its own from the encoder's pool.
- *
- * This header does not include scan.h, so that the encoder builds (and falls back to pieces
- * from Python) in a tree that has no scanner: fbpe_have_scanner() says which it is.
  */
 #ifndef FBPE_ENCODE_TEXT_H
 #define FBPE_ENCODE_TEXT_H
@@ -21,17 +18,12 @@
 /* The boundary-marker scheme's pieces (markers.h): FBPE_TEXT_MARKERS + its options. */
 #define FBPE_TEXT_MARKERS 16
 
-#define FBPE_NO_SCANNER (-2)
-
-/* 1 when the scanner (and the boundary-marker scheme's) is compiled in. */
-int fbpe_have_scanner(void);
-
-/* Give the scanner its character classes (see scan.h); a no-op without a scanner. */
+/* Give the scanner its character classes (see scan.h). */
 void fbpe_text_install_classes(const uint8_t *table, const uint32_t *fold_cps, const char *fold_letters,
                                size_t num_folds);
 
 /* Encode UTF-8 text s[0..n) that holds no special token; append the ids to out.
- * Returns 0, -1 when out of memory, FBPE_NO_SCANNER without a scanner. */
+ * Returns 0, or -1 when out of memory. */
 int fbpe_encode_text(const fbpe_bpe *b, fbpe_cache *cache, int which, const uint8_t *s, size_t n,
                      fbpe_ids *out);
 

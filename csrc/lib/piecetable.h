@@ -156,6 +156,13 @@ static inline void fbpe_table_prefetch_entry(const fbpe_table *t, const fbpe_key
 #endif
 }
 
+/* Whether entry e holds the piece of key k. */
+static inline int fbpe_entry_is(const fbpe_table *t, const fbpe_entry *e, const fbpe_key *k) {
+    return e->len == k->len && e->key[0] == k->w[0] &&
+           (k->len <= FBPE_INLINE_KEY ? e->key[1] == k->w[1]
+                                      : memcmp(t->arena + e->key[1], k->p, k->len) == 0);
+}
+
 /* Add `count` occurrences of the piece, first seen at `first`. Returns 0, or -1 when out of
  * memory (the table is then unchanged and still valid). With `later`, the caller promises
  * that `first` is not before the piece's recorded first occurrence (true while one worker
@@ -173,13 +180,27 @@ static inline int fbpe_table_add(fbpe_table *t, const fbpe_key *k, uint64_t coun
         if ((slot >> 32) == tag) {
             size_t n = (size_t)(slot & 0xFFFFFFFFu) - 1;
             fbpe_entry *e = &t->entries[n];
-            if (e->len == k->len && e->key[0] == k->w[0] &&
-                (k->len <= FBPE_INLINE_KEY ? e->key[1] == k->w[1]
-                                           : memcmp(t->arena + e->key[1], k->p, k->len) == 0)) {
+            if (fbpe_entry_is(t, e, k)) {
                 e->count += count;
                 if (!later && first < t->first[n]) t->first[n] = first;
                 return 0;
             }
+        }
+        j = (j + 1) & mask;
+    }
+}
+
+/* The entry holding the piece of key k, or NULL. */
+static inline fbpe_entry *fbpe_table_find(const fbpe_table *t, const fbpe_key *k) {
+    if (!t->capacity) return NULL;
+    size_t mask = t->capacity - 1, j = k->hash & mask;
+    uint64_t tag = k->hash >> 32;
+    for (;;) {
+        uint64_t slot = t->index[j];
+        if (!slot) return NULL;
+        if ((slot >> 32) == tag) {
+            fbpe_entry *e = &t->entries[(size_t)(slot & 0xFFFFFFFFu) - 1];
+            if (fbpe_entry_is(t, e, k)) return e;
         }
         j = (j + 1) & mask;
     }

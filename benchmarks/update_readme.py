@@ -1,0 +1,55 @@
+"""Rewrite the README's Performance section from a real run of ``functionalbpe bench``.
+
+    python benchmarks/update_readme.py                 # runs the bench (about 8 minutes), then edits
+    python benchmarks/update_readme.py --from out.json # uses a saved ``bench --json`` result
+
+The section lies between the markers ``<!-- bench:start -->`` and ``<!-- bench:end -->``;
+everything else in the README is left as it is.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from functionalbpe import bench  # noqa: E402
+from functionalbpe.fileformat import atomic_write_text  # noqa: E402
+
+START, END = "<!-- bench:start -->", "<!-- bench:end -->"
+COMMAND = "functionalbpe bench --json bench.json"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--from", dest="source", help="a JSON file written by `functionalbpe bench --json`")
+    ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"))
+    args = ap.parse_args()
+    if args.source:
+        with open(args.source, encoding="utf-8") as fh:
+            report = json.load(fh)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "bench.json")
+            subprocess.run([sys.executable, "-m", "functionalbpe", "bench", "--json", out], check=True, cwd=ROOT)
+            with open(out, encoding="utf-8") as fh:
+                report = json.load(fh)
+    with open(args.readme, encoding="utf-8") as fh:
+        text = fh.read()
+    if START not in text or END not in text:
+        sys.exit(f"{args.readme}: the markers {START} and {END} are missing")
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    body = f"\nMeasured with `{COMMAND}` on {report['machine']['cpu']} ({report['machine']['cores']} cores):\n\n"
+    body += bench.format_markdown(report)
+    atomic_write_text(args.readme, head + START + body + END + tail)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
