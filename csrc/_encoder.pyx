@@ -1,6 +1,6 @@
 # cython: language_level=3
 # distutils: sources = csrc/lib/bpe.c csrc/lib/encode_text.c
-# distutils: depends = csrc/lib/scan.c csrc/lib/scan.h csrc/lib/scanners.h csrc/lib/take_next.h
+# distutils: depends = csrc/lib/scan.c csrc/lib/scan.h csrc/lib/scanners.h csrc/lib/take_next.h csrc/lib/markers.c csrc/lib/markers.h csrc/markers_tables.pxi
 """The compiled encoder and decoder: merge tables applied at memory speed.
 
 Performance notes (what was tried, and why it is like this):
@@ -96,6 +96,7 @@ cdef extern from "lib/encode_text.h":
     int FBPE_TEXT_GPT4
     int FBPE_TEXT_O200K
     int FBPE_TEXT_FUNCTIONALIZER
+    int FBPE_TEXT_MARKERS
     ctypedef struct fbpe_text_unit:
         const uint8_t *data
         size_t len
@@ -118,9 +119,13 @@ cdef size_t NOGIL_PIECE = 4096
 # other threads would cost more than it saves.
 PARALLEL_MIN_BYTES = 256 << 10
 
-# The patterns the C scanner cuts exactly as regex does (llama3 cuts as gpt4).
+include "markers_tables.pxi"
+
+# The patterns the C scanner cuts exactly as regex does (llama3 cuts as gpt4), and the
+# boundary-marker schemes by name ("markers[w,p,↑]").
 SCANNERS = {"gpt2": FBPE_TEXT_GPT2, "gpt4": FBPE_TEXT_GPT4, "llama3": FBPE_TEXT_GPT4,
             "o200k": FBPE_TEXT_O200K, "functionalizer": FBPE_TEXT_FUNCTIONALIZER}
+SCANNERS.update({name: FBPE_TEXT_MARKERS + options for name, options in markers_scanner_names().items()})
 
 
 def _install_classes():
@@ -191,7 +196,9 @@ cdef int scanner_of(str pattern) except -1:
         which = SCANNERS[pattern]
     except KeyError:
         raise ValueError(f"no C scanner for pattern {pattern!r}; scanners: {', '.join(SCANNERS)}") from None
-    if not _classes_installed:
+    if which >= FBPE_TEXT_MARKERS:
+        install_markers()
+    elif not _classes_installed:
         with _classes_lock:
             if not _classes_installed:
                 _install_classes()

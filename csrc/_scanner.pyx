@@ -1,5 +1,6 @@
 # cython: language_level=3
 # distutils: sources = csrc/lib/scan.c csrc/lib/piecetable.c csrc/lib/count.c
+# distutils: depends = csrc/lib/markers.c csrc/lib/markers.h csrc/markers_tables.pxi csrc/piecetable.pxd
 """The pre-tokenization scanner and piece counter: the built-in patterns at memory speed.
 
 Performance notes (what was tried, and why it is like this):
@@ -74,6 +75,7 @@ cdef extern from "lib/count.h":
         int validate
     ctypedef struct fbpe_count_config:
         fbpe_scanner which
+        int markers
         const uint8_t **specials
         const size_t *special_lens
         size_t num_specials
@@ -93,6 +95,9 @@ cdef extern from "lib/count.h":
     int FBPE_BAD_UTF8
     void fbpe_count_batch(const fbpe_count_config *cfg, const fbpe_parts *w, fbpe_batch *batch,
                           fbpe_count_error *err) nogil
+
+
+include "markers_tables.pxi"
 
 
 # Patterns with a scanner; llama3 cuts every text exactly as gpt4 does (csrc/lib/scanners.h).
@@ -150,6 +155,81 @@ def scan(str text not None, str pattern not None):
         out.append(PyUnicode_DecodeUTF8(<const char *>s + i, e - i, "surrogatepass"))
         i = e
     return out
+
+
+cdef struct _piece_list:
+    uint8_t *data
+    size_t len, cap
+    size_t *ends
+    size_t count, ends_cap
+
+
+cdef int _collect_piece(void *ctx, const uint8_t *piece, size_t n, size_t readable, size_t at) noexcept nogil:
+    cdef _piece_list *out = <_piece_list *>ctx
+    cdef size_t cap
+    cdef void *grown
+    if out.len + n > out.cap:
+        cap = 2 * out.cap + n + 4096
+        grown = realloc(out.data, cap)
+        if not grown:
+            return -1
+        out.data = <uint8_t *>grown
+        out.cap = cap
+    if out.count == out.ends_cap:
+        cap = 2 * out.ends_cap + 256
+        grown = realloc(out.ends, cap * sizeof(size_t))
+        if not grown:
+            return -1
+        out.ends = <size_t *>grown
+        out.ends_cap = cap
+    memcpy(out.data + out.len, piece, n)
+    out.len += n
+    out.ends[out.count] = out.len
+    out.count += 1
+    return 0
+
+
+def markers_pieces(str text not None, int options):
+    """The boundary-marker scheme's pieces of ``text`` (``options``: csrc/lib/markers.h's
+    bits punct 1, digits 2, case 4), as ``BoundaryMarkers.pieces`` gives them.
+
+    >>> markers_pieces("The cat, 3", 7) == ["\ue301\ue300the\ue300", "\ue300cat\ue300", ",\ue300", "\ue3003"]
+    True
+    """
+    install_markers()
+    data = _utf8(text)
+    cdef const uint8_t *s = <const uint8_t *>PyBytes_AS_STRING(data)
+    cdef size_t n = PyBytes_GET_SIZE(data), k, start = 0
+    cdef _piece_list out
+    cdef int rc
+    memset(&out, 0, sizeof(out))
+    try:
+        with nogil:
+            rc = fbpe_mk_pieces(options, s, n, _collect_piece, &out)
+        if rc:
+            raise MemoryError()
+        pieces = []
+        for k in range(out.count):
+            pieces.append(PyUnicode_DecodeUTF8(<const char *>out.data + start, out.ends[k] - start, "surrogatepass"))
+            start = out.ends[k]
+        return pieces
+    finally:
+        free(out.data)
+        free(out.ends)
+
+
+def markers_case_code(str word not None):
+    """``markers.case_code(word)`` by the compiled case coder, for a word of word characters
+    (tests compare the two on every code point)."""
+    install_markers()
+    data = _utf8(word)
+    cdef size_t n = PyBytes_GET_SIZE(data), m = 0
+    out = PyBytes_FromStringAndSize(NULL, 2 * n + 1)
+    cdef int code = fbpe_mk_case_code(<const uint8_t *>PyBytes_AS_STRING(data), n,
+                                      <uint8_t *>PyBytes_AS_STRING(out), &m)
+    if not code:
+        return "", word
+    return ("\ue301" if code == 1 else "\ue302"), out[:m].decode("utf-8")
 
 
 def utf8_invalid(const uint8_t[::1] data, bint allow_surrogates=False):
@@ -213,7 +293,9 @@ PARALLEL_MIN_BYTES = 256 << 10
 
 
 cdef class PieceCounter:
-    """Counts the pieces of texts under a built-in pattern, on ``threads`` threads.
+    """Counts the pieces of texts under a built-in pattern, on ``threads`` threads; with
+    the pattern ``"markers"``, the boundary-marker scheme's pieces under the options
+    ``markers`` (the bits of :func:`markers_pieces`).
 
     Worker ``t`` counts into its own tables, one per partition of the hash space
     (``threads`` partitions); merging is parallel too, partition ``p`` by worker ``p``.
@@ -239,9 +321,13 @@ cdef class PieceCounter:
     cdef fbpe_batch _batch
     cdef public uint64_t bytes_counted
 
-    def __cinit__(self, str pattern, threads=1, special_tokens=()):
+    def __cinit__(self, str pattern, threads=1, special_tokens=(), int markers=0):
         cdef int t
-        self.cfg.which = _scanner_of(pattern)
+        if pattern == "markers":  # the boundary-marker scheme's pieces, options `markers`
+            install_markers()
+            self.cfg.markers = 1 + markers
+        else:
+            self.cfg.which = _scanner_of(pattern)
         self.threads = default_threads() if threads is None else max(1, int(threads))
         self.tables = <fbpe_table *>calloc(self.threads * self.threads, sizeof(fbpe_table))
         self.workers = <fbpe_parts *>calloc(self.threads, sizeof(fbpe_parts))

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import array
 from functools import lru_cache
-from typing import Callable, List, Tuple
+from typing import Callable, List, Sequence, Tuple
 
 import regex
 
@@ -68,8 +68,23 @@ def _every_code_point() -> str:
     return array.array("I", range(0x110000)).tobytes().decode("utf-32-le", "surrogatepass")
 
 
-def _spans(pattern: str) -> List[Tuple[int, int]]:
-    return [m.span() for m in regex.finditer(pattern + "+", _every_code_point())]
+def _spans(pattern: str, within: Tuple[int, int] = (0, 0x110000)) -> List[Tuple[int, int]]:
+    every = _every_code_point()
+    return [m.span() for m in regex.finditer(pattern + "+", every, pos=within[0], endpos=within[1])]
+
+
+def layer(pattern: str, value: int, within: Sequence[Tuple[int, int]] = ((0, 0x110000),)) -> int:
+    """The code points that ``pattern`` (one character) matches, searched in the ranges
+    ``within``, as a big integer holding the byte ``value`` at each (little-endian).
+
+    Tables are built as such integers: OR-ing (or adding) two of them combines them byte by
+    byte in milliseconds, where a Python loop over 1.1M bytes would take a second.
+    """
+    table = bytearray(0x110000)
+    for lo, hi in within:
+        for start, end in _spans(pattern, (lo, hi + 1)):
+            table[start:end] = bytes([value]) * (end - start)
+    return int.from_bytes(table, "little")
 
 
 @lru_cache(maxsize=1)
@@ -77,12 +92,7 @@ def class_table() -> bytes:
     """One byte per code point (0x110000 bytes): the OR of the property bits above."""
     combined = 0
     for prop, bits in PROPERTIES:
-        layer = bytearray(0x110000)
-        for start, end in _spans(prop):
-            layer[start:end] = bytes([bits]) * (end - start)
-        # OR-ing the layers as big integers ORs them byte by byte: milliseconds, where a
-        # Python loop over 1.1M bytes would take a second.
-        combined |= int.from_bytes(layer, "little")
+        combined |= layer(prop, bits)
     table = combined.to_bytes(0x110000, "little")
     _check(table)
     return table

@@ -33,8 +33,8 @@ class Encoder:
     """Encode texts or text-form pieces into ids for one alphabet (thread-safe).
 
     With a ``scheme``, :meth:`encode_text` cuts text into pieces too: with the C scanner
-    when the scheme is the plain one with a built-in pattern and the extension has it,
-    else with ``scheme.split``.
+    when the scheme is the plain one with a built-in pattern, or a scheme whose ``scanner``
+    the extension has (the boundary markers), else with ``scheme.split``.
     """
 
     def __init__(
@@ -52,14 +52,16 @@ class Encoder:
         self._output_ids = list(output_ids) if output_ids is not None else None
         module = native("_encoder")
         self.native: Any = None
-        # The built-in pattern whose pieces the C scanner finds, when it can stand in for
-        # scheme.split (the plain scheme only: the others rewrite pieces in Python).
+        # The name of the C scanner that can stand in for scheme.split, if any.
         self.scanner: Optional[str] = None
         if module is not None:
             atoms = [ord(a.char) for a in alphabet.atoms]
             self.native = module.BPE(atoms, alphabet.merges, alphabet.specials, output_ids)
-            if scheme is not None and _splits_plainly(scheme) and scheme.pattern_name in module.SCANNERS:
-                self.scanner = scheme.pattern_name
+            if scheme is not None:
+                # The plain scheme's pattern, or a scheme's own compiled pieces (markers).
+                name = scheme.pattern_name if _splits_plainly(scheme) else getattr(scheme, "scanner", None)
+                if name in module.SCANNERS:
+                    self.scanner = name
 
     @property
     def ranks(self) -> Dict[Tuple[int, int], int]:

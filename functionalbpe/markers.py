@@ -45,10 +45,11 @@ private-use character of the input, and sixteen argument atoms cover all 4096.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import regex
 
+from ._native import native
 from .alphabet import BOUNDARY as BOUNDARY_KIND
 from .alphabet import OPERATOR, SHIFT, Atom
 from .errors import DecodeError, FunctionalBPEError
@@ -94,17 +95,23 @@ INHERITED_MARK = r"[\p{M}&&[\p{sc=Zinh}\p{sc=Zyyy}]]"
 # Every SPACELESS_CHAR lies in these blocks (a test checks all of Unicode). A text with none
 # of them is cut by a simpler, faster regex: the set operations above cost the regex module
 # several times more per character than a plain property.
-SPACELESS_BLOCKS = (
-    "[\u0e00-\u109f\u1780-\u19ff\u2e80-\u31ff\u3400-\u9fff\ua9e0-\uaaff\uf900-\ufaff"
-    "\uff00-\uffef\U00016fe0-\U0003ffff]"
+SPACELESS_RANGES = (
+    (0x0E00, 0x109F), (0x1780, 0x19FF), (0x2E80, 0x31FF), (0x3400, 0x9FFF), (0xA9E0, 0xAAFF),
+    (0xF900, 0xFAFF), (0xFF00, 0xFFEF), (0x16FE0, 0x3FFFF),
 )
+SPACELESS_BLOCKS = "[%s]" % "".join("%s-%s" % (chr(lo), chr(hi)) for lo, hi in SPACELESS_RANGES)
 
 # An emoji: one that shows as an emoji by default, a pictograph asking for emoji
 # presentation (U+FE0F), a keycap (1️⃣) or a flag; with modifiers, tags and ZWJ sequences.
-_EMOJI_EXTEND = r"[\ufe0e\ufe0f\u20e3\p{Emoji_Modifier}\U000e0020-\U000e007f]"
+EMOJI_PRESENTATION = r"\p{Emoji_Presentation}"
+PICTOGRAPHIC = r"\p{Extended_Pictographic}"
+EMOJI_EXTEND = r"[\ufe0e\ufe0f\u20e3\p{Emoji_Modifier}\U000e0020-\U000e007f]"
 _KEYCAP = r"[0-9#*]\ufe0f?\u20e3"
-EMOJI_START = r"(?:%s|\p{Emoji_Presentation}|\p{Extended_Pictographic}\ufe0f)" % _KEYCAP
-EMOJI = r"(?:%s%s*(?:\u200d\p{Extended_Pictographic}%s*)*)" % (EMOJI_START, _EMOJI_EXTEND, _EMOJI_EXTEND)
+EMOJI_START = r"(?:%s|%s|%s\ufe0f)" % (_KEYCAP, EMOJI_PRESENTATION, PICTOGRAPHIC)
+EMOJI = r"(?:%s%s*(?:\u200d%s%s*)*)" % (EMOJI_START, EMOJI_EXTEND, PICTOGRAPHIC, EMOJI_EXTEND)
+# The categories of punct units.
+PUNCT_PROPERTIES = (r"\p{P}", r"\p{S}", r"\p{Cf}")
+_PUNCT = "".join(PUNCT_PROPERTIES)
 
 # Unit kinds.
 WORD, DIGIT, PUNCT, SPACE, OTHER = "word", "digit", "punct", "space", "other"
@@ -122,10 +129,10 @@ def _units_pattern(letters: str) -> str:
         [
             letters,
             r"(?P<space>\s+)",
-            r"(?P<punct>(?:(?!%s)[\p{P}\p{S}\p{Cf}]%s)+)" % (EMOJI_START, inherited),
+            r"(?P<punct>(?:(?!%s)[%s]%s)+)" % (EMOJI_START, _PUNCT, inherited),
             r"(?P<digit>(?:(?!%s)\p{N}%s)+)" % (_KEYCAP, inherited),
             r"(?P<emoji>%s+%s)" % (EMOJI, inherited),
-            r"(?P<rest>(?:(?!%s)[^\p{L}\p{M}\p{N}\p{P}\p{S}\p{Cf}\s]%s)+)" % (EMOJI_START, inherited),
+            r"(?P<rest>(?:(?!%s)[^\p{L}\p{M}\p{N}%s\s]%s)+)" % (EMOJI_START, _PUNCT, inherited),
         ]
     )
 
@@ -281,6 +288,8 @@ class BoundaryMarkers:
         self.punct = punct
         self.digits = digits
         self.case = case
+        # The options as the compiled scheme takes them (csrc/lib/markers.h).
+        self.bits = int(punct) | int(digits) << 1 | int(case) << 2
         self._marked = frozenset([WORD] + [PUNCT] * punct + [DIGIT] * digits)
         self._words: Dict[str, str] = {}  # word -> its marked form; words repeat a lot
 
@@ -293,11 +302,20 @@ class BoundaryMarkers:
     def pieces(self, text: str) -> List[str]:
         """The text-form pieces of ``text``, one per unit (dropped spaces have none).
 
-        This is what the trainer counts and the encoder merges within.
+        This is what the trainer counts and the encoder merges within. The compiled scheme
+        (``csrc/lib/markers.c``) cuts them when it is built; :meth:`python_pieces` is the
+        definition it follows.
 
         >>> [BoundaryMarkers(punct=True).show(p) for p in BoundaryMarkers(punct=True).pieces("a, b")]
         ['¦a¦', ',¦', '¦b¦']
         """
+        scanner = native("_scanner")
+        if scanner is not None:
+            return scanner.markers_pieces(text, self.bits)
+        return self.python_pieces(text)
+
+    def python_pieces(self, text: str) -> List[str]:
+        """:meth:`pieces` in Python: the reference, and the path without the extension."""
         # One pass with one unit of delay: a single space after a marked unit is held back
         # until the next unit says whether it is dropped (both neighbours marked).
         marked = self._marked
@@ -445,8 +463,26 @@ class MarkersScheme(Scheme):
     def options(self) -> Dict[str, Any]:
         return self.markers.options()
 
+    @property
+    def scanner(self) -> str:
+        """The compiled encoder's name for this scheme's pieces (``_encoder.SCANNERS``)."""
+        return "markers" + self.markers.name
+
     def split(self, text: str) -> List[str]:
         return self.markers.pieces(text)
+
+    def count(self, segments: Iterable[str], *, threads: Optional[int] = None) -> Dict[str, int]:
+        """The pieces of many texts, counted in C on ``threads`` threads (None: all cores)
+        when the extension is built: no Python string per piece, one per distinct piece."""
+        scanner = native("_scanner")
+        if scanner is None:
+            return super().count(segments)
+        counter = scanner.PieceCounter("markers", threads=threads, markers=self.markers.bits)
+        try:
+            counter.add_texts(segments)
+            return counter.result()
+        finally:
+            counter.close()
 
     def decode(self, text: str, errors: str = "strict") -> str:
         return self.markers.decode(text, errors=errors)

@@ -1,5 +1,6 @@
 /* Counting pieces into a table; see count.h. */
 #include "count.h"
+#include "markers.c"
 #include "scanners.h"
 #include "take_next.h"
 
@@ -55,9 +56,73 @@ DEFINE_COUNT_LOOP(count_gpt4, fbpe_gpt4_end)
 DEFINE_COUNT_LOOP(count_o200k, fbpe_o200k_end)
 DEFINE_COUNT_LOOP(count_functionalizer, fbpe_functionalizer_end)
 
-static int count_segment(fbpe_scanner which, const fbpe_parts *w, const uint8_t *s, size_t n,
+/* The boundary-marker scheme's pieces are not byte ranges of the text (they carry markers,
+ * shift codes, escapes), so they come from fbpe_mk_pieces one at a time, and the same
+ * running ahead happens in its sink: the piece is keyed and its slot prefetched when it
+ * arrives and inserted PREFETCH_DEPTH pieces later. A key holds up to 16 bytes; a longer
+ * piece is copied into the ring, and one longer than a ring slot is inserted at once, after
+ * those before it (the table's entries must stay in order of first occurrence). */
+#define MARKER_SLOT 64
+
+typedef struct {
+    const fbpe_parts *w;
+    uint64_t base;
+    size_t ahead, done;
+    fbpe_key keys[PREFETCH_DEPTH];
+    fbpe_table *tables[PREFETCH_DEPTH];
+    uint64_t firsts[PREFETCH_DEPTH];
+    uint8_t bytes[PREFETCH_DEPTH][MARKER_SLOT];
+} marker_counter;
+
+static inline int insert_oldest(marker_counter *c) {
+    size_t r = c->done++ % PREFETCH_DEPTH;
+    return fbpe_table_add(c->tables[r], &c->keys[r], 1, c->firsts[r], 1) < 0 ? FBPE_NO_MEMORY : 0;
+}
+
+FBPE_MK_INLINE int count_marker_piece(void *ctx, const uint8_t *p, size_t len, size_t readable, size_t at) {
+    marker_counter *c = (marker_counter *)ctx;
+    if (len > MARKER_SLOT) {
+        while (c->done < c->ahead)
+            if (insert_oldest(c)) return FBPE_NO_MEMORY;
+        fbpe_key key;
+        fbpe_key_make(&key, p, len, readable);
+        return fbpe_table_add(fbpe_part_of(c->w, key.hash), &key, 1, c->base + at, 1) < 0 ? FBPE_NO_MEMORY : 0;
+    }
+    size_t r = c->ahead % PREFETCH_DEPTH;
+    if (len > FBPE_INLINE_KEY) { /* the table reads these bytes again on insertion */
+        memcpy(c->bytes[r], p, len);
+        p = c->bytes[r];
+        readable = MARKER_SLOT;
+    }
+    fbpe_key_make(&c->keys[r], p, len, readable);
+    c->tables[r] = fbpe_part_of(c->w, c->keys[r].hash);
+    fbpe_table_prefetch(c->tables[r], &c->keys[r]);
+    c->firsts[r] = c->base + at;
+    c->ahead++;
+    if (c->ahead - c->done > PREFETCH_DEPTH / 2) {
+        size_t h = (c->ahead - 1 - PREFETCH_DEPTH / 2) % PREFETCH_DEPTH;
+        fbpe_table_prefetch_entry(c->tables[h], &c->keys[h]);
+    }
+    if (c->ahead - c->done == PREFETCH_DEPTH) return insert_oldest(c);
+    return 0;
+}
+
+static int count_markers(int options, const fbpe_parts *w, const uint8_t *s, size_t n, uint64_t base) {
+    marker_counter c;
+    c.w = w;
+    c.base = base;
+    c.ahead = c.done = 0;
+    int rc = mk_pieces(options, s, n, count_marker_piece, &c);
+    if (rc) return FBPE_NO_MEMORY;
+    while (c.done < c.ahead)
+        if (insert_oldest(&c)) return FBPE_NO_MEMORY;
+    return 0;
+}
+
+static int count_segment(const fbpe_count_config *cfg, const fbpe_parts *w, const uint8_t *s, size_t n,
                          const uint8_t *end, uint64_t base) {
-    switch (which) {
+    if (cfg->markers) return count_markers(cfg->markers - 1, w, s, n, base);
+    switch (cfg->which) {
     case FBPE_GPT2:
         return count_gpt2(w, s, n, end, base);
     case FBPE_GPT4:
@@ -82,18 +147,18 @@ static inline size_t special_at(const fbpe_count_config *cfg, const uint8_t *s, 
 int fbpe_count_text(const fbpe_count_config *cfg, const fbpe_parts *t, const uint8_t *s, size_t n,
                     uint64_t base) {
     const uint8_t *end = s + n;
-    if (!cfg->num_specials) return count_segment(cfg->which, t, s, n, end, base);
+    if (!cfg->num_specials) return count_segment(cfg, t, s, n, end, base);
     size_t start = 0;
     for (size_t i = 0; i < n; i++) {
         if (!cfg->special_first[s[i]]) continue;
         size_t len = special_at(cfg, s, i, n);
         if (!len) continue;
-        if (i > start && count_segment(cfg->which, t, s + start, i - start, end, base + start))
+        if (i > start && count_segment(cfg, t, s + start, i - start, end, base + start))
             return FBPE_NO_MEMORY;
         start = i + len;
         i = start - 1;
     }
-    if (n > start) return count_segment(cfg->which, t, s + start, n - start, end, base + start);
+    if (n > start) return count_segment(cfg, t, s + start, n - start, end, base + start);
     return 0;
 }
 

@@ -25,6 +25,9 @@ typedef struct {
 
 typedef struct {
     fbpe_scanner which;
+    /* With markers set, the pieces are the boundary-marker scheme's (markers.h) under the
+     * options markers - 1, and `which` is not used. */
+    int markers;
     /* Special tokens, longest first (then in byte order): cut out and never counted. */
     const uint8_t **specials;
     const size_t *special_lens;

@@ -4,6 +4,7 @@
 /* The scanner is compiled into this file (one translation unit), so that each pattern's
  * scanner is inlined into its loop below. */
 #include "scan.c"
+#include "markers.c"
 
 #include "take_next.h"
 
@@ -20,11 +21,28 @@ void fbpe_text_install_classes(const uint8_t *table, const uint32_t *fold_cps, c
         i = e;                                                                                 \
     }
 
+/* The boundary-marker scheme: its pieces are written by fbpe_mk_pieces, then encoded. */
+typedef struct {
+    const fbpe_bpe *b;
+    fbpe_cache *cache;
+    fbpe_ids *out;
+} marker_encoder;
+
+FBPE_MK_INLINE int encode_marker_piece(void *ctx, const uint8_t *p, size_t len, size_t readable, size_t at) {
+    marker_encoder *e = (marker_encoder *)ctx;
+    (void)at;
+    return fbpe_encode_piece(e->b, e->cache, p, len, readable, e->out) ? -1 : 0;
+}
+
 int fbpe_encode_text(const fbpe_bpe *b, fbpe_cache *cache, int which, const uint8_t *s, size_t n,
                      fbpe_ids *out) {
     size_t i = 0;
     /* Real text has about one token per four bytes; growing from there is rare. */
     if (fbpe_ids_reserve(out, n / 4 + 16)) return -1;
+    if (which >= FBPE_TEXT_MARKERS) {
+        marker_encoder e = {b, cache, out};
+        return mk_pieces(which - FBPE_TEXT_MARKERS, s, n, encode_marker_piece, &e) ? -1 : 0;
+    }
     switch (which) {
     case FBPE_TEXT_GPT2:
         ENCODE_LOOP(fbpe_gpt2_end)

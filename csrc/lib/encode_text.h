@@ -15,6 +15,8 @@
 #define FBPE_TEXT_GPT4 1 /* also llama3 */
 #define FBPE_TEXT_O200K 2
 #define FBPE_TEXT_FUNCTIONALIZER 3
+/* The boundary-marker scheme's pieces (markers.h): FBPE_TEXT_MARKERS + its options. */
+#define FBPE_TEXT_MARKERS 16
 
 /* Give the scanner its character classes (see scan.h). */
 void fbpe_text_install_classes(const uint8_t *table, const uint32_t *fold_cps, const char *fold_letters,
