@@ -41,6 +41,7 @@ from cpython.list cimport PyList_New
 from cpython.ref cimport PyObject
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcpy
 
 import os
 import threading
@@ -81,6 +82,9 @@ cdef extern from "lib/bpe.h":
                           size_t readable, fbpe_ids *out) nogil
     uint32_t fbpe_whole_token(const fbpe_bpe *b, const uint8_t *s, size_t n) nogil
     fbpe_cache *fbpe_cache_take(fbpe_bpe *b) nogil
+    fbpe_cache *fbpe_cache_new(size_t limit)
+    void fbpe_cache_delete(fbpe_cache *c)
+    void fbpe_cache_store(fbpe_cache *c, const uint8_t *s, size_t n, const uint32_t *ids, size_t m)
     void fbpe_cache_give(fbpe_bpe *b, fbpe_cache *c) nogil
     ctypedef struct fbpe_ranks:
         pass
@@ -111,6 +115,8 @@ cdef extern from "lib/encode_text.h":
     int fbpe_encode_text(const fbpe_bpe *b, fbpe_cache *cache, int which,
                          const uint8_t *s, size_t n, fbpe_ids *out) nogil
     void fbpe_encode_batch(fbpe_bpe *b, int which, fbpe_text_batch *batch) nogil
+    int fbpe_encode_cached(const fbpe_cache *raw, int which, const uint8_t *s, size_t n,
+                           size_t *pos, size_t *end, fbpe_ids *out)
 
 
 # A piece this long is merged with the GIL released: long enough that other threads gain.
@@ -118,6 +124,10 @@ cdef size_t NOGIL_PIECE = 4096
 # Below this much text in all, a batch is encoded on the calling thread: handing texts to
 # other threads would cost more than it saves.
 PARALLEL_MIN_BYTES = 256 << 10
+# encode_cached's cache of raw pieces, read when a BPE makes its cache: more than the distinct
+# pieces of the standard library cut by the functionalizer split (131,707), which a smaller
+# cache would keep emptying. A module attribute, so that tests can make it tiny.
+RAW_CACHE_PIECES = 1 << 18
 
 include "markers_tables.pxi"
 
@@ -281,6 +291,7 @@ cdef class BPE:
     """
     cdef fbpe_bpe *b
     cdef tuple id_objects
+    cdef fbpe_cache *raw_cache  # encode_cached's: raw piece -> ids of its text form
 
     def __cinit__(self, atoms, merges, specials=(), output_ids=None):
         cdef size_t num_atoms = len(atoms), num_merges = len(merges), num_specials = len(specials)
@@ -319,6 +330,7 @@ cdef class BPE:
             free(special_lens)
 
     def __dealloc__(self):
+        fbpe_cache_delete(self.raw_cache)
         fbpe_bpe_free(self.b)
 
     @property
@@ -393,6 +405,60 @@ cdef class BPE:
 
     def encode_piece(self, str piece):
         return self.encode_pieces((piece,))
+
+    def encode_cached(self, str text, str pattern, forms):
+        """The ids of ``text`` (no special tokens) cut by the C scanner for ``pattern``, for a
+        scheme that writes each raw piece's text form on its own: ``forms(piece)`` gives the
+        text-form pieces of a raw piece. The ids of each raw piece are cached, so ``forms``
+        is called once per new piece, and a repeated piece costs one lookup in C.
+
+        The cache belongs to this object and is only touched with the GIL held, between
+        calls of ``forms``, so several threads may share it.
+        """
+        cdef int which = scanner_of(pattern)
+        cdef const uint8_t *data
+        cdef size_t size, pos = 0, end = 0
+        cdef int rc
+        cdef fbpe_ids out, piece_ids
+        cdef fbpe_cache *cache
+        cdef Py_ssize_t form_size
+        cdef const char *form_data
+        if which >= FBPE_TEXT_MARKERS:
+            raise ValueError(f"{pattern!r} is a marker scheme, not a pattern")
+        if not self.raw_cache:
+            self.raw_cache = fbpe_cache_new(RAW_CACHE_PIECES)
+            if not self.raw_cache:
+                raise MemoryError()
+        owner = utf8_of(text, &data, &size)
+        fbpe_ids_init(&out)
+        fbpe_ids_init(&piece_ids)
+        cache = fbpe_cache_take(self.b)
+        try:
+            if not cache:
+                raise MemoryError()
+            while True:
+                rc = fbpe_encode_cached(self.raw_cache, which, data, size, &pos, &end, &out)
+                if rc == 0:
+                    return ids_to_list(self.id_objects, out.ids, out.len)
+                if rc < 0:
+                    raise MemoryError("out of memory while encoding")
+                piece_ids.len = 0
+                # The scanner cuts at code points: the piece is whole UTF-8.
+                for form in forms((<const char *>data)[pos:end].decode("utf-8")):
+                    form_data = PyUnicode_AsUTF8AndSize(form, &form_size)
+                    if fbpe_encode_piece(self.b, cache, <const uint8_t *>form_data, form_size,
+                                         form_size, &piece_ids):
+                        raise MemoryError()
+                if fbpe_ids_reserve(&out, piece_ids.len):
+                    raise MemoryError()
+                memcpy(out.ids + out.len, piece_ids.ids, piece_ids.len * sizeof(uint32_t))
+                out.len += piece_ids.len
+                fbpe_cache_store(self.raw_cache, data + pos, end - pos, piece_ids.ids, piece_ids.len)
+                pos = end
+        finally:
+            fbpe_cache_give(self.b, cache)
+            fbpe_ids_free(&out)
+            fbpe_ids_free(&piece_ids)
 
     cdef int _encode_text(self, str text, str pattern, fbpe_ids *out) except -1:
         """Encode text into out (which the caller frees), the GIL released."""

@@ -15,7 +15,8 @@ Example::
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from itertools import chain
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ._native import native
 from .alphabet import Alphabet
@@ -62,6 +63,22 @@ class Encoder:
                 name = scheme.pattern_name if _splits_plainly(scheme) else getattr(scheme, "scanner", None)
                 if name in module.SCANNERS:
                     self.scanner = name
+        # A scheme that writes each raw piece's text form on its own (the Functionalizer's
+        # piece_forms): the ids of each raw piece are cached, so that a repeated word costs
+        # one dictionary lookup instead of a description and a lookup per text-form piece.
+        self._piece_forms: Optional[Callable[[str], Tuple[str, ...]]] = (
+            getattr(scheme, "piece_forms", None) if self.scanner is None else None
+        )
+        self._raw_cache: Dict[str, Tuple[int, ...]] = {}
+        # ... and when its raw pieces are a built-in pattern's, the lookups happen in C.
+        self._raw_scanner: Optional[str] = None
+        if (
+            self._piece_forms is not None
+            and module is not None
+            and scheme.pattern_name in module.SCANNERS  # type: ignore[union-attr]
+            and not scheme.joins_runs()  # type: ignore[union-attr]
+        ):
+            self._raw_scanner = scheme.pattern_name  # type: ignore[union-attr]
 
     @property
     def ranks(self) -> Dict[Tuple[int, int], int]:
@@ -100,7 +117,27 @@ class Encoder:
         if self.scanner is not None:
             return self.native.encode_text(text, self.scanner)
         assert self.scheme is not None
+        if self._raw_scanner is not None:
+            prepared = self.scheme.prepare(text)  # type: ignore[attr-defined]
+            return self.native.encode_cached(prepared, self._raw_scanner, self._piece_forms)
+        if self._piece_forms is not None:
+            return self._encode_raw_pieces(self.scheme.raw_pieces(text))  # type: ignore[attr-defined]
         return self.encode_pieces(self.scheme.split(text))
+
+    def _encode_raw_pieces(self, pieces: List[str]) -> List[int]:
+        cache = self._raw_cache
+        found = list(map(cache.get, pieces))
+        if None in found:
+            for i, ids in enumerate(found):
+                if ids is None:
+                    ids = cache.get(pieces[i])  # met earlier in this text
+                    if ids is None:
+                        assert self._piece_forms is not None
+                        if len(cache) >= CACHE_LIMIT:
+                            cache.clear()
+                        ids = cache[pieces[i]] = tuple(self.encode_pieces(self._piece_forms(pieces[i])))
+                    found[i] = ids
+        return list(chain.from_iterable(found))
 
     def encode_texts(self, texts: List[str], threads: Optional[int] = None) -> List[List[int]]:
         """:meth:`encode_text` of each text; on ``threads`` threads with the C scanner."""

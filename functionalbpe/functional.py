@@ -591,9 +591,9 @@ class Functionalizer(Scheme):
         ['111111111', ' ha ha ha']
         """
         pieces = pretokenize(self.prepare(text), self.pattern)
-        return self._join_runs(pieces) if self._joins_runs() else pieces
+        return self._join_runs(pieces) if self.joins_runs() else pieces
 
-    def _joins_runs(self) -> bool:
+    def joins_runs(self) -> bool:
         """Whether runs of identical pieces can occur and are joined. The functionalizer
         split never yields two identical pieces in a row: each of its alternatives is a
         maximal run of one character class (docs/functional.md), so the piece after one
@@ -705,21 +705,29 @@ class Functionalizer(Scheme):
             return plans, base
         return plans, "".join(chars) + base[MAX_ARG + 1 :]
 
+    def piece_forms(self, piece: str) -> Tuple[str, ...]:
+        """The text-form pieces of one raw piece (:meth:`describe`, compiled where it can
+        be, cached). :meth:`split` is these, piece after piece, over :meth:`raw_pieces`; the
+        encoder caches ids per raw piece on the strength of that.
+
+        >>> Functionalizer().piece_forms("Hello") == ("\\ue100\\ue000", "hello")
+        True
+        """
+        cache = self._cache
+        form = cache.get(piece)
+        if form is None:
+            describer = self._describer()
+            form = describer.describe(piece) if describer is not None else None
+            if len(cache) >= self.cache_size:
+                cache.clear()
+            form = cache[piece] = form or self.describe(piece)
+        return form
+
     def split(self, text: str) -> List[str]:
         pieces = self.raw_pieces(text)
-        cache = self._cache
-        forms = list(map(cache.get, pieces))
+        forms = list(map(self._cache.get, pieces))
         if None in forms:
-            describer = self._describer()
-            for i, form in enumerate(forms):
-                if form is None:
-                    form = cache.get(pieces[i])  # met earlier in this text
-                    if form is None:
-                        if len(cache) >= self.cache_size:
-                            cache.clear()
-                        form = describer.describe(pieces[i]) if describer is not None else None
-                        form = cache[pieces[i]] = form or self.describe(pieces[i])
-                    forms[i] = form
+            forms = [self.piece_forms(p) if f is None else f for f, p in zip(forms, pieces)]
         return list(chain.from_iterable(forms))
 
     def encode(self, text: str) -> str:
@@ -737,7 +745,7 @@ class Functionalizer(Scheme):
         neighbours); only then is each distinct raw piece described, and its count given to
         its text-form pieces.
         """
-        if self._joins_runs():
+        if self.joins_runs():
             counts: Counter = Counter()
             for text in segments:
                 counts.update(self.raw_pieces(text))
@@ -753,7 +761,7 @@ class Functionalizer(Scheme):
     def counts_flat(self) -> bool:
         # What count() does, on raw pieces counted flat: with no normalization and no runs
         # of pieces to join.
-        return self.normalize is None and not self._joins_runs()
+        return self.normalize is None and not self.joins_runs()
 
     def describe_table(self, table: "PieceTable") -> "PieceTable":
         """:meth:`describe_counts` from table to table: the fast trainer's path, on which the

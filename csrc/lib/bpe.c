@@ -595,6 +595,7 @@ struct fbpe_cache {
     size_t keys_len, keys_cap;
     uint32_t *vals;
     size_t vals_len, vals_cap;
+    size_t limit; /* emptied when it holds this many pieces; 0: CACHE_MAX_ENTRIES */
 };
 
 static void cache_free(fbpe_cache *c) {
@@ -656,7 +657,7 @@ static int reserve_bytes(uint8_t **p, size_t *cap, size_t need) {
 /* Remember piece s[0..n) -> ids[0..m). Out of memory only means it is not remembered. */
 static void cache_put(fbpe_cache *c, const uint8_t *s, size_t n, uint64_t h, const uint32_t *ids,
                       size_t m) {
-    if (c->size >= CACHE_MAX_ENTRIES) cache_clear(c);
+    if (c->size >= (c->limit ? c->limit : CACHE_MAX_ENTRIES)) cache_clear(c);
     if ((!c->slots || 2 * (c->size + 1) > c->mask + 1) && cache_grow(c)) return;
     if (reserve_bytes(&c->keys, &c->keys_cap, c->keys_len + n)) return;
     size_t vals_bytes = c->vals_cap * sizeof(uint32_t);
@@ -695,6 +696,25 @@ void fbpe_cache_give(fbpe_bpe *b, fbpe_cache *c) {
     }
     spin_unlock(&b->pool_lock);
     cache_free(c);
+}
+
+/* A cache filled by the caller: for the schemes whose text form is written per raw piece
+ * (the Functionalizer), raw piece -> ids of its whole text form. */
+fbpe_cache *fbpe_cache_new(size_t limit) {
+    fbpe_cache *c = (fbpe_cache *)calloc(1, sizeof(fbpe_cache));
+    if (c) c->limit = limit;
+    return c;
+}
+
+void fbpe_cache_delete(fbpe_cache *c) { cache_free(c); }
+
+const uint32_t *fbpe_cache_lookup(const fbpe_cache *c, const uint8_t *s, size_t n, size_t *m) {
+    if (n > CACHE_MAX_PIECE) return NULL;
+    return cache_get(c, s, n, hash_bytes(s, n), m);
+}
+
+void fbpe_cache_store(fbpe_cache *c, const uint8_t *s, size_t n, const uint32_t *ids, size_t m) {
+    if (n <= CACHE_MAX_PIECE) cache_put(c, s, n, hash_bytes(s, n), ids, m);
 }
 
 /* ---- encoding a piece ----------------------------------------------------------------- */

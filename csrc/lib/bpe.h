@@ -104,6 +104,15 @@ fbpe_cache *fbpe_cache_take(fbpe_bpe *b);
 /* Hand a cache back to the pool (or free it when the pool is full). */
 void fbpe_cache_give(fbpe_bpe *b, fbpe_cache *c);
 
+/* A cache that the caller fills (fbpe_encode_cached): piece bytes -> ids, for pieces of at
+ * most 256 bytes (longer ones are never found); emptied when it holds `limit` pieces. */
+fbpe_cache *fbpe_cache_new(size_t limit);
+void fbpe_cache_delete(fbpe_cache *c);
+/* The ids cached for s[0..n) (their number in *m), or NULL. */
+const uint32_t *fbpe_cache_lookup(const fbpe_cache *c, const uint8_t *s, size_t n, size_t *m);
+/* Remember s[0..n) -> ids[0..m); out of memory only means it is not remembered. */
+void fbpe_cache_store(fbpe_cache *c, const uint8_t *s, size_t n, const uint32_t *ids, size_t m);
+
 /* Total bytes of the tokens ids[0..n) (ids must be < num_ids). */
 size_t fbpe_decoded_size(const fbpe_bpe *b, const uint32_t *ids, size_t n);
 /* Write the bytes of ids[0..n) to out (fbpe_decoded_size bytes). */

@@ -61,6 +61,44 @@ int fbpe_encode_text(const fbpe_bpe *b, fbpe_cache *cache, int which, const uint
 }
 
 
+#define CACHED_LOOP(END_FN)                                                                    \
+    while (i < n) {                                                                            \
+        size_t e = END_FN(s, i, n), m;                                                         \
+        const uint32_t *hit = fbpe_cache_lookup(raw, s + i, e - i, &m);                        \
+        if (!hit) {                                                                            \
+            *pos = i;                                                                          \
+            *end = e;                                                                          \
+            return 1;                                                                          \
+        }                                                                                      \
+        if (fbpe_ids_reserve(out, m)) return -1;                                               \
+        memcpy(out->ids + out->len, hit, m * sizeof(uint32_t));                                \
+        out->len += m;                                                                         \
+        i = e;                                                                                 \
+    }
+
+int fbpe_encode_cached(const fbpe_cache *raw, int which, const uint8_t *s, size_t n, size_t *pos,
+                       size_t *end, fbpe_ids *out) {
+    size_t i = *pos;
+    switch (which) {
+    case FBPE_TEXT_GPT2:
+        CACHED_LOOP(fbpe_gpt2_end)
+        break;
+    case FBPE_TEXT_GPT4:
+        CACHED_LOOP(fbpe_gpt4_end)
+        break;
+    case FBPE_TEXT_O200K:
+        CACHED_LOOP(fbpe_o200k_end)
+        break;
+    case FBPE_TEXT_FUNCTIONALIZER:
+        CACHED_LOOP(fbpe_functionalizer_end)
+        break;
+    default:
+        return -1;
+    }
+    *pos = n;
+    return 0;
+}
+
 void fbpe_encode_batch(fbpe_bpe *b, int which, fbpe_text_batch *batch) {
     fbpe_cache *cache = fbpe_cache_take(b);
     for (;;) {

@@ -27,6 +27,13 @@ void fbpe_text_install_classes(const uint8_t *table, const uint32_t *fold_cps, c
 int fbpe_encode_text(const fbpe_bpe *b, fbpe_cache *cache, int which, const uint8_t *s, size_t n,
                      fbpe_ids *out);
 
+/* The pieces of s[*pos..n) (a pattern, not a marker scheme) looked up whole in a cache of
+ * raw pieces that the caller fills, their ids appended to out. Returns 0 at the end of the
+ * text (*pos = n); 1 at the first piece not in the cache, s[*pos..*end), for the caller to
+ * store and call again; -1 when out of memory or `which` is a marker scheme. */
+int fbpe_encode_cached(const fbpe_cache *raw, int which, const uint8_t *s, size_t n, size_t *pos,
+                       size_t *end, fbpe_ids *out);
+
 typedef struct {
     const uint8_t *data;
     size_t len;
