@@ -3,6 +3,7 @@ pattern, and the counter built on it counts exactly what ``regex`` + ``Counter``
 from __future__ import annotations
 
 import random
+import signal
 import time
 from collections import Counter
 
@@ -283,6 +284,9 @@ def test_ctrl_c_while_counting_leaves_a_working_process():
     import threading
 
     docs = ["some words, and more words; " * 40_000] * 24  # about 27 MB in 24 documents
+    # A process started in the background by a shell ignores SIGINT, and then
+    # interrupt_main does nothing: give it Python's handler for the test.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.05, _thread.interrupt_main)
     timer.start()
     try:
@@ -291,6 +295,7 @@ def test_ctrl_c_while_counting_leaves_a_working_process():
             time.sleep(5)  # the counting ended before the interrupt: wait for it here
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     assert count_pieces(["after words"], "gpt4", threads=2) == {"after": 1, " words": 1}
 
 
