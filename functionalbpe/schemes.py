@@ -16,6 +16,10 @@ What every scheme provides:
 * ``counts_flat()`` and ``describe_table(table)`` — where ``count`` is each distinct raw
   piece transformed on its own, the fast trainer's path: raw pieces counted flat in C, then
   transformed table to table;
+* optionally ``raw_pieces(text)``, ``piece_forms(piece)`` and ``joins_runs()`` — where
+  ``split(text)`` is ``piece_forms`` of each raw piece in turn (the Functionalizer): the
+  encoder then caches ids per raw piece, in C when the raw pieces are a built-in pattern's
+  and no runs of pieces are joined;
 * ``decode(text_form, errors)`` — the original text; ``decode(''.join(split(t))) == t``;
   a text form that no encoding writes raises with ``errors="strict"`` (a
   :class:`~functionalbpe.errors.DecodeError`), gives U+FFFD with ``"replace"`` and is
