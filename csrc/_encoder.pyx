@@ -382,26 +382,31 @@ cdef class BPE:
         """The ids of text-form pieces (str), one after the other."""
         cdef fbpe_ids out
         cdef fbpe_cache *cache = fbpe_cache_take(self.b)
-        cdef Py_ssize_t size
-        cdef const char *data
-        cdef int rc = 0
         fbpe_ids_init(&out)
         if not cache:
             raise MemoryError()
         try:
-            for piece in pieces:
-                data = PyUnicode_AsUTF8AndSize(piece, &size)
-                if <size_t>size >= NOGIL_PIECE:
-                    with nogil:
-                        rc = fbpe_encode_piece(self.b, cache, <const uint8_t *>data, size, size, &out)
-                else:
-                    rc = fbpe_encode_piece(self.b, cache, <const uint8_t *>data, size, size, &out)
-                if rc:
-                    raise MemoryError()
+            self._append_pieces(pieces, cache, &out)
             return ids_to_list(self.id_objects, out.ids, out.len)
         finally:
             fbpe_cache_give(self.b, cache)
             fbpe_ids_free(&out)
+
+    cdef int _append_pieces(self, pieces, fbpe_cache *cache, fbpe_ids *out) except -1:
+        """Append the ids of text-form pieces (str) to out; a long piece without the GIL."""
+        cdef Py_ssize_t size
+        cdef const char *data
+        cdef int rc
+        for piece in pieces:
+            data = PyUnicode_AsUTF8AndSize(piece, &size)
+            if <size_t>size >= NOGIL_PIECE:
+                with nogil:
+                    rc = fbpe_encode_piece(self.b, cache, <const uint8_t *>data, size, size, out)
+            else:
+                rc = fbpe_encode_piece(self.b, cache, <const uint8_t *>data, size, size, out)
+            if rc:
+                raise MemoryError()
+        return 0
 
     def encode_piece(self, str piece):
         return self.encode_pieces((piece,))
@@ -421,8 +426,6 @@ cdef class BPE:
         cdef int rc
         cdef fbpe_ids out, piece_ids
         cdef fbpe_cache *cache
-        cdef Py_ssize_t form_size
-        cdef const char *form_data
         if which >= FBPE_TEXT_MARKERS:
             raise ValueError(f"{pattern!r} is a marker scheme, not a pattern")
         if not self.raw_cache:
@@ -444,11 +447,7 @@ cdef class BPE:
                     raise MemoryError("out of memory while encoding")
                 piece_ids.len = 0
                 # The scanner cuts at code points: the piece is whole UTF-8.
-                for form in forms((<const char *>data)[pos:end].decode("utf-8")):
-                    form_data = PyUnicode_AsUTF8AndSize(form, &form_size)
-                    if fbpe_encode_piece(self.b, cache, <const uint8_t *>form_data, form_size,
-                                         form_size, &piece_ids):
-                        raise MemoryError()
+                self._append_pieces(forms((<const char *>data)[pos:end].decode("utf-8")), cache, &piece_ids)
                 if fbpe_ids_reserve(&out, piece_ids.len):
                     raise MemoryError()
                 memcpy(out.ids + out.len, piece_ids.ids, piece_ids.len * sizeof(uint32_t))

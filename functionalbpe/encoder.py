@@ -125,19 +125,21 @@ class Encoder:
         return self.encode_pieces(self.scheme.split(text))
 
     def _encode_raw_pieces(self, pieces: List[str]) -> List[int]:
-        cache = self._raw_cache
-        found = list(map(cache.get, pieces))
+        found = list(map(self._raw_cache.get, pieces))
         if None in found:
-            for i, ids in enumerate(found):
-                if ids is None:
-                    ids = cache.get(pieces[i])  # met earlier in this text
-                    if ids is None:
-                        assert self._piece_forms is not None
-                        if len(cache) >= CACHE_LIMIT:
-                            cache.clear()
-                        ids = cache[pieces[i]] = tuple(self.encode_pieces(self._piece_forms(pieces[i])))
-                    found[i] = ids
+            found = [self._raw_ids(p) if ids is None else ids for ids, p in zip(found, pieces)]
         return list(chain.from_iterable(found))
+
+    def _raw_ids(self, piece: str) -> Tuple[int, ...]:
+        """The ids of one raw piece's text form, cached (as ``Functionalizer.piece_forms``)."""
+        cache = self._raw_cache
+        ids = cache.get(piece)
+        if ids is None:
+            assert self._piece_forms is not None
+            if len(cache) >= CACHE_LIMIT:
+                cache.clear()
+            ids = cache[piece] = tuple(self.encode_pieces(self._piece_forms(piece)))
+        return ids
 
     def encode_texts(self, texts: List[str], threads: Optional[int] = None) -> List[List[int]]:
         """:meth:`encode_text` of each text; on ``threads`` threads with the C scanner."""
