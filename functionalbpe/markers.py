@@ -49,7 +49,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import regex
 
-from ._native import native
+from ._native import check_threads, native
 from .alphabet import BOUNDARY as BOUNDARY_KIND
 from .alphabet import OPERATOR, SHIFT, Atom
 from .errors import DecodeError, FunctionalBPEError
@@ -474,6 +474,7 @@ class MarkersScheme(Scheme):
     def count(self, segments: Iterable[str], *, threads: Optional[int] = None) -> Dict[str, int]:
         """The pieces of many texts, counted in C on ``threads`` threads (None: all cores)
         when the extension is built: no Python string per piece, one per distinct piece."""
+        threads = check_threads(threads)
         scanner = native("_scanner")
         if scanner is None:
             return super().count(segments)
