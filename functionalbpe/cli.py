@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import glob
-import math
 import os
 import sys
 import sysconfig
@@ -87,14 +86,18 @@ def whole_number(minimum: int, maximum: Optional[int] = None) -> Callable[[str],
     return parse
 
 
+# Above any sensible size or ratio, and small enough that a size in MB times 1e6 stays finite.
+LARGEST_NUMBER = 1e15
+
+
 def positive_number(text: str) -> float:
-    """An argparse type: a finite number above zero."""
+    """An argparse type: a number above 0, at most LARGEST_NUMBER."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"{text} is out of range: give a finite number above 0")
+    if not 0 < value <= LARGEST_NUMBER:  # False for nan too
+        raise argparse.ArgumentTypeError(f"{text} is out of range: give a number above 0, at most {LARGEST_NUMBER:g}")
     return value
 
 

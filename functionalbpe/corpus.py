@@ -86,7 +86,7 @@ class Files:
         if errors not in ("strict", "replace"):
             raise CorpusError(f"errors must be 'strict' or 'replace', got {errors!r}")
         for name, value in (("max_chars", max_chars), ("max_doc_chars", max_doc_chars)):
-            if value is not None and (not isinstance(value, int) or value < 0):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 raise CorpusError(f"{name} must be a non-negative integer or None, got {value!r}")
         if not isinstance(field, str) or not field:
             raise CorpusError(f"field must be a non-empty str, got {field!r}")

@@ -201,8 +201,10 @@ def _count_compiled(scanner, units, name, threads, specials, stats: CountReport,
                 if as_read or unit.isascii():
                     counter.add_text(unit)
                 else:
-                    # The counter would encode the text itself; encoding it here instead
-                    # costs nothing more and reads a lone surrogate as U+FFFD on the way.
+                    # Encoded here rather than by the counter, so that a lone surrogate is
+                    # read as U+FFFD on the way. The counter then checks the UTF-8 again:
+                    # about 2% more instructions for counting non-ASCII text (callgrind,
+                    # 1.8 M characters of six languages, one thread).
                     counter.add_bytes(bpe_utf8(unit))
                 stats.documents += 1
                 stats.chars += len(unit)

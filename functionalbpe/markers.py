@@ -52,6 +52,7 @@ import regex
 from ._native import check_threads, native
 from .alphabet import BOUNDARY as BOUNDARY_KIND
 from .alphabet import OPERATOR, SHIFT, Atom
+from .checks import plain_str
 from .errors import DecodeError, FunctionalBPEError
 from .schemes import Scheme
 
@@ -311,7 +312,7 @@ class BoundaryMarkers:
         """
         scanner = native("_scanner")
         if scanner is not None:
-            return scanner.markers_pieces(text, self.bits)
+            return scanner.markers_pieces(plain_str(text), self.bits)
         return self.python_pieces(text)
 
     def python_pieces(self, text: str) -> List[str]:
