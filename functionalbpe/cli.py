@@ -304,17 +304,35 @@ def cmd_decode(args: argparse.Namespace) -> int:
     texts = []
     for number, line in enumerate(lines, 1):
         try:
-            ids = [int(x) for x in line.split()]
-        except ValueError:
-            bad = next(x for x in line.split() if not x.lstrip("-").isdigit())
-            raise FunctionalBPEError(f"{name}: line {number}: {bad!r} is not a token id; expected integers separated by spaces") from None
-        try:
-            texts.append(tok.decode(ids, errors=args.errors))
+            texts.append(tok.decode(parse_ids(line), errors=args.errors))
         except FunctionalBPEError as exc:
             raise FunctionalBPEError(f"{name}: line {number}: {exc}") from None
     sep = "\n" if args.lines else ""
     _write_output(args.output, "".join(t + sep for t in texts))
     return 0
+
+
+# An id longer than this is out of range for any tokenizer; int() is not even tried on it
+# (Python refuses more than 4,300 digits).
+_MAX_ID_DIGITS = 20
+
+
+def parse_ids(line: str) -> List[int]:
+    """Token ids written in ASCII digits, separated by white space.
+
+    >>> parse_ids(" 72 105 ")
+    [72, 105]
+    """
+    ids = []
+    for field in line.split():
+        digits = field[1:] if field.startswith("-") else field
+        if not (digits.isascii() and digits.isdigit()):  # not "١٢", "1_000" or "+5", which int() reads
+            shown = field if len(field) <= 40 else field[:40] + "..."
+            raise FunctionalBPEError(f"{shown!r} is not a token id; expected integers separated by spaces")
+        if len(digits) > _MAX_ID_DIGITS:
+            raise FunctionalBPEError(f"the id {field[:_MAX_ID_DIGITS]}... ({len(digits)} digits) is not a token of this tokenizer")
+        ids.append(int(field))
+    return ids
 
 
 VISIBLE = str.maketrans({" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍"})

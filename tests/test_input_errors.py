@@ -103,6 +103,19 @@ def test_other_commands_options(work, args, message):
     assert message in err, err
 
 
+@pytest.mark.parametrize("ids, message", [
+    ("1" * 5000, "line 1: the id 11111111111111111111... (5000 digits) is not a token of this tokenizer"),
+    ("97 \u0661\u0662", "line 1: '\u0661\u0662' is not a token id"),  # Arabic-Indic digits: int() reads them
+    ("97\n1_000", "line 2: '1_000' is not a token id"),
+    ("+5", "line 1: '+5' is not a token id"),
+    ("-1", "line 1: id -1 at position 0 is not a token of this tokenizer"),
+    ("x" * 100_000, "line 1: '" + "x" * 40 + "...' is not a token id"),  # the message stays short
+])
+def test_decode_reads_ids_in_ascii_digits_only(work, ids, message):
+    err = one_line_error(run("decode", "-t", str(work / "tok.json"), stdin=ids.encode("utf-8")))
+    assert message in err, err
+
+
 # -- the command line: files --------------------------------------------------------------------
 
 
