@@ -2,6 +2,9 @@
 
 ``native("_trainer")`` returns the module ``functionalbpe._trainer`` or ``None`` when it is
 not built or ``FUNCTIONALBPE_PUREPYTHON=1`` is set; callers then take the pure-Python path.
+
+Every function that takes ``threads`` (or ``num_threads``) accepts ``None`` (all cores) or
+1 to :data:`MAX_THREADS`, on both paths, so that a call valid here is valid everywhere.
 """
 from __future__ import annotations
 
@@ -9,6 +12,13 @@ import importlib
 import os
 from types import ModuleType
 from typing import Dict, Optional
+
+from .checks import integer
+
+# The most worker threads one call may ask for: more than the cores of today's largest
+# servers. The compiled counter keeps threads x threads hash tables, so the bound also
+# bounds that allocation (about a million tables).
+MAX_THREADS = 1024
 
 _cache: Dict[str, Optional[ModuleType]] = {}
 
@@ -26,3 +36,14 @@ def native(name: str) -> Optional[ModuleType]:
         except ImportError:
             _cache[name] = None
     return _cache[name]
+
+
+def check_threads(threads: object, name: str = "threads") -> Optional[int]:
+    """``threads`` as an int from 1 to MAX_THREADS, or None (all cores).
+
+    >>> check_threads(4), check_threads(None)
+    (4, None)
+    """
+    if threads is None:
+        return None
+    return integer(threads, name, 1, MAX_THREADS, " (or None: all cores)")

@@ -29,6 +29,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import regex
 
+from .checks import integer
 from .errors import FunctionalBPEError, VocabSizeError
 
 # Kind flags of a symbol or token. A merged token ORs the kinds of its parts.
@@ -46,6 +47,9 @@ MERGE_POLICIES = ("atomic", "prefix", "free")
 POLICY_CODES = {name: code for code, name in enumerate(MERGE_POLICIES)}
 
 NUM_BYTES = 256
+# The largest vocabulary train() makes: every id then fits a signed 32-bit integer (the
+# compiled core holds ids as uint32).
+MAX_VOCAB_SIZE = 2**31
 
 # Every atom of every scheme lives here; input text inside it is escaped by the scheme.
 PRIVATE_USE_ATOMS = ("\ue000", "\uefff")
@@ -234,7 +238,11 @@ def num_merges_for(vocab_size: Optional[int], num_atoms: int, num_specials: int)
     if vocab_size is None:
         return None
     fixed = NUM_BYTES + num_atoms + num_specials
-    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or vocab_size < fixed:
+    try:
+        vocab_size = integer(vocab_size, "vocab_size", None, MAX_VOCAB_SIZE, " (or None: until no pair is left)")
+    except FunctionalBPEError as exc:
+        raise VocabSizeError(str(exc)) from None
+    if vocab_size < fixed:
         raise VocabSizeError(
             f"vocab_size {vocab_size!r} is too small: every tokenizer of this scheme holds "
             f"{NUM_BYTES} bytes + {num_atoms} atoms + {num_specials} special tokens = {fixed} ids; "

@@ -38,7 +38,7 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .patterns import PATTERNS
 
@@ -116,7 +116,7 @@ def _child(fn: Callable[[], Any], conn: Any) -> None:
         peak = _status_kb("VmHWM") * 1024
         conn.send({"ok": True, "seconds": elapsed, "peak_bytes": max(0, peak - base), "result": result})
     except BaseException as exc:  # report, never hang the parent
-        conn.send({"ok": False, "error": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()})
+        conn.send({"ok": False, "error": _describe(exc), "trace": traceback.format_exc()})
     finally:
         conn.close()
 
@@ -268,65 +268,102 @@ class Encoders:
     one: Dict[str, Callable[[str], int]] = field(default_factory=dict)  # text -> token count
     batch: Dict[str, Callable[[List[str], int], int]] = field(default_factory=dict)
     notes: Dict[str, str] = field(default_factory=dict)
+    errors: Dict[str, str] = field(default_factory=dict)  # peers that could not be built
 
 
-def build_encoders(docs: Sequence[str], tok: Any, vocab: int, threads: int, workdir: str) -> Encoders:
+# Each builder returns (encode one text, encode a batch on k threads, a note for the table).
+EncoderParts = Tuple[Callable[[str], int], Callable[[List[str], int], int], str]
+
+
+def _encoder_tiktoken(docs: Sequence[str], tok: Any, vocab: int, threads: int, workdir: str) -> EncoderParts:
+    import tiktoken
+
+    ranks = {tok.token_bytes(i): i for i in range(tok.vocab_size)}
+    tt = tiktoken.Encoding("functionalbpe-bench", pat_str=tok.pattern, mergeable_ranks=ranks, special_tokens={})
+    return (
+        lambda text: len(tt.encode_ordinary(text)),
+        lambda texts, k: sum(map(len, tt.encode_ordinary_batch(texts, num_threads=k))),
+        "our ranks and pattern",
+    )
+
+
+def _encoder_tokenizers(docs: Sequence[str], tok: Any, vocab: int, threads: int, workdir: str) -> EncoderParts:
+    from tokenizers import Tokenizer as HFTokenizer
+
+    path = os.path.join(workdir, "tokenizer.json")
+    tok.to_hf(path)
+    hf = HFTokenizer.from_file(path)
+
+    def hf_batch(texts: List[str], k: int) -> int:
+        return sum(len(e.ids) for e in hf.encode_batch(texts, add_special_tokens=False))
+
+    return lambda text: len(hf.encode(text, add_special_tokens=False).ids), hf_batch, "our ranks via to_hf"
+
+
+def _encoder_rustbpe(docs: Sequence[str], tok: Any, vocab: int, threads: int, workdir: str) -> EncoderParts:
+    import rustbpe
+
+    rb = rustbpe.Tokenizer()
+    rb.train_from_iterator(iter(docs), vocab_size=vocab, pattern=tok.pattern)
+    same = all(rb_bytes == tok.token_bytes(i) for rb_bytes, i in rb.get_mergeable_ranks())
+    return (
+        lambda text: len(rb.encode(text)),
+        lambda texts, k: sum(map(len, rb.batch_encode(texts))),
+        "its own training on the same text" + (" (same ranks as ours)" if same else " (ranks differ!)"),
+    )
+
+
+def _encoder_sentencepiece(docs: Sequence[str], tok: Any, vocab: int, threads: int, workdir: str) -> EncoderParts:
+    import io
+
+    import sentencepiece as spm
+
+    model = io.BytesIO()
+    lines = (line for doc in docs for line in doc.split("\n") if line.strip())
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=lines, model_writer=model, model_type="bpe", vocab_size=vocab,
+        byte_fallback=True, character_coverage=1.0, num_threads=threads, max_sentence_length=1 << 16,
+        split_digits=True, allow_whitespace_only_pieces=True, remove_extra_whitespaces=False,
+        normalization_rule_name="identity", minloglevel=2,
+    )
+    sp = spm.SentencePieceProcessor(model_proto=model.getvalue())
+    return (
+        lambda text: len(sp.encode(text)),
+        lambda texts, k: sum(map(len, sp.encode(texts, num_threads=k))),
+        "its own BPE model (different tokens)",
+    )
+
+
+ENCODERS: Dict[str, Callable[[Sequence[str], Any, int, int, str], EncoderParts]] = {
+    "tiktoken": _encoder_tiktoken,
+    "tokenizers": _encoder_tokenizers,
+    "rustbpe": _encoder_rustbpe,
+    "sentencepiece": _encoder_sentencepiece,
+}
+
+
+def build_encoders(
+    docs: Sequence[str], tok: Any, vocab: int, threads: int, workdir: str, wanted: Optional[Sequence[str]] = None
+) -> Encoders:
+    """Our encoder and each installed peer's (of ``wanted``, default all). A peer that fails
+    to build (SentencePiece refuses a vocabulary smaller than the corpus's characters) is
+    recorded in ``errors`` and left out: the bench goes on without it."""
     enc = Encoders()
     enc.one["functionalbpe"] = lambda text: len(tok.encode_ordinary(text))
     enc.batch["functionalbpe"] = lambda texts, k: sum(map(len, tok.encode_batch(texts, num_threads=k)))
-
-    if installed("tiktoken"):
-        import tiktoken
-
-        ranks = {tok.token_bytes(i): i for i in range(tok.vocab_size)}
-        tt = tiktoken.Encoding("functionalbpe-bench", pat_str=tok.pattern, mergeable_ranks=ranks, special_tokens={})
-        enc.one["tiktoken"] = lambda text: len(tt.encode_ordinary(text))
-        enc.batch["tiktoken"] = lambda texts, k: sum(map(len, tt.encode_ordinary_batch(texts, num_threads=k)))
-        enc.notes["tiktoken"] = "our ranks and pattern"
-
-    if installed("tokenizers") and hasattr(tok, "to_hf"):
-        from tokenizers import Tokenizer as HFTokenizer
-
-        path = os.path.join(workdir, "tokenizer.json")
-        tok.to_hf(path)
-        hf = HFTokenizer.from_file(path)
-        enc.one["tokenizers"] = lambda text: len(hf.encode(text, add_special_tokens=False).ids)
-
-        def hf_batch(texts: List[str], k: int) -> int:
-            return sum(len(e.ids) for e in hf.encode_batch(texts, add_special_tokens=False))
-
-        enc.batch["tokenizers"] = hf_batch
-        enc.notes["tokenizers"] = "our ranks via to_hf"
-
-    if installed("rustbpe"):
-        import rustbpe
-
-        rb = rustbpe.Tokenizer()
-        rb.train_from_iterator(iter(docs), vocab_size=vocab, pattern=tok.pattern)
-        enc.one["rustbpe"] = lambda text: len(rb.encode(text))
-
-        enc.batch["rustbpe"] = lambda texts, k: sum(map(len, rb.batch_encode(texts)))
-        same = all(rb_bytes == tok.token_bytes(i) for rb_bytes, i in rb.get_mergeable_ranks())
-        enc.notes["rustbpe"] = "its own training on the same text" + (" (same ranks as ours)" if same else " (ranks differ!)")
-
-    if installed("sentencepiece"):
-        import io
-
-        import sentencepiece as spm
-
-        model = io.BytesIO()
-        lines = (line for doc in docs for line in doc.split("\n") if line.strip())
-        spm.SentencePieceTrainer.train(
-            sentence_iterator=lines, model_writer=model, model_type="bpe", vocab_size=vocab,
-            byte_fallback=True, character_coverage=1.0, num_threads=threads, max_sentence_length=1 << 16,
-            split_digits=True, allow_whitespace_only_pieces=True, remove_extra_whitespaces=False,
-            normalization_rule_name="identity", minloglevel=2,
-        )
-        sp = spm.SentencePieceProcessor(model_proto=model.getvalue())
-        enc.one["sentencepiece"] = lambda text: len(sp.encode(text))
-        enc.batch["sentencepiece"] = lambda texts, k: sum(map(len, sp.encode(texts, num_threads=k)))
-        enc.notes["sentencepiece"] = "its own BPE model (different tokens)"
+    for name, build in ENCODERS.items():
+        if (wanted is not None and name not in wanted) or not installed(name):
+            continue
+        try:
+            enc.one[name], enc.batch[name], enc.notes[name] = build(docs, tok, vocab, threads, workdir)
+        except Exception as exc:  # a peer's failure is a result, not the end of the bench
+            enc.errors[name] = _describe(exc)
     return enc
+
+
+def _describe(exc: BaseException) -> str:
+    """An exception on one line (peers' messages can span several)."""
+    return " ".join(f"{type(exc).__name__}: {exc}".split())
 
 
 # -- pathological inputs ---------------------------------------------------------------------
@@ -400,7 +437,7 @@ def _timed(fn: Callable[[], Any]) -> Dict[str, Any]:
     try:
         result = fn()
     except Exception as exc:
-        return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        return {"ok": False, "error": _describe(exc)}
     return {"ok": True, "seconds": time.perf_counter() - start, "peak_bytes": 0, "result": result}
 
 
@@ -417,6 +454,9 @@ def run_bench(config: BenchConfig, quiet: bool = False) -> Dict[str, Any]:
 
     import functionalbpe as fb
 
+    from ._native import check_threads
+
+    config.threads = check_threads(config.threads) or os.cpu_count() or 1
     for var in ("RAYON_NUM_THREADS", "RAYON_RS_NUM_CPUS"):
         os.environ[var] = str(config.threads)
     docs = config.docs
@@ -451,8 +491,8 @@ def run_bench(config: BenchConfig, quiet: bool = False) -> Dict[str, Any]:
     _say("training the tokenizer used for encoding ...", quiet)
     tok = fb.train(docs, vocab_size=config.vocab_size, pattern=PATTERN, progress=False, threads=config.threads)
     with tempfile.TemporaryDirectory() as workdir:
-        encoders = build_encoders(docs, tok, config.vocab_size, config.threads, workdir)
-        names = [n for n in encoders.one if n in present or n == "functionalbpe"]
+        encoders = build_encoders(docs, tok, config.vocab_size, config.threads, workdir, present)
+        names = list(encoders.one)
         enc_runs: Dict[str, Dict[str, List[Dict[str, Any]]]] = {n: {"one": [], "all": []} for n in names}
         for rep in range(config.repeats):
             for name in names:
@@ -466,13 +506,15 @@ def run_bench(config: BenchConfig, quiet: bool = False) -> Dict[str, Any]:
                 if best["ok"]:
                     entry[key] = {
                         "seconds": best["seconds"],
-                        "mb_per_s": n_bytes / 1e6 / best["seconds"],
+                        "mb_per_s": _per_second(n_bytes / 1e6, best["seconds"]),
                         "tokens": best["result"],
-                        "tokens_per_s": best["result"] / best["seconds"],
+                        "tokens_per_s": _per_second(best["result"], best["seconds"]),
                     }
                 else:
                     entry[key] = {"error": best["error"]}
             report["encoding"][name] = entry
+        for name, error in encoders.errors.items():
+            report["encoding"][name] = {"error": error}
 
         if not config.skip_pathological:
             os.environ["TOKENIZERS_PARALLELISM"] = "false"
@@ -483,12 +525,16 @@ def run_bench(config: BenchConfig, quiet: bool = False) -> Dict[str, Any]:
                     one = encoders.one[name]
                     result = measure(lambda one=one, text=text: one(text), config.pathological_timeout)
                     row[name] = (
-                        {"seconds": result["seconds"], "mb_per_s": len(text.encode()) / 1e6 / result["seconds"]}
+                        {"seconds": result["seconds"], "mb_per_s": _per_second(len(text.encode()) / 1e6, result["seconds"])}
                         if result.get("ok")
                         else {"timeout": bool(result.get("timeout")), "error": result.get("error")}
                     )
                 report["pathological"][label] = row
     return report
+
+
+def _per_second(amount: float, seconds: float) -> float:
+    return amount / max(seconds, 1e-9)  # a clock that read 0 s must not end the bench
 
 
 # -- formatting --------------------------------------------------------------------------------
@@ -510,8 +556,18 @@ def format_markdown(report: Dict[str, Any]) -> str:
         f"best of {report['repeats']} alternating runs (training in a fresh child process each).",
         "",
     ]
+    notes: List[str] = []  # each failure's message, numbered across the tables
+
+    def failed(who: str, message: Optional[str]) -> str:
+        notes.append(f"{who}: {message}")
+        return f"failed [{len(notes)}]"
+
+    def footnotes(first: int) -> List[str]:
+        return [f"[{i}] {e}" for i, e in enumerate(notes[first:], first + 1)]
+
     if report["training"]:
         ours = report["training"].get("functionalbpe", {})
+        first = len(notes)
         lines += [
             "| training | wall time | × functionalbpe | peak memory | × functionalbpe |",
             "|---|---:|---:|---:|---:|",
@@ -523,27 +579,37 @@ def format_markdown(report: Dict[str, Any]) -> str:
                     f"{r['peak_bytes'] / 1e6:.0f} MB | {_ratio(r['peak_bytes'], ours.get('peak_bytes'))} |"
                 )
             else:
-                lines.append(f"| {name} | {'timeout' if r.get('timeout') else 'failed'} | | | |")
-        lines.append("")
+                cell = "timeout" if r.get("timeout") else failed(f"{name} training", r.get("error"))
+                lines.append(f"| {name} | {cell} | | | |")
+        lines += footnotes(first) + [""]
     if report["encoding"]:
         ours = report["encoding"].get("functionalbpe", {})
+        first = len(notes)
         lines += [
             "| encoding | 1 thread MB/s | tokens/s | × functionalbpe | all threads MB/s | × functionalbpe | |",
             "|---|---:|---:|---:|---:|---:|---|",
         ]
         for name, r in report["encoding"].items():
+            if "error" in r:  # the peer could not even be set up
+                lines.append(f"| {name} | {failed(f'{name} encoder', r['error'])} | | | | | |")
+                continue
             one, many = r.get("one_thread", {}), r.get("all_threads", {})
-            lines.append(
-                f"| {name} | {one.get('mb_per_s', 0):.1f} | {one.get('tokens_per_s', 0) / 1e6:.2f} M | "
-                f"{_ratio(one.get('mb_per_s'), ours.get('one_thread', {}).get('mb_per_s'))} | "
-                f"{many.get('mb_per_s', 0):.1f} | "
-                f"{_ratio(many.get('mb_per_s'), ours.get('all_threads', {}).get('mb_per_s'))} | {r.get('note', '')} |"
-            )
-        lines.append("")
+            cells = []
+            for what, run, base in (("one thread", one, ours.get("one_thread", {})), ("all threads", many, ours.get("all_threads", {}))):
+                if "error" in run:
+                    cells.append(failed(f"{name} encoding on {what}", run["error"]))
+                    cells += [""] if what == "all threads" else ["", ""]
+                    continue
+                cells.append(f"{run.get('mb_per_s', 0):.1f}")
+                if what == "one thread":
+                    cells.append(f"{run.get('tokens_per_s', 0) / 1e6:.2f} M")
+                cells.append(_ratio(run.get("mb_per_s"), base.get("mb_per_s")))
+            lines.append(f"| {name} | " + " | ".join(cells) + f" | {r.get('note', '')} |")
+        lines += footnotes(first) + [""]
     if report["pathological"]:
         names = list(next(iter(report["pathological"].values())).keys())
+        first = len(notes)
         lines += ["| 1 MB of | " + " | ".join(f"{n} MB/s" for n in names) + " |", "|---|" + "---:|" * len(names)]
-        errors: List[str] = []
         for label, row in report["pathological"].items():
             cells = []
             for n in names:
@@ -553,11 +619,9 @@ def format_markdown(report: Dict[str, Any]) -> str:
                 elif r.get("timeout"):
                     cells.append(f"timeout ({report.get('pathological_timeout', 0):.0f} s)")
                 else:
-                    errors.append(f"{n} on {label}: {r.get('error')}")
-                    cells.append(f"error [{len(errors)}]")
+                    cells.append(failed(f"{n} on {label}", r.get("error")))
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
-        lines += [f"[{i}] {e}" for i, e in enumerate(errors, 1)]
-        lines.append("")
+        lines += footnotes(first) + [""]
     if report["skipped"]:
         lines.append("Skipped: " + ", ".join(f"{k} ({v})" for k, v in report["skipped"].items()) + ".")
     return "\n".join(lines) + "\n"

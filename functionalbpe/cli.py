@@ -7,8 +7,9 @@
     functionalbpe report -t tok.json [NAME=]FILE...       measure tokenizers on named corpora
     functionalbpe demo                                   trains on Python's standard library
 
-Every error caused by input is one line on stderr and a non-zero exit status (2); an
-interrupted command exits 130. Output files are written whole or not at all.
+Every error caused by input is one line on stderr and a non-zero exit status (2), options
+included; an interrupted command exits 130. Output paths are checked before the work starts,
+and output files are written whole or not at all.
 """
 from __future__ import annotations
 
@@ -18,13 +19,15 @@ import os
 import sys
 import sysconfig
 import time
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence
 
 from . import __version__
+from ._native import MAX_THREADS
+from .alphabet import MAX_VOCAB_SIZE
 from .cli_report import add_report_parser
 from .corpus import decode_utf8, files
 from .errors import FunctionalBPEError
-from .fileformat import atomic_write_text
+from .fileformat import atomic_write_text, check_output_path
 from .patterns import PATTERNS
 from .schemes import SCHEMES
 from .tokenizer import Tokenizer
@@ -47,6 +50,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         _error(f"{where}{exc.strerror or exc}")
+    except MemoryError:
+        _error("out of memory; give the command less input (or, for train, see --max-chars and --threads)")
     except KeyboardInterrupt:
         sys.stderr.write("functionalbpe: interrupted; no output was written\n")
         return EXIT_INTERRUPTED
@@ -57,8 +62,53 @@ def _error(message: str) -> None:
     sys.stderr.write(f"functionalbpe: error: {message}\n")
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, like every other error (subcommand
+    parsers are of the same class)."""
+
+    def error(self, message: str) -> "NoReturn":  # type: ignore[override]
+        self.exit(EXIT_ERROR, f"functionalbpe: error: {message} (see {self.prog} --help)\n")
+
+
+def whole_number(minimum: int, maximum: Optional[int] = None) -> Callable[[str], int]:
+    """An argparse type: an integer written in digits, in ``minimum..maximum``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number written in digits") from None
+        if value < minimum or (maximum is not None and value > maximum):
+            bounds = f"from {minimum} to {maximum}" if maximum is not None else f"at least {minimum}"
+            raise argparse.ArgumentTypeError(f"{text} is out of range: give a whole number {bounds}")
+        return value
+
+    return parse
+
+
+# Above any sensible size or ratio, and small enough that a size in MB times 1e6 stays finite.
+LARGEST_NUMBER = 1e15
+
+
+def positive_number(text: str) -> float:
+    """An argparse type: a number above 0, at most LARGEST_NUMBER."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value <= LARGEST_NUMBER:  # False for nan too
+        raise argparse.ArgumentTypeError(f"{text} is out of range: give a number above 0, at most {LARGEST_NUMBER:g}")
+    return value
+
+
+VOCAB_SIZE = whole_number(1, MAX_VOCAB_SIZE)
+THREADS = whole_number(1, MAX_THREADS)
+COUNT = whole_number(1)
+LIMIT = whole_number(0)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="functionalbpe",
         description="Train and apply byte-level BPE tokenizers.",
     )
@@ -67,14 +117,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("train", help="train a tokenizer on files", description="Train a tokenizer on files.")
     p.add_argument("inputs", nargs="+", metavar="FILE", help="files, directories or glob patterns")
-    p.add_argument("--vocab-size", type=int, required=True, help="bytes + atoms + merges + special tokens")
+    p.add_argument("--vocab-size", type=VOCAB_SIZE, required=True, help="bytes + atoms + merges + special tokens")
     p.add_argument("--scheme", default="plain", choices=sorted(SCHEMES))
     p.add_argument("--pattern", default=None, help=f"one of {', '.join(PATTERNS)} or a regex (default: the scheme's)")
     p.add_argument("--special", action="append", default=[], metavar="TOKEN", help="a special token (repeatable)")
-    p.add_argument("--min-frequency", type=int, default=1)
+    p.add_argument("--min-frequency", type=COUNT, default=1, help="stop when the best pair occurs fewer times")
     p.add_argument("--merge-policy", default="prefix", choices=["atomic", "prefix", "free"])
     p.add_argument("--backend", default="auto", choices=BACKENDS)
-    p.add_argument("--threads", type=int, default=None, help="worker threads for counting (default: all cores)")
+    p.add_argument("--threads", type=THREADS, default=None,
+                   help=f"worker threads for counting, 1 to {MAX_THREADS} (default: all cores)")
     p.add_argument(
         "--option",
         action="append",
@@ -84,8 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--encoding-errors", default="strict", choices=["strict", "replace"], help="invalid UTF-8 in input")
     p.add_argument("--field", default="text", help="the field holding the text in .jsonl files (default: text)")
-    p.add_argument("--max-chars", type=int, default=None, metavar="N", help="read at most N characters in all")
-    p.add_argument("--max-doc-chars", type=int, default=None, metavar="N", help="keep the first N characters of a longer document")
+    p.add_argument("--max-chars", type=LIMIT, default=None, metavar="N", help="read at most N characters in all")
+    p.add_argument("--max-doc-chars", type=LIMIT, default=None, metavar="N", help="keep the first N characters of a longer document")
     p.add_argument("--out", "-o", default="tokenizer.json", help="where to write the tokenizer (default: tokenizer.json)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     p.set_defaults(run=cmd_train)
@@ -116,10 +167,10 @@ def build_parser() -> argparse.ArgumentParser:
         "SentencePiece, bpeasy, tiktoken) on the same text in one run, and print the ratios.",
     )
     p.add_argument("--corpus", nargs="+", metavar="FILE", default=None, help="files (default: the Python standard library)")
-    p.add_argument("--max-mb", type=float, default=None, help="use at most this many MB of the corpus")
-    p.add_argument("--vocab-size", type=int, default=32768)
-    p.add_argument("--threads", type=int, default=None, help="threads for every library (default: all cores)")
-    p.add_argument("--repeats", type=int, default=3, help="alternating runs per library; the best is kept")
+    p.add_argument("--max-mb", type=positive_number, default=None, help="use at most this many MB of the corpus")
+    p.add_argument("--vocab-size", type=VOCAB_SIZE, default=32768)
+    p.add_argument("--threads", type=THREADS, default=None, help="threads for every library (default: all cores)")
+    p.add_argument("--repeats", type=COUNT, default=3, help="alternating runs per library; the best is kept")
     p.add_argument("--libraries", default=None, help="comma-separated subset, e.g. functionalbpe,rustbpe")
     p.add_argument("--no-training", action="store_true", help="skip the training table")
     p.add_argument("--no-pathological", action="store_true", help="skip the pathological-input table")
@@ -134,8 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train a tokenizer on the source files of this Python's standard library (no download) "
         "and show how it splits a few strings.",
     )
-    p.add_argument("--vocab-size", type=int, default=4096)
-    p.add_argument("--max-mb", type=float, default=None, help="read at most this many MB of source (default: all)")
+    p.add_argument("--vocab-size", type=VOCAB_SIZE, default=4096)
+    p.add_argument("--max-mb", type=positive_number, default=None, help="read at most this many MB of source (default: all)")
     p.add_argument("--quiet", "-q", action="store_true")
     p.set_defaults(run=cmd_demo)
 
@@ -169,6 +220,7 @@ def parse_options(items: List[str]) -> Dict[str, Any]:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    check_output_path(args.out)  # before hours of training, not after
     corpus = files(
         *args.inputs,
         errors=args.encoding_errors,
@@ -227,7 +279,13 @@ def _write_output(path: Optional[str], text: str) -> None:
         atomic_write_text(path, text)
 
 
+def _check_output(path: Optional[str]) -> None:
+    if path is not None:
+        check_output_path(path)
+
+
 def cmd_encode(args: argparse.Namespace) -> int:
+    _check_output(args.output)
     tok = Tokenizer.load(args.tokenizer)
     docs = _documents(_read_input(args.input, args.encoding_errors), args.lines)
     allowed = "all" if args.allow_special else frozenset()
@@ -237,6 +295,7 @@ def cmd_encode(args: argparse.Namespace) -> int:
 
 
 def cmd_decode(args: argparse.Namespace) -> int:
+    _check_output(args.output)
     tok = Tokenizer.load(args.tokenizer)
     name = args.input or "<stdin>"
     lines = _read_input(args.input).split("\n")
@@ -245,17 +304,35 @@ def cmd_decode(args: argparse.Namespace) -> int:
     texts = []
     for number, line in enumerate(lines, 1):
         try:
-            ids = [int(x) for x in line.split()]
-        except ValueError:
-            bad = next(x for x in line.split() if not x.lstrip("-").isdigit())
-            raise FunctionalBPEError(f"{name}: line {number}: {bad!r} is not a token id; expected integers separated by spaces") from None
-        try:
-            texts.append(tok.decode(ids, errors=args.errors))
+            texts.append(tok.decode(parse_ids(line), errors=args.errors))
         except FunctionalBPEError as exc:
             raise FunctionalBPEError(f"{name}: line {number}: {exc}") from None
     sep = "\n" if args.lines else ""
     _write_output(args.output, "".join(t + sep for t in texts))
     return 0
+
+
+# An id longer than this is out of range for any tokenizer; int() is not even tried on it
+# (Python refuses more than 4,300 digits).
+_MAX_ID_DIGITS = 20
+
+
+def parse_ids(line: str) -> List[int]:
+    """Token ids written in ASCII digits, separated by white space.
+
+    >>> parse_ids(" 72 105 ")
+    [72, 105]
+    """
+    ids = []
+    for field in line.split():
+        digits = field[1:] if field.startswith("-") else field
+        if not (digits.isascii() and digits.isdigit()):  # not "١٢", "1_000" or "+5", which int() reads
+            shown = field if len(field) <= 40 else field[:40] + "..."
+            raise FunctionalBPEError(f"{shown!r} is not a token id; expected integers separated by spaces")
+        if len(digits) > _MAX_ID_DIGITS:
+            raise FunctionalBPEError(f"the id {field[:_MAX_ID_DIGITS]}... ({len(digits)} digits) is not a token of this tokenizer")
+        ids.append(int(field))
+    return ids
 
 
 VISIBLE = str.maketrans({" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍"})
@@ -270,6 +347,7 @@ def show_token(data: bytes) -> str:
 
 
 def cmd_pieces(args: argparse.Namespace) -> int:
+    _check_output(args.output)
     tok = Tokenizer.load(args.tokenizer)
     docs = _documents(_read_input(args.input, args.encoding_errors), args.lines)
     out = []
@@ -346,6 +424,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from . import bench
 
+    _check_output(args.json)
+    _check_output(args.markdown)
     libraries = [x.strip() for x in args.libraries.split(",")] if args.libraries else None
     unknown = set(libraries or ()) - set(bench.MODULES)
     if unknown:

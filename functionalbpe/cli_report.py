@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from .corpus import files
 from .errors import FunctionalBPEError
-from .fileformat import atomic_write_text
+from .fileformat import atomic_write_text, check_output_path
 
 KINDS = ("tokenizer", "tiktoken", "hf", "sentencepiece")
 
@@ -33,6 +33,7 @@ class _AddTokenizer(argparse.Action):
 
 
 def add_report_parser(sub: Any) -> None:
+    from .cli import COUNT, positive_number  # cli imports this module first: no cycle at load
     from .report import SORTABLE
 
     p = sub.add_parser(
@@ -59,9 +60,10 @@ def add_report_parser(sub: Any) -> None:
     p.add_argument("--json", default=None, metavar="FILE", help="write the figures as JSON")
     p.add_argument("--html", default=None, metavar="FILE", help="write one self-contained HTML page with plots")
     p.add_argument("--markdown", default=None, metavar="FILE", help="write the tables as Markdown")
-    p.add_argument("--context", type=int, default=8192, metavar="N", help="context length for 'words in N tokens' (default 8192)")
-    p.add_argument("--width", type=int, default=4096, metavar="D", help="model width for the embedding cost (default 4096)")
-    p.add_argument("--bytes-per-param", type=float, default=2, metavar="B", help="bytes per embedding parameter (default 2: bf16)")
+    p.add_argument("--context", type=COUNT, default=8192, metavar="N", help="context length for 'words in N tokens' (default 8192)")
+    p.add_argument("--width", type=COUNT, default=4096, metavar="D", help="model width for the embedding cost (default 4096)")
+    p.add_argument("--bytes-per-param", type=positive_number, default=2, metavar="B",
+                   help="bytes per embedding parameter (default 2: bf16)")
     p.add_argument("--sort-by", default="fertility", choices=SORTABLE, metavar="MEASURE",
                    help="the baseline's measure that orders the corpora, most expensive first (default fertility)")
     p.add_argument("--coverage", action="store_true",
@@ -134,6 +136,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     if not args.tokenizers:
         raise FunctionalBPEError("no tokenizer given: add --tokenizer FILE (or --tiktoken, --hf, --sentencepiece)")
+    for path in (args.json, args.markdown, args.html):
+        if path is not None:
+            check_output_path(path)
     tokenizers = load_cli_tokenizers(args.tokenizers, args.pattern)
     corpora = _unique(
         [(name or default_name(path), files(path, errors=args.encoding_errors))

@@ -9,7 +9,14 @@ its ``field`` (``"text"`` by default). A name ending in ``.gz`` is decompressed 
 (``a.txt.gz``, ``b.jsonl.gz``).
 
 Input must be UTF-8. By default a bad byte is an error that names the file and the byte
-offset; ``errors="replace"`` substitutes U+FFFD instead.
+offset; ``errors="replace"`` substitutes U+FFFD instead. A JSON string may also hold a lone
+surrogate (``"\\ud800"``), which is no character at all: it is read as U+FFFD, as
+``Tokenizer.encode`` reads one, whatever ``errors`` says (the bytes are valid UTF-8). A JSON
+line that nests too deeply to read is an error naming file and line; numbers in a line are
+never converted to ``int``, so a 5,000-digit one in another field costs nothing.
+
+Only regular files are read (a device such as ``/dev/zero`` would never end), and a damaged
+or truncated ``.gz`` file is an error naming it.
 
 Large corpora: :meth:`Files.units` reads a file in blocks cut at safe boundaries
 (:mod:`functionalbpe.chunking`), so that counting holds one block at a time, and never
@@ -30,12 +37,15 @@ import glob
 import gzip
 import json
 import os
+import stat
+import zlib
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Iterator, List, Optional, Sequence, Union
 
 from . import chunking
+from .checks import bpe_text
 from .errors import CorpusError
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -44,6 +54,9 @@ _GLOB_CHARS = set("*?[")
 _SNIFF = 8192
 # Bytes read from a file at a time when streaming; a block is then cut at a safe boundary.
 BLOCK_BYTES = 4 << 20
+# What reading a file can raise: OSError (gzip.BadGzipFile is one), EOFError (a truncated
+# .gz file) and zlib.error (a damaged one).
+_READ_ERRORS = (OSError, EOFError, zlib.error)
 
 
 @dataclass
@@ -73,7 +86,7 @@ class Files:
         if errors not in ("strict", "replace"):
             raise CorpusError(f"errors must be 'strict' or 'replace', got {errors!r}")
         for name, value in (("max_chars", max_chars), ("max_doc_chars", max_doc_chars)):
-            if value is not None and (not isinstance(value, int) or value < 0):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 raise CorpusError(f"{name} must be a non-negative integer or None, got {value!r}")
         if not isinstance(field, str) or not field:
             raise CorpusError(f"field must be a non-empty str, got {field!r}")
@@ -234,21 +247,31 @@ def _looks_binary(path: Path) -> bool:
     try:
         with _open(path) as fh:
             return b"\0" in fh.read(_SNIFF)
-    except (OSError, EOFError, gzip.BadGzipFile):
+    except gzip.BadGzipFile:
         return True  # a .gz file that is not gzip: not a text file we can read
-    except OSError as exc:
-        raise CorpusError(f"{path}: cannot read: {exc.strerror}") from None
+    except _READ_ERRORS as exc:
+        raise _unreadable(path, exc) from None
 
 
 def read_text(path: PathLike, errors: str = "strict") -> str:
     """Read a UTF-8 file (``.gz``: decompressed); a bad byte is a :class:`CorpusError`
     naming file and offset."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise CorpusError(f"{path}: not a regular file")
         with _open(Path(path)) as fh:
             data = fh.read()
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise CorpusError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    except _READ_ERRORS as exc:
+        raise _unreadable(path, exc) from None
     return decode_utf8(data, _display(Path(path)), errors)
+
+
+def _unreadable(path: PathLike, exc: BaseException) -> CorpusError:
+    if isinstance(exc, (EOFError, zlib.error, gzip.BadGzipFile)):
+        return CorpusError(f"{path}: cannot decompress ({exc}): the .gz file is truncated, damaged or not gzip")
+    if isinstance(exc, FileNotFoundError):
+        return CorpusError(f"{path}: no such file")
+    return CorpusError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}")
 
 
 def decode_utf8(data: bytes, name: str, errors: str = "strict", base_offset: int = 0) -> str:
@@ -328,8 +351,8 @@ def _utf8_blocks(path: Path, errors: str, block_bytes: int) -> Iterator[bytes]:
                     yield data
                 if final:
                     return
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise CorpusError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    except _READ_ERRORS as exc:
+        raise _unreadable(path, exc) from None
 
 
 def _decode_error(data: bytes) -> UnicodeDecodeError:
@@ -388,15 +411,20 @@ def _jsonl_documents(path: Path, field: str, errors: str) -> Iterator[str]:
                 if not text.strip():
                     continue
                 try:
-                    record = json.loads(text)
+                    # Only the text field is used: numbers are read as floats, which cannot
+                    # fail, where int() refuses more than 4,300 digits.
+                    record = json.loads(text, parse_int=float)
                 except json.JSONDecodeError as exc:
                     raise CorpusError(f"{name}: line {number}: not JSON ({exc.msg}, column {exc.colno})") from None
+                except RecursionError:
+                    raise CorpusError(f"{name}: line {number}: the JSON nests too deeply to read") from None
                 doc = record.get(field) if isinstance(record, dict) else None
                 if not isinstance(doc, str):
                     raise CorpusError(
                         f"{name}: line {number}: no string field {field!r}; pass field=... "
                         "(CLI: --field) to name the field that holds the text"
                     )
-                yield doc
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise CorpusError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+                # Only a \u escape can make a lone surrogate.
+                yield bpe_text(doc) if b"\\u" in line else doc
+    except _READ_ERRORS as exc:
+        raise _unreadable(path, exc) from None

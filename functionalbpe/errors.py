@@ -33,3 +33,12 @@ class VocabSizeError(FunctionalBPEError):
 
 class DecodeError(FunctionalBPEError):
     """Token ids that are out of range or do not decode to valid UTF-8 (with errors='strict')."""
+
+
+class OutputError(FunctionalBPEError, OSError):
+    """A file that cannot be written where asked: the path is a directory, its directory is
+    missing or not writable, or the write failed. The message names the path as given."""
+
+
+class OutOfMemoryError(FunctionalBPEError, MemoryError):
+    """Memory ran out; the message says what to reduce."""

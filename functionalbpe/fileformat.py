@@ -34,10 +34,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from typing import Any, Dict
 
-from .errors import TokenizerFileError
+from .errors import OutputError, TokenizerFileError
 
 FORMAT = "functionalbpe/1"
 
@@ -61,9 +62,45 @@ def checksum(payload: Dict[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+def check_output_path(path: "os.PathLike[str] | str") -> str:
+    """The path as a str, if a file can be written there; else an OutputError naming it.
+
+    Directories are not created: the one the file goes in must exist, as for ``open()``.
+    A command checks its output paths this way before it starts the work.
+    """
+    name = os.fspath(path)
+    if not name:
+        raise OutputError("the output path is empty; give a file name")
+    if os.path.isdir(name):
+        raise OutputError(f"{name}: is a directory; give the path of a file in it")
+    directory = os.path.dirname(name) or "."
+    if not os.path.isdir(directory):
+        missing = "does not exist" if not os.path.exists(directory) else "is not a directory"
+        raise OutputError(f"{name}: cannot write there: the directory {directory} {missing}")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise OutputError(f"{name}: cannot write there: no permission to create files in {directory}")
+    return name
+
+
 def atomic_write_text(path: "os.PathLike[str] | str", text: str) -> None:
-    """Write ``text`` to ``path`` so that the file is either the old one or the new one."""
-    path = os.fspath(path)
+    """Write ``text`` to ``path`` so that the file is either the old one or the new one.
+
+    An existing target that is not a regular file (``/dev/null``, a pipe) is written to
+    directly: renaming over it would replace the device, and it has no old contents to keep.
+    Every failure is an :class:`OutputError` naming ``path``, never the temporary file.
+    """
+    name = check_output_path(path)
+    try:
+        if os.path.exists(name) and not os.path.isfile(name):
+            with open(name, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+            return
+        _replace_with(name, text)
+    except OSError as exc:
+        raise OutputError(f"{name}: cannot write: {exc.strerror or exc}") from None
+
+
+def _replace_with(path: str, text: str) -> None:
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=directory)
     try:
@@ -108,6 +145,9 @@ def read_bytes(path: "os.PathLike[str] | str", what: str = "tokenizer file") -> 
     """The contents of a file; a missing or unreadable one is a TokenizerFileError."""
     name = os.fspath(path)
     try:
+        if not stat.S_ISREG(os.stat(name).st_mode):
+            # /dev/zero would be read forever, a pipe would block: neither is a file.
+            raise TokenizerFileError(f"{name}: not a regular file; give the path of a {what}")
         with open(name, "rb") as fh:
             return fh.read()
     except FileNotFoundError:

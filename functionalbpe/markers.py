@@ -49,9 +49,10 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import regex
 
-from ._native import native
+from ._native import check_threads, native
 from .alphabet import BOUNDARY as BOUNDARY_KIND
 from .alphabet import OPERATOR, SHIFT, Atom
+from .checks import plain_str
 from .errors import DecodeError, FunctionalBPEError
 from .schemes import Scheme
 
@@ -311,7 +312,7 @@ class BoundaryMarkers:
         """
         scanner = native("_scanner")
         if scanner is not None:
-            return scanner.markers_pieces(text, self.bits)
+            return scanner.markers_pieces(plain_str(text), self.bits)
         return self.python_pieces(text)
 
     def python_pieces(self, text: str) -> List[str]:
@@ -474,6 +475,7 @@ class MarkersScheme(Scheme):
     def count(self, segments: Iterable[str], *, threads: Optional[int] = None) -> Dict[str, int]:
         """The pieces of many texts, counted in C on ``threads`` threads (None: all cores)
         when the extension is built: no Python string per piece, one per distinct piece."""
+        threads = check_threads(threads)
         scanner = native("_scanner")
         if scanner is None:
             return super().count(segments)

@@ -21,6 +21,7 @@ from typing import Iterator, List, Sequence, Tuple
 import regex
 
 from ._native import native
+from .checks import plain_str
 from .errors import PatternError
 
 # The GPT-2 pattern as OpenAI published it with GPT-2 (also tiktoken's r50k comment).
@@ -139,6 +140,7 @@ def pretokenize(text: str, pattern: str = "gpt4") -> List[str]:
     Built-in patterns go through the compiled scanner when it is built: the same pieces
     (tests/test_scanner.py), several times faster.
     """
+    text = plain_str(text)
     scanner, name = scanner_for(pattern)
     if scanner is not None:
         return scanner.scan(text, name)

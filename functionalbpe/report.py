@@ -23,6 +23,7 @@ Example::
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -166,8 +167,8 @@ def report(
     if sort_by not in SORTABLE:
         raise FunctionalBPEError(f"sort_by must be one of {', '.join(SORTABLE)}, got {sort_by!r}")
     for label, value in (("context", context), ("width", width), ("bytes_per_param", bytes_per_param)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise FunctionalBPEError(f"{label} must be a positive number, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+            raise FunctionalBPEError(f"{label} must be a positive finite number, got {value!r}")
     if not isinstance(context, int) or not isinstance(width, int):
         raise FunctionalBPEError("context and width must be whole numbers")
     if not isinstance(chunk_chars, int) or chunk_chars < 1:

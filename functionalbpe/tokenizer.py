@@ -34,7 +34,10 @@ from typing import (
     Union,
 )
 
+from ._native import check_threads
 from .alphabet import Alphabet, policy_code
+from .checks import plain_str
+from .checks import without_surrogates as _without_surrogates
 from .encoder import Encoder
 from .errors import DecodeError, FunctionalBPEError, SpecialTokenError, TokenizerFileError
 from .fileformat import FORMAT, read_payload, write_payload
@@ -130,6 +133,7 @@ class Tokenizer:
         """
         if not text:
             return []
+        text = plain_str(text)
         try:
             return self._encoder.encode_text(text)
         except UnicodeEncodeError:
@@ -154,6 +158,7 @@ class Tokenizer:
         >>> tok.encode("ab<s>", allowed_special="all")
         [256, 257]
         """
+        text = plain_str(text)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
         self._refuse_disallowed(text, disallowed)
         if not allowed:
@@ -181,7 +186,8 @@ class Tokenizer:
         thread. Custom patterns and the schemes cut text with Python and encode one text at
         a time.
         """
-        texts = list(texts)
+        texts = list(map(plain_str, texts))
+        num_threads = check_threads(num_threads, "num_threads")
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
         # Cut every text into ordinary parts (encoded together, in parallel) and specials.
         parts: List[str] = []
@@ -226,6 +232,7 @@ class Tokenizer:
         >>> fb.train(["ab ab"], vocab_size=257, pattern="gpt2", progress=False).count_tokens("ab ab")
         3
         """
+        text = plain_str(text)
         allowed, _ = self._special_sets(allowed_special, ())
         segments = split_special(text, sorted(allowed)) if allowed else [(text, False)]
         total = 0
@@ -281,7 +288,7 @@ class Tokenizer:
         ['Hi', ' there']
         """
         out: List[str] = []
-        for segment, is_special in split_special(text, list(self._special_ids)):
+        for segment, is_special in split_special(plain_str(text), list(self._special_ids)):
             if is_special:
                 out.append(segment)
             else:
@@ -296,7 +303,7 @@ class Tokenizer:
         [('ab', [256]), (' ab', [32, 256])]
         """
         out: List[Tuple[str, List[int]]] = []
-        for segment, is_special in split_special(text, list(self._special_ids)):
+        for segment, is_special in split_special(plain_str(text), list(self._special_ids)):
             if is_special:
                 out.append((segment, [self._special_ids[segment]]))
                 continue
@@ -534,12 +541,6 @@ class Tokenizer:
         return isinstance(other, Tokenizer) and self.to_payload() == other.to_payload()
 
     __hash__ = None  # type: ignore[assignment]
-
-
-def _without_surrogates(text: str) -> str:
-    """``text`` with each lone surrogate read as U+FFFD, as tiktoken reads it (a pair of
-    surrogates becomes the character they encode)."""
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _token_at(table: List[bytes], ids: Sequence[int], byte_offset: int) -> Tuple[int, int]:

@@ -17,9 +17,10 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, Iterator, Optional, Sequence, Tuple, Union
 
 from . import reference
-from ._native import native
+from ._native import check_threads, native
 from .alphabet import Alphabet, num_merges_for, policy_code
-from .errors import FunctionalBPEError
+from .checks import bpe_text, integer, plain_str
+from .errors import FunctionalBPEError, OutOfMemoryError
 from .patterns import split_special
 from .progress import Progress, ProgressSpec
 from .counting import PieceTable, count_pieces, count_pieces_flat
@@ -27,6 +28,10 @@ from .schemes import PlainScheme, Scheme, make_scheme
 from .tokenizer import Tokenizer
 
 BACKENDS = ("auto", "fast", "reference")
+
+# Counts are 64-bit in the compiled trainer: a higher min_frequency stops training just where
+# this one does, since no count can reach either.
+MAX_COUNT = 2**63 - 1
 
 
 def train(
@@ -49,8 +54,13 @@ def train(
     tokens; ``None`` trains until no pair is left. ``pattern`` defaults to the scheme's own
     (``gpt4`` for the plain scheme). Training stops early when no pair is left or the best
     pair occurs fewer than ``min_frequency`` times, so the vocabulary may come out smaller.
+
+    Text is read as ``encode`` reads it: a ``str`` subclass as its ``str``, a lone surrogate
+    as U+FFFD. Running out of memory raises :class:`~functionalbpe.errors.OutOfMemoryError`,
+    which says what to reduce.
     """
-    _check_options(backend, merge_policy, min_frequency)
+    min_frequency = _check_options(backend, merge_policy, min_frequency)
+    threads = check_threads(threads)
     specials = _check_specials(special_tokens)
     if isinstance(scheme, Scheme):
         if pattern is not None or scheme_options:
@@ -60,12 +70,19 @@ def train(
         the_scheme = make_scheme(scheme, pattern, **scheme_options)
     # A bad size or backend fails here, before the corpus is read.
     num_merges_for(vocab_size, len(the_scheme.atoms), len(specials))
-    if _trainer(backend) is not reference and the_scheme.counts_flat():
-        # The fast trainer takes the counts flat: no Python string per distinct piece.
-        raw = count_pieces_flat(corpus, the_scheme.pattern, threads, specials, progress=progress)
-        counts = the_scheme.describe_table(raw)
-    else:
-        counts = count_corpus(corpus, the_scheme, specials, threads=threads, progress=progress)
+    try:
+        if _trainer(backend) is not reference and the_scheme.counts_flat():
+            # The fast trainer takes the counts flat: no Python string per distinct piece.
+            raw = count_pieces_flat(corpus, the_scheme.pattern, threads, specials, progress=progress)
+            counts = the_scheme.describe_table(raw)
+        else:
+            counts = count_corpus(corpus, the_scheme, specials, threads=threads, progress=progress)
+    except MemoryError:
+        raise OutOfMemoryError(
+            "out of memory while counting the corpus: the count holds every distinct piece, in one "
+            "table per thread; train on less text (max_chars=..., CLI --max-chars) or on fewer "
+            "threads (threads=..., CLI --threads)"
+        ) from None
     return train_from_counts(
         counts,
         the_scheme,
@@ -96,23 +113,30 @@ def train_from_counts(
     >>> train_from_counts({"ab": 2, " ab": 1}, scheme).vocab_size
     258
     """
-    _check_options(backend, merge_policy, min_frequency)
+    min_frequency = _check_options(backend, merge_policy, min_frequency)
     specials = _check_specials(special_tokens)
     num_merges = num_merges_for(vocab_size, len(scheme.atoms), len(specials))
     trainer = _trainer(backend)
     alphabet = Alphabet(scheme.atoms)
-    options = dict(merge_policy=merge_policy, min_frequency=min_frequency, progress=progress)
-    if isinstance(counts, PieceTable) and trainer is not reference:
-        merges = trainer.train_merges_utf8(counts.data, counts.offsets, counts.counts, num_merges, alphabet, **options)
-    elif trainer is reference:
-        if isinstance(counts, PieceTable):
-            counts = counts.to_dict()
-        pieces = symbol_counts(counts, alphabet)
-        merges = reference.train_merges(
-            pieces, num_merges, alphabet.first_merge, flags=alphabet.base_flags(), **options
-        )
-    else:  # the fast trainer reads the text-form pieces itself: stage 2 happens in C
-        merges = trainer.train_merges_from_text(counts, num_merges, alphabet, **options)
+    options = dict(merge_policy=merge_policy, min_frequency=min(min_frequency, MAX_COUNT), progress=progress)
+    try:
+        if isinstance(counts, PieceTable) and trainer is not reference:
+            merges = trainer.train_merges_utf8(counts.data, counts.offsets, counts.counts, num_merges, alphabet, **options)
+        elif trainer is reference:
+            if isinstance(counts, PieceTable):
+                counts = counts.to_dict()
+            pieces = symbol_counts(counts, alphabet)
+            merges = reference.train_merges(
+                pieces, num_merges, alphabet.first_merge, flags=alphabet.base_flags(), **options
+            )
+        else:  # the fast trainer reads the text-form pieces itself: stage 2 happens in C
+            merges = trainer.train_merges_from_text(counts, num_merges, alphabet, **options)
+    except MemoryError:
+        raise OutOfMemoryError(
+            f"out of memory while learning merges from {len(counts):,} distinct pieces: train on "
+            "less text (max_chars=..., CLI --max-chars), ask for a smaller vocab_size, or raise "
+            "min_frequency so that training stops sooner"
+        ) from None
     return Tokenizer(
         scheme,
         [(a, b) for a, b, _ in merges],
@@ -131,6 +155,7 @@ def count_corpus(
     progress: ProgressSpec = None,
 ) -> Dict[str, int]:
     """Stage 1: the scheme's text-form pieces of a corpus, counted."""
+    threads = check_threads(threads)
     if type(scheme).count is PlainScheme.count:
         # Pieces are the pattern's matches: count_pieces cuts out special tokens itself
         # (in C on the compiled path) and streams files in blocks.
@@ -156,6 +181,7 @@ def _ordinary_segments(documents: Iterable[str], specials: Tuple[str, ...], prog
             )
         done += len(doc)
         bar.update(done)
+        doc = bpe_text(doc)
         if specials:
             for segment, is_special in split_special(doc, specials):
                 if not is_special:
@@ -165,21 +191,24 @@ def _ordinary_segments(documents: Iterable[str], specials: Tuple[str, ...], prog
     bar.close()
 
 
-def _check_options(backend: str, merge_policy: str, min_frequency: int) -> None:
+def _check_options(backend: str, merge_policy: str, min_frequency: int) -> int:
+    """Check the options; return min_frequency as an int."""
     if backend not in BACKENDS:
         raise FunctionalBPEError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     policy_code(merge_policy)
-    if not isinstance(min_frequency, int) or min_frequency < 1:
-        raise FunctionalBPEError(f"min_frequency must be a positive integer, got {min_frequency!r}")
+    return integer(min_frequency, "min_frequency", 1)
 
 
 def _check_specials(special_tokens: Sequence[str]) -> Tuple[str, ...]:
     if isinstance(special_tokens, str):
         special_tokens = (special_tokens,)
-    specials = tuple(special_tokens)
-    for s in specials:
+    special_tokens = tuple(special_tokens)
+    for s in special_tokens:
         if not isinstance(s, str) or not s:
             raise FunctionalBPEError(f"a special token must be a non-empty str, got {s!r}")
+        if bpe_text(s) != s:
+            raise FunctionalBPEError(f"the special token {s!r} holds a lone surrogate, which UTF-8 cannot hold")
+    specials = tuple(map(plain_str, special_tokens))
     if len(set(specials)) != len(specials):
         raise FunctionalBPEError("special tokens must be distinct")
     return specials

@@ -181,8 +181,10 @@ def test_bad_input_is_a_clear_error(tmp_path):
         fb.report(hand_tokenizer(), {"e": ""}, progress=False)
     with pytest.raises(FunctionalBPEError, match="sort_by must be one of"):
         fb.report(hand_tokenizer(), {"t": TEXT}, sort_by="beauty", progress=False)
-    with pytest.raises(FunctionalBPEError, match="width must be a positive number"):
+    with pytest.raises(FunctionalBPEError, match="width must be a positive finite number"):
         fb.report(hand_tokenizer(), {"t": TEXT}, width=0, progress=False)
+    with pytest.raises(FunctionalBPEError, match="bytes_per_param must be a positive finite number"):
+        fb.report(hand_tokenizer(), {"t": TEXT}, bytes_per_param=float("nan"), progress=False)
     with pytest.raises(CorpusError, match="document 1 is a int"):
         fb.report(hand_tokenizer(), {"t": ["ok", 3]}, progress=False)
     bad = tmp_path / "bad.txt"

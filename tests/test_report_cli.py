@@ -97,7 +97,7 @@ def test_tiktoken_files_take_their_pattern(setup, tmp_path):
     ("-t {d}/small.json {d}/en.txt --baseline nope", "baseline 'nope' is not one of the tokenizers"),
     ("-t {d}/small.json {d}/nothing.txt", "nothing.txt: no such file or directory"),
     ("-t {d}/small.json {d}/en.txt --pattern gpt4", "--pattern applies to --tiktoken files"),
-    ("-t {d}/small.json {d}/en.txt --width 0", "width must be a positive number"),
+    ("-t {d}/small.json {d}/en.txt --width 0", "--width: 0 is out of range"),
 ])
 def test_bad_input_is_one_line_and_writes_nothing(setup, args, message):
     code, out, err = run("report", *args.format(d=setup).split(), "--json", str(setup / "out.json"))

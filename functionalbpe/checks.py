@@ -1,0 +1,86 @@
+"""What every entry point checks in what a caller passes: whole numbers and text.
+
+Integers: an option that counts something is a Python ``int`` (a numpy integer is fine), never
+a ``bool`` and never a ``float``, even ``300.0``: a float here is almost always a
+computation gone wrong (``vocab_size=2**15 * 1.0``), and silently truncating it would hide
+that.
+
+Text: a ``str`` subclass (``numpy.str_``, a user's own) is read as the plain ``str`` it
+holds, since the compiled core takes exact ``str`` objects. A lone surrogate (``"\\ud800"``:
+a Python string may hold one, UTF-8 cannot) is read as U+FFFD wherever text is tokenized —
+by ``encode`` as tiktoken does, and so by training, which must see the text as encoding
+will. A pair of surrogates is read as the character it encodes.
+
+Example::
+
+    >>> integer(3, "n", 1), bpe_text("a\\ud800b")
+    (3, 'a\\ufffdb')
+"""
+from __future__ import annotations
+
+import operator
+from typing import Optional
+
+from .errors import FunctionalBPEError
+
+
+def integer(
+    value: object, name: str, minimum: Optional[int] = None, maximum: Optional[int] = None, hint: str = ""
+) -> int:
+    """``value`` as an int in ``minimum..maximum`` (None: no bound); else a
+    FunctionalBPEError naming ``name``."""
+    number: Optional[int] = None
+    if not isinstance(value, bool):
+        try:
+            number = operator.index(value)  # type: ignore[arg-type]
+        except TypeError:
+            pass
+    low = number is not None and minimum is not None and number < minimum
+    high = number is not None and maximum is not None and number > maximum
+    if number is None or low or high:
+        if minimum is not None and maximum is not None:
+            bounds = f" from {minimum} to {maximum}"
+        elif minimum is not None:
+            bounds = f" of at least {minimum}"
+        else:
+            bounds = f" of at most {maximum}" if maximum is not None else ""
+        raise FunctionalBPEError(f"{name} must be an integer{bounds}{hint}, got {value!r}")
+    return number
+
+
+def plain_str(text: str) -> str:
+    """``text`` as an exact ``str`` (a subclass is copied; a ``str`` is returned as is)."""
+    if type(text) is str:
+        return text
+    if not isinstance(text, str):
+        raise TypeError(f"expected a str, got {type(text).__name__}")
+    return str.__str__(text)
+
+
+def without_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate read as U+FFFD, as tiktoken reads it (a pair of
+    surrogates becomes the character they encode)."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def bpe_text(text: str) -> str:
+    """``text`` as tokenization reads it: an exact ``str`` without lone surrogates."""
+    text = plain_str(text)
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return without_surrogates(text)
+    return text
+
+
+def bpe_utf8(text: str) -> bytes:
+    """The UTF-8 of :func:`bpe_text` of ``text``, encoding it once when it is clean."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return without_surrogates(text).encode("utf-8")
+
+
+__all__ = ["integer", "plain_str", "without_surrogates", "bpe_text", "bpe_utf8"]
