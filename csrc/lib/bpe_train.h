@@ -6,15 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum {
-    FBPE_DONE = 0,       /* no merge left to make */
-    FBPE_MORE = 1,       /* time slice used up; call fbpe_trainer_run again */
-    FBPE_ENOMEM = -1,
-    FBPE_EOVERFLOW = -2, /* a count, or the sum of count x pairs, needs more than 63 bits */
-    FBPE_ETOOLONG = -3,  /* a piece of 2**32 symbols or more, or 2**32 pieces */
-    FBPE_EIDS = -4,      /* the merges would need ids of 2**32 - 1 and above */
-    FBPE_EINTERNAL = -5  /* a broken invariant: a bug, never bad input */
-};
+#include "bounds.h" /* the status codes */
 
 typedef struct FbpeCorpus FbpeCorpus;
 typedef struct FbpeTrainer FbpeTrainer;
