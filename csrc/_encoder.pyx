@@ -44,7 +44,6 @@ from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
-import operator
 import os
 import threading
 
@@ -145,15 +144,12 @@ LIMITS = {"MAX_VOCAB_SIZE": FBPE_MAX_VOCAB_SIZE, "MAX_TOKEN_BYTES": FBPE_MAX_TOK
 
 
 def thread_count(threads):
-    """The number of threads a call may use: ``threads``, or all cores for None; anything
-    but an integer in 1..FBPE_MAX_THREADS is a ValueError (the C side sizes arrays by it)."""
-    if threads is None:
-        return min(default_threads(), FBPE_MAX_THREADS)
-    try:
-        count = operator.index(threads) if not isinstance(threads, bool) else None
-    except TypeError:
-        count = None
-    if count is None or not 1 <= count <= FBPE_MAX_THREADS:
+    """``threads`` checked as functionalbpe._native.thread_count does, and against the C
+    core's own limit (FBPE_MAX_THREADS, csrc/lib/bounds.h), which sizes arrays by it."""
+    from functionalbpe._native import thread_count as checked
+
+    count = checked(threads, default_threads())
+    if not 1 <= count <= FBPE_MAX_THREADS:
         raise ValueError(f"threads must be an integer in 1..{FBPE_MAX_THREADS}, got {threads!r:.40}")
     return count
 

@@ -6,11 +6,34 @@ not built or ``FUNCTIONALBPE_PUREPYTHON=1`` is set; callers then take the pure-P
 from __future__ import annotations
 
 import importlib
+import operator
 import os
 from types import ModuleType
 from typing import Dict, Optional
 
+# The most threads one call may use (the compiled core's FBPE_MAX_THREADS, csrc/lib/bounds.h:
+# the piece counter holds threads squared tables, which an int stops counting past 46,340).
+MAX_THREADS = 1024
+
 _cache: Dict[str, Optional[ModuleType]] = {}
+
+
+def thread_count(threads: object, cores: int) -> int:
+    """``threads`` checked: an integer in 1..MAX_THREADS; None means ``cores`` (all the cores,
+    at most MAX_THREADS). Anything else is a ValueError.
+
+    >>> thread_count(None, 8), thread_count(3, 8)
+    (8, 3)
+    """
+    if threads is None:
+        return max(1, min(cores, MAX_THREADS))
+    try:
+        count = None if isinstance(threads, bool) else operator.index(threads)  # type: ignore[arg-type]
+    except TypeError:
+        count = None
+    if count is None or not 1 <= count <= MAX_THREADS:
+        raise ValueError(f"threads must be an integer in 1..{MAX_THREADS}, got {threads!r:.40}")
+    return count
 
 
 def pure_python() -> bool:

@@ -10,6 +10,7 @@
 #define FBPE_BOUNDS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define FBPE_MAX_VOCAB_SIZE ((size_t)1 << 22)        /* every id is below this */
 #define FBPE_MAX_TOKEN_BYTES ((size_t)1 << 20)       /* the bytes of one token */
@@ -26,5 +27,20 @@ enum {
     FBPE_EINTERNAL = -5, /* a broken invariant: a bug, never bad input */
     FBPE_EINVALID = -6   /* input that breaks a rule or a limit above */
 };
+
+/* The capacity an array grows to: `cap` (or `start` when it is 0) doubled until it holds
+ * `want` elements of `size` bytes, or 0 when that many bytes do not fit in size_t (the
+ * caller reports no memory). Every growing array of the core grows through this. */
+static inline size_t fbpe_grow_to(size_t cap, size_t start, size_t want, size_t size) {
+    size_t n = cap ? cap : start;
+    if (!size || want > SIZE_MAX / size) return 0;
+    while (n < want) n = n <= SIZE_MAX / 2 ? 2 * n : want;
+    return n;
+}
+
+/* n elements of `size` bytes, or SIZE_MAX when that overflows (malloc then fails). */
+static inline size_t fbpe_array_bytes(size_t n, size_t size) {
+    return size && n > SIZE_MAX / size ? SIZE_MAX : n * size;
+}
 
 #endif

@@ -117,9 +117,10 @@ void fbpe_ids_free(fbpe_ids *v) {
 }
 
 int fbpe_ids_reserve(fbpe_ids *v, size_t extra) {
-    if (v->len + extra <= v->cap) return 0;
-    size_t cap = v->cap ? v->cap : 64;
-    while (cap < v->len + extra) cap *= 2;
+    if (extra <= v->cap - v->len) return 0;
+    if (extra > SIZE_MAX - v->len) return -1;
+    size_t cap = fbpe_grow_to(v->cap, 64, v->len + extra, sizeof(uint32_t));
+    if (!cap) return -1;
     uint32_t *grown = (uint32_t *)realloc(v->ids, cap * sizeof(uint32_t));
     if (!grown) return -1;
     v->ids = grown;
@@ -377,7 +378,9 @@ static inline int file_position(sweep *w, uint32_t rank, uint32_t p) {
     w->memo_bucket[0] = (size_t)(bk - w->buckets);
 append:
     if (bk->len == bk->cap) {
-        uint32_t cap = bk->cap ? 2 * bk->cap : 8;
+        /* A bucket holds positions of one piece, fewer than UINT32_MAX (fbpe_merge). */
+        uint32_t cap = bk->cap > UINT32_MAX / 2 ? UINT32_MAX : (bk->cap ? 2 * bk->cap : 8);
+        if (cap == bk->cap) return -1;
         uint32_t *grown = (uint32_t *)realloc(bk->pos, (size_t)cap * sizeof(uint32_t));
         if (!grown) return -1;
         bk->pos = grown;
@@ -645,8 +648,8 @@ static int cache_grow(fbpe_cache *c) {
 
 static int reserve_bytes(uint8_t **p, size_t *cap, size_t need) {
     if (need <= *cap) return 0;
-    size_t grown_cap = *cap ? *cap : 4096;
-    while (grown_cap < need) grown_cap *= 2;
+    size_t grown_cap = fbpe_grow_to(*cap, 4096, need, 1);
+    if (!grown_cap) return -1;
     uint8_t *grown = (uint8_t *)realloc(*p, grown_cap);
     if (!grown) return -1;
     *p = grown;
@@ -657,7 +660,9 @@ static int reserve_bytes(uint8_t **p, size_t *cap, size_t need) {
 /* Remember piece s[0..n) -> ids[0..m). Out of memory only means it is not remembered. */
 static void cache_put(fbpe_cache *c, const uint8_t *s, size_t n, uint64_t h, const uint32_t *ids,
                       size_t m) {
-    if (c->size >= (c->limit ? c->limit : CACHE_MAX_ENTRIES)) cache_clear(c);
+    if (m > UINT32_MAX / sizeof(uint32_t)) return; /* offsets are 32-bit; such a piece is not kept */
+    if (c->size >= (c->limit ? c->limit : CACHE_MAX_ENTRIES) || m > UINT32_MAX / sizeof(uint32_t) - c->vals_len)
+        cache_clear(c);
     if ((!c->slots || 2 * (c->size + 1) > c->mask + 1) && cache_grow(c)) return;
     if (reserve_bytes(&c->keys, &c->keys_cap, c->keys_len + n)) return;
     size_t vals_bytes = c->vals_cap * sizeof(uint32_t);
@@ -744,7 +749,7 @@ int fbpe_encode_piece(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, si
     uint32_t small[SHORT_PIECE];
     uint32_t *ids = small;
     if (n > SHORT_PIECE) {
-        ids = (uint32_t *)malloc(n * sizeof(uint32_t));
+        ids = (uint32_t *)malloc(fbpe_array_bytes(n, sizeof(uint32_t)));
         if (!ids) return -1;
     }
     size_t m = piece_symbols(b, s, n, ids);
