@@ -179,6 +179,8 @@ def check_fields(payload: Any, error: Type[FunctionalBPEError] = TokenizerFileEr
         value = payload[key]
         if not isinstance(value, kind) or (kind is int and not is_int(value)):
             raise error(f"the field {key!r} should be a {kind.__name__}, found {type(value).__name__}")
+    for key in ("format", "scheme", "scheme_options", "pattern", "merge_policy", "atoms"):
+        _check_text(payload[key], key, error)  # special tokens are checked below
     options = payload["scheme_options"]
     for key, value in options.items():
         if not isinstance(key, str) or not (value is None or isinstance(value, (bool, int, str))):
@@ -226,9 +228,14 @@ def check_fields(payload: Any, error: Type[FunctionalBPEError] = TokenizerFileEr
         raise error(f"vocab_size: {excerpt(payload['vocab_size'])} is not in 1..{MAX_VOCAB_SIZE}")
 
 
-def first_bad_text(value: Any, path: str) -> "str | None":
-    """Where in ``value`` (JSON data) a string is not valid Unicode (holds a lone surrogate,
-    which a ``\\ud800`` escape can put there), as ``path[k]...``; None if nowhere."""
+def first_bad_text(value: Any, path: str = "") -> "str | None":
+    """Where in ``value`` (JSON data) a string is not valid Unicode (it holds a lone
+    surrogate, which a ``\\ud800`` escape puts there), as ``field[k] key: 'text'``; None if
+    nowhere. Linear, and without recursion however deep the data.
+
+    >>> first_bad_text({"special_tokens": {"<s>": 1, "\\ud800": 2}})
+    "special_tokens key: '\\\\ud800'"
+    """
     stack = [(value, path)]
     while stack:
         item, where = stack.pop()
@@ -241,6 +248,13 @@ def first_bad_text(value: Any, path: str) -> "str | None":
             stack.extend((v, f"{where}[{k}]") for k, v in reversed(list(enumerate(item))))
         elif isinstance(item, dict):
             for k, v in reversed(list(item.items())):
-                stack.append((v, f"{where}[{excerpt(k)}]"))
-                stack.append((k, f"{where} key"))
+                stack.append((v, f"{where}[{excerpt(k)}]" if where else str(k)))
+                stack.append((k, f"{where} key" if where else "a key"))
     return None
+
+
+def _check_text(value: Any, field: str, error: Type[FunctionalBPEError]) -> None:
+    """Every string in ``value`` is valid Unicode (what UTF-8 and the regex engine take)."""
+    where = first_bad_text(value, field)
+    if where is not None:
+        raise error(f"{where} is not valid Unicode (it holds a lone surrogate)")

@@ -57,8 +57,8 @@ def checksum(payload: Dict[str, Any]) -> str:
     try:
         data = canonical.encode("utf-8")
     except UnicodeEncodeError:
-        where = first_bad_text(body, "") or "a string"
-        raise TokenizerFileError(f"{where.lstrip(': ')} is not valid Unicode (it holds a lone surrogate)") from None
+        where = first_bad_text(body) or "a string"
+        raise TokenizerFileError(f"{where} is not valid Unicode (it holds a lone surrogate)") from None
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
