@@ -510,7 +510,7 @@ def mutations(draw, payload: dict) -> dict:
             continue
         if merges is not out.get("merges") and isinstance(out.get("merges"), list):
             out["merges"] = merges
-    if draw(st.booleans()):
+    if draw(st.booleans()) and isinstance(out.get("special_tokens"), dict):
         # An attacker makes the rest agree, so that the load gets past the counts and sizes
         # to the merges themselves (and to the compiled table built from them).
         with contextlib.suppress(TypeError, KeyError, AttributeError):
