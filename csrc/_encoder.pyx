@@ -144,14 +144,11 @@ LIMITS = {"MAX_VOCAB_SIZE": FBPE_MAX_VOCAB_SIZE, "MAX_TOKEN_BYTES": FBPE_MAX_TOK
 
 
 def thread_count(threads):
-    """``threads`` checked as functionalbpe._native.thread_count does, and against the C
-    core's own limit (FBPE_MAX_THREADS, csrc/lib/bounds.h), which sizes arrays by it."""
+    """``threads`` checked against the C core's own limit (FBPE_MAX_THREADS), which sizes
+    arrays by it: an integer in 1..FBPE_MAX_THREADS, or None for all cores."""
     from functionalbpe._native import thread_count as checked
 
-    count = checked(threads, default_threads())
-    if not 1 <= count <= FBPE_MAX_THREADS:
-        raise ValueError(f"threads must be an integer in 1..{FBPE_MAX_THREADS}, got {threads!r:.40}")
-    return count
+    return checked(threads, default_threads(), FBPE_MAX_THREADS)
 
 # The patterns the C scanner cuts exactly as regex does (llama3 cuts as gpt4), and the
 # boundary-marker schemes by name ("markers[w,p,↑]").

@@ -296,14 +296,11 @@ def default_threads():
 
 
 def thread_count(threads):
-    """``threads`` checked as functionalbpe._native.thread_count does, and against the C
-    core's own limit (FBPE_MAX_THREADS, csrc/lib/bounds.h), which sizes arrays by it."""
+    """``threads`` checked against the C core's own limit (FBPE_MAX_THREADS), which sizes
+    arrays by it: an integer in 1..FBPE_MAX_THREADS, or None for all cores."""
     from functionalbpe._native import thread_count as checked
 
-    count = checked(threads, default_threads())
-    if not 1 <= count <= FBPE_MAX_THREADS:
-        raise ValueError(f"threads must be an integer in 1..{FBPE_MAX_THREADS}, got {threads!r:.40}")
-    return count
+    return checked(threads, default_threads(), FBPE_MAX_THREADS)
 
 
 # A batch is dispatched when it holds this much text or this many units: big enough that

@@ -18,21 +18,22 @@ MAX_THREADS = 1024
 _cache: Dict[str, Optional[ModuleType]] = {}
 
 
-def thread_count(threads: object, cores: int) -> int:
-    """``threads`` checked: an integer in 1..MAX_THREADS; None means ``cores`` (all the cores,
-    at most MAX_THREADS). Anything else is a ValueError.
+def thread_count(threads: object, cores: int, maximum: int = MAX_THREADS) -> int:
+    """``threads`` checked: an integer in 1..``maximum``; None means ``cores`` (all the
+    cores, at most ``maximum``). Anything else is a ValueError. The compiled modules pass
+    their own limit as ``maximum`` (FBPE_MAX_THREADS, which a test compares with MAX_THREADS).
 
     >>> thread_count(None, 8), thread_count(3, 8)
     (8, 3)
     """
     if threads is None:
-        return max(1, min(cores, MAX_THREADS))
+        return max(1, min(cores, maximum))
     try:
         count = None if isinstance(threads, bool) else operator.index(threads)  # type: ignore[arg-type]
     except TypeError:
         count = None
-    if count is None or not 1 <= count <= MAX_THREADS:
-        raise ValueError(f"threads must be an integer in 1..{MAX_THREADS}, got {threads!r:.40}")
+    if count is None or not 1 <= count <= maximum:
+        raise ValueError(f"threads must be an integer in 1..{maximum}, got {threads!r:.40}")
     return count
 
 

@@ -109,7 +109,7 @@ def check_merges(
         raise bad(k, f"brings the tokens to more than {MAX_TOTAL_TOKEN_BYTES} bytes in all (the limit)")
     pairs = list(map(tuple, merges))
     if len(set(pairs)) != len(pairs):
-        first_of: Dict[Tuple[int, int], int] = {}
+        first_of: Dict[Tuple[int, ...], int] = {}
         for k, pair in enumerate(pairs):
             earlier = first_of.setdefault(pair, k)
             if earlier != k:
