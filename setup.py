@@ -6,6 +6,15 @@ module never means editing this file.
 
 A failed compile is a warning by default: the package then runs on its pure-Python path.
 With ``FUNCTIONALBPE_STRICT_BUILD=1`` (what CI sets) it is an error instead.
+
+``FUNCTIONALBPE_SANITIZE=1`` builds the compiled core with AddressSanitizer and
+UndefinedBehaviorSanitizer (GCC or Clang), every undefined-behaviour report fatal. Python
+itself is not instrumented, so the runtime must be loaded first::
+
+    FUNCTIONALBPE_SANITIZE=1 python setup.py build_ext --inplace
+    LD_PRELOAD=$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0 python -m pytest
+
+(``.ci/run`` does this in a copy of the tree, so that the normal build is left alone.)
 """
 import glob
 import os
@@ -15,6 +24,12 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 STRICT = os.environ.get("FUNCTIONALBPE_STRICT_BUILD", "") == "1"
+SANITIZE = os.environ.get("FUNCTIONALBPE_SANITIZE", "") == "1"
+# -O1 keeps the stacks of reports readable; -fno-sanitize-recover makes every UBSan report
+# stop the process, so that none can scroll past unnoticed.
+SANITIZE_COMPILE = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined",
+                    "-fno-omit-frame-pointer"]
+SANITIZE_LINK = ["-fsanitize=address,undefined"]
 
 
 def _fail(message):
@@ -37,7 +52,8 @@ def extensions():
             "functionalbpe." + os.path.splitext(os.path.basename(path))[0],
             [path],
             include_dirs=["csrc"],
-            extra_compile_args=["-O3"],
+            extra_compile_args=SANITIZE_COMPILE if SANITIZE else ["-O3"],
+            extra_link_args=SANITIZE_LINK if SANITIZE else [],
         )
         for path in sources
     ]

@@ -1,6 +1,6 @@
 # cython: language_level=3
 # distutils: sources = csrc/lib/bpe.c csrc/lib/encode_text.c
-# distutils: depends = csrc/lib/scan.c csrc/lib/scan.h csrc/lib/scanners.h csrc/lib/take_next.h csrc/lib/markers.c csrc/lib/markers.h csrc/markers_tables.pxi
+# distutils: depends = csrc/lib/bounds.h csrc/lib/scan.c csrc/lib/scan.h csrc/lib/scanners.h csrc/lib/take_next.h csrc/lib/markers.c csrc/lib/markers.h csrc/markers_tables.pxi
 """The compiled encoder and decoder: merge tables applied at memory speed.
 
 Performance notes (what was tried, and why it is like this):
@@ -38,6 +38,7 @@ Performance notes (what was tried, and why it is like this):
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.list cimport PyList_New
+from cpython.pyport cimport PY_SSIZE_T_MAX
 from cpython.ref cimport PyObject
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
@@ -54,6 +55,11 @@ cdef extern from "Python.h":
     PyObject *tuple_item "PyTuple_GET_ITEM"(object t, Py_ssize_t i)
     void list_set "PyList_SET_ITEM"(object l, Py_ssize_t i, PyObject *o)
     void incref "Py_INCREF"(PyObject *o)
+
+
+cdef extern from "lib/bounds.h":
+    size_t FBPE_MAX_VOCAB_SIZE, FBPE_MAX_TOKEN_BYTES, FBPE_MAX_TOTAL_TOKEN_BYTES
+    int FBPE_MAX_THREADS, FBPE_ENOMEM, FBPE_EINVALID
 
 
 cdef extern from "lib/bpe.h":
@@ -74,7 +80,7 @@ cdef extern from "lib/bpe.h":
     int fbpe_ids_reserve(fbpe_ids *v, size_t extra) nogil
     fbpe_bpe *fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint32_t *merges,
                            size_t num_merges, const uint8_t *const *specials,
-                           const size_t *special_lens, size_t num_specials) nogil
+                           const size_t *special_lens, size_t num_specials, int *error) nogil
     void fbpe_bpe_free(fbpe_bpe *b) nogil
     uint32_t fbpe_rank(const fbpe_bpe *b, uint32_t left, uint32_t right) nogil
     size_t fbpe_merge(const fbpe_bpe *b, uint32_t *ids, size_t n, int method) nogil
@@ -88,7 +94,7 @@ cdef extern from "lib/bpe.h":
     void fbpe_cache_give(fbpe_bpe *b, fbpe_cache *c) nogil
     ctypedef struct fbpe_ranks:
         pass
-    fbpe_ranks *fbpe_ranks_new(const uint8_t *arena, const uint64_t *off, uint32_t num) nogil
+    fbpe_ranks *fbpe_ranks_new(const uint8_t *arena, const uint64_t *off, uint32_t num, int *error) nogil
     void fbpe_ranks_free(fbpe_ranks *t) nogil
     size_t fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *cut) nogil
     size_t fbpe_decoded_size(const fbpe_bpe *b, const uint32_t *ids, size_t n) nogil
@@ -130,6 +136,19 @@ PARALLEL_MIN_BYTES = 256 << 10
 RAW_CACHE_PIECES = 1 << 18
 
 include "markers_tables.pxi"
+
+# The limits the C core keeps (csrc/lib/bounds.h); functionalbpe.filecheck and
+# functionalbpe._native hold the same numbers, and the tests compare them.
+LIMITS = {"MAX_VOCAB_SIZE": FBPE_MAX_VOCAB_SIZE, "MAX_TOKEN_BYTES": FBPE_MAX_TOKEN_BYTES,
+          "MAX_TOTAL_TOKEN_BYTES": FBPE_MAX_TOTAL_TOKEN_BYTES, "MAX_THREADS": FBPE_MAX_THREADS}
+
+
+def thread_count(threads):
+    """``threads`` checked against the C core's own limit (FBPE_MAX_THREADS), which sizes
+    arrays by it: an integer in 1..FBPE_MAX_THREADS, or None for all cores."""
+    from functionalbpe._native import thread_count as checked
+
+    return checked(threads, default_threads(), FBPE_MAX_THREADS)
 
 # The patterns the C scanner cuts exactly as regex does (llama3 cuts as gpt4), and the
 # boundary-marker schemes by name ("markers[w,p,↑]").
@@ -295,6 +314,10 @@ cdef class BPE:
 
     def __cinit__(self, atoms, merges, specials=(), output_ids=None):
         cdef size_t num_atoms = len(atoms), num_merges = len(merges), num_specials = len(specials)
+        cdef int error = 0
+        if num_atoms > 0x1000 or num_merges > FBPE_MAX_VOCAB_SIZE or num_specials > FBPE_MAX_VOCAB_SIZE:
+            raise ValueError(f"{num_atoms} atoms, {num_merges} merges and {num_specials} special tokens "
+                             f"are more than {FBPE_MAX_VOCAB_SIZE} ids")
         cdef uint32_t *atom_cps = <uint32_t *>malloc((num_atoms + 1) * sizeof(uint32_t))
         cdef uint32_t *pairs = <uint32_t *>malloc((2 * num_merges + 1) * sizeof(uint32_t))
         cdef const uint8_t **special_ptrs = <const uint8_t **>malloc((num_specials + 1) * sizeof(uint8_t *))
@@ -307,16 +330,21 @@ cdef class BPE:
             for k in range(num_atoms):
                 atom_cps[k] = atoms[k]
             for k in range(num_merges):
-                pairs[2 * k] = merges[k][0]
-                pairs[2 * k + 1] = merges[k][1]
+                left, right = merges[k]
+                pairs[2 * k] = left
+                pairs[2 * k + 1] = right
             for k in range(num_specials):
                 special_ptrs[k] = <const uint8_t *>PyBytes_AS_STRING(encoded[k])
                 special_lens[k] = PyBytes_GET_SIZE(encoded[k])
             with nogil:
                 self.b = fbpe_bpe_new(atom_cps, num_atoms, pairs, num_merges, special_ptrs,
-                                      special_lens, num_specials)
+                                      special_lens, num_specials, &error)
             if not self.b:
-                raise ValueError("the merge table is inconsistent (or there is no memory for it)")
+                if error == FBPE_ENOMEM:
+                    raise MemoryError("no memory for the merge table")
+                raise ValueError(
+                    "the merge table is inconsistent (a merge of an id not defined before it, a pair "
+                    "merged twice, a bad atom) or passes a limit of functionalbpe.filecheck")
             if output_ids is None:
                 self.id_objects = tuple(range(self.b.num_tokens))
             else:
@@ -501,9 +529,8 @@ cdef class BPE:
         A small batch (under 256 KiB in all) is encoded on the calling thread."""
         if not isinstance(texts, list):
             texts = list(texts)
+        workers = min(thread_count(threads), len(texts))
         batch = _TextBatch(self, texts, pattern)
-        workers = default_threads() if threads is None else max(1, int(threads))
-        workers = min(workers, len(texts))
         if workers <= 1 or batch.total_bytes < PARALLEL_MIN_BYTES:
             batch.work()
         else:
@@ -525,6 +552,8 @@ cdef class BPE:
         try:
             k = 0
             for token in ids:
+                if k == n:  # a sequence that yields more items than its len() says
+                    return None
                 if type(token) is not int and not isinstance(token, int):
                     return None
                 value = token if -1 <= token <= 0xFFFFFFFF else -1
@@ -532,8 +561,12 @@ cdef class BPE:
                     return None
                 buf[k] = <uint32_t>value
                 k += 1
+            if k != n:
+                return None
             with nogil:
                 size = fbpe_decoded_size(self.b, buf, n)
+            if size > <size_t>PY_SSIZE_T_MAX:
+                raise MemoryError(f"{n} ids decode to more bytes than memory holds")
             out = PyBytes_FromStringAndSize(NULL, size)
             dst = <uint8_t *>PyBytes_AS_STRING(out)
             with nogil:
@@ -550,8 +583,11 @@ def tiktoken_splits(tokens):
     >>> tiktoken_splits([b"a", b"b", b"ab", b"abb"])[2:]
     [(2, 1), (2, 2)]
     """
+    if len(tokens) > FBPE_MAX_VOCAB_SIZE:
+        raise ValueError(f"{len(tokens)} ranks; a rank file holds at most {FBPE_MAX_VOCAB_SIZE}")
     cdef uint32_t num = len(tokens), r
     cdef size_t parts, cut
+    cdef int error = 0
     arena = b"".join(tokens)
     cdef uint64_t *off = <uint64_t *>malloc((num + 1) * sizeof(uint64_t))
     cdef fbpe_ranks *table = NULL
@@ -561,9 +597,11 @@ def tiktoken_splits(tokens):
         off[0] = 0
         for r in range(num):
             off[r + 1] = off[r] + len(tokens[r])
-        table = fbpe_ranks_new(<const uint8_t *>PyBytes_AS_STRING(arena), off, num)
+        table = fbpe_ranks_new(<const uint8_t *>PyBytes_AS_STRING(arena), off, num, &error)
         if not table:
-            raise MemoryError()
+            if error == FBPE_ENOMEM:
+                raise MemoryError()
+            raise ValueError(f"a token is empty or longer than {FBPE_MAX_TOKEN_BYTES} bytes")
         out = []
         for r in range(num):
             with nogil:

@@ -138,6 +138,8 @@ cdef class Describer:
                 raise MemoryError()
             for k in range(n):
                 cp, letter, decoded, capitalized, ops = plans[k]
+                if cp >> 8 != block or not (0 <= letter <= 0x10FFFF and 0 <= decoded <= 0x10FFFF):
+                    raise ValueError(f"plan {k} of block {block}: {(cp, letter, decoded)!r} are not its code points")
                 cps[k] = cp
                 out[k].letter = letter
                 out[k].decoded = decoded

@@ -1,6 +1,6 @@
 # cython: language_level=3
 # distutils: sources = csrc/lib/scan.c csrc/lib/piecetable.c csrc/lib/count.c
-# distutils: depends = csrc/lib/markers.c csrc/lib/markers.h csrc/markers_tables.pxi csrc/piecetable.pxd
+# distutils: depends = csrc/lib/bounds.h csrc/lib/markers.c csrc/lib/markers.h csrc/markers_tables.pxi csrc/piecetable.pxd
 """The pre-tokenization scanner and piece counter: the built-in patterns at memory speed.
 
 Performance notes (what was tried, and why it is like this):
@@ -30,7 +30,7 @@ from cpython cimport array
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_SetItem
 from cpython.unicode cimport PyUnicode_DecodeUTF8
-from libc.stdint cimport uint8_t, uint32_t, uint64_t
+from libc.stdint cimport SIZE_MAX, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memset
 
@@ -50,6 +50,11 @@ cdef extern from "Python.h":
     # Private but stable since CPython 3.0: a dict sized for n keys, so that building a
     # result of a million pieces does not rehash it twenty times on the way.
     dict _PyDict_NewPresized(Py_ssize_t n)
+
+
+cdef extern from "lib/bounds.h":
+    int FBPE_MAX_THREADS
+    size_t fbpe_grow_to(size_t cap, size_t start, size_t want, size_t size) nogil
 
 
 cdef extern from "lib/scan.h":
@@ -168,15 +173,19 @@ cdef int _collect_piece(void *ctx, const uint8_t *piece, size_t n, size_t readab
     cdef _piece_list *out = <_piece_list *>ctx
     cdef size_t cap
     cdef void *grown
-    if out.len + n > out.cap:
-        cap = 2 * out.cap + n + 4096
+    if n > out.cap - out.len:
+        cap = fbpe_grow_to(out.cap, 4096, out.len + n, 1) if n <= SIZE_MAX - out.len else 0
+        if not cap:
+            return -1
         grown = realloc(out.data, cap)
         if not grown:
             return -1
         out.data = <uint8_t *>grown
         out.cap = cap
     if out.count == out.ends_cap:
-        cap = 2 * out.ends_cap + 256
+        cap = fbpe_grow_to(out.ends_cap, 256, out.count + 1, sizeof(size_t))
+        if not cap:
+            return -1
         grown = realloc(out.ends, cap * sizeof(size_t))
         if not grown:
             return -1
@@ -196,6 +205,8 @@ def markers_pieces(str text not None, int options):
     >>> markers_pieces("The cat, 3", 7) == ["\ue301\ue300the\ue300", "\ue300cat\ue300", ",\ue300", "\ue3003"]
     True
     """
+    if not 0 <= options <= 7:
+        raise ValueError(f"markers options are bits 1, 2 and 4, got {options}")
     install_markers()
     data = _utf8(text)
     cdef const uint8_t *s = <const uint8_t *>PyBytes_AS_STRING(data)
@@ -284,6 +295,14 @@ def default_threads():
         return max(1, os.cpu_count() or 1)
 
 
+def thread_count(threads):
+    """``threads`` checked against the C core's own limit (FBPE_MAX_THREADS), which sizes
+    arrays by it: an integer in 1..FBPE_MAX_THREADS, or None for all cores."""
+    from functionalbpe._native import thread_count as checked
+
+    return checked(threads, default_threads(), FBPE_MAX_THREADS)
+
+
 # A batch is dispatched when it holds this much text or this many units: big enough that
 # thread hand-offs cost nothing, small enough that Ctrl-C is answered in well under a second.
 BATCH_BYTES = 8 << 20
@@ -308,6 +327,7 @@ cdef class PieceCounter:
     """
     cdef fbpe_count_config cfg
     cdef fbpe_table *tables  # threads x threads: worker t's partition p is tables[t * threads + p]
+    cdef size_t num_tables
     cdef fbpe_parts *workers
     cdef fbpe_count_error *errors
     cdef readonly int threads
@@ -322,23 +342,27 @@ cdef class PieceCounter:
     cdef public uint64_t bytes_counted
 
     def __cinit__(self, str pattern, threads=1, special_tokens=(), int markers=0):
-        cdef int t
+        cdef size_t t
         if pattern == "markers":  # the boundary-marker scheme's pieces, options `markers`
+            if not 0 <= markers <= 7:
+                raise ValueError(f"markers options are bits 1, 2 and 4, got {markers}")
             install_markers()
             self.cfg.markers = 1 + markers
         else:
             self.cfg.which = _scanner_of(pattern)
-        self.threads = default_threads() if threads is None else max(1, int(threads))
-        self.tables = <fbpe_table *>calloc(self.threads * self.threads, sizeof(fbpe_table))
+        self.threads = thread_count(threads)
+        # At most FBPE_MAX_THREADS squared: no overflow, and calloc checks the product.
+        self.num_tables = <size_t>self.threads * <size_t>self.threads
+        self.tables = <fbpe_table *>calloc(self.num_tables, sizeof(fbpe_table))
         self.workers = <fbpe_parts *>calloc(self.threads, sizeof(fbpe_parts))
         self.errors = <fbpe_count_error *>calloc(self.threads, sizeof(fbpe_count_error))
         self.units_cap = 1024
         self.units = <fbpe_unit *>malloc(self.units_cap * sizeof(fbpe_unit))
         if not self.tables or not self.workers or not self.errors or not self.units:
             raise MemoryError()
-        for t in range(self.threads * self.threads):
+        for t in range(self.num_tables):
             fbpe_table_init(&self.tables[t])
-        for t in range(self.threads):
+        for t in range(<size_t>self.threads):
             self.workers[t].parts = &self.tables[t * self.threads]
             self.workers[t].num_parts = self.threads
         self.keep = []
@@ -359,9 +383,9 @@ cdef class PieceCounter:
                 self.cfg.special_first[<uint8_t>b[0]] = 1
 
     def __dealloc__(self):
-        cdef int t
+        cdef size_t t
         if self.tables:
-            for t in range(self.threads * self.threads):
+            for t in range(self.num_tables):
                 fbpe_table_free(&self.tables[t])
         free(self.tables)
         free(self.workers)
@@ -582,9 +606,9 @@ cdef class PieceCounter:
     def stats(self):
         """``(pieces held, bytes of memory they take)`` over all tables. Before the merge a
         piece counted by two workers is held (and counted here) twice."""
-        cdef int t
+        cdef size_t t
         unique = memory = 0
-        for t in range(self.threads * self.threads):
+        for t in range(self.num_tables):
             unique += self.tables[t].size
             memory += fbpe_table_memory(&self.tables[t])
         return unique, memory

@@ -1,5 +1,6 @@
 # cython: language_level=3
 # distutils: sources = csrc/lib/bpe_train.c
+# distutils: depends = csrc/lib/bounds.h csrc/lib/bpe_train.h csrc/lib/merge_policy.h
 """The fast BPE trainer: counted pieces into flat C arrays, then the C merge loop.
 
 Use it through :mod:`functionalbpe.fast`, which has the reference's names and falls back to
@@ -36,6 +37,9 @@ cdef extern from "lib/merge_policy.h":
     uint32_t fbpe_merged_flags(uint32_t left, uint32_t right) nogil
     int fbpe_can_merge(int policy, uint32_t left, uint32_t right) nogil
 
+cdef extern from "lib/bounds.h":
+    size_t FBPE_MAX_TOKEN_BYTES
+
 cdef extern from "lib/bpe_train.h":
     enum:
         FBPE_DONE
@@ -62,7 +66,7 @@ cdef extern from "lib/bpe_train.h":
     size_t fbpe_utf8_error(const uint8_t *text, size_t n) nogil
     FbpeTrainer *fbpe_trainer_new(FbpeCorpus *corpus, uint32_t first_id, const uint32_t *flags,
                                   int policy, int64_t max_merges, int64_t min_frequency,
-                                  int *error) nogil
+                                  size_t max_token_bytes, int *error) nogil
     int fbpe_trainer_run(FbpeTrainer *trainer, double seconds) nogil
     size_t fbpe_trainer_num_merges(const FbpeTrainer *trainer) nogil
     const FbpeMerge *fbpe_trainer_merges(const FbpeTrainer *trainer) nogil
@@ -206,8 +210,13 @@ cdef class Corpus:
 
 
 cdef list run_merges(Corpus corpus, uint32_t first_id, object flags, int policy,
-                     object num_merges, int64_t min_frequency, object progress):
-    """Train on a filled corpus."""
+                     object num_merges, int64_t min_frequency, object progress,
+                     size_t max_token_bytes=FBPE_MAX_TOKEN_BYTES):
+    """Train on a filled corpus (``flags``: one per id below ``first_id``)."""
+    if len(flags) != first_id:
+        raise ValueError(f"flags gives {len(flags)} entries for {first_id} symbols")
+    if not 1 <= max_token_bytes <= FBPE_MAX_TOKEN_BYTES:
+        raise ValueError(f"max_token_bytes must be in 1..{FBPE_MAX_TOKEN_BYTES}, got {max_token_bytes}")
     cdef const uint32_t[::1] cflags = array("I", [int(f) & 0xFFFFFFFF for f in flags] or [0])
     cdef int64_t max_merges = -1 if num_merges is None else max(int(num_merges), 0)
     cdef double seconds = slice_seconds
@@ -217,7 +226,7 @@ cdef list run_merges(Corpus corpus, uint32_t first_id, object flags, int policy,
     cdef size_t n, k
     with nogil:
         trainer = fbpe_trainer_new(corpus.ptr, first_id, &cflags[0], policy, max_merges,
-                                   min_frequency, &rc)
+                                   min_frequency, max_token_bytes, &rc)
     if trainer == NULL:
         check(rc)
     try:
@@ -240,7 +249,7 @@ cdef list run_merges(Corpus corpus, uint32_t first_id, object flags, int policy,
 
 
 def train_merges(pieces, num_merges, uint32_t first_id, flags, int policy,
-                 int64_t min_frequency, progress):
+                 int64_t min_frequency, progress, size_t max_token_bytes=FBPE_MAX_TOKEN_BYTES):
     """reference.train_merges over {symbol sequence: count}, arguments already checked."""
     corpus = Corpus()
     cdef int64_t count
@@ -248,7 +257,7 @@ def train_merges(pieces, num_merges, uint32_t first_id, flags, int policy,
         count = piece_count(raw_count)
         if count > 0:
             add_symbols(corpus.ptr, symbols, count, first_id)
-    return run_merges(corpus, first_id, flags, policy, num_merges, min_frequency, progress)
+    return run_merges(corpus, first_id, flags, policy, num_merges, min_frequency, progress, max_token_bytes)
 
 
 def train_merges_from_text(pieces, num_merges, uint32_t first_id, atom_ids, flags, int policy,

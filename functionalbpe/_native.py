@@ -15,12 +15,24 @@ from typing import Dict, Optional
 
 from .checks import integer
 
-# The most worker threads one call may ask for: more than the cores of today's largest
-# servers. The compiled counter keeps threads x threads hash tables, so the bound also
-# bounds that allocation (about a million tables).
+# The most threads one call may use (the compiled core's FBPE_MAX_THREADS, csrc/lib/bounds.h:
+# the piece counter holds threads squared tables, which an int stops counting past 46,340).
 MAX_THREADS = 1024
 
 _cache: Dict[str, Optional[ModuleType]] = {}
+
+
+def thread_count(threads: object, cores: int, maximum: int = MAX_THREADS) -> int:
+    """``threads`` checked: an integer in 1..``maximum``; None means ``cores`` (all the
+    cores, at most ``maximum``). Anything else is a FunctionalBPEError (a ValueError). The compiled modules pass
+    their own limit as ``maximum`` (FBPE_MAX_THREADS, which a test compares with MAX_THREADS).
+
+    >>> thread_count(None, 8), thread_count(3, 8)
+    (8, 3)
+    """
+    if threads is None:
+        return max(1, min(cores, maximum))
+    return integer(threads, "threads", 1, maximum)
 
 
 def pure_python() -> bool:

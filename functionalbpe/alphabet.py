@@ -31,6 +31,7 @@ import regex
 
 from .checks import integer
 from .errors import FunctionalBPEError, VocabSizeError
+from .filecheck import MAX_VOCAB_SIZE, check_merges, special_token_bytes
 
 # Kind flags of a symbol or token. A merged token ORs the kinds of its parts.
 TEXT = 1
@@ -144,14 +145,15 @@ class Alphabet:
         self.atoms: Tuple[Atom, ...] = tuple(atoms)
         self.merges: List[Tuple[int, int]] = [(int(a), int(b)) for a, b in merges]
         self.specials: Tuple[str, ...] = tuple(specials)
-        if len(set(self.specials)) != len(self.specials):
-            raise FunctionalBPEError("special tokens must be distinct")
+        special_bytes = special_token_bytes(self.specials)
         self.first_atom = NUM_BYTES
         self.first_merge = NUM_BYTES + len(self.atoms)
         self.first_special = self.first_merge + len(self.merges)
         self.vocab_size = self.first_special + len(self.specials)
         self._atom_ids: Dict[str, int] = {a.char: self.first_atom + i for i, a in enumerate(self.atoms)}
-        self._check_merges()
+        # Ids defined before use, no pair twice, token lengths within the limits: checked
+        # before anything is built from the merges (functionalbpe/filecheck.py).
+        check_merges(self.merges, self.first_merge, special_bytes)
         self._bytes: Optional[List[bytes]] = None
         self._flags: Optional[List[int]] = None
 
@@ -188,14 +190,6 @@ class Alphabet:
         return tuple(out)
 
     # -- derived from the merges ----------------------------------------------------------
-
-    def _check_merges(self) -> None:
-        for i, (a, b) in enumerate(self.merges):
-            new = self.first_merge + i
-            if not (0 <= a < new and 0 <= b < new):
-                raise FunctionalBPEError(
-                    f"merge {i} ({a}, {b}) refers to an id that does not exist before it (id {new})"
-                )
 
     def token_bytes(self, token: int) -> bytes:
         """The bytes a token stands for in the scheme's text form (atoms as UTF-8)."""
@@ -248,5 +242,7 @@ def num_merges_for(vocab_size: Optional[int], num_atoms: int, num_specials: int)
             f"{NUM_BYTES} bytes + {num_atoms} atoms + {num_specials} special tokens = {fixed} ids; "
             f"ask for at least {fixed}"
         )
+    if vocab_size > MAX_VOCAB_SIZE:
+        raise VocabSizeError(f"vocab_size {vocab_size} is above {MAX_VOCAB_SIZE}, the most ids a tokenizer holds")
     return vocab_size - fixed
 

@@ -29,6 +29,7 @@ from typing import List, Mapping, Optional, Sequence
 from . import reference
 from ._native import native
 from .alphabet import Alphabet
+from .filecheck import MAX_TOKEN_BYTES
 from .progress import ProgressSpec
 from .reference import Merge, check_options
 
@@ -47,6 +48,7 @@ def train_merges(
     merge_policy: str = "prefix",
     min_frequency: int = 1,
     progress: ProgressSpec = False,
+    max_token_bytes: int = MAX_TOKEN_BYTES,
 ) -> List[Merge]:
     """Learn up to ``num_merges`` merges (``None``: until no pair is left).
 
@@ -61,10 +63,10 @@ def train_merges(
     if trainer is None:
         return reference.train_merges(
             pieces, num_merges, first_id, flags=flags, merge_policy=merge_policy,
-            min_frequency=min_frequency, progress=progress,
+            min_frequency=min_frequency, progress=progress, max_token_bytes=max_token_bytes,
         )
     policy, flags = check_options(first_id, flags, merge_policy, min_frequency)
-    return trainer.train_merges(pieces, num_merges, first_id, flags, policy, min_frequency, progress)
+    return trainer.train_merges(pieces, num_merges, first_id, flags, policy, min_frequency, progress, max_token_bytes)
 
 
 def train_merges_from_text(

@@ -39,27 +39,28 @@ import tempfile
 from typing import Any, Dict
 
 from .errors import OutputError, TokenizerFileError
+from .filecheck import FIELDS, MAX_FILE_BYTES, excerpt, first_bad_text, is_int
 
 FORMAT = "functionalbpe/1"
 
-REQUIRED = {
-    "format": str,
-    "scheme": str,
-    "scheme_options": dict,
-    "pattern": dict,
-    "merge_policy": str,
-    "atoms": list,
-    "merges": list,
-    "special_tokens": dict,
-    "vocab_size": int,
-    "checksum": str,
-}
+# The fields every file has, with their types (filecheck.check_fields looks further).
+REQUIRED = {**FIELDS, "checksum": str}
 
 
 def checksum(payload: Dict[str, Any]) -> str:
+    """The checksum of a payload: sha256 of its canonical JSON (UTF-8), checksum left out.
+
+    A string that is not valid Unicode (a lone surrogate) cannot be written as UTF-8: that
+    is a TokenizerFileError naming where it is.
+    """
     body = {k: v for k, v in payload.items() if k != "checksum"}
     canonical = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    try:
+        data = canonical.encode("utf-8")
+    except UnicodeEncodeError:
+        where = first_bad_text(body) or "a string"
+        raise TokenizerFileError(f"{where} is not valid Unicode (it holds a lone surrogate)") from None
+    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def check_output_path(path: "os.PathLike[str] | str") -> str:
@@ -142,18 +143,41 @@ def _format(payload: Dict[str, Any]) -> str:
 
 
 def read_bytes(path: "os.PathLike[str] | str", what: str = "tokenizer file") -> bytes:
-    """The contents of a file; a missing or unreadable one is a TokenizerFileError."""
+    """The contents of a file; a missing or unreadable one is a TokenizerFileError, and so is
+    one of more than MAX_FILE_BYTES (read no further: a device such as /dev/zero never ends)."""
     name = os.fspath(path)
     try:
-        if not stat.S_ISREG(os.stat(name).st_mode):
+        mode = os.stat(name).st_mode
+        if stat.S_ISDIR(mode):
+            raise TokenizerFileError(f"{name}: is a directory, not a {what}")
+        if not stat.S_ISREG(mode):
             # /dev/zero would be read forever, a pipe would block: neither is a file.
             raise TokenizerFileError(f"{name}: not a regular file; give the path of a {what}")
         with open(name, "rb") as fh:
-            return fh.read()
+            data = fh.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         raise TokenizerFileError(f"{name}: no such {what}") from None
+    except IsADirectoryError:
+        raise TokenizerFileError(f"{name}: is a directory, not a {what}") from None
     except OSError as exc:
         raise TokenizerFileError(f"{name}: cannot read: {exc.strerror}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise TokenizerFileError(f"{name}: larger than {MAX_FILE_BYTES} bytes, the limit for a {what}")
+    return data
+
+
+def _object(pairs: "list[tuple[str, Any]]") -> Dict[str, Any]:
+    """A JSON object; a key given twice is an error (json keeps the last one silently)."""
+    out: Dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+class _DuplicateKey(Exception):
+    pass
 
 
 def read_payload(path: "os.PathLike[str] | str", check: bool = True) -> Dict[str, Any]:
@@ -168,17 +192,23 @@ def read_payload(path: "os.PathLike[str] | str", check: bool = True) -> Dict[str
     if not text.strip():
         raise TokenizerFileError(f"{name}: the file is empty")
     try:
-        payload = json.loads(text)
+        payload = json.loads(text, object_pairs_hook=_object)
     except json.JSONDecodeError as exc:
         hint = " (the file looks truncated)" if exc.pos >= len(text.rstrip()) else ""
         raise TokenizerFileError(
             f"{name}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{hint}"
         ) from None
+    except _DuplicateKey as exc:
+        raise TokenizerFileError(f"{name}: the key {excerpt(exc.args[0])} appears twice in one object") from None
+    except RecursionError:
+        raise TokenizerFileError(f"{name}: the JSON is nested too deeply for a tokenizer file") from None
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise TokenizerFileError(f"{name}: not a tokenizer file: {str(exc)[:100]}") from None
     if not isinstance(payload, dict) or "format" not in payload:
         raise TokenizerFileError(f"{name}: not a functionalbpe tokenizer file (no \"format\" field)")
     if payload["format"] != FORMAT:
         raise TokenizerFileError(
-            f"{name}: format is {payload['format']!r} but this version of functionalbpe reads "
+            f"{name}: format is {excerpt(payload['format'])} but this version of functionalbpe reads "
             f"{FORMAT!r}; load it with the version that wrote it"
         )
     if not check:
@@ -186,11 +216,17 @@ def read_payload(path: "os.PathLike[str] | str", check: bool = True) -> Dict[str
     for key, kind in REQUIRED.items():
         if key not in payload:
             raise TokenizerFileError(f"{name}: the field {key!r} is missing")
-        if not isinstance(payload[key], kind) or (kind is int and isinstance(payload[key], bool)):
+        if not isinstance(payload[key], kind) or (kind is int and not is_int(payload[key])):
             raise TokenizerFileError(
                 f"{name}: the field {key!r} should be a {kind.__name__}, found {type(payload[key]).__name__}"
             )
-    if payload["checksum"] != checksum(payload):
+    try:
+        expected = checksum(payload)
+    except TokenizerFileError as exc:
+        raise TokenizerFileError(f"{name}: {exc}") from None
+    except RecursionError:
+        raise TokenizerFileError(f"{name}: the JSON is nested too deeply for a tokenizer file") from None
+    if payload["checksum"] != expected:
         raise TokenizerFileError(
             f"{name}: checksum mismatch: the file was changed or damaged after it was written; "
             "retrain, or restore it from a copy"

@@ -21,6 +21,7 @@ from typing import Dict, List, Optional, Sequence
 
 from .alphabet import NUM_BYTES, Alphabet
 from .errors import FunctionalBPEError
+from .filecheck import MAX_VOCAB_SIZE, excerpt
 
 
 class IdMap:
@@ -39,15 +40,19 @@ class IdMap:
         default = list(range(first, alphabet.vocab_size))
         self.special_ids: List[int] = default if special_ids is None else list(special_ids)
         if not _ints(self.special_ids):
-            raise FunctionalBPEError(f"special token ids must be integers, got {self.special_ids!r}")
+            raise FunctionalBPEError(f"special token ids must be integers, got {excerpt(self.special_ids)}")
         if len(self.special_ids) != len(alphabet.specials):
             raise FunctionalBPEError(
                 f"{len(alphabet.specials)} special tokens but {len(self.special_ids)} special ids"
             )
-        if len(set(self.special_ids)) != len(self.special_ids) or any(i < first for i in self.special_ids):
-            raise FunctionalBPEError(
-                f"special token ids must be distinct and at least {first} (after the bytes, atoms and merges)"
-            )
+        seen = set()
+        for token, ident in zip(alphabet.specials, self.special_ids):
+            if ident in seen or not first <= ident < MAX_VOCAB_SIZE:
+                raise FunctionalBPEError(
+                    f"special token {excerpt(token)} has the id {ident}: special token ids must be distinct, "
+                    f"at least {first} (after the bytes, atoms and merges) and below {MAX_VOCAB_SIZE}"
+                )
+            seen.add(ident)
         self._byte_internal = [0] * NUM_BYTES
         for internal, external in enumerate(self.byte_ids):
             self._byte_internal[external] = internal

@@ -12,7 +12,10 @@ piece is counted once. A piece is a sequence of symbols: at the start, its UTF-8
 3. give it the next free id and replace it in every piece, left to right, without overlap.
 
 Training stops when the vocabulary is full, when no pair is left, or when the best count
-falls below ``min_frequency``.
+falls below ``min_frequency``. Two rules keep pairs out of step 1: the merge policy (which
+kinds of symbols may merge, :func:`functionalbpe.alphabet.can_merge`) and the longest token
+a tokenizer may hold (``max_token_bytes``, :mod:`functionalbpe.filecheck`), so that what
+training makes a tokenizer file can hold.
 
 **Encoding** replays the merges on a new piece, lowest id (earliest merge) first.
 
@@ -36,6 +39,7 @@ from collections import Counter, defaultdict
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from .alphabet import TEXT, can_merge, merged_flags, policy_code
+from .filecheck import ATOM_BYTES, MAX_TOKEN_BYTES
 from .progress import Progress, ProgressSpec
 
 Pair = Tuple[int, int]
@@ -104,18 +108,26 @@ def train_merges(
     merge_policy: str = "prefix",
     min_frequency: int = 1,
     progress: ProgressSpec = False,
+    max_token_bytes: int = MAX_TOKEN_BYTES,
 ) -> List[Merge]:
     """Learn up to ``num_merges`` merges (``None``: until no pair is left).
 
     ``pieces`` maps each distinct piece (a sequence of symbol ids below ``first_id``) to its
     count. ``flags`` gives the kind flags of ids ``0 .. first_id-1`` (default: all text);
-    pairs that ``merge_policy`` forbids are never counted, so they never win.
+    pairs that ``merge_policy`` forbids are never counted, so they never win, and neither
+    are pairs that would make a token longer than ``max_token_bytes`` (a byte counts 1, an
+    atom 3: its text form; at most the limit of :mod:`functionalbpe.filecheck`).
     Returns ``(left, right, count)`` per merge; merge ``k`` gets id ``first_id + k``.
     """
     policy, flags = check_options(first_id, flags, merge_policy, min_frequency)
+    if not 1 <= max_token_bytes <= MAX_TOKEN_BYTES:
+        raise ValueError(f"max_token_bytes must be in 1..{MAX_TOKEN_BYTES}, got {max_token_bytes}")
+    lengths = [1 if i < 256 else ATOM_BYTES for i in range(first_id)]
 
     def mergeable(pair: Pair) -> bool:
-        return can_merge(policy, flags[pair[0]], flags[pair[1]])
+        return can_merge(policy, flags[pair[0]], flags[pair[1]]) and (
+            lengths[pair[0]] + lengths[pair[1]] <= max_token_bytes
+        )
 
     # The distinct pieces, each stored once with its count.
     words: List[List[int]] = []
@@ -165,6 +177,7 @@ def train_merges(
         new_id = first_id + len(merges)
         merges.append((pair[0], pair[1], count))
         flags.append(merged_flags(flags[pair[0]], flags[pair[1]]))
+        lengths.append(lengths[pair[0]] + lengths[pair[1]])
 
         # Rewrite every piece that holds the pair: take its pairs out, merge, put them back.
         touched: Set[Pair] = set()

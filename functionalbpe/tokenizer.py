@@ -40,6 +40,7 @@ from .checks import plain_str
 from .checks import without_surrogates as _without_surrogates
 from .encoder import Encoder
 from .errors import DecodeError, FunctionalBPEError, SpecialTokenError, TokenizerFileError
+from .filecheck import check_fields, check_policy
 from .fileformat import FORMAT, read_payload, write_payload
 from .idmap import IdMap
 from .patterns import special_finder, split_special
@@ -70,10 +71,12 @@ class Tokenizer:
     ) -> None:
         """``byte_ids`` and ``special_ids`` keep the ids of an imported vocabulary (see
         :mod:`functionalbpe.idmap`); leave them out for the standard layout."""
-        policy_code(merge_policy)
+        policy = policy_code(merge_policy)
         self.scheme = scheme
         self.merge_policy = merge_policy
         self.alphabet = Alphabet(scheme.atoms, merges, special_tokens)
+        if scheme.atoms:  # without atoms every symbol is text, and text merges with text
+            check_policy(self.alphabet.merges, self.alphabet.base_flags(), policy, merge_policy)
         self.merge_counts: Optional[List[int]] = list(merge_counts) if merge_counts is not None else None
         if self.merge_counts is not None and len(self.merge_counts) != len(self.alphabet.merges):
             raise FunctionalBPEError("merge_counts must have one count per merge")
@@ -497,6 +500,10 @@ class Tokenizer:
 
     @classmethod
     def from_payload(cls, payload: Dict[str, Any]) -> "Tokenizer":
+        """The tokenizer a payload (a file's contents, a pickle's state) describes. Every field
+        is checked before anything is built from it (functionalbpe/filecheck.py); anything
+        wrong is a :class:`TokenizerFileError` naming the field and the entry."""
+        check_fields(payload)
         try:
             scheme = make_scheme(payload["scheme"], payload["pattern"]["regex"], **payload["scheme_options"])
         except (FunctionalBPEError, KeyError, TypeError) as exc:
@@ -508,8 +515,6 @@ class Tokenizer:
                 f"({len(payload['atoms'])} in the file, {len(atoms)} expected)"
             )
         merges = payload["merges"]
-        if not all(isinstance(m, list) and len(m) == 2 and all(type(x) is int for x in m) for m in merges):
-            raise TokenizerFileError("every merge must be a pair of integer ids")
         specials = payload["special_tokens"]
         try:
             tok = cls(

@@ -301,7 +301,7 @@ def test_a_file_with_bad_imported_ids_is_refused(tok, tmp_path):
         ("byte_ids", list(range(255)) + [0], "byte_ids"),
         ("byte_ids", ["x"] * 256, "byte_ids"),
         ("special_tokens", {"<|endoftext|>": 3, "<|fim|>": 700}, "at least"),
-        ("special_tokens", {"<|endoftext|>": "a", "<|fim|>": 700}, "integers"),
+        ("special_tokens", {"<|endoftext|>": "a", "<|fim|>": 700}, "an integer"),
     ]:
         payload = {**tok.to_payload(), key: value}
         write_payload(tmp_path / "t.json", payload)

@@ -153,6 +153,7 @@ def test_inconsistent_file_with_valid_checksum_is_refused(tok, tmp_path):
 
     payload = tok.to_payload()
     payload["merges"] = payload["merges"] + [[10**6, 1]]
+    payload["merge_counts"] = payload["merge_counts"] and payload["merge_counts"] + [1]
     path = tmp_path / "tok.json"
     write_payload(path, payload)
     with pytest.raises(TokenizerFileError, match="does not exist"):

@@ -117,9 +117,10 @@ void fbpe_ids_free(fbpe_ids *v) {
 }
 
 int fbpe_ids_reserve(fbpe_ids *v, size_t extra) {
-    if (v->len + extra <= v->cap) return 0;
-    size_t cap = v->cap ? v->cap : 64;
-    while (cap < v->len + extra) cap *= 2;
+    if (extra <= v->cap - v->len) return 0;
+    if (extra > SIZE_MAX - v->len) return -1;
+    size_t cap = fbpe_grow_to(v->cap, 64, v->len + extra, sizeof(uint32_t));
+    if (!cap) return -1;
     uint32_t *grown = (uint32_t *)realloc(v->ids, cap * sizeof(uint32_t));
     if (!grown) return -1;
     v->ids = grown;
@@ -377,7 +378,9 @@ static inline int file_position(sweep *w, uint32_t rank, uint32_t p) {
     w->memo_bucket[0] = (size_t)(bk - w->buckets);
 append:
     if (bk->len == bk->cap) {
-        uint32_t cap = bk->cap ? 2 * bk->cap : 8;
+        /* A bucket holds positions of one piece, fewer than UINT32_MAX (fbpe_merge). */
+        uint32_t cap = bk->cap > UINT32_MAX / 2 ? UINT32_MAX : (bk->cap ? 2 * bk->cap : 8);
+        if (cap == bk->cap) return -1;
         uint32_t *grown = (uint32_t *)realloc(bk->pos, (size_t)cap * sizeof(uint32_t));
         if (!grown) return -1;
         bk->pos = grown;
@@ -645,8 +648,8 @@ static int cache_grow(fbpe_cache *c) {
 
 static int reserve_bytes(uint8_t **p, size_t *cap, size_t need) {
     if (need <= *cap) return 0;
-    size_t grown_cap = *cap ? *cap : 4096;
-    while (grown_cap < need) grown_cap *= 2;
+    size_t grown_cap = fbpe_grow_to(*cap, 4096, need, 1);
+    if (!grown_cap) return -1;
     uint8_t *grown = (uint8_t *)realloc(*p, grown_cap);
     if (!grown) return -1;
     *p = grown;
@@ -657,7 +660,9 @@ static int reserve_bytes(uint8_t **p, size_t *cap, size_t need) {
 /* Remember piece s[0..n) -> ids[0..m). Out of memory only means it is not remembered. */
 static void cache_put(fbpe_cache *c, const uint8_t *s, size_t n, uint64_t h, const uint32_t *ids,
                       size_t m) {
-    if (c->size >= (c->limit ? c->limit : CACHE_MAX_ENTRIES)) cache_clear(c);
+    if (m > UINT32_MAX / sizeof(uint32_t)) return; /* offsets are 32-bit; such a piece is not kept */
+    if (c->size >= (c->limit ? c->limit : CACHE_MAX_ENTRIES) || m > UINT32_MAX / sizeof(uint32_t) - c->vals_len)
+        cache_clear(c);
     if ((!c->slots || 2 * (c->size + 1) > c->mask + 1) && cache_grow(c)) return;
     if (reserve_bytes(&c->keys, &c->keys_cap, c->keys_len + n)) return;
     size_t vals_bytes = c->vals_cap * sizeof(uint32_t);
@@ -744,7 +749,7 @@ int fbpe_encode_piece(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, si
     uint32_t small[SHORT_PIECE];
     uint32_t *ids = small;
     if (n > SHORT_PIECE) {
-        ids = (uint32_t *)malloc(n * sizeof(uint32_t));
+        ids = (uint32_t *)malloc(fbpe_array_bytes(n, sizeof(uint32_t)));
         if (!ids) return -1;
     }
     size_t m = piece_symbols(b, s, n, ids);
@@ -798,13 +803,50 @@ static int encodes_to_itself(const fbpe_bpe *b, uint32_t id, uint32_t *scratch) 
     return m == 1 && scratch[0] == id;
 }
 
+/* The byte length of every id into b->tok_off, each checked against the limits as it is
+ * added up: a merged token is as long as its two parts, so a few merges that each double a
+ * token would otherwise ask for more bytes than size_t holds, and a chain of merges that
+ * each add a byte would make a small table cost the square of its size. */
+static int token_offsets(fbpe_bpe *b, const size_t *special_lens, size_t *total) {
+    size_t off = 0;
+    for (uint32_t i = 0; i < b->num_ids; i++) {
+        size_t len;
+        b->tok_off[i] = off;
+        if (i < 256) {
+            len = 1;
+        } else if (i < b->num_fixed) {
+            len = 3;
+        } else if (i < b->num_tokens) {
+            uint32_t k = i - b->num_fixed;
+            /* both parts are earlier ids, each at most FBPE_MAX_TOKEN_BYTES: no overflow */
+            len = (size_t)(b->tok_off[b->left[k] + 1] - b->tok_off[b->left[k]]) +
+                  (size_t)(b->tok_off[b->right[k] + 1] - b->tok_off[b->right[k]]);
+        } else {
+            len = special_lens[i - b->num_tokens];
+        }
+        if (len > FBPE_MAX_TOKEN_BYTES || len > FBPE_MAX_TOTAL_TOKEN_BYTES - off) return FBPE_EINVALID;
+        off += len;
+        b->tok_off[i + 1] = off;
+    }
+    *total = off;
+    return 0;
+}
+
 fbpe_bpe *fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint32_t *merges,
                        size_t num_merges, const uint8_t *const *specials, const size_t *special_lens,
-                       size_t num_specials) {
-    fbpe_bpe *b = (fbpe_bpe *)calloc(1, sizeof(fbpe_bpe));
+                       size_t num_specials, int *error) {
+    fbpe_bpe *b = NULL;
     uint32_t *scratch = NULL;
+    *error = FBPE_EINVALID;
+    /* Each count alone first, so that the sum cannot wrap. */
+    if (num_atoms > 0x1000 || num_merges > FBPE_MAX_VOCAB_SIZE || num_specials > FBPE_MAX_VOCAB_SIZE ||
+        256 + num_atoms + num_merges + num_specials > FBPE_MAX_VOCAB_SIZE)
+        return NULL;
+    for (size_t k = 0; k < num_atoms; k++)
+        if (atom_cps[k] < 0xE000 || atom_cps[k] > 0xEFFF) return NULL;
+    *error = FBPE_ENOMEM;
+    b = (fbpe_bpe *)calloc(1, sizeof(fbpe_bpe));
     if (!b) return NULL;
-    if (256 + num_atoms + num_merges + num_specials >= UINT32_MAX / 2) goto fail;
     b->num_fixed = (uint32_t)(256 + num_atoms);
     b->num_tokens = b->num_fixed + (uint32_t)num_merges;
     b->num_ids = b->num_tokens + (uint32_t)num_specials;
@@ -816,34 +858,14 @@ fbpe_bpe *fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint32_
     for (size_t k = 0; k < num_merges; k++) {
         left[k] = merges[2 * k];
         right[k] = merges[2 * k + 1];
-        if (left[k] >= b->num_fixed + k || right[k] >= b->num_fixed + k) goto fail;
+        if (left[k] >= b->num_fixed + k || right[k] >= b->num_fixed + k) goto invalid;
     }
 
-    /* Bytes of every id. */
+    /* Bytes of every id: lengths first (a merge's parts come before it), then the bytes. */
     b->tok_off = (uint64_t *)malloc(((size_t)b->num_ids + 1) * sizeof(uint64_t));
     if (!b->tok_off) goto fail;
-    uint64_t total;
-    {
-        /* Lengths first (a merge's parts come before it), then the bytes. */
-        uint64_t off = 0;
-        for (uint32_t i = 0; i < b->num_ids; i++) {
-            b->tok_off[i] = off;
-            uint64_t len;
-            if (i < 256)
-                len = 1;
-            else if (i < b->num_fixed)
-                len = 3;
-            else if (i < b->num_tokens) {
-                uint32_t k = i - b->num_fixed;
-                len = (b->tok_off[left[k] + 1] - b->tok_off[left[k]]) +
-                      (b->tok_off[right[k] + 1] - b->tok_off[right[k]]);
-            } else
-                len = special_lens[i - b->num_tokens];
-            off += len;
-            b->tok_off[i + 1] = off;
-        }
-        total = off;
-    }
+    size_t total;
+    if (token_offsets(b, special_lens, &total)) goto invalid;
     b->tok_bytes = (uint8_t *)malloc(total ? total : 1);
     if (!b->tok_bytes) goto fail;
     for (uint32_t i = 0; i < b->num_ids; i++) {
@@ -852,7 +874,6 @@ fbpe_bpe *fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint32_
             dst[0] = (uint8_t)i;
         } else if (i < b->num_fixed) {
             uint32_t cp = atom_cps[i - 256];
-            if (cp < 0xE000 || cp > 0xEFFF) goto fail;
             dst[0] = 0xEE;
             dst[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
             dst[2] = (uint8_t)(0x80 | (cp & 0x3F));
@@ -870,7 +891,10 @@ fbpe_bpe *fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint32_
     if (num_atoms) {
         b->atom_of = (uint32_t *)calloc(0x1000, sizeof(uint32_t));
         if (!b->atom_of) goto fail;
-        for (size_t k = 0; k < num_atoms; k++) b->atom_of[atom_cps[k] - 0xE000] = (uint32_t)(256 + k);
+        for (size_t k = 0; k < num_atoms; k++) {
+            if (b->atom_of[atom_cps[k] - 0xE000]) goto invalid; /* the same atom twice */
+            b->atom_of[atom_cps[k] - 0xE000] = (uint32_t)(256 + k);
+        }
     }
 
     size_t cap = pow2_at_least(2 * num_merges + 2);
@@ -880,7 +904,7 @@ fbpe_bpe *fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint32_
     memset(b->pair_keys, 0xFF, cap * sizeof(uint64_t));
     b->pair_mask = cap - 1;
     for (size_t k = 0; k < num_merges; k++)
-        if (pair_insert(b, left[k], right[k], b->num_fixed + (uint32_t)k)) goto fail;
+        if (pair_insert(b, left[k], right[k], b->num_fixed + (uint32_t)k)) goto invalid;
 
     cap = pow2_at_least(2 * (num_atoms + num_merges) + 2);
     b->vocab_slots = (fbpe_vocab_slot *)calloc(cap, sizeof(fbpe_vocab_slot));
@@ -897,7 +921,10 @@ fbpe_bpe *fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint32_
     for (uint32_t i = b->num_fixed; i < b->num_tokens; i++)
         if (encodes_to_itself(b, i, scratch)) vocab_insert(b, i);
     free(scratch);
+    *error = 0;
     return b;
+invalid:
+    *error = FBPE_EINVALID;
 fail:
     free(scratch);
     fbpe_bpe_free(b);
@@ -922,7 +949,11 @@ void fbpe_bpe_free(fbpe_bpe *b) {
 
 size_t fbpe_decoded_size(const fbpe_bpe *b, const uint32_t *ids, size_t n) {
     size_t total = 0;
-    for (size_t k = 0; k < n; k++) total += (size_t)(b->tok_off[ids[k] + 1] - b->tok_off[ids[k]]);
+    for (size_t k = 0; k < n; k++) {
+        size_t len = (size_t)(b->tok_off[ids[k] + 1] - b->tok_off[ids[k]]);
+        if (len > SIZE_MAX - total) return SIZE_MAX; /* more than memory holds */
+        total += len;
+    }
     return total;
 }
 
@@ -943,6 +974,10 @@ struct fbpe_ranks {
     const uint8_t *arena;
     const uint64_t *off;
     uint32_t num;
+    /* longest_below[r]: the longest token of rank below r. Two parts can only join into a
+     * token of rank below r if they are at most that long together: longer joins are
+     * answered without hashing their bytes. */
+    size_t *longest_below;
 };
 
 /* The rank of the bytes s[0..n), or FBPE_NO_RANK. */
@@ -964,22 +999,30 @@ static uint32_t rank_of_bytes(const fbpe_ranks *t, const uint8_t *s, size_t n) {
     }
 }
 
-fbpe_ranks *fbpe_ranks_new(const uint8_t *arena, const uint64_t *off, uint32_t num) {
+fbpe_ranks *fbpe_ranks_new(const uint8_t *arena, const uint64_t *off, uint32_t num, int *error) {
+    *error = FBPE_EINVALID;
+    if (num > FBPE_MAX_VOCAB_SIZE || off[0] != 0) return NULL;
+    for (uint32_t r = 0; r < num; r++)
+        if (off[r + 1] <= off[r] || off[r + 1] - off[r] > FBPE_MAX_TOKEN_BYTES) return NULL;
+    *error = FBPE_ENOMEM;
     fbpe_ranks *t = (fbpe_ranks *)calloc(1, sizeof(fbpe_ranks));
     if (!t) return NULL;
     size_t cap = pow2_at_least(2 * (size_t)num + 2);
     t->slots = (fbpe_vocab_slot *)calloc(cap, sizeof(fbpe_vocab_slot));
-    if (!t->slots) {
-        free(t);
+    t->longest_below = (size_t *)malloc(((size_t)num + 1) * sizeof(size_t));
+    if (!t->slots || !t->longest_below) {
+        fbpe_ranks_free(t);
         return NULL;
     }
     t->mask = cap - 1;
     t->arena = arena;
     t->off = off;
     t->num = num;
+    t->longest_below[0] = 0;
     for (uint32_t r = 0; r < num; r++) {
         const uint8_t *s = arena + off[r];
         size_t n = (size_t)(off[r + 1] - off[r]);
+        t->longest_below[r + 1] = n > t->longest_below[r] ? n : t->longest_below[r];
         piece_key k;
         make_key(s, n, n, &k);
         size_t i = (size_t)k.hash & t->mask;
@@ -989,45 +1032,103 @@ fbpe_ranks *fbpe_ranks_new(const uint8_t *arena, const uint64_t *off, uint32_t n
         t->slots[i].len = (uint32_t)n;
         t->slots[i].id = r;
     }
+    *error = 0;
     return t;
 }
 
 void fbpe_ranks_free(fbpe_ranks *t) {
     if (!t) return;
     free(t->slots);
+    free(t->longest_below);
     free(t);
 }
 
+/* A min-heap of (rank << 32 | position) keys: the lowest rank first, the leftmost of equal
+ * ranks first, which is the pair tiktoken's procedure merges next. */
+static void key_push(uint64_t *heap, size_t *len, uint64_t key) {
+    size_t i = (*len)++;
+    while (i && heap[(i - 1) / 2] > key) {
+        heap[i] = heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    heap[i] = key;
+}
+
+static uint64_t key_pop(uint64_t *heap, size_t *len) {
+    uint64_t top = heap[0], last = heap[--*len];
+    size_t i = 0, n = *len;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && heap[c + 1] < heap[c]) c++;
+        if (heap[c] >= last) break;
+        heap[i] = heap[c];
+        i = c;
+    }
+    if (n) heap[i] = last;
+    return top;
+}
+
+/* tiktoken's procedure on token r with the ranks below r. The parts form a linked list over
+ * their start positions; every adjacent pair that joins into a token of rank below r waits
+ * in a heap under (rank, position), and a popped entry whose pair has changed since is
+ * skipped. Each merge adds at most two entries, so the heap holds at most 3n, and the work
+ * is O(n log n) lookups, each of which hashes the two parts only if they are short enough
+ * together to be a token of lower rank. (The plain rescan tiktoken does is O(n^2): a
+ * 20 KB token took seconds.) */
 size_t fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *cut) {
     const uint8_t *s = t->arena + t->off[r];
-    size_t n = (size_t)(t->off[r + 1] - t->off[r]);
-    /* Parts are s[starts[i] .. starts[i + 1]); pair_rank[i] is the rank of parts i and i+1
-     * joined, kept up to date as tiktoken keeps it. */
-    size_t *starts = (size_t *)malloc((n + 1) * sizeof(size_t));
-    uint32_t *pair_rank = (uint32_t *)malloc((n + 1) * sizeof(uint32_t));
-    size_t m = n;
-    if (!starts || !pair_rank) {
-        free(starts);
-        free(pair_rank);
-        return 0;
+    size_t n = (size_t)(t->off[r + 1] - t->off[r]), m = n, heap_len = 0;
+    size_t longest = t->longest_below[r];
+    *cut = n;
+    if (n < 2) return n;
+    /* Part i starts at byte i and ends where part next[i] starts (n: the end). */
+    uint32_t *next = (uint32_t *)malloc(n * sizeof(uint32_t));
+    uint32_t *prev = (uint32_t *)malloc(n * sizeof(uint32_t));
+    uint32_t *pair_rank = (uint32_t *)malloc(n * sizeof(uint32_t));
+    uint64_t *heap = (uint64_t *)malloc(3 * n * sizeof(uint64_t));
+    if (!next || !prev || !pair_rank || !heap) {
+        m = 0;
+        goto done;
     }
-    for (size_t i = 0; i <= n; i++) starts[i] = i;
-#define JOINED(i) ((i) + 2 <= m ? rank_of_bytes(t, s + starts[i], starts[(i) + 2] - starts[i]) : FBPE_NO_RANK)
+#define JOINED(i)                                                                             \
+    (next[i] < n && (next[next[i]] < n ? next[next[i]] : n) - (i) <= longest                    \
+         ? rank_of_bytes(t, s + (i), (next[next[i]] < n ? next[next[i]] : n) - (i))           \
+         : FBPE_NO_RANK)
 #define BELOW(x) ((x) < r ? (x) : FBPE_NO_RANK)
-    for (size_t i = 0; i + 1 < m; i++) pair_rank[i] = BELOW(JOINED(i));
-    while (m > 1) {
-        size_t at;
-        if (lowest_rank(pair_rank, m - 1, &at) == FBPE_NO_RANK) break;
-        memmove(starts + at + 1, starts + at + 2, (m - at - 1) * sizeof(size_t));
-        if (m >= at + 3) memmove(pair_rank + at + 1, pair_rank + at + 2, (m - at - 3) * sizeof(uint32_t));
+    for (size_t i = 0; i < n; i++) {
+        next[i] = (uint32_t)(i + 1); /* n when i is the last part: no part starts there */
+        prev[i] = (uint32_t)(i ? i - 1 : n);
+    }
+    for (size_t i = 0; i < n; i++) {
+        pair_rank[i] = BELOW(JOINED(i));
+        if (pair_rank[i] != FBPE_NO_RANK) key_push(heap, &heap_len, (uint64_t)pair_rank[i] << 32 | i);
+    }
+    while (heap_len) {
+        uint64_t key = key_pop(heap, &heap_len);
+        uint32_t rank = (uint32_t)(key >> 32), at = (uint32_t)key;
+        if (pair_rank[at] != rank) continue; /* stale: the pair at `at` is not this one now */
+        /* Part `at` takes in the part after it. */
+        uint32_t gone = next[at];
+        next[at] = next[gone];
+        if (next[gone] < n) prev[next[gone]] = at;
+        pair_rank[gone] = FBPE_NO_RANK;
         m--;
-        if (at > 0) pair_rank[at - 1] = BELOW(JOINED(at - 1));
-        if (at + 1 < m) pair_rank[at] = BELOW(JOINED(at));
+        pair_rank[at] = BELOW(JOINED(at));
+        if (pair_rank[at] != FBPE_NO_RANK) key_push(heap, &heap_len, (uint64_t)pair_rank[at] << 32 | at);
+        if (prev[at] < n) {
+            uint32_t p = prev[at];
+            pair_rank[p] = BELOW(JOINED(p));
+            if (pair_rank[p] != FBPE_NO_RANK) key_push(heap, &heap_len, (uint64_t)pair_rank[p] << 32 | p);
+        }
     }
 #undef JOINED
 #undef BELOW
-    *cut = m > 1 ? starts[1] : n;
-    free(starts);
+    *cut = m > 1 ? next[0] : n;
+done:
+    free(next);
+    free(prev);
     free(pair_rank);
+    free(heap);
     return m;
 }

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bounds.h"
+
 /* A growable array of token ids: where encoded pieces go. */
 typedef struct {
     uint32_t *ids;
@@ -74,11 +76,13 @@ typedef struct {
 
 /* Build the table. `atom_cps` gives the code point (U+E000..U+EFFF) of each atom, ids 256
  * on; `merges` holds 2*num_merges ids (left, right); `specials` the UTF-8 bytes of each
- * special token. Returns NULL when out of memory or when the input is inconsistent (a merge
- * naming an id that does not exist before it, an atom outside U+E000..U+EFFF). */
+ * special token. Returns NULL and sets *error to FBPE_ENOMEM when out of memory, or to
+ * FBPE_EINVALID when the input breaks a rule: a merge naming an id that does not exist
+ * before it, a pair merged twice, an atom outside U+E000..U+EFFF or given twice, a limit of
+ * bounds.h passed (ids, one token's bytes, all tokens' bytes). */
 fbpe_bpe *fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint32_t *merges,
                        size_t num_merges, const uint8_t *const *specials, const size_t *special_lens,
-                       size_t num_specials);
+                       size_t num_specials, int *error);
 void fbpe_bpe_free(fbpe_bpe *b);
 
 /* The merged id of the pair (a, b), or FBPE_NO_RANK. Its rank: a lower id merged earlier. */
@@ -113,7 +117,7 @@ const uint32_t *fbpe_cache_lookup(const fbpe_cache *c, const uint8_t *s, size_t 
 /* Remember s[0..n) -> ids[0..m); out of memory only means it is not remembered. */
 void fbpe_cache_store(fbpe_cache *c, const uint8_t *s, size_t n, const uint32_t *ids, size_t m);
 
-/* Total bytes of the tokens ids[0..n) (ids must be < num_ids). */
+/* Total bytes of the tokens ids[0..n) (ids must be < num_ids); SIZE_MAX if that overflows. */
 size_t fbpe_decoded_size(const fbpe_bpe *b, const uint32_t *ids, size_t n);
 /* Write the bytes of ids[0..n) to out (fbpe_decoded_size bytes). */
 void fbpe_decode(const fbpe_bpe *b, const uint32_t *ids, size_t n, uint8_t *out);
@@ -123,9 +127,12 @@ void fbpe_decode(const fbpe_bpe *b, const uint32_t *ids, size_t n, uint8_t *out)
  * (merge the adjacent pair whose joined bytes have the lowest rank) makes of its bytes with
  * the ranks below it. Token r is arena[off[r] .. off[r + 1]); ranks are 0 .. num-1. */
 typedef struct fbpe_ranks fbpe_ranks;
-fbpe_ranks *fbpe_ranks_new(const uint8_t *arena, const uint64_t *off, uint32_t num);
+/* NULL and *error FBPE_ENOMEM or FBPE_EINVALID (more than FBPE_MAX_VOCAB_SIZE ranks, an
+ * empty token or one of more than FBPE_MAX_TOKEN_BYTES). */
+fbpe_ranks *fbpe_ranks_new(const uint8_t *arena, const uint64_t *off, uint32_t num, int *error);
 void fbpe_ranks_free(fbpe_ranks *t);
-/* How many parts token r comes out as (0: out of memory); *cut is where the first ends. */
+/* How many parts token r comes out as (0: out of memory), in O(n log n) lookups for a token
+ * of n bytes; *cut is where the first ends. */
 size_t fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *cut);
 
 #endif

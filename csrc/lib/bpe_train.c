@@ -660,6 +660,12 @@ struct FbpeTrainer {
     int check_policy; /* 0 when no pair can ever be refused (fbpe_policy_never_refuses) */
     uint32_t *flags;  /* of every id made so far */
     size_t cap_flags;
+    /* No token longer than max_token_bytes (in the text form: a byte is 1, an atom 3) is
+     * made; check_length is 0 when no piece is that long, so no pair can be refused. */
+    size_t max_token_bytes;
+    int check_length;
+    uint32_t *lengths; /* of every id made so far, when check_length */
+    size_t cap_lengths;
     FbpeMerge *merges;
     size_t n_merges, cap_merges;
     int64_t max_merges; /* < 0: no limit */
@@ -689,7 +695,8 @@ struct FbpeTrainer {
 
 static inline int mergeable(const FbpeTrainer *t, uint32_t left, uint32_t right)
 {
-    return !t->check_policy || fbpe_can_merge(t->policy, t->flags[left], t->flags[right]);
+    return (!t->check_policy || fbpe_can_merge(t->policy, t->flags[left], t->flags[right])) &&
+           (!t->check_length || (size_t)t->lengths[left] + t->lengths[right] <= t->max_token_bytes);
 }
 
 /* Room in the per-id arrays for ids 0 .. n-1. */
@@ -823,12 +830,17 @@ void fbpe_trainer_free(FbpeTrainer *t)
     xfree(t->gains);
     xfree(t->log);
     xfree(t->flags);
+    xfree(t->lengths);
     xfree(t->merges);
     xfree(t);
 }
 
+/* The text-form bytes of a symbol below first_id: a byte, or an atom (U+E000..U+EFFF). */
+static inline uint32_t symbol_bytes(uint32_t id) { return id < 256 ? 1 : 3; }
+
 FbpeTrainer *fbpe_trainer_new(FbpeCorpus *corpus, uint32_t first_id, const uint32_t *flags,
-                              int policy, int64_t max_merges, int64_t min_frequency, int *error)
+                              int policy, int64_t max_merges, int64_t min_frequency,
+                              size_t max_token_bytes, int *error)
 {
     *error = FBPE_ENOMEM;
     if (first_id >= UINT32_MAX) {
@@ -844,10 +856,28 @@ FbpeTrainer *fbpe_trainer_new(FbpeCorpus *corpus, uint32_t first_id, const uint3
     t->check_policy = !fbpe_policy_never_refuses(flags, first_id);
     t->max_merges = max_merges;
     t->min_frequency = min_frequency;
+    t->max_token_bytes = max_token_bytes < FBPE_MAX_TOKEN_BYTES ? max_token_bytes : FBPE_MAX_TOKEN_BYTES;
     if (grow((void **)&t->flags, &t->cap_flags, (size_t)first_id + 1, sizeof(uint32_t)))
         goto fail;
     if (first_id)
         memcpy(t->flags, flags, (size_t)first_id * sizeof(uint32_t));
+
+    /* A token is a run of symbols inside one piece: if no piece is longer than the limit,
+     * no merge can pass it, and the loop need not look at lengths. */
+    for (size_t off = 0; off < corpus->n_words && !t->check_length;) {
+        uint32_t n = corpus->words[off];
+        size_t bytes = 0;
+        for (uint32_t i = 0; i < n; i++)
+            bytes += symbol_bytes(corpus->words[off + HEADER + i]);
+        t->check_length = bytes > t->max_token_bytes;
+        off += HEADER + n;
+    }
+    if (t->check_length) {
+        if (grow((void **)&t->lengths, &t->cap_lengths, (size_t)first_id + 1, sizeof(uint32_t)))
+            goto fail;
+        for (uint32_t i = 0; i < first_id; i++)
+            t->lengths[i] = symbol_bytes(i);
+    }
 
     /* A guess at the number of distinct pairs, to size the table once for the start. */
     if (table_init(&t->pairs, corpus->n_pieces + 1024))
@@ -1052,6 +1082,11 @@ static int merge_once(FbpeTrainer *t)
     FbpeMerge m = {a, b, best.count};
     t->merges[t->n_merges++] = m;
     t->flags[c] = fbpe_merged_flags(t->flags[a], t->flags[b]);
+    if (t->check_length) {
+        if (grow((void **)&t->lengths, &t->cap_lengths, id + 1, sizeof(uint32_t)))
+            return FBPE_ENOMEM;
+        t->lengths[c] = t->lengths[a] + t->lengths[b]; /* both at most max_token_bytes */
+    }
 
     /* Take the where list and drop the merged pair: the rewrite never looks it up again. */
     uint32_t *where = t->pairs.where[slot].items;

@@ -6,15 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum {
-    FBPE_DONE = 0,       /* no merge left to make */
-    FBPE_MORE = 1,       /* time slice used up; call fbpe_trainer_run again */
-    FBPE_ENOMEM = -1,
-    FBPE_EOVERFLOW = -2, /* a count, or the sum of count x pairs, needs more than 63 bits */
-    FBPE_ETOOLONG = -3,  /* a piece of 2**32 symbols or more, or 2**32 pieces */
-    FBPE_EIDS = -4,      /* the merges would need ids of 2**32 - 1 and above */
-    FBPE_EINTERNAL = -5  /* a broken invariant: a bug, never bad input */
-};
+#include "bounds.h" /* the status codes */
 
 typedef struct FbpeCorpus FbpeCorpus;
 typedef struct FbpeTrainer FbpeTrainer;
@@ -41,9 +33,13 @@ size_t fbpe_utf8_error(const uint8_t *text, size_t n);
 
 /* Count the pairs of the corpus (which the trainer borrows and rewrites in place).
  * flags: the kind flags of ids 0 .. first_id-1. max_merges < 0: until no pair is left.
+ * A pair whose token would be longer than max_token_bytes (a byte counts 1, an atom 3: the
+ * text form) is never merged, as a pair the policy forbids is never merged: what training
+ * makes, a tokenizer file can hold (FBPE_MAX_TOKEN_BYTES).
  * Returns NULL and sets *error when it cannot start. */
 FbpeTrainer *fbpe_trainer_new(FbpeCorpus *corpus, uint32_t first_id, const uint32_t *flags,
-                              int policy, int64_t max_merges, int64_t min_frequency, int *error);
+                              int policy, int64_t max_merges, int64_t min_frequency,
+                              size_t max_token_bytes, int *error);
 /* Merge until done or until about `seconds` have passed (at least one merge). */
 int fbpe_trainer_run(FbpeTrainer *trainer, double seconds);
 size_t fbpe_trainer_num_merges(const FbpeTrainer *trainer);

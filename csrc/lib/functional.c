@@ -32,8 +32,8 @@ void fbpe_describer_free(fbpe_describer *d) {
 /* Room for `want` items of `size` bytes at *buf (capacity *cap). */
 static int grow(void **buf, size_t *cap, size_t want, size_t size) {
     if (want <= *cap) return 0;
-    size_t cap2 = *cap ? *cap : 64;
-    while (cap2 < want) cap2 *= 2;
+    size_t cap2 = fbpe_grow_to(*cap, 64, want, size);
+    if (!cap2) return -1;
     void *p = realloc(*buf, cap2 * size);
     if (!p) return -1;
     *buf = p;

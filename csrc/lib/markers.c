@@ -3,6 +3,7 @@
 #include "markers.h"
 #include "scanners.h" /* decode() */
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -355,6 +356,7 @@ static int emit_written(mk_writer *w, const mk_piece *p) {
     size_t len = p->end - p->start;
     /* Room: a lower-cased character takes at most 1.5 times its bytes, an escaped one 4
      * times; three atoms; 16 readable bytes after the piece. */
+    if (len > (SIZE_MAX - 32) / 4) return -1;
     size_t need = (p->kind == U_OTHER ? 4 * len : 2 * len) + 9 + 16, m;
     uint8_t *out = w->small;
     size_t cap = SMALL_PIECE;

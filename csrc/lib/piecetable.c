@@ -56,9 +56,11 @@ int fbpe_table_reserve(fbpe_table *t) {
 int fbpe_table_store(fbpe_table *t, size_t j, const fbpe_key *k, uint64_t count, uint64_t first) {
     fbpe_entry *e = &t->entries[t->size];
     if (k->len > FBPE_INLINE_KEY) {
-        if (t->arena_len + k->len > t->arena_cap) {
-            size_t cap = t->arena_cap ? t->arena_cap : (size_t)1 << 16;
-            while (cap < t->arena_len + k->len) cap *= 2;
+        if (k->len > t->arena_cap - t->arena_len) {
+            size_t cap = k->len > SIZE_MAX - t->arena_len
+                             ? 0
+                             : fbpe_grow_to(t->arena_cap, (size_t)1 << 16, t->arena_len + k->len, 1);
+            if (!cap) return -1;
             uint8_t *arena = realloc(t->arena, cap);
             if (!arena) return -1;
             t->arena = arena;

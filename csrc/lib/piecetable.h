@@ -27,6 +27,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "bounds.h"
+
 #define FBPE_INLINE_KEY 16
 #define FBPE_MAX_ENTRIES 0xFFFFFFFEu /* entry numbers are 32-bit in the index */
 
