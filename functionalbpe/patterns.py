@@ -20,8 +20,10 @@ from typing import Iterator, List, Sequence, Tuple
 
 import regex
 
+from . import pattern_limits as limits
 from ._native import native
 from .errors import PatternError
+from .pattern_limits import PROBE_TEXT, shown
 
 # The GPT-2 pattern as OpenAI published it with GPT-2 (also tiktoken's r50k comment).
 GPT2 = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -69,8 +71,18 @@ PATTERNS = {
 }
 
 
+def trusted(pattern: str) -> bool:
+    """Is ``pattern`` a built-in pattern (by name or by its text), which runs without a limit?"""
+    return pattern in PATTERNS or pattern in _NAME_OF_TEXT
+
+
 def resolve_pattern(pattern: str) -> Tuple[str, str]:
     """Return ``(name, regex)`` for a named pattern, or ``("custom", pattern)`` for a regex.
+
+    A custom pattern is checked now, not at first use: it must compile within the limits of
+    :mod:`functionalbpe.pattern_limits` and cut its ``PROBE_TEXT`` into pieces that join
+    back to it, within its time limit; otherwise :class:`PatternError`. An empty pattern is
+    an error, not the default.
 
     >>> resolve_pattern("gpt2")[0]
     'gpt2'
@@ -81,21 +93,40 @@ def resolve_pattern(pattern: str) -> Tuple[str, str]:
         )
     if pattern in PATTERNS:
         return pattern, PATTERNS[pattern]
-    for name, text in PATTERNS.items():
-        if text == pattern:
-            return name, text
-    compile_pattern(pattern)  # fail now, with a clear message, not at first use
+    if pattern in _NAME_OF_TEXT:
+        return _NAME_OF_TEXT[pattern], pattern
+    _check_custom(pattern)
     return "custom", pattern
 
 
 @lru_cache(maxsize=64)
+def _check_custom(pattern: str) -> None:
+    # The probe: every piece found, none lost (iter_pieces names the first character lost).
+    for _ in iter_pieces(PROBE_TEXT, pattern, where="its probe text (pattern_limits.PROBE_TEXT)"):
+        pass
+
+
+def find_pieces(text: str, pattern: str) -> List[str]:
+    """``findall`` of ``pattern`` on ``text`` (empty matches included, coverage not
+    checked), under the time limit of a custom pattern."""
+    timeout = None if trusted(pattern) else limits.timeout(len(text))
+    try:
+        return compile_pattern(pattern).findall(text, timeout=timeout)
+    except TimeoutError:
+        raise limits.too_slow(pattern, len(text)) from None
+
+
+@lru_cache(maxsize=64)
 def compile_pattern(pattern: str) -> "regex.Pattern[str]":
-    """Compile a pattern (named or regex) with the ``regex`` module."""
+    """Compile a pattern (named or regex) with the ``regex`` module; a custom one only
+    within the limits of :func:`functionalbpe.pattern_limits.check_size`."""
     text = PATTERNS.get(pattern, pattern)
+    if not trusted(pattern):
+        limits.check_size(text)
     try:
         compiled = regex.compile(text)
-    except regex.error as exc:
-        raise PatternError(f"pattern {pattern!r} does not compile: {exc}") from None
+    except (regex.error, RecursionError, OverflowError) as exc:
+        raise PatternError(f"pattern {shown(pattern)} does not compile: {exc}") from None
     return compiled
 
 
@@ -114,20 +145,28 @@ def scanner_for(pattern: str):
     return scanner, name
 
 
-def iter_pieces(text: str, pattern: str = "gpt4") -> Iterator[str]:
-    """Yield the pieces of ``text``; raise :class:`PatternError` if one would be lost."""
-    compiled = compile_pattern(pattern)
+def iter_pieces(text: str, pattern: str = "gpt4", *, where: str = "") -> Iterator[str]:
+    """Yield the pieces of ``text``; raise :class:`PatternError` if one would be lost, or
+    if a custom pattern runs out of time. ``where`` names ``text`` in that error."""
+    timeout = None if trusted(pattern) else limits.timeout(len(text))
+    matches = compile_pattern(pattern).finditer(text, timeout=timeout)
     position = 0
-    for match in compiled.finditer(text):
+    while True:
+        try:
+            match = next(matches, None)
+        except TimeoutError:
+            raise limits.too_slow(pattern, len(text)) from None
+        if match is None:
+            break
         start, end = match.span()
         if end == start:  # an empty match adds nothing; coverage is checked below
             continue
         if start != position:
-            _lost(text, position, pattern)
+            _lost(text, position, pattern, where)
         yield match.group()
         position = end
     if position != len(text):
-        _lost(text, position, pattern)
+        _lost(text, position, pattern, where)
 
 
 def pretokenize(text: str, pattern: str = "gpt4") -> List[str]:
@@ -142,23 +181,23 @@ def pretokenize(text: str, pattern: str = "gpt4") -> List[str]:
     scanner, name = scanner_for(pattern)
     if scanner is not None:
         return scanner.scan(text, name)
-    compiled = compile_pattern(pattern)
-    if not compiled.groups:
+    if not compile_pattern(pattern).groups:
         # findall is three times faster than a loop over match objects. Its matches are
         # disjoint and in order, so they cover the text exactly when their lengths add up.
-        pieces = compiled.findall(text)
+        pieces = find_pieces(text, pattern)
         if sum(map(len, pieces)) == len(text):
             return [p for p in pieces if p] if "" in pieces else pieces
     return list(iter_pieces(text, pattern))
 
 
-def _lost(text: str, position: int, pattern: str) -> None:
+def _lost(text: str, position: int, pattern: str, where: str = "") -> None:
     char = text[position]
-    name = pattern if pattern in PATTERNS else "the custom pattern"
+    name = pattern if pattern in PATTERNS else f"the custom pattern {shown(pattern)}"
     raise PatternError(
-        f"{name} drops input: the character {char!r} (U+{ord(char):04X}) at offset {position} "
-        "is matched by no alternative, so the pieces would not join back to the text; "
-        "add an alternative that matches it (for example end the pattern with |\\s+|.)"
+        f"{name} drops input: the character {char!r} (U+{ord(char):04X}) at offset {position}"
+        f"{' of ' + where if where else ''} is matched by no alternative, so the pieces would not "
+        "join back to the text; add an alternative that matches it (for example end the "
+        "pattern with |\\s+|.)"
     )
 
 
