@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, Iterator, Optional, Sequence, Tuple, Union
 
 from .errors import FunctionalBPEError
-from .patterns import compile_pattern, find_pieces, iter_pieces, scanner_for, split_special
+from .patterns import compile_pattern, find_pieces, iter_pieces, scanner_for, special_cutter
 from .progress import Progress, ProgressSpec
 
 
@@ -209,6 +209,7 @@ def _count_compiled(scanner, units, name, threads, specials, stats: CountReport,
 def _count_python(units, pattern, specials, stats: CountReport, bar: Progress):
     compile_pattern(pattern)  # a bad pattern is an error even for an empty corpus
     counts: Counter = Counter()
+    cutter = special_cutter(frozenset(specials)) if specials else None
     for unit in units:
         if isinstance(unit, str):
             text = unit
@@ -217,7 +218,7 @@ def _count_python(units, pattern, specials, stats: CountReport, bar: Progress):
             text = unit.decode("utf-8")
         stats.chars += len(text)
         stats.bytes += len(text.encode("utf-8", "surrogatepass"))
-        for segment, is_special in split_special(text, specials):
+        for segment, is_special in cutter.split(text) if cutter else [(text, False)]:
             if not is_special:
                 _count_with_regex(counts, segment, pattern)
         bar.update(stats.bytes // 1_000_000, f"{len(counts):,} unique pieces")
