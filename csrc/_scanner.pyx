@@ -376,13 +376,7 @@ cdef class SpecialCutter:
         cdef Py_ssize_t size
         cdef const char *data
         cdef bint ascii = PyUnicode_IS_ASCII(text)
-        encoded = None
-        if ascii:
-            data = PyUnicode_AsUTF8AndSize(text, &size)
-        else:
-            encoded = _utf8(text)
-            data = PyBytes_AS_STRING(encoded)
-            size = PyBytes_GET_SIZE(encoded)
+        encoded = _utf8_buffer(text, &data, &size)  # kept alive while data is read
         cdef _spans sp = self._find(<const uint8_t *>data, size, 0)
         cdef size_t k, last = 0
         out = []
@@ -403,13 +397,7 @@ cdef class SpecialCutter:
         cdef Py_ssize_t size
         cdef const char *data
         cdef bint ascii = PyUnicode_IS_ASCII(text)
-        encoded = None
-        if ascii:
-            data = PyUnicode_AsUTF8AndSize(text, &size)
-        else:
-            encoded = _utf8(text)
-            data = PyBytes_AS_STRING(encoded)
-            size = PyBytes_GET_SIZE(encoded)
+        encoded = _utf8_buffer(text, &data, &size)  # kept alive while data is read
         cdef _spans sp = self._find(<const uint8_t *>data, size, 1)
         cdef size_t start, end, k, chars = 0
         if not sp.n:
@@ -419,6 +407,18 @@ cdef class SpecialCutter:
         for k in range(start):  # characters before the token: bytes that start one
             chars += (<const uint8_t *>data)[k] & 0xC0 != 0x80
         return chars, _part(text, data, ascii, start, end)
+
+
+cdef object _utf8_buffer(str text, const char **data, Py_ssize_t *size):
+    """Point *data at the UTF-8 of text: the str's own buffer when it is ASCII (no copy;
+    returns None), else a new bytes object, returned so that the caller keeps it alive."""
+    if PyUnicode_IS_ASCII(text):
+        data[0] = PyUnicode_AsUTF8AndSize(text, size)
+        return None
+    encoded = _utf8(text)
+    data[0] = PyBytes_AS_STRING(encoded)
+    size[0] = PyBytes_GET_SIZE(encoded)
+    return encoded
 
 
 cdef object _part(str text, const char *data, bint ascii, size_t start, size_t end):

@@ -18,7 +18,7 @@ from functionalbpe import functional as F
 from functionalbpe import markers as M
 from functionalbpe.errors import DecodeError
 
-from .helpers import tricky_text
+from .test_decoding import stream
 
 
 def arg(n: int) -> str:
@@ -237,15 +237,6 @@ def test_markers_encoder_output_decodes_exactly_and_within_the_bound(text, optio
 # -- the streaming decoder follows the same rules ----------------------------------------------
 
 
-def _stream(tok, ids, cuts, errors):
-    decoder = tok.stream_decoder(errors)
-    out, start = [], 0
-    for cut in sorted(cuts) + [len(ids)]:
-        out.append(decoder.feed(ids[start:cut]))
-        start = max(start, cut)
-    return "".join(out) + decoder.finish()
-
-
 @pytest.fixture(scope="module")
 def markers_tok() -> fb.Tokenizer:
     return fb.train(["The Cat SAT, 3 times."] * 3, vocab_size=256 + len(M.ATOMS) + 10, scheme="markers",
@@ -263,7 +254,7 @@ def test_stream_fails_exactly_where_decode_fails(which, request, data):
         want = tok.decode(ids)
     except DecodeError:
         with pytest.raises(DecodeError):
-            _stream(tok, ids, cuts, "strict")
+            stream(tok, ids, cuts, "strict")
     else:
-        assert _stream(tok, ids, cuts, "strict") == want
-    assert _stream(tok, ids, cuts, "replace") == tok.decode(ids, errors="replace")
+        assert stream(tok, ids, cuts, "strict") == want
+    assert stream(tok, ids, cuts, "replace") == tok.decode(ids, errors="replace")
