@@ -5,8 +5,11 @@
 #include <string.h>
 
 /* Windows of at least 64K positions: 256 KB of scratch, and the overlap of a window (the
- * longest token) small next to it for any real token. */
-#define WINDOW_MIN ((size_t)1 << 16)
+ * longest token) small next to it for any real token. (A test build may make it tiny.) */
+#ifndef FBPE_SPECIALS_WINDOW
+#define FBPE_SPECIALS_WINDOW ((size_t)1 << 16)
+#endif
+#define WINDOW_MIN FBPE_SPECIALS_WINDOW
 /* Node ids and token lengths are uint32_t; the automaton is refused beyond this. */
 #define MAX_TOTAL ((size_t)1 << 31)
 
