@@ -390,8 +390,11 @@ def decodable_prefix(text: str) -> int:
     if k and matches[k - 1].group(1) is not None and matches[k - 1].end() == n:
         prefix, base = matches[k - 1].group(1), matches[k - 1].group(2)
         chars = len(_unescape(base)) if LITERAL in base else len(base)
-        if chars < _parse_prefix(prefix)[1]:
-            n = matches[k - 1].start()  # its base is not all there (or more instructions may come)
+        # Held while its base is not all there, and while it has none: until a base character
+        # arrives, more instructions join the group (even where they look at nothing, as a
+        # MULTIREPEAT with its end at its start does).
+        if chars < max(1, _parse_prefix(prefix)[1]):
+            n = matches[k - 1].start()
     return n
 
 
