@@ -1,6 +1,6 @@
 # cython: language_level=3
-# distutils: sources = csrc/lib/scan.c csrc/lib/piecetable.c csrc/lib/count.c
-# distutils: depends = csrc/lib/bounds.h csrc/lib/markers.c csrc/lib/markers.h csrc/markers_tables.pxi csrc/piecetable.pxd
+# distutils: sources = csrc/lib/scan.c csrc/lib/piecetable.c csrc/lib/count.c csrc/lib/specials.c
+# distutils: depends = csrc/lib/bounds.h csrc/lib/specials.h csrc/lib/markers.c csrc/lib/markers.h csrc/markers_tables.pxi csrc/piecetable.pxd
 """The pre-tokenization scanner and piece counter: the built-in patterns at memory speed.
 
 Performance notes (what was tried, and why it is like this):
@@ -72,6 +72,18 @@ cdef extern from "lib/scan.h":
     size_t fbpe_safe_cut(const uint8_t *s, size_t n, size_t lo, size_t hi) nogil
 
 
+cdef extern from "lib/specials.h":
+    ctypedef struct fbpe_specials:
+        size_t num_nodes
+    ctypedef int (*fbpe_special_sink)(void *ctx, size_t start, size_t len) noexcept nogil
+    int fbpe_specials_build(fbpe_specials *m, const uint8_t *const *tokens, const size_t *lens,
+                            size_t num)
+    void fbpe_specials_free(fbpe_specials *m)
+    size_t fbpe_specials_window(const fbpe_specials *m, size_t n) nogil
+    int fbpe_specials_cut(const fbpe_specials *m, const uint8_t *s, size_t n, uint32_t *scratch,
+                          fbpe_special_sink emit, void *ctx) nogil
+
+
 cdef extern from "lib/count.h":
     ctypedef struct fbpe_unit:
         const uint8_t *data
@@ -81,10 +93,7 @@ cdef extern from "lib/count.h":
     ctypedef struct fbpe_count_config:
         fbpe_scanner which
         int markers
-        const uint8_t **specials
-        const size_t *special_lens
-        size_t num_specials
-        uint8_t special_first[256]
+        const fbpe_specials *specials
     ctypedef struct fbpe_batch:
         fbpe_unit *units
         size_t num_units
@@ -311,6 +320,132 @@ BATCH_UNITS = 1 << 16
 PARALLEL_MIN_BYTES = 256 << 10
 
 
+cdef struct _spans:
+    size_t *at
+    size_t n, cap
+    int first_only
+
+
+cdef int _add_span(void *ctx, size_t start, size_t length) noexcept nogil:
+    cdef _spans *sp = <_spans *>ctx
+    cdef size_t *grown
+    if sp.n + 2 > sp.cap:
+        grown = <size_t *>realloc(sp.at, 2 * (sp.cap + 8) * sizeof(size_t))
+        if not grown:
+            return -1
+        sp.at = grown
+        sp.cap = 2 * (sp.cap + 8)
+    sp.at[sp.n] = start
+    sp.at[sp.n + 1] = start + length
+    sp.n += 2
+    return 1 if sp.first_only else 0
+
+
+cdef class SpecialCutter:
+    """Special tokens found in one pass, however many (``csrc/lib/specials.h``): what
+    ``patterns.split_special`` does, in linear time.
+
+    >>> SpecialCutter(["<a>", "<a><b>", "a>"]).split("x<a><b>a>b")
+    [('x', False), ('<a><b>', True), ('a>', True), ('b', False)]
+    >>> SpecialCutter(["<a>"]).search("é<a>")
+    (1, '<a>')
+    """
+    cdef fbpe_specials m
+
+    def __cinit__(self, tokens):
+        encoded = [_utf8(t) for t in sorted({t for t in tokens if t})]
+        cdef size_t k, num = len(encoded)
+        cdef const uint8_t **ptrs = <const uint8_t **>malloc((num + 1) * sizeof(uint8_t *))
+        cdef size_t *lens = <size_t *>malloc((num + 1) * sizeof(size_t))
+        try:
+            if not ptrs or not lens:
+                raise MemoryError()
+            for k in range(num):
+                ptrs[k] = <const uint8_t *>PyBytes_AS_STRING(encoded[k])
+                lens[k] = PyBytes_GET_SIZE(encoded[k])
+            if fbpe_specials_build(&self.m, ptrs, lens, num) < 0:
+                raise MemoryError("the special tokens are too many or too long to index")
+        finally:
+            free(ptrs)
+            free(lens)
+
+    def __dealloc__(self):
+        fbpe_specials_free(&self.m)
+
+    cdef _spans _find(self, const uint8_t *s, size_t n, int first_only) except *:
+        cdef _spans sp
+        sp.at = NULL
+        sp.n = sp.cap = 0
+        sp.first_only = first_only
+        cdef size_t window = fbpe_specials_window(&self.m, n)
+        cdef uint32_t *scratch = <uint32_t *>malloc((window + 1) * sizeof(uint32_t))
+        cdef int rc
+        if not scratch:
+            raise MemoryError()
+        with nogil:
+            rc = fbpe_specials_cut(&self.m, s, n, scratch, _add_span, &sp)
+        free(scratch)
+        if rc < 0:
+            free(sp.at)
+            raise MemoryError()
+        return sp
+
+    def split(self, str text not None):
+        """``(segment, is_special)`` pairs, in order; ordinary segments are never empty."""
+        cdef Py_ssize_t size
+        cdef const char *data
+        cdef bint ascii = PyUnicode_IS_ASCII(text)
+        encoded = _utf8_buffer(text, &data, &size)  # kept alive while data is read
+        cdef _spans sp = self._find(<const uint8_t *>data, size, 0)
+        cdef size_t k, last = 0
+        out = []
+        try:
+            for k in range(0, sp.n, 2):
+                if sp.at[k] > last:
+                    out.append((_part(text, data, ascii, last, sp.at[k]), False))
+                out.append((_part(text, data, ascii, sp.at[k], sp.at[k + 1]), True))
+                last = sp.at[k + 1]
+        finally:
+            free(sp.at)
+        if <size_t>size > last:
+            out.append((_part(text, data, ascii, last, size), False))
+        return out
+
+    def search(self, str text not None):
+        """``(offset, token)`` of the first special token the cut takes, or None."""
+        cdef Py_ssize_t size
+        cdef const char *data
+        cdef bint ascii = PyUnicode_IS_ASCII(text)
+        encoded = _utf8_buffer(text, &data, &size)  # kept alive while data is read
+        cdef _spans sp = self._find(<const uint8_t *>data, size, 1)
+        cdef size_t start, end, k, chars = 0
+        if not sp.n:
+            return None
+        start, end = sp.at[0], sp.at[1]
+        free(sp.at)
+        for k in range(start):  # characters before the token: bytes that start one
+            chars += (<const uint8_t *>data)[k] & 0xC0 != 0x80
+        return chars, _part(text, data, ascii, start, end)
+
+
+cdef object _utf8_buffer(str text, const char **data, Py_ssize_t *size):
+    """Point *data at the UTF-8 of text: the str's own buffer when it is ASCII (no copy;
+    returns None), else a new bytes object, returned so that the caller keeps it alive."""
+    if PyUnicode_IS_ASCII(text):
+        data[0] = PyUnicode_AsUTF8AndSize(text, size)
+        return None
+    encoded = _utf8(text)
+    data[0] = PyBytes_AS_STRING(encoded)
+    size[0] = PyBytes_GET_SIZE(encoded)
+    return encoded
+
+
+cdef object _part(str text, const char *data, bint ascii, size_t start, size_t end):
+    if ascii:
+        return text[start:end]
+    return PyUnicode_DecodeUTF8(data + start, end - start, "surrogatepass")
+
+
 cdef class PieceCounter:
     """Counts the pieces of texts under a built-in pattern, on ``threads`` threads; with
     the pattern ``"markers"``, the boundary-marker scheme's pieces under the options
@@ -336,7 +471,7 @@ cdef class PieceCounter:
     cdef uint64_t offset
     cdef list keep
     cdef list origins
-    cdef list special_bytes
+    cdef SpecialCutter cutter
     cdef object pool
     cdef fbpe_batch _batch
     cdef public uint64_t bytes_counted
@@ -367,20 +502,10 @@ cdef class PieceCounter:
             self.workers[t].num_parts = self.threads
         self.keep = []
         self.origins = []
-        # Longest first, then in order: what patterns.split_special's alternation does.
-        ordered = sorted({s for s in special_tokens if s}, key=lambda s: (-len(s), s))
-        self.special_bytes = [_utf8(s) for s in ordered]
-        self.cfg.num_specials = len(ordered)
-        memset(self.cfg.special_first, 0, 256)
-        if ordered:
-            self.cfg.specials = <const uint8_t **>malloc(len(ordered) * sizeof(uint8_t *))
-            self.cfg.special_lens = <const size_t *>malloc(len(ordered) * sizeof(size_t))
-            if not self.cfg.specials or not self.cfg.special_lens:
-                raise MemoryError()
-            for k, b in enumerate(self.special_bytes):
-                self.cfg.specials[k] = <const uint8_t *>PyBytes_AS_STRING(b)
-                (<size_t *>self.cfg.special_lens)[k] = PyBytes_GET_SIZE(b)
-                self.cfg.special_first[<uint8_t>b[0]] = 1
+        specials = frozenset(s for s in special_tokens if s)
+        if specials:
+            self.cutter = SpecialCutter(specials)
+            self.cfg.specials = &self.cutter.m
 
     def __dealloc__(self):
         cdef size_t t
@@ -391,8 +516,6 @@ cdef class PieceCounter:
         free(self.workers)
         free(self.errors)
         free(self.units)
-        free(<void *>self.cfg.specials)
-        free(<void *>self.cfg.special_lens)
 
     cdef int _push(self, object owner, const char *data, size_t n, bint validate, object origin) except -1:
         cdef fbpe_unit *grown

@@ -37,16 +37,19 @@ import glob
 import gzip
 import json
 import os
+import re
 import stat
 import zlib
 from contextlib import closing
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
-from typing import BinaryIO, Iterator, List, Optional, Sequence, Union
+from typing import BinaryIO, FrozenSet, Iterator, List, Optional, Sequence, Union
 
 from . import chunking
 from .checks import bpe_text
 from .errors import CorpusError
+from .patterns import trie_regex
 
 PathLike = Union[str, "os.PathLike[str]"]
 _GLOB_CHARS = set("*?[")
@@ -373,12 +376,13 @@ def _cut_safely(blocks: Iterator[bytes], avoid: Sequence[bytes] = ()) -> Iterato
     # A cut at c is judged on the bytes from c on: one for the patterns, a whole token for
     # a special token that might start before c.
     margin = max([1] + [len(token) for token in avoid])
+    finder = _bytes_finder(frozenset(avoid)) if avoid else None
     searched = 0  # no usable cut at or before this offset of pending
     for block in blocks:
         pending += block
         top = len(pending) - margin
         cut = chunking.safe_cut(pending, searched, top) if top > searched else 0
-        while cut and _inside_any(pending, cut, avoid):
+        while cut and finder is not None and _inside_any(pending, cut, finder, margin):
             cut = chunking.safe_cut(pending, searched, cut - 1)
         if cut:
             yield bytes(memoryview(pending)[:cut])
@@ -390,11 +394,19 @@ def _cut_safely(blocks: Iterator[bytes], avoid: Sequence[bytes] = ()) -> Iterato
         yield bytes(pending)
 
 
-def _inside_any(data: bytearray, cut: int, avoid: Sequence[bytes]) -> bool:
-    """Does an occurrence of one of ``avoid`` start before ``cut`` and end after it?"""
-    for token in avoid:
-        start = data.find(token, max(0, cut - len(token) + 1), cut + len(token) - 1)
-        if 0 <= start < cut:
+@lru_cache(maxsize=16)
+def _bytes_finder(avoid: FrozenSet[bytes]) -> "re.Pattern[bytes]":
+    """patterns.special_finder for byte strings: the longest of ``avoid`` at a position."""
+    return re.compile(trie_regex([token.decode("latin-1") for token in avoid]).encode("latin-1"))
+
+
+def _inside_any(data: bytearray, cut: int, finder: "re.Pattern[bytes]", margin: int) -> bool:
+    """Does an occurrence of a special token start before ``cut`` and end after it? One
+    match of the combined finder per start that could reach past ``cut`` (the longest token
+    at a start is the one to look at), instead of a search per token."""
+    for start in range(max(0, cut - margin + 1), cut):
+        match = finder.match(data, start)
+        if match is not None and match.end() > cut:
             return True
     return False
 

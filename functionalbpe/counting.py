@@ -28,7 +28,7 @@ from typing import Callable, Dict, Iterable, Iterator, Optional, Sequence, Tuple
 from ._native import check_threads
 from .checks import bpe_text, bpe_utf8, plain_str
 from .errors import FunctionalBPEError
-from .patterns import compile_pattern, iter_pieces, scanner_for, split_special
+from .patterns import compile_pattern, find_pieces, iter_pieces, scanner_for, special_cutter
 from .progress import Progress, ProgressSpec
 
 
@@ -68,7 +68,7 @@ def count_segments(segments: Iterable[str], pattern: str, *, threads: Optional[i
 
 
 def _count_with_regex(counts: Counter, text: str, pattern: str) -> None:
-    pieces = compile_pattern(pattern).findall(text)
+    pieces = find_pieces(text, pattern)  # a custom pattern runs under its time limit
     # Matches never overlap and come in order, so they tile the text exactly when their
     # lengths add up to its length; otherwise find and name the lost character.
     if sum(map(len, pieces)) != len(text):
@@ -225,6 +225,7 @@ def _count_compiled(scanner, units, name, threads, specials, stats: CountReport,
 def _count_python(units, pattern, specials, stats: CountReport, bar: Progress, as_read: bool):
     compile_pattern(pattern)  # a bad pattern is an error even for an empty corpus
     counts: Counter = Counter()
+    cutter = special_cutter(frozenset(specials)) if specials else None
     for unit in units:
         if isinstance(unit, str):
             stats.documents += 1
@@ -234,7 +235,7 @@ def _count_python(units, pattern, specials, stats: CountReport, bar: Progress, a
             text = unit.decode("utf-8")
             stats.chars += len(text)
         stats.bytes += len(text.encode("utf-8", "surrogatepass"))
-        for segment, is_special in split_special(text, specials):
+        for segment, is_special in cutter.split(text) if cutter else [(text, False)]:
             if not is_special:
                 _count_with_regex(counts, segment, pattern)
         bar.update(stats.bytes // 1_000_000, f"{len(counts):,} unique pieces")

@@ -185,45 +185,147 @@ class FunctionalDecodeError(DecodeError):
     """A text form that no encoding produces (a stray argument, a position past the base)."""
 
 
+class _GroupError(FunctionalDecodeError):
+    """An instruction of a group that no encoder writes; ``index`` says which one."""
+
+    def __init__(self, message: str, index: int) -> None:
+        super().__init__(message)
+        self.index = index
+
+
+# Where each operator stands in a group. The encoder writes repetitions, then accents, then
+# capitals (Functionalizer.describe), so decoding applies case, then accents, then repetition.
+_STAGE: Dict[str, int] = {REPEAT: 0, MULTIREPEAT: 0, **{op: 1 for op in MARK_OF_OP}, CAPITALIZE: 2}
+_AFTER = ("a repetition", "an accent", "a capital")
+# The fewest copies a REPEAT or MULTIREPEAT makes: the encoder describes runs of 3 or more.
+MIN_COUNT = 3
+# The most characters of text one character of a text form decodes to. A group's repeated
+# ranges lie in its base without overlapping, each copied at most 255 times, and case and
+# accents replace one character by one, so a group with a base of B characters decodes to
+# at most B + 254 * B characters, and its instructions take 3 or more characters of their
+# own; everything outside groups decodes to at most one character per character. The most
+# an encoder writes is MULTIREPEAT(0, 255, 255) in front of 255 characters: 65,025
+# characters from 259, a factor of 251.
+MAX_EXPANSION = 255
+
+
+def _chars(n: int) -> str:
+    return f"{n} character" if n == 1 else f"{n} characters"
+
+
+def _named(ins: Instruction) -> str:
+    return f"{OP_NAMES[ins[0]]}({', '.join(map(str, ins[1:]))})"
+
+
 def reach(instructions: Sequence[Instruction]) -> int:
     """How many leading characters of the base the instructions look at."""
     return max(ins[2] if ins[0] == MULTIREPEAT else ins[1] + 1 for ins in instructions)
 
 
+def check_group(instructions: Sequence[Instruction], length: int) -> None:
+    """Raise :class:`FunctionalDecodeError` unless the group is one an encoder writes.
+
+    ``length`` is the number of characters of the base that the group looks at. What the
+    encoder writes, and so all that decodes with ``errors="strict"``: repetitions, then
+    accents, then capitals; repeated ranges that ascend without overlapping, each of at least
+    one character (two for MULTIREPEAT), copied 3 to 255 times; accent positions that do not
+    descend, capital positions that ascend; every position inside the base. This is what
+    bounds the text a group decodes to (:data:`MAX_EXPANSION`).
+
+    >>> check_group([(REPEAT, 0, 3), (CAPITALIZE, 0)], 1)
+    >>> check_group([(CAPITALIZE, 0), (REPEAT, 0, 3)], 1)
+    Traceback (most recent call last):
+    ...
+    functionalbpe.functional._GroupError: REPEAT(0, 3) comes after a capital: the encoder writes repetitions, then accents, then capitals
+    """
+    stage, last = 0, -1  # last: the end of the last range, or the last accent or capital position
+    for index, ins in enumerate(instructions):
+        op, pos = ins[0], ins[1]
+        if _STAGE[op] != stage:
+            if _STAGE[op] < stage:
+                raise _GroupError(
+                    f"{_named(ins)} comes after {_AFTER[stage]}: the encoder writes repetitions, "
+                    "then accents, then capitals",
+                    index,
+                )
+            stage, last = _STAGE[op], -1
+        if stage == 0:
+            end, count = (pos + 1, ins[2]) if op == REPEAT else (ins[2], ins[3])
+            problem = (
+                "starts inside the range repeated before it" if pos < last
+                else "repeats fewer than 2 characters" if op == MULTIREPEAT and end - pos < 2
+                else f"makes {count} copies (the encoder writes runs of {MIN_COUNT} or more)" if count < MIN_COUNT
+                else f"reaches past the end of its base ({_chars(length)})" if end > length
+                else None
+            )
+            last = end
+        else:
+            problem = (
+                f"reaches past the end of its base ({_chars(length)})" if pos >= length
+                else "comes after a capital at the same or a later position" if stage == 2 and pos <= last
+                else "comes after an accent at a later position" if pos < last
+                else None
+            )
+            last = pos
+        if problem is not None:
+            raise _GroupError(f"{_named(ins)} {problem}", index)
+
+
 def apply_instructions(instructions: Sequence[Instruction], base: str) -> str:
     """Apply one group's instructions to the base run after them, last written first.
 
-    Raises :class:`FunctionalDecodeError` when an instruction points past the base or asks
-    for no copies at all.
+    Raises :class:`FunctionalDecodeError` for a group that no encoder writes
+    (:func:`check_group`), or a capital or accent that does not give one character.
 
     >>> apply_instructions([(REPEAT, 0, 3), (CAPITALIZE, 0)], "ab")
     'AAAb'
     """
-    # Only the first reach(...) characters can change: no instruction shortens the text in
-    # front of a position (a count of 0 is refused), so none looks past that head.
+    # Only the first reach(...) characters can change: positions are checked against that head.
     cut = reach(instructions)
-    head = base[:cut]
-    for ins in reversed(instructions):
-        op, pos = ins[0], ins[1]
-        if pos >= len(head):
-            raise FunctionalDecodeError(
-                f"{OP_NAMES[op]} at position {pos}, but its base has only {len(head)} characters"
+    head = list(base[:cut])
+    check_group(instructions, len(head))
+    repeats = 0
+    for index in range(len(instructions) - 1, -1, -1):
+        op, pos = instructions[index][0], instructions[index][1]
+        if _STAGE[op] == 0:
+            repeats = index + 1
+            break
+        char = head[pos]
+        head[pos] = char.upper() if op == CAPITALIZE else unicodedata.normalize("NFC", char + MARK_OF_OP[op])
+        if len(head[pos]) != 1:
+            raise _GroupError(
+                f"{_named(instructions[index])} makes {head[pos]!r} of {char!r}, not one character "
+                "(the encoder writes only those that do)",
+                index,
             )
-        if op == CAPITALIZE:
-            head = head[:pos] + head[pos].upper() + head[pos + 1 :]
-        elif op in MARK_OF_OP:
-            head = head[:pos] + unicodedata.normalize("NFC", head[pos] + MARK_OF_OP[op]) + head[pos + 1 :]
-        else:
-            end, count = (pos + 1, ins[2]) if op == REPEAT else (ins[2], ins[3])
-            if end <= pos or end > len(head) or count == 0:
-                args = ", ".join(map(str, ins[1:]))
-                raise FunctionalDecodeError(f"{OP_NAMES[op]}({args}) does not fit a base of {len(head)} characters")
-            head = head[:pos] + head[pos:end] * count + head[end:]
-    return head + base[cut:]
+    if not repeats:
+        return "".join(head) + base[cut:]
+    # The ranges ascend without overlapping, so expanding each in place, last first, is
+    # writing them out in order.
+    parts: List[str] = []
+    done = 0
+    for ins in instructions[:repeats]:
+        pos = ins[1]
+        end, count = (pos + 1, ins[2]) if ins[0] == REPEAT else (ins[2], ins[3])
+        parts.append("".join(head[done:pos]))
+        parts.append("".join(head[pos:end]) * count)
+        done = end
+    parts.append("".join(head[done:]))
+    parts.append(base[cut:])
+    return "".join(parts)
+
+
+# Prefixes longer than this are parsed every time: a cache of hostile megabyte-long prefixes
+# would hold on to them.
+_CACHED_PREFIX = 32
 
 
 @lru_cache(maxsize=1 << 14)
-def _parse_prefix(prefix: str) -> Tuple[Tuple[Instruction, ...], int]:
+def _parse_short_prefix(prefix: str) -> Tuple[Tuple[Instruction, ...], int]:
+    return _parse_any_prefix(prefix)
+
+
+def _parse_any_prefix(prefix: str) -> Tuple[Tuple[Instruction, ...], int]:
     out: List[Instruction] = []
     i = 0
     while i < len(prefix):
@@ -234,9 +336,15 @@ def _parse_prefix(prefix: str) -> Tuple[Tuple[Instruction, ...], int]:
     return tuple(out), reach(out)
 
 
+def _parse_prefix(prefix: str) -> Tuple[Tuple[Instruction, ...], int]:
+    """The instructions of a group's prefix and their :func:`reach`."""
+    return _parse_short_prefix(prefix) if len(prefix) <= _CACHED_PREFIX else _parse_any_prefix(prefix)
+
+
 # (prefix, the head of the base it looks at) -> that head decoded. Groups repeat a lot
 # (CAP 0 before a lower-case letter, REPEAT 0 4 before a space), so decoding is mostly lookups.
 _group_cache: Dict[Tuple[str, str], str] = {}
+_CACHED_HEAD = 64
 
 
 def decode_text_form(text: str, errors: str = "strict") -> str:
@@ -282,8 +390,11 @@ def decodable_prefix(text: str) -> int:
     if k and matches[k - 1].group(1) is not None and matches[k - 1].end() == n:
         prefix, base = matches[k - 1].group(1), matches[k - 1].group(2)
         chars = len(_unescape(base)) if LITERAL in base else len(base)
-        if chars < _parse_prefix(prefix)[1]:
-            n = matches[k - 1].start()  # its base is not all there (or more instructions may come)
+        # Held while its base is not all there, and while it has none: until a base character
+        # arrives, more instructions join the group (even where they look at nothing, as a
+        # MULTIREPEAT with its end at its start does).
+        if chars < max(1, _parse_prefix(prefix)[1]):
+            n = matches[k - 1].start()
     return n
 
 
@@ -341,15 +452,19 @@ def _decode_group(prefix: str, base: str, errors: str, offset: int) -> str:
     if head is None:
         try:
             head = apply_instructions(instructions, key[1])
-        except FunctionalDecodeError as exc:
+        except _GroupError as exc:
             if errors == "strict":
+                at = offset + sum(1 + ARITY[ins[0]] for ins in instructions[: exc.index])
                 raise FunctionalDecodeError(
-                    f"at offset {offset} of the text form: {exc}; decode with errors='replace' to get U+FFFD"
+                    f"at offset {at} of the text form, instruction {exc.index + 1} of its group: {exc}; "
+                    "decode with errors='replace' to get U+FFFD"
                 ) from None
             return _BAD_PART[errors] + base
-        if len(_group_cache) >= 1 << 16:
-            _group_cache.clear()
-        _group_cache[key] = head
+        # Only small groups are kept, so that the cache stays small whatever is decoded.
+        if len(head) <= _CACHED_HEAD and len(prefix) <= _CACHED_PREFIX:
+            if len(_group_cache) >= 1 << 16:
+                _group_cache.clear()
+            _group_cache[key] = head
     return head + base[cut:]
 
 

@@ -168,10 +168,14 @@ _GROUP_KIND = {
 # In the input: characters to escape; in a text form: atoms.
 _PRIVATE_USE = regex.compile("[\ue000-\uefff]")
 # Decoding, one alternative per thing an atom can start: a shifted word with the marker
-# before it (that marker and the opening one touch through the shift: a dropped space),
-# a touching pair, a lone marker, an escaped private-use character, anything else.
+# before it (that marker and the opening one touch through the shift: a dropped space) and
+# its closing marker after it (left to pair with the next one), markers that no encoder
+# writes (three in a row, or a touching pair before a shift code: a unit's form begins and
+# ends with at most one marker), a touching pair, a lone marker, an escaped private-use
+# character, anything else.
 _DECODE = regex.compile(
-    "(?P<shift>(?P<space>\ue300)?(?P<code>[\ue301\ue302])\ue300(?P<word>[^\ue000-\uefff]*))"
+    "(?P<shift>(?P<space>\ue300)?(?P<code>[\ue301\ue302])\ue300(?P<word>[^\ue000-\uefff]*)(?=\ue300))"
+    "|(?P<markers>\ue300{3,}|\ue300\ue300(?=[\ue301\ue302]))"
     "|(?P<pair>\ue300\ue300)"
     "|(?P<lone>\ue300)"
     "|(?P<literal>\ue2ff[\ue000-\ue00f]{3})"
@@ -188,8 +192,8 @@ def decodable_prefix(form: str) -> int:
     The decoder reads the form left to right (``_DECODE``); a cut is safe where no match
     crosses it and none would change with what comes next. So the prefix may not end in a
     marker (it pairs with a following one into a space, or opens a shift's ``¦↑¦``), nor
-    inside a LITERAL escape (three arguments follow), nor inside a shifted word (its case
-    applies up to the next atom, which may not have arrived).
+    inside a LITERAL escape (three arguments follow), nor inside or right after a shifted
+    word (its case applies up to the next atom, which must be its closing marker).
 
     >>> decodable_prefix("\ue300a\ue300"), decodable_prefix("\ue301\ue300ab")
     (2, 0)
@@ -204,8 +208,10 @@ def decodable_prefix(form: str) -> int:
             continue
         shift = max(form.rfind(TITLE, 0, n), form.rfind(UPPER, 0, n))
         if shift >= 0:
-            end = _ANY_ATOM.search(form, shift + 2)  # the atom that ends the shifted word
-            if end is None or end.start() > n:
+            # The atom that ends the shifted word decides whether the shift is one an encoder
+            # writes (a closing marker), so it must be in the prefix.
+            end = _ANY_ATOM.search(form, shift + 2)
+            if end is None or end.start() >= n:
                 n = shift
                 continue
         return n
@@ -370,16 +376,20 @@ class BoundaryMarkers:
 
         ``¦¦`` and ``¦↑¦``/``¦⇑¦`` are one space, a lone ``¦`` is nothing, a shift code
         re-cases the word up to its closing marker, LITERAL gives back its character.
-        Any other use of an atom is an error; with ``errors="replace"`` it becomes U+FFFD
-        and with ``errors="ignore"`` it is dropped (for ids that a model generated).
+        Anything no encoder writes is an error: any other use of an atom, three markers in
+        a row, a shifted word that is not written as the encoder writes it (lower case, and
+        the same length once re-cased). With ``errors="replace"`` the atom, the markers or
+        the shift code becomes U+FFFD and with ``errors="ignore"`` it is dropped (for ids
+        that a model generated). So the text is never longer than the form, in characters.
 
         >>> BoundaryMarkers().decode("\\ue300a\\ue300\\ue300b\\ue300")
         'a b'
         """
         if errors not in ("strict", "replace", "ignore"):
             raise FunctionalBPEError(f"errors must be 'strict', 'replace' or 'ignore', got {errors!r}")
-        if _PRIVATE_USE.search(form.replace(BOUNDARY, "")) is None:
-            # Only markers: pairs are spaces and lone ones vanish, exactly as _DECODE does.
+        if BOUNDARY * 3 not in form and _PRIVATE_USE.search(form.replace(BOUNDARY, "")) is None:
+            # Only markers, none three in a row: pairs are spaces and lone ones vanish,
+            # exactly as _DECODE does.
             return form.replace(BOUNDARY + BOUNDARY, " ").replace(BOUNDARY, "")
         return _DECODE.sub(_decoder(errors), form)
 
@@ -415,11 +425,33 @@ def _show_atom(match: "regex.Match[str]") -> str:
     return _GLYPHS.get(atom, "⟨U+%04X?⟩" % ord(atom))
 
 
+def _shifted(code: str, word: str) -> Optional[str]:
+    """The word a shift code makes of ``word``, or None where no encoder writes that code
+    before that word: the encoder codes a word only when it comes back exactly, with as many
+    characters as it has (:func:`case_code`), so a shifted word never grows."""
+    cased = _apply_case(code, word)
+    return cased if word and case_code(cased) == (code, word) else None
+
+
 def _decoder(errors: str) -> Callable[["regex.Match[str]"], str]:
+    bad_part = "\ufffd" if errors == "replace" else ""
+
     def replace(match: "regex.Match[str]") -> str:
         kind = match.lastgroup
         if kind == "shift":
-            return (" " if match.group("space") else "") + _apply_case(match.group("code"), match.group("word"))
+            space = " " if match.group("space") else ""
+            code, word = match.group("code", "word")
+            cased = _shifted(code, word)
+            if cased is not None:
+                return space + cased
+            if errors == "strict":
+                raise DecodeError(
+                    f"not a boundary-marker text form: the shift code U+{ord(code):04X} at offset "
+                    f"{match.start('code')} stands before {word!r}, which no encoded word is written as "
+                    "(a shifted word is lower case and comes back exactly); "
+                    "decode with errors='replace' to get U+FFFD"
+                )
+            return space + bad_part + word
         if kind == "pair":
             return " "
         if kind == "lone":
@@ -427,12 +459,17 @@ def _decoder(errors: str) -> Callable[["regex.Match[str]"], str]:
         if kind == "literal":
             return _unliteral(match.group())
         if errors == "strict":
-            raise DecodeError(
-                f"not a boundary-marker text form: the atom U+{ord(match.group()):04X} at offset "
-                f"{match.start()} is not where the scheme puts it (a shift code must be followed by "
-                "a marker, LITERAL by three arguments); decode with errors='replace' to get U+FFFD"
+            what = (
+                f"{len(match.group())} markers in a row" if kind == "markers"
+                else f"the atom U+{ord(match.group()):04X}"
             )
-        return "\ufffd" if errors == "replace" else ""
+            raise DecodeError(
+                f"not a boundary-marker text form: {what} at offset {match.start()} "
+                "is not where the scheme puts it (a shift code must be followed by a marker, a word "
+                "and a marker, LITERAL by three arguments, and markers come alone or in touching "
+                "pairs); decode with errors='replace' to get U+FFFD"
+            )
+        return bad_part
 
     return replace
 

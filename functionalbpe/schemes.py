@@ -56,7 +56,8 @@ class Scheme:
     atoms: Tuple[Atom, ...] = ()
 
     def __init__(self, pattern: Optional[str] = None) -> None:
-        self.pattern_name, self.pattern = resolve_pattern(pattern or self.default_pattern)
+        # None is the scheme's default; an empty pattern is an error (resolve_pattern).
+        self.pattern_name, self.pattern = resolve_pattern(self.default_pattern if pattern is None else pattern)
 
     def options(self) -> Dict[str, Any]:
         """Keyword options that rebuild this scheme (JSON-serializable)."""

@@ -21,7 +21,7 @@ from ._native import check_threads, native
 from .alphabet import Alphabet, num_merges_for, policy_code
 from .checks import bpe_text, integer, plain_str
 from .errors import FunctionalBPEError, OutOfMemoryError
-from .patterns import split_special
+from .patterns import special_cutter
 from .progress import Progress, ProgressSpec
 from .counting import PieceTable, count_pieces, count_pieces_flat
 from .schemes import PlainScheme, Scheme, make_scheme
@@ -173,6 +173,7 @@ def symbol_counts(counts: Dict[str, int], alphabet: Alphabet) -> Dict[Tuple[int,
 
 def _ordinary_segments(documents: Iterable[str], specials: Tuple[str, ...], progress: ProgressSpec) -> Iterator[str]:
     bar = Progress(progress, "reading", unit=" chars")
+    cutter = special_cutter(frozenset(specials)) if specials else None
     done = 0
     for doc in documents:
         if not isinstance(doc, str):
@@ -182,8 +183,8 @@ def _ordinary_segments(documents: Iterable[str], specials: Tuple[str, ...], prog
         done += len(doc)
         bar.update(done)
         doc = bpe_text(doc)
-        if specials:
-            for segment, is_special in split_special(doc, specials):
+        if cutter is not None:
+            for segment, is_special in cutter.split(doc):
                 if not is_special:
                     yield segment
         elif doc:

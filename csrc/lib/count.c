@@ -4,6 +4,7 @@
 #include "scanners.h"
 #include "take_next.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* The table outgrows the fastest caches on real text (a long tail of rare pieces), and an
@@ -134,32 +135,39 @@ static int count_segment(const fbpe_count_config *cfg, const fbpe_parts *w, cons
     }
 }
 
-/* The length of the special token that starts at s[i], or 0. Longest first, as
- * patterns.split_special's alternation (sorted longest first) tries them. */
-static inline size_t special_at(const fbpe_count_config *cfg, const uint8_t *s, size_t i, size_t n) {
-    for (size_t k = 0; k < cfg->num_specials; k++) {
-        size_t len = cfg->special_lens[k];
-        if (len <= n - i && memcmp(s + i, cfg->specials[k], len) == 0) return len;
-    }
+/* Where the special tokens are cut out (fbpe_specials_cut), the text before each is counted. */
+typedef struct {
+    const fbpe_count_config *cfg;
+    const fbpe_parts *t;
+    const uint8_t *s, *end;
+    uint64_t base;
+    size_t start; /* the first byte not yet counted or cut out */
+} count_between;
+
+static int count_before(void *ctx, size_t at, size_t len) {
+    count_between *c = ctx;
+    if (at > c->start &&
+        count_segment(c->cfg, c->t, c->s + c->start, at - c->start, c->end, c->base + c->start))
+        return FBPE_NO_MEMORY;
+    c->start = at + len;
     return 0;
 }
 
 int fbpe_count_text(const fbpe_count_config *cfg, const fbpe_parts *t, const uint8_t *s, size_t n,
                     uint64_t base) {
     const uint8_t *end = s + n;
-    if (!cfg->num_specials) return count_segment(cfg, t, s, n, end, base);
-    size_t start = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!cfg->special_first[s[i]]) continue;
-        size_t len = special_at(cfg, s, i, n);
-        if (!len) continue;
-        if (i > start && count_segment(cfg, t, s + start, i - start, end, base + start))
-            return FBPE_NO_MEMORY;
-        start = i + len;
-        i = start - 1;
-    }
-    if (n > start) return count_segment(cfg, t, s + start, n - start, end, base + start);
-    return 0;
+    if (!cfg->specials) return count_segment(cfg, t, s, n, end, base);
+    /* Most texts with special tokens are documents of a few KB: their scratch is on the stack. */
+    uint32_t small[4096];
+    size_t window = fbpe_specials_window(cfg->specials, n);
+    uint32_t *scratch = window <= 4096 ? small : malloc(window * sizeof *scratch);
+    if (!scratch) return FBPE_NO_MEMORY;
+    count_between c = {cfg, t, s, end, base, 0};
+    int rc = fbpe_specials_cut(cfg->specials, s, n, scratch, count_before, &c);
+    if (!rc && n > c.start && count_segment(cfg, t, s + c.start, n - c.start, end, base + c.start))
+        rc = FBPE_NO_MEMORY;
+    if (scratch != small) free(scratch);
+    return rc;
 }
 
 void fbpe_count_batch(const fbpe_count_config *cfg, const fbpe_parts *t, fbpe_batch *batch,

@@ -15,6 +15,7 @@
 
 #include "piecetable.h"
 #include "scan.h"
+#include "specials.h"
 
 typedef struct {
     const uint8_t *data;
@@ -28,11 +29,8 @@ typedef struct {
     /* With markers set, the pieces are the boundary-marker scheme's (markers.h) under the
      * options markers - 1, and `which` is not used. */
     int markers;
-    /* Special tokens, longest first (then in byte order): cut out and never counted. */
-    const uint8_t **specials;
-    const size_t *special_lens;
-    size_t num_specials;
-    uint8_t special_first[256]; /* 1 for the first byte of some special token */
+    /* Special tokens, cut out and never counted (NULL: none); see specials.h. */
+    const fbpe_specials *specials;
 } fbpe_count_config;
 
 typedef struct {

@@ -214,7 +214,9 @@ static int decodes_back(const fbpe_describer *d, const uint32_t *b, size_t blen,
     size_t prev_end = 0;
     for (size_t k = 0; k < d->num_repeats; k++) {
         const fbpe_repeat *r = &d->repeats[k];
-        if (r->pos < prev_end || r->end <= r->pos || r->end > blen || r->count == 0) return 0;
+        if (r->pos < prev_end || r->end <= r->pos || (r->multi && r->end - r->pos < 2) ||
+            r->end > blen || r->count < FBPE_MIN_COUNT)
+            return 0;
         prev_end = r->end;
     }
     size_t i = 0, j = 0, k = 0;

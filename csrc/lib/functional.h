@@ -41,6 +41,7 @@
 
 #define FBPE_MAX_ARG 255
 #define FBPE_HEAD (FBPE_MAX_ARG + 1) /* positions 0..255: the part of a base instructions reach */
+#define FBPE_MIN_COUNT 3             /* the fewest copies a repetition makes (functional.MIN_COUNT) */
 #define FBPE_MAX_PLAN_OPS 4          /* accent operators one character may take */
 #define FBPE_NOT_A_SUBSTITUTION 0xFF /* num_ops of a plan that Python must apply */
 #define FBPE_BLOCKS 0x1100           /* code points >> 8 */
