@@ -35,10 +35,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import functionalbpe as fb  # noqa: E402
-from functionalbpe._native import native  # noqa: E402
+from functionalbpe.core._native import native  # noqa: E402
 from functionalbpe.cli import stdlib_sources  # noqa: E402
-from functionalbpe.interop import merges_from_ranks  # noqa: E402
-from functionalbpe.schemes import make_scheme  # noqa: E402
+from functionalbpe.peers.interop import merges_from_ranks  # noqa: E402
+from functionalbpe.schemes.base import make_scheme  # noqa: E402
 
 PATTERN = "gpt4"
 DOC_BYTES = 16_000

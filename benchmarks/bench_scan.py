@@ -5,7 +5,7 @@
 Corpus: the ``.py`` files of this Python's standard library (``sysconfig``'s ``stdlib``,
 without site-packages), about 30 MB, held in memory as documents. Measured in one run:
 
-* **scan+count** — ``functionalbpe.counting.count_segments`` with the compiled scanner, for
+* **scan+count** — ``functionalbpe.text.counting.count_segments`` with the compiled scanner, for
   every built-in pattern: one thread (MB/s of wall time, and of the thread's CPU time, which
   a busy machine inflates less), and all cores (wall time); and ``count_pieces_flat``, the
   same counts handed over as a flat table instead of a dict (what the fast trainer takes);
@@ -37,10 +37,10 @@ import regex
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from functionalbpe import bench  # noqa: E402  (machine_info, library_versions, measure)
-from functionalbpe.charclasses import unicode_version  # noqa: E402
+from functionalbpe.text.charclasses import unicode_version  # noqa: E402
 from functionalbpe.cli import stdlib_sources  # noqa: E402
-from functionalbpe.counting import count_pieces_flat, count_segments  # noqa: E402
-from functionalbpe.patterns import PATTERNS, scanner_for  # noqa: E402
+from functionalbpe.text.counting import count_pieces_flat, count_segments  # noqa: E402
+from functionalbpe.text.patterns import PATTERNS, scanner_for  # noqa: E402
 
 PATHOLOGICAL = {"space": " ", "newline": "\n", "caret": "^", "zero": "0", "letter": "a", "'s": "'s"}
 

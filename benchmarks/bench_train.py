@@ -27,11 +27,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from functionalbpe import bench, fast  # noqa: E402
-from functionalbpe.alphabet import Alphabet  # noqa: E402
+from functionalbpe.core.alphabet import Alphabet  # noqa: E402
 from functionalbpe.cli import stdlib_sources  # noqa: E402
-from functionalbpe.corpus import files  # noqa: E402
-from functionalbpe.patterns import PATTERNS  # noqa: E402
-from functionalbpe.schemes import make_scheme  # noqa: E402
+from functionalbpe.text.corpus import files  # noqa: E402
+from functionalbpe.text.patterns import PATTERNS  # noqa: E402
+from functionalbpe.schemes.base import make_scheme  # noqa: E402
 from functionalbpe.training import count_corpus  # noqa: E402
 
 PEERS = ("rustbpe", "tokenizers")

@@ -33,7 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import functionalbpe as fb  # noqa: E402
-from functionalbpe._native import native  # noqa: E402
+from functionalbpe.core._native import native  # noqa: E402
 from functionalbpe.tokenizer import Tokenizer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -33,7 +33,7 @@ from typing import Dict, List, Tuple
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import functionalbpe as fb  # noqa: E402
-from functionalbpe.markers import BOUNDARY, TITLE, UPPER  # noqa: E402
+from functionalbpe.schemes.markers import BOUNDARY, TITLE, UPPER  # noqa: E402
 
 SCHEMES: Dict[str, Tuple[str, Dict[str, bool]]] = {
     "plain": ("plain", {}),

@@ -21,7 +21,7 @@ import time
 sys.path.insert(0, os.getcwd())
 
 import functionalbpe as fb  # noqa: E402
-from functionalbpe.patterns import split_special  # noqa: E402
+from functionalbpe.text.patterns import split_special  # noqa: E402
 
 
 def html(num_specials: int, chars: int, seed: int = 0):

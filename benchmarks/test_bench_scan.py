@@ -19,8 +19,8 @@ import regex  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from functionalbpe.counting import count_pieces, count_segments  # noqa: E402
-from functionalbpe.patterns import PATTERNS, scanner_for  # noqa: E402
+from functionalbpe.text.counting import count_pieces, count_segments  # noqa: E402
+from functionalbpe.text.patterns import PATTERNS, scanner_for  # noqa: E402
 
 MB = float(os.environ.get("FUNCTIONALBPE_BENCH_MB", "4"))
 

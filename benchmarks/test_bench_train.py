@@ -12,10 +12,10 @@ import pytest
 pytest.importorskip("pytest_benchmark")
 
 from functionalbpe import fast, reference  # noqa: E402
-from functionalbpe.alphabet import Alphabet  # noqa: E402
+from functionalbpe.core.alphabet import Alphabet  # noqa: E402
 from functionalbpe.cli import stdlib_sources  # noqa: E402
-from functionalbpe.corpus import files  # noqa: E402
-from functionalbpe.counting import count_pieces  # noqa: E402
+from functionalbpe.text.corpus import files  # noqa: E402
+from functionalbpe.text.counting import count_pieces  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not fast.available(), reason="the compiled trainer is not built")
 

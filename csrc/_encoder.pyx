@@ -138,7 +138,7 @@ RAW_CACHE_PIECES = 1 << 18
 include "markers_tables.pxi"
 
 # The limits the C core keeps (csrc/lib/bounds.h); functionalbpe.filecheck and
-# functionalbpe._native hold the same numbers, and the tests compare them.
+# functionalbpe.core._native hold the same numbers, and the tests compare them.
 LIMITS = {"MAX_VOCAB_SIZE": FBPE_MAX_VOCAB_SIZE, "MAX_TOKEN_BYTES": FBPE_MAX_TOKEN_BYTES,
           "MAX_TOTAL_TOKEN_BYTES": FBPE_MAX_TOTAL_TOKEN_BYTES, "MAX_THREADS": FBPE_MAX_THREADS}
 
@@ -146,7 +146,7 @@ LIMITS = {"MAX_VOCAB_SIZE": FBPE_MAX_VOCAB_SIZE, "MAX_TOKEN_BYTES": FBPE_MAX_TOK
 def thread_count(threads):
     """``threads`` checked against the C core's own limit (FBPE_MAX_THREADS), which sizes
     arrays by it: an integer in 1..FBPE_MAX_THREADS, or None for all cores."""
-    from functionalbpe._native import thread_count as checked
+    from functionalbpe.core._native import thread_count as checked
 
     return checked(threads, default_threads(), FBPE_MAX_THREADS)
 
@@ -159,7 +159,7 @@ SCANNERS.update({name: FBPE_TEXT_MARKERS + options for name, options in markers_
 
 def _install_classes():
     """Give this module's copy of the scanner its character classes (measured from regex)."""
-    from functionalbpe.charclasses import class_table, contraction_folds
+    from functionalbpe.text.charclasses import class_table, contraction_folds
 
     table = class_table()
     folds = contraction_folds()[:64]

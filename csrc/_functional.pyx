@@ -111,7 +111,7 @@ cdef class Describer:
     The GIL is held throughout (the work is a few tens of milliseconds per table): so one
     describer may serve several threads, its scratch buffers used by one call at a time.
 
-    >>> from functionalbpe.functional import Functionalizer
+    >>> from functionalbpe.schemes.functional import Functionalizer
     >>> f = Functionalizer()
     >>> f._describer().describe_dict({"Hello": 2, "hello": 1}, f.describe)
     {'\\ue100\\ue000': 2, 'hello': 3}
@@ -173,7 +173,7 @@ cdef class Describer:
     def describe(self, str piece not None):
         """The text-form pieces of one raw piece, or None where the reference must decide.
 
-        >>> from functionalbpe.functional import Functionalizer
+        >>> from functionalbpe.schemes.functional import Functionalizer
         >>> Functionalizer()._describer().describe("Hello") == ("\\ue100\\ue000", "hello")
         True
         """
@@ -196,7 +196,7 @@ cdef class Describer:
 
     def describe_flat(self, data, offsets, counts, fallback):
         """The text-form pieces, counted, of distinct raw pieces laid out flat, both as a
-        :class:`~functionalbpe.counting.PieceTable` holds them: ``(data, offsets, counts)``,
+        :class:`~functionalbpe.text.counting.PieceTable` holds them: ``(data, offsets, counts)``,
         piece ``i`` = ``data[offsets[i]:offsets[i + 1]]`` (UTF-8) occurring ``counts[i]``
         times; ``offsets`` and ``counts`` are ``array('q')``.
 

@@ -120,7 +120,7 @@ SCANNERS = {"gpt2": FBPE_GPT2, "gpt4": FBPE_GPT4, "llama3": FBPE_GPT4, "o200k": 
 
 
 def _install():
-    from functionalbpe.charclasses import class_table, contraction_folds
+    from functionalbpe.text.charclasses import class_table, contraction_folds
 
     table = class_table()
     folds = contraction_folds()
@@ -307,7 +307,7 @@ def default_threads():
 def thread_count(threads):
     """``threads`` checked against the C core's own limit (FBPE_MAX_THREADS), which sizes
     arrays by it: an integer in 1..FBPE_MAX_THREADS, or None for all cores."""
-    from functionalbpe._native import thread_count as checked
+    from functionalbpe.core._native import thread_count as checked
 
     return checked(threads, default_threads(), FBPE_MAX_THREADS)
 

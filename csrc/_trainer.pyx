@@ -3,7 +3,7 @@
 # distutils: depends = csrc/lib/bounds.h csrc/lib/bpe_train.h csrc/lib/merge_policy.h
 """The fast BPE trainer: counted pieces into flat C arrays, then the C merge loop.
 
-Use it through :mod:`functionalbpe.fast`, which has the reference's names and falls back to
+Use it through :mod:`functionalbpe.core.fast`, which has the reference's names and falls back to
 the reference when this module is not built. The merge loop itself, its data layout and
 its measured costs are in ``csrc/lib/bpe_train.c``; this file only moves data in and out
 and keeps Python's promises: the loop runs without the GIL in time slices, and between
@@ -77,7 +77,7 @@ cdef extern from "lib/bpe_train.h":
 # bar. Tests set it to 0 (look after every few merges); the result never depends on it.
 slice_seconds = 0.05
 
-# The C constants, for the tests to compare with functionalbpe.alphabet.
+# The C constants, for the tests to compare with functionalbpe.core.alphabet.
 FLAGS = {
     "TEXT": FBPE_TEXT, "OPERATOR": FBPE_OPERATOR, "BOUNDARY": FBPE_BOUNDARY,
     "SHIFT": FBPE_SHIFT, "KIND_MASK": FBPE_KIND_MASK,

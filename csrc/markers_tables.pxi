@@ -42,7 +42,7 @@ cdef int install_markers() except -1:
     global _markers_tables
     if fbpe_mk_installed():
         return 0
-    from functionalbpe.markerclasses import case_maps, unit_class_table
+    from functionalbpe.schemes.markerclasses import case_maps, unit_class_table
 
     classes = unit_class_table()
     maps = case_maps()

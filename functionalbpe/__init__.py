@@ -5,8 +5,8 @@
     >>> tok.decode(tok.encode("the cat"))
     'the cat'
 """
-from .corpus import Files, files
-from .counting import count_pieces
+from .text.corpus import Files, files
+from .text.counting import count_pieces
 from .errors import (
     CorpusError,
     DecodeError,
@@ -18,11 +18,12 @@ from .errors import (
     TokenizerFileError,
     VocabSizeError,
 )
-from .functional import Functionalizer
-from .markers import BoundaryMarkers
-from .patterns import PATTERNS, pretokenize
-from .report import Report, full_coverage_vocab_size, report
-from .schemes import Scheme, make_scheme
+from .schemes.functional import Functionalizer
+from .schemes.markers import BoundaryMarkers
+from .schemes import functional, markers
+from .text.patterns import PATTERNS, pretokenize
+from .measure.report import Report, full_coverage_vocab_size, report
+from .schemes.base import Scheme, make_scheme
 from .tokenizer import Tokenizer
 from .training import train
 

@@ -40,7 +40,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .patterns import PATTERNS
+from .text.patterns import PATTERNS
 
 PATTERN = "gpt4"
 
@@ -454,7 +454,7 @@ def run_bench(config: BenchConfig, quiet: bool = False) -> Dict[str, Any]:
 
     import functionalbpe as fb
 
-    from ._native import check_threads
+    from .core._native import check_threads
 
     config.threads = check_threads(config.threads) or os.cpu_count() or 1
     for var in ("RAYON_NUM_THREADS", "RAYON_RS_NUM_CPUS"):

@@ -144,7 +144,7 @@ def special_token_bytes(
 def check_policy(merges: Sequence[Tuple[int, int]], flags: List[int], policy: int, name: str) -> None:
     """Every merge is one that merge policy ``name`` (code ``policy``) allows: a file cannot
     hold what training would never have made. ``flags``: those of the bytes and atoms."""
-    from .alphabet import can_merge, merged_flags
+    from .core.alphabet import can_merge, merged_flags
 
     flags = list(flags)
     for k, (a, b) in enumerate(merges):

@@ -35,17 +35,17 @@ from typing import (
     Union,
 )
 
-from ._native import check_threads
-from .alphabet import Alphabet, policy_code
+from .core._native import check_threads
+from .core.alphabet import Alphabet, policy_code
 from .checks import plain_str
 from .checks import without_surrogates as _without_surrogates
-from .encoder import Encoder
+from .core.encoder import Encoder
 from .errors import DecodeError, FunctionalBPEError, SpecialTokenError, TokenizerFileError
 from .filecheck import check_fields, check_policy
 from .fileformat import FORMAT, read_payload, write_payload
-from .idmap import IdMap
-from .patterns import special_cutter
-from .schemes import Scheme, make_scheme
+from .core.idmap import IdMap
+from .text.patterns import special_cutter
+from .schemes.base import Scheme, make_scheme
 
 if TYPE_CHECKING:  # pragma: no cover
     from .streaming import StreamDecoder
@@ -71,7 +71,7 @@ class Tokenizer:
         special_ids: Optional[Sequence[int]] = None,
     ) -> None:
         """``byte_ids`` and ``special_ids`` keep the ids of an imported vocabulary (see
-        :mod:`functionalbpe.idmap`); leave them out for the standard layout."""
+        :mod:`functionalbpe.core.idmap`); leave them out for the standard layout."""
         policy = policy_code(merge_policy)
         self.scheme = scheme
         self.merge_policy = merge_policy
@@ -444,13 +444,13 @@ class Tokenizer:
 
         Plain scheme only: tiktoken cannot apply a scheme's transform (docs/interop.md).
         """
-        from .interop import write_tiktoken
+        from .peers.interop import write_tiktoken
 
         write_tiktoken(self, path)
 
     def as_tiktoken_encoding(self, name: str = "functionalbpe") -> Any:
         """A ``tiktoken.Encoding`` with these ranks, pattern and special tokens."""
-        from .interop import tiktoken_encoding
+        from .peers.interop import tiktoken_encoding
 
         return tiktoken_encoding(self, name)
 
@@ -466,14 +466,14 @@ class Tokenizer:
         ``special_tokens`` maps each special token to its id (tiktoken's form) or lists
         them (ids follow the ranks). The ids stay those of the file.
         """
-        from .interop import read_tiktoken
+        from .peers.interop import read_tiktoken
 
         return read_tiktoken(cls, path, pattern, special_tokens)
 
     def to_hf(self, path: "os.PathLike[str] | str") -> None:
         """Write a ``tokenizer.json`` that HF tokenizers loads and that encodes the same ids
         (special tokens as added tokens, always recognized). Plain scheme only."""
-        from .interop import write_hf
+        from .peers.interop import write_hf
 
         write_hf(self, path)
 

@@ -16,15 +16,15 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, Iterator, Optional, Sequence, Tuple, Union
 
-from . import reference
-from ._native import check_threads, native
-from .alphabet import Alphabet, num_merges_for, policy_code
+from .core import reference
+from .core._native import check_threads, native
+from .core.alphabet import Alphabet, num_merges_for, policy_code
 from .checks import bpe_text, integer, plain_str
 from .errors import FunctionalBPEError, OutOfMemoryError
-from .patterns import special_cutter
+from .text.patterns import special_cutter
 from .progress import Progress, ProgressSpec
-from .counting import PieceTable, count_pieces, count_pieces_flat
-from .schemes import PlainScheme, Scheme, make_scheme
+from .text.counting import PieceTable, count_pieces, count_pieces_flat
+from .schemes.base import PlainScheme, Scheme, make_scheme
 from .tokenizer import Tokenizer
 
 BACKENDS = ("auto", "fast", "reference")
@@ -106,7 +106,7 @@ def train_from_counts(
     progress: ProgressSpec = None,
 ) -> Tokenizer:
     """Stages 2–4 on pieces already counted (:func:`count_corpus`, or for the plain scheme
-    :func:`~functionalbpe.counting.count_pieces_flat`): what :func:`train` does after reading
+    :func:`~functionalbpe.text.counting.count_pieces_flat`): what :func:`train` does after reading
     the corpus. The report uses it to train on text it has already streamed.
 
     >>> scheme = make_scheme("plain", "gpt2")
@@ -221,7 +221,7 @@ def _trainer(backend: str) -> Any:
         return reference
     fast = native("_trainer")
     if fast is not None:
-        from . import fast as fast_trainer
+        from .core import fast as fast_trainer
 
         return fast_trainer
     if backend == "fast":

@@ -7,7 +7,7 @@ import sysconfig
 from collections import Counter
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from functionalbpe.alphabet import can_merge, merged_flags, policy_code
+from functionalbpe.core.alphabet import can_merge, merged_flags, policy_code
 
 try:
     from hypothesis import strategies as st

@@ -2,7 +2,7 @@ import itertools
 
 import pytest
 
-from functionalbpe.alphabet import (
+from functionalbpe.core.alphabet import (
     BOUNDARY,
     ENDS_WITH_BOUNDARY,
     OPERATOR,

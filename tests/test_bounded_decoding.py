@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import functionalbpe as fb
-from functionalbpe import functional as F
-from functionalbpe import markers as M
+from functionalbpe.schemes import functional as F
+from functionalbpe.schemes import markers as M
 from functionalbpe.errors import DecodeError
 
 from .test_decoding import stream

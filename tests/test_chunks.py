@@ -8,9 +8,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import functionalbpe as fb
-from functionalbpe.chunks import text_chunks
-from functionalbpe.patterns import PATTERNS, pretokenize
-from functionalbpe.schemes import SCHEMES, make_scheme
+from functionalbpe.measure import adapters
+from functionalbpe.text.chunks import text_chunks
+from functionalbpe.text.patterns import PATTERNS, pretokenize
+from functionalbpe.schemes.base import SCHEMES, make_scheme
 
 from .conftest import read_corpus
 from .helpers import tricky_text
@@ -86,7 +87,7 @@ def test_real_text_in_small_chunks_gives_the_same_report(corpora):
     assert whole == small
 
 
-class Recording(fb.adapters.FunctionalBPETokenizer):
+class Recording(adapters.FunctionalBPETokenizer):
     """Our tokenizer, remembering the longest text it was asked to encode."""
 
     longest = 0
@@ -116,6 +117,7 @@ def test_a_large_file_streams_in_bounded_chunks_with_progress(tmp_path):
 PEAK_RSS = """
 import resource, sys
 import functionalbpe as fb
+from functionalbpe.measure import adapters
 tok = fb.train(open(sys.argv[1], encoding="utf-8").read(200_000), vocab_size=400, progress=False)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 r = fb.report(tok, {"big": fb.files(sys.argv[1])}, chunk_chars=int(sys.argv[2]), progress=False)

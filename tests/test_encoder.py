@@ -13,11 +13,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import functionalbpe as fb
-from functionalbpe._native import native
-from functionalbpe.alphabet import BOUNDARY, OPERATOR, SHIFT, Alphabet, Atom
-from functionalbpe.encoder import Encoder
-from functionalbpe.reference import encode_piece, ranks_from_merges
-from functionalbpe.schemes import Scheme
+from functionalbpe.core._native import native
+from functionalbpe.core.alphabet import BOUNDARY, OPERATOR, SHIFT, Alphabet, Atom
+from functionalbpe.core.encoder import Encoder
+from functionalbpe.core.reference import encode_piece, ranks_from_merges
+from functionalbpe.schemes.base import Scheme
 
 from .helpers import stdlib_text, tricky_text
 
@@ -174,7 +174,7 @@ def test_atoms_encode_as_the_reference_for_every_policy(policy):
 
 
 def test_real_schemes_encode_as_the_reference():
-    from functionalbpe.schemes import SCHEMES, scheme_class
+    from functionalbpe.schemes.base import SCHEMES, scheme_class
 
     for name in SCHEMES:
         try:

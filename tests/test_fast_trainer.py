@@ -15,10 +15,12 @@ from array import array
 
 import pytest
 
-from functionalbpe import fast, reference
-from functionalbpe._native import native
-from functionalbpe import alphabet as ab
-from functionalbpe.alphabet import POLICY_CODES, Alphabet, Atom
+from functionalbpe.core import fast
+
+from functionalbpe.core import reference
+from functionalbpe.core._native import native
+from functionalbpe.core import alphabet as ab
+from functionalbpe.core.alphabet import POLICY_CODES, Alphabet, Atom
 from functionalbpe.errors import FunctionalBPEError
 
 from .conftest import read_corpus
@@ -336,7 +338,7 @@ def test_interrupted_cli_training_leaves_no_file(tmp_path, monkeypatch):
 
 @needs_native
 def test_equals_reference_on_english_at_4000(corpora):
-    from functionalbpe.counting import count_pieces
+    from functionalbpe.text.counting import count_pieces
 
     text = read_corpus(corpora / "nl" / "en.txt", limit=3_000_000)
     counts = count_pieces(text, "gpt4")
@@ -352,7 +354,7 @@ def test_equals_reference_on_english_at_4000(corpora):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["code/python.txt", "nl/ja.txt", "nl/ru.txt", "nl/de.txt"])
 def test_equals_reference_on_more_corpora(corpora, name):
-    from functionalbpe.counting import count_pieces
+    from functionalbpe.text.counting import count_pieces
 
     counts = count_pieces(read_corpus(corpora / name), "gpt4")
     symbols = {Alphabet().symbols(p): c for p, c in counts.items()}
@@ -363,11 +365,11 @@ def test_equals_reference_on_more_corpora(corpora, name):
 @pytest.mark.slow
 def test_equals_rustbpe_on_the_standard_library_at_32768():
     rustbpe = pytest.importorskip("rustbpe")
-    from functionalbpe.counting import count_pieces
-    from functionalbpe.patterns import PATTERNS
+    from functionalbpe.text.counting import count_pieces
+    from functionalbpe.text.patterns import PATTERNS
 
     from functionalbpe.cli import stdlib_sources
-    from functionalbpe.corpus import files
+    from functionalbpe.text.corpus import files
 
     docs = list(files(*stdlib_sources(), errors="replace"))
     assert sum(map(len, docs)) > 10_000_000

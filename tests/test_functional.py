@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from functionalbpe.alphabet import OPERATOR, Alphabet
+from functionalbpe.core.alphabet import OPERATOR, Alphabet
 from functionalbpe.errors import FunctionalBPEError
-from functionalbpe.functional import (
+from functionalbpe.schemes.functional import (
     _CASE_OR_ACCENT_RE,
     ATOMS,
     CAPITALIZE,
@@ -25,7 +25,7 @@ from functionalbpe.functional import (
     char_plan,
     describe_repeats,
 )
-from functionalbpe.schemes import make_scheme
+from functionalbpe.schemes.base import make_scheme
 
 from .conftest import read_corpus
 

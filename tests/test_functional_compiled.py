@@ -13,9 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import functionalbpe as fb
-from functionalbpe._native import native
-from functionalbpe.counting import PieceTable, count_pieces
-from functionalbpe.functional import ATOMS, Functionalizer, block_plans
+from functionalbpe.core._native import native
+from functionalbpe.text.counting import PieceTable, count_pieces
+from functionalbpe.schemes.functional import ATOMS, Functionalizer, block_plans
 
 from .conftest import read_corpus
 from .helpers import stdlib_text

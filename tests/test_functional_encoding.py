@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import functionalbpe as fb
-from functionalbpe._native import native
+from functionalbpe.core._native import native
 
 from .helpers import TRICKY, stdlib_text, tricky_text
 from .test_encoder import MULTILINGUAL, reference_ids

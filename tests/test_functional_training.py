@@ -9,12 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import functionalbpe as fb
-from functionalbpe import reference
-from functionalbpe._native import native
-from functionalbpe.alphabet import OPERATOR, TEXT, Alphabet
+from functionalbpe.core import reference
+from functionalbpe.core._native import native
+from functionalbpe.core.alphabet import OPERATOR, TEXT, Alphabet
 from functionalbpe.cli import main
 from functionalbpe.errors import DecodeError
-from functionalbpe.functional import ATOMS, Functionalizer
+from functionalbpe.schemes.functional import ATOMS, Functionalizer
 from functionalbpe.training import count_corpus, symbol_counts
 
 from .conftest import read_corpus
@@ -135,7 +135,7 @@ def test_reference_equals_the_naive_oracle(policy, docs):
 def _fast():
     if native("_trainer") is None:
         pytest.skip("the fast trainer is not built here (or FUNCTIONALBPE_PUREPYTHON=1)")
-    from functionalbpe import fast
+    from functionalbpe.core import fast
 
     return fast
 

@@ -28,10 +28,11 @@ from pathlib import Path
 import pytest
 
 import functionalbpe as fb
-from functionalbpe import _native, filecheck, fileformat
+from functionalbpe import filecheck, fileformat
+from functionalbpe.core import _native
 from functionalbpe.errors import TokenizerFileError
 from functionalbpe.fileformat import checksum, write_payload
-from functionalbpe.interop import tiktoken_parts
+from functionalbpe.peers.interop import tiktoken_parts
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings  # noqa: E402
@@ -425,7 +426,8 @@ def test_the_heap_procedure_is_tiktokens(vocab, token):
     limit=st.integers(1, 10),
 )
 def test_no_trainer_makes_a_token_longer_than_the_limit(pieces, limit):
-    from functionalbpe import fast, reference
+    from functionalbpe.core import fast
+    from functionalbpe.core import reference
 
     merges = reference.train_merges(pieces, None, 257, max_token_bytes=limit)
     assert fast.train_merges(pieces, None, 257, max_token_bytes=limit) == merges

@@ -20,7 +20,7 @@ import pytest
 
 import functionalbpe as fb
 from functionalbpe import bench
-from functionalbpe._native import MAX_THREADS
+from functionalbpe.core._native import MAX_THREADS
 from functionalbpe.errors import CorpusError, FunctionalBPEError, OutOfMemoryError, OutputError, VocabSizeError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -172,8 +172,8 @@ def test_out_of_memory_during_training_is_one_line(tmp_path):
     # Everything is imported first; then the address space may grow by 8 MB only, far less
     # than counting 300,000 distinct words takes.
     prelude = (
-        "import resource, functionalbpe.training, functionalbpe.fast, functionalbpe.corpus\n"
-        "from functionalbpe._native import native\n"
+        "import resource, functionalbpe.training, functionalbpe.core.fast, functionalbpe.text.corpus\n"
+        "from functionalbpe.core._native import native\n"
         "[native(m) for m in ('_scanner', '_trainer', '_encoder')]\n"
         "size = int(next(l for l in open('/proc/self/status') if l.startswith('VmSize')).split()[1]) * 1024\n"
         "resource.setrlimit(resource.RLIMIT_AS, (size + (8 << 20), resource.RLIM_INFINITY))"
@@ -215,7 +215,7 @@ BAD_THREADS = [0, -1, MAX_THREADS + 1, 65537, 2.5, "x", True]
 
 @pytest.mark.parametrize("threads", BAD_THREADS)
 def test_threads_are_checked_by_every_function(threads):
-    from functionalbpe.counting import count_pieces_flat
+    from functionalbpe.text.counting import count_pieces_flat
     from functionalbpe.training import count_corpus
 
     tok = fb.train(["ab ab"], vocab_size=257, progress=False)
@@ -336,7 +336,7 @@ def test_damaged_gzip_files_are_named(work, tmp_path):
 
 
 def test_read_text_refuses_devices():
-    from functionalbpe.corpus import read_text
+    from functionalbpe.text.corpus import read_text
 
     if not os.path.exists("/dev/zero"):
         pytest.skip("needs /dev/zero")
@@ -348,13 +348,13 @@ def test_read_text_refuses_devices():
 
 
 def test_out_of_memory_says_what_to_reduce(monkeypatch):
-    import functionalbpe.reference
+    import functionalbpe.core.reference
     import functionalbpe.training
 
     def no_memory(*args, **kwargs):
         raise MemoryError()
 
-    monkeypatch.setattr(functionalbpe.reference, "train_merges", no_memory)
+    monkeypatch.setattr(functionalbpe.core.reference, "train_merges", no_memory)
     with pytest.raises(OutOfMemoryError, match="out of memory while learning merges from 2 distinct pieces") as info:
         fb.train(["ab ab"], vocab_size=300, pattern=r"\S+|\s+", backend="reference", progress=False)
     assert isinstance(info.value, MemoryError) and "vocab_size" in str(info.value)

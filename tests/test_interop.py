@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 
 import functionalbpe as fb
-from functionalbpe._native import native
+from functionalbpe.core._native import native
 from functionalbpe.errors import FunctionalBPEError, TokenizerFileError
-from functionalbpe.interop import bytes_to_unicode, merges_from_ranks
+from functionalbpe.peers.interop import bytes_to_unicode, merges_from_ranks
 
 from .conftest import read_corpus
 from .helpers import stdlib_text, tricky_text
@@ -311,7 +311,7 @@ def test_a_file_with_bad_imported_ids_is_refused(tok, tmp_path):
 
 
 def test_an_import_that_would_disagree_with_tiktoken_is_refused():
-    from functionalbpe.interop import refuse_tokens_bpe_would_split
+    from functionalbpe.peers.interop import refuse_tokens_bpe_would_split
 
     # No rank file accepted by merges_from_ranks has been seen to reach this check (a
     # randomized search over small tables found none); a hand-made merge table does.

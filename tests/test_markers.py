@@ -8,12 +8,12 @@ import regex
 from hypothesis import given
 from hypothesis import strategies as st
 
-from functionalbpe import markers as M
-from functionalbpe.alphabet import Alphabet
+from functionalbpe.schemes import markers as M
+from functionalbpe.core.alphabet import Alphabet
 from functionalbpe.errors import DecodeError, FunctionalBPEError
-from functionalbpe.markers import BOUNDARY, LITERAL, TITLE, UPPER, BoundaryMarkers, MarkersScheme, units
-from functionalbpe.patterns import pretokenize
-from functionalbpe.schemes import make_scheme
+from functionalbpe.schemes.markers import BOUNDARY, LITERAL, TITLE, UPPER, BoundaryMarkers, MarkersScheme, units
+from functionalbpe.text.patterns import pretokenize
+from functionalbpe.schemes.base import make_scheme
 
 from .conftest import read_corpus
 

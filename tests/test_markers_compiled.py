@@ -14,11 +14,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import functionalbpe as fb
-from functionalbpe import markerclasses as MC
-from functionalbpe import markers as M
-from functionalbpe._native import native
-from functionalbpe.charclasses import _every_code_point
-from functionalbpe.markers import BoundaryMarkers, MarkersScheme
+from functionalbpe.schemes import markerclasses as MC
+from functionalbpe.schemes import markers as M
+from functionalbpe.core._native import native
+from functionalbpe.text.charclasses import _every_code_point
+from functionalbpe.schemes.markers import BoundaryMarkers, MarkersScheme
 from functionalbpe.training import count_corpus, train_from_counts
 
 from .conftest import read_corpus

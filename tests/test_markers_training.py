@@ -8,12 +8,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import functionalbpe as fb
-from functionalbpe import reference
-from functionalbpe._native import native
-from functionalbpe.alphabet import ENDS_WITH_BOUNDARY, SHIFT, STARTS_WITH_BOUNDARY, Alphabet
+from functionalbpe.core import reference
+from functionalbpe.core._native import native
+from functionalbpe.core.alphabet import ENDS_WITH_BOUNDARY, SHIFT, STARTS_WITH_BOUNDARY, Alphabet
 from functionalbpe.cli import main
 from functionalbpe.errors import DecodeError
-from functionalbpe.schemes import make_scheme
+from functionalbpe.schemes.base import make_scheme
 from functionalbpe.training import count_corpus, symbol_counts
 
 from .conftest import read_corpus

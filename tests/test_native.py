@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from functionalbpe import _native
+from functionalbpe.core import _native
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODULES = sorted(os.path.splitext(os.path.basename(p))[0] for p in glob.glob(os.path.join(ROOT, "csrc", "*.pyx")))

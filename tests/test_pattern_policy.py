@@ -16,10 +16,11 @@ import sys
 import pytest
 
 import functionalbpe as fb
-from functionalbpe import pattern_limits, patterns
+from functionalbpe.text import pattern_limits
+from functionalbpe.text import patterns
 from functionalbpe.errors import PatternError, TokenizerFileError
 from functionalbpe.fileformat import read_payload, write_payload
-from functionalbpe.schemes import make_scheme
+from functionalbpe.schemes.base import make_scheme
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -7,9 +7,9 @@ from collections import Counter
 import pytest
 from hypothesis import given, strategies as st
 
-from functionalbpe.alphabet import BOUNDARY, OPERATOR, SHIFT, STARTS_WITH_BOUNDARY, ENDS_WITH_BOUNDARY, TEXT
-from functionalbpe.counting import count_pieces
-from functionalbpe.reference import encode_piece, get_stats, merge, ranks_from_merges, train_merges
+from functionalbpe.core.alphabet import BOUNDARY, OPERATOR, SHIFT, STARTS_WITH_BOUNDARY, ENDS_WITH_BOUNDARY, TEXT
+from functionalbpe.text.counting import count_pieces
+from functionalbpe.core.reference import encode_piece, get_stats, merge, ranks_from_merges, train_merges
 
 from .helpers import naive_train, stdlib_text, tiny_corpus
 
@@ -122,7 +122,7 @@ def test_encoding_replays_training(docs, text):
 
 def test_equals_rustbpe_on_a_megabyte_of_real_text():
     rb = pytest.importorskip("rustbpe")
-    from functionalbpe.patterns import PATTERNS
+    from functionalbpe.text.patterns import PATTERNS
 
     docs = stdlib_text(1_100_000)
     vocab = 256 + 2000

@@ -5,7 +5,7 @@ import sys
 import pytest
 
 import functionalbpe as fb
-from functionalbpe.adapters import (
+from functionalbpe.measure.adapters import (
     HFTokenizer,
     SentencePieceTokenizer,
     TiktokenTokenizer,

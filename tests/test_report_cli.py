@@ -10,7 +10,7 @@ import pytest
 
 import functionalbpe as fb
 from functionalbpe.cli import main
-from functionalbpe.cli_report import default_name, split_name
+from functionalbpe.cli.report import default_name, split_name
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EN = "The cat sat on the mat.\nThe dog sat on the log\n" * 20

@@ -12,11 +12,11 @@ import regex
 from hypothesis import given
 from hypothesis import strategies as st
 
-from functionalbpe import charclasses
-from functionalbpe._native import native
+from functionalbpe.text import charclasses
+from functionalbpe.core._native import native
 from functionalbpe.checks import bpe_text
-from functionalbpe.counting import count_pieces, count_segments
-from functionalbpe.patterns import PATTERNS
+from functionalbpe.text.counting import count_pieces, count_segments
+from functionalbpe.text.patterns import PATTERNS
 
 from .conftest import read_corpus
 
@@ -181,7 +181,7 @@ def test_count_segments_equals_regex_counter_in_order(docs, name, threads):
 
 @given(docs_strategy, st.sampled_from(NAMES), st.integers(1, 4), st.sampled_from([(), ("<|endoftext|>",), ("<|e|>", "<|", "'s")]))
 def test_count_pieces_with_special_tokens(docs, name, threads, specials):
-    from functionalbpe.patterns import split_special
+    from functionalbpe.text.patterns import split_special
 
     # count_pieces reads a lone surrogate as U+FFFD (as training and encoding do);
     # count_segments, above, counts the text exactly as it is.
@@ -251,7 +251,7 @@ def test_surrogates_and_nul_are_counted_like_regex():
 
 @given(docs_strategy, st.sampled_from(NAMES), st.integers(1, 4))
 def test_flat_table_equals_the_dict(docs, name, threads):
-    from functionalbpe.counting import PieceTable, count_pieces_flat
+    from functionalbpe.text.counting import PieceTable, count_pieces_flat
 
     table = count_pieces_flat(docs, name, threads=threads)
     expected = count_pieces(docs, name, threads=1)
@@ -276,7 +276,7 @@ def test_counter_goes_on_after_a_result():
 
 @given(parts_text, st.sampled_from(NAMES))
 def test_pretokenize_uses_the_scanner_and_equals_regex(text, name):
-    from functionalbpe.patterns import iter_pieces, pretokenize
+    from functionalbpe.text.patterns import iter_pieces, pretokenize
 
     assert pretokenize(text, name) == pretokenize(text, PATTERNS[name]) == list(iter_pieces(text, name))
 

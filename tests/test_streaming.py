@@ -12,12 +12,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import functionalbpe as fb
-from functionalbpe import chunking
-from functionalbpe._native import native
-from functionalbpe.corpus import Files
-from functionalbpe.counting import count_pieces
+from functionalbpe.text import cuts as chunking
+from functionalbpe.core._native import native
+from functionalbpe.text.corpus import Files
+from functionalbpe.text.counting import count_pieces
 from functionalbpe.errors import CorpusError
-from functionalbpe.patterns import PATTERNS
+from functionalbpe.text.patterns import PATTERNS
 
 from .test_scanner import NAMES, PARTS
 
@@ -278,7 +278,7 @@ def test_bad_byte_in_jsonl_names_the_absolute_offset(tmp_path, monkeypatch, pure
 
 @pytest.mark.parametrize("pattern", ["gpt4", "o200k"])
 def test_train_with_flat_counts_equals_the_reference(tmp_path, pattern):
-    from functionalbpe import fast
+    from functionalbpe.core import fast
     from .helpers import stdlib_text
 
     if not fast.available():

@@ -34,7 +34,7 @@ from typing import Any, Iterator, List, Optional, Tuple
 import regex
 
 from .corpus import Files, decode_utf8
-from .errors import CorpusError
+from ..errors import CorpusError
 
 # Cut points: just before a line break that follows a letter or digit.
 _CUT = regex.compile(r"(?<=[\p{L}\p{N}])\n")

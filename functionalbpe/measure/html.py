@@ -18,9 +18,9 @@ import html
 import io
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
-from . import __version__
+from .. import __version__
 from .metrics import merge_savings
-from .report_tables import Table, example_lines, tables, tokenizer_lines
+from .tables import Table, example_lines, tables, tokenizer_lines
 
 if TYPE_CHECKING:  # pragma: no cover
     from .report import Report

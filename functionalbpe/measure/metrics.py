@@ -1,7 +1,7 @@
 """The measures of the tokenizer report, one function per measure.
 
 Every function takes plain counts (never a tokenizer), so that each formula can be checked
-by hand; :mod:`functionalbpe.report` gathers the counts and ``docs/metrics.md`` defines
+by hand; :mod:`functionalbpe.measure.report` gathers the counts and ``docs/metrics.md`` defines
 every measure again in words. Symbols used below, for one tokenizer on one text:
 
 * ``T`` — tokens the tokenizer produces; ``W`` — words, whitespace-separated

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from typing import Any, List
 
-from .errors import PatternError
+from ..errors import PatternError
 
 # The longest custom pattern accepted (o200k, the longest built-in pattern, has 430).
 MAX_PATTERN_CHARS = 1 << 14

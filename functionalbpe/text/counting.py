@@ -25,11 +25,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, Iterator, Optional, Sequence, Tuple, Union
 
-from ._native import check_threads
-from .checks import bpe_text, bpe_utf8, plain_str
-from .errors import FunctionalBPEError
+from ..core._native import check_threads
+from ..checks import bpe_text, bpe_utf8, plain_str
+from ..errors import FunctionalBPEError
 from .patterns import compile_pattern, find_pieces, iter_pieces, scanner_for, special_cutter
-from .progress import Progress, ProgressSpec
+from ..progress import Progress, ProgressSpec
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """External ids: the id layout of a vocabulary that was made elsewhere.
 
-Inside functionalbpe the ids follow one layout (:mod:`functionalbpe.alphabet`): bytes 0–255
+Inside functionalbpe the ids follow one layout (:mod:`functionalbpe.core.alphabet`): bytes 0–255
 in byte order, then atoms, merges and special tokens. A vocabulary imported from a tiktoken
 file keeps *its* ids, so that a model trained on them still reads them: OpenAI's files give
 the 256 bytes the ranks 0–255 in another order (printable bytes first), and their special
@@ -10,7 +10,7 @@ tokenizer functionalbpe trains.
 
 Example::
 
-    >>> from functionalbpe.alphabet import Alphabet
+    >>> from functionalbpe.core.alphabet import Alphabet
     >>> m = IdMap(Alphabet(specials=["<s>"]), byte_ids=[255 - b for b in range(256)], special_ids=[1000])
     >>> [m.external(i) for i in (0, 1, 255, 256)], m.to_internal([1000, 255]), m.size
     ([255, 254, 0, 1000], [256, 0], 1001)
@@ -20,8 +20,8 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Sequence
 
 from .alphabet import NUM_BYTES, Alphabet
-from .errors import FunctionalBPEError
-from .filecheck import MAX_VOCAB_SIZE, excerpt
+from ..errors import FunctionalBPEError
+from ..filecheck import MAX_VOCAB_SIZE, excerpt
 
 
 class IdMap:

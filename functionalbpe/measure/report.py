@@ -2,13 +2,13 @@
 
 ``report(tokenizers, texts_by_name)`` encodes every named corpus with every tokenizer and
 keeps only counts: per corpus its documents, words, characters and bytes; per tokenizer and
-corpus how often each token occurred. Every measure (:mod:`functionalbpe.metrics`,
+corpus how often each token occurred. Every measure (:mod:`functionalbpe.measure.metrics`,
 ``docs/metrics.md``) is computed from those counts, so a corpus of any size is measured in
-the memory of one chunk (:mod:`functionalbpe.chunks`) plus one counter per vocabulary.
+the memory of one chunk (:mod:`functionalbpe.text.chunks`) plus one counter per vocabulary.
 
 The :class:`Report` renders itself as a terminal table (:meth:`Report.to_text`), Markdown,
 JSON with stable snake_case keys, and one self-contained HTML page with plots
-(:mod:`functionalbpe.report_html`, needs matplotlib for the plots). Corpora are listed with
+(:mod:`functionalbpe.measure.html`, needs matplotlib for the plots). Corpora are listed with
 the most expensive first, by the baseline tokenizer's ``sort_by`` measure.
 
 Example::
@@ -31,13 +31,13 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple, Uni
 
 from . import metrics
 from .adapters import ReportTokenizer, as_report_tokenizer
-from .chunks import CHUNK_CHARS, source_bytes, text_chunks
-from .errors import CorpusError, FunctionalBPEError
-from .fileformat import atomic_write_text
-from .progress import Progress, ProgressSpec
-from .schemes import Scheme, make_scheme
-from .tokenizer import Tokenizer
-from .training import train_from_counts
+from ..text.chunks import CHUNK_CHARS, source_bytes, text_chunks
+from ..errors import CorpusError, FunctionalBPEError
+from ..fileformat import atomic_write_text
+from ..progress import Progress, ProgressSpec
+from ..schemes.base import Scheme, make_scheme
+from ..tokenizer import Tokenizer
+from ..training import train_from_counts
 
 REPORT_FORMAT = "functionalbpe-report/1"
 
@@ -145,9 +145,9 @@ def report(
 
     ``tokenizers``: one tokenizer, or a dict ``name → tokenizer`` (ours, a tiktoken
     ``Encoding``, a ``tokenizers.Tokenizer``, a ``SentencePieceProcessor``, or a file; see
-    :func:`functionalbpe.adapters.as_report_tokenizer`). ``texts_by_name``: a dict ``name →
+    :func:`functionalbpe.measure.adapters.as_report_tokenizer`). ``texts_by_name``: a dict ``name →
     source``, where a source is a text, an iterable of documents, a path or
-    :func:`functionalbpe.files` (:mod:`functionalbpe.chunks`); one text alone is named
+    :func:`functionalbpe.files` (:mod:`functionalbpe.text.chunks`); one text alone is named
     ``"text"``.
 
     ``baseline`` names the tokenizer the others are compared with (default: the first);
@@ -155,7 +155,7 @@ def report(
     the embedding cost; ``coverage=True`` also trains each of our tokenizers' schemes until
     no pair is left on each corpus (:func:`full_coverage_vocab_size`; slow on big text);
     ``sort_by`` is the measure that orders the corpora, most expensive first. Long
-    documents are encoded ``chunk_chars`` characters at a time (:mod:`functionalbpe.chunks`);
+    documents are encoded ``chunk_chars`` characters at a time (:mod:`functionalbpe.text.chunks`);
     ``errors`` ("strict" or "replace") says what to do with invalid UTF-8 in files given as
     paths (:func:`functionalbpe.files` carries its own).
     """
@@ -539,18 +539,18 @@ class Report:
 
     def to_text(self) -> str:
         """The tables for a terminal."""
-        from .report_tables import render_text
+        from .tables import render_text
 
         return render_text(self)
 
     def to_markdown(self, title: str = "Tokenizer report") -> str:
-        from .report_tables import render_markdown
+        from .tables import render_markdown
 
         return render_markdown(self, title)
 
     def to_html(self, title: str = "Tokenizer report") -> str:
         """One self-contained HTML page: tables, and plots when matplotlib is installed."""
-        from .report_html import render_html
+        from .html import render_html
 
         return render_html(self, title)
 

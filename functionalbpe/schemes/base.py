@@ -1,9 +1,9 @@
 """Schemes: how text becomes the pieces BPE sees, and how those come back to text.
 
 A scheme owns the pre-tokenization pattern and may transform each piece into a *text form*
-that contains atoms (private-use characters, see :mod:`functionalbpe.alphabet`). The plain
+that contains atoms (private-use characters, see :mod:`functionalbpe.core.alphabet`). The plain
 scheme is the identity: pieces are the pattern's matches. The Functionalizer
-(:mod:`functionalbpe.functional`) and the boundary markers (:mod:`functionalbpe.markers`)
+(:mod:`functionalbpe.schemes.functional`) and the boundary markers (:mod:`functionalbpe.schemes.markers`)
 rewrite pieces and must be exactly invertible through :meth:`Scheme.decode`.
 
 What every scheme provides:
@@ -40,12 +40,12 @@ import importlib
 from collections import Counter
 from typing import TYPE_CHECKING, Any, ClassVar, Dict, Iterable, List, Optional, Tuple
 
-from .alphabet import Atom
-from .errors import FunctionalBPEError
-from .patterns import pretokenize, resolve_pattern
+from ..core.alphabet import Atom
+from ..errors import FunctionalBPEError
+from ..text.patterns import pretokenize, resolve_pattern
 
 if TYPE_CHECKING:
-    from .counting import PieceTable
+    from ..text.counting import PieceTable
 
 
 class Scheme:
@@ -74,7 +74,7 @@ class Scheme:
 
     def counts_flat(self) -> bool:
         """Whether training may count the pattern's pieces laid out flat (no Python object
-        per distinct piece, see :class:`~functionalbpe.counting.PieceTable`) and pass them
+        per distinct piece, see :class:`~functionalbpe.text.counting.PieceTable`) and pass them
         through :meth:`describe_table`, instead of calling :meth:`count`: true when
         ``count`` gives each distinct piece of the pattern its text form on its own.
         """
@@ -121,16 +121,16 @@ class PlainScheme(Scheme):
     """Pieces are the pattern's matches, as they are."""
 
     def count(self, segments: Iterable[str], *, threads: Optional[int] = None) -> Dict[str, int]:
-        from .counting import count_segments
+        from ..text.counting import count_segments
 
         return count_segments(segments, self.pattern, threads=threads)
 
 
 # name -> "module:class"; imported on first use so that a scheme's module loads only if used.
 SCHEMES: Dict[str, str] = {
-    "plain": "functionalbpe.schemes:PlainScheme",
-    "functional": "functionalbpe.functional:FunctionalScheme",
-    "markers": "functionalbpe.markers:MarkersScheme",
+    "plain": "functionalbpe.schemes.base:PlainScheme",
+    "functional": "functionalbpe.schemes.functional:FunctionalScheme",
+    "markers": "functionalbpe.schemes.markers:MarkersScheme",
 }
 
 

@@ -21,17 +21,17 @@ import sysconfig
 import time
 from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence
 
-from . import __version__
-from ._native import MAX_THREADS
-from .alphabet import MAX_VOCAB_SIZE
-from .cli_report import add_report_parser
-from .corpus import decode_utf8, files
-from .errors import FunctionalBPEError
-from .fileformat import atomic_write_text, check_output_path
-from .patterns import PATTERNS
-from .schemes import SCHEMES
-from .tokenizer import Tokenizer
-from .training import BACKENDS, train
+from .. import __version__
+from ..core._native import MAX_THREADS
+from ..core.alphabet import MAX_VOCAB_SIZE
+from .report import add_report_parser
+from ..text.corpus import decode_utf8, files
+from ..errors import FunctionalBPEError
+from ..fileformat import atomic_write_text, check_output_path
+from ..text.patterns import PATTERNS
+from ..schemes.base import SCHEMES
+from ..tokenizer import Tokenizer
+from ..training import BACKENDS, train
 
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
@@ -257,7 +257,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 def _read_input(path: Optional[str], errors: str = "strict") -> str:
     if path is None:
         return decode_utf8(sys.stdin.buffer.read(), "<stdin>", errors)
-    from .corpus import read_text
+    from ..text.corpus import read_text
 
     return read_text(path, errors)
 
@@ -422,7 +422,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from . import bench
+    from .. import bench
 
     _check_output(args.json)
     _check_output(args.markdown)

@@ -1,6 +1,6 @@
 """The report's tables, and their rendering for a terminal and as Markdown.
 
-:func:`tables` turns a :class:`~functionalbpe.report.Report` into a list of
+:func:`tables` turns a :class:`~functionalbpe.measure.report.Report` into a list of
 :class:`Table` (title, headers, formatted cells, which columns are numbers); the terminal,
 Markdown and HTML renderers all show the same tables, so they cannot disagree.
 
@@ -154,7 +154,7 @@ def tokenizer_lines(report: "Report") -> List[str]:
 
 def example_lines(report: "Report") -> List[Tuple[str, List[str], List[str]]]:
     """Per tokenizer: (name, unused examples, duplicate families), whitespace made visible."""
-    from .cli import VISIBLE
+    from ..cli import VISIBLE
 
     out = []
     for row in report.tokenizer_rows():

@@ -1,9 +1,9 @@
 """The tables of the compiled boundary-marker scanner, measured from ``regex`` and ``str``.
 
 The compiled scanner (``csrc/lib/markers.c``) must cut text into exactly the units of the
-unit regex of :mod:`functionalbpe.markers` and case-code words exactly as
-:func:`functionalbpe.markers.case_code` does. As for the pattern scanners
-(:mod:`functionalbpe.charclasses`), nothing is compiled in: the unit classes are measured by
+unit regex of :mod:`functionalbpe.schemes.markers` and case-code words exactly as
+:func:`functionalbpe.schemes.markers.case_code` does. As for the pattern scanners
+(:mod:`functionalbpe.text.charclasses`), nothing is compiled in: the unit classes are measured by
 running the markers module's own character classes over every code point, and the case
 tables by asking Python's ``str.lower`` and ``str.upper``, so the C code follows whatever
 ``regex`` and Python are installed.
@@ -35,7 +35,7 @@ from functools import lru_cache
 from typing import Dict, Iterable, NamedTuple, Tuple
 
 from . import markers
-from .charclasses import LETTER, MARK, NUMBER, SPACE, _every_code_point, class_table, layer
+from ..text.charclasses import LETTER, MARK, NUMBER, SPACE, _every_code_point, class_table, layer
 
 # Unit kinds (the low three bits) and flags; csrc/lib/markers.h has the same values.
 KIND = 7

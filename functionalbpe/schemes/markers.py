@@ -49,12 +49,12 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import regex
 
-from ._native import check_threads, native
-from .alphabet import BOUNDARY as BOUNDARY_KIND
-from .alphabet import OPERATOR, SHIFT, Atom
-from .checks import plain_str
-from .errors import DecodeError, FunctionalBPEError
-from .schemes import Scheme
+from ..core._native import check_threads, native
+from ..core.alphabet import BOUNDARY as BOUNDARY_KIND
+from ..core.alphabet import OPERATOR, SHIFT, Atom
+from ..checks import plain_str
+from ..errors import DecodeError, FunctionalBPEError
+from .base import Scheme
 
 # -- atoms -----------------------------------------------------------------------------
 

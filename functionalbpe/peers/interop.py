@@ -26,14 +26,14 @@ import os
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Type, Union
 
-from ._native import native
-from .alphabet import NUM_BYTES
-from .errors import FunctionalBPEError, TokenizerFileError
-from .filecheck import MAX_TOKEN_BYTES, MAX_TOTAL_TOKEN_BYTES, MAX_VOCAB_SIZE, excerpt
-from .fileformat import atomic_write_text, read_bytes
+from ..core._native import native
+from ..core.alphabet import NUM_BYTES
+from ..errors import FunctionalBPEError, TokenizerFileError
+from ..filecheck import MAX_TOKEN_BYTES, MAX_TOTAL_TOKEN_BYTES, MAX_VOCAB_SIZE, excerpt
+from ..fileformat import atomic_write_text, read_bytes
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .tokenizer import Tokenizer
+    from ..tokenizer import Tokenizer
 
 SpecialsArg = Union[Dict[str, int], Sequence[str], None]
 
@@ -259,7 +259,7 @@ def read_tiktoken(
     special_tokens: SpecialsArg,
 ) -> "Tokenizer":
     """``Tokenizer.from_tiktoken``: a plain-scheme tokenizer with the file's ranks as ids."""
-    from .schemes import make_scheme
+    from ..schemes.base import make_scheme
 
     name = os.fspath(path)
     ranks = load_ranks(path)
@@ -286,7 +286,7 @@ def refuse_tokens_bpe_would_split(
     native = tok._encoder.native
     if native is not None and native.all_self_encoding:
         return
-    from .reference import encode_piece
+    from ..core.reference import encode_piece
 
     table = tok.alphabet.all_token_bytes()
     ranks = tok._encoder.ranks

@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from .corpus import files
-from .errors import FunctionalBPEError
-from .fileformat import atomic_write_text, check_output_path
+from ..text.corpus import files
+from ..errors import FunctionalBPEError
+from ..fileformat import atomic_write_text, check_output_path
 
 KINDS = ("tokenizer", "tiktoken", "hf", "sentencepiece")
 
@@ -33,8 +33,8 @@ class _AddTokenizer(argparse.Action):
 
 
 def add_report_parser(sub: Any) -> None:
-    from .cli import COUNT, positive_number  # cli imports this module first: no cycle at load
-    from .report import SORTABLE
+    from . import COUNT, positive_number  # cli imports this module first: no cycle at load
+    from ..measure.report import SORTABLE
 
     p = sub.add_parser(
         "report",
@@ -103,7 +103,7 @@ def _unique(pairs: List[Tuple[str, Any]], what: str) -> Dict[str, Any]:
 
 
 def load_cli_tokenizers(items: List[Tuple[str, str]], patterns: List[str]) -> Dict[str, Any]:
-    from .adapters import HFTokenizer, SentencePieceTokenizer, TiktokenTokenizer, load_tokenizer
+    from ..measure.adapters import HFTokenizer, SentencePieceTokenizer, TiktokenTokenizer, load_tokenizer
 
     tiktoken_files = [v for k, v in items if k == "tiktoken"]
     if patterns and not tiktoken_files:
@@ -132,7 +132,7 @@ def load_cli_tokenizers(items: List[Tuple[str, str]], patterns: List[str]) -> Di
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .report import report
+    from ..measure.report import report
 
     if not args.tokenizers:
         raise FunctionalBPEError("no tokenizer given: add --tokenizer FILE (or --tiktoken, --hf, --sentencepiece)")

@@ -35,9 +35,9 @@ import re
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Set, Union
 
-from .errors import FunctionalBPEError, TokenizerFileError
-from .patterns import resolve_pattern
-from .tokenizer import Tokenizer
+from ..errors import FunctionalBPEError, TokenizerFileError
+from ..text.patterns import resolve_pattern
+from ..tokenizer import Tokenizer
 
 PathLike = Union[str, "os.PathLike[str]"]
 

@@ -1,11 +1,11 @@
 """The fast trainer: the reference's merges, from a C merge loop.
 
 :func:`train_merges` has exactly the signature and the result of
-:func:`functionalbpe.reference.train_merges`. Two more entry points skip the Python tuples
+:func:`functionalbpe.core.reference.train_merges`. Two more entry points skip the Python tuples
 of symbols that the reference needs, which matters when there are millions of pieces:
 
 * :func:`train_merges_from_text` takes the counted pieces in a scheme's text form
-  (``{str: count}``, what counting returns) and the :class:`~functionalbpe.alphabet.Alphabet`
+  (``{str: count}``, what counting returns) and the :class:`~functionalbpe.core.alphabet.Alphabet`
   whose atoms they may contain;
 * :func:`train_merges_utf8` takes them laid out flat (one UTF-8 buffer, int64 offsets and
   counts), the form a C counter can hand over without making a Python object per piece.
@@ -29,8 +29,8 @@ from typing import List, Mapping, Optional, Sequence
 from . import reference
 from ._native import native
 from .alphabet import Alphabet
-from .filecheck import MAX_TOKEN_BYTES
-from .progress import ProgressSpec
+from ..filecheck import MAX_TOKEN_BYTES
+from ..progress import ProgressSpec
 from .reference import Merge, check_options
 
 
@@ -52,7 +52,7 @@ def train_merges(
 ) -> List[Merge]:
     """Learn up to ``num_merges`` merges (``None``: until no pair is left).
 
-    Same arguments and result as :func:`functionalbpe.reference.train_merges`. Counts are
+    Same arguments and result as :func:`functionalbpe.core.reference.train_merges`. Counts are
     held in 64 bits: a count, and the sum over pieces of count × (symbols − 1), must stay
     below 2**63 (else OverflowError).
 

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Collection, FrozenSet, Iterable, Iterator, Lis
 import regex
 
 from . import pattern_limits as limits
-from ._native import native
-from .checks import plain_str
-from .errors import PatternError
+from ..core._native import native
+from ..checks import plain_str
+from ..errors import PatternError
 from .pattern_limits import PROBE_TEXT, shown
 
 # The GPT-2 pattern as OpenAI published it with GPT-2 (also tiktoken's r50k comment).
@@ -82,7 +82,7 @@ def resolve_pattern(pattern: str) -> Tuple[str, str]:
     """Return ``(name, regex)`` for a named pattern, or ``("custom", pattern)`` for a regex.
 
     A custom pattern is checked now, not at first use: it must compile within the limits of
-    :mod:`functionalbpe.pattern_limits` and cut its ``PROBE_TEXT`` into pieces that join
+    :mod:`functionalbpe.text.pattern_limits` and cut its ``PROBE_TEXT`` into pieces that join
     back to it, within its time limit; otherwise :class:`PatternError`. An empty pattern is
     an error, not the default.
 
@@ -121,7 +121,7 @@ def find_pieces(text: str, pattern: str) -> List[str]:
 @lru_cache(maxsize=64)
 def compile_pattern(pattern: str) -> "regex.Pattern[str]":
     """Compile a pattern (named or regex) with the ``regex`` module; a custom one only
-    within the limits of :func:`functionalbpe.pattern_limits.check_size`."""
+    within the limits of :func:`functionalbpe.text.pattern_limits.check_size`."""
     text = PATTERNS.get(pattern, pattern)
     if not trusted(pattern):
         limits.check_size(text)

@@ -19,7 +19,7 @@ Only regular files are read (a device such as ``/dev/zero`` would never end), an
 or truncated ``.gz`` file is an error naming it.
 
 Large corpora: :meth:`Files.units` reads a file in blocks cut at safe boundaries
-(:mod:`functionalbpe.chunking`), so that counting holds one block at a time, and never
+(:mod:`functionalbpe.text.cuts`), so that counting holds one block at a time, and never
 decodes the bytes at all on the compiled path. ``max_chars`` stops reading after that many
 characters in all; ``max_doc_chars`` keeps only the start of a longer document. Both apply
 to every way of reading, so ``list(files(...))`` and the blocks hold the same text.
@@ -46,9 +46,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import BinaryIO, FrozenSet, Iterator, List, Optional, Sequence, Union
 
-from . import chunking
-from .checks import bpe_text
-from .errors import CorpusError
+from . import cuts as chunking
+from ..checks import bpe_text
+from ..errors import CorpusError
 from .patterns import trie_regex
 
 PathLike = Union[str, "os.PathLike[str]"]

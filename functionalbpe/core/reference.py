@@ -3,7 +3,7 @@
 This file is the definition that every faster path is tested against. Read it top to
 bottom to learn how byte-level BPE works.
 
-**Training.** Text is cut into pieces (see :mod:`functionalbpe.patterns`) and each distinct
+**Training.** Text is cut into pieces (see :mod:`functionalbpe.text.patterns`) and each distinct
 piece is counted once. A piece is a sequence of symbols: at the start, its UTF-8 bytes
 (ids 0–255) and, with a scheme, its atoms (one id each). Then, again and again:
 
@@ -13,7 +13,7 @@ piece is counted once. A piece is a sequence of symbols: at the start, its UTF-8
 
 Training stops when the vocabulary is full, when no pair is left, or when the best count
 falls below ``min_frequency``. Two rules keep pairs out of step 1: the merge policy (which
-kinds of symbols may merge, :func:`functionalbpe.alphabet.can_merge`) and the longest token
+kinds of symbols may merge, :func:`functionalbpe.core.alphabet.can_merge`) and the longest token
 a tokenizer may hold (``max_token_bytes``, :mod:`functionalbpe.filecheck`), so that what
 training makes a tokenizer file can hold.
 
@@ -39,8 +39,8 @@ from collections import Counter, defaultdict
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from .alphabet import TEXT, can_merge, merged_flags, policy_code
-from .filecheck import ATOM_BYTES, MAX_TOKEN_BYTES
-from .progress import Progress, ProgressSpec
+from ..filecheck import ATOM_BYTES, MAX_TOKEN_BYTES
+from ..progress import Progress, ProgressSpec
 
 Pair = Tuple[int, int]
 # One learned merge: the pair, and how often it occurred when it was chosen.

@@ -29,9 +29,9 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import regex
 
-from .checks import integer
-from .errors import FunctionalBPEError, VocabSizeError
-from .filecheck import MAX_VOCAB_SIZE, check_merges, special_token_bytes
+from ..checks import integer
+from ..errors import FunctionalBPEError, VocabSizeError
+from ..filecheck import MAX_VOCAB_SIZE, check_merges, special_token_bytes
 
 # Kind flags of a symbol or token. A merged token ORs the kinds of its parts.
 TEXT = 1

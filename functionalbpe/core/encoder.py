@@ -3,13 +3,13 @@
 The compiled encoder (``csrc/_encoder.pyx``, ``csrc/lib/bpe.c``) keeps the merges in a C hash
 table, takes a piece that is a token whole, caches the other pieces, and merges long pieces
 in O(n log n). Without it (no compiler, or ``FUNCTIONALBPE_PUREPYTHON=1``) the merges are
-replayed by :func:`functionalbpe.reference.encode_piece`, with a bounded cache of whole pieces
+replayed by :func:`functionalbpe.core.reference.encode_piece`, with a bounded cache of whole pieces
 in front (most pieces of real text repeat: `` the``, ``\\n    ``). Both give the same ids for
 every piece: the reference is the definition.
 
 Example::
 
-    >>> from functionalbpe.alphabet import Alphabet
+    >>> from functionalbpe.core.alphabet import Alphabet
     >>> Encoder(Alphabet(merges=[(104, 105)])).encode_piece("hi!")
     [256, 33]
 """
@@ -23,7 +23,7 @@ from .alphabet import Alphabet
 from .reference import encode_piece, ranks_from_merges
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .schemes import Scheme
+    from ..schemes.base import Scheme
 
 # Pieces remembered before the cache is emptied; enough for the distinct pieces of a
 # book-sized text, small enough that a stream of random strings cannot exhaust memory.
@@ -45,7 +45,7 @@ class Encoder:
         output_ids: Optional[Sequence[int]] = None,
     ) -> None:
         """``output_ids[i]`` is the id that token ``i`` is written as (the ids of an
-        imported vocabulary, :mod:`functionalbpe.idmap`); by default ``i`` itself."""
+        imported vocabulary, :mod:`functionalbpe.core.idmap`); by default ``i`` itself."""
         self.alphabet = alphabet
         self.scheme = scheme
         self._ranks: Optional[Dict[Tuple[int, int], int]] = None
@@ -166,6 +166,6 @@ class Encoder:
 
 def _splits_plainly(scheme: "Scheme") -> bool:
     """Are the scheme's pieces exactly its pattern's matches (what the scanner gives)?"""
-    from .schemes import PlainScheme, Scheme
+    from ..schemes.base import PlainScheme, Scheme
 
     return isinstance(scheme, PlainScheme) and type(scheme).split is Scheme.split

@@ -13,7 +13,7 @@ surface form (Makowski and Guter, 2026; the spec is ``shared/spec/functionalizer
 
 **Text form.** Operators and their arguments are private-use characters: U+E000 + n is the
 argument n (0–255), U+E100.. are the operators. BPE sees each of them as one atomic symbol
-(see :mod:`functionalbpe.alphabet`). A private-use character U+E000–U+EFFF that was already
+(see :mod:`functionalbpe.core.alphabet`). A private-use character U+E000–U+EFFF that was already
 in the input is written ``LITERAL(hi, lo)``, so it can never be taken for an instruction.
 
 **Reading a text form back.** It is a sequence of *groups*: zero or more instructions, then a
@@ -41,14 +41,14 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence,
 
 import regex
 
-from ._native import native
-from .alphabet import OPERATOR, Atom
-from .errors import DecodeError, FunctionalBPEError
-from .patterns import pretokenize
-from .schemes import Scheme
+from ..core._native import native
+from ..core.alphabet import OPERATOR, Atom
+from ..errors import DecodeError, FunctionalBPEError
+from ..text.patterns import pretokenize
+from .base import Scheme
 
 if TYPE_CHECKING:
-    from .counting import PieceTable
+    from ..text.counting import PieceTable
 
 # --- the code points --------------------------------------------------------------------
 
@@ -236,7 +236,7 @@ def check_group(instructions: Sequence[Instruction], length: int) -> None:
     >>> check_group([(CAPITALIZE, 0), (REPEAT, 0, 3)], 1)
     Traceback (most recent call last):
     ...
-    functionalbpe.functional._GroupError: REPEAT(0, 3) comes after a capital: the encoder writes repetitions, then accents, then capitals
+    functionalbpe.schemes.functional._GroupError: REPEAT(0, 3) comes after a capital: the encoder writes repetitions, then accents, then capitals
     """
     stage, last = 0, -1  # last: the end of the last range, or the last accent or capital position
     for index, ins in enumerate(instructions):
@@ -866,7 +866,7 @@ class Functionalizer(Scheme):
                 counts.update(self.raw_pieces(text))
             raw: Dict[str, int] = dict(counts)
         else:  # no runs to join: the plain counter serves
-            from .counting import count_segments
+            from ..text.counting import count_segments
 
             if self.normalize:
                 segments = (self.prepare(s) for s in segments)
@@ -881,7 +881,7 @@ class Functionalizer(Scheme):
     def describe_table(self, table: "PieceTable") -> "PieceTable":
         """:meth:`describe_counts` from table to table: the fast trainer's path, on which the
         compiled describer makes no Python object per piece."""
-        from .counting import PieceTable
+        from ..text.counting import PieceTable
 
         describer = self._describer()
         if describer is None:

@@ -28,7 +28,7 @@ from typing import Optional, Tuple
 
 import regex
 
-from ._native import native
+from ..core._native import native
 
 # ASCII punctuation that may follow a cut after a letter: everything but ' / _ (and not
 # letters, digits or space).

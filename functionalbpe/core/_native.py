@@ -13,7 +13,7 @@ import os
 from types import ModuleType
 from typing import Dict, Optional
 
-from .checks import integer
+from ..checks import integer
 
 # The most threads one call may use (the compiled core's FBPE_MAX_THREADS, csrc/lib/bounds.h:
 # the piece counter holds threads squared tables, which an int stops counting past 46,340).

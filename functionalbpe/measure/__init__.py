@@ -1,0 +1,1 @@
+"""Measuring tokenizers: the report, its measures, tables and HTML."""

@@ -1,0 +1,1 @@
+"""The other tokenizer libraries: reading and writing their files."""

@@ -1,0 +1,1 @@
+"""Pre-tokenization schemes: how text becomes the pieces BPE sees, and back."""

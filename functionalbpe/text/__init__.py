@@ -1,0 +1,1 @@
+"""From raw text to counted pieces: patterns, safe cuts, corpora, counting."""
