@@ -153,8 +153,17 @@ class CaseScheme(Scheme):
         return "".join(out)
 
     def decodable_prefix(self, text: str) -> int:
-        # CAP acts on the next character: hold it back until that has arrived.
-        return len(text) - 1 if text.endswith(CAP) else len(text)
+        # CAP acts on the next character: hold back a CAP still waiting for it (a CAP that is
+        # itself the character after a CAP is already settled, as decode reads it).
+        i = 0
+        while i < len(text):
+            if text[i] == CAP:
+                if i + 1 == len(text):
+                    return i
+                i += 2
+            else:
+                i += 1
+        return len(text)
 
 
 def _capital(c: str) -> bool:
