@@ -1,5 +1,6 @@
 /* Cutting special tokens out of a text in one pass; see specials.h. */
 #include "specials.h"
+#include "hash.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -13,10 +14,7 @@
 /* Node ids and token lengths are uint32_t; the automaton is refused beyond this. */
 #define MAX_TOTAL ((size_t)1 << 31)
 
-static inline size_t edge_slot(uint64_t key, size_t mask) {
-    uint64_t x = key * 0x9E3779B97F4A7C15ull;
-    return (size_t)(x ^ (x >> 29)) & mask;
-}
+static inline size_t edge_slot(uint64_t key, size_t mask) { return (size_t)fbpe_hash_u64(key) & mask; }
 
 static inline uint32_t child_of(const fbpe_specials *m, uint32_t node, uint8_t byte) {
     if (!node) return m->root_next[byte];
@@ -47,11 +45,11 @@ void fbpe_specials_free(fbpe_specials *m) {
     memset(m, 0, sizeof *m);
 }
 
-int fbpe_specials_build(fbpe_specials *m, const uint8_t *const *tokens, const size_t *lens, size_t num) {
+fbpe_status fbpe_specials_build(fbpe_specials *m, const uint8_t *const *tokens, const size_t *lens, size_t num) {
     memset(m, 0, sizeof *m);
     size_t total = 0;
     for (size_t k = 0; k < num; k++) {
-        if (lens[k] >= MAX_TOTAL - total) return -1;
+        if (lens[k] >= MAX_TOTAL - total) return FBPE_EINVALID;
         total += lens[k];
         if (lens[k] > m->max_len) m->max_len = lens[k];
     }
@@ -108,9 +106,9 @@ int fbpe_specials_build(fbpe_specials *m, const uint8_t *const *tokens, const si
     free(queue);
     if (!ok) {
         fbpe_specials_free(m);
-        return -1;
+        return FBPE_ENOMEM;
     }
-    return 0;
+    return FBPE_OK;
 }
 
 size_t fbpe_specials_window(const fbpe_specials *m, size_t n) {
@@ -126,9 +124,9 @@ static inline uint32_t step(const fbpe_specials *m, uint32_t state, uint8_t byte
     }
 }
 
-int fbpe_specials_cut(const fbpe_specials *m, const uint8_t *s, size_t n, uint32_t *scratch,
+fbpe_status fbpe_specials_cut(const fbpe_specials *m, const uint8_t *s, size_t n, uint32_t *scratch,
                       fbpe_special_sink emit, void *ctx) {
-    if (m->num_nodes <= 1 || !n) return 0; /* no token, or no text */
+    if (m->num_nodes <= 1 || !n) return FBPE_OK; /* no token, or no text */
     size_t window = fbpe_specials_window(m, n);
     size_t pos = 0; /* where the scan stands: nothing before it is cut again */
     for (size_t a = 0; a < n; a += window) {
@@ -146,11 +144,11 @@ int fbpe_specials_cut(const fbpe_specials *m, const uint8_t *s, size_t n, uint32
         for (size_t i = pos > a ? pos : a; i < b; i++) {
             uint32_t len = scratch[i - a];
             if (!len) continue;
-            int rc = emit(ctx, i, len);
+            fbpe_status rc = emit(ctx, i, len);
             if (rc) return rc;
             pos = i + len;
             i = pos - 1;
         }
     }
-    return 0;
+    return FBPE_OK;
 }
