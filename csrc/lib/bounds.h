@@ -20,10 +20,10 @@
 /* What a function of the core that can fail returns. Zero is success, a negative value
  * the error; FBPE_MORE says that the work stopped before its end, as it was meant to: the
  * trainer's time slice is used up, the encoder met a piece that its caller must supply, a
- * sink wants no more. What a function computes comes back through its pointer arguments, except that
- * a function whose only failure is running out of memory returns what it makes, or NULL,
- * as malloc does. Every compiled module turns these into Python exceptions in one place
- * (csrc/status.pxd). */
+ * sink wants no more. What a function computes comes back through its pointer arguments,
+ * except that a function whose only failure is running out of memory returns what it
+ * makes, or NULL, as malloc does. Every compiled module turns these into Python exceptions
+ * in one place (csrc/status.pxd). */
 typedef enum {
     FBPE_OK = 0,
     FBPE_MORE = 1,

@@ -75,7 +75,7 @@ static inline fbpe_status push_ids(fbpe_ids *out, const uint32_t *ids, size_t n)
 
 static inline uint32_t rank_of(const fbpe_bpe *b, uint32_t left, uint32_t right) {
     uint64_t key = ((uint64_t)left << 32) | right;
-    size_t i = (size_t)fbpe_hash_u64(key) & b->pair_mask;
+    size_t i = fbpe_slot_u64(key, b->pair_shift);
     for (;;) {
         uint64_t k = b->pair_keys[i];
         if (k == key) return b->pair_ids[i];
@@ -207,6 +207,7 @@ typedef struct {
     uint32_t *index_keys; /* rank + 1; 0 is empty */
     uint32_t *index_vals; /* bucket number */
     size_t index_mask;
+    unsigned index_shift;
     uint32_t *heap; /* ranks with a bucket waiting, smallest on top */
     size_t heap_len, heap_cap;
     /* The two buckets filed into last: a sweep files the pairs on either side of each merge,
@@ -262,13 +263,14 @@ static fbpe_status index_grow(sweep *w) {
     size_t cap = w->index_mask ? 2 * (w->index_mask + 1) : 256;
     uint32_t *keys = (uint32_t *)calloc(cap, sizeof(uint32_t));
     uint32_t *vals = (uint32_t *)malloc(cap * sizeof(uint32_t));
+    unsigned shift = fbpe_slot_shift(cap);
     if (!keys || !vals) {
         free(keys);
         free(vals);
         return FBPE_ENOMEM;
     }
     for (size_t k = 0; k < w->num_buckets; k++) {
-        size_t i = (size_t)fbpe_hash_u64(w->buckets[k].rank) & (cap - 1);
+        size_t i = fbpe_slot_u64(w->buckets[k].rank, shift);
         while (keys[i]) i = (i + 1) & (cap - 1);
         keys[i] = w->buckets[k].rank + 1;
         vals[i] = (uint32_t)k;
@@ -278,6 +280,7 @@ static fbpe_status index_grow(sweep *w) {
     w->index_keys = keys;
     w->index_vals = vals;
     w->index_mask = cap - 1;
+    w->index_shift = shift;
     return FBPE_OK;
 }
 
@@ -293,7 +296,7 @@ static inline fbpe_status file_position(sweep *w, uint32_t rank, uint32_t p) {
         goto append;
     }
     if (2 * (w->num_buckets + 1) > w->index_mask + 1 && index_grow(w)) return FBPE_ENOMEM;
-    size_t i = (size_t)fbpe_hash_u64(rank) & w->index_mask;
+    size_t i = fbpe_slot_u64(rank, w->index_shift);
     while (w->index_keys[i]) {
         if (w->index_keys[i] == rank + 1) {
             bk = &w->buckets[w->index_vals[i]];
@@ -338,7 +341,7 @@ append:
 }
 
 static bucket *find_bucket(sweep *w, uint32_t rank) {
-    size_t i = (size_t)fbpe_hash_u64(rank) & w->index_mask;
+    size_t i = fbpe_slot_u64(rank, w->index_shift);
     while (w->index_keys[i] != rank + 1) i = (i + 1) & w->index_mask;
     return &w->buckets[w->index_vals[i]];
 }
@@ -722,7 +725,8 @@ fbpe_status fbpe_encode_piece(const fbpe_bpe *b, fbpe_cache *cache, const uint8_
  * sum cannot wrap. */
 static fbpe_status check_sizes(const uint32_t *atom_cps, size_t num_atoms, size_t num_merges,
                                size_t num_specials) {
-    if (num_atoms > 0x1000 || num_merges > FBPE_MAX_VOCAB_SIZE || num_specials > FBPE_MAX_VOCAB_SIZE ||
+    if (num_atoms > 0x1000 || num_merges > FBPE_MAX_VOCAB_SIZE ||
+        num_specials > FBPE_MAX_VOCAB_SIZE ||
         256 + num_atoms + num_merges + num_specials > FBPE_MAX_VOCAB_SIZE)
         return FBPE_EINVALID;
     for (size_t k = 0; k < num_atoms; k++)
@@ -777,8 +781,8 @@ static fbpe_status token_offsets(fbpe_bpe *b, const size_t *special_lens, size_t
 
 /* The text-form bytes of every id, back to back: lengths first (a merge's parts come before
  * it), then the bytes, each merge the bytes of its two parts. */
-static fbpe_status lay_out_tokens(fbpe_bpe *b, const uint32_t *atom_cps, const uint8_t *const *specials,
-                                  const size_t *special_lens) {
+static fbpe_status lay_out_tokens(fbpe_bpe *b, const uint32_t *atom_cps,
+                                  const uint8_t *const *specials, const size_t *special_lens) {
     size_t total;
     b->tok_off = (uint64_t *)malloc(((size_t)b->num_ids + 1) * sizeof(uint64_t));
     if (!b->tok_off) return FBPE_ENOMEM;
@@ -795,7 +799,8 @@ static fbpe_status lay_out_tokens(fbpe_bpe *b, const uint32_t *atom_cps, const u
         } else if (i < b->num_tokens) {
             uint32_t k = i - b->num_fixed;
             size_t l1, l2;
-            const uint8_t *p1 = token_bytes(b, b->left[k], &l1), *p2 = token_bytes(b, b->right[k], &l2);
+            const uint8_t *p1 = token_bytes(b, b->left[k], &l1);
+            const uint8_t *p2 = token_bytes(b, b->right[k], &l2);
             memcpy(dst, p1, l1);
             memcpy(dst + l1, p2, l2);
         } else {
@@ -827,9 +832,10 @@ static fbpe_status build_pair_table(fbpe_bpe *b) {
     if (!b->pair_keys || !b->pair_ids) return FBPE_ENOMEM;
     memset(b->pair_keys, 0xFF, cap * sizeof(uint64_t));
     b->pair_mask = cap - 1;
+    b->pair_shift = fbpe_slot_shift(cap);
     for (size_t k = 0; k < num_merges; k++) {
         uint64_t key = ((uint64_t)b->left[k] << 32) | b->right[k];
-        size_t i = (size_t)fbpe_hash_u64(key) & b->pair_mask;
+        size_t i = fbpe_slot_u64(key, b->pair_shift);
         while (b->pair_keys[i] != UINT64_MAX) {
             if (b->pair_keys[i] == key) return FBPE_EINVALID;
             i = (i + 1) & b->pair_mask;
@@ -877,8 +883,8 @@ static fbpe_status build_whole_tokens(fbpe_bpe *b) {
 }
 
 fbpe_status fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint32_t *merges,
-                         size_t num_merges, const uint8_t *const *specials, const size_t *special_lens,
-                         size_t num_specials, fbpe_bpe **out) {
+                         size_t num_merges, const uint8_t *const *specials,
+                         const size_t *special_lens, size_t num_specials, fbpe_bpe **out) {
     *out = NULL;
     fbpe_status rc = check_sizes(atom_cps, num_atoms, num_merges, num_specials);
     if (rc) return rc;
@@ -887,8 +893,10 @@ fbpe_status fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint3
     b->num_fixed = (uint32_t)(256 + num_atoms);
     b->num_tokens = b->num_fixed + (uint32_t)num_merges;
     b->num_ids = b->num_tokens + (uint32_t)num_specials;
-    if ((rc = copy_merges(b, merges)) || (rc = lay_out_tokens(b, atom_cps, specials, special_lens)) ||
-        (rc = index_atoms(b, atom_cps)) || (rc = build_pair_table(b)) || (rc = build_whole_tokens(b))) {
+    if ((rc = copy_merges(b, merges)) ||
+        (rc = lay_out_tokens(b, atom_cps, specials, special_lens)) ||
+        (rc = index_atoms(b, atom_cps)) || (rc = build_pair_table(b)) ||
+        (rc = build_whole_tokens(b))) {
         fbpe_bpe_free(b);
         return rc;
     }
@@ -958,7 +966,8 @@ fbpe_status fbpe_ranks_new(const uint8_t *arena, const uint64_t *off, uint32_t n
     *out = NULL;
     if (num > FBPE_MAX_VOCAB_SIZE || off[0] != 0) return FBPE_EINVALID;
     for (uint32_t r = 0; r < num; r++)
-        if (off[r + 1] <= off[r] || off[r + 1] - off[r] > FBPE_MAX_TOKEN_BYTES) return FBPE_EINVALID;
+        if (off[r + 1] <= off[r] || off[r + 1] - off[r] > FBPE_MAX_TOKEN_BYTES)
+            return FBPE_EINVALID;
     fbpe_ranks *t = (fbpe_ranks *)calloc(1, sizeof(fbpe_ranks));
     if (!t) return FBPE_ENOMEM;
     size_t cap = pow2_at_least(2 * (size_t)num + 2);

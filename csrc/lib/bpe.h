@@ -55,6 +55,7 @@ typedef struct {
     uint64_t *pair_keys;
     uint32_t *pair_ids;
     size_t pair_mask;
+    unsigned pair_shift; /* fbpe_slot_u64 (hash.h) */
 
     /* Text-form bytes of every id: tok_bytes[tok_off[i] .. tok_off[i+1]). */
     uint64_t *tok_off;

@@ -1,16 +1,17 @@
-/* The BPE merge loop: the same merges as functionalbpe/reference.py, made fast.
+/* The BPE merge loop: the same merges as functionalbpe/core/reference.py, made fast.
  *
  * PERFORMANCE NOTE
  *
  * Data layout
- *   - Pieces: every distinct piece once, in one stream of uint32 words: a header (length
- *     now, 64-bit count) and then its symbol ids. A piece is named by its offset, so a visit
+ *   - Pieces: every distinct piece once, in one stream of uint32 words: a header (current
+ *     length, 64-bit count) and then its symbol ids. A piece is named by its offset, so a visit
  *     costs one cache miss; a merge shortens the piece in place.
- *   - Pairs: an open-addressing table keyed by left << 32 | right (linear probing, Fibonacci
- *     hash, load <= 1/2, deletion by backward shift: no tombstones). The probed array holds
- *     16-byte (key, 64-bit count) slots; a parallel array holds each pair's *where list*, the
- *     offsets of the pieces that held it when it gained count (a superset of those holding
- *     it now). Where lists are power-of-two blocks from a slab (capacity implied by length).
+ *   - Pairs: an open-addressing table keyed by left << 32 | right (linear probing, the
+ *     integer hash of hash.h, load <= 1/2, deletion by backward shift: no tombstones). The
+ *     probed array holds 16-byte (key, 64-bit count) slots; a parallel array holds each
+ *     pair's *where list*, the offsets of the pieces that held it when it gained count (a
+ *     superset of those that still hold it). Where lists are power-of-two blocks from a
+ *     slab (capacity implied by length).
  *   - Candidates: a 4-ary max-heap of (count, key) for counts at or above a floor (a power
  *     of two), and below it one unordered bucket per power of two. A pair becomes a candidate
  *     when it is created (the first count, or the merge that made its newer symbol); after
@@ -30,28 +31,29 @@
  *   candidate pushed. A pair gains count only in the merge that creates its newer symbol,
  *   so a count that reaches zero stays zero and its slot goes at once.
  *
- * Tried and measured. Corpus: the .py files of the Python 3.11 standard library (31.5 MB),
- * gpt4 pattern: 118,609 distinct pieces, 986,550 bytes in them, 32,512 merges (vocabulary
- * 32768). Loop alone (fbpe_trainer_run): CPU seconds, best of 18 runs on a busy 2-core VM,
- * and instructions counted by callgrind, which no load can change.
- *   1. pieces in separate start/length/count arrays, 40-byte slots with a "touched" stamp,
- *      binary heap, malloc'ed where lists, the table updated at every occurrence:
- *      0.37 s, 403 M instructions.
- *   2. inline piece headers (one miss per visit instead of three), 32-byte slots, 4-ary
- *      heap, prefetching the piece 8 entries ahead in the where list: 0.21 s, 388 M.
- *   3. where lists from a slab (malloc and free were 13% of the loop); candidates below a
- *      floor kept out of the heap: 0.17 s, 340 M.
- *   4. changes gathered per symbol id (table operations in the loop: 3.0 M -> 0.4 M):
- *      0.17 s, 316 M. Fewer instructions but no faster: the misses moved, not vanished.
- *   5. 16-byte probed slots apart from the where lists; waiting candidates in power-of-two
- *      buckets (refilling the heap used to rescan every waiting candidate, 14% of the
- *      last-level misses); large where blocks freed by the slab, not by a table walk:
- *      0.16 s, 304 M.
- *   Dropped: a copy of the rewrite loop without the policy test for the plain scheme (7%
- *   *more* instructions: the branch was cheap, the copy cost registers); comparing two
+ * What each choice is worth, measured against the simpler thing it stands in for. Corpus:
+ * the .py files of the Python 3.11 standard library (31.5 MB), gpt4 pattern: 118,609
+ * distinct pieces, 986,550 bytes in them, 32,512 merges (vocabulary 32768). Loop alone
+ * (fbpe_trainer_run): CPU seconds, best of 18 runs on a busy 2-core VM, and instructions
+ * counted by callgrind, which no load can change. The loop as it is: 0.16 s, 304 M
+ * instructions. The simplest version (pieces in separate start/length/count arrays,
+ * 40-byte slots with a "touched" stamp, a binary heap, malloc'ed where lists, the table
+ * updated at every occurrence) takes 0.37 s, 403 M. Of the difference:
+ *   - inline piece headers (one miss per visit instead of three), 4-ary heap, prefetching
+ *     the piece 8 entries ahead in the where list: 0.16 s, 15 M;
+ *   - where lists from a slab (malloc and free cost 13% of the loop), candidates below a
+ *     floor kept out of the heap: 0.04 s, 48 M;
+ *   - changes gathered per symbol id (table operations in the loop: 3.0 M instead of
+ *     0.4 M): 24 M instructions, but no time: the misses move, they do not vanish;
+ *   - 16-byte probed slots apart from the where lists, waiting candidates in power-of-two
+ *     buckets (refilling the heap by rescanning every waiting candidate costs 14% of the
+ *     last-level misses), large where blocks freed by the slab, not by a table walk:
+ *     0.01 s, 12 M.
+ *   Not taken: a copy of the rewrite loop without the policy test for the plain scheme (7%
+ *   *more* instructions: the branch is cheap, the copy costs registers); comparing two
  *   symbols as one 64-bit load (0.5% fewer instructions, not worth a macro).
- *   Where the time goes now: 1.25 M piece visits, 0.55 M of them to pieces that no longer
- *   hold the pair (where lists are supersets), each about one cache miss; 80 K heap pops for
+ *   Where the time goes: 1.25 M piece visits, 0.55 M of them to pieces that no longer hold
+ *   the pair (where lists are supersets), each about one cache miss; 80 K heap pops for
  *   32.5 K merges; the rest is table misses, a few per merge. The late merges (count < 100,
  *   two thirds of them) cost about 4 us each, nearly all in misses.
  *   From Python (functionalbpe.core.fast.train_merges_from_text, dict of str pieces in, merge
@@ -129,8 +131,9 @@ static void xfree(void *p) {
 }
 
 /* ---- pieces ----
- * One stream of uint32 words. Each piece is a header of three words -- its length now, then
- * its 64-bit count in two words -- followed by its symbols; a merge shortens it in place.
+ * One stream of uint32 words. Each piece is a header of three words -- its current length,
+ * then its 64-bit count in two words -- followed by its symbols; a merge shortens it in
+ * place.
  * A piece is named by the offset of its header, so visiting it touches one place. */
 
 #define HEADER 3
@@ -324,11 +327,12 @@ typedef struct {
     pair_slot *slots;
     where_list *where;
     size_t cap, n_live;
+    unsigned shift;    /* fbpe_slot_u64 (hash.h) */
     where_slab *lists; /* where the where lists live */
 } pair_table;
 
 static inline size_t home_slot(const pair_table *t, uint64_t key) {
-    return (size_t)fbpe_hash_u64(key) & (t->cap - 1);
+    return fbpe_slot_u64(key, t->shift);
 }
 
 static fbpe_status table_init(pair_table *t, size_t want) {
@@ -345,6 +349,7 @@ static fbpe_status table_init(pair_table *t, size_t want) {
     }
     for (size_t i = 0; i < cap; i++) t->slots[i].key = EMPTY_KEY;
     t->cap = cap;
+    t->shift = fbpe_slot_shift(cap);
     t->n_live = 0;
     t->lists = NULL;
     return FBPE_OK;
@@ -745,7 +750,8 @@ fbpe_status fbpe_trainer_new(fbpe_corpus *corpus, uint32_t first_id, const uint3
     t->check_policy = !fbpe_policy_never_refuses(flags, first_id);
     t->max_merges = max_merges;
     t->min_frequency = min_frequency;
-    t->max_token_bytes = max_token_bytes < FBPE_MAX_TOKEN_BYTES ? max_token_bytes : FBPE_MAX_TOKEN_BYTES;
+    t->max_token_bytes =
+        max_token_bytes < FBPE_MAX_TOKEN_BYTES ? max_token_bytes : FBPE_MAX_TOKEN_BYTES;
     if (grow((void **)&t->flags, &t->cap_flags, (size_t)first_id + 1, sizeof(uint32_t))) goto fail;
     if (first_id) memcpy(t->flags, flags, (size_t)first_id * sizeof(uint32_t));
 

@@ -44,7 +44,7 @@
             }                                                                                  \
             if (ahead - done == PREFETCH_DEPTH) {                                              \
                 r = done++ % PREFETCH_DEPTH;                                                   \
-                if (fbpe_table_add(tables[r], &keys[r], 1, firsts[r], 1)) return FBPE_ENOMEM;         \
+                if (fbpe_table_add(tables[r], &keys[r], 1, firsts[r], 1)) return FBPE_ENOMEM;  \
             }                                                                                  \
         }                                                                                      \
         for (; done < ahead; done++) {                                                         \
@@ -157,8 +157,8 @@ static fbpe_status count_before(void *ctx, size_t at, size_t len) {
     return FBPE_OK;
 }
 
-fbpe_status fbpe_count_text(const fbpe_count_config *cfg, const fbpe_parts *t, const uint8_t *s, size_t n,
-                    uint64_t base) {
+fbpe_status fbpe_count_text(const fbpe_count_config *cfg, const fbpe_parts *t, const uint8_t *s,
+                            size_t n, uint64_t base) {
     const uint8_t *end = s + n;
     if (!cfg->specials) return count_segment(cfg, t, s, n, end, base);
     /* Most texts with special tokens are documents of a few KB: their scratch is on the stack. */

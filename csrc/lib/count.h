@@ -63,7 +63,7 @@ void fbpe_count_batch(const fbpe_count_config *cfg, const fbpe_parts *w, fbpe_ba
 
 /* Count the pieces of one text into `w` (special tokens cut out). Returns FBPE_OK or
  * FBPE_ENOMEM. */
-fbpe_status fbpe_count_text(const fbpe_count_config *cfg, const fbpe_parts *w, const uint8_t *s, size_t n,
-                    uint64_t base);
+fbpe_status fbpe_count_text(const fbpe_count_config *cfg, const fbpe_parts *w, const uint8_t *s,
+                            size_t n, uint64_t base);
 
 #endif

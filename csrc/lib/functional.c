@@ -50,7 +50,8 @@ fbpe_status fbpe_describer_add_block(fbpe_describer *d, uint32_t block, const ui
     size_t rows_cap = d->rows_cap, plans_cap = d->plans_cap;
     if (grow((void **)&d->rows, &rows_cap, d->num_rows + 1, sizeof *d->rows)) return FBPE_ENOMEM;
     d->rows_cap = rows_cap;
-    if (grow((void **)&d->plans, &plans_cap, d->num_plans + n, sizeof *d->plans)) return FBPE_ENOMEM;
+    if (grow((void **)&d->plans, &plans_cap, d->num_plans + n, sizeof *d->plans))
+        return FBPE_ENOMEM;
     d->plans_cap = plans_cap;
     uint16_t *row = d->rows[d->num_rows];
     memset(row, 0, sizeof d->rows[0]);
@@ -69,9 +70,10 @@ fbpe_status fbpe_describer_add_block(fbpe_describer *d, uint32_t block, const ui
  * Python's "surrogatepass" writes them. Returns the number of code points, or (size_t)-1 if
  * s is not UTF-8. */
 static size_t utf8_decode(const uint8_t *s, size_t len, uint32_t *out) {
-    if (!fbpe_utf8_valid(s, len, 1)) return (size_t)-1;
     size_t n = 0, k;
-    for (size_t i = 0; i < len; i += k) out[n++] = fbpe_utf8_decode(s, i, &k);
+    int incomplete;
+    for (size_t i = 0; i < len; i += k)
+        if (!(k = fbpe_utf8_char(s, i, len, 1, &out[n++], &incomplete))) return (size_t)-1;
     return n;
 }
 
@@ -329,8 +331,8 @@ int fbpe_describe(fbpe_describer *d, const uint8_t *s, size_t len) {
     return write_forms(d, b, blen) ? FBPE_ENOMEM : FBPE_DESCRIBED;
 }
 
-fbpe_status fbpe_count_form(fbpe_table *t, const uint8_t *p, size_t len, size_t readable, uint64_t count,
-                    uint64_t first) {
+fbpe_status fbpe_count_form(fbpe_table *t, const uint8_t *p, size_t len, size_t readable,
+                            uint64_t count, uint64_t first) {
     fbpe_key key;
     fbpe_key_make(&key, p, len, readable);
     return fbpe_table_add(t, &key, count, first, 1);
@@ -365,7 +367,8 @@ int fbpe_describe_flat(fbpe_describer *d, fbpe_table *t, const uint8_t *data,
 }
 
 size_t fbpe_describe_merge(fbpe_table *t, const uint8_t *data, size_t data_len,
-                           const int64_t *offsets, const int64_t *counts, size_t n, uint8_t *as_is) {
+                           const int64_t *offsets, const int64_t *counts, size_t n,
+                           uint8_t *as_is) {
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
         if (!as_is[i]) continue;

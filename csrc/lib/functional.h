@@ -114,8 +114,8 @@ int fbpe_describe(fbpe_describer *d, const uint8_t *s, size_t len);
 /* Add `count` occurrences of the UTF-8 form p[0..len) to `t`, first met at `first` (see
  * FBPE_FIRST); `readable`: bytes that may be read from p, as for fbpe_key_make. FBPE_OK or
  * FBPE_ENOMEM. */
-fbpe_status fbpe_count_form(fbpe_table *t, const uint8_t *p, size_t len, size_t readable, uint64_t count,
-                    uint64_t first);
+fbpe_status fbpe_count_form(fbpe_table *t, const uint8_t *p, size_t len, size_t readable,
+                            uint64_t count, uint64_t first);
 
 /* Training's passes over a flat table of distinct pieces (piece i is
  * data[offsets[i] .. offsets[i + 1]), occurring counts[i] times).
@@ -125,8 +125,9 @@ fbpe_status fbpe_count_form(fbpe_table *t, const uint8_t *p, size_t len, size_t 
  * The first pass marks them (as_is[i] = 1; the caller zeroes as_is) and adds the forms of
  * the others to `t`, a table of only the described forms, small enough to stay in cache.
  * It stops at the first piece that is not FBPE_DESCRIBED or FBPE_AS_IS and returns that
- * outcome (or FBPE_ENOMEM) with *next at the piece (the caller deals with it and calls again from *next + 1
- * or *next); it returns FBPE_DESCRIBED with *next = n when all are done.
+ * outcome (or FBPE_ENOMEM) with *next at the piece (the caller deals with it and calls
+ * again from *next + 1 or *next); it returns FBPE_DESCRIBED with *next = n when all are
+ * done.
  *
  * The second pass (merge) moves the count of each marked piece that is also a form in `t`
  * (a base `hello` of `Hello` met as `hello` too) into that form's entry and unmarks it; it

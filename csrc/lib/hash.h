@@ -28,12 +28,20 @@ static inline uint64_t fbpe_load64(const uint8_t *p) {
     return w;
 }
 
-/* A 64-bit key spread over all 64 bits: a multiply mixes the low bits upwards, the shift
- * brings the high ones back down, so that both a mask of the low bits and the top half are
- * usable (a pair key left << 32 | right differs in its high word from its neighbours). */
-static inline uint64_t fbpe_hash_u64(uint64_t x) {
-    x *= FBPE_MIX3;
-    return x ^ (x >> 29);
+/* The home slot of a 64-bit key (a pair of ids left << 32 | right, a trie edge, a rank) in a
+ * table of 2^(64 - shift) slots: Fibonacci hashing, the top bits of key x 2^64 / phi. The
+ * multiply carries every bit of the key into the top ones, so keys that differ only in
+ * their high word spread as well as any (a mask of the low bits would not see that word);
+ * and it is one multiply and one shift a probe. */
+static inline size_t fbpe_slot_u64(uint64_t key, unsigned shift) {
+    return (size_t)((key * FBPE_MIX3) >> shift);
+}
+
+/* The shift of a table of `cap` slots, a power of two from 2 on. */
+static inline unsigned fbpe_slot_shift(size_t cap) {
+    unsigned bits = 0;
+    while (((size_t)1 << bits) < cap) bits++;
+    return 64 - bits;
 }
 
 /* A byte string as a key: its first 16 bytes zero-padded, its length and its hash. */

@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const uint8_t SHIFT_UTF8[3][3] = {{0}, {0xEE, 0x8C, 0x81}, {0xEE, 0x8C, 0x82}}; /* TITLE, UPPER */
-static const uint8_t LITERAL_UTF8[3] = {0xEE, 0x8B, 0xBF};                            /* U+E2FF */
+/* The atoms' UTF-8: TITLE U+E301 and UPPER U+E302 (by case code), LITERAL U+E2FF. */
+static const uint8_t SHIFT_UTF8[3][3] = {{0}, {0xEE, 0x8C, 0x81}, {0xEE, 0x8C, 0x82}};
+static const uint8_t LITERAL_UTF8[3] = {0xEE, 0x8B, 0xBF};
 
 static inline int32_t map_get(const fbpe_mk_map *map, uint32_t cp) {
     return map->blocks[(size_t)map->index[cp >> 8] * 256 + (cp & 255)];
@@ -40,7 +41,8 @@ static int final_sigma(const fbpe_markers *m, const uint8_t *s, size_t at, size_
  * low[:1].upper() + low[1:] == word and the upper test low.upper() == word, also character
  * by character: upper() maps each character on its own, and a character whose upper case
  * is several characters makes the result longer than the word, so unequal. */
-int fbpe_mk_case_code(const fbpe_markers *m, const uint8_t *s, size_t n, uint8_t *out, size_t *out_len) {
+int fbpe_mk_case_code(const fbpe_markers *m, const uint8_t *s, size_t n, uint8_t *out,
+                      size_t *out_len) {
     int title = 1, upper = 1, changed = 0;
     size_t i = 0, o = 0, chars = 0, len;
     while (i < n) {
@@ -76,7 +78,8 @@ int fbpe_mk_case_code(const fbpe_markers *m, const uint8_t *s, size_t n, uint8_t
 
 /* ---- written pieces ------------------------------------------------------------------- */
 
-static size_t write_word(const fbpe_markers *m, const uint8_t *u, size_t len, int coded, uint8_t *out) {
+static size_t write_word(const fbpe_markers *m, const uint8_t *u, size_t len, int coded,
+                         uint8_t *out) {
     if (coded) { /* markers.BoundaryMarkers._word */
         size_t lowered;
         int code = fbpe_mk_case_code(m, u, len, out + 6, &lowered);

@@ -45,7 +45,8 @@ static inline int fbpe_mk_bytes_at(const uint8_t *s, size_t i, size_t n, uint8_t
 
 
 /* The end of the run of characters whose class has a bit of `flags`, from i. */
-static inline size_t fbpe_mk_run_of_flag(const uint8_t *cls, const uint8_t *s, size_t i, size_t n, unsigned flags) {
+static inline size_t fbpe_mk_run_of_flag(const uint8_t *cls, const uint8_t *s, size_t i, size_t n,
+                                         unsigned flags) {
     size_t len;
     while (i < n && (fbpe_mk_class(cls, s, i, &len) & flags)) i += len;
     return i;
@@ -62,7 +63,8 @@ static inline size_t fbpe_mk_keycap_end(const uint8_t *s, size_t i, size_t n) {
 }
 
 /* EMOJI_START at i (class c, length len): its end, or 0. */
-static inline size_t fbpe_mk_emoji_start_end(const uint8_t *s, size_t i, size_t n, unsigned c, size_t len) {
+static inline size_t fbpe_mk_emoji_start_end(const uint8_t *s, size_t i, size_t n, unsigned c,
+                                             size_t len) {
     if (!(c & (FBPE_MK_EMOJI_PRESENTATION | FBPE_MK_PICTOGRAPHIC)) && s[i] >= 0x40) return 0;
     size_t e = fbpe_mk_keycap_end(s, i, n);
     if (e) return e;
@@ -81,7 +83,8 @@ static inline size_t fbpe_mk_emoji_end(const uint8_t *cls, const uint8_t *s, siz
         if (!(e = fbpe_mk_emoji_start_end(s, i, n, c, len))) break;
         i = fbpe_mk_run_of_flag(cls, s, e, n, FBPE_MK_EMOJI_EXTEND);
         /* (?:\u200d PICTOGRAPHIC EMOJI_EXTEND*)* */
-        while (FBPE_MK_AT_ZWJ(s, i, n) && i + 3 < n && (fbpe_mk_class(cls, s, i + 3, &len) & FBPE_MK_PICTOGRAPHIC))
+        while (FBPE_MK_AT_ZWJ(s, i, n) && i + 3 < n &&
+               (fbpe_mk_class(cls, s, i + 3, &len) & FBPE_MK_PICTOGRAPHIC))
             i = fbpe_mk_run_of_flag(cls, s, i + 3 + len, n, FBPE_MK_EMOJI_EXTEND);
     }
     return fbpe_mk_run_of_flag(cls, s, i, n, FBPE_MK_INHERITED);
@@ -113,7 +116,14 @@ static inline size_t fbpe_mk_ascii_letters(const uint8_t *s, size_t i, size_t n,
 }
 
 /* What a unit is to the marking rules; also bit numbers in a set of marked kinds. */
-enum { FBPE_MK_U_NONE = 0, FBPE_MK_U_WORD, FBPE_MK_U_DIGIT, FBPE_MK_U_PUNCT, FBPE_MK_U_SPACE, FBPE_MK_U_OTHER };
+enum {
+    FBPE_MK_U_NONE = 0,
+    FBPE_MK_U_WORD,
+    FBPE_MK_U_DIGIT,
+    FBPE_MK_U_PUNCT,
+    FBPE_MK_U_SPACE,
+    FBPE_MK_U_OTHER
+};
 
 typedef struct {
     size_t end;
@@ -124,21 +134,24 @@ typedef struct {
 /* A run of (?:(?!lookahead) X INHERITED_MARK*)+ from i, X being the characters of `kind`,
  * where s[i] is one and the lookahead fails there. keycaps_only: the lookahead is _KEYCAP
  * (digits), else EMOJI_START. */
-static inline size_t fbpe_mk_run_with_marks(const uint8_t *cls, const uint8_t *s, size_t i, size_t n, size_t len, unsigned kind,
-                                    int keycaps_only) {
+static inline size_t fbpe_mk_run_with_marks(const uint8_t *cls, const uint8_t *s, size_t i,
+                                            size_t n, size_t len, unsigned kind, int keycaps_only) {
     for (;;) {
         i = fbpe_mk_run_of_flag(cls, s, i + len, n, FBPE_MK_INHERITED);
         if (i >= n) return n;
         unsigned c = fbpe_mk_class(cls, s, i, &len);
         if ((c & FBPE_MK_KIND) != kind) return i;
-        if (keycaps_only ? fbpe_mk_keycap_end(s, i, n) != 0 : fbpe_mk_emoji_start_end(s, i, n, c, len) != 0) return i;
+        if (keycaps_only ? fbpe_mk_keycap_end(s, i, n) != 0
+                         : fbpe_mk_emoji_start_end(s, i, n, c, len) != 0)
+            return i;
     }
 }
 
 /* The unit that starts at i: the alternative of markers.UNITS that matches there. The
  * alternatives are tried in the regex's order; the class of s[i] rules out all but one or
  * two of them. */
-FBPE_MK_INLINE fbpe_mk_unit fbpe_mk_next_unit(const uint8_t *cls, const uint8_t *s, size_t i, size_t n) {
+FBPE_MK_INLINE fbpe_mk_unit fbpe_mk_next_unit(const uint8_t *cls, const uint8_t *s, size_t i,
+                                              size_t n) {
     fbpe_mk_unit u = {0, FBPE_MK_U_OTHER, 0};
     size_t len;
     unsigned c = fbpe_mk_class(cls, s, i, &len);
@@ -173,7 +186,8 @@ FBPE_MK_INLINE fbpe_mk_unit fbpe_mk_next_unit(const uint8_t *cls, const uint8_t 
         return u;
     case FBPE_MK_K_SPACE: { /* \s+; a space unit is exactly one U+0020, the rest is other */
         size_t j = i + len;
-        while (j < n && (fbpe_mk_class(cls, s, j, &len) & FBPE_MK_KIND) == FBPE_MK_K_SPACE) j += len;
+        while (j < n && (fbpe_mk_class(cls, s, j, &len) & FBPE_MK_KIND) == FBPE_MK_K_SPACE)
+            j += len;
         u.end = j;
         if (j == i + 1 && s[i] == ' ') u.kind = FBPE_MK_U_SPACE;
         return u;
@@ -230,7 +244,8 @@ struct fbpe_markers {
 };
 
 /* `emit` is w->emit, passed on its own so that once inlined it is a known function. */
-FBPE_MK_INLINE fbpe_status fbpe_mk_emit_piece(fbpe_mk_writer *w, const fbpe_mk_piece *p, fbpe_mk_sink emit) {
+FBPE_MK_INLINE fbpe_status fbpe_mk_emit_piece(fbpe_mk_writer *w, const fbpe_mk_piece *p,
+                                              fbpe_mk_sink emit) {
     const uint8_t *u = w->s + p->start;
     size_t len = p->end - p->start;
     if (p->kind == FBPE_MK_U_WORD) {
@@ -250,7 +265,9 @@ FBPE_MK_INLINE fbpe_status fbpe_mk_emit_piece(fbpe_mk_writer *w, const fbpe_mk_p
 /* BoundaryMarkers.pieces: one pass with one unit of delay. A single space after a marked
  * unit is held back until the next unit says whether it is dropped; the last piece is held
  * back (`pending`) because a dropped space after it adds a marker to its end. */
-FBPE_MK_INLINE fbpe_status fbpe_mk_pieces_inline(const fbpe_markers *m, int options, const uint8_t *s, size_t n, fbpe_mk_sink emit, void *ctx) {
+FBPE_MK_INLINE fbpe_status fbpe_mk_pieces_inline(const fbpe_markers *m, int options,
+                                                 const uint8_t *s, size_t n, fbpe_mk_sink emit,
+                                                 void *ctx) {
     fbpe_mk_writer w;
     const uint8_t *cls = m->tables.classes;
     w.m = m;
@@ -261,7 +278,8 @@ FBPE_MK_INLINE fbpe_status fbpe_mk_pieces_inline(const fbpe_markers *m, int opti
     w.ctx = ctx;
     w.heap = NULL;
     w.heap_cap = 0;
-    const unsigned marked = 1u << FBPE_MK_U_WORD | (options & FBPE_MK_PUNCT ? 1u << FBPE_MK_U_PUNCT : 0) |
+    const unsigned marked = 1u << FBPE_MK_U_WORD |
+                            (options & FBPE_MK_PUNCT ? 1u << FBPE_MK_U_PUNCT : 0) |
                             (options & FBPE_MK_DIGITS ? 1u << FBPE_MK_U_DIGIT : 0);
     unsigned prev = FBPE_MK_U_NONE; /* the kind of the unit before */
     int held = 0, have = 0;

@@ -51,7 +51,8 @@ fbpe_status fbpe_table_reserve(fbpe_table *t) {
     return FBPE_OK;
 }
 
-fbpe_status fbpe_table_store(fbpe_table *t, size_t j, const fbpe_key *k, uint64_t count, uint64_t first) {
+fbpe_status fbpe_table_store(fbpe_table *t, size_t j, const fbpe_key *k, uint64_t count,
+                             uint64_t first) {
     fbpe_entry *e = &t->entries[t->size];
     if (k->len > FBPE_INLINE_KEY) {
         if (k->len > t->arena_cap - t->arena_len) {

@@ -55,7 +55,8 @@ void fbpe_table_free(fbpe_table *t);
 fbpe_status fbpe_table_reserve(fbpe_table *t);
 /* Append a new entry and point index slot j at it (room is reserved). FBPE_OK or
  * FBPE_ENOMEM. */
-fbpe_status fbpe_table_store(fbpe_table *t, size_t j, const fbpe_key *k, uint64_t count, uint64_t first);
+fbpe_status fbpe_table_store(fbpe_table *t, size_t j, const fbpe_key *k, uint64_t count,
+                             uint64_t first);
 
 /* Merge tables whose entries are each in order of first occurrence (one worker's partition
  * each) into the empty table `out`, also in that order: a k-way merge by first occurrence, so
@@ -106,8 +107,8 @@ static inline int fbpe_entry_is(const fbpe_table *t, const fbpe_entry *e, const 
  * FBPE_ENOMEM (the table is then unchanged and still valid). With `later`, the caller promises
  * that `first` is not before the piece's recorded first occurrence (true while one worker
  * counts text left to right), and the first occurrences are not read on a hit. */
-static inline fbpe_status fbpe_table_add(fbpe_table *t, const fbpe_key *k, uint64_t count, uint64_t first,
-                                 int later) {
+static inline fbpe_status fbpe_table_add(fbpe_table *t, const fbpe_key *k, uint64_t count,
+                                         uint64_t first, int later) {
     if (t->size + 1 > t->entries_cap || 2 * (t->size + 1) > t->capacity) {
         if (fbpe_table_reserve(t)) return FBPE_ENOMEM;
     }

@@ -22,7 +22,8 @@
 
 #include <string.h>
 
-static inline unsigned fbpe_class_at(const fbpe_classes *cl, const uint8_t *s, size_t i, size_t *len) {
+static inline unsigned fbpe_class_at(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                     size_t *len) {
     if (s[i] < 0x80) {
         *len = 1;
         return cl->cls[s[i]];
@@ -31,7 +32,8 @@ static inline unsigned fbpe_class_at(const fbpe_classes *cl, const uint8_t *s, s
 }
 
 /* The end of the run of characters whose class has a bit of `bits`, from i. */
-static inline size_t fbpe_run_of(const fbpe_classes *cl, const uint8_t *s, size_t i, size_t n, unsigned bits) {
+static inline size_t fbpe_run_of(const fbpe_classes *cl, const uint8_t *s, size_t i, size_t n,
+                                 unsigned bits) {
     size_t len;
     while (i < n) {
         if (s[i] < 0x80) {
@@ -65,7 +67,8 @@ static inline unsigned fbpe_lowest_bit(uint64_t x) {
  * words are short, and a byte loop pays a mispredicted branch where each one ends, which a
  * word-at-a-time count of the leading letters does not. (regex's ASCII letters are exactly
  * A-Z and a-z; charclasses.py checks it.) */
-static inline size_t fbpe_run_of_letters(const fbpe_classes *cl, const uint8_t *s, size_t i, size_t n) {
+static inline size_t fbpe_run_of_letters(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                         size_t n) {
     const uint64_t high = 0x8080808080808080ull;
     while (fbpe_little_endian() && i + 8 <= n) {
         uint64_t w;
@@ -87,7 +90,8 @@ static inline size_t fbpe_run_of_letters(const fbpe_classes *cl, const uint8_t *
 }
 
 /* The end of the run of "other" characters (none of L, N, S) from i. */
-static inline size_t fbpe_run_of_other(const fbpe_classes *cl, const uint8_t *s, size_t i, size_t n) {
+static inline size_t fbpe_run_of_other(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                       size_t n) {
     size_t len;
     const unsigned bits = FBPE_LETTER | FBPE_NUMBER | FBPE_SPACE;
     while (i < n) {
@@ -102,10 +106,13 @@ static inline size_t fbpe_run_of_other(const fbpe_classes *cl, const uint8_t *s,
     return n;
 }
 
-static inline int fbpe_is_other(unsigned c) { return !(c & (FBPE_LETTER | FBPE_NUMBER | FBPE_SPACE)); }
+static inline int fbpe_is_other(unsigned c) {
+    return !(c & (FBPE_LETTER | FBPE_NUMBER | FBPE_SPACE));
+}
 
 /* \p{N}{1,3}: up to three numbers from i (s[i] is one). */
-static inline size_t fbpe_up_to_three_numbers(const fbpe_classes *cl, const uint8_t *s, size_t i, size_t n) {
+static inline size_t fbpe_up_to_three_numbers(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                              size_t n) {
     size_t len;
     for (int k = 0; k < 3 && i < n; k++) {
         if (!(fbpe_class_at(cl, s, i, &len) & FBPE_NUMBER)) break;
@@ -115,7 +122,8 @@ static inline size_t fbpe_up_to_three_numbers(const fbpe_classes *cl, const uint
 }
 
 /* The contraction letter (lower-case ASCII) that (?i) matches at s[i], or 0. */
-static inline char fbpe_folded_letter(const fbpe_classes *cl, const uint8_t *s, size_t i, size_t *len) {
+static inline char fbpe_folded_letter(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                      size_t *len) {
     if (s[i] < 0x80) {
         *len = 1;
         return cl->ascii_fold[s[i]];
@@ -128,7 +136,8 @@ static inline char fbpe_folded_letter(const fbpe_classes *cl, const uint8_t *s, 
 
 /* The contraction letter at s[j] and its length: with case_sensitive (GPT-2), only ASCII
  * lower case counts; otherwise whatever (?i) matches to one. */
-static inline char fbpe_contraction_letter(const fbpe_classes *cl, const uint8_t *s, size_t j, int case_sensitive, size_t *len) {
+static inline char fbpe_contraction_letter(const fbpe_classes *cl, const uint8_t *s, size_t j,
+                                           int case_sensitive, size_t *len) {
     if (!case_sensitive) return fbpe_folded_letter(cl, s, j, len);
     *len = 1;
     return s[j] >= 'a' && s[j] <= 'z' ? cl->ascii_fold[s[j]] : 0;
@@ -136,7 +145,8 @@ static inline char fbpe_contraction_letter(const fbpe_classes *cl, const uint8_t
 
 /* '(?i:[sdmt]|ll|ve|re) at s[i] == '\'': the end of the contraction, or 0. The alternatives
  * start with different letters, so at most one can match. */
-static inline size_t fbpe_contraction_end(const fbpe_classes *cl, const uint8_t *s, size_t i, size_t n, int case_sensitive) {
+static inline size_t fbpe_contraction_end(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                          size_t n, int case_sensitive) {
     size_t j = i + 1, len;
     if (j >= n) return 0;
     char a = fbpe_contraction_letter(cl, s, j, case_sensitive, &len);
@@ -155,7 +165,8 @@ typedef struct {
     size_t end, last, after_newline;
 } fbpe_space_run;
 
-static inline fbpe_space_run fbpe_run_of_space(const fbpe_classes *cl, const uint8_t *s, size_t i, size_t n) {
+static inline fbpe_space_run fbpe_run_of_space(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                               size_t n) {
     fbpe_space_run r = {i, i, 0};
     size_t len;
     while (i < n) {
@@ -273,7 +284,8 @@ static inline size_t fbpe_gpt4_end(const fbpe_classes *cl, const uint8_t *s, siz
  * (it can only be Ll), W+ takes the W run from there. Otherwise U* gives back characters
  * until W+ can start on one: the run's last character that is also in W, and W+ ends right
  * after it (the characters after it in the run are not in W). */
-static inline size_t fbpe_upper_then_lower(const fbpe_classes *cl, const uint8_t *s, size_t i, size_t n) {
+static inline size_t fbpe_upper_then_lower(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                           size_t n) {
     size_t len, after_last_both = 0;
     while (i < n) {
         unsigned c = fbpe_class_at(cl, s, i, &len);
@@ -281,18 +293,21 @@ static inline size_t fbpe_upper_then_lower(const fbpe_classes *cl, const uint8_t
         if (c & FBPE_LOWERISH) after_last_both = i + len;
         i += len;
     }
-    if (i < n && (fbpe_class_at(cl, s, i, &len) & FBPE_LOWERISH)) return fbpe_run_of(cl, s, i, n, FBPE_LOWERISH);
+    if (i < n && (fbpe_class_at(cl, s, i, &len) & FBPE_LOWERISH))
+        return fbpe_run_of(cl, s, i, n, FBPE_LOWERISH);
     return after_last_both;
 }
 
 /* U+W* from i: the end, or 0. Nothing to give back: W* may be empty. */
-static inline size_t fbpe_upper_or_lower(const fbpe_classes *cl, const uint8_t *s, size_t i, size_t n) {
+static inline size_t fbpe_upper_or_lower(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                         size_t n) {
     size_t e = fbpe_run_of(cl, s, i, n, FBPE_UPPERISH);
     if (e == i) return 0;
     return fbpe_run_of(cl, s, e, n, FBPE_LOWERISH);
 }
 
-static inline size_t fbpe_with_contraction(const fbpe_classes *cl, const uint8_t *s, size_t e, size_t n) {
+static inline size_t fbpe_with_contraction(const fbpe_classes *cl, const uint8_t *s, size_t e,
+                                           size_t n) {
     if (e < n && s[e] == '\'') {
         size_t c = fbpe_contraction_end(cl, s, e, n, 0);
         if (c) return c;
@@ -308,10 +323,14 @@ static inline size_t fbpe_o200k_end(const fbpe_classes *cl, const uint8_t *s, si
      * part can only start on i when i is a mark or a letter (c has U or W). */
     int prefix = !(c & (FBPE_LETTER | FBPE_NUMBER)) && b != '\r' && b != '\n' && i + len < n;
     int letterish = (c & (FBPE_UPPERISH | FBPE_LOWERISH)) != 0;
-    if (prefix && (e = fbpe_upper_then_lower(cl, s, i + len, n))) return fbpe_with_contraction(cl, s, e, n);
-    if (letterish && (e = fbpe_upper_then_lower(cl, s, i, n))) return fbpe_with_contraction(cl, s, e, n);
-    if (prefix && (e = fbpe_upper_or_lower(cl, s, i + len, n))) return fbpe_with_contraction(cl, s, e, n);
-    if (letterish && (e = fbpe_upper_or_lower(cl, s, i, n))) return fbpe_with_contraction(cl, s, e, n);
+    if (prefix && (e = fbpe_upper_then_lower(cl, s, i + len, n)))
+        return fbpe_with_contraction(cl, s, e, n);
+    if (letterish && (e = fbpe_upper_then_lower(cl, s, i, n)))
+        return fbpe_with_contraction(cl, s, e, n);
+    if (prefix && (e = fbpe_upper_or_lower(cl, s, i + len, n)))
+        return fbpe_with_contraction(cl, s, e, n);
+    if (letterish && (e = fbpe_upper_or_lower(cl, s, i, n)))
+        return fbpe_with_contraction(cl, s, e, n);
     if (c & FBPE_NUMBER) return fbpe_up_to_three_numbers(cl, s, i, n);
     /*  ?[^\s\p{L}\p{N}]+[\r\n/]*  (a mark is "other" here) */
     size_t start = i;
@@ -334,7 +353,8 @@ static inline size_t fbpe_o200k_end(const fbpe_classes *cl, const uint8_t *s, si
  * Every character starts exactly one alternative, and each alternative is a run of one
  * class, so a piece is the run of the class of its first character. U+2581 is "other",
  * so a run of other characters that started elsewhere goes on through it. */
-static inline int fbpe_functional_word(const fbpe_classes *cl, const uint8_t *s, size_t i, size_t *len) {
+static inline int fbpe_functional_word(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                       size_t *len) {
     uint8_t b = s[i];
     if (b < 0x80) {
         *len = 1;
@@ -345,7 +365,8 @@ static inline int fbpe_functional_word(const fbpe_classes *cl, const uint8_t *s,
     return (cl->cls[fbpe_utf8_decode(s, i, len)] & (FBPE_LETTER | FBPE_NUMBER | FBPE_SPACE)) != 0;
 }
 
-static inline size_t fbpe_functionalizer_end(const fbpe_classes *cl, const uint8_t *s, size_t i, size_t n) {
+static inline size_t fbpe_functionalizer_end(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                             size_t n) {
     size_t len, e;
     uint8_t b = s[i];
     if (b == '\n' || b == '\t' || b == ' ') {

@@ -14,12 +14,12 @@
 /* Node ids and token lengths are uint32_t; the automaton is refused beyond this. */
 #define MAX_TOTAL ((size_t)1 << 31)
 
-static inline size_t edge_slot(uint64_t key, size_t mask) { return (size_t)fbpe_hash_u64(key) & mask; }
+
 
 static inline uint32_t child_of(const fbpe_specials *m, uint32_t node, uint8_t byte) {
     if (!node) return m->root_next[byte];
     uint64_t key = ((uint64_t)node << 8 | byte) + 1;
-    for (size_t i = edge_slot(key, m->edge_mask);; i = (i + 1) & m->edge_mask) {
+    for (size_t i = fbpe_slot_u64(key, m->edge_shift);; i = (i + 1) & m->edge_mask) {
         if (m->edge_keys[i] == key) return m->edge_child[i];
         if (!m->edge_keys[i]) return 0;
     }
@@ -31,7 +31,7 @@ static void add_edge(fbpe_specials *m, uint32_t node, uint8_t byte, uint32_t chi
         return;
     }
     uint64_t key = ((uint64_t)node << 8 | byte) + 1;
-    size_t i = edge_slot(key, m->edge_mask);
+    size_t i = fbpe_slot_u64(key, m->edge_shift);
     while (m->edge_keys[i]) i = (i + 1) & m->edge_mask;
     m->edge_keys[i] = key;
     m->edge_child[i] = child;
@@ -45,7 +45,8 @@ void fbpe_specials_free(fbpe_specials *m) {
     memset(m, 0, sizeof *m);
 }
 
-fbpe_status fbpe_specials_build(fbpe_specials *m, const uint8_t *const *tokens, const size_t *lens, size_t num) {
+fbpe_status fbpe_specials_build(fbpe_specials *m, const uint8_t *const *tokens, const size_t *lens,
+                                size_t num) {
     memset(m, 0, sizeof *m);
     size_t total = 0;
     for (size_t k = 0; k < num; k++) {
@@ -60,6 +61,7 @@ fbpe_status fbpe_specials_build(fbpe_specials *m, const uint8_t *const *tokens, 
     m->edge_keys = calloc(slots, sizeof *m->edge_keys);
     m->edge_child = malloc(slots * sizeof *m->edge_child);
     m->edge_mask = slots - 1;
+    m->edge_shift = fbpe_slot_shift(slots);
     /* The trie's children as lists, for the breadth-first pass; and its queue. */
     uint32_t *first_child = calloc(cap, sizeof *first_child);
     uint32_t *next_sibling = malloc(cap * sizeof *next_sibling);

@@ -36,12 +36,14 @@ typedef struct {
     uint64_t *edge_keys;   /* open addressing: (node << 8 | byte) + 1, 0 if empty */
     uint32_t *edge_child;
     size_t edge_mask;
+    unsigned edge_shift;
 } fbpe_specials;
 
 /* Build the automaton of `num` tokens (tokens[k], lens[k] bytes, each non-empty). Returns
  * FBPE_OK, FBPE_ENOMEM, or FBPE_EINVALID when the tokens hold 2^31 bytes or more (then *m is
  * empty). */
-fbpe_status fbpe_specials_build(fbpe_specials *m, const uint8_t *const *tokens, const size_t *lens, size_t num);
+fbpe_status fbpe_specials_build(fbpe_specials *m, const uint8_t *const *tokens, const size_t *lens,
+                                size_t num);
 void fbpe_specials_free(fbpe_specials *m);
 
 /* Where the special tokens of s[0..n) are cut out: emit(ctx, start, len) for each, left to

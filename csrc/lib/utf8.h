@@ -13,11 +13,50 @@
 #include <stdint.h>
 #include <string.h>
 
-/* The offset of the first byte that is not valid UTF-8 in s[0..n), or n when all of it is.
- * With allow_surrogates, the three-byte encodings of U+D800..U+DFFF are accepted (what
- * Python's "surrogatepass" writes). An incomplete sequence at the very end counts as
- * invalid; *incomplete_tail is set to 1 in that case (else 0), so that a reader of a file
- * in blocks can tell "cut in the middle of a character" from "bad byte". */
+/* THE RULE: the length (1 to 4) of the valid character at s[i] (i < n), its code point in
+ * *cp; or 0 when s[i..n) does not start with one, and then *incomplete is 1 if it starts
+ * one that n cuts short. Valid is the shortest form of a code point up to U+10FFFF, the
+ * surrogates U+D800..U+DFFF only with allow_surrogates. */
+static inline size_t fbpe_utf8_char(const uint8_t *s, size_t i, size_t n, int allow_surrogates,
+                                    uint32_t *cp, int *incomplete) {
+    uint8_t b = s[i];
+    *incomplete = 0;
+    if (b < 0x80) {
+        *cp = b;
+        return 1;
+    }
+    size_t need;
+    uint8_t lo = 0x80, hi = 0xBF; /* the allowed range of the second byte */
+    if (b >= 0xC2 && b <= 0xDF) {
+        need = 1;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+        need = 2;
+        if (b == 0xE0) lo = 0xA0;                      /* no overlong forms */
+        if (b == 0xED && !allow_surrogates) hi = 0x9F; /* no surrogates */
+    } else if (b >= 0xF0 && b <= 0xF4) {
+        need = 3;
+        if (b == 0xF0) lo = 0x90;
+        if (b == 0xF4) hi = 0x8F; /* nothing above U+10FFFF */
+    } else {
+        return 0;
+    }
+    uint32_t c = b & (0x3F >> need);
+    for (size_t k = 1; k <= need; k++) {
+        if (i + k >= n) {
+            *incomplete = 1;
+            return 0;
+        }
+        uint8_t x = s[i + k];
+        if (k == 1 ? (x < lo || x > hi) : (x < 0x80 || x > 0xBF)) return 0;
+        c = c << 6 | (x & 0x3F);
+    }
+    *cp = c;
+    return need + 1;
+}
+
+/* The offset of the first byte that is not valid UTF-8 in s[0..n), or n when all of it is;
+ * *incomplete_tail is 1 when that byte starts a character cut short by the end, so that a
+ * reader of a file in blocks can tell "cut in the middle of a character" from "bad byte". */
 static inline size_t fbpe_utf8_invalid(const uint8_t *s, size_t n, int allow_surrogates,
                                        int *incomplete_tail) {
     size_t i = 0;
@@ -31,46 +70,20 @@ static inline size_t fbpe_utf8_invalid(const uint8_t *s, size_t n, int allow_sur
             i += 8;
         }
         if (i >= n) break;
-        uint8_t b = s[i];
-        if (b < 0x80) {
+        if (s[i] < 0x80) {
             i++;
             continue;
         }
-        size_t need;
-        uint8_t lo = 0x80, hi = 0xBF; /* the allowed range of the second byte */
-        if (b >= 0xC2 && b <= 0xDF) {
-            need = 1;
-        } else if (b >= 0xE0 && b <= 0xEF) {
-            need = 2;
-            if (b == 0xE0) lo = 0xA0;                      /* no overlong forms */
-            if (b == 0xED && !allow_surrogates) hi = 0x9F; /* no surrogates */
-        } else if (b >= 0xF0 && b <= 0xF4) {
-            need = 3;
-            if (b == 0xF0) lo = 0x90;
-            if (b == 0xF4) hi = 0x8F; /* nothing above U+10FFFF */
-        } else {
-            return i;
-        }
-        for (size_t k = 1; k <= need; k++) {
-            if (i + k >= n) {
-                *incomplete_tail = 1;
-                return i;
-            }
-            uint8_t x = s[i + k];
-            if (k == 1 ? (x < lo || x > hi) : (x < 0x80 || x > 0xBF)) return i;
-        }
-        i += need + 1;
+        uint32_t cp;
+        size_t len = fbpe_utf8_char(s, i, n, allow_surrogates, &cp, incomplete_tail);
+        if (!len) return i;
+        i += len;
     }
     return n;
 }
 
-/* Whether s[0..n) is valid UTF-8 (surrogates as allow_surrogates says). */
-static inline int fbpe_utf8_valid(const uint8_t *s, size_t n, int allow_surrogates) {
-    int incomplete;
-    return fbpe_utf8_invalid(s, n, allow_surrogates, &incomplete) == n;
-}
-
-/* The code point at s[i] of valid UTF-8 (surrogates allowed); its length in *len. */
+/* The code point at s[i] of UTF-8 known to be valid (surrogates allowed); its length in
+ * *len. The scanners read text this way: Python wrote it, or it was checked first. */
 static inline uint32_t fbpe_utf8_decode(const uint8_t *s, size_t i, size_t *len) {
     uint32_t b = s[i];
     if (b < 0x80) {
