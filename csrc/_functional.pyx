@@ -1,6 +1,6 @@
 # cython: language_level=3
 # distutils: sources = csrc/lib/functional.c csrc/lib/piecetable.c
-# distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/functional.h csrc/lib/piecetable.h csrc/piecetable.pxd csrc/status.pxd
+# distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/functional.h csrc/lib/piecetable.h csrc/piecetable.pxd csrc/status.pxd csrc/utf8.pxd
 """The Functionalizer's description of distinct pieces, compiled.
 
 ``Functionalizer.describe`` (functionalbpe/functional.py) is the reference; this module
@@ -47,6 +47,7 @@ from piecetable cimport (
     fbpe_entry, fbpe_entry_bytes, fbpe_table, fbpe_table_free, fbpe_table_init,
 )
 from status cimport FBPE_ENOMEM, check, fbpe_status
+from utf8 cimport utf8_bytes
 
 import array as pyarray
 
@@ -92,13 +93,6 @@ cdef extern from "lib/functional.h":
                                uint8_t *as_is) nogil
     fbpe_status fbpe_describe_order(const fbpe_table *t, const uint8_t *as_is, size_t n,
                                     uint64_t *order) nogil
-
-
-cdef object _utf8(str text):
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate
-        return text.encode("utf-8", "surrogatepass")
 
 
 cdef class Describer:
@@ -175,7 +169,7 @@ cdef class Describer:
         >>> Functionalizer()._describer().describe("Hello") == ("\\ue100\\ue000", "hello")
         True
         """
-        b = _utf8(piece)
+        b = utf8_bytes(piece)
         cdef int status = self._describe(<const uint8_t *>PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b))
         if status == FBPE_AS_IS:
             return (piece,)
@@ -206,7 +200,7 @@ cdef class Describer:
     def describe_dict(self, dict raw not None, fallback):
         """:meth:`describe_flat` of ``{piece: count}``, as a dict (same order)."""
         keys = list(raw)
-        encoded = [_utf8(key) for key in keys]
+        encoded = [utf8_bytes(key) for key in keys]
         offsets = array.clone(pyarray.array("q"), len(keys) + 1, False)
         cdef long long *offs = (<array.array>offsets).data.as_longlongs
         cdef Py_ssize_t k
@@ -266,7 +260,7 @@ cdef class Describer:
         """The fallback's forms of piece number ``piece``, into the table of forms."""
         cdef size_t f
         for f, form in enumerate(forms):
-            b = _utf8(form)
+            b = utf8_bytes(form)
             check(fbpe_count_form(t, <const uint8_t *>PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b),
                                   PyBytes_GET_SIZE(b), count, FBPE_FIRST(piece, f if f < 4096 else 4095)),
                   "while describing pieces")

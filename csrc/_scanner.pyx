@@ -1,6 +1,6 @@
 # cython: language_level=3
 # distutils: sources = csrc/lib/scan.c csrc/lib/markers.c csrc/lib/piecetable.c csrc/lib/count.c csrc/lib/specials.c
-# distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/scan.h csrc/lib/scanners.h csrc/lib/markers.h csrc/lib/markers_scan.h csrc/lib/splitter.h csrc/lib/count.h csrc/lib/specials.h csrc/lib/piecetable.h csrc/piecetable.pxd csrc/status.pxd
+# distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/scan.h csrc/lib/scanners.h csrc/lib/markers.h csrc/lib/markers_scan.h csrc/lib/splitter.h csrc/lib/count.h csrc/lib/specials.h csrc/lib/piecetable.h csrc/piecetable.pxd csrc/status.pxd csrc/utf8.pxd
 """The pre-tokenization scanner and piece counter: the built-in patterns at memory speed.
 
 This module owns the scanner: the C files that install its tables (csrc/lib/scan.c,
@@ -45,6 +45,7 @@ from piecetable cimport (
     fbpe_entry, fbpe_entry_bytes, fbpe_merge_in_order, fbpe_order_tables, fbpe_table,
     fbpe_table_free, fbpe_table_init, fbpe_table_memory,
 )
+from utf8 cimport fbpe_utf8_invalid, utf8_bytes
 from status cimport (
     FBPE_ENOMEM, FBPE_EUTF8, FBPE_MAX_THREADS, FBPE_MORE, FBPE_OK, check, fbpe_grow_to, fbpe_status,
 )
@@ -61,11 +62,6 @@ cdef extern from "Python.h":
     # Private but stable since CPython 3.0: a dict sized for n keys, so that building a
     # result of a million pieces does not rehash it twenty times on the way.
     dict _PyDict_NewPresized(Py_ssize_t n)
-
-
-cdef extern from "lib/utf8.h":
-    size_t fbpe_utf8_invalid(const uint8_t *s, size_t n, int allow_surrogates,
-                             int *incomplete_tail) nogil
 
 
 cdef extern from "lib/scan.h":
@@ -246,14 +242,6 @@ cdef fbpe_scanner _scanner_of(str pattern) except *:
         raise ValueError(f"no scanner for pattern {pattern!r}; scanners: {', '.join(SCANNERS)}") from None
 
 
-cdef object _utf8(str text):
-    """UTF-8 bytes of text (surrogatepass: a Python str may hold lone surrogates)."""
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass")
-
-
 def scan(str text not None, str pattern not None):
     """The pieces of ``text`` under a built-in pattern, as ``regex.findall`` gives them.
 
@@ -262,7 +250,7 @@ def scan(str text not None, str pattern not None):
     """
     cdef fbpe_scanner which = _scanner_of(pattern)
     cdef const fbpe_classes *cl = _classes()
-    data = _utf8(text)
+    data = utf8_bytes(text)
     cdef const uint8_t *s = <const uint8_t *>PyBytes_AS_STRING(data)
     cdef size_t n = PyBytes_GET_SIZE(data), i = 0, e
     out = []
@@ -320,7 +308,7 @@ def markers_pieces(str text not None, int options):
     if not 0 <= options <= 7:
         raise ValueError(f"markers options are bits 1, 2 and 4, got {options}")
     cdef const fbpe_markers *m = _markers()
-    data = _utf8(text)
+    data = utf8_bytes(text)
     cdef const uint8_t *s = <const uint8_t *>PyBytes_AS_STRING(data)
     cdef size_t n = PyBytes_GET_SIZE(data), k, start = 0
     cdef _piece_list out
@@ -344,7 +332,7 @@ def markers_case_code(str word not None):
     """``markers.case_code(word)`` by the compiled case coder, for a word of word characters
     (tests compare the two on every code point)."""
     cdef const fbpe_markers *markers = _markers()
-    data = _utf8(word)
+    data = utf8_bytes(word)
     cdef size_t n = PyBytes_GET_SIZE(data), m = 0
     out = PyBytes_FromStringAndSize(NULL, 2 * n + 1)
     cdef int code = fbpe_mk_case_code(markers, <const uint8_t *>PyBytes_AS_STRING(data), n,
@@ -457,7 +445,7 @@ cdef class SpecialCutter:
     cdef fbpe_specials m
 
     def __cinit__(self, tokens):
-        encoded = [_utf8(t) for t in sorted({t for t in tokens if t})]
+        encoded = [utf8_bytes(t) for t in sorted({t for t in tokens if t})]
         cdef size_t k, num = len(encoded)
         cdef const uint8_t **ptrs = <const uint8_t **>malloc((num + 1) * sizeof(uint8_t *))
         cdef size_t *lens = <size_t *>malloc((num + 1) * sizeof(size_t))
@@ -538,7 +526,7 @@ cdef object _utf8_buffer(str text, const char **data, Py_ssize_t *size):
     if PyUnicode_IS_ASCII(text):
         data[0] = PyUnicode_AsUTF8AndSize(text, size)
         return None
-    encoded = _utf8(text)
+    encoded = utf8_bytes(text)
     data[0] = PyBytes_AS_STRING(encoded)
     size[0] = PyBytes_GET_SIZE(encoded)
     return encoded
@@ -665,7 +653,7 @@ cdef class PieceCounter:
             data = PyUnicode_AsUTF8AndSize(text, &size)
             self._push(text, data, size, False, None)
         else:
-            encoded = _utf8(text)
+            encoded = utf8_bytes(text)
             self._push(encoded, PyBytes_AS_STRING(encoded), PyBytes_GET_SIZE(encoded), False, None)
         return 0
 

@@ -1,6 +1,6 @@
 # cython: language_level=3
 # distutils: sources = csrc/lib/bpe_train.c
-# distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/bpe_train.h csrc/lib/merge_policy.h csrc/status.pxd
+# distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/bpe_train.h csrc/lib/merge_policy.h csrc/status.pxd csrc/utf8.pxd
 """The fast BPE trainer: counted pieces into flat C arrays, then the C merge loop.
 
 Use it through :mod:`functionalbpe.core.fast`, which has the reference's names and falls back to
@@ -39,9 +39,7 @@ cdef extern from "lib/merge_policy.h":
 
 from status cimport FBPE_ENOMEM, FBPE_MAX_TOKEN_BYTES, FBPE_OK, check, fbpe_status
 
-cdef extern from "lib/utf8.h":
-    size_t fbpe_utf8_invalid(const uint8_t *s, size_t n, int allow_surrogates,
-                             int *incomplete_tail) nogil
+from utf8 cimport fbpe_utf8_invalid
 
 cdef extern from "lib/bpe_train.h":
     ctypedef struct fbpe_corpus:

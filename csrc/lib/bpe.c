@@ -71,6 +71,33 @@ static inline fbpe_status push_ids(fbpe_ids *out, const uint32_t *ids, size_t n)
     return FBPE_OK;
 }
 
+/* A binary min-heap of 64-bit keys in heap[0..*len): the sweep's ranks, and tiktoken's
+ * (rank << 32 | position), where the lowest rank comes first and the leftmost of equal ranks
+ * first, the pair tiktoken's procedure merges next. */
+static void key_push(uint64_t *heap, size_t *len, uint64_t key) {
+    size_t i = (*len)++;
+    while (i && heap[(i - 1) / 2] > key) {
+        heap[i] = heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    heap[i] = key;
+}
+
+static uint64_t key_pop(uint64_t *heap, size_t *len) {
+    uint64_t top = heap[0], last = heap[--*len];
+    size_t i = 0, n = *len;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && heap[c + 1] < heap[c]) c++;
+        if (heap[c] >= last) break;
+        heap[i] = heap[c];
+        i = c;
+    }
+    if (n) heap[i] = last;
+    return top;
+}
+
 /* ---- the merge table ------------------------------------------------------------------ */
 
 static inline uint32_t rank_of(const fbpe_bpe *b, uint32_t left, uint32_t right) {
@@ -208,7 +235,7 @@ typedef struct {
     uint32_t *index_vals; /* bucket number */
     size_t index_mask;
     unsigned index_shift;
-    uint32_t *heap; /* ranks with a bucket waiting, smallest on top */
+    uint64_t *heap; /* ranks with a bucket waiting, smallest on top */
     size_t heap_len, heap_cap;
     /* The two buckets filed into last: a sweep files the pairs on either side of each merge,
      * and in a run of one symbol those are the same two pairs again and again, so the
@@ -228,36 +255,16 @@ static void sweep_free(sweep *w) {
 static fbpe_status heap_push(sweep *w, uint32_t rank) {
     if (w->heap_len == w->heap_cap) {
         size_t cap = w->heap_cap ? 2 * w->heap_cap : 64;
-        uint32_t *grown = (uint32_t *)realloc(w->heap, cap * sizeof(uint32_t));
+        uint64_t *grown = (uint64_t *)realloc(w->heap, cap * sizeof(uint64_t));
         if (!grown) return FBPE_ENOMEM;
         w->heap = grown;
         w->heap_cap = cap;
     }
-    size_t i = w->heap_len++;
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (w->heap[parent] <= rank) break;
-        w->heap[i] = w->heap[parent];
-        i = parent;
-    }
-    w->heap[i] = rank;
+    key_push(w->heap, &w->heap_len, rank);
     return FBPE_OK;
 }
 
-static uint32_t heap_pop(sweep *w) {
-    uint32_t top = w->heap[0], last = w->heap[--w->heap_len];
-    size_t i = 0, n = w->heap_len;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && w->heap[c + 1] < w->heap[c]) c++;
-        if (w->heap[c] >= last) break;
-        w->heap[i] = w->heap[c];
-        i = c;
-    }
-    if (n) w->heap[i] = last;
-    return top;
-}
+static uint32_t heap_pop(sweep *w) { return (uint32_t)key_pop(w->heap, &w->heap_len); }
 
 static fbpe_status index_grow(sweep *w) {
     size_t cap = w->index_mask ? 2 * (w->index_mask + 1) : 256;
@@ -999,32 +1006,6 @@ void fbpe_ranks_free(fbpe_ranks *t) {
     free(t->slots);
     free(t->longest_below);
     free(t);
-}
-
-/* A min-heap of (rank << 32 | position) keys: the lowest rank first, the leftmost of equal
- * ranks first, which is the pair tiktoken's procedure merges next. */
-static void key_push(uint64_t *heap, size_t *len, uint64_t key) {
-    size_t i = (*len)++;
-    while (i && heap[(i - 1) / 2] > key) {
-        heap[i] = heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    heap[i] = key;
-}
-
-static uint64_t key_pop(uint64_t *heap, size_t *len) {
-    uint64_t top = heap[0], last = heap[--*len];
-    size_t i = 0, n = *len;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && heap[c + 1] < heap[c]) c++;
-        if (heap[c] >= last) break;
-        heap[i] = heap[c];
-        i = c;
-    }
-    if (n) heap[i] = last;
-    return top;
 }
 
 /* tiktoken's procedure on token r with the ranks below r. The parts form a linked list over
