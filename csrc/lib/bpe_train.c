@@ -394,7 +394,7 @@ static fbpe_status table_double(pair_table *t) {
 /* The slot of `key` into *slot, made with count 0 and no where list if absent (then
  * *created is set). The slot is good until the next insertion or deletion. FBPE_OK or
  * FBPE_ENOMEM. */
-static fbpe_status table_upsert(pair_table *t, uint64_t key, size_t *slot, int *created) {
+static inline fbpe_status table_upsert(pair_table *t, uint64_t key, size_t *slot, int *created) {
     size_t mask = t->cap - 1;
     size_t i = home_slot(t, key);
     for (;; i = (i + 1) & mask) {
