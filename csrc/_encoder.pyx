@@ -158,12 +158,13 @@ LIMITS = {"MAX_VOCAB_SIZE": FBPE_MAX_VOCAB_SIZE, "MAX_TOKEN_BYTES": FBPE_MAX_TOK
 # The threads of a call: the scanner module's rules, the same for counting and encoding.
 thread_count = _scanner.thread_count
 default_threads = _scanner.default_threads
+markers_scanner_names = _scanner.markers_scanner_names
 
 # The scanner of each pattern (llama3 cuts as gpt4), and the boundary-marker schemes by name
 # ("markers[w,p,↑]"): MARKERS + the scheme's options.
 MARKERS = 16
 SCANNERS = dict(_scanner.SCANNERS)
-SCANNERS.update({name: MARKERS + options for name, options in _scanner.markers_scanner_names().items()})
+SCANNERS.update({name: MARKERS + options for name, options in markers_scanner_names().items()})
 
 # The scanner's tables, borrowed from the module that installs them (csrc/_scanner.pyx), the
 # first time a text is cut: a tokenizer that only decodes, or uses a custom pattern, never
