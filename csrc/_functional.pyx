@@ -3,7 +3,7 @@
 # distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/functional.h csrc/lib/piecetable.h csrc/piecetable.pxd csrc/status.pxd csrc/utf8.pxd
 """The Functionalizer's description of distinct pieces, compiled.
 
-``Functionalizer.describe`` (functionalbpe/functional.py) is the reference; this module
+``Functionalizer.describe`` (functionalbpe/schemes/functional.py) is the reference; this module
 gives the same text-form pieces for nearly every piece, and hands the others to it.
 
 Performance notes (what was tried, and why it is like this):

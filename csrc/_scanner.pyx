@@ -21,7 +21,7 @@ Performance notes (what was tried, and why it is like this):
   bytes BPE trains on, an ASCII string's buffer is already UTF-8 (no copy), and a file
   chunk needs no decoding at all, only a validity check.
 * Character classes are one byte per code point, measured from the installed regex module
-  (functionalbpe/charclasses.py): one load per character, no branches per category. A
+  (functionalbpe/text/charclasses.py): one load per character, no branches per category. A
   two-level table would be smaller (the flat one is 1.1 MB), but the hot part (ASCII, one
   script) stays in cache either way, and the flat one saves a dependent load.
 * Short pieces (<= 16 bytes, nearly all) live inside their hash slot: a probe compares two

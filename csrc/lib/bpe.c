@@ -111,7 +111,9 @@ static inline uint32_t rank_of(const fbpe_bpe *b, uint32_t left, uint32_t right)
     }
 }
 
-uint32_t fbpe_rank(const fbpe_bpe *b, uint32_t left, uint32_t right) { return rank_of(b, left, right); }
+uint32_t fbpe_rank(const fbpe_bpe *b, uint32_t left, uint32_t right) {
+    return rank_of(b, left, right);
+}
 
 static inline const uint8_t *token_bytes(const fbpe_bpe *b, uint32_t id, size_t *len) {
     *len = (size_t)(b->tok_off[id + 1] - b->tok_off[id]);
@@ -624,13 +626,16 @@ static fbpe_status reserve_bytes(uint8_t **p, size_t *cap, size_t need) {
 /* Remember piece s[0..n) -> ids[0..m). Out of memory only means it is not remembered. */
 static void cache_put(fbpe_cache *c, const uint8_t *s, size_t n, uint64_t h, const uint32_t *ids,
                       size_t m) {
-    if (m > UINT32_MAX / sizeof(uint32_t)) return; /* offsets are 32-bit; such a piece is not kept */
-    if (c->size >= (c->limit ? c->limit : CACHE_MAX_ENTRIES) || m > UINT32_MAX / sizeof(uint32_t) - c->vals_len)
+    /* offsets are 32-bit: such a piece is not kept */
+    if (m > UINT32_MAX / sizeof(uint32_t)) return;
+    if (c->size >= (c->limit ? c->limit : CACHE_MAX_ENTRIES) ||
+        m > UINT32_MAX / sizeof(uint32_t) - c->vals_len)
         cache_clear(c);
     if ((!c->slots || 2 * (c->size + 1) > c->mask + 1) && cache_grow(c)) return;
     if (reserve_bytes(&c->keys, &c->keys_cap, c->keys_len + n)) return;
     size_t vals_bytes = c->vals_cap * sizeof(uint32_t);
-    if (reserve_bytes((uint8_t **)&c->vals, &vals_bytes, (c->vals_len + m) * sizeof(uint32_t))) return;
+    if (reserve_bytes((uint8_t **)&c->vals, &vals_bytes, (c->vals_len + m) * sizeof(uint32_t)))
+        return;
     c->vals_cap = vals_bytes / sizeof(uint32_t);
     size_t i = (size_t)h & c->mask;
     while (c->slots[i].key_len) i = (i + 1) & c->mask;
@@ -778,7 +783,8 @@ static fbpe_status token_offsets(fbpe_bpe *b, const size_t *special_lens, size_t
         } else {
             len = special_lens[i - b->num_tokens];
         }
-        if (len > FBPE_MAX_TOKEN_BYTES || len > FBPE_MAX_TOTAL_TOKEN_BYTES - off) return FBPE_EINVALID;
+        if (len > FBPE_MAX_TOKEN_BYTES || len > FBPE_MAX_TOTAL_TOKEN_BYTES - off)
+            return FBPE_EINVALID;
         off += len;
         b->tok_off[i + 1] = off;
     }
@@ -1039,7 +1045,8 @@ fbpe_status fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *parts, 
     }
     for (size_t i = 0; i < n; i++) {
         pair_rank[i] = BELOW(JOINED(i));
-        if (pair_rank[i] != FBPE_NO_RANK) key_push(heap, &heap_len, (uint64_t)pair_rank[i] << 32 | i);
+        if (pair_rank[i] != FBPE_NO_RANK)
+            key_push(heap, &heap_len, (uint64_t)pair_rank[i] << 32 | i);
     }
     while (heap_len) {
         uint64_t key = key_pop(heap, &heap_len);
@@ -1052,11 +1059,13 @@ fbpe_status fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *parts, 
         pair_rank[gone] = FBPE_NO_RANK;
         m--;
         pair_rank[at] = BELOW(JOINED(at));
-        if (pair_rank[at] != FBPE_NO_RANK) key_push(heap, &heap_len, (uint64_t)pair_rank[at] << 32 | at);
+        if (pair_rank[at] != FBPE_NO_RANK)
+            key_push(heap, &heap_len, (uint64_t)pair_rank[at] << 32 | at);
         if (prev[at] < n) {
             uint32_t p = prev[at];
             pair_rank[p] = BELOW(JOINED(p));
-            if (pair_rank[p] != FBPE_NO_RANK) key_push(heap, &heap_len, (uint64_t)pair_rank[p] << 32 | p);
+            if (pair_rank[p] != FBPE_NO_RANK)
+                key_push(heap, &heap_len, (uint64_t)pair_rank[p] << 32 | p);
         }
     }
 #undef JOINED

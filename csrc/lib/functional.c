@@ -1,5 +1,5 @@
 /* The Functionalizer's description of distinct pieces; see functional.h. Each step names the
- * Python function (functionalbpe/functional.py) it mirrors. */
+ * Python function (functionalbpe/schemes/functional.py) it mirrors. */
 #include "functional.h"
 #include "utf8.h"
 

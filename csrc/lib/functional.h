@@ -1,6 +1,6 @@
 /* The Functionalizer's description of distinct pieces, in C.
  *
- * Training describes every distinct raw piece once (functionalbpe/functional.py,
+ * Training describes every distinct raw piece once (functionalbpe/schemes/functional.py,
  * Functionalizer.describe_table); on the standard library that is 130k pieces, and in Python
  * it cost more than counting and merging together. This is the same description for the
  * cases that make up nearly all pieces, at C speed, read from and written to flat tables
@@ -41,7 +41,7 @@
 
 #define FBPE_MAX_ARG 255
 #define FBPE_HEAD (FBPE_MAX_ARG + 1) /* positions 0..255: the part of a base instructions reach */
-#define FBPE_MIN_COUNT 3             /* the fewest copies a repetition makes (functional.MIN_COUNT) */
+#define FBPE_MIN_COUNT 3             /* the fewest copies a repetition makes (MIN_COUNT) */
 #define FBPE_MAX_PLAN_OPS 4          /* accent operators one character may take */
 #define FBPE_NOT_A_SUBSTITUTION 0xFF /* num_ops of a plan that Python must apply */
 #define FBPE_BLOCKS 0x1100           /* code points >> 8 */

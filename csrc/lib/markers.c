@@ -1,6 +1,6 @@
 /* The boundary-marker scheme: its tables, case codes, and the pieces that are written out
  * (markers_scan.h hands them here). See markers.h. Each rule names the line of
- * functionalbpe/markers.py it follows. */
+ * functionalbpe/schemes/markers.py it follows. */
 #include "markers_scan.h"
 
 #include <stdint.h>

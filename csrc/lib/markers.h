@@ -1,7 +1,8 @@
 /* The boundary-marker scheme's pieces, in C: units, markers, shift codes, escapes.
  *
- * fbpe_mk_pieces gives exactly the pieces of BoundaryMarkers.pieces (functionalbpe/markers.py,
- * the reference; the rules are in docs/markers.md), as UTF-8, one at a time, to a sink: the
+ * The piece loop (fbpe_mk_pieces; inlined by the loops that make pieces, markers_scan.h)
+ * gives exactly the pieces of BoundaryMarkers.pieces (functionalbpe/schemes/markers.py, the
+ * reference; the rules are in docs/markers.md), as UTF-8, one at a time, to a sink: the
  * piece counter (count.c), the encoder (encode_text.c) or a list for Python (_scanner.pyx).
  * No Python object is touched, so it runs with the GIL released.
  *
@@ -9,7 +10,7 @@
  * characters (the emoji lookaheads keep emoji out of the punct, digit and rest runs), so the
  * class of the first character says which alternative matches, and that alternative is a run
  * of one class with inherited marks taken along; nothing is ever given back. The classes are
- * one byte per code point, measured from regex (functionalbpe/markerclasses.py).
+ * one byte per code point, measured from regex (functionalbpe/schemes/markerclasses.py).
  *
  * Case codes follow markers.case_code, which calls Python's str.lower and str.upper. Both
  * map each character on its own, except that lower() turns a capital sigma into a final
@@ -30,7 +31,7 @@
 #define FBPE_MK_CASE 4
 
 /* A code point's unit class: the kind in the low three bits, and flags. The values of
- * functionalbpe/markerclasses.py. */
+ * functionalbpe/schemes/markerclasses.py. */
 #define FBPE_MK_KIND 7u
 #define FBPE_MK_K_REST 0u      /* none of the others: controls, private use, unassigned, ... */
 #define FBPE_MK_K_WORD 1u      /* markers.WORD_CHAR */

@@ -103,13 +103,16 @@ static inline size_t fbpe_mk_ascii_letters(const uint8_t *s, size_t i, size_t n,
         /* Per byte, without carries between bytes (as scanners.h's run_of_letters):
          * OR 0x20 folds A-Z onto a-z, then 0x61 <= y <= 0x7A in the high bit; upper case is
          * 0x41 <= x <= 0x5A of the byte itself. Non-ASCII bytes never count. */
-        uint64_t x = w & 0x7F7F7F7F7F7F7F7Full, y = (w | 0x2020202020202020ull) & 0x7F7F7F7F7F7F7F7Full;
+        uint64_t x = w & 0x7F7F7F7F7F7F7F7Full;
+        uint64_t y = (w | 0x2020202020202020ull) & 0x7F7F7F7F7F7F7F7Full;
         uint64_t letters = (y + 0x1F1F1F1F1F1F1F1Full) & ~(y + 0x0505050505050505ull) & ~w & high;
         uint64_t upper = (x + 0x3F3F3F3F3F3F3F3Full) & ~(x + 0x2525252525252525ull) & ~w & high;
         uint64_t stop = ~letters & high;
-        uint64_t taken = stop ? (stop & (0 - stop)) - 1 : ~0ull; /* the bytes before the first stop */
+        /* the bytes before the first stop */
+        uint64_t taken = stop ? (stop & (0 - stop)) - 1 : ~0ull;
         if (upper & taken) *any |= FBPE_MK_CHANGES_LOWER;
-        if (stop) return i + fbpe_lowest_bit(stop) / 8; /* little-endian: the first byte is the low one */
+        /* little-endian: the first byte is the low one */
+        if (stop) return i + fbpe_lowest_bit(stop) / 8;
         i += 8;
     }
     return i;

@@ -58,7 +58,8 @@ fbpe_status fbpe_table_store(fbpe_table *t, size_t j, const fbpe_key *k, uint64_
         if (k->len > t->arena_cap - t->arena_len) {
             size_t cap = k->len > SIZE_MAX - t->arena_len
                              ? 0
-                             : fbpe_grow_to(t->arena_cap, (size_t)1 << 16, t->arena_len + k->len, 1);
+                             : fbpe_grow_to(t->arena_cap, (size_t)1 << 16,
+                                            t->arena_len + k->len, 1);
             if (!cap) return FBPE_ENOMEM;
             uint8_t *arena = realloc(t->arena, cap);
             if (!arena) return FBPE_ENOMEM;
@@ -212,6 +213,7 @@ fbpe_status fbpe_order_tables(const fbpe_table *tables, size_t count, uint64_t *
 }
 
 size_t fbpe_table_memory(const fbpe_table *t) {
-    return t->capacity * sizeof(uint64_t) + t->entries_cap * (sizeof(fbpe_entry) + sizeof(uint64_t)) +
+    return t->capacity * sizeof(uint64_t) +
+           t->entries_cap * (sizeof(fbpe_entry) + sizeof(uint64_t)) +
            t->arena_cap;
 }

@@ -2,13 +2,13 @@
  *
  * Each scanner answers one question: given UTF-8 text s[0..n) and a position i where a piece
  * starts, where does that piece end? It gives exactly the end that regex.findall would give
- * with the pattern of the same name in functionalbpe/patterns.py; the derivation of every
+ * with the pattern of the same name in functionalbpe/text/patterns.py; the derivation of every
  * rule from the pattern is written next to the code in scanners.h. Each scanner reads forward
  * only, never backtracks over what it has read more than once, and so runs in linear time on
  * any input.
  *
  * The character classes are not compiled in: they are measured from the installed regex
- * module (functionalbpe/charclasses.py) and installed once with fbpe_install_classes by the
+ * module (functionalbpe/text/charclasses.py) and installed once with fbpe_install_classes by the
  * module that owns the scanner (_scanner), which lends the table to the encoder.
  */
 #ifndef FBPE_SCAN_H
@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Class bits, the same values as functionalbpe/charclasses.py. */
+/* Class bits, the same values as functionalbpe/text/charclasses.py. */
 #define FBPE_LETTER 1u   /* \p{L} */
 #define FBPE_NUMBER 2u   /* \p{N} */
 #define FBPE_SPACE 4u    /* \s (Unicode White_Space) */

@@ -67,8 +67,8 @@ fbpe_status fbpe_specials_build(fbpe_specials *m, const uint8_t *const *tokens, 
     uint32_t *next_sibling = malloc(cap * sizeof *next_sibling);
     uint8_t *byte_of = malloc(cap);
     uint32_t *queue = malloc(cap * sizeof *queue);
-    int ok = m->fail && m->longest && m->edge_keys && m->edge_child && first_child && next_sibling &&
-             byte_of && queue;
+    int ok = m->fail && m->longest && m->edge_keys && m->edge_child && first_child &&
+             next_sibling && byte_of && queue;
     if (ok) {
         m->num_nodes = 1;
         /* The trie of the reversed tokens; a token's length marks the node where it ends. */
