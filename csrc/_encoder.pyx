@@ -1,6 +1,6 @@
 # cython: language_level=3
 # distutils: sources = csrc/lib/bpe.c csrc/lib/encode_text.c
-# distutils: depends = csrc/lib/bounds.h csrc/lib/scan.c csrc/lib/scan.h csrc/lib/scanners.h csrc/lib/take_next.h csrc/lib/markers.c csrc/lib/markers.h csrc/markers_tables.pxi
+# distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/bpe.h csrc/lib/encode_text.h csrc/lib/scan.h csrc/lib/scanners.h csrc/lib/markers.h csrc/lib/markers_scan.h csrc/lib/splitter.h csrc/lib/take_next.h csrc/status.pxd
 """The compiled encoder and decoder: merge tables applied at memory speed.
 
 Performance notes (what was tried, and why it is like this):
@@ -24,11 +24,12 @@ Performance notes (what was tried, and why it is like this):
   time, lowest first: each position is filed at most three times, so it is O(n log n) at
   worst. Measured on a megabyte of spaces (32k vocabulary): the sweep alone 13 MB/s, the
   rounds over runs 300 MB/s, ordinary text 80-100 MB/s.
-* Building the output list was at first half of the time: one new Python int per id. The
-  ints of every token are now made once per table and the list takes references to them.
+* Making one new Python int per id cost as much as all of the encoding before it. The ints
+  of every token are made once per table, and the output list takes references to them.
 * Text reaches C as UTF-8 without a copy when it is ASCII. For the built-in patterns the C
-  scanner (issue 4; compiled in when csrc/lib has it, see csrc/lib/encode_text.c) cuts it
-  and no Python object is made per piece. A profile of the standard library then shows
+  scanner cuts it (csrc/lib/encode_text.c inlines the scanner of each pattern into its own
+  loop; the character tables are the scanner module's, borrowed) and no Python object is
+  made per piece. A profile of the standard library then shows
   the piece lookup (vocabulary probe, cache) at 2.5 times the scanner's time and the list
   at a third of it. Custom patterns and the schemes hand over pieces cut by
   ``regex`` (one UTF-8 pointer read and one probe each), and ``regex`` sets the pace there.
@@ -57,9 +58,14 @@ cdef extern from "Python.h":
     void incref "Py_INCREF"(PyObject *o)
 
 
-cdef extern from "lib/bounds.h":
-    size_t FBPE_MAX_VOCAB_SIZE, FBPE_MAX_TOKEN_BYTES, FBPE_MAX_TOTAL_TOKEN_BYTES
-    int FBPE_MAX_THREADS, FBPE_ENOMEM, FBPE_EINVALID
+from cpython.pycapsule cimport PyCapsule_GetPointer
+
+from status cimport (
+    FBPE_ENOMEM, FBPE_MAX_THREADS, FBPE_MAX_TOKEN_BYTES, FBPE_MAX_TOTAL_TOKEN_BYTES,
+    FBPE_MAX_VOCAB_SIZE, FBPE_MORE, FBPE_OK, check, fbpe_status,
+)
+
+import functionalbpe._scanner as _scanner
 
 
 cdef extern from "lib/bpe.h":
@@ -77,15 +83,15 @@ cdef extern from "lib/bpe.h":
     uint32_t FBPE_NO_RANK
     void fbpe_ids_init(fbpe_ids *v) nogil
     void fbpe_ids_free(fbpe_ids *v) nogil
-    int fbpe_ids_reserve(fbpe_ids *v, size_t extra) nogil
-    fbpe_bpe *fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint32_t *merges,
-                           size_t num_merges, const uint8_t *const *specials,
-                           const size_t *special_lens, size_t num_specials, int *error) nogil
+    fbpe_status fbpe_ids_reserve(fbpe_ids *v, size_t extra) nogil
+    fbpe_status fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint32_t *merges,
+                             size_t num_merges, const uint8_t *const *specials,
+                             const size_t *special_lens, size_t num_specials, fbpe_bpe **out) nogil
     void fbpe_bpe_free(fbpe_bpe *b) nogil
     uint32_t fbpe_rank(const fbpe_bpe *b, uint32_t left, uint32_t right) nogil
-    size_t fbpe_merge(const fbpe_bpe *b, uint32_t *ids, size_t n, int method) nogil
-    int fbpe_encode_piece(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, size_t n,
-                          size_t readable, fbpe_ids *out) nogil
+    fbpe_status fbpe_merge(const fbpe_bpe *b, uint32_t *ids, size_t n, int method, size_t *len) nogil
+    fbpe_status fbpe_encode_piece(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, size_t n,
+                                  size_t readable, fbpe_ids *out) nogil
     uint32_t fbpe_whole_token(const fbpe_bpe *b, const uint8_t *s, size_t n) nogil
     fbpe_cache *fbpe_cache_take(fbpe_bpe *b) nogil
     fbpe_cache *fbpe_cache_new(size_t limit)
@@ -94,35 +100,43 @@ cdef extern from "lib/bpe.h":
     void fbpe_cache_give(fbpe_bpe *b, fbpe_cache *c) nogil
     ctypedef struct fbpe_ranks:
         pass
-    fbpe_ranks *fbpe_ranks_new(const uint8_t *arena, const uint64_t *off, uint32_t num, int *error) nogil
+    fbpe_status fbpe_ranks_new(const uint8_t *arena, const uint64_t *off, uint32_t num,
+                               fbpe_ranks **out) nogil
     void fbpe_ranks_free(fbpe_ranks *t) nogil
-    size_t fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *cut) nogil
-    size_t fbpe_decoded_size(const fbpe_bpe *b, const uint32_t *ids, size_t n) nogil
+    fbpe_status fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *parts, size_t *cut) nogil
+    fbpe_status fbpe_decoded_size(const fbpe_bpe *b, const uint32_t *ids, size_t n, size_t *size) nogil
     void fbpe_decode(const fbpe_bpe *b, const uint32_t *ids, size_t n, uint8_t *out) nogil
 
 
+cdef extern from "lib/splitter.h":
+    ctypedef struct fbpe_classes:
+        pass
+    ctypedef struct fbpe_markers:
+        pass
+    ctypedef enum fbpe_scanner:
+        pass
+    ctypedef struct fbpe_splitter:
+        const fbpe_markers *markers
+        int options
+        const fbpe_classes *classes
+        fbpe_scanner which
+
+
 cdef extern from "lib/encode_text.h":
-    int FBPE_TEXT_GPT2
-    int FBPE_TEXT_GPT4
-    int FBPE_TEXT_O200K
-    int FBPE_TEXT_FUNCTIONALIZER
-    int FBPE_TEXT_MARKERS
     ctypedef struct fbpe_text_unit:
         const uint8_t *data
         size_t len
         fbpe_ids out
-        int failed
+        fbpe_status status
     ctypedef struct fbpe_text_batch:
         fbpe_text_unit *units
         size_t num_units
         size_t next
-    void fbpe_text_install_classes(const uint8_t *table, const uint32_t *fold_cps,
-                                   const char *fold_letters, size_t num_folds)
-    int fbpe_encode_text(const fbpe_bpe *b, fbpe_cache *cache, int which,
-                         const uint8_t *s, size_t n, fbpe_ids *out) nogil
-    void fbpe_encode_batch(fbpe_bpe *b, int which, fbpe_text_batch *batch) nogil
-    int fbpe_encode_cached(const fbpe_cache *raw, int which, const uint8_t *s, size_t n,
-                           size_t *pos, size_t *end, fbpe_ids *out)
+    fbpe_status fbpe_encode_text(const fbpe_bpe *b, fbpe_cache *cache, const fbpe_splitter *sp,
+                                 const uint8_t *s, size_t n, fbpe_ids *out) nogil
+    void fbpe_encode_batch(fbpe_bpe *b, const fbpe_splitter *sp, fbpe_text_batch *batch) nogil
+    fbpe_status fbpe_encode_cached(const fbpe_cache *raw, const fbpe_splitter *sp, const uint8_t *s,
+                                   size_t n, size_t *pos, size_t *end, fbpe_ids *out)
 
 
 # A piece this long is merged with the GIL released: long enough that other threads gain.
@@ -135,54 +149,28 @@ PARALLEL_MIN_BYTES = 256 << 10
 # cache would keep emptying. A module attribute, so that tests can make it tiny.
 RAW_CACHE_PIECES = 1 << 18
 
-include "markers_tables.pxi"
-
 # The limits the C core keeps (csrc/lib/bounds.h); functionalbpe.filecheck and
 # functionalbpe.core._native hold the same numbers, and the tests compare them.
 LIMITS = {"MAX_VOCAB_SIZE": FBPE_MAX_VOCAB_SIZE, "MAX_TOKEN_BYTES": FBPE_MAX_TOKEN_BYTES,
           "MAX_TOTAL_TOKEN_BYTES": FBPE_MAX_TOTAL_TOKEN_BYTES, "MAX_THREADS": FBPE_MAX_THREADS}
 
 
-def thread_count(threads):
-    """``threads`` checked against the C core's own limit (FBPE_MAX_THREADS), which sizes
-    arrays by it: an integer in 1..FBPE_MAX_THREADS, or None for all cores."""
-    from functionalbpe.core._native import thread_count as checked
+# The threads of a call: the scanner module's rules, the same for counting and encoding.
+thread_count = _scanner.thread_count
+default_threads = _scanner.default_threads
+markers_scanner_names = _scanner.markers_scanner_names
 
-    return checked(threads, default_threads(), FBPE_MAX_THREADS)
+# The scanner of each pattern (llama3 cuts as gpt4), and the boundary-marker schemes by name
+# ("markers[w,p,↑]"): MARKERS + the scheme's options.
+MARKERS = 16
+SCANNERS = dict(_scanner.SCANNERS)
+SCANNERS.update({name: MARKERS + options for name, options in markers_scanner_names().items()})
 
-# The patterns the C scanner cuts exactly as regex does (llama3 cuts as gpt4), and the
-# boundary-marker schemes by name ("markers[w,p,↑]").
-SCANNERS = {"gpt2": FBPE_TEXT_GPT2, "gpt4": FBPE_TEXT_GPT4, "llama3": FBPE_TEXT_GPT4,
-            "o200k": FBPE_TEXT_O200K, "functionalizer": FBPE_TEXT_FUNCTIONALIZER}
-SCANNERS.update({name: FBPE_TEXT_MARKERS + options for name, options in markers_scanner_names().items()})
-
-
-def _install_classes():
-    """Give this module's copy of the scanner its character classes (measured from regex)."""
-    from functionalbpe.text.charclasses import class_table, contraction_folds
-
-    table = class_table()
-    folds = contraction_folds()[:64]
-    cdef uint32_t cps[64]
-    cdef char letters[64]
-    for k, (cp, letter) in enumerate(folds):
-        cps[k] = cp
-        letters[k] = ord(letter)
-    fbpe_text_install_classes(<const uint8_t *>PyBytes_AS_STRING(table), cps, letters, len(folds))
-
-
-# The classes are measured from regex on first use, not at import (a few tenths of a
-# second): a tokenizer that only decodes, or uses a custom pattern, never pays for them.
-_classes_installed = False
-_classes_lock = threading.Lock()
-
-
-def default_threads():
-    """All the cores this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+# The scanner's tables, borrowed from the module that installs them (csrc/_scanner.pyx), the
+# first time a text is cut: a tokenizer that only decodes, or uses a custom pattern, never
+# has them measured.
+cdef const fbpe_classes *_classes = NULL
+cdef const fbpe_markers *_markers = NULL
 
 
 _pool = None
@@ -219,27 +207,37 @@ cdef object utf8_of(str text, const uint8_t **data, size_t *size):
     return encoded
 
 
-cdef int scanner_of(str pattern) except -1:
-    global _classes_installed
+cdef int splitter_of(str pattern, fbpe_splitter *sp) except -1:
+    """How ``pattern`` cuts text (a name of SCANNERS), with the scanner's tables."""
+    global _classes, _markers
     try:
         which = SCANNERS[pattern]
     except KeyError:
         raise ValueError(f"no C scanner for pattern {pattern!r}; scanners: {', '.join(SCANNERS)}") from None
-    if which >= FBPE_TEXT_MARKERS:
-        install_markers()
-    elif not _classes_installed:
-        with _classes_lock:
-            if not _classes_installed:
-                _install_classes()
-                _classes_installed = True
-    return which
+    sp.markers = NULL
+    sp.options = 0
+    sp.classes = NULL
+    sp.which = <fbpe_scanner>0
+    if which >= MARKERS:
+        if not _markers:
+            _markers = <const fbpe_markers *>PyCapsule_GetPointer(
+                _scanner._markers_capsule(), b"functionalbpe._scanner.markers")
+        sp.markers = _markers
+        sp.options = which - MARKERS
+    else:
+        if not _classes:
+            _classes = <const fbpe_classes *>PyCapsule_GetPointer(
+                _scanner._classes_capsule(), b"functionalbpe._scanner.classes")
+        sp.classes = _classes
+        sp.which = <fbpe_scanner>which
+    return 0
 
 
 cdef class _TextBatch:
     """Texts shared by worker threads; each worker calls work() with the GIL released."""
     cdef fbpe_text_batch batch
     cdef fbpe_bpe *b
-    cdef int which
+    cdef fbpe_splitter split
     cdef list owners
     cdef tuple id_objects
     cdef public size_t total_bytes
@@ -248,7 +246,7 @@ cdef class _TextBatch:
         cdef size_t n = len(texts), k
         self.b = bpe.b
         self.id_objects = bpe.id_objects
-        self.which = scanner_of(pattern)
+        splitter_of(pattern, &self.split)
         self.batch.units = <fbpe_text_unit *>calloc(n + 1, sizeof(fbpe_text_unit))
         if not self.batch.units:
             raise MemoryError()
@@ -268,14 +266,13 @@ cdef class _TextBatch:
 
     def work(self):
         with nogil:
-            fbpe_encode_batch(self.b, self.which, &self.batch)
+            fbpe_encode_batch(self.b, &self.split, &self.batch)
 
     def results(self):
         cdef size_t k
         out = []
         for k in range(self.batch.num_units):
-            if self.batch.units[k].failed:
-                raise MemoryError("out of memory while encoding")
+            check(self.batch.units[k].status, "while encoding")
             out.append(ids_to_list(self.id_objects, self.batch.units[k].out.ids, self.batch.units[k].out.len))
             fbpe_ids_free(&self.batch.units[k].out)
         return out
@@ -314,7 +311,7 @@ cdef class BPE:
 
     def __cinit__(self, atoms, merges, specials=(), output_ids=None):
         cdef size_t num_atoms = len(atoms), num_merges = len(merges), num_specials = len(specials)
-        cdef int error = 0
+        cdef fbpe_status rc
         if num_atoms > 0x1000 or num_merges > FBPE_MAX_VOCAB_SIZE or num_specials > FBPE_MAX_VOCAB_SIZE:
             raise ValueError(f"{num_atoms} atoms, {num_merges} merges and {num_specials} special tokens "
                              f"are more than {FBPE_MAX_VOCAB_SIZE} ids")
@@ -337,14 +334,11 @@ cdef class BPE:
                 special_ptrs[k] = <const uint8_t *>PyBytes_AS_STRING(encoded[k])
                 special_lens[k] = PyBytes_GET_SIZE(encoded[k])
             with nogil:
-                self.b = fbpe_bpe_new(atom_cps, num_atoms, pairs, num_merges, special_ptrs,
-                                      special_lens, num_specials, &error)
-            if not self.b:
-                if error == FBPE_ENOMEM:
-                    raise MemoryError("no memory for the merge table")
-                raise ValueError(
-                    "the merge table is inconsistent (a merge of an id not defined before it, a pair "
-                    "merged twice, a bad atom) or passes a limit of functionalbpe.filecheck")
+                rc = fbpe_bpe_new(atom_cps, num_atoms, pairs, num_merges, special_ptrs,
+                                  special_lens, num_specials, &self.b)
+            check(rc, "for the merge table",
+                  "the merge table is inconsistent (a merge of an id not defined before it, a pair "
+                  "merged twice, a bad atom) or passes a limit of functionalbpe.filecheck")
             if output_ids is None:
                 self.id_objects = tuple(range(self.b.num_tokens))
             else:
@@ -388,6 +382,7 @@ cdef class BPE:
     def merge_symbols(self, symbols, int method=0):
         """Merge a sequence of symbol ids (method 1: the short scan, 2: the long sweep)."""
         cdef size_t n = len(symbols), k, m
+        cdef fbpe_status rc
         cdef uint32_t *ids = <uint32_t *>malloc((n + 1) * sizeof(uint32_t))
         if not ids:
             raise MemoryError()
@@ -397,11 +392,8 @@ cdef class BPE:
                 if ids[k] >= self.b.num_tokens:
                     raise ValueError(f"symbol {ids[k]} at position {k} is not a token")
             with nogil:
-                m = fbpe_merge(self.b, ids, n, method)
-            if m == <size_t>-1:
-                if method == 1:
-                    raise ValueError("the short scan takes at most 64 symbols")
-                raise MemoryError()
+                rc = fbpe_merge(self.b, ids, n, method, &m)
+            check(rc, "while merging", "the short scan takes at most 64 symbols")
             return ids_to_list(self.id_objects, ids, m)
         finally:
             free(ids)
@@ -424,7 +416,7 @@ cdef class BPE:
         """Append the ids of text-form pieces (str) to out; a long piece without the GIL."""
         cdef Py_ssize_t size
         cdef const char *data
-        cdef int rc
+        cdef fbpe_status rc
         for piece in pieces:
             data = PyUnicode_AsUTF8AndSize(piece, &size)
             if <size_t>size >= NOGIL_PIECE:
@@ -432,8 +424,7 @@ cdef class BPE:
                     rc = fbpe_encode_piece(self.b, cache, <const uint8_t *>data, size, size, out)
             else:
                 rc = fbpe_encode_piece(self.b, cache, <const uint8_t *>data, size, size, out)
-            if rc:
-                raise MemoryError()
+            check(rc, "while encoding")
         return 0
 
     def encode_piece(self, str piece):
@@ -448,13 +439,14 @@ cdef class BPE:
         The cache belongs to this object and is only touched with the GIL held, between
         calls of ``forms``, so several threads may share it.
         """
-        cdef int which = scanner_of(pattern)
+        cdef fbpe_splitter split
         cdef const uint8_t *data
         cdef size_t size, pos = 0, end = 0
-        cdef int rc
+        cdef fbpe_status rc
         cdef fbpe_ids out, piece_ids
         cdef fbpe_cache *cache
-        if which >= FBPE_TEXT_MARKERS:
+        splitter_of(pattern, &split)
+        if split.markers:
             raise ValueError(f"{pattern!r} is a marker scheme, not a pattern")
         if not self.raw_cache:
             self.raw_cache = fbpe_cache_new(RAW_CACHE_PIECES)
@@ -468,16 +460,14 @@ cdef class BPE:
             if not cache:
                 raise MemoryError()
             while True:
-                rc = fbpe_encode_cached(self.raw_cache, which, data, size, &pos, &end, &out)
-                if rc == 0:
+                rc = fbpe_encode_cached(self.raw_cache, &split, data, size, &pos, &end, &out)
+                if rc == FBPE_OK:
                     return ids_to_list(self.id_objects, out.ids, out.len)
-                if rc < 0:
-                    raise MemoryError("out of memory while encoding")
+                check(rc, "while encoding")  # else FBPE_MORE: a piece not in the cache
                 piece_ids.len = 0
                 # The scanner cuts at code points: the piece is whole UTF-8.
                 self._append_pieces(forms((<const char *>data)[pos:end].decode("utf-8")), cache, &piece_ids)
-                if fbpe_ids_reserve(&out, piece_ids.len):
-                    raise MemoryError()
+                check(fbpe_ids_reserve(&out, piece_ids.len), "while encoding")
                 memcpy(out.ids + out.len, piece_ids.ids, piece_ids.len * sizeof(uint32_t))
                 out.len += piece_ids.len
                 fbpe_cache_store(self.raw_cache, data + pos, end - pos, piece_ids.ids, piece_ids.len)
@@ -489,19 +479,18 @@ cdef class BPE:
 
     cdef int _encode_text(self, str text, str pattern, fbpe_ids *out) except -1:
         """Encode text into out (which the caller frees), the GIL released."""
-        cdef int which = scanner_of(pattern)
+        cdef fbpe_splitter split
         cdef const uint8_t *data
         cdef size_t size
         cdef fbpe_cache *cache
-        cdef int rc
+        cdef fbpe_status rc
+        splitter_of(pattern, &split)
         owner = utf8_of(text, &data, &size)  # keeps the bytes alive while the GIL is off
         with nogil:
             cache = fbpe_cache_take(self.b)
-            rc = fbpe_encode_text(self.b, cache, which, data, size, out)
+            rc = fbpe_encode_text(self.b, cache, &split, data, size, out)
             fbpe_cache_give(self.b, cache)
-        if rc:
-            raise MemoryError("out of memory while encoding")
-        return 0
+        return check(rc, "while encoding")
 
     def encode_text(self, str text, str pattern):
         """The ids of ``text`` (no special tokens) cut by the C scanner for ``pattern``."""
@@ -543,7 +532,8 @@ cdef class BPE:
 
     def decode_bytes(self, ids):
         """The bytes of ``ids`` joined, or None when one of them is not an id of this table."""
-        cdef size_t n = len(ids), k, size
+        cdef size_t n = len(ids), k, size = 0
+        cdef fbpe_status rc
         cdef uint32_t *buf = <uint32_t *>malloc((n + 1) * sizeof(uint32_t))
         cdef long long value
         cdef uint8_t *dst
@@ -564,9 +554,9 @@ cdef class BPE:
             if k != n:
                 return None
             with nogil:
-                size = fbpe_decoded_size(self.b, buf, n)
-            if size > <size_t>PY_SSIZE_T_MAX:
-                raise MemoryError(f"{n} ids decode to more bytes than memory holds")
+                rc = fbpe_decoded_size(self.b, buf, n, &size)
+            if rc or size > <size_t>PY_SSIZE_T_MAX:  # more bytes than memory holds
+                check(FBPE_ENOMEM, f"for the bytes of {n} ids")
             out = PyBytes_FromStringAndSize(NULL, size)
             dst = <uint8_t *>PyBytes_AS_STRING(out)
             with nogil:
@@ -587,7 +577,7 @@ def tiktoken_splits(tokens):
         raise ValueError(f"{len(tokens)} ranks; a rank file holds at most {FBPE_MAX_VOCAB_SIZE}")
     cdef uint32_t num = len(tokens), r
     cdef size_t parts, cut
-    cdef int error = 0
+    cdef fbpe_status rc
     arena = b"".join(tokens)
     cdef uint64_t *off = <uint64_t *>malloc((num + 1) * sizeof(uint64_t))
     cdef fbpe_ranks *table = NULL
@@ -597,17 +587,13 @@ def tiktoken_splits(tokens):
         off[0] = 0
         for r in range(num):
             off[r + 1] = off[r] + len(tokens[r])
-        table = fbpe_ranks_new(<const uint8_t *>PyBytes_AS_STRING(arena), off, num, &error)
-        if not table:
-            if error == FBPE_ENOMEM:
-                raise MemoryError()
-            raise ValueError(f"a token is empty or longer than {FBPE_MAX_TOKEN_BYTES} bytes")
+        check(fbpe_ranks_new(<const uint8_t *>PyBytes_AS_STRING(arena), off, num, &table),
+              "while reading the ranks", f"a token is empty or longer than {FBPE_MAX_TOKEN_BYTES} bytes")
         out = []
         for r in range(num):
             with nogil:
-                parts = fbpe_tiktoken_parts(table, r, &cut)
-            if not parts:
-                raise MemoryError()
+                rc = fbpe_tiktoken_parts(table, r, &parts, &cut)
+            check(rc, "while reading the ranks")
             out.append((parts, cut))
         return out
     finally:

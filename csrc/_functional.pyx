@@ -1,8 +1,9 @@
 # cython: language_level=3
 # distutils: sources = csrc/lib/functional.c csrc/lib/piecetable.c
+# distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/functional.h csrc/lib/piecetable.h csrc/piecetable.pxd csrc/status.pxd csrc/utf8.pxd
 """The Functionalizer's description of distinct pieces, compiled.
 
-``Functionalizer.describe`` (functionalbpe/functional.py) is the reference; this module
+``Functionalizer.describe`` (functionalbpe/schemes/functional.py) is the reference; this module
 gives the same text-form pieces for nearly every piece, and hands the others to it.
 
 Performance notes (what was tried, and why it is like this):
@@ -13,9 +14,9 @@ Performance notes (what was tried, and why it is like this):
   run: most of it the per-piece self-check (decoding each description back) and one Python
   string per text-form piece. Here pieces are read from the counter's flat UTF-8 table and
   written to another; nothing makes a Python object per piece. Measured: about 30 ms.
-* A first version added every piece's forms to one hash table: 45 ms, 40% of it inserting
-  (each insertion a cache miss into a table of all pieces, and the table regrown). Now the
-  pieces that are their own text form (nine in ten) are only marked; the table holds the
+* Adding every piece's forms to one hash table costs 45 ms, 40% of it inserting (each
+  insertion a cache miss into a table of all pieces, and the table regrown). So the pieces
+  that are their own text form (nine in ten) are only marked; the table holds the
   forms of the others and stays small, and a second pass looks the marked pieces up in it
   (a base ``hello`` of ``Hello`` that also occurs as ``hello``). The result is put in order
   of first occurrence by one sort of the small table, so that it is the pure-Python path's
@@ -45,6 +46,8 @@ from libc.string cimport memcpy
 from piecetable cimport (
     fbpe_entry, fbpe_entry_bytes, fbpe_table, fbpe_table_free, fbpe_table_init,
 )
+from status cimport FBPE_ENOMEM, check, fbpe_status
+from utf8 cimport utf8_bytes
 
 import array as pyarray
 
@@ -61,7 +64,6 @@ cdef extern from "lib/functional.h":
         FBPE_AS_IS
         FBPE_LEAVE
         FBPE_NEED_BLOCK
-        FBPE_DESCRIBE_NOMEM
     ctypedef struct fbpe_char_plan:
         uint32_t letter
         uint32_t decoded
@@ -76,11 +78,11 @@ cdef extern from "lib/functional.h":
         size_t num_forms
     void fbpe_describer_init(fbpe_describer *d, int repeat, int split_operators)
     void fbpe_describer_free(fbpe_describer *d)
-    int fbpe_describer_add_block(fbpe_describer *d, uint32_t block, const uint32_t *cps,
-                                 const fbpe_char_plan *plans, size_t n)
+    fbpe_status fbpe_describer_add_block(fbpe_describer *d, uint32_t block, const uint32_t *cps,
+                                         const fbpe_char_plan *plans, size_t n)
     int fbpe_describe(fbpe_describer *d, const uint8_t *s, size_t len)
-    int fbpe_count_form(fbpe_table *t, const uint8_t *p, size_t len, size_t readable, uint64_t count,
-                        uint64_t first)
+    fbpe_status fbpe_count_form(fbpe_table *t, const uint8_t *p, size_t len, size_t readable,
+                                uint64_t count, uint64_t first)
     uint64_t FBPE_FIRST(size_t i, size_t f)
     uint64_t FBPE_FORM_ENTRY
     int fbpe_describe_flat(fbpe_describer *d, fbpe_table *t, const uint8_t *data,
@@ -89,14 +91,8 @@ cdef extern from "lib/functional.h":
     size_t fbpe_describe_merge(fbpe_table *t, const uint8_t *data, size_t data_len,
                                const int64_t *offsets, const int64_t *counts, size_t n,
                                uint8_t *as_is) nogil
-    int fbpe_describe_order(const fbpe_table *t, const uint8_t *as_is, size_t n, uint64_t *order) nogil
-
-
-cdef object _utf8(str text):
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate
-        return text.encode("utf-8", "surrogatepass")
+    fbpe_status fbpe_describe_order(const fbpe_table *t, const uint8_t *as_is, size_t n,
+                                    uint64_t *order) nogil
 
 
 cdef class Describer:
@@ -132,7 +128,7 @@ cdef class Describer:
         cdef Py_ssize_t n = len(plans), k, m
         cdef uint32_t *cps = <uint32_t *>malloc((n if n else 1) * sizeof(uint32_t))
         cdef fbpe_char_plan *out = <fbpe_char_plan *>malloc((n if n else 1) * sizeof(fbpe_char_plan))
-        cdef int rc = -1
+        cdef fbpe_status rc = FBPE_ENOMEM
         try:
             if not cps or not out:
                 raise MemoryError()
@@ -154,9 +150,7 @@ cdef class Describer:
         finally:
             free(cps)
             free(out)
-        if rc < 0:
-            raise MemoryError()
-        return 0
+        return check(rc, "while describing pieces", f"block {block} brings the plans past 65,535")
 
     cdef int _describe(self, const uint8_t *s, size_t n) except -1:
         """fbpe_describe, with the blocks it asks for installed on the way."""
@@ -165,10 +159,8 @@ cdef class Describer:
             status = fbpe_describe(&self.d, s, n)
             if status == FBPE_NEED_BLOCK:
                 self._install(self.d.need_block)
-            elif status == FBPE_DESCRIBE_NOMEM:
-                raise MemoryError()
             else:
-                return status
+                return check(status, "while describing pieces")
 
     def describe(self, str piece not None):
         """The text-form pieces of one raw piece, or None where the reference must decide.
@@ -177,7 +169,7 @@ cdef class Describer:
         >>> Functionalizer()._describer().describe("Hello") == ("\\ue100\\ue000", "hello")
         True
         """
-        b = _utf8(piece)
+        b = utf8_bytes(piece)
         cdef int status = self._describe(<const uint8_t *>PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b))
         if status == FBPE_AS_IS:
             return (piece,)
@@ -208,7 +200,7 @@ cdef class Describer:
     def describe_dict(self, dict raw not None, fallback):
         """:meth:`describe_flat` of ``{piece: count}``, as a dict (same order)."""
         keys = list(raw)
-        encoded = [_utf8(key) for key in keys]
+        encoded = [utf8_bytes(key) for key in keys]
         offsets = array.clone(pyarray.array("q"), len(keys) + 1, False)
         cdef long long *offs = (<array.array>offsets).data.as_longlongs
         cdef Py_ssize_t k
@@ -249,12 +241,13 @@ cdef class Describer:
                     self.left += 1
                     self._count_forms(&forms, fallback(piece), cnts[nxt], nxt)
                     nxt += 1
-                elif status == FBPE_DESCRIBE_NOMEM:
-                    raise MemoryError()
+                else:
+                    check(status, "while describing pieces")
             kept = fbpe_describe_merge(&forms, base, text.shape[0], offs, cnts, n, as_is)
             order = <uint64_t *>malloc((kept + forms.size + 1) * sizeof(uint64_t))
-            if not order or fbpe_describe_order(&forms, as_is, n, order) < 0:
+            if not order:
                 raise MemoryError()
+            check(fbpe_describe_order(&forms, as_is, n, order), "while describing pieces")
             if keys is not None:
                 return self._dict(&forms, keys, cnts, order, kept + forms.size)
             return self._flat(&forms, base, offs, cnts, order, kept + forms.size)
@@ -267,10 +260,10 @@ cdef class Describer:
         """The fallback's forms of piece number ``piece``, into the table of forms."""
         cdef size_t f
         for f, form in enumerate(forms):
-            b = _utf8(form)
-            if fbpe_count_form(t, <const uint8_t *>PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b),
-                               PyBytes_GET_SIZE(b), count, FBPE_FIRST(piece, f if f < 4096 else 4095)) < 0:
-                raise MemoryError()
+            b = utf8_bytes(form)
+            check(fbpe_count_form(t, <const uint8_t *>PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b),
+                                  PyBytes_GET_SIZE(b), count, FBPE_FIRST(piece, f if f < 4096 else 4095)),
+                  "while describing pieces")
         return 0
 
     cdef object _flat(self, const fbpe_table *t, const uint8_t *base, const int64_t *offs,

@@ -1,7 +1,13 @@
 # cython: language_level=3
-# distutils: sources = csrc/lib/scan.c csrc/lib/piecetable.c csrc/lib/count.c csrc/lib/specials.c
-# distutils: depends = csrc/lib/bounds.h csrc/lib/specials.h csrc/lib/markers.c csrc/lib/markers.h csrc/markers_tables.pxi csrc/piecetable.pxd
+# distutils: sources = csrc/lib/scan.c csrc/lib/markers.c csrc/lib/piecetable.c csrc/lib/count.c csrc/lib/specials.c
+# distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/scan.h csrc/lib/scanners.h csrc/lib/markers.h csrc/lib/markers_scan.h csrc/lib/splitter.h csrc/lib/count.h csrc/lib/specials.h csrc/lib/piecetable.h csrc/piecetable.pxd csrc/status.pxd csrc/utf8.pxd
 """The pre-tokenization scanner and piece counter: the built-in patterns at memory speed.
+
+This module owns the scanner: the C files that install its tables (csrc/lib/scan.c,
+csrc/lib/markers.c) are compiled here only, the tables are measured and installed here once
+per process, on first use, and the encoder borrows them (:func:`_classes_capsule`,
+:func:`_markers_capsule`), inlining the scanners of csrc/lib/scanners.h and
+csrc/lib/markers_scan.h into its own loops.
 
 Performance notes (what was tried, and why it is like this):
 
@@ -15,7 +21,7 @@ Performance notes (what was tried, and why it is like this):
   bytes BPE trains on, an ASCII string's buffer is already UTF-8 (no copy), and a file
   chunk needs no decoding at all, only a validity check.
 * Character classes are one byte per code point, measured from the installed regex module
-  (functionalbpe/charclasses.py): one load per character, no branches per category. A
+  (functionalbpe/text/charclasses.py): one load per character, no branches per category. A
   two-level table would be smaller (the flat one is 1.1 MB), but the hot part (ASCII, one
   script) stays in cache either way, and the flat one saves a dependent load.
 * Short pieces (<= 16 bytes, nearly all) live inside their hash slot: a probe compares two
@@ -30,7 +36,8 @@ from cpython cimport array
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_SetItem
 from cpython.unicode cimport PyUnicode_DecodeUTF8
-from libc.stdint cimport SIZE_MAX, uint8_t, uint32_t, uint64_t
+from cpython.pycapsule cimport PyCapsule_New
+from libc.stdint cimport SIZE_MAX, int32_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memset
 
@@ -38,9 +45,14 @@ from piecetable cimport (
     fbpe_entry, fbpe_entry_bytes, fbpe_merge_in_order, fbpe_order_tables, fbpe_table,
     fbpe_table_free, fbpe_table_init, fbpe_table_memory,
 )
+from utf8 cimport fbpe_utf8_invalid, utf8_bytes
+from status cimport (
+    FBPE_ENOMEM, FBPE_EUTF8, FBPE_MAX_THREADS, FBPE_MORE, FBPE_OK, check, fbpe_grow_to, fbpe_status,
+)
 
 import array as pyarray
 import os
+import threading
 
 
 cdef extern from "Python.h":
@@ -52,36 +64,60 @@ cdef extern from "Python.h":
     dict _PyDict_NewPresized(Py_ssize_t n)
 
 
-cdef extern from "lib/bounds.h":
-    int FBPE_MAX_THREADS
-    size_t fbpe_grow_to(size_t cap, size_t start, size_t want, size_t size) nogil
-
-
 cdef extern from "lib/scan.h":
     ctypedef enum fbpe_scanner:
         FBPE_GPT2
         FBPE_GPT4
         FBPE_O200K
         FBPE_FUNCTIONALIZER
-    void fbpe_install_classes(const uint8_t *table, const uint32_t *fold_cps,
-                              const char *fold_letters, size_t num_folds)
-    int fbpe_classes_installed()
-    size_t fbpe_piece_end(fbpe_scanner which, const uint8_t *s, size_t i, size_t n) nogil
-    size_t fbpe_utf8_invalid(const uint8_t *s, size_t n, int allow_surrogates,
-                             int *incomplete_tail) nogil
-    size_t fbpe_safe_cut(const uint8_t *s, size_t n, size_t lo, size_t hi) nogil
+    ctypedef struct fbpe_classes:
+        pass
+    const fbpe_classes *fbpe_install_classes(const uint8_t *table, const uint32_t *fold_cps,
+                                             const char *fold_letters, size_t num_folds)
+    size_t fbpe_piece_end(const fbpe_classes *cl, fbpe_scanner which, const uint8_t *s, size_t i,
+                          size_t n) nogil
+    size_t fbpe_safe_cut(const fbpe_classes *cl, const uint8_t *s, size_t n, size_t lo,
+                         size_t hi) nogil
+
+
+cdef extern from "lib/markers.h":
+    ctypedef struct fbpe_mk_map:
+        const uint16_t *index
+        const int32_t *blocks
+    ctypedef struct fbpe_mk_tables:
+        const uint8_t *classes
+        fbpe_mk_map lower
+        fbpe_mk_map upper
+        fbpe_mk_map sigma
+    ctypedef struct fbpe_markers:
+        pass
+    const fbpe_markers *fbpe_mk_install(const fbpe_mk_tables *t)
+    ctypedef fbpe_status (*fbpe_mk_sink)(void *ctx, const uint8_t *piece, size_t len,
+                                         size_t readable, size_t at) noexcept nogil
+    fbpe_status fbpe_mk_pieces(const fbpe_markers *m, int options, const uint8_t *s, size_t n,
+                               fbpe_mk_sink emit, void *ctx) nogil
+    int fbpe_mk_case_code(const fbpe_markers *m, const uint8_t *s, size_t n, uint8_t *out,
+                          size_t *out_len) nogil
+
+
+cdef extern from "lib/splitter.h":
+    ctypedef struct fbpe_splitter:
+        const fbpe_markers *markers
+        int options
+        const fbpe_classes *classes
+        fbpe_scanner which
 
 
 cdef extern from "lib/specials.h":
     ctypedef struct fbpe_specials:
         size_t num_nodes
-    ctypedef int (*fbpe_special_sink)(void *ctx, size_t start, size_t len) noexcept nogil
-    int fbpe_specials_build(fbpe_specials *m, const uint8_t *const *tokens, const size_t *lens,
-                            size_t num)
+    ctypedef fbpe_status (*fbpe_special_sink)(void *ctx, size_t start, size_t len) noexcept nogil
+    fbpe_status fbpe_specials_build(fbpe_specials *m, const uint8_t *const *tokens,
+                                    const size_t *lens, size_t num)
     void fbpe_specials_free(fbpe_specials *m)
     size_t fbpe_specials_window(const fbpe_specials *m, size_t n) nogil
-    int fbpe_specials_cut(const fbpe_specials *m, const uint8_t *s, size_t n, uint32_t *scratch,
-                          fbpe_special_sink emit, void *ctx) nogil
+    fbpe_status fbpe_specials_cut(const fbpe_specials *m, const uint8_t *s, size_t n,
+                                  uint32_t *scratch, fbpe_special_sink emit, void *ctx) nogil
 
 
 cdef extern from "lib/count.h":
@@ -91,27 +127,21 @@ cdef extern from "lib/count.h":
         uint64_t base
         int validate
     ctypedef struct fbpe_count_config:
-        fbpe_scanner which
-        int markers
+        fbpe_splitter split
         const fbpe_specials *specials
     ctypedef struct fbpe_batch:
         fbpe_unit *units
         size_t num_units
         size_t next
     ctypedef struct fbpe_count_error:
-        int code
+        fbpe_status status
         uint64_t offset
         size_t unit
     ctypedef struct fbpe_parts:
         fbpe_table *parts
         size_t num_parts
-    int FBPE_NO_MEMORY
-    int FBPE_BAD_UTF8
     void fbpe_count_batch(const fbpe_count_config *cfg, const fbpe_parts *w, fbpe_batch *batch,
                           fbpe_count_error *err) nogil
-
-
-include "markers_tables.pxi"
 
 
 # Patterns with a scanner; llama3 cuts every text exactly as gpt4 does (csrc/lib/scanners.h).
@@ -119,23 +149,90 @@ SCANNERS = {"gpt2": FBPE_GPT2, "gpt4": FBPE_GPT4, "llama3": FBPE_GPT4, "o200k": 
             "functionalizer": FBPE_FUNCTIONALIZER}
 
 
-def _install():
+# ---- the tables, installed once per process on first use ---------------------------------
+#
+# Measuring the classes from regex takes a few tenths of a second: a process that never
+# scans (one that only decodes, or uses a custom pattern) never pays for it.
+
+cdef const fbpe_classes *_installed_classes = NULL
+cdef const fbpe_markers *_installed_markers = NULL
+# The tables the marker scheme points at (it does not copy them), kept alive for good.
+_markers_tables = None
+_install_lock = threading.Lock()
+
+
+cdef const fbpe_classes *_classes() except NULL:
+    """The pattern scanners' character classes (functionalbpe.text.charclasses)."""
+    global _installed_classes
+    if _installed_classes:
+        return _installed_classes
     from functionalbpe.text.charclasses import class_table, contraction_folds
 
-    table = class_table()
-    folds = contraction_folds()
     cdef uint32_t cps[64]
     cdef char letters[64]
     cdef size_t k
-    if len(folds) > 64:  # FBPE_MAX_FOLDS; regex 2026 has one (U+017F)
-        raise ImportError(f"regex folds {len(folds)} characters to contraction letters; the scanner holds 64")
-    for k in range(len(folds)):
-        cps[k] = folds[k][0]
-        letters[k] = ord(folds[k][1])
-    fbpe_install_classes(<const uint8_t *>PyBytes_AS_STRING(table), cps, letters, len(folds))
+    with _install_lock:
+        if not _installed_classes:
+            table = class_table()
+            folds = contraction_folds()
+            if len(folds) > 64:  # FBPE_MAX_FOLDS; regex 2026 has one (U+017F)
+                raise RuntimeError(f"regex folds {len(folds)} characters to contraction letters; the scanner holds 64")
+            for k in range(len(folds)):
+                cps[k] = folds[k][0]
+                letters[k] = ord(folds[k][1])
+            _installed_classes = fbpe_install_classes(<const uint8_t *>PyBytes_AS_STRING(table), cps,
+                                                      letters, len(folds))
+    return _installed_classes
 
 
-_install()
+cdef fbpe_mk_map _two_level(table):
+    cdef fbpe_mk_map m
+    cdef const uint16_t[::1] index = table.index
+    cdef const int32_t[::1] blocks = table.blocks
+    m.index = &index[0]
+    m.blocks = &blocks[0]
+    return m
+
+
+cdef const fbpe_markers *_markers() except NULL:
+    """The boundary-marker scheme's tables (functionalbpe.schemes.markerclasses)."""
+    global _installed_markers, _markers_tables
+    if _installed_markers:
+        return _installed_markers
+    from functionalbpe.schemes.markerclasses import case_maps, unit_class_table
+
+    cdef fbpe_mk_tables t
+    with _install_lock:
+        if not _installed_markers:
+            classes = unit_class_table()
+            maps = case_maps()
+            t.classes = <const uint8_t *>PyBytes_AS_STRING(classes)
+            t.lower = _two_level(maps.lower)
+            t.upper = _two_level(maps.upper)
+            t.sigma = _two_level(maps.sigma)
+            _markers_tables = (classes, maps)
+            _installed_markers = fbpe_mk_install(&t)
+    return _installed_markers
+
+
+def _classes_capsule():
+    """The installed character classes (``const fbpe_classes *``), for the encoder."""
+    return PyCapsule_New(<void *>_classes(), b"functionalbpe._scanner.classes", NULL)
+
+
+def _markers_capsule():
+    """The installed marker scheme (``const fbpe_markers *``), for the encoder."""
+    return PyCapsule_New(<void *>_markers(), b"functionalbpe._scanner.markers", NULL)
+
+
+def markers_scanner_names():
+    """``{"markers[w,p,↑]": options, ...}``: the scheme's name (BoundaryMarkers.name) for each
+    of the eight combinations of the options (csrc/lib/markers.h's bits)."""
+    names = {}
+    for options in range(8):
+        kinds = ["w"] + ["p"] * (options & 1) + ["d"] * (options >> 1 & 1) + ["↑"] * (options >> 2 & 1)
+        names["markers[" + ",".join(kinds) + "]"] = options
+    return names
 
 
 cdef fbpe_scanner _scanner_of(str pattern) except *:
@@ -145,14 +242,6 @@ cdef fbpe_scanner _scanner_of(str pattern) except *:
         raise ValueError(f"no scanner for pattern {pattern!r}; scanners: {', '.join(SCANNERS)}") from None
 
 
-cdef object _utf8(str text):
-    """UTF-8 bytes of text (surrogatepass: a Python str may hold lone surrogates)."""
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass")
-
-
 def scan(str text not None, str pattern not None):
     """The pieces of ``text`` under a built-in pattern, as ``regex.findall`` gives them.
 
@@ -160,12 +249,13 @@ def scan(str text not None, str pattern not None):
     ['Hello', ' world', '!!']
     """
     cdef fbpe_scanner which = _scanner_of(pattern)
-    data = _utf8(text)
+    cdef const fbpe_classes *cl = _classes()
+    data = utf8_bytes(text)
     cdef const uint8_t *s = <const uint8_t *>PyBytes_AS_STRING(data)
     cdef size_t n = PyBytes_GET_SIZE(data), i = 0, e
     out = []
     while i < n:
-        e = fbpe_piece_end(which, s, i, n)
+        e = fbpe_piece_end(cl, which, s, i, n)
         out.append(PyUnicode_DecodeUTF8(<const char *>s + i, e - i, "surrogatepass"))
         i = e
     return out
@@ -178,33 +268,34 @@ cdef struct _piece_list:
     size_t count, ends_cap
 
 
-cdef int _collect_piece(void *ctx, const uint8_t *piece, size_t n, size_t readable, size_t at) noexcept nogil:
+cdef fbpe_status _collect_piece(void *ctx, const uint8_t *piece, size_t n, size_t readable,
+                               size_t at) noexcept nogil:
     cdef _piece_list *out = <_piece_list *>ctx
     cdef size_t cap
     cdef void *grown
     if n > out.cap - out.len:
         cap = fbpe_grow_to(out.cap, 4096, out.len + n, 1) if n <= SIZE_MAX - out.len else 0
         if not cap:
-            return -1
+            return FBPE_ENOMEM
         grown = realloc(out.data, cap)
         if not grown:
-            return -1
+            return FBPE_ENOMEM
         out.data = <uint8_t *>grown
         out.cap = cap
     if out.count == out.ends_cap:
         cap = fbpe_grow_to(out.ends_cap, 256, out.count + 1, sizeof(size_t))
         if not cap:
-            return -1
+            return FBPE_ENOMEM
         grown = realloc(out.ends, cap * sizeof(size_t))
         if not grown:
-            return -1
+            return FBPE_ENOMEM
         out.ends = <size_t *>grown
         out.ends_cap = cap
     memcpy(out.data + out.len, piece, n)
     out.len += n
     out.ends[out.count] = out.len
     out.count += 1
-    return 0
+    return FBPE_OK
 
 
 def markers_pieces(str text not None, int options):
@@ -216,18 +307,17 @@ def markers_pieces(str text not None, int options):
     """
     if not 0 <= options <= 7:
         raise ValueError(f"markers options are bits 1, 2 and 4, got {options}")
-    install_markers()
-    data = _utf8(text)
+    cdef const fbpe_markers *m = _markers()
+    data = utf8_bytes(text)
     cdef const uint8_t *s = <const uint8_t *>PyBytes_AS_STRING(data)
     cdef size_t n = PyBytes_GET_SIZE(data), k, start = 0
     cdef _piece_list out
-    cdef int rc
+    cdef fbpe_status rc
     memset(&out, 0, sizeof(out))
     try:
         with nogil:
-            rc = fbpe_mk_pieces(options, s, n, _collect_piece, &out)
-        if rc:
-            raise MemoryError()
+            rc = fbpe_mk_pieces(m, options, s, n, _collect_piece, &out)
+        check(rc, "while cutting the text into pieces")
         pieces = []
         for k in range(out.count):
             pieces.append(PyUnicode_DecodeUTF8(<const char *>out.data + start, out.ends[k] - start, "surrogatepass"))
@@ -241,11 +331,11 @@ def markers_pieces(str text not None, int options):
 def markers_case_code(str word not None):
     """``markers.case_code(word)`` by the compiled case coder, for a word of word characters
     (tests compare the two on every code point)."""
-    install_markers()
-    data = _utf8(word)
+    cdef const fbpe_markers *markers = _markers()
+    data = utf8_bytes(word)
     cdef size_t n = PyBytes_GET_SIZE(data), m = 0
     out = PyBytes_FromStringAndSize(NULL, 2 * n + 1)
-    cdef int code = fbpe_mk_case_code(<const uint8_t *>PyBytes_AS_STRING(data), n,
+    cdef int code = fbpe_mk_case_code(markers, <const uint8_t *>PyBytes_AS_STRING(data), n,
                                       <uint8_t *>PyBytes_AS_STRING(out), &m)
     if not code:
         return "", word
@@ -278,8 +368,9 @@ def safe_cut(const uint8_t[::1] data, size_t lo=0, hi=None):
     if n == 0 or (hi is not None and hi <= lo):
         return 0
     cdef size_t top = n if hi is None else min(<size_t>hi, n)
+    cdef const fbpe_classes *cl = _classes()
     with nogil:
-        cut = fbpe_safe_cut(&data[0], n, lo, top)
+        cut = fbpe_safe_cut(cl, &data[0], n, lo, top)
     return cut
 
 
@@ -326,19 +417,20 @@ cdef struct _spans:
     int first_only
 
 
-cdef int _add_span(void *ctx, size_t start, size_t length) noexcept nogil:
+cdef fbpe_status _add_span(void *ctx, size_t start, size_t length) noexcept nogil:
     cdef _spans *sp = <_spans *>ctx
     cdef size_t *grown
     if sp.n + 2 > sp.cap:
         grown = <size_t *>realloc(sp.at, 2 * (sp.cap + 8) * sizeof(size_t))
         if not grown:
-            return -1
+            return FBPE_ENOMEM
         sp.at = grown
         sp.cap = 2 * (sp.cap + 8)
     sp.at[sp.n] = start
     sp.at[sp.n + 1] = start + length
     sp.n += 2
-    return 1 if sp.first_only else 0
+    # The first token is all that search() asks for: stop the cut there.
+    return FBPE_MORE if sp.first_only else FBPE_OK
 
 
 cdef class SpecialCutter:
@@ -353,7 +445,7 @@ cdef class SpecialCutter:
     cdef fbpe_specials m
 
     def __cinit__(self, tokens):
-        encoded = [_utf8(t) for t in sorted({t for t in tokens if t})]
+        encoded = [utf8_bytes(t) for t in sorted({t for t in tokens if t})]
         cdef size_t k, num = len(encoded)
         cdef const uint8_t **ptrs = <const uint8_t **>malloc((num + 1) * sizeof(uint8_t *))
         cdef size_t *lens = <size_t *>malloc((num + 1) * sizeof(size_t))
@@ -363,8 +455,8 @@ cdef class SpecialCutter:
             for k in range(num):
                 ptrs[k] = <const uint8_t *>PyBytes_AS_STRING(encoded[k])
                 lens[k] = PyBytes_GET_SIZE(encoded[k])
-            if fbpe_specials_build(&self.m, ptrs, lens, num) < 0:
-                raise MemoryError("the special tokens are too many or too long to index")
+            check(fbpe_specials_build(&self.m, ptrs, lens, num), "while indexing the special tokens",
+                  "the special tokens hold 2**31 bytes or more")
         finally:
             free(ptrs)
             free(lens)
@@ -379,7 +471,7 @@ cdef class SpecialCutter:
         sp.first_only = first_only
         cdef size_t window = fbpe_specials_window(&self.m, n)
         cdef uint32_t *scratch = <uint32_t *>malloc((window + 1) * sizeof(uint32_t))
-        cdef int rc
+        cdef fbpe_status rc
         if not scratch:
             raise MemoryError()
         with nogil:
@@ -387,7 +479,7 @@ cdef class SpecialCutter:
         free(scratch)
         if rc < 0:
             free(sp.at)
-            raise MemoryError()
+            check(rc, "while cutting out special tokens")
         return sp
 
     def split(self, str text not None):
@@ -434,7 +526,7 @@ cdef object _utf8_buffer(str text, const char **data, Py_ssize_t *size):
     if PyUnicode_IS_ASCII(text):
         data[0] = PyUnicode_AsUTF8AndSize(text, size)
         return None
-    encoded = _utf8(text)
+    encoded = utf8_bytes(text)
     data[0] = PyBytes_AS_STRING(encoded)
     size[0] = PyBytes_GET_SIZE(encoded)
     return encoded
@@ -481,10 +573,11 @@ cdef class PieceCounter:
         if pattern == "markers":  # the boundary-marker scheme's pieces, options `markers`
             if not 0 <= markers <= 7:
                 raise ValueError(f"markers options are bits 1, 2 and 4, got {markers}")
-            install_markers()
-            self.cfg.markers = 1 + markers
+            self.cfg.split.markers = _markers()
+            self.cfg.split.options = markers
         else:
-            self.cfg.which = _scanner_of(pattern)
+            self.cfg.split.which = _scanner_of(pattern)
+            self.cfg.split.classes = _classes()
         self.threads = thread_count(threads)
         # At most FBPE_MAX_THREADS squared: no overflow, and calloc checks the product.
         self.num_tables = <size_t>self.threads * <size_t>self.threads
@@ -560,7 +653,7 @@ cdef class PieceCounter:
             data = PyUnicode_AsUTF8AndSize(text, &size)
             self._push(text, data, size, False, None)
         else:
-            encoded = _utf8(text)
+            encoded = utf8_bytes(text)
             self._push(encoded, PyBytes_AS_STRING(encoded), PyBytes_GET_SIZE(encoded), False, None)
         return 0
 
@@ -598,10 +691,10 @@ cdef class PieceCounter:
         cdef int t
         bad = None
         for t in range(workers):
-            if self.errors[t].code == FBPE_NO_MEMORY:
+            if self.errors[t].status == FBPE_ENOMEM:
                 memset(self.errors, 0, self.threads * sizeof(fbpe_count_error))
-                raise MemoryError("out of memory while counting pieces")
-            if self.errors[t].code == FBPE_BAD_UTF8 and (bad is None or self.errors[t].offset < bad[0]):
+                check(FBPE_ENOMEM, "while counting pieces")
+            if self.errors[t].status == FBPE_EUTF8 and (bad is None or self.errors[t].offset < bad[0]):
                 bad = (self.errors[t].offset, self.errors[t].unit)
         memset(self.errors, 0, self.threads * sizeof(fbpe_count_error))
         if bad is not None:
@@ -635,7 +728,8 @@ cdef class PieceCounter:
             raise failure
 
     def _merge_part(self, int p):
-        cdef int t, n = self.threads, rc
+        cdef int t, n = self.threads
+        cdef fbpe_status rc
         cdef fbpe_table merged
         cdef fbpe_table **ins = <fbpe_table **>malloc(n * sizeof(fbpe_table *))
         if not ins:
@@ -648,7 +742,7 @@ cdef class PieceCounter:
         free(ins)
         if rc:
             fbpe_table_free(&merged)
-            raise MemoryError("out of memory while merging piece tables")
+            check(rc, "while merging piece tables")
         self.tables[p] = merged  # worker 0's partition p; the inputs were freed
 
     cdef uint64_t *_ordered(self, size_t *size) except NULL:
@@ -663,12 +757,12 @@ cdef class PieceCounter:
         cdef uint64_t *order = <uint64_t *>malloc((total if total else 1) * sizeof(uint64_t))
         if not order:
             raise MemoryError()
-        cdef int rc
+        cdef fbpe_status rc
         with nogil:
             rc = fbpe_order_tables(self.tables, self.threads, order)
         if rc:
             free(order)
-            raise MemoryError()
+            check(rc, "while ordering the pieces")
         size[0] = total
         return order
 

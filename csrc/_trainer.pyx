@@ -1,6 +1,6 @@
 # cython: language_level=3
 # distutils: sources = csrc/lib/bpe_train.c
-# distutils: depends = csrc/lib/bounds.h csrc/lib/bpe_train.h csrc/lib/merge_policy.h
+# distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/bpe_train.h csrc/lib/merge_policy.h csrc/status.pxd csrc/utf8.pxd
 """The fast BPE trainer: counted pieces into flat C arrays, then the C merge loop.
 
 Use it through :mod:`functionalbpe.core.fast`, which has the reference's names and falls back to
@@ -37,40 +37,32 @@ cdef extern from "lib/merge_policy.h":
     uint32_t fbpe_merged_flags(uint32_t left, uint32_t right) nogil
     int fbpe_can_merge(int policy, uint32_t left, uint32_t right) nogil
 
-cdef extern from "lib/bounds.h":
-    size_t FBPE_MAX_TOKEN_BYTES
+from status cimport FBPE_ENOMEM, FBPE_MAX_TOKEN_BYTES, FBPE_OK, check, fbpe_status
+
+from utf8 cimport fbpe_utf8_invalid
 
 cdef extern from "lib/bpe_train.h":
-    enum:
-        FBPE_DONE
-        FBPE_MORE
-        FBPE_ENOMEM
-        FBPE_EOVERFLOW
-        FBPE_ETOOLONG
-        FBPE_EIDS
-        FBPE_EINTERNAL
-    ctypedef struct FbpeCorpus:
+    ctypedef struct fbpe_corpus:
         pass
-    ctypedef struct FbpeTrainer:
+    ctypedef struct fbpe_trainer:
         pass
-    ctypedef struct FbpeMerge:
+    ctypedef struct fbpe_trained_merge:
         uint32_t left
         uint32_t right
         int64_t count
-    FbpeCorpus *fbpe_corpus_new() nogil
-    void fbpe_corpus_free(FbpeCorpus *corpus) nogil
-    uint32_t *fbpe_corpus_reserve(FbpeCorpus *corpus, size_t n) nogil
-    int fbpe_corpus_commit(FbpeCorpus *corpus, size_t n, int64_t count) nogil
-    int fbpe_corpus_add_utf8(FbpeCorpus *corpus, const uint8_t *text, size_t n, int64_t count,
-                             const int32_t *atom_ids) nogil
-    size_t fbpe_utf8_error(const uint8_t *text, size_t n) nogil
-    FbpeTrainer *fbpe_trainer_new(FbpeCorpus *corpus, uint32_t first_id, const uint32_t *flags,
-                                  int policy, int64_t max_merges, int64_t min_frequency,
-                                  size_t max_token_bytes, int *error) nogil
-    int fbpe_trainer_run(FbpeTrainer *trainer, double seconds) nogil
-    size_t fbpe_trainer_num_merges(const FbpeTrainer *trainer) nogil
-    const FbpeMerge *fbpe_trainer_merges(const FbpeTrainer *trainer) nogil
-    void fbpe_trainer_free(FbpeTrainer *trainer) nogil
+    fbpe_corpus *fbpe_corpus_new() nogil
+    void fbpe_corpus_free(fbpe_corpus *corpus) nogil
+    uint32_t *fbpe_corpus_reserve(fbpe_corpus *corpus, size_t n) nogil
+    fbpe_status fbpe_corpus_commit(fbpe_corpus *corpus, size_t n, int64_t count) nogil
+    fbpe_status fbpe_corpus_add_utf8(fbpe_corpus *corpus, const uint8_t *text, size_t n,
+                                     int64_t count, const int32_t *atom_ids) nogil
+    fbpe_status fbpe_trainer_new(fbpe_corpus *corpus, uint32_t first_id, const uint32_t *flags,
+                                 int policy, int64_t max_merges, int64_t min_frequency,
+                                 size_t max_token_bytes, fbpe_trainer **out) nogil
+    fbpe_status fbpe_trainer_run(fbpe_trainer *trainer, double seconds) nogil
+    size_t fbpe_trainer_num_merges(const fbpe_trainer *trainer) nogil
+    const fbpe_trained_merge *fbpe_trainer_merges(const fbpe_trainer *trainer) nogil
+    void fbpe_trainer_free(fbpe_trainer *trainer) nogil
     long fbpe_live_blocks() nogil
 
 # How long the merge loop runs without the GIL before it looks at Ctrl-C and the progress
@@ -102,24 +94,6 @@ def live_blocks():
     return fbpe_live_blocks()
 
 
-cdef int check(int rc) except -1:
-    """Turn a C status into the Python exception it stands for."""
-    if rc >= 0:
-        return rc
-    if rc == FBPE_ENOMEM:
-        raise MemoryError("the trainer ran out of memory")
-    if rc == FBPE_EOVERFLOW:
-        raise OverflowError(
-            "the piece counts are too large: the sum over pieces of count x (symbols - 1) "
-            "must stay below 2**63; divide the counts by a common factor"
-        )
-    if rc == FBPE_ETOOLONG:
-        raise ValueError("a piece of 2**32 symbols or more, or 2**32 distinct pieces or more")
-    if rc == FBPE_EIDS:
-        raise OverflowError("the merges would need ids of 2**32 - 1 and above")
-    raise RuntimeError(f"functionalbpe._trainer: internal error {rc} (a bug; please report it)")
-
-
 cdef int64_t piece_count(object count) except -1:
     """A piece's count as the C loop holds it (64 bits), or 0 for a piece to drop."""
     if not count > 0:
@@ -133,7 +107,7 @@ cdef int64_t piece_count(object count) except -1:
         ) from None
 
 
-cdef int add_symbols(FbpeCorpus *corpus, object symbols, int64_t count,
+cdef int add_symbols(fbpe_corpus *corpus, object symbols, int64_t count,
                      uint32_t first_id) except -1:
     """Append one piece given as a sequence of symbol ids."""
     cdef Py_ssize_t n, i
@@ -146,7 +120,7 @@ cdef int add_symbols(FbpeCorpus *corpus, object symbols, int64_t count,
         return 0
     out = fbpe_corpus_reserve(corpus, <size_t>n)
     if out == NULL:
-        raise MemoryError("the trainer ran out of memory")
+        check(FBPE_ENOMEM, "while training")
     items = PySequence_Fast_ITEMS(seq)
     for i in range(n):
         v = PyLong_AsLongLong(<object>items[i])
@@ -156,10 +130,10 @@ cdef int add_symbols(FbpeCorpus *corpus, object symbols, int64_t count,
                 f"(first_id is {first_id})"
             )
         out[i] = <uint32_t>v
-    return check(fbpe_corpus_commit(corpus, <size_t>n, count))
+    return check(fbpe_corpus_commit(corpus, <size_t>n, count), "while training")
 
 
-cdef int add_text(FbpeCorpus *corpus, object piece, int64_t count,
+cdef int add_text(fbpe_corpus *corpus, object piece, int64_t count,
                   const int32_t *atom_ids) except -1:
     """Append one piece given in text form: UTF-8 bytes, atoms as their own ids."""
     if type(piece) is not str:
@@ -167,10 +141,12 @@ cdef int add_text(FbpeCorpus *corpus, object piece, int64_t count,
     if PyUnicode_IS_ASCII(piece):
         # ASCII holds no atom, and its str storage already is its UTF-8
         return check(fbpe_corpus_add_utf8(corpus, <const uint8_t *>PyUnicode_DATA(piece),
-                                          <size_t>PyUnicode_GET_LENGTH(piece), count, NULL))
+                                          <size_t>PyUnicode_GET_LENGTH(piece), count, NULL),
+                     "while training")
     encoded = PyUnicode_AsUTF8String(piece)
     return check(fbpe_corpus_add_utf8(corpus, <const uint8_t *>PyBytes_AS_STRING(encoded),
-                                      <size_t>PyBytes_GET_SIZE(encoded), count, atom_ids))
+                                      <size_t>PyBytes_GET_SIZE(encoded), count, atom_ids),
+                 "while training")
 
 
 cdef object atom_table(object atom_ids, uint32_t first_id):
@@ -198,12 +174,12 @@ cdef object int64_view(object buffer, str name):
 
 cdef class Corpus:
     """The pieces as the C side holds them; freed with this object, on every path."""
-    cdef FbpeCorpus *ptr
+    cdef fbpe_corpus *ptr
 
     def __cinit__(self):
         self.ptr = fbpe_corpus_new()
         if self.ptr == NULL:
-            raise MemoryError("the trainer ran out of memory")
+            check(FBPE_ENOMEM, "while training")
 
     def __dealloc__(self):
         fbpe_corpus_free(self.ptr)
@@ -220,26 +196,25 @@ cdef list run_merges(Corpus corpus, uint32_t first_id, object flags, int policy,
     cdef const uint32_t[::1] cflags = array("I", [int(f) & 0xFFFFFFFF for f in flags] or [0])
     cdef int64_t max_merges = -1 if num_merges is None else max(int(num_merges), 0)
     cdef double seconds = slice_seconds
-    cdef int rc = 0
-    cdef FbpeTrainer *trainer = NULL
-    cdef const FbpeMerge *merges
+    cdef fbpe_status rc
+    cdef fbpe_trainer *trainer = NULL
+    cdef const fbpe_trained_merge *merges
     cdef size_t n, k
     with nogil:
-        trainer = fbpe_trainer_new(corpus.ptr, first_id, &cflags[0], policy, max_merges,
-                                   min_frequency, max_token_bytes, &rc)
-    if trainer == NULL:
-        check(rc)
+        rc = fbpe_trainer_new(corpus.ptr, first_id, &cflags[0], policy, max_merges,
+                              min_frequency, max_token_bytes, &trainer)
+    check(rc, "while training")
     try:
         bar = Progress(progress, "merging", total=num_merges)
         while True:
             with nogil:
                 rc = fbpe_trainer_run(trainer, seconds)
-            check(rc)
+            check(rc, "while training")
             PyErr_CheckSignals()  # raises KeyboardInterrupt after Ctrl-C; finally frees
             n = fbpe_trainer_num_merges(trainer)
             if n:
                 bar.update(n, f"best count {fbpe_trainer_merges(trainer)[n - 1].count}")
-            if rc == FBPE_DONE:
+            if rc == FBPE_OK:  # no merge left to make
                 break
         bar.close()
         merges = fbpe_trainer_merges(trainer)
@@ -292,13 +267,14 @@ def train_merges_utf8(const uint8_t[::1] data, offsets, counts, num_merges, uint
     cdef const int32_t[::1] table = atom_table(atom_ids, first_id)
     cdef const int32_t *atoms = &table[0] if atom_ids else NULL
     cdef const uint8_t *base = &data[0] if data.shape[0] else NULL
-    cdef int rc = 0
+    cdef fbpe_status rc = FBPE_OK
     cdef size_t size = 0, bad = 0
+    cdef int incomplete
     corpus = Corpus()
     with nogil:
         for i in range(n):
             size = <size_t>(offs[i + 1] - offs[i])
-            bad = fbpe_utf8_error(base + offs[i], size)
+            bad = fbpe_utf8_invalid(base + offs[i], size, 0, &incomplete)
             if bad < size:
                 break
             rc = fbpe_corpus_add_utf8(corpus.ptr, base + offs[i], size, cnts[i], atoms)
@@ -309,5 +285,5 @@ def train_merges_utf8(const uint8_t[::1] data, offsets, counts, num_merges, uint
             f"piece {i} is not valid UTF-8: byte {offs[i] + bad} of the data "
             f"({bytes(data[offs[i]:offs[i + 1]])!r})"
         )
-    check(rc)
+    check(rc, "while training")
     return run_merges(corpus, first_id, flags, policy, num_merges, min_frequency, progress)

@@ -2,6 +2,8 @@
 # (cimported by _scanner.pyx and _functional.pyx; each names piecetable.c in its sources).
 from libc.stdint cimport uint8_t, uint64_t
 
+from status cimport fbpe_status
+
 
 cdef extern from "lib/piecetable.h":
     ctypedef struct fbpe_entry:
@@ -12,7 +14,7 @@ cdef extern from "lib/piecetable.h":
         size_t size
     void fbpe_table_init(fbpe_table *t)
     void fbpe_table_free(fbpe_table *t) nogil
-    int fbpe_merge_in_order(fbpe_table *out, fbpe_table *const *ins, size_t count) nogil
-    int fbpe_order_tables(const fbpe_table *tables, size_t count, uint64_t *order) nogil
+    fbpe_status fbpe_merge_in_order(fbpe_table *out, fbpe_table *const *ins, size_t count) nogil
+    fbpe_status fbpe_order_tables(const fbpe_table *tables, size_t count, uint64_t *order) nogil
     const uint8_t *fbpe_entry_bytes(const fbpe_table *t, const fbpe_entry *e) nogil
     size_t fbpe_table_memory(const fbpe_table *t)

@@ -1,4 +1,4 @@
-/* The limits every tokenizer keeps, and the status codes of the core's entry points.
+/* The limits every tokenizer keeps, and the status codes of the whole core.
  *
  * A tokenizer file is untrusted input. functionalbpe/filecheck.py checks it against these
  * same limits before anything is built (and says why they are what they are); the C entry
@@ -17,16 +17,24 @@
 #define FBPE_MAX_TOTAL_TOKEN_BYTES ((size_t)1 << 26) /* the bytes of all tokens together */
 #define FBPE_MAX_THREADS 1024                        /* threads one call may use */
 
-enum {
-    FBPE_DONE = 0,       /* no merge left to make */
-    FBPE_MORE = 1,       /* time slice used up; call fbpe_trainer_run again */
+/* What a function of the core that can fail returns. Zero is success, a negative value
+ * the error; FBPE_MORE says that the work stopped before its end, as it was meant to: the
+ * trainer's time slice is used up, the encoder met a piece that its caller must supply, a
+ * sink wants no more. What a function computes comes back through its pointer arguments,
+ * except that a function whose only failure is running out of memory returns what it
+ * makes, or NULL, as malloc does. Every compiled module turns these into Python exceptions
+ * in one place (csrc/status.pxd). */
+typedef enum {
+    FBPE_OK = 0,
+    FBPE_MORE = 1,
     FBPE_ENOMEM = -1,
     FBPE_EOVERFLOW = -2, /* a count, or the sum of count x pairs, needs more than 63 bits */
     FBPE_ETOOLONG = -3,  /* a piece of 2**32 symbols or more, or 2**32 pieces */
     FBPE_EIDS = -4,      /* the merges would need ids of 2**32 - 1 and above */
     FBPE_EINTERNAL = -5, /* a broken invariant: a bug, never bad input */
-    FBPE_EINVALID = -6   /* input that breaks a rule or a limit above */
-};
+    FBPE_EINVALID = -6,  /* input that breaks a rule or a limit above */
+    FBPE_EUTF8 = -7      /* bytes that are not valid UTF-8 */
+} fbpe_status;
 
 /* The capacity an array grows to: `cap` (or `start` when it is 0) doubled until it holds
  * `want` elements of `size` bytes, or 0 when that many bytes do not fit in size_t (the

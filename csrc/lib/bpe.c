@@ -1,6 +1,8 @@
 /* The BPE encoder core; see bpe.h for what it does and csrc/_encoder.pyx for why it is
  * built this way. */
 #include "bpe.h"
+#include "hash.h"
+#include "utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -40,72 +42,6 @@ static size_t pow2_at_least(size_t n) {
     return c;
 }
 
-/* A hash of a byte string good enough for open addressing: 8 bytes per multiply. */
-static inline uint64_t hash_bytes(const uint8_t *p, size_t n) {
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xD6E8FEB86659FD93ull);
-    while (n >= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
-        h ^= h >> 31;
-        p += 8;
-        n -= 8;
-    }
-    if (n) {
-        uint64_t w = 0;
-        memcpy(&w, p, n);
-        h = (h ^ w) * 0x94D049BB133111EBull;
-    }
-    h ^= h >> 29;
-    h *= 0xBF58476D1CE4E5B9ull;
-    return h ^ (h >> 32);
-}
-
-/* A piece as a hash-table key. Pieces of up to 16 bytes (nearly all) are held as two
- * zero-padded words, so that a probe compares two words in the slot it has already loaded
- * instead of following a pointer to the bytes. */
-#define INLINE_KEY 16
-
-typedef struct {
-    uint64_t w0, w1, hash;
-} piece_key;
-
-/* 16 bytes of 0xFF then 16 of 0: bytes 16-n .. 32-n are n 0xFF then zeros, in memory order,
- * whatever the byte order of the machine. */
-static const uint8_t KEEP_FIRST[32] = {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
-                                       255, 255, 255, 255, 255};
-
-/* readable: how many bytes from s may be read (>= n); with 16 or more, the key is read with
- * two loads and a mask instead of a byte copy. */
-static inline void make_key(const uint8_t *s, size_t n, size_t readable, piece_key *k) {
-    if (n > INLINE_KEY) {
-        k->w0 = k->w1 = 0;
-        k->hash = hash_bytes(s, n);
-        return;
-    }
-    uint64_t w[2] = {0, 0};
-    if (readable >= INLINE_KEY) {
-        uint64_t m[2];
-        memcpy(w, s, 16);
-        memcpy(m, KEEP_FIRST + 16 - n, 16);
-        w[0] &= m[0];
-        w[1] &= m[1];
-    } else {
-        memcpy(w, s, n);
-    }
-    k->w0 = w[0];
-    k->w1 = w[1];
-    uint64_t h = (w[0] ^ (n * 0xD6E8FEB86659FD93ull)) * 0xBF58476D1CE4E5B9ull;
-    h ^= (h >> 31) ^ w[1];
-    h *= 0x94D049BB133111EBull;
-    k->hash = h ^ (h >> 29);
-}
-
-static inline uint64_t hash_pair(uint64_t key) {
-    key *= 0x9E3779B97F4A7C15ull;
-    return key ^ (key >> 29);
-}
-
 void fbpe_ids_init(fbpe_ids *v) {
     v->ids = NULL;
     v->len = v->cap = 0;
@@ -116,30 +52,57 @@ void fbpe_ids_free(fbpe_ids *v) {
     fbpe_ids_init(v);
 }
 
-int fbpe_ids_reserve(fbpe_ids *v, size_t extra) {
-    if (extra <= v->cap - v->len) return 0;
-    if (extra > SIZE_MAX - v->len) return -1;
+fbpe_status fbpe_ids_reserve(fbpe_ids *v, size_t extra) {
+    if (extra <= v->cap - v->len) return FBPE_OK;
+    if (extra > SIZE_MAX - v->len) return FBPE_ENOMEM;
     size_t cap = fbpe_grow_to(v->cap, 64, v->len + extra, sizeof(uint32_t));
-    if (!cap) return -1;
+    if (!cap) return FBPE_ENOMEM;
     uint32_t *grown = (uint32_t *)realloc(v->ids, cap * sizeof(uint32_t));
-    if (!grown) return -1;
+    if (!grown) return FBPE_ENOMEM;
     v->ids = grown;
     v->cap = cap;
-    return 0;
+    return FBPE_OK;
 }
 
-static inline int push_ids(fbpe_ids *out, const uint32_t *ids, size_t n) {
-    if (fbpe_ids_reserve(out, n)) return -1;
+static inline fbpe_status push_ids(fbpe_ids *out, const uint32_t *ids, size_t n) {
+    if (fbpe_ids_reserve(out, n)) return FBPE_ENOMEM;
     memcpy(out->ids + out->len, ids, n * sizeof(uint32_t));
     out->len += n;
-    return 0;
+    return FBPE_OK;
+}
+
+/* A binary min-heap of 64-bit keys in heap[0..*len): the sweep's ranks, and tiktoken's
+ * (rank << 32 | position), where the lowest rank comes first and the leftmost of equal ranks
+ * first, the pair tiktoken's procedure merges next. */
+static void key_push(uint64_t *heap, size_t *len, uint64_t key) {
+    size_t i = (*len)++;
+    while (i && heap[(i - 1) / 2] > key) {
+        heap[i] = heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    heap[i] = key;
+}
+
+static uint64_t key_pop(uint64_t *heap, size_t *len) {
+    uint64_t top = heap[0], last = heap[--*len];
+    size_t i = 0, n = *len;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && heap[c + 1] < heap[c]) c++;
+        if (heap[c] >= last) break;
+        heap[i] = heap[c];
+        i = c;
+    }
+    if (n) heap[i] = last;
+    return top;
 }
 
 /* ---- the merge table ------------------------------------------------------------------ */
 
 static inline uint32_t rank_of(const fbpe_bpe *b, uint32_t left, uint32_t right) {
     uint64_t key = ((uint64_t)left << 32) | right;
-    size_t i = (size_t)hash_pair(key) & b->pair_mask;
+    size_t i = fbpe_slot_u64(key, b->pair_shift);
     for (;;) {
         uint64_t k = b->pair_keys[i];
         if (k == key) return b->pair_ids[i];
@@ -148,36 +111,52 @@ static inline uint32_t rank_of(const fbpe_bpe *b, uint32_t left, uint32_t right)
     }
 }
 
-uint32_t fbpe_rank(const fbpe_bpe *b, uint32_t left, uint32_t right) { return rank_of(b, left, right); }
+uint32_t fbpe_rank(const fbpe_bpe *b, uint32_t left, uint32_t right) {
+    return rank_of(b, left, right);
+}
 
 static inline const uint8_t *token_bytes(const fbpe_bpe *b, uint32_t id, size_t *len) {
     *len = (size_t)(b->tok_off[id + 1] - b->tok_off[id]);
     return b->tok_bytes + b->tok_off[id];
 }
 
-static inline uint32_t whole_token(const fbpe_bpe *b, const uint8_t *s, size_t n,
-                                   const piece_key *k) {
-    size_t i = (size_t)k->hash & b->vocab_mask;
+/* The tables of strings by id (the whole tokens; the ranks of a tiktoken file): open
+ * addressing over fbpe_vocab_slot, string `id` being bytes[off[id] .. off[id + 1]). */
+static void slot_insert(fbpe_vocab_slot *slots, size_t mask, const fbpe_key *k, uint32_t id) {
+    size_t i = (size_t)k->hash & mask;
+    while (slots[i].len) i = (i + 1) & mask;
+    slots[i].w0 = k->len <= FBPE_INLINE_KEY ? k->w[0] : k->hash;
+    slots[i].w1 = k->w[1];
+    slots[i].len = (uint32_t)k->len;
+    slots[i].id = id;
+}
+
+static inline uint32_t slot_find(const fbpe_vocab_slot *slots, size_t mask, const uint8_t *bytes,
+                                 const uint64_t *off, const fbpe_key *k) {
+    size_t n = k->len, i = (size_t)k->hash & mask;
     for (;;) {
-        const fbpe_vocab_slot *e = &b->vocab_slots[i];
+        const fbpe_vocab_slot *e = &slots[i];
         if (!e->len) return FBPE_NO_RANK;
         if (e->len == n) {
-            if (n <= INLINE_KEY) {
-                if (e->w0 == k->w0 && e->w1 == k->w1) return e->id;
-            } else if (e->w0 == k->hash) {
-                size_t len;
-                if (memcmp(token_bytes(b, e->id, &len), s, n) == 0) return e->id;
+            if (n <= FBPE_INLINE_KEY) {
+                if (e->w0 == k->w[0] && e->w1 == k->w[1]) return e->id;
+            } else if (e->w0 == k->hash && memcmp(bytes + off[e->id], k->p, n) == 0) {
+                return e->id;
             }
         }
-        i = (i + 1) & b->vocab_mask;
+        i = (i + 1) & mask;
     }
 }
 
+static inline uint32_t whole_token(const fbpe_bpe *b, const fbpe_key *k) {
+    return slot_find(b->vocab_slots, b->vocab_mask, b->tok_bytes, b->tok_off, k);
+}
+
 uint32_t fbpe_whole_token(const fbpe_bpe *b, const uint8_t *s, size_t n) {
-    piece_key k;
+    fbpe_key k;
     if (!n) return FBPE_NO_RANK;
-    make_key(s, n, n, &k);
-    return whole_token(b, s, n, &k);
+    fbpe_key_make(&k, s, n, n);
+    return whole_token(b, &k);
 }
 
 /* The symbols of a text-form piece: UTF-8 bytes, and each atom's code point as its id. */
@@ -188,15 +167,11 @@ static size_t piece_symbols(const fbpe_bpe *b, const uint8_t *s, size_t n, uint3
         return n;
     }
     for (size_t i = 0; i < n;) {
-        /* U+E000..U+EFFF is EE 80..BF 80..BF in UTF-8. */
-        if (s[i] == 0xEE && i + 2 < n && (s[i + 1] & 0xC0) == 0x80 && (s[i + 2] & 0xC0) == 0x80) {
-            uint32_t cp = ((uint32_t)(s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F);
-            uint32_t atom = b->atom_of[cp];
-            if (atom) {
-                out[m++] = atom;
-                i += 3;
-                continue;
-            }
+        int32_t cp = fbpe_utf8_private_use(s, i, n);
+        if (cp >= 0 && b->atom_of[cp]) {
+            out[m++] = b->atom_of[cp];
+            i += 3;
+            continue;
         }
         out[m++] = s[i++];
     }
@@ -261,7 +236,8 @@ typedef struct {
     uint32_t *index_keys; /* rank + 1; 0 is empty */
     uint32_t *index_vals; /* bucket number */
     size_t index_mask;
-    uint32_t *heap; /* ranks with a bucket waiting, smallest on top */
+    unsigned index_shift;
+    uint64_t *heap; /* ranks with a bucket waiting, smallest on top */
     size_t heap_len, heap_cap;
     /* The two buckets filed into last: a sweep files the pairs on either side of each merge,
      * and in a run of one symbol those are the same two pairs again and again, so the
@@ -278,51 +254,32 @@ static void sweep_free(sweep *w) {
     free(w->heap);
 }
 
-static int heap_push(sweep *w, uint32_t rank) {
+static fbpe_status heap_push(sweep *w, uint32_t rank) {
     if (w->heap_len == w->heap_cap) {
         size_t cap = w->heap_cap ? 2 * w->heap_cap : 64;
-        uint32_t *grown = (uint32_t *)realloc(w->heap, cap * sizeof(uint32_t));
-        if (!grown) return -1;
+        uint64_t *grown = (uint64_t *)realloc(w->heap, cap * sizeof(uint64_t));
+        if (!grown) return FBPE_ENOMEM;
         w->heap = grown;
         w->heap_cap = cap;
     }
-    size_t i = w->heap_len++;
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (w->heap[parent] <= rank) break;
-        w->heap[i] = w->heap[parent];
-        i = parent;
-    }
-    w->heap[i] = rank;
-    return 0;
+    key_push(w->heap, &w->heap_len, rank);
+    return FBPE_OK;
 }
 
-static uint32_t heap_pop(sweep *w) {
-    uint32_t top = w->heap[0], last = w->heap[--w->heap_len];
-    size_t i = 0, n = w->heap_len;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && w->heap[c + 1] < w->heap[c]) c++;
-        if (w->heap[c] >= last) break;
-        w->heap[i] = w->heap[c];
-        i = c;
-    }
-    if (n) w->heap[i] = last;
-    return top;
-}
+static uint32_t heap_pop(sweep *w) { return (uint32_t)key_pop(w->heap, &w->heap_len); }
 
-static int index_grow(sweep *w) {
+static fbpe_status index_grow(sweep *w) {
     size_t cap = w->index_mask ? 2 * (w->index_mask + 1) : 256;
     uint32_t *keys = (uint32_t *)calloc(cap, sizeof(uint32_t));
     uint32_t *vals = (uint32_t *)malloc(cap * sizeof(uint32_t));
+    unsigned shift = fbpe_slot_shift(cap);
     if (!keys || !vals) {
         free(keys);
         free(vals);
-        return -1;
+        return FBPE_ENOMEM;
     }
     for (size_t k = 0; k < w->num_buckets; k++) {
-        size_t i = (size_t)hash_pair(w->buckets[k].rank) & (cap - 1);
+        size_t i = fbpe_slot_u64(w->buckets[k].rank, shift);
         while (keys[i]) i = (i + 1) & (cap - 1);
         keys[i] = w->buckets[k].rank + 1;
         vals[i] = (uint32_t)k;
@@ -332,11 +289,12 @@ static int index_grow(sweep *w) {
     w->index_keys = keys;
     w->index_vals = vals;
     w->index_mask = cap - 1;
-    return 0;
+    w->index_shift = shift;
+    return FBPE_OK;
 }
 
 /* File position p under rank. */
-static inline int file_position(sweep *w, uint32_t rank, uint32_t p) {
+static inline fbpe_status file_position(sweep *w, uint32_t rank, uint32_t p) {
     bucket *bk = NULL;
     if (rank == w->memo_rank[0]) {
         bk = &w->buckets[w->memo_bucket[0]];
@@ -346,8 +304,8 @@ static inline int file_position(sweep *w, uint32_t rank, uint32_t p) {
         bk = &w->buckets[w->memo_bucket[1]];
         goto append;
     }
-    if (2 * (w->num_buckets + 1) > w->index_mask + 1 && index_grow(w)) return -1;
-    size_t i = (size_t)hash_pair(rank) & w->index_mask;
+    if (2 * (w->num_buckets + 1) > w->index_mask + 1 && index_grow(w)) return FBPE_ENOMEM;
+    size_t i = fbpe_slot_u64(rank, w->index_shift);
     while (w->index_keys[i]) {
         if (w->index_keys[i] == rank + 1) {
             bk = &w->buckets[w->index_vals[i]];
@@ -359,11 +317,11 @@ static inline int file_position(sweep *w, uint32_t rank, uint32_t p) {
         if (w->num_buckets == w->cap_buckets) {
             size_t cap = w->cap_buckets ? 2 * w->cap_buckets : 64;
             bucket *grown = (bucket *)realloc(w->buckets, cap * sizeof(bucket));
-            if (!grown) return -1;
+            if (!grown) return FBPE_ENOMEM;
             w->buckets = grown;
             w->cap_buckets = cap;
         }
-        if (heap_push(w, rank)) return -1;
+        if (heap_push(w, rank)) return FBPE_ENOMEM;
         w->index_keys[i] = rank + 1;
         w->index_vals[i] = (uint32_t)w->num_buckets;
         bk = &w->buckets[w->num_buckets++];
@@ -380,19 +338,19 @@ append:
     if (bk->len == bk->cap) {
         /* A bucket holds positions of one piece, fewer than UINT32_MAX (fbpe_merge). */
         uint32_t cap = bk->cap > UINT32_MAX / 2 ? UINT32_MAX : (bk->cap ? 2 * bk->cap : 8);
-        if (cap == bk->cap) return -1;
+        if (cap == bk->cap) return FBPE_ENOMEM;
         uint32_t *grown = (uint32_t *)realloc(bk->pos, (size_t)cap * sizeof(uint32_t));
-        if (!grown) return -1;
+        if (!grown) return FBPE_ENOMEM;
         bk->pos = grown;
         bk->cap = cap;
     }
     if (bk->len && bk->pos[bk->len - 1] > p) bk->sorted = 0;
     bk->pos[bk->len++] = p;
-    return 0;
+    return FBPE_OK;
 }
 
 static bucket *find_bucket(sweep *w, uint32_t rank) {
-    size_t i = (size_t)hash_pair(rank) & w->index_mask;
+    size_t i = fbpe_slot_u64(rank, w->index_shift);
     while (w->index_keys[i] != rank + 1) i = (i + 1) & w->index_mask;
     return &w->buckets[w->index_vals[i]];
 }
@@ -402,15 +360,16 @@ static int cmp_u32(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-static size_t merge_long(const fbpe_bpe *b, uint32_t *ids, size_t n) {
-    if (n < 2) return n;
-    if (n >= UINT32_MAX) return (size_t)-1;
+/* The sweep over ids[0..n) (n < 2^32); the new length in *len. FBPE_OK or FBPE_ENOMEM. */
+static fbpe_status merge_long(const fbpe_bpe *b, uint32_t *ids, size_t n, size_t *len_out) {
+    *len_out = n;
+    if (n < 2) return FBPE_OK;
     uint32_t *next = (uint32_t *)malloc(n * sizeof(uint32_t));
     uint32_t *prev = (uint32_t *)malloc(n * sizeof(uint32_t));
     sweep w;
     memset(&w, 0, sizeof w);
     w.memo_rank[0] = w.memo_rank[1] = FBPE_NO_RANK;
-    size_t result = (size_t)-1;
+    fbpe_status rc = FBPE_ENOMEM;
     if (!next || !prev) goto done;
     for (size_t i = 0; i < n; i++) {
         next[i] = i + 1 < n ? (uint32_t)(i + 1) : NONE;
@@ -459,13 +418,15 @@ static size_t merge_long(const fbpe_bpe *b, uint32_t *ids, size_t n) {
         free(ps);
     }
     /* Position 0 is never removed (a merge removes the right symbol of its pair). */
-    result = 0;
-    for (uint32_t p = 0; p != NONE; p = next[p]) ids[result++] = ids[p];
+    size_t m = 0;
+    for (uint32_t p = 0; p != NONE; p = next[p]) ids[m++] = ids[p];
+    *len_out = m;
+    rc = FBPE_OK;
 done:
     free(next);
     free(prev);
     sweep_free(&w);
-    return result;
+    return rc;
 }
 
 /* ---- merging a long piece made of a few runs: rounds over run-length form ---------------
@@ -568,19 +529,24 @@ static size_t merge_runs(const fbpe_bpe *b, uint32_t *ids, size_t n, int *more) 
     return m;
 }
 
-size_t fbpe_merge(const fbpe_bpe *b, uint32_t *ids, size_t n, int method) {
-    if (n >= UINT32_MAX) return (size_t)-1; /* positions and run lengths are 32-bit */
+fbpe_status fbpe_merge(const fbpe_bpe *b, uint32_t *ids, size_t n, int method, size_t *len) {
+    *len = n;
+    if (n >= UINT32_MAX) return FBPE_ETOOLONG; /* positions and run lengths are 32-bit */
     if (method == 1 || (method == 0 && n <= SHORT_PIECE)) {
-        if (n > SHORT_PIECE) return (size_t)-1;
-        return merge_short(b, ids, n);
+        if (n > SHORT_PIECE) return FBPE_EINVALID;
+        *len = merge_short(b, ids, n);
+        return FBPE_OK;
     }
     if (method == 0 || method == 3) {
         int more;
         size_t m = merge_runs(b, ids, n, &more);
-        if (m && !more) return m;
+        if (m && !more) {
+            *len = m;
+            return FBPE_OK;
+        }
         if (m) n = m;
     }
-    return merge_long(b, ids, n);
+    return merge_long(b, ids, n, len);
 }
 
 /* ---- the piece cache ------------------------------------------------------------------ */
@@ -629,10 +595,10 @@ static const uint32_t *cache_get(const fbpe_cache *c, const uint8_t *s, size_t n
     }
 }
 
-static int cache_grow(fbpe_cache *c) {
+static fbpe_status cache_grow(fbpe_cache *c) {
     size_t cap = c->slots ? 2 * (c->mask + 1) : 1024;
     cache_slot *slots = (cache_slot *)calloc(cap, sizeof(cache_slot));
-    if (!slots) return -1;
+    if (!slots) return FBPE_ENOMEM;
     for (size_t k = 0; c->slots && k <= c->mask; k++) {
         cache_slot e = c->slots[k];
         if (!e.key_len) continue;
@@ -643,30 +609,33 @@ static int cache_grow(fbpe_cache *c) {
     free(c->slots);
     c->slots = slots;
     c->mask = cap - 1;
-    return 0;
+    return FBPE_OK;
 }
 
-static int reserve_bytes(uint8_t **p, size_t *cap, size_t need) {
-    if (need <= *cap) return 0;
+static fbpe_status reserve_bytes(uint8_t **p, size_t *cap, size_t need) {
+    if (need <= *cap) return FBPE_OK;
     size_t grown_cap = fbpe_grow_to(*cap, 4096, need, 1);
-    if (!grown_cap) return -1;
+    if (!grown_cap) return FBPE_ENOMEM;
     uint8_t *grown = (uint8_t *)realloc(*p, grown_cap);
-    if (!grown) return -1;
+    if (!grown) return FBPE_ENOMEM;
     *p = grown;
     *cap = grown_cap;
-    return 0;
+    return FBPE_OK;
 }
 
 /* Remember piece s[0..n) -> ids[0..m). Out of memory only means it is not remembered. */
 static void cache_put(fbpe_cache *c, const uint8_t *s, size_t n, uint64_t h, const uint32_t *ids,
                       size_t m) {
-    if (m > UINT32_MAX / sizeof(uint32_t)) return; /* offsets are 32-bit; such a piece is not kept */
-    if (c->size >= (c->limit ? c->limit : CACHE_MAX_ENTRIES) || m > UINT32_MAX / sizeof(uint32_t) - c->vals_len)
+    /* offsets are 32-bit: such a piece is not kept */
+    if (m > UINT32_MAX / sizeof(uint32_t)) return;
+    if (c->size >= (c->limit ? c->limit : CACHE_MAX_ENTRIES) ||
+        m > UINT32_MAX / sizeof(uint32_t) - c->vals_len)
         cache_clear(c);
     if ((!c->slots || 2 * (c->size + 1) > c->mask + 1) && cache_grow(c)) return;
     if (reserve_bytes(&c->keys, &c->keys_cap, c->keys_len + n)) return;
     size_t vals_bytes = c->vals_cap * sizeof(uint32_t);
-    if (reserve_bytes((uint8_t **)&c->vals, &vals_bytes, (c->vals_len + m) * sizeof(uint32_t))) return;
+    if (reserve_bytes((uint8_t **)&c->vals, &vals_bytes, (c->vals_len + m) * sizeof(uint32_t)))
+        return;
     c->vals_cap = vals_bytes / sizeof(uint32_t);
     size_t i = (size_t)h & c->mask;
     while (c->slots[i].key_len) i = (i + 1) & c->mask;
@@ -715,30 +684,30 @@ void fbpe_cache_delete(fbpe_cache *c) { cache_free(c); }
 
 const uint32_t *fbpe_cache_lookup(const fbpe_cache *c, const uint8_t *s, size_t n, size_t *m) {
     if (n > CACHE_MAX_PIECE) return NULL;
-    return cache_get(c, s, n, hash_bytes(s, n), m);
+    return cache_get(c, s, n, fbpe_hash_bytes(s, n), m);
 }
 
 void fbpe_cache_store(fbpe_cache *c, const uint8_t *s, size_t n, const uint32_t *ids, size_t m) {
-    if (n <= CACHE_MAX_PIECE) cache_put(c, s, n, hash_bytes(s, n), ids, m);
+    if (n <= CACHE_MAX_PIECE) cache_put(c, s, n, fbpe_hash_bytes(s, n), ids, m);
 }
 
 /* ---- encoding a piece ----------------------------------------------------------------- */
 
-int fbpe_encode_piece(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, size_t n,
-                      size_t readable, fbpe_ids *out) {
-    if (n == 0) return 0;
+fbpe_status fbpe_encode_piece(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, size_t n,
+                              size_t readable, fbpe_ids *out) {
+    if (n == 0) return FBPE_OK;
     if (n == 1) { /* a byte is its own id */
-        if (fbpe_ids_reserve(out, 1)) return -1;
+        if (fbpe_ids_reserve(out, 1)) return FBPE_ENOMEM;
         out->ids[out->len++] = s[0];
-        return 0;
+        return FBPE_OK;
     }
-    piece_key key;
-    make_key(s, n, readable, &key);
-    uint32_t id = whole_token(b, s, n, &key);
+    fbpe_key key;
+    fbpe_key_make(&key, s, n, readable);
+    uint32_t id = whole_token(b, &key);
     if (id != FBPE_NO_RANK) {
-        if (fbpe_ids_reserve(out, 1)) return -1;
+        if (fbpe_ids_reserve(out, 1)) return FBPE_ENOMEM;
         out->ids[out->len++] = id;
-        return 0;
+        return FBPE_OK;
     }
     uint64_t h = key.hash;
     if (cache && n <= CACHE_MAX_PIECE) {
@@ -750,12 +719,11 @@ int fbpe_encode_piece(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, si
     uint32_t *ids = small;
     if (n > SHORT_PIECE) {
         ids = (uint32_t *)malloc(fbpe_array_bytes(n, sizeof(uint32_t)));
-        if (!ids) return -1;
+        if (!ids) return FBPE_ENOMEM;
     }
-    size_t m = piece_symbols(b, s, n, ids);
-    m = fbpe_merge(b, ids, m, 0);
-    int rc = -1;
-    if (m != (size_t)-1) {
+    size_t m;
+    fbpe_status rc = fbpe_merge(b, ids, piece_symbols(b, s, n, ids), 0, &m);
+    if (rc == FBPE_OK) {
         rc = push_ids(out, ids, m);
         if (!rc && cache && n <= CACHE_MAX_PIECE) cache_put(cache, s, n, h, ids, m);
     }
@@ -765,49 +733,40 @@ int fbpe_encode_piece(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, si
 
 /* ---- building ------------------------------------------------------------------------- */
 
-static int pair_insert(fbpe_bpe *b, uint32_t left, uint32_t right, uint32_t id) {
-    uint64_t key = ((uint64_t)left << 32) | right;
-    size_t i = (size_t)hash_pair(key) & b->pair_mask;
-    while (b->pair_keys[i] != UINT64_MAX) {
-        if (b->pair_keys[i] == key) return -1; /* the same pair merged twice */
-        i = (i + 1) & b->pair_mask;
+/* The sizes and atoms alone, before anything is allocated: each count first, so that their
+ * sum cannot wrap. */
+static fbpe_status check_sizes(const uint32_t *atom_cps, size_t num_atoms, size_t num_merges,
+                               size_t num_specials) {
+    if (num_atoms > 0x1000 || num_merges > FBPE_MAX_VOCAB_SIZE ||
+        num_specials > FBPE_MAX_VOCAB_SIZE ||
+        256 + num_atoms + num_merges + num_specials > FBPE_MAX_VOCAB_SIZE)
+        return FBPE_EINVALID;
+    for (size_t k = 0; k < num_atoms; k++)
+        if (atom_cps[k] < 0xE000 || atom_cps[k] > 0xEFFF) return FBPE_EINVALID;
+    return FBPE_OK;
+}
+
+/* The merges as two arrays; each may only name ids made before it. */
+static fbpe_status copy_merges(fbpe_bpe *b, const uint32_t *merges) {
+    size_t num_merges = b->num_tokens - b->num_fixed;
+    uint32_t *left = (uint32_t *)malloc((num_merges + 1) * sizeof(uint32_t));
+    uint32_t *right = (uint32_t *)malloc((num_merges + 1) * sizeof(uint32_t));
+    b->left = left;
+    b->right = right;
+    if (!left || !right) return FBPE_ENOMEM;
+    for (size_t k = 0; k < num_merges; k++) {
+        left[k] = merges[2 * k];
+        right[k] = merges[2 * k + 1];
+        if (left[k] >= b->num_fixed + k || right[k] >= b->num_fixed + k) return FBPE_EINVALID;
     }
-    b->pair_keys[i] = key;
-    b->pair_ids[i] = id;
-    return 0;
-}
-
-static void vocab_insert(fbpe_bpe *b, uint32_t id) {
-    size_t len;
-    const uint8_t *t = token_bytes(b, id, &len);
-    piece_key k;
-    make_key(t, len, len, &k);
-    size_t i = (size_t)k.hash & b->vocab_mask;
-    while (b->vocab_slots[i].len) i = (i + 1) & b->vocab_mask;
-    fbpe_vocab_slot *e = &b->vocab_slots[i];
-    e->w0 = len <= INLINE_KEY ? k.w0 : k.hash;
-    e->w1 = k.w1;
-    e->len = (uint32_t)len;
-    e->id = id;
-    b->num_self_encoding++;
-}
-
-/* Does token id, encoded from its own bytes, come out as itself? True of every token a
- * trainer makes from text, but not of every merge table one can write down (or import):
- * only those tokens may be taken whole, or the shortcut would change the result. */
-static int encodes_to_itself(const fbpe_bpe *b, uint32_t id, uint32_t *scratch) {
-    size_t len;
-    const uint8_t *t = token_bytes(b, id, &len);
-    size_t m = piece_symbols(b, t, len, scratch);
-    m = fbpe_merge(b, scratch, m, 0);
-    return m == 1 && scratch[0] == id;
+    return FBPE_OK;
 }
 
 /* The byte length of every id into b->tok_off, each checked against the limits as it is
  * added up: a merged token is as long as its two parts, so a few merges that each double a
  * token would otherwise ask for more bytes than size_t holds, and a chain of merges that
  * each add a byte would make a small table cost the square of its size. */
-static int token_offsets(fbpe_bpe *b, const size_t *special_lens, size_t *total) {
+static fbpe_status token_offsets(fbpe_bpe *b, const size_t *special_lens, size_t *total) {
     size_t off = 0;
     for (uint32_t i = 0; i < b->num_ids; i++) {
         size_t len;
@@ -824,111 +783,138 @@ static int token_offsets(fbpe_bpe *b, const size_t *special_lens, size_t *total)
         } else {
             len = special_lens[i - b->num_tokens];
         }
-        if (len > FBPE_MAX_TOKEN_BYTES || len > FBPE_MAX_TOTAL_TOKEN_BYTES - off) return FBPE_EINVALID;
+        if (len > FBPE_MAX_TOKEN_BYTES || len > FBPE_MAX_TOTAL_TOKEN_BYTES - off)
+            return FBPE_EINVALID;
         off += len;
         b->tok_off[i + 1] = off;
     }
     *total = off;
-    return 0;
+    return FBPE_OK;
 }
 
-fbpe_bpe *fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint32_t *merges,
-                       size_t num_merges, const uint8_t *const *specials, const size_t *special_lens,
-                       size_t num_specials, int *error) {
-    fbpe_bpe *b = NULL;
-    uint32_t *scratch = NULL;
-    *error = FBPE_EINVALID;
-    /* Each count alone first, so that the sum cannot wrap. */
-    if (num_atoms > 0x1000 || num_merges > FBPE_MAX_VOCAB_SIZE || num_specials > FBPE_MAX_VOCAB_SIZE ||
-        256 + num_atoms + num_merges + num_specials > FBPE_MAX_VOCAB_SIZE)
-        return NULL;
-    for (size_t k = 0; k < num_atoms; k++)
-        if (atom_cps[k] < 0xE000 || atom_cps[k] > 0xEFFF) return NULL;
-    *error = FBPE_ENOMEM;
-    b = (fbpe_bpe *)calloc(1, sizeof(fbpe_bpe));
-    if (!b) return NULL;
-    b->num_fixed = (uint32_t)(256 + num_atoms);
-    b->num_tokens = b->num_fixed + (uint32_t)num_merges;
-    b->num_ids = b->num_tokens + (uint32_t)num_specials;
-    uint32_t *left = (uint32_t *)malloc((num_merges + 1) * sizeof(uint32_t));
-    uint32_t *right = (uint32_t *)malloc((num_merges + 1) * sizeof(uint32_t));
-    b->left = left;
-    b->right = right;
-    if (!left || !right) goto fail;
-    for (size_t k = 0; k < num_merges; k++) {
-        left[k] = merges[2 * k];
-        right[k] = merges[2 * k + 1];
-        if (left[k] >= b->num_fixed + k || right[k] >= b->num_fixed + k) goto invalid;
-    }
-
-    /* Bytes of every id: lengths first (a merge's parts come before it), then the bytes. */
-    b->tok_off = (uint64_t *)malloc(((size_t)b->num_ids + 1) * sizeof(uint64_t));
-    if (!b->tok_off) goto fail;
+/* The text-form bytes of every id, back to back: lengths first (a merge's parts come before
+ * it), then the bytes, each merge the bytes of its two parts. */
+static fbpe_status lay_out_tokens(fbpe_bpe *b, const uint32_t *atom_cps,
+                                  const uint8_t *const *specials, const size_t *special_lens) {
     size_t total;
-    if (token_offsets(b, special_lens, &total)) goto invalid;
+    b->tok_off = (uint64_t *)malloc(((size_t)b->num_ids + 1) * sizeof(uint64_t));
+    if (!b->tok_off) return FBPE_ENOMEM;
+    fbpe_status rc = token_offsets(b, special_lens, &total);
+    if (rc) return rc;
     b->tok_bytes = (uint8_t *)malloc(total ? total : 1);
-    if (!b->tok_bytes) goto fail;
+    if (!b->tok_bytes) return FBPE_ENOMEM;
     for (uint32_t i = 0; i < b->num_ids; i++) {
         uint8_t *dst = b->tok_bytes + b->tok_off[i];
         if (i < 256) {
             dst[0] = (uint8_t)i;
         } else if (i < b->num_fixed) {
-            uint32_t cp = atom_cps[i - 256];
-            dst[0] = 0xEE;
-            dst[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-            dst[2] = (uint8_t)(0x80 | (cp & 0x3F));
+            fbpe_utf8_put(atom_cps[i - 256], dst);
         } else if (i < b->num_tokens) {
             uint32_t k = i - b->num_fixed;
             size_t l1, l2;
-            const uint8_t *p1 = token_bytes(b, left[k], &l1), *p2 = token_bytes(b, right[k], &l2);
+            const uint8_t *p1 = token_bytes(b, b->left[k], &l1);
+            const uint8_t *p2 = token_bytes(b, b->right[k], &l2);
             memcpy(dst, p1, l1);
             memcpy(dst + l1, p2, l2);
         } else {
             memcpy(dst, specials[i - b->num_tokens], special_lens[i - b->num_tokens]);
         }
     }
+    return FBPE_OK;
+}
 
-    if (num_atoms) {
-        b->atom_of = (uint32_t *)calloc(0x1000, sizeof(uint32_t));
-        if (!b->atom_of) goto fail;
-        for (size_t k = 0; k < num_atoms; k++) {
-            if (b->atom_of[atom_cps[k] - 0xE000]) goto invalid; /* the same atom twice */
-            b->atom_of[atom_cps[k] - 0xE000] = (uint32_t)(256 + k);
-        }
+/* atom_of: from a private-use code point to its atom's id; an atom given twice is refused. */
+static fbpe_status index_atoms(fbpe_bpe *b, const uint32_t *atom_cps) {
+    size_t num_atoms = b->num_fixed - 256;
+    if (!num_atoms) return FBPE_OK;
+    b->atom_of = (uint32_t *)calloc(0x1000, sizeof(uint32_t));
+    if (!b->atom_of) return FBPE_ENOMEM;
+    for (size_t k = 0; k < num_atoms; k++) {
+        if (b->atom_of[atom_cps[k] - 0xE000]) return FBPE_EINVALID;
+        b->atom_of[atom_cps[k] - 0xE000] = (uint32_t)(256 + k);
     }
+    return FBPE_OK;
+}
 
+/* (left, right) -> merged id, at most half full; a pair merged twice is refused. */
+static fbpe_status build_pair_table(fbpe_bpe *b) {
+    size_t num_merges = b->num_tokens - b->num_fixed;
     size_t cap = pow2_at_least(2 * num_merges + 2);
     b->pair_keys = (uint64_t *)malloc(cap * sizeof(uint64_t));
     b->pair_ids = (uint32_t *)malloc(cap * sizeof(uint32_t));
-    if (!b->pair_keys || !b->pair_ids) goto fail;
+    if (!b->pair_keys || !b->pair_ids) return FBPE_ENOMEM;
     memset(b->pair_keys, 0xFF, cap * sizeof(uint64_t));
     b->pair_mask = cap - 1;
-    for (size_t k = 0; k < num_merges; k++)
-        if (pair_insert(b, left[k], right[k], b->num_fixed + (uint32_t)k)) goto invalid;
+    b->pair_shift = fbpe_slot_shift(cap);
+    for (size_t k = 0; k < num_merges; k++) {
+        uint64_t key = ((uint64_t)b->left[k] << 32) | b->right[k];
+        size_t i = fbpe_slot_u64(key, b->pair_shift);
+        while (b->pair_keys[i] != UINT64_MAX) {
+            if (b->pair_keys[i] == key) return FBPE_EINVALID;
+            i = (i + 1) & b->pair_mask;
+        }
+        b->pair_keys[i] = key;
+        b->pair_ids[i] = b->num_fixed + (uint32_t)k;
+    }
+    return FBPE_OK;
+}
 
-    cap = pow2_at_least(2 * (num_atoms + num_merges) + 2);
+static void vocab_insert(fbpe_bpe *b, uint32_t id) {
+    size_t len;
+    const uint8_t *t = token_bytes(b, id, &len);
+    fbpe_key k;
+    fbpe_key_make(&k, t, len, len);
+    slot_insert(b->vocab_slots, b->vocab_mask, &k, id);
+    b->num_self_encoding++;
+}
+
+/* The table of whole tokens: every atom, and every merged token that, encoded from its own
+ * bytes, comes out as itself. That is true of every token a trainer makes from text, but
+ * not of every merge table one can write down (or import): only those tokens may be taken
+ * whole, or the shortcut would change the result. */
+static fbpe_status build_whole_tokens(fbpe_bpe *b) {
+    size_t cap = pow2_at_least(2 * (size_t)(b->num_tokens - 256) + 2), longest = 1;
     b->vocab_slots = (fbpe_vocab_slot *)calloc(cap, sizeof(fbpe_vocab_slot));
-    if (!b->vocab_slots) goto fail;
+    if (!b->vocab_slots) return FBPE_ENOMEM;
     b->vocab_mask = cap - 1;
     for (uint32_t i = 256; i < b->num_fixed; i++) vocab_insert(b, i);
-    size_t longest = 1;
     for (uint32_t i = b->num_fixed; i < b->num_tokens; i++) {
         size_t len = (size_t)(b->tok_off[i + 1] - b->tok_off[i]);
         if (len > longest) longest = len;
     }
-    scratch = (uint32_t *)malloc(longest * sizeof(uint32_t));
-    if (!scratch) goto fail;
-    for (uint32_t i = b->num_fixed; i < b->num_tokens; i++)
-        if (encodes_to_itself(b, i, scratch)) vocab_insert(b, i);
+    uint32_t *scratch = (uint32_t *)malloc(longest * sizeof(uint32_t));
+    if (!scratch) return FBPE_ENOMEM;
+    fbpe_status rc = FBPE_OK;
+    for (uint32_t i = b->num_fixed; i < b->num_tokens && rc == FBPE_OK; i++) {
+        size_t len, m;
+        const uint8_t *t = token_bytes(b, i, &len);
+        rc = fbpe_merge(b, scratch, piece_symbols(b, t, len, scratch), 0, &m);
+        if (rc == FBPE_OK && m == 1 && scratch[0] == i) vocab_insert(b, i);
+    }
     free(scratch);
-    *error = 0;
-    return b;
-invalid:
-    *error = FBPE_EINVALID;
-fail:
-    free(scratch);
-    fbpe_bpe_free(b);
-    return NULL;
+    return rc;
+}
+
+fbpe_status fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint32_t *merges,
+                         size_t num_merges, const uint8_t *const *specials,
+                         const size_t *special_lens, size_t num_specials, fbpe_bpe **out) {
+    *out = NULL;
+    fbpe_status rc = check_sizes(atom_cps, num_atoms, num_merges, num_specials);
+    if (rc) return rc;
+    fbpe_bpe *b = (fbpe_bpe *)calloc(1, sizeof(fbpe_bpe));
+    if (!b) return FBPE_ENOMEM;
+    b->num_fixed = (uint32_t)(256 + num_atoms);
+    b->num_tokens = b->num_fixed + (uint32_t)num_merges;
+    b->num_ids = b->num_tokens + (uint32_t)num_specials;
+    if ((rc = copy_merges(b, merges)) ||
+        (rc = lay_out_tokens(b, atom_cps, specials, special_lens)) ||
+        (rc = index_atoms(b, atom_cps)) || (rc = build_pair_table(b)) ||
+        (rc = build_whole_tokens(b))) {
+        fbpe_bpe_free(b);
+        return rc;
+    }
+    *out = b;
+    return FBPE_OK;
 }
 
 void fbpe_bpe_free(fbpe_bpe *b) {
@@ -947,14 +933,15 @@ void fbpe_bpe_free(fbpe_bpe *b) {
 
 /* ---- decoding ------------------------------------------------------------------------- */
 
-size_t fbpe_decoded_size(const fbpe_bpe *b, const uint32_t *ids, size_t n) {
+fbpe_status fbpe_decoded_size(const fbpe_bpe *b, const uint32_t *ids, size_t n, size_t *size) {
     size_t total = 0;
     for (size_t k = 0; k < n; k++) {
         size_t len = (size_t)(b->tok_off[ids[k] + 1] - b->tok_off[ids[k]]);
-        if (len > SIZE_MAX - total) return SIZE_MAX; /* more than memory holds */
+        if (len > SIZE_MAX - total) return FBPE_EOVERFLOW; /* more than memory holds */
         total += len;
     }
-    return total;
+    *size = total;
+    return FBPE_OK;
 }
 
 void fbpe_decode(const fbpe_bpe *b, const uint32_t *ids, size_t n, uint8_t *out) {
@@ -982,37 +969,26 @@ struct fbpe_ranks {
 
 /* The rank of the bytes s[0..n), or FBPE_NO_RANK. */
 static uint32_t rank_of_bytes(const fbpe_ranks *t, const uint8_t *s, size_t n) {
-    piece_key k;
-    make_key(s, n, n, &k);
-    size_t i = (size_t)k.hash & t->mask;
-    for (;;) {
-        const fbpe_vocab_slot *e = &t->slots[i];
-        if (!e->len) return FBPE_NO_RANK;
-        if (e->len == n) {
-            if (n <= INLINE_KEY) {
-                if (e->w0 == k.w0 && e->w1 == k.w1) return e->id;
-            } else if (e->w0 == k.hash && memcmp(t->arena + t->off[e->id], s, n) == 0) {
-                return e->id;
-            }
-        }
-        i = (i + 1) & t->mask;
-    }
+    fbpe_key k;
+    fbpe_key_make(&k, s, n, n);
+    return slot_find(t->slots, t->mask, t->arena, t->off, &k);
 }
 
-fbpe_ranks *fbpe_ranks_new(const uint8_t *arena, const uint64_t *off, uint32_t num, int *error) {
-    *error = FBPE_EINVALID;
-    if (num > FBPE_MAX_VOCAB_SIZE || off[0] != 0) return NULL;
+fbpe_status fbpe_ranks_new(const uint8_t *arena, const uint64_t *off, uint32_t num,
+                           fbpe_ranks **out) {
+    *out = NULL;
+    if (num > FBPE_MAX_VOCAB_SIZE || off[0] != 0) return FBPE_EINVALID;
     for (uint32_t r = 0; r < num; r++)
-        if (off[r + 1] <= off[r] || off[r + 1] - off[r] > FBPE_MAX_TOKEN_BYTES) return NULL;
-    *error = FBPE_ENOMEM;
+        if (off[r + 1] <= off[r] || off[r + 1] - off[r] > FBPE_MAX_TOKEN_BYTES)
+            return FBPE_EINVALID;
     fbpe_ranks *t = (fbpe_ranks *)calloc(1, sizeof(fbpe_ranks));
-    if (!t) return NULL;
+    if (!t) return FBPE_ENOMEM;
     size_t cap = pow2_at_least(2 * (size_t)num + 2);
     t->slots = (fbpe_vocab_slot *)calloc(cap, sizeof(fbpe_vocab_slot));
     t->longest_below = (size_t *)malloc(((size_t)num + 1) * sizeof(size_t));
     if (!t->slots || !t->longest_below) {
         fbpe_ranks_free(t);
-        return NULL;
+        return FBPE_ENOMEM;
     }
     t->mask = cap - 1;
     t->arena = arena;
@@ -1023,17 +999,12 @@ fbpe_ranks *fbpe_ranks_new(const uint8_t *arena, const uint64_t *off, uint32_t n
         const uint8_t *s = arena + off[r];
         size_t n = (size_t)(off[r + 1] - off[r]);
         t->longest_below[r + 1] = n > t->longest_below[r] ? n : t->longest_below[r];
-        piece_key k;
-        make_key(s, n, n, &k);
-        size_t i = (size_t)k.hash & t->mask;
-        while (t->slots[i].len) i = (i + 1) & t->mask;
-        t->slots[i].w0 = n <= INLINE_KEY ? k.w0 : k.hash;
-        t->slots[i].w1 = k.w1;
-        t->slots[i].len = (uint32_t)n;
-        t->slots[i].id = r;
+        fbpe_key k;
+        fbpe_key_make(&k, s, n, n);
+        slot_insert(t->slots, t->mask, &k, r);
     }
-    *error = 0;
-    return t;
+    *out = t;
+    return FBPE_OK;
 }
 
 void fbpe_ranks_free(fbpe_ranks *t) {
@@ -1043,32 +1014,6 @@ void fbpe_ranks_free(fbpe_ranks *t) {
     free(t);
 }
 
-/* A min-heap of (rank << 32 | position) keys: the lowest rank first, the leftmost of equal
- * ranks first, which is the pair tiktoken's procedure merges next. */
-static void key_push(uint64_t *heap, size_t *len, uint64_t key) {
-    size_t i = (*len)++;
-    while (i && heap[(i - 1) / 2] > key) {
-        heap[i] = heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    heap[i] = key;
-}
-
-static uint64_t key_pop(uint64_t *heap, size_t *len) {
-    uint64_t top = heap[0], last = heap[--*len];
-    size_t i = 0, n = *len;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && heap[c + 1] < heap[c]) c++;
-        if (heap[c] >= last) break;
-        heap[i] = heap[c];
-        i = c;
-    }
-    if (n) heap[i] = last;
-    return top;
-}
-
 /* tiktoken's procedure on token r with the ranks below r. The parts form a linked list over
  * their start positions; every adjacent pair that joins into a token of rank below r waits
  * in a heap under (rank, position), and a popped entry whose pair has changed since is
@@ -1076,21 +1021,19 @@ static uint64_t key_pop(uint64_t *heap, size_t *len) {
  * is O(n log n) lookups, each of which hashes the two parts only if they are short enough
  * together to be a token of lower rank. (The plain rescan tiktoken does is O(n^2): a
  * 20 KB token took seconds.) */
-size_t fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *cut) {
+fbpe_status fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *parts, size_t *cut) {
     const uint8_t *s = t->arena + t->off[r];
     size_t n = (size_t)(t->off[r + 1] - t->off[r]), m = n, heap_len = 0;
     size_t longest = t->longest_below[r];
-    *cut = n;
-    if (n < 2) return n;
+    fbpe_status rc = FBPE_ENOMEM;
+    *cut = *parts = n;
+    if (n < 2) return FBPE_OK;
     /* Part i starts at byte i and ends where part next[i] starts (n: the end). */
     uint32_t *next = (uint32_t *)malloc(n * sizeof(uint32_t));
     uint32_t *prev = (uint32_t *)malloc(n * sizeof(uint32_t));
     uint32_t *pair_rank = (uint32_t *)malloc(n * sizeof(uint32_t));
     uint64_t *heap = (uint64_t *)malloc(3 * n * sizeof(uint64_t));
-    if (!next || !prev || !pair_rank || !heap) {
-        m = 0;
-        goto done;
-    }
+    if (!next || !prev || !pair_rank || !heap) goto done;
 #define JOINED(i)                                                                             \
     (next[i] < n && (next[next[i]] < n ? next[next[i]] : n) - (i) <= longest                    \
          ? rank_of_bytes(t, s + (i), (next[next[i]] < n ? next[next[i]] : n) - (i))           \
@@ -1102,7 +1045,8 @@ size_t fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *cut) {
     }
     for (size_t i = 0; i < n; i++) {
         pair_rank[i] = BELOW(JOINED(i));
-        if (pair_rank[i] != FBPE_NO_RANK) key_push(heap, &heap_len, (uint64_t)pair_rank[i] << 32 | i);
+        if (pair_rank[i] != FBPE_NO_RANK)
+            key_push(heap, &heap_len, (uint64_t)pair_rank[i] << 32 | i);
     }
     while (heap_len) {
         uint64_t key = key_pop(heap, &heap_len);
@@ -1115,20 +1059,24 @@ size_t fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *cut) {
         pair_rank[gone] = FBPE_NO_RANK;
         m--;
         pair_rank[at] = BELOW(JOINED(at));
-        if (pair_rank[at] != FBPE_NO_RANK) key_push(heap, &heap_len, (uint64_t)pair_rank[at] << 32 | at);
+        if (pair_rank[at] != FBPE_NO_RANK)
+            key_push(heap, &heap_len, (uint64_t)pair_rank[at] << 32 | at);
         if (prev[at] < n) {
             uint32_t p = prev[at];
             pair_rank[p] = BELOW(JOINED(p));
-            if (pair_rank[p] != FBPE_NO_RANK) key_push(heap, &heap_len, (uint64_t)pair_rank[p] << 32 | p);
+            if (pair_rank[p] != FBPE_NO_RANK)
+                key_push(heap, &heap_len, (uint64_t)pair_rank[p] << 32 | p);
         }
     }
 #undef JOINED
 #undef BELOW
     *cut = m > 1 ? next[0] : n;
+    *parts = m;
+    rc = FBPE_OK;
 done:
     free(next);
     free(prev);
     free(pair_rank);
     free(heap);
-    return m;
+    return rc;
 }

@@ -28,13 +28,14 @@ typedef struct {
 
 void fbpe_ids_init(fbpe_ids *v);
 void fbpe_ids_free(fbpe_ids *v);
-/* Room for `extra` more ids. 0, or -1 when out of memory (v unchanged). */
-int fbpe_ids_reserve(fbpe_ids *v, size_t extra);
+/* Room for `extra` more ids. FBPE_OK, or FBPE_ENOMEM (v unchanged). */
+fbpe_status fbpe_ids_reserve(fbpe_ids *v, size_t extra);
 
 typedef struct fbpe_cache fbpe_cache;
 
 /* A token in the table of whole tokens: its bytes inline when they are at most 16 (zero
- * padded), else w0 is their hash and the bytes are compared in tok_bytes. len 0: empty. */
+ * padded: the key of hash.h), else w0 is their hash and the bytes are compared in
+ * tok_bytes. len 0: empty. */
 typedef struct {
     uint64_t w0, w1;
     uint32_t len, id;
@@ -54,6 +55,7 @@ typedef struct {
     uint64_t *pair_keys;
     uint32_t *pair_ids;
     size_t pair_mask;
+    unsigned pair_shift; /* fbpe_slot_u64 (hash.h) */
 
     /* Text-form bytes of every id: tok_bytes[tok_off[i] .. tok_off[i+1]). */
     uint64_t *tok_off;
@@ -74,30 +76,31 @@ typedef struct {
     int pool_lock;
 } fbpe_bpe;
 
-/* Build the table. `atom_cps` gives the code point (U+E000..U+EFFF) of each atom, ids 256
- * on; `merges` holds 2*num_merges ids (left, right); `specials` the UTF-8 bytes of each
- * special token. Returns NULL and sets *error to FBPE_ENOMEM when out of memory, or to
- * FBPE_EINVALID when the input breaks a rule: a merge naming an id that does not exist
- * before it, a pair merged twice, an atom outside U+E000..U+EFFF or given twice, a limit of
- * bounds.h passed (ids, one token's bytes, all tokens' bytes). */
-fbpe_bpe *fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint32_t *merges,
-                       size_t num_merges, const uint8_t *const *specials, const size_t *special_lens,
-                       size_t num_specials, int *error);
+/* Build the table into *out. `atom_cps` gives the code point (U+E000..U+EFFF) of each
+ * atom, ids 256 on; `merges` holds 2*num_merges ids (left, right); `specials` the UTF-8
+ * bytes of each special token. Returns FBPE_OK, FBPE_ENOMEM, or FBPE_EINVALID when the input
+ * breaks a rule: a merge naming an id that does not exist before it, a pair merged twice, an
+ * atom outside U+E000..U+EFFF or given twice, a limit of bounds.h passed (ids, one token's
+ * bytes, all tokens' bytes). */
+fbpe_status fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint32_t *merges,
+                         size_t num_merges, const uint8_t *const *specials,
+                         const size_t *special_lens, size_t num_specials, fbpe_bpe **out);
 void fbpe_bpe_free(fbpe_bpe *b);
 
 /* The merged id of the pair (a, b), or FBPE_NO_RANK. Its rank: a lower id merged earlier. */
 uint32_t fbpe_rank(const fbpe_bpe *b, uint32_t left, uint32_t right);
 
-/* Apply the merges to ids[0..n) in place; returns the new length, or (size_t)-1 when out of
- * memory. method: 0 chooses by length, 1 forces the short scan, 2 the sweep, 3 the rounds
- * over runs (finishing with the sweep when they give up): for tests. */
-size_t fbpe_merge(const fbpe_bpe *b, uint32_t *ids, size_t n, int method);
+/* Apply the merges to ids[0..n) in place, the new length in *len. method: 0 chooses by
+ * length, 1 forces the short scan (FBPE_EINVALID beyond 64 symbols), 2 the sweep, 3 the
+ * rounds over runs (finishing with the sweep when they give up): for tests. FBPE_OK,
+ * FBPE_ENOMEM, or FBPE_ETOOLONG for 2^32 - 1 symbols or more. */
+fbpe_status fbpe_merge(const fbpe_bpe *b, uint32_t *ids, size_t n, int method, size_t *len);
 
 /* Encode one piece of text-form UTF-8 and append its ids to out. cache may be NULL.
  * readable: how many bytes from s may be read (at least n; more lets short pieces be read
- * with whole-word loads). Returns 0, or -1 when out of memory. */
-int fbpe_encode_piece(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, size_t n,
-                      size_t readable, fbpe_ids *out);
+ * with whole-word loads). FBPE_OK or FBPE_ENOMEM. */
+fbpe_status fbpe_encode_piece(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, size_t n,
+                              size_t readable, fbpe_ids *out);
 
 /* The id of the token whose text-form bytes are s[0..n) and which encodes to itself, or
  * FBPE_NO_RANK. */
@@ -117,8 +120,9 @@ const uint32_t *fbpe_cache_lookup(const fbpe_cache *c, const uint8_t *s, size_t 
 /* Remember s[0..n) -> ids[0..m); out of memory only means it is not remembered. */
 void fbpe_cache_store(fbpe_cache *c, const uint8_t *s, size_t n, const uint32_t *ids, size_t m);
 
-/* Total bytes of the tokens ids[0..n) (ids must be < num_ids); SIZE_MAX if that overflows. */
-size_t fbpe_decoded_size(const fbpe_bpe *b, const uint32_t *ids, size_t n);
+/* Total bytes of the tokens ids[0..n) (ids must be < num_ids) into *size; FBPE_OK, or
+ * FBPE_EOVERFLOW when that is more than size_t holds. */
+fbpe_status fbpe_decoded_size(const fbpe_bpe *b, const uint32_t *ids, size_t n, size_t *size);
 /* Write the bytes of ids[0..n) to out (fbpe_decoded_size bytes). */
 void fbpe_decode(const fbpe_bpe *b, const uint32_t *ids, size_t n, uint8_t *out);
 
@@ -127,12 +131,13 @@ void fbpe_decode(const fbpe_bpe *b, const uint32_t *ids, size_t n, uint8_t *out)
  * (merge the adjacent pair whose joined bytes have the lowest rank) makes of its bytes with
  * the ranks below it. Token r is arena[off[r] .. off[r + 1]); ranks are 0 .. num-1. */
 typedef struct fbpe_ranks fbpe_ranks;
-/* NULL and *error FBPE_ENOMEM or FBPE_EINVALID (more than FBPE_MAX_VOCAB_SIZE ranks, an
- * empty token or one of more than FBPE_MAX_TOKEN_BYTES). */
-fbpe_ranks *fbpe_ranks_new(const uint8_t *arena, const uint64_t *off, uint32_t num, int *error);
+/* FBPE_OK, FBPE_ENOMEM, or FBPE_EINVALID (more than FBPE_MAX_VOCAB_SIZE ranks, an empty token
+ * or one of more than FBPE_MAX_TOKEN_BYTES). */
+fbpe_status fbpe_ranks_new(const uint8_t *arena, const uint64_t *off, uint32_t num,
+                           fbpe_ranks **out);
 void fbpe_ranks_free(fbpe_ranks *t);
-/* How many parts token r comes out as (0: out of memory), in O(n log n) lookups for a token
- * of n bytes; *cut is where the first ends. */
-size_t fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *cut);
+/* How many parts token r comes out as (*parts), in O(n log n) lookups for a token of n
+ * bytes, and where the first ends (*cut). FBPE_OK or FBPE_ENOMEM. */
+fbpe_status fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *parts, size_t *cut);
 
 #endif

@@ -1,16 +1,17 @@
-/* The BPE merge loop: the same merges as functionalbpe/reference.py, made fast.
+/* The BPE merge loop: the same merges as functionalbpe/core/reference.py, made fast.
  *
  * PERFORMANCE NOTE
  *
  * Data layout
- *   - Pieces: every distinct piece once, in one stream of uint32 words: a header (length
- *     now, 64-bit count) and then its symbol ids. A piece is named by its offset, so a visit
+ *   - Pieces: every distinct piece once, in one stream of uint32 words: a header (current
+ *     length, 64-bit count) and then its symbol ids. A piece is named by its offset, so a visit
  *     costs one cache miss; a merge shortens the piece in place.
- *   - Pairs: an open-addressing table keyed by left << 32 | right (linear probing, Fibonacci
- *     hash, load <= 1/2, deletion by backward shift: no tombstones). The probed array holds
- *     16-byte (key, 64-bit count) slots; a parallel array holds each pair's *where list*, the
- *     offsets of the pieces that held it when it gained count (a superset of those holding
- *     it now). Where lists are power-of-two blocks from a slab (capacity implied by length).
+ *   - Pairs: an open-addressing table keyed by left << 32 | right (linear probing, the
+ *     integer hash of hash.h, load <= 1/2, deletion by backward shift: no tombstones). The
+ *     probed array holds 16-byte (key, 64-bit count) slots; a parallel array holds each
+ *     pair's *where list*, the offsets of the pieces that held it when it gained count (a
+ *     superset of those that still hold it). Where lists are power-of-two blocks from a
+ *     slab (capacity implied by length).
  *   - Candidates: a 4-ary max-heap of (count, key) for counts at or above a floor (a power
  *     of two), and below it one unordered bucket per power of two. A pair becomes a candidate
  *     when it is created (the first count, or the merge that made its newer symbol); after
@@ -30,28 +31,29 @@
  *   candidate pushed. A pair gains count only in the merge that creates its newer symbol,
  *   so a count that reaches zero stays zero and its slot goes at once.
  *
- * Tried and measured. Corpus: the .py files of the Python 3.11 standard library (31.5 MB),
- * gpt4 pattern: 118,609 distinct pieces, 986,550 bytes in them, 32,512 merges (vocabulary
- * 32768). Loop alone (fbpe_trainer_run): CPU seconds, best of 18 runs on a busy 2-core VM,
- * and instructions counted by callgrind, which no load can change.
- *   1. pieces in separate start/length/count arrays, 40-byte slots with a "touched" stamp,
- *      binary heap, malloc'ed where lists, the table updated at every occurrence:
- *      0.37 s, 403 M instructions.
- *   2. inline piece headers (one miss per visit instead of three), 32-byte slots, 4-ary
- *      heap, prefetching the piece 8 entries ahead in the where list: 0.21 s, 388 M.
- *   3. where lists from a slab (malloc and free were 13% of the loop); candidates below a
- *      floor kept out of the heap: 0.17 s, 340 M.
- *   4. changes gathered per symbol id (table operations in the loop: 3.0 M -> 0.4 M):
- *      0.17 s, 316 M. Fewer instructions but no faster: the misses moved, not vanished.
- *   5. 16-byte probed slots apart from the where lists; waiting candidates in power-of-two
- *      buckets (refilling the heap used to rescan every waiting candidate, 14% of the
- *      last-level misses); large where blocks freed by the slab, not by a table walk:
- *      0.16 s, 304 M.
- *   Dropped: a copy of the rewrite loop without the policy test for the plain scheme (7%
- *   *more* instructions: the branch was cheap, the copy cost registers); comparing two
+ * What each choice is worth, measured against the simpler thing it stands in for. Corpus:
+ * the .py files of the Python 3.11 standard library (31.5 MB), gpt4 pattern: 118,609
+ * distinct pieces, 986,550 bytes in them, 32,512 merges (vocabulary 32768). Loop alone
+ * (fbpe_trainer_run): CPU seconds, best of 18 runs on a busy 2-core VM, and instructions
+ * counted by callgrind, which no load can change. The loop as it is: 0.16 s, 304 M
+ * instructions. The simplest version (pieces in separate start/length/count arrays,
+ * 40-byte slots with a "touched" stamp, a binary heap, malloc'ed where lists, the table
+ * updated at every occurrence) takes 0.37 s, 403 M. Of the difference:
+ *   - inline piece headers (one miss per visit instead of three), 4-ary heap, prefetching
+ *     the piece 8 entries ahead in the where list: 0.16 s, 15 M;
+ *   - where lists from a slab (malloc and free cost 13% of the loop), candidates below a
+ *     floor kept out of the heap: 0.04 s, 48 M;
+ *   - changes gathered per symbol id (table operations in the loop: 3.0 M instead of
+ *     0.4 M): 24 M instructions, but no time: the misses move, they do not vanish;
+ *   - 16-byte probed slots apart from the where lists, waiting candidates in power-of-two
+ *     buckets (refilling the heap by rescanning every waiting candidate costs 14% of the
+ *     last-level misses), large where blocks freed by the slab, not by a table walk:
+ *     0.01 s, 12 M.
+ *   Not taken: a copy of the rewrite loop without the policy test for the plain scheme (7%
+ *   *more* instructions: the branch is cheap, the copy costs registers); comparing two
  *   symbols as one 64-bit load (0.5% fewer instructions, not worth a macro).
- *   Where the time goes now: 1.25 M piece visits, 0.55 M of them to pieces that no longer
- *   hold the pair (where lists are supersets), each about one cache miss; 80 K heap pops for
+ *   Where the time goes: 1.25 M piece visits, 0.55 M of them to pieces that no longer hold
+ *   the pair (where lists are supersets), each about one cache miss; 80 K heap pops for
  *   32.5 K merges; the rest is table misses, a few per merge. The late merges (count < 100,
  *   two thirds of them) cost about 4 us each, nearly all in misses.
  *   From Python (functionalbpe.core.fast.train_merges_from_text, dict of str pieces in, merge
@@ -60,15 +62,16 @@
  *   (benchmarks/bench_train.py prints both, side by side).
  */
 #include "bpe_train.h"
+#include "hash.h"
 #include "merge_policy.h"
+#include "utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #if defined(_WIN32)
 #include <windows.h>
-static double now_seconds(void)
-{
+static double now_seconds(void) {
     LARGE_INTEGER f, c;
     QueryPerformanceFrequency(&f);
     QueryPerformanceCounter(&c);
@@ -76,8 +79,7 @@ static double now_seconds(void)
 }
 #else
 #include <time.h>
-static double now_seconds(void)
-{
+static double now_seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
@@ -96,44 +98,32 @@ static long live_blocks;
 
 long fbpe_live_blocks(void) { return COUNT_BLOCKS(0); }
 
-static void *xmalloc(size_t size)
-{
+static void *xmalloc(size_t size) {
     void *p = malloc(size ? size : 1);
-    if (p)
-        COUNT_BLOCKS(1);
+    if (p) COUNT_BLOCKS(1);
     return p;
 }
 
-static void *xcalloc(size_t n, size_t size)
-{
+static void *xcalloc(size_t n, size_t size) {
     void *p = calloc(n ? n : 1, size ? size : 1);
-    if (p)
-        COUNT_BLOCKS(1);
+    if (p) COUNT_BLOCKS(1);
     return p;
 }
 
-/* Grow *p to hold `want` elements of `size` bytes (doubling); 0 on success. */
-static int grow(void **p, size_t *cap, size_t want, size_t size)
-{
-    if (want <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 8;
-    while (n < want)
-        n *= 2;
-    if (n > SIZE_MAX / size)
-        return -1;
+/* Grow *p to hold `want` elements of `size` bytes (doubling). FBPE_OK or FBPE_ENOMEM. */
+static fbpe_status grow(void **p, size_t *cap, size_t want, size_t size) {
+    if (want <= *cap) return FBPE_OK;
+    size_t n = fbpe_grow_to(*cap, 8, want, size);
+    if (!n) return FBPE_ENOMEM;
     void *q = realloc(*p, n * size);
-    if (!q)
-        return -1;
-    if (!*p)
-        COUNT_BLOCKS(1);
+    if (!q) return FBPE_ENOMEM;
+    if (!*p) COUNT_BLOCKS(1);
     *p = q;
     *cap = n;
-    return 0;
+    return FBPE_OK;
 }
 
-static void xfree(void *p)
-{
+static void xfree(void *p) {
     if (p) {
         free(p);
         COUNT_BLOCKS(-1);
@@ -141,55 +131,49 @@ static void xfree(void *p)
 }
 
 /* ---- pieces ----
- * One stream of uint32 words. Each piece is a header of three words -- its length now, then
- * its 64-bit count in two words -- followed by its symbols; a merge shortens it in place.
+ * One stream of uint32 words. Each piece is a header of three words -- its current length,
+ * then its 64-bit count in two words -- followed by its symbols; a merge shortens it in
+ * place.
  * A piece is named by the offset of its header, so visiting it touches one place. */
 
 #define HEADER 3
 
-struct FbpeCorpus {
+struct fbpe_corpus {
     uint32_t *words;
     size_t n_words, cap_words;
     size_t n_pieces;
     int64_t total_pairs; /* sum of count x (len - 1): bounds every pair count */
 };
 
-static inline int64_t piece_count(const uint32_t *header)
-{
+static inline int64_t piece_count(const uint32_t *header) {
     int64_t count;
     memcpy(&count, header + 1, sizeof count);
     return count;
 }
 
-FbpeCorpus *fbpe_corpus_new(void) { return (FbpeCorpus *)xcalloc(1, sizeof(FbpeCorpus)); }
+fbpe_corpus *fbpe_corpus_new(void) { return (fbpe_corpus *)xcalloc(1, sizeof(fbpe_corpus)); }
 
-void fbpe_corpus_free(FbpeCorpus *c)
-{
-    if (!c)
-        return;
+void fbpe_corpus_free(fbpe_corpus *c) {
+    if (!c) return;
     xfree(c->words);
     xfree(c);
 }
 
-uint32_t *fbpe_corpus_reserve(FbpeCorpus *c, size_t n)
-{
-    if (n > SIZE_MAX / 2
-        || grow((void **)&c->words, &c->cap_words, c->n_words + HEADER + n, sizeof(uint32_t)))
+uint32_t *fbpe_corpus_reserve(fbpe_corpus *c, size_t n) {
+    if (n > SIZE_MAX / 2 ||
+        grow((void **)&c->words, &c->cap_words, c->n_words + HEADER + n, sizeof(uint32_t)))
         return NULL;
     return c->words + c->n_words + HEADER;
 }
 
-int fbpe_corpus_commit(FbpeCorpus *c, size_t n, int64_t count)
-{
-    if (n < 2 || count < 1)
-        return 0;
+fbpe_status fbpe_corpus_commit(fbpe_corpus *c, size_t n, int64_t count) {
+    if (n < 2 || count < 1) return FBPE_OK;
     /* pieces are named by 32-bit offsets: 16 GiB of symbols in distinct pieces at most */
-    if (n > UINT32_MAX || c->n_words + HEADER + n > UINT32_MAX)
-        return FBPE_ETOOLONG;
+    if (n > UINT32_MAX || c->n_words + HEADER + n > UINT32_MAX) return FBPE_ETOOLONG;
     /* Every pair count is at most this sum, so checking it once here means no count can
      * overflow inside the loop. */
-    if ((int64_t)(n - 1) > INT64_MAX / count
-        || c->total_pairs > INT64_MAX - count * (int64_t)(n - 1))
+    if ((int64_t)(n - 1) > INT64_MAX / count ||
+        c->total_pairs > INT64_MAX - count * (int64_t)(n - 1))
         return FBPE_EOVERFLOW;
     uint32_t *header = c->words + c->n_words;
     header[0] = (uint32_t)n;
@@ -197,75 +181,30 @@ int fbpe_corpus_commit(FbpeCorpus *c, size_t n, int64_t count)
     c->n_words += HEADER + n;
     c->n_pieces++;
     c->total_pairs += count * (int64_t)(n - 1);
-    return 0;
+    return FBPE_OK;
 }
 
-int fbpe_corpus_add_utf8(FbpeCorpus *c, const uint8_t *s, size_t n, int64_t count,
-                         const int32_t *atom_ids)
-{
-    if (n < 2 || count < 1)
-        return 0; /* no pair: one byte, or nothing */
+fbpe_status fbpe_corpus_add_utf8(fbpe_corpus *c, const uint8_t *s, size_t n, int64_t count,
+                                 const int32_t *atom_ids) {
+    if (n < 2 || count < 1) return FBPE_OK; /* no pair: one byte, or nothing */
     uint32_t *out = fbpe_corpus_reserve(c, n);
-    if (!out)
-        return FBPE_ENOMEM;
+    if (!out) return FBPE_ENOMEM;
     size_t m = 0;
     if (!atom_ids) {
-        for (size_t i = 0; i < n; i++)
-            out[i] = s[i];
+        for (size_t i = 0; i < n; i++) out[i] = s[i];
         m = n;
     } else {
         for (size_t i = 0; i < n;) {
-            /* U+E000..U+EFFF is EE 80..BF 80..BF in UTF-8 */
-            if (s[i] == 0xEE && i + 2 < n && (s[i + 1] & 0xC0) == 0x80
-                && (s[i + 2] & 0xC0) == 0x80) {
-                int32_t atom = atom_ids[((s[i + 1] & 0x3Fu) << 6) | (s[i + 2] & 0x3Fu)];
-                if (atom >= 0) {
-                    out[m++] = (uint32_t)atom;
-                    i += 3;
-                    continue;
-                }
+            int32_t cp = fbpe_utf8_private_use(s, i, n);
+            if (cp >= 0 && atom_ids[cp] >= 0) {
+                out[m++] = (uint32_t)atom_ids[cp];
+                i += 3;
+                continue;
             }
             out[m++] = s[i++];
         }
     }
     return fbpe_corpus_commit(c, m, count);
-}
-
-size_t fbpe_utf8_error(const uint8_t *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        uint8_t c = s[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        size_t len;
-        uint8_t lo = 0x80, hi = 0xBF; /* the allowed range of the second byte */
-        if (c >= 0xC2 && c <= 0xDF)
-            len = 2;
-        else if (c >= 0xE0 && c <= 0xEF) {
-            len = 3;
-            if (c == 0xE0)
-                lo = 0xA0; /* no overlong forms */
-            if (c == 0xED)
-                hi = 0x9F; /* no surrogates */
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            len = 4;
-            if (c == 0xF0)
-                lo = 0x90;
-            if (c == 0xF4)
-                hi = 0x8F; /* nothing above U+10FFFF */
-        } else
-            return i;
-        if (i + len > n || s[i + 1] < lo || s[i + 1] > hi)
-            return i;
-        for (size_t k = 2; k < len; k++)
-            if ((s[i + k] & 0xC0) != 0x80)
-                return i;
-        i += len;
-    }
-    return n;
 }
 
 /* ---- where lists: power-of-two blocks from a slab ----
@@ -279,45 +218,37 @@ size_t fbpe_utf8_error(const uint8_t *s, size_t n)
 
 /* A block too large for the slab: malloc'ed, with this in front, so that the slab can free
  * every one of them at the end without a walk over the pair table. */
-typedef struct BigBlock {
-    struct BigBlock *prev, *next;
-} BigBlock;
+typedef struct big_block {
+    struct big_block *prev, *next;
+} big_block;
 
 typedef struct {
     void *free_list[SLAB_CLASSES]; /* a freed block holds the next pointer */
-    BigBlock big;                  /* the large blocks, in a ring through this one */
+    big_block big;                 /* the large blocks, in a ring through this one */
     char *next;                    /* carve blocks from here ... */
     size_t left;                   /* ... while this many bytes are left in the chunk */
     void **chunks;
     size_t n_chunks, cap_chunks;
-} Slab;
+} where_slab;
 
-static inline size_t where_capacity(uint32_t n)
-{
+static inline size_t where_capacity(uint32_t n) {
     size_t cap = 2;
-    while (cap < n)
-        cap *= 2;
+    while (cap < n) cap *= 2;
     return cap;
 }
 
-static inline int slab_class(size_t cap)
-{
+static inline int slab_class(size_t cap) {
     int k = 0;
-    while (((size_t)2 << k) < cap)
-        k++;
+    while (((size_t)2 << k) < cap) k++;
     return k;
 }
 
-static uint32_t *slab_alloc(Slab *s, size_t cap)
-{
+static uint32_t *slab_alloc(where_slab *s, size_t cap) {
     if (cap > SLAB_LARGEST) {
-        if (cap > (SIZE_MAX - sizeof(BigBlock)) / sizeof(uint32_t))
-            return NULL;
-        BigBlock *b = (BigBlock *)xmalloc(sizeof(BigBlock) + cap * sizeof(uint32_t));
-        if (!b)
-            return NULL;
-        if (!s->big.next)
-            s->big.next = s->big.prev = &s->big;
+        if (cap > (SIZE_MAX - sizeof(big_block)) / sizeof(uint32_t)) return NULL;
+        big_block *b = (big_block *)xmalloc(sizeof(big_block) + cap * sizeof(uint32_t));
+        if (!b) return NULL;
+        if (!s->big.next) s->big.next = s->big.prev = &s->big;
         b->next = s->big.next;
         b->prev = &s->big;
         b->next->prev = b;
@@ -332,11 +263,9 @@ static uint32_t *slab_alloc(Slab *s, size_t cap)
     }
     size_t bytes = cap * sizeof(uint32_t);
     if (s->left < bytes) {
-        if (grow((void **)&s->chunks, &s->cap_chunks, s->n_chunks + 1, sizeof(void *)))
-            return NULL;
+        if (grow((void **)&s->chunks, &s->cap_chunks, s->n_chunks + 1, sizeof(void *))) return NULL;
         char *chunk = (char *)xmalloc(SLAB_CHUNK);
-        if (!chunk)
-            return NULL;
+        if (!chunk) return NULL;
         s->chunks[s->n_chunks++] = chunk;
         s->next = chunk;
         s->left = SLAB_CHUNK; /* the tail of the old chunk is dropped: at most 4 KiB */
@@ -347,12 +276,10 @@ static uint32_t *slab_alloc(Slab *s, size_t cap)
     return (uint32_t *)p;
 }
 
-static void slab_free(Slab *s, uint32_t *p, size_t cap)
-{
-    if (!p)
-        return;
+static void slab_free(where_slab *s, uint32_t *p, size_t cap) {
+    if (!p) return;
     if (cap > SLAB_LARGEST) {
-        BigBlock *b = (BigBlock *)p - 1;
+        big_block *b = (big_block *)p - 1;
         b->prev->next = b->next;
         b->next->prev = b->prev;
         xfree(b);
@@ -363,17 +290,15 @@ static void slab_free(Slab *s, uint32_t *p, size_t cap)
     s->free_list[k] = p;
 }
 
-static void slab_destroy(Slab *s)
-{
+static void slab_destroy(where_slab *s) {
     if (s->big.next) {
         while (s->big.next != &s->big) {
-            BigBlock *b = s->big.next;
+            big_block *b = s->big.next;
             s->big.next = b->next;
             xfree(b);
         }
     }
-    for (size_t i = 0; i < s->n_chunks; i++)
-        xfree(s->chunks[i]);
+    for (size_t i = 0; i < s->n_chunks; i++) xfree(s->chunks[i]);
     xfree(s->chunks);
     memset(s, 0, sizeof *s);
 }
@@ -382,8 +307,7 @@ static void slab_destroy(Slab *s)
 
 #define EMPTY_KEY UINT64_MAX /* the pair (2**32-1, 2**32-1): ids stay below 2**32-1 */
 
-static inline uint64_t pair_key(uint32_t left, uint32_t right)
-{
+static inline uint64_t pair_key(uint32_t left, uint32_t right) {
     return ((uint64_t)left << 32) | right;
 }
 
@@ -392,86 +316,70 @@ static inline uint64_t pair_key(uint32_t left, uint32_t right)
 typedef struct {
     uint64_t key;
     int64_t count;
-} PairSlot;
+} pair_slot;
 
 typedef struct {
     uint32_t *items; /* offsets of pieces that held the pair when it gained count */
     uint32_t n;      /* capacity: where_capacity(n) */
-} WhereList;
+} where_list;
 
 typedef struct {
-    PairSlot *slots;
-    WhereList *where;
+    pair_slot *slots;
+    where_list *where;
     size_t cap, n_live;
-    int shift; /* 64 - log2(cap) */
-    Slab *lists; /* where the where lists live */
-} PairTable;
+    unsigned shift;    /* fbpe_slot_u64 (hash.h) */
+    where_slab *lists; /* where the where lists live */
+} pair_table;
 
-static inline size_t home_slot(const PairTable *t, uint64_t key)
-{
-    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> t->shift);
+static inline size_t home_slot(const pair_table *t, uint64_t key) {
+    return fbpe_slot_u64(key, t->shift);
 }
 
-static int table_init(PairTable *t, size_t want)
-{
+static fbpe_status table_init(pair_table *t, size_t want) {
     size_t cap = 16;
-    int bits = 4;
-    while (cap < 2 * want) {
-        cap *= 2;
-        bits++;
-    }
-    t->slots = (PairSlot *)xmalloc(cap * sizeof(PairSlot));
-    t->where = (WhereList *)xcalloc(cap, sizeof(WhereList));
+    while (cap < 2 * want) cap *= 2;
+    t->slots = (pair_slot *)xmalloc(cap * sizeof(pair_slot));
+    t->where = (where_list *)xcalloc(cap, sizeof(where_list));
     if (!t->slots || !t->where) {
         xfree(t->slots);
         xfree(t->where);
         t->slots = NULL;
         t->where = NULL;
-        return -1;
+        return FBPE_ENOMEM;
     }
-    for (size_t i = 0; i < cap; i++)
-        t->slots[i].key = EMPTY_KEY;
+    for (size_t i = 0; i < cap; i++) t->slots[i].key = EMPTY_KEY;
     t->cap = cap;
-    t->shift = 64 - bits;
+    t->shift = fbpe_slot_shift(cap);
     t->n_live = 0;
     t->lists = NULL;
-    return 0;
+    return FBPE_OK;
 }
 
-static void table_free(PairTable *t)
-{
-    if (!t->slots)
-        return; /* the where lists go with the slab */
+static void table_free(pair_table *t) {
+    if (!t->slots) return; /* the where lists go with the slab */
     xfree(t->slots);
     xfree(t->where);
     t->slots = NULL;
     t->where = NULL;
 }
 
-static ptrdiff_t table_find(const PairTable *t, uint64_t key)
-{
+static ptrdiff_t table_find(const pair_table *t, uint64_t key) {
     size_t mask = t->cap - 1;
     for (size_t i = home_slot(t, key);; i = (i + 1) & mask) {
         uint64_t k = t->slots[i].key;
-        if (k == key)
-            return (ptrdiff_t)i;
-        if (k == EMPTY_KEY)
-            return -1;
+        if (k == key) return (ptrdiff_t)i;
+        if (k == EMPTY_KEY) return -1;
     }
 }
 
-static int table_double(PairTable *t)
-{
-    PairTable bigger;
-    if (table_init(&bigger, t->cap))
-        return -1;
+static fbpe_status table_double(pair_table *t) {
+    pair_table bigger;
+    if (table_init(&bigger, t->cap)) return FBPE_ENOMEM;
     size_t mask = bigger.cap - 1;
     for (size_t i = 0; i < t->cap; i++) {
-        if (t->slots[i].key == EMPTY_KEY)
-            continue;
+        if (t->slots[i].key == EMPTY_KEY) continue;
         size_t j = home_slot(&bigger, t->slots[i].key);
-        while (bigger.slots[j].key != EMPTY_KEY)
-            j = (j + 1) & mask;
+        while (bigger.slots[j].key != EMPTY_KEY) j = (j + 1) & mask;
         bigger.slots[j] = t->slots[i];
         bigger.where[j] = t->where[i];
     }
@@ -480,28 +388,28 @@ static int table_double(PairTable *t)
     xfree(t->slots);
     xfree(t->where);
     *t = bigger;
-    return 0;
+    return FBPE_OK;
 }
 
-/* The slot of `key`, made with count 0 and no where list if absent (then *created is set);
- * -1 when out of memory. The index is good until the next insertion or deletion. */
-static ptrdiff_t table_upsert(PairTable *t, uint64_t key, int *created)
-{
+/* The slot of `key` into *slot, made with count 0 and no where list if absent (then
+ * *created is set). The slot is good until the next insertion or deletion. FBPE_OK or
+ * FBPE_ENOMEM. */
+static inline fbpe_status table_upsert(pair_table *t, uint64_t key, size_t *slot, int *created) {
     size_t mask = t->cap - 1;
     size_t i = home_slot(t, key);
     for (;; i = (i + 1) & mask) {
         uint64_t k = t->slots[i].key;
-        if (k == key)
-            return (ptrdiff_t)i;
-        if (k == EMPTY_KEY)
-            break;
+        if (k == key) {
+            *slot = i;
+            return FBPE_OK;
+        }
+        if (k == EMPTY_KEY) break;
     }
     if (2 * (t->n_live + 1) > t->cap) {
-        if (table_double(t))
-            return -1;
+        if (table_double(t)) return FBPE_ENOMEM;
         mask = t->cap - 1;
-        for (i = home_slot(t, key); t->slots[i].key != EMPTY_KEY; i = (i + 1) & mask)
-            ;
+        i = home_slot(t, key);
+        while (t->slots[i].key != EMPTY_KEY) i = (i + 1) & mask;
     }
     t->slots[i].key = key;
     t->slots[i].count = 0;
@@ -509,20 +417,19 @@ static ptrdiff_t table_upsert(PairTable *t, uint64_t key, int *created)
     t->where[i].n = 0;
     t->n_live++;
     *created = 1;
-    return (ptrdiff_t)i;
+    *slot = i;
+    return FBPE_OK;
 }
 
 /* Free slot i and close the gap by shifting later entries of its probe run back, so that
  * lookups never wade through tombstones. */
-static void table_delete(PairTable *t, size_t i)
-{
+static void table_delete(pair_table *t, size_t i) {
     size_t mask = t->cap - 1;
     slab_free(t->lists, t->where[i].items, where_capacity(t->where[i].n));
     for (size_t j = i;;) {
         j = (j + 1) & mask;
         uint64_t k = t->slots[j].key;
-        if (k == EMPTY_KEY)
-            break;
+        if (k == EMPTY_KEY) break;
         size_t h = home_slot(t, k);
         /* the entry at j may fill the hole at i unless its home lies cyclically in (i, j] */
         int in_between = (i <= j) ? (i < h && h <= j) : (i < h || h <= j);
@@ -538,18 +445,14 @@ static void table_delete(PairTable *t, size_t i)
     t->n_live--;
 }
 
-static int where_add(Slab *slab, WhereList *w, uint32_t piece)
-{
+static fbpe_status where_add(where_slab *slab, where_list *w, uint32_t piece) {
     uint32_t n = w->n;
     /* a piece adds its pairs in one pass, so its repeats arrive one after another */
-    if (n && w->items[n - 1] == piece)
-        return 0;
+    if (n && w->items[n - 1] == piece) return FBPE_OK;
     if (n == 0 || (n >= 2 && (n & (n - 1)) == 0)) { /* full: capacity is a power of two */
-        if (n > UINT32_MAX / 2)
-            return -1;
+        if (n > UINT32_MAX / 2) return FBPE_ENOMEM;
         uint32_t *q = slab_alloc(slab, n ? 2 * (size_t)n : 2);
-        if (!q)
-            return -1;
+        if (!q) return FBPE_ENOMEM;
         if (n) {
             memcpy(q, w->items, n * sizeof(uint32_t));
             slab_free(slab, w->items, n);
@@ -558,7 +461,7 @@ static int where_add(Slab *slab, WhereList *w, uint32_t piece)
     }
     w->items[n] = piece;
     w->n = n + 1;
-    return 0;
+    return FBPE_OK;
 }
 
 /* ---- the candidates ---- */
@@ -566,69 +469,59 @@ static int where_add(Slab *slab, WhereList *w, uint32_t piece)
 typedef struct {
     int64_t count;
     uint64_t key;
-} Candidate;
+} candidate;
 
 /* THE ORDERING RULE, the C twin of reference.best_pair_key (key (-count, left, right), the
  * minimum wins): the higher count is better; on a tie, the smaller (left, right) is better.
  * key = left << 32 | right, so comparing keys as unsigned integers compares the pairs
  * lexicographically. */
-static inline int better(Candidate x, Candidate y)
-{
+static inline int better(candidate x, candidate y) {
     return x.count > y.count || (x.count == y.count && x.key < y.key);
 }
 
 /* A 4-ary max-heap: half the depth of a binary one, and the four children of a node share
  * a cache line. */
 typedef struct {
-    Candidate *items;
+    candidate *items;
     size_t n, cap;
-} PairHeap;
+} pair_heap;
 
-static void heap_sift_down(PairHeap *h, size_t i)
-{
-    Candidate *a = h->items;
-    Candidate x = a[i];
+static void heap_sift_down(pair_heap *h, size_t i) {
+    candidate *a = h->items;
+    candidate x = a[i];
     size_t n = h->n;
     for (;;) {
         size_t first = 4 * i + 1;
-        if (first >= n)
-            break;
+        if (first >= n) break;
         size_t last = first + 4 < n ? first + 4 : n;
         size_t c = first;
         for (size_t k = first + 1; k < last; k++)
-            if (better(a[k], a[c]))
-                c = k;
-        if (!better(a[c], x))
-            break;
+            if (better(a[k], a[c])) c = k;
+        if (!better(a[c], x)) break;
         a[i] = a[c];
         i = c;
     }
     a[i] = x;
 }
 
-static int heap_push(PairHeap *h, int64_t count, uint64_t key)
-{
-    if (grow((void **)&h->items, &h->cap, h->n + 1, sizeof(Candidate)))
-        return -1;
-    Candidate x = {count, key};
+static fbpe_status heap_push(pair_heap *h, int64_t count, uint64_t key) {
+    if (grow((void **)&h->items, &h->cap, h->n + 1, sizeof(candidate))) return FBPE_ENOMEM;
+    candidate x = {count, key};
     size_t i = h->n++;
     while (i > 0) {
         size_t p = (i - 1) / 4;
-        if (!better(x, h->items[p]))
-            break;
+        if (!better(x, h->items[p])) break;
         h->items[i] = h->items[p];
         i = p;
     }
     h->items[i] = x;
-    return 0;
+    return FBPE_OK;
 }
 
-static Candidate heap_pop(PairHeap *h)
-{
-    Candidate top = h->items[0];
+static candidate heap_pop(pair_heap *h) {
+    candidate top = h->items[0];
     h->items[0] = h->items[--h->n];
-    if (h->n)
-        heap_sift_down(h, 0);
+    if (h->n) heap_sift_down(h, 0);
     return top;
 }
 
@@ -651,10 +544,10 @@ typedef struct {
     uint32_t *where;
     uint32_t n_where;
     uint32_t last; /* the piece that gained it last: a piece is listed once */
-} Gain;
+} gain_entry;
 
-struct FbpeTrainer {
-    FbpeCorpus *corpus;
+struct fbpe_trainer {
+    fbpe_corpus *corpus;
     uint32_t first_id;
     int policy;
     int check_policy; /* 0 when no pair can ever be refused (fbpe_policy_never_refuses) */
@@ -666,18 +559,18 @@ struct FbpeTrainer {
     int check_length;
     uint32_t *lengths; /* of every id made so far, when check_length */
     size_t cap_lengths;
-    FbpeMerge *merges;
+    fbpe_trained_merge *merges;
     size_t n_merges, cap_merges;
     int64_t max_merges; /* < 0: no limit */
     int64_t min_frequency;
-    PairTable pairs;
-    Slab lists;
+    pair_table pairs;
+    where_slab lists;
     /* Candidates with a count of at least `floor` (a power of two) are in the heap; the
      * others wait unordered in the bucket of their count's power of two. The heap stays
      * small, most pairs (counted once or twice) never cost a heap operation, and lowering
      * the floor reads only the bucket that moves into the heap. */
-    PairHeap heap;
-    Candidate *bucket[64];
+    pair_heap heap;
+    candidate *bucket[64];
     size_t n_bucket[64], cap_bucket[64];
     int64_t floor;
     /* the changes of the current merge, per id (room for cap_ids ids) */
@@ -686,141 +579,119 @@ struct FbpeTrainer {
     uint32_t *xs, *ys;        /* the ids with a loss, each once */
     size_t n_xs, n_ys;
     int32_t *gain_x, *gain_y; /* index in gains of (x, c), of (c, y); -1: none */
-    Gain *gains;
+    gain_entry *gains;
     size_t n_gains, cap_gains;
     uint64_t *log; /* gain index << 32 | piece, in the order met */
     size_t n_log, cap_log;
     int finished;
 };
 
-static inline int mergeable(const FbpeTrainer *t, uint32_t left, uint32_t right)
-{
+static inline int mergeable(const fbpe_trainer *t, uint32_t left, uint32_t right) {
     return (!t->check_policy || fbpe_can_merge(t->policy, t->flags[left], t->flags[right])) &&
            (!t->check_length || (size_t)t->lengths[left] + t->lengths[right] <= t->max_token_bytes);
 }
 
 /* Room in the per-id arrays for ids 0 .. n-1. */
-static int reserve_ids(FbpeTrainer *t, size_t n)
-{
-    if (n <= t->cap_ids)
-        return 0;
+static fbpe_status reserve_ids(fbpe_trainer *t, size_t n) {
+    if (n <= t->cap_ids) return FBPE_OK;
     size_t old = t->cap_ids, cap = old, c1 = old, c2 = old, c3 = old, c4 = old, c5 = old;
-    if (grow((void **)&t->loss_x, &cap, n, sizeof(int64_t))
-        || grow((void **)&t->loss_y, &c1, n, sizeof(int64_t))
-        || grow((void **)&t->xs, &c2, n, sizeof(uint32_t))
-        || grow((void **)&t->ys, &c3, n, sizeof(uint32_t))
-        || grow((void **)&t->gain_x, &c4, n, sizeof(int32_t))
-        || grow((void **)&t->gain_y, &c5, n, sizeof(int32_t)))
+    if (grow((void **)&t->loss_x, &cap, n, sizeof(int64_t)) ||
+        grow((void **)&t->loss_y, &c1, n, sizeof(int64_t)) ||
+        grow((void **)&t->xs, &c2, n, sizeof(uint32_t)) ||
+        grow((void **)&t->ys, &c3, n, sizeof(uint32_t)) ||
+        grow((void **)&t->gain_x, &c4, n, sizeof(int32_t)) ||
+        grow((void **)&t->gain_y, &c5, n, sizeof(int32_t)))
         return FBPE_ENOMEM; /* the arrays that grew are freed with the trainer */
     for (size_t i = old; i < cap; i++) {
         t->loss_x[i] = t->loss_y[i] = 0;
         t->gain_x[i] = t->gain_y[i] = -1;
     }
     t->cap_ids = cap;
-    return 0;
+    return FBPE_OK;
 }
 
-static inline void lose(int64_t *loss, uint32_t *ids, size_t *n_ids, uint32_t id, int64_t w)
-{
-    if (loss[id] == 0)
-        ids[(*n_ids)++] = id;
+static inline void lose(int64_t *loss, uint32_t *ids, size_t *n_ids, uint32_t id, int64_t w) {
+    if (loss[id] == 0) ids[(*n_ids)++] = id;
     loss[id] += w;
 }
 
-static inline int gain(FbpeTrainer *t, int32_t *index, uint32_t id, uint64_t key, int64_t w,
-                       uint32_t piece)
-{
+static inline fbpe_status gain(fbpe_trainer *t, int32_t *index, uint32_t id, uint64_t key,
+                               int64_t w, uint32_t piece) {
     int32_t g = index[id];
     if (g < 0) {
-        if (t->n_gains >= INT32_MAX
-            || grow((void **)&t->gains, &t->cap_gains, t->n_gains + 1, sizeof(Gain)))
+        if (t->n_gains >= INT32_MAX ||
+            grow((void **)&t->gains, &t->cap_gains, t->n_gains + 1, sizeof(gain_entry)))
             return FBPE_ENOMEM;
         g = (int32_t)t->n_gains++;
-        Gain fresh = {key, 0, NULL, 0, UINT32_MAX};
+        gain_entry fresh = {key, 0, NULL, 0, UINT32_MAX};
         t->gains[g] = fresh;
         index[id] = g;
     }
-    Gain *e = &t->gains[g];
+    gain_entry *e = &t->gains[g];
     e->count += w;
     if (e->last != piece) {
-        if (grow((void **)&t->log, &t->cap_log, t->n_log + 1, sizeof(uint64_t)))
-            return FBPE_ENOMEM;
+        if (grow((void **)&t->log, &t->cap_log, t->n_log + 1, sizeof(uint64_t))) return FBPE_ENOMEM;
         t->log[t->n_log++] = ((uint64_t)g << 32) | piece;
         e->last = piece;
         e->n_where++;
     }
-    return 0;
+    return FBPE_OK;
 }
 
 /* The count of `key` falls by `amount`. A count that reaches zero stays there (see the note
  * at the top), so its slot goes at once. */
-static int pair_lose(FbpeTrainer *t, uint64_t key, int64_t amount)
-{
+static fbpe_status pair_lose(fbpe_trainer *t, uint64_t key, int64_t amount) {
     ptrdiff_t i = table_find(&t->pairs, key);
-    if (i < 0)
-        return FBPE_EINTERNAL; /* every pair of every piece is counted */
-    PairSlot *s = &t->pairs.slots[i];
+    if (i < 0) return FBPE_EINTERNAL; /* every pair of every piece is counted */
+    pair_slot *s = &t->pairs.slots[i];
     s->count -= amount;
-    if (s->count == 0)
-        table_delete(&t->pairs, (size_t)i);
-    else if (s->count < 0)
-        return FBPE_EINTERNAL;
-    return 0;
+    if (s->count < 0) return FBPE_EINTERNAL;
+    if (s->count == 0) table_delete(&t->pairs, (size_t)i);
+    return FBPE_OK;
 }
 
-static inline int log2_floor(int64_t count)
-{
+static inline int log2_floor(int64_t count) {
     int k = 0;
-    while (k < 62 && ((int64_t)2 << k) <= count)
-        k++;
+    while (k < 62 && ((int64_t)2 << k) <= count) k++;
     return k;
 }
 
-static int add_candidate(FbpeTrainer *t, int64_t count, uint64_t key)
-{
-    if (count >= t->floor)
-        return heap_push(&t->heap, count, key) ? FBPE_ENOMEM : 0;
+static fbpe_status add_candidate(fbpe_trainer *t, int64_t count, uint64_t key) {
+    if (count >= t->floor) return heap_push(&t->heap, count, key);
     int k = log2_floor(count);
-    if (grow((void **)&t->bucket[k], &t->cap_bucket[k], t->n_bucket[k] + 1, sizeof(Candidate)))
+    if (grow((void **)&t->bucket[k], &t->cap_bucket[k], t->n_bucket[k] + 1, sizeof(candidate)))
         return FBPE_ENOMEM;
-    Candidate c = {count, key};
+    candidate c = {count, key};
     t->bucket[k][t->n_bucket[k]++] = c;
-    return 0;
+    return FBPE_OK;
 }
 
 /* The heap ran dry: lower the floor to the top of the highest waiting bucket and move that
- * bucket into the heap. Returns 1, or 0 when no candidate is left at min_frequency or above,
- * or an error. */
-static int lower_floor(FbpeTrainer *t)
-{
+ * bucket into the heap. Returns FBPE_MORE (candidates moved), FBPE_OK when no candidate is
+ * left at min_frequency or above, or an error. */
+static fbpe_status lower_floor(fbpe_trainer *t) {
     int k = 63;
-    while (k >= 0 && t->n_bucket[k] == 0)
-        k--;
+    while (k >= 0 && t->n_bucket[k] == 0) k--;
     /* bucket k holds counts below 2**(k+1) */
-    if (k < 0 || (k < 62 && ((int64_t)2 << k) - 1 < t->min_frequency))
-        return 0;
+    if (k < 0 || (k < 62 && ((int64_t)2 << k) - 1 < t->min_frequency)) return FBPE_OK;
     size_t n = t->n_bucket[k];
-    if (grow((void **)&t->heap.items, &t->heap.cap, t->heap.n + n, sizeof(Candidate)))
+    if (grow((void **)&t->heap.items, &t->heap.cap, t->heap.n + n, sizeof(candidate)))
         return FBPE_ENOMEM;
-    memcpy(t->heap.items + t->heap.n, t->bucket[k], n * sizeof(Candidate));
+    memcpy(t->heap.items + t->heap.n, t->bucket[k], n * sizeof(candidate));
     t->heap.n += n;
     t->n_bucket[k] = 0;
     t->floor = (int64_t)1 << k;
     for (size_t i = t->heap.n / 4 + 1; i-- > 0;)
-        if (i < t->heap.n)
-            heap_sift_down(&t->heap, i);
-    return 1;
+        if (i < t->heap.n) heap_sift_down(&t->heap, i);
+    return FBPE_MORE;
 }
 
-void fbpe_trainer_free(FbpeTrainer *t)
-{
-    if (!t)
-        return;
+void fbpe_trainer_free(fbpe_trainer *t) {
+    if (!t) return;
     table_free(&t->pairs);
     slab_destroy(&t->lists); /* every where list, the half-built ones of an error too */
     xfree(t->heap.items);
-    for (int k = 0; k < 64; k++)
-        xfree(t->bucket[k]);
+    for (int k = 0; k < 64; k++) xfree(t->bucket[k]);
     xfree(t->loss_x);
     xfree(t->loss_y);
     xfree(t->xs);
@@ -838,129 +709,112 @@ void fbpe_trainer_free(FbpeTrainer *t)
 /* The text-form bytes of a symbol below first_id: a byte, or an atom (U+E000..U+EFFF). */
 static inline uint32_t symbol_bytes(uint32_t id) { return id < 256 ? 1 : 3; }
 
-FbpeTrainer *fbpe_trainer_new(FbpeCorpus *corpus, uint32_t first_id, const uint32_t *flags,
-                              int policy, int64_t max_merges, int64_t min_frequency,
-                              size_t max_token_bytes, int *error)
-{
-    *error = FBPE_ENOMEM;
-    if (first_id >= UINT32_MAX) {
-        *error = FBPE_EIDS;
-        return NULL;
+/* Count the pairs of every piece into the table, each with the pieces that hold it. */
+static fbpe_status count_pairs(fbpe_trainer *t) {
+    const fbpe_corpus *corpus = t->corpus;
+    const uint32_t *words = corpus->words;
+    /* A guess at the number of distinct pairs, to size the table once for the start. */
+    if (table_init(&t->pairs, corpus->n_pieces + 1024)) return FBPE_ENOMEM;
+    t->pairs.lists = &t->lists;
+    for (size_t off = 0; off < corpus->n_words;) {
+        uint32_t n = words[off];
+        int64_t count = piece_count(words + off);
+        const uint32_t *s = words + off + HEADER;
+        for (uint32_t i = 0; i < n; i++)
+            if (s[i] >= t->first_id) return FBPE_EINTERNAL; /* the caller checks ids */
+        for (uint32_t i = 0; i + 1 < n; i++) {
+            if (!mergeable(t, s[i], s[i + 1])) continue;
+            int created = 0;
+            size_t k;
+            if (table_upsert(&t->pairs, pair_key(s[i], s[i + 1]), &k, &created) ||
+                where_add(&t->lists, &t->pairs.where[k], (uint32_t)off))
+                return FBPE_ENOMEM;
+            t->pairs.slots[k].count += count;
+        }
+        off += HEADER + n;
     }
-    FbpeTrainer *t = (FbpeTrainer *)xcalloc(1, sizeof(FbpeTrainer));
-    if (!t)
-        return NULL;
+    return FBPE_OK;
+}
+
+fbpe_status fbpe_trainer_new(fbpe_corpus *corpus, uint32_t first_id, const uint32_t *flags,
+                             int policy, int64_t max_merges, int64_t min_frequency,
+                             size_t max_token_bytes, fbpe_trainer **out) {
+    fbpe_status rc = FBPE_ENOMEM;
+    *out = NULL;
+    if (first_id >= UINT32_MAX) return FBPE_EIDS;
+    fbpe_trainer *t = (fbpe_trainer *)xcalloc(1, sizeof(fbpe_trainer));
+    if (!t) return FBPE_ENOMEM;
     t->corpus = corpus;
     t->first_id = first_id;
     t->policy = policy;
     t->check_policy = !fbpe_policy_never_refuses(flags, first_id);
     t->max_merges = max_merges;
     t->min_frequency = min_frequency;
-    t->max_token_bytes = max_token_bytes < FBPE_MAX_TOKEN_BYTES ? max_token_bytes : FBPE_MAX_TOKEN_BYTES;
-    if (grow((void **)&t->flags, &t->cap_flags, (size_t)first_id + 1, sizeof(uint32_t)))
-        goto fail;
-    if (first_id)
-        memcpy(t->flags, flags, (size_t)first_id * sizeof(uint32_t));
+    t->max_token_bytes =
+        max_token_bytes < FBPE_MAX_TOKEN_BYTES ? max_token_bytes : FBPE_MAX_TOKEN_BYTES;
+    if (grow((void **)&t->flags, &t->cap_flags, (size_t)first_id + 1, sizeof(uint32_t))) goto fail;
+    if (first_id) memcpy(t->flags, flags, (size_t)first_id * sizeof(uint32_t));
 
     /* A token is a run of symbols inside one piece: if no piece is longer than the limit,
      * no merge can pass it, and the loop need not look at lengths. */
     for (size_t off = 0; off < corpus->n_words && !t->check_length;) {
         uint32_t n = corpus->words[off];
         size_t bytes = 0;
-        for (uint32_t i = 0; i < n; i++)
-            bytes += symbol_bytes(corpus->words[off + HEADER + i]);
+        for (uint32_t i = 0; i < n; i++) bytes += symbol_bytes(corpus->words[off + HEADER + i]);
         t->check_length = bytes > t->max_token_bytes;
         off += HEADER + n;
     }
     if (t->check_length) {
         if (grow((void **)&t->lengths, &t->cap_lengths, (size_t)first_id + 1, sizeof(uint32_t)))
             goto fail;
-        for (uint32_t i = 0; i < first_id; i++)
-            t->lengths[i] = symbol_bytes(i);
+        for (uint32_t i = 0; i < first_id; i++) t->lengths[i] = symbol_bytes(i);
     }
 
-    /* A guess at the number of distinct pairs, to size the table once for the start. */
-    if (table_init(&t->pairs, corpus->n_pieces + 1024))
-        goto fail;
-    t->pairs.lists = &t->lists;
-    const uint32_t *words = corpus->words;
-    for (size_t off = 0; off < corpus->n_words;) {
-        uint32_t n = words[off];
-        int64_t count = piece_count(words + off);
-        const uint32_t *s = words + off + HEADER;
-        for (uint32_t i = 0; i < n; i++) {
-            if (s[i] >= first_id) {
-                *error = FBPE_EINTERNAL; /* the caller checks ids; this is a bug */
-                goto fail;
-            }
-        }
-        for (uint32_t i = 0; i + 1 < n; i++) {
-            if (!mergeable(t, s[i], s[i + 1]))
-                continue;
-            int created = 0;
-            ptrdiff_t k = table_upsert(&t->pairs, pair_key(s[i], s[i + 1]), &created);
-            if (k < 0 || where_add(&t->lists, &t->pairs.where[k], (uint32_t)off))
-                goto fail;
-            t->pairs.slots[k].count += count;
-        }
-        off += HEADER + n;
-    }
+    if ((rc = count_pairs(t))) goto fail;
     /* Every pair starts in a bucket; the first lower_floor fills the heap. */
     t->floor = INT64_MAX;
-    for (size_t i = 0; i < t->pairs.cap; i++) {
-        if (t->pairs.slots[i].key != EMPTY_KEY) {
-            int rc = add_candidate(t, t->pairs.slots[i].count, t->pairs.slots[i].key);
-            if (rc) {
-                *error = rc;
-                goto fail;
-            }
-        }
-    }
-    *error = 0;
-    return t;
+    for (size_t i = 0; i < t->pairs.cap; i++)
+        if (t->pairs.slots[i].key != EMPTY_KEY &&
+            (rc = add_candidate(t, t->pairs.slots[i].count, t->pairs.slots[i].key)))
+            goto fail;
+    *out = t;
+    return FBPE_OK;
 fail:
     fbpe_trainer_free(t);
-    return NULL;
+    return rc;
 }
 
-size_t fbpe_trainer_num_merges(const FbpeTrainer *t) { return t->n_merges; }
-const FbpeMerge *fbpe_trainer_merges(const FbpeTrainer *t) { return t->merges; }
+size_t fbpe_trainer_num_merges(const fbpe_trainer *t) { return t->n_merges; }
+const fbpe_trained_merge *fbpe_trainer_merges(const fbpe_trainer *t) { return t->merges; }
 
 /* Rewrite the piece at `off`: replace (a, b) by c left to right without overlap, and move
  * the counts at the positions that changed. */
-static int merge_in_piece(FbpeTrainer *t, uint32_t off, uint32_t a, uint32_t b, uint32_t c)
-{
+static fbpe_status merge_in_piece(fbpe_trainer *t, uint32_t off, uint32_t a, uint32_t b,
+                                  uint32_t c) {
     uint32_t *header = t->corpus->words + off;
     uint32_t *s = header + HEADER;
     uint32_t n = header[0];
     uint32_t i = 0;
-    while (i + 1 < n && !(s[i] == a && s[i + 1] == b))
-        i++;
-    if (i + 1 >= n)
-        return 0; /* listed, but no longer holds the pair */
+    while (i + 1 < n && !(s[i] == a && s[i + 1] == b)) i++;
+    if (i + 1 >= n) return FBPE_OK; /* listed, but no longer holds the pair */
     int64_t w = piece_count(header);
     uint32_t j = i;  /* s[0..j) is final; s[i..n) is still to read */
     int after_c = 0; /* the last symbol written is a c made here */
-    int rc;
-#define TRY(call)           \
-    if ((rc = (call)) != 0) \
-        return rc;
+    fbpe_status rc;
+#define TRY(call) \
+    if ((rc = (call)) != FBPE_OK) return rc;
     while (i < n) {
         if (i + 1 < n && s[i] == a && s[i + 1] == b) {
             if (after_c) {
                 /* a b a b: the pair (b, a) between them becomes (c, c); when a == b,
                  * (b, a) is the merged pair itself, which is gone already */
-                if (a != b && mergeable(t, b, a))
-                    lose(t->loss_y, t->ys, &t->n_ys, a, w);
-                if (mergeable(t, c, c))
-                    TRY(gain(t, t->gain_x, c, pair_key(c, c), w, off));
+                if (a != b && mergeable(t, b, a)) lose(t->loss_y, t->ys, &t->n_ys, a, w);
+                if (mergeable(t, c, c)) TRY(gain(t, t->gain_x, c, pair_key(c, c), w, off));
             } else if (j > 0) {
                 uint32_t x = s[j - 1]; /* (x, a) is never the merged pair: x a b with
                                           x == a == b would have matched one earlier */
-                if (mergeable(t, x, a))
-                    lose(t->loss_x, t->xs, &t->n_xs, x, w);
-                if (mergeable(t, x, c))
-                    TRY(gain(t, t->gain_x, x, pair_key(x, c), w, off));
+                if (mergeable(t, x, a)) lose(t->loss_x, t->xs, &t->n_xs, x, w);
+                if (mergeable(t, x, c)) TRY(gain(t, t->gain_x, x, pair_key(x, c), w, off));
             }
             s[j++] = c;
             i += 2;
@@ -971,8 +825,7 @@ static int merge_in_piece(FbpeTrainer *t, uint32_t off, uint32_t a, uint32_t b, 
                 /* (b, y) is the merged pair only in a a a with a == b */
                 if (!(a == b && y == b) && mergeable(t, b, y))
                     lose(t->loss_y, t->ys, &t->n_ys, y, w);
-                if (mergeable(t, c, y))
-                    TRY(gain(t, t->gain_y, y, pair_key(c, y), w, off));
+                if (mergeable(t, c, y)) TRY(gain(t, t->gain_y, y, pair_key(c, y), w, off));
             }
             s[j++] = y;
             i++;
@@ -981,105 +834,89 @@ static int merge_in_piece(FbpeTrainer *t, uint32_t off, uint32_t a, uint32_t b, 
     }
 #undef TRY
     header[0] = j;
-    return 0;
+    return FBPE_OK;
 }
 
 /* Bring the pair table and the candidates up to date with the gathered changes. */
-static int apply_changes(FbpeTrainer *t, uint32_t a, uint32_t b, uint32_t c)
-{
-    int rc = 0;
-    for (size_t k = 0; k < t->n_xs && rc == 0; k++) {
+static fbpe_status apply_changes(fbpe_trainer *t, uint32_t a, uint32_t b, uint32_t c) {
+    fbpe_status rc = FBPE_OK;
+    for (size_t k = 0; k < t->n_xs && rc == FBPE_OK; k++) {
         uint32_t x = t->xs[k];
         rc = pair_lose(t, pair_key(x, a), t->loss_x[x]);
         t->loss_x[x] = 0;
     }
-    for (size_t k = 0; k < t->n_ys && rc == 0; k++) {
+    for (size_t k = 0; k < t->n_ys && rc == FBPE_OK; k++) {
         uint32_t y = t->ys[k];
         rc = pair_lose(t, pair_key(b, y), t->loss_y[y]);
         t->loss_y[y] = 0;
     }
     t->n_xs = t->n_ys = 0;
-    if (rc)
-        return rc;
+    if (rc) return rc;
 
     /* The new pairs are complete: give each its where list, in the order the pieces were
      * met, and make it a candidate with its final count. */
     size_t g;
     for (g = 0; g < t->n_gains; g++) {
-        Gain *e = &t->gains[g];
+        gain_entry *e = &t->gains[g];
         e->where = slab_alloc(&t->lists, where_capacity(e->n_where));
-        if (!e->where)
-            return FBPE_ENOMEM; /* the slab frees the lists made so far */
-        e->last = 0; /* now: how many are filled in */
+        if (!e->where) return FBPE_ENOMEM; /* the slab frees the lists made so far */
+        e->last = 0; /* from here on: how many are filled in */
     }
     for (size_t k = 0; k < t->n_log; k++) {
-        Gain *e = &t->gains[t->log[k] >> 32];
+        gain_entry *e = &t->gains[t->log[k] >> 32];
         e->where[e->last++] = (uint32_t)t->log[k];
     }
     t->n_log = 0;
     for (g = 0; g < t->n_gains; g++) {
-        Gain *e = &t->gains[g];
+        gain_entry *e = &t->gains[g];
         uint32_t left = (uint32_t)(e->key >> 32), right = (uint32_t)e->key;
         if (right == c)
             t->gain_x[left] = -1;
         else
             t->gain_y[right] = -1;
         int created = 0;
-        ptrdiff_t i = table_upsert(&t->pairs, e->key, &created);
-        if (i < 0)
-            return FBPE_ENOMEM;
-        if (!created)
-            return FBPE_EINTERNAL; /* a pair with c cannot exist before c */
+        size_t i;
+        if (table_upsert(&t->pairs, e->key, &i, &created)) return FBPE_ENOMEM;
+        if (!created) return FBPE_EINTERNAL; /* a pair with c cannot exist before c */
         t->pairs.slots[i].count = e->count;
         t->pairs.where[i].items = e->where;
         t->pairs.where[i].n = e->n_where;
         e->where = NULL;
-        if ((rc = add_candidate(t, e->count, e->key)) != 0)
-            return rc;
+        if ((rc = add_candidate(t, e->count, e->key)) != FBPE_OK) return rc;
     }
     t->n_gains = 0;
-    return 0;
+    return FBPE_OK;
 }
 
-/* Make one merge, or say that there is none (FBPE_DONE). */
-static int merge_once(FbpeTrainer *t)
-{
-    if (t->max_merges >= 0 && (int64_t)t->n_merges >= t->max_merges)
-        return FBPE_DONE;
-    Candidate best;
+/* Make one merge (FBPE_MORE), or say that there is none (FBPE_OK). */
+static fbpe_status merge_once(fbpe_trainer *t) {
+    if (t->max_merges >= 0 && (int64_t)t->n_merges >= t->max_merges) return FBPE_OK;
+    candidate best;
     ptrdiff_t slot;
     for (;;) {
         if (t->heap.n == 0) {
-            int rc = lower_floor(t);
-            if (rc <= 0)
-                return rc; /* FBPE_DONE is 0 */
+            fbpe_status rc = lower_floor(t);
+            if (rc != FBPE_MORE) return rc; /* none left, or an error */
         }
         best = heap_pop(&t->heap);
         slot = table_find(&t->pairs, best.key);
-        if (slot < 0)
-            continue; /* the pair is gone */
+        if (slot < 0) continue; /* the pair is gone */
         int64_t live = t->pairs.slots[slot].count;
-        if (live == best.count)
-            break;
+        if (live == best.count) break;
         /* stale: counts only fall after a push, so the live count is lower */
-        if (live > best.count || live <= 0)
-            return FBPE_EINTERNAL;
-        int rc = add_candidate(t, live, best.key);
-        if (rc)
-            return rc;
+        if (live > best.count || live <= 0) return FBPE_EINTERNAL;
+        fbpe_status rc = add_candidate(t, live, best.key);
+        if (rc) return rc;
     }
-    if (best.count < t->min_frequency)
-        return FBPE_DONE;
+    if (best.count < t->min_frequency) return FBPE_OK;
     uint32_t a = (uint32_t)(best.key >> 32), b = (uint32_t)best.key;
     size_t id = (size_t)t->first_id + t->n_merges;
-    if (id >= UINT32_MAX - 1)
-        return FBPE_EIDS;
+    if (id >= UINT32_MAX - 1) return FBPE_EIDS;
     uint32_t c = (uint32_t)id;
-    if (grow((void **)&t->merges, &t->cap_merges, t->n_merges + 1, sizeof(FbpeMerge))
-        || grow((void **)&t->flags, &t->cap_flags, id + 1, sizeof(uint32_t))
-        || reserve_ids(t, id + 1))
+    if (grow((void **)&t->merges, &t->cap_merges, t->n_merges + 1, sizeof(fbpe_trained_merge)) ||
+        grow((void **)&t->flags, &t->cap_flags, id + 1, sizeof(uint32_t)) || reserve_ids(t, id + 1))
         return FBPE_ENOMEM;
-    FbpeMerge m = {a, b, best.count};
+    fbpe_trained_merge m = {a, b, best.count};
     t->merges[t->n_merges++] = m;
     t->flags[c] = fbpe_merged_flags(t->flags[a], t->flags[b]);
     if (t->check_length) {
@@ -1094,34 +931,28 @@ static int merge_once(FbpeTrainer *t)
     t->pairs.where[slot].items = NULL;
     table_delete(&t->pairs, (size_t)slot);
 
-    int rc = 0;
-    for (uint32_t k = 0; k < n_where && rc == 0; k++) {
+    fbpe_status rc = FBPE_OK;
+    for (uint32_t k = 0; k < n_where && rc == FBPE_OK; k++) {
         /* the pieces are far apart in memory and known in advance: ask for them early */
-        if (k + PREFETCH_AHEAD < n_where)
-            PREFETCH(t->corpus->words + where[k + PREFETCH_AHEAD]);
+        if (k + PREFETCH_AHEAD < n_where) PREFETCH(t->corpus->words + where[k + PREFETCH_AHEAD]);
         rc = merge_in_piece(t, where[k], a, b, c);
     }
     slab_free(&t->lists, where, where_capacity(n_where));
-    if (rc)
-        return rc;
+    if (rc) return rc;
     rc = apply_changes(t, a, b, c);
     return rc ? rc : FBPE_MORE;
 }
 
-int fbpe_trainer_run(FbpeTrainer *t, double seconds)
-{
-    if (t->finished)
-        return FBPE_DONE;
+fbpe_status fbpe_trainer_run(fbpe_trainer *t, double seconds) {
+    if (t->finished) return FBPE_OK;
     double deadline = now_seconds() + seconds;
     for (unsigned k = 1;; k++) {
-        int rc = merge_once(t);
+        fbpe_status rc = merge_once(t);
         if (rc != FBPE_MORE) {
-            if (rc == FBPE_DONE)
-                t->finished = 1;
+            if (rc == FBPE_OK) t->finished = 1;
             return rc;
         }
         /* a clock read costs about as much as a small merge: look every 16 merges */
-        if ((k & 15) == 0 && now_seconds() >= deadline)
-            return FBPE_MORE;
+        if ((k & 15) == 0 && now_seconds() >= deadline) return FBPE_MORE;
     }
 }

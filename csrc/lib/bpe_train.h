@@ -8,43 +8,41 @@
 
 #include "bounds.h" /* the status codes */
 
-typedef struct FbpeCorpus FbpeCorpus;
-typedef struct FbpeTrainer FbpeTrainer;
+typedef struct fbpe_corpus fbpe_corpus;
+typedef struct fbpe_trainer fbpe_trainer;
 
 typedef struct {
     uint32_t left, right;
     int64_t count; /* how often the pair occurred when it was merged */
-} FbpeMerge;
+} fbpe_trained_merge;
 
 /* The distinct pieces, stored back to back. A piece with a count below 1 or fewer than two
  * symbols has no pair and is dropped, as the reference drops it. */
-FbpeCorpus *fbpe_corpus_new(void);
-void fbpe_corpus_free(FbpeCorpus *corpus);
+fbpe_corpus *fbpe_corpus_new(void);
+void fbpe_corpus_free(fbpe_corpus *corpus);
 /* Room for a piece of n symbols (write them, then commit); NULL when out of memory. */
-uint32_t *fbpe_corpus_reserve(FbpeCorpus *corpus, size_t n);
-int fbpe_corpus_commit(FbpeCorpus *corpus, size_t n, int64_t count);
+uint32_t *fbpe_corpus_reserve(fbpe_corpus *corpus, size_t n);
+fbpe_status fbpe_corpus_commit(fbpe_corpus *corpus, size_t n, int64_t count);
 /* A piece in UTF-8 text form: each byte is a symbol, except that a private-use character
  * U+E000..U+EFFF whose atom_ids entry (indexed by code point - 0xE000) is not -1 is that atom
  * id. atom_ids may be NULL (no atoms). */
-int fbpe_corpus_add_utf8(FbpeCorpus *corpus, const uint8_t *text, size_t n, int64_t count,
-                         const int32_t *atom_ids);
-/* The offset of the first byte of text[0..n) that is not well-formed UTF-8, or n. */
-size_t fbpe_utf8_error(const uint8_t *text, size_t n);
+fbpe_status fbpe_corpus_add_utf8(fbpe_corpus *corpus, const uint8_t *text, size_t n, int64_t count,
+                                 const int32_t *atom_ids);
 
-/* Count the pairs of the corpus (which the trainer borrows and rewrites in place).
- * flags: the kind flags of ids 0 .. first_id-1. max_merges < 0: until no pair is left.
- * A pair whose token would be longer than max_token_bytes (a byte counts 1, an atom 3: the
- * text form) is never merged, as a pair the policy forbids is never merged: what training
- * makes, a tokenizer file can hold (FBPE_MAX_TOKEN_BYTES).
- * Returns NULL and sets *error when it cannot start. */
-FbpeTrainer *fbpe_trainer_new(FbpeCorpus *corpus, uint32_t first_id, const uint32_t *flags,
-                              int policy, int64_t max_merges, int64_t min_frequency,
-                              size_t max_token_bytes, int *error);
-/* Merge until done or until about `seconds` have passed (at least one merge). */
-int fbpe_trainer_run(FbpeTrainer *trainer, double seconds);
-size_t fbpe_trainer_num_merges(const FbpeTrainer *trainer);
-const FbpeMerge *fbpe_trainer_merges(const FbpeTrainer *trainer);
-void fbpe_trainer_free(FbpeTrainer *trainer);
+/* Count the pairs of the corpus (which the trainer borrows and rewrites in place) into a
+ * new trainer, *out. flags: the kind flags of ids 0 .. first_id-1. max_merges < 0: until no
+ * pair is left. A pair whose token would be longer than max_token_bytes (a byte counts 1,
+ * an atom 3: the text form) is never merged, as a pair the policy forbids is never merged:
+ * what training makes, a tokenizer file can hold (FBPE_MAX_TOKEN_BYTES). */
+fbpe_status fbpe_trainer_new(fbpe_corpus *corpus, uint32_t first_id, const uint32_t *flags,
+                             int policy, int64_t max_merges, int64_t min_frequency,
+                             size_t max_token_bytes, fbpe_trainer **out);
+/* Merge until done (FBPE_OK) or until about `seconds` have passed (FBPE_MORE; at least one
+ * merge is made), or an error. */
+fbpe_status fbpe_trainer_run(fbpe_trainer *trainer, double seconds);
+size_t fbpe_trainer_num_merges(const fbpe_trainer *trainer);
+const fbpe_trained_merge *fbpe_trainer_merges(const fbpe_trainer *trainer);
+void fbpe_trainer_free(fbpe_trainer *trainer);
 
 /* Blocks allocated by this file and not yet freed (all trainers together): the tests check
  * that it returns to where it was after every path, interrupts and errors included. */

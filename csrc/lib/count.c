@@ -1,8 +1,9 @@
 /* Counting pieces into a table; see count.h. */
 #include "count.h"
-#include "markers.c"
+#include "markers_scan.h"
 #include "scanners.h"
 #include "take_next.h"
+#include "utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,17 +20,18 @@
 #define PREFETCH_DEPTH 32 /* a power of two */
 #endif
 
-/* count_<pattern>(w, s, n, end, base): the pieces of s[0..n), a text free of special tokens,
- * into w's tables; `end` bounds what may be read past s + n. One function per pattern, so
- * that each gets the scanner inlined and the registers to itself. */
+/* count_<pattern>(cl, w, s, n, end, base): the pieces of s[0..n), a text free of special
+ * tokens, into w's tables; `end` bounds what may be read past s + n. One function per
+ * pattern, so that each gets the scanner inlined and the registers to itself. */
 #define DEFINE_COUNT_LOOP(NAME, END_FN)                                                        \
-    static int NAME(const fbpe_parts *w, const uint8_t *s, size_t n, const uint8_t *end, uint64_t base) { \
+    static fbpe_status NAME(const fbpe_classes *cl, const fbpe_parts *w, const uint8_t *s,     \
+                            size_t n, const uint8_t *end, uint64_t base) {                     \
         fbpe_key keys[PREFETCH_DEPTH];                                                         \
         fbpe_table *tables[PREFETCH_DEPTH];                                                    \
         uint64_t firsts[PREFETCH_DEPTH];                                                       \
         size_t i = 0, ahead = 0, done = 0; /* pieces scanned, pieces inserted */             \
         while (i < n) {                                                                        \
-            size_t e = END_FN(s, i, n), r = ahead % PREFETCH_DEPTH;                            \
+            size_t e = END_FN(cl, s, i, n), r = ahead % PREFETCH_DEPTH;                        \
             fbpe_key_make(&keys[r], s + i, e - i, (size_t)(end - (s + i)));                    \
             tables[r] = fbpe_part_of(w, keys[r].hash);                                         \
             fbpe_table_prefetch(tables[r], &keys[r]);                                          \
@@ -42,14 +44,14 @@
             }                                                                                  \
             if (ahead - done == PREFETCH_DEPTH) {                                              \
                 r = done++ % PREFETCH_DEPTH;                                                   \
-                if (fbpe_table_add(tables[r], &keys[r], 1, firsts[r], 1) < 0) return FBPE_NO_MEMORY; \
+                if (fbpe_table_add(tables[r], &keys[r], 1, firsts[r], 1)) return FBPE_ENOMEM;  \
             }                                                                                  \
         }                                                                                      \
         for (; done < ahead; done++) {                                                         \
             size_t r = done % PREFETCH_DEPTH;                                                  \
-            if (fbpe_table_add(tables[r], &keys[r], 1, firsts[r], 1) < 0) return FBPE_NO_MEMORY; \
+            if (fbpe_table_add(tables[r], &keys[r], 1, firsts[r], 1)) return FBPE_ENOMEM;         \
         }                                                                                      \
-        return 0;                                                                              \
+        return FBPE_OK;                                                                        \
     }
 
 DEFINE_COUNT_LOOP(count_gpt2, fbpe_gpt2_end)
@@ -75,19 +77,20 @@ typedef struct {
     uint8_t bytes[PREFETCH_DEPTH][MARKER_SLOT];
 } marker_counter;
 
-static inline int insert_oldest(marker_counter *c) {
+static inline fbpe_status insert_oldest(marker_counter *c) {
     size_t r = c->done++ % PREFETCH_DEPTH;
-    return fbpe_table_add(c->tables[r], &c->keys[r], 1, c->firsts[r], 1) < 0 ? FBPE_NO_MEMORY : 0;
+    return fbpe_table_add(c->tables[r], &c->keys[r], 1, c->firsts[r], 1);
 }
 
-FBPE_MK_INLINE int count_marker_piece(void *ctx, const uint8_t *p, size_t len, size_t readable, size_t at) {
+FBPE_MK_INLINE fbpe_status count_marker_piece(void *ctx, const uint8_t *p, size_t len,
+                                              size_t readable, size_t at) {
     marker_counter *c = (marker_counter *)ctx;
     if (len > MARKER_SLOT) {
         while (c->done < c->ahead)
-            if (insert_oldest(c)) return FBPE_NO_MEMORY;
+            if (insert_oldest(c)) return FBPE_ENOMEM;
         fbpe_key key;
         fbpe_key_make(&key, p, len, readable);
-        return fbpe_table_add(fbpe_part_of(c->w, key.hash), &key, 1, c->base + at, 1) < 0 ? FBPE_NO_MEMORY : 0;
+        return fbpe_table_add(fbpe_part_of(c->w, key.hash), &key, 1, c->base + at, 1);
     }
     size_t r = c->ahead % PREFETCH_DEPTH;
     if (len > FBPE_INLINE_KEY) { /* the table reads these bytes again on insertion */
@@ -105,33 +108,34 @@ FBPE_MK_INLINE int count_marker_piece(void *ctx, const uint8_t *p, size_t len, s
         fbpe_table_prefetch_entry(c->tables[h], &c->keys[h]);
     }
     if (c->ahead - c->done == PREFETCH_DEPTH) return insert_oldest(c);
-    return 0;
+    return FBPE_OK;
 }
 
-static int count_markers(int options, const fbpe_parts *w, const uint8_t *s, size_t n, uint64_t base) {
+static fbpe_status count_markers(const fbpe_markers *m, int options, const fbpe_parts *w,
+                                 const uint8_t *s, size_t n, uint64_t base) {
     marker_counter c;
     c.w = w;
     c.base = base;
     c.ahead = c.done = 0;
-    int rc = mk_pieces(options, s, n, count_marker_piece, &c);
-    if (rc) return FBPE_NO_MEMORY;
+    if (fbpe_mk_pieces_inline(m, options, s, n, count_marker_piece, &c)) return FBPE_ENOMEM;
     while (c.done < c.ahead)
-        if (insert_oldest(&c)) return FBPE_NO_MEMORY;
-    return 0;
+        if (insert_oldest(&c)) return FBPE_ENOMEM;
+    return FBPE_OK;
 }
 
-static int count_segment(const fbpe_count_config *cfg, const fbpe_parts *w, const uint8_t *s, size_t n,
-                         const uint8_t *end, uint64_t base) {
-    if (cfg->markers) return count_markers(cfg->markers - 1, w, s, n, base);
-    switch (cfg->which) {
+static fbpe_status count_segment(const fbpe_count_config *cfg, const fbpe_parts *w,
+                                 const uint8_t *s, size_t n, const uint8_t *end, uint64_t base) {
+    const fbpe_splitter *sp = &cfg->split;
+    if (sp->markers) return count_markers(sp->markers, sp->options, w, s, n, base);
+    switch (sp->which) {
     case FBPE_GPT2:
-        return count_gpt2(w, s, n, end, base);
+        return count_gpt2(sp->classes, w, s, n, end, base);
     case FBPE_GPT4:
-        return count_gpt4(w, s, n, end, base);
+        return count_gpt4(sp->classes, w, s, n, end, base);
     case FBPE_O200K:
-        return count_o200k(w, s, n, end, base);
+        return count_o200k(sp->classes, w, s, n, end, base);
     default:
-        return count_functionalizer(w, s, n, end, base);
+        return count_functionalizer(sp->classes, w, s, n, end, base);
     }
 }
 
@@ -144,28 +148,28 @@ typedef struct {
     size_t start; /* the first byte not yet counted or cut out */
 } count_between;
 
-static int count_before(void *ctx, size_t at, size_t len) {
+static fbpe_status count_before(void *ctx, size_t at, size_t len) {
     count_between *c = ctx;
     if (at > c->start &&
         count_segment(c->cfg, c->t, c->s + c->start, at - c->start, c->end, c->base + c->start))
-        return FBPE_NO_MEMORY;
+        return FBPE_ENOMEM;
     c->start = at + len;
-    return 0;
+    return FBPE_OK;
 }
 
-int fbpe_count_text(const fbpe_count_config *cfg, const fbpe_parts *t, const uint8_t *s, size_t n,
-                    uint64_t base) {
+fbpe_status fbpe_count_text(const fbpe_count_config *cfg, const fbpe_parts *t, const uint8_t *s,
+                            size_t n, uint64_t base) {
     const uint8_t *end = s + n;
     if (!cfg->specials) return count_segment(cfg, t, s, n, end, base);
     /* Most texts with special tokens are documents of a few KB: their scratch is on the stack. */
     uint32_t small[4096];
     size_t window = fbpe_specials_window(cfg->specials, n);
     uint32_t *scratch = window <= 4096 ? small : malloc(window * sizeof *scratch);
-    if (!scratch) return FBPE_NO_MEMORY;
+    if (!scratch) return FBPE_ENOMEM;
     count_between c = {cfg, t, s, end, base, 0};
-    int rc = fbpe_specials_cut(cfg->specials, s, n, scratch, count_before, &c);
+    fbpe_status rc = fbpe_specials_cut(cfg->specials, s, n, scratch, count_before, &c);
     if (!rc && n > c.start && count_segment(cfg, t, s + c.start, n - c.start, end, base + c.start))
-        rc = FBPE_NO_MEMORY;
+        rc = FBPE_ENOMEM;
     if (scratch != small) free(scratch);
     return rc;
 }
@@ -180,8 +184,8 @@ void fbpe_count_batch(const fbpe_count_config *cfg, const fbpe_parts *t, fbpe_ba
             int incomplete;
             size_t bad = fbpe_utf8_invalid(u->data, u->len, 0, &incomplete);
             if (bad < u->len) {
-                if (err->code != FBPE_BAD_UTF8 || u->base + bad < err->offset) {
-                    err->code = FBPE_BAD_UTF8;
+                if (err->status != FBPE_EUTF8 || u->base + bad < err->offset) {
+                    err->status = FBPE_EUTF8;
                     err->offset = u->base + bad;
                     err->unit = k;
                 }
@@ -189,7 +193,7 @@ void fbpe_count_batch(const fbpe_count_config *cfg, const fbpe_parts *t, fbpe_ba
             }
         }
         if (fbpe_count_text(cfg, t, u->data, u->len, u->base)) {
-            err->code = FBPE_NO_MEMORY;
+            err->status = FBPE_ENOMEM;
             return;
         }
     }

@@ -14,8 +14,8 @@
 #define FBPE_COUNT_H
 
 #include "piecetable.h"
-#include "scan.h"
 #include "specials.h"
+#include "splitter.h"
 
 typedef struct {
     const uint8_t *data;
@@ -25,10 +25,7 @@ typedef struct {
 } fbpe_unit;
 
 typedef struct {
-    fbpe_scanner which;
-    /* With markers set, the pieces are the boundary-marker scheme's (markers.h) under the
-     * options markers - 1, and `which` is not used. */
-    int markers;
+    fbpe_splitter split;
     /* Special tokens, cut out and never counted (NULL: none); see specials.h. */
     const fbpe_specials *specials;
 } fbpe_count_config;
@@ -39,15 +36,13 @@ typedef struct {
     size_t next; /* the next unit to take; updated atomically */
 } fbpe_batch;
 
-/* What went wrong in a worker: nothing, no memory, or invalid UTF-8 at `offset` (global). */
+/* What went wrong in a worker: FBPE_OK (nothing), FBPE_ENOMEM, or FBPE_EUTF8: invalid UTF-8
+ * at `offset` (global) of unit number `unit`. */
 typedef struct {
-    int code; /* 0, FBPE_NO_MEMORY, FBPE_BAD_UTF8 */
+    fbpe_status status;
     uint64_t offset;
     size_t unit;
 } fbpe_count_error;
-
-#define FBPE_NO_MEMORY 1
-#define FBPE_BAD_UTF8 2
 
 /* One worker's tables: its counts split over `num_parts` partitions by hash. */
 typedef struct {
@@ -66,9 +61,9 @@ static inline fbpe_table *fbpe_part_of(const fbpe_parts *w, uint64_t hash) {
 void fbpe_count_batch(const fbpe_count_config *cfg, const fbpe_parts *w, fbpe_batch *batch,
                       fbpe_count_error *err);
 
-/* Count the pieces of one text into `w` (special tokens cut out). Returns 0 or
- * FBPE_NO_MEMORY. */
-int fbpe_count_text(const fbpe_count_config *cfg, const fbpe_parts *w, const uint8_t *s, size_t n,
-                    uint64_t base);
+/* Count the pieces of one text into `w` (special tokens cut out). Returns FBPE_OK or
+ * FBPE_ENOMEM. */
+fbpe_status fbpe_count_text(const fbpe_count_config *cfg, const fbpe_parts *w, const uint8_t *s,
+                            size_t n, uint64_t base);
 
 #endif

@@ -1,6 +1,7 @@
 /* The Functionalizer's description of distinct pieces; see functional.h. Each step names the
- * Python function (functionalbpe/functional.py) it mirrors. */
+ * Python function (functionalbpe/schemes/functional.py) it mirrors. */
 #include "functional.h"
+#include "utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -30,25 +31,27 @@ void fbpe_describer_free(fbpe_describer *d) {
 }
 
 /* Room for `want` items of `size` bytes at *buf (capacity *cap). */
-static int grow(void **buf, size_t *cap, size_t want, size_t size) {
-    if (want <= *cap) return 0;
+static fbpe_status grow(void **buf, size_t *cap, size_t want, size_t size) {
+    if (want <= *cap) return FBPE_OK;
     size_t cap2 = fbpe_grow_to(*cap, 64, want, size);
-    if (!cap2) return -1;
+    if (!cap2) return FBPE_ENOMEM;
     void *p = realloc(*buf, cap2 * size);
-    if (!p) return -1;
+    if (!p) return FBPE_ENOMEM;
     *buf = p;
     *cap = cap2;
-    return 0;
+    return FBPE_OK;
 }
 
-int fbpe_describer_add_block(fbpe_describer *d, uint32_t block, const uint32_t *cps,
-                             const fbpe_char_plan *plans, size_t n) {
-    if (block >= FBPE_BLOCKS || d->plan_of_block[block] >= 0) return 0;
-    if (d->num_plans + n > 0xFFFF) return -1; /* plan numbers are 16-bit; Unicode has ~2,500 */
+fbpe_status fbpe_describer_add_block(fbpe_describer *d, uint32_t block, const uint32_t *cps,
+                                     const fbpe_char_plan *plans, size_t n) {
+    if (block >= FBPE_BLOCKS || d->plan_of_block[block] >= 0) return FBPE_OK;
+    /* plan numbers are 16-bit; Unicode has about 2,500 plans */
+    if (d->num_plans + n > 0xFFFF) return FBPE_EINVALID;
     size_t rows_cap = d->rows_cap, plans_cap = d->plans_cap;
-    if (grow((void **)&d->rows, &rows_cap, d->num_rows + 1, sizeof *d->rows) < 0) return -1;
+    if (grow((void **)&d->rows, &rows_cap, d->num_rows + 1, sizeof *d->rows)) return FBPE_ENOMEM;
     d->rows_cap = rows_cap;
-    if (grow((void **)&d->plans, &plans_cap, d->num_plans + n, sizeof *d->plans) < 0) return -1;
+    if (grow((void **)&d->plans, &plans_cap, d->num_plans + n, sizeof *d->plans))
+        return FBPE_ENOMEM;
     d->plans_cap = plans_cap;
     uint16_t *row = d->rows[d->num_rows];
     memset(row, 0, sizeof d->rows[0]);
@@ -58,7 +61,7 @@ int fbpe_describer_add_block(fbpe_describer *d, uint32_t block, const uint32_t *
         row[cps[k] & 255] = (uint16_t)(++d->num_plans);
     }
     d->plan_of_block[block] = (int32_t)d->num_rows++;
-    return 0;
+    return FBPE_OK;
 }
 
 /* ---- UTF-8 ---- */
@@ -67,55 +70,14 @@ int fbpe_describer_add_block(fbpe_describer *d, uint32_t block, const uint32_t *
  * Python's "surrogatepass" writes them. Returns the number of code points, or (size_t)-1 if
  * s is not UTF-8. */
 static size_t utf8_decode(const uint8_t *s, size_t len, uint32_t *out) {
-    size_t i = 0, n = 0;
-    while (i < len) {
-        uint32_t c = s[i];
-        if (c < 0x80) {
-            out[n++] = c;
-            i++;
-            continue;
-        }
-        size_t extra;
-        uint32_t min;
-        if ((c & 0xE0) == 0xC0) {
-            extra = 1, c &= 0x1F, min = 0x80;
-        } else if ((c & 0xF0) == 0xE0) {
-            extra = 2, c &= 0x0F, min = 0x800;
-        } else if ((c & 0xF8) == 0xF0) {
-            extra = 3, c &= 0x07, min = 0x10000;
-        } else {
-            return (size_t)-1;
-        }
-        if (i + extra >= len) return (size_t)-1;
-        for (size_t k = 1; k <= extra; k++) {
-            if ((s[i + k] & 0xC0) != 0x80) return (size_t)-1;
-            c = c << 6 | (s[i + k] & 0x3F);
-        }
-        if (c < min || c > 0x10FFFF) return (size_t)-1;
-        out[n++] = c;
-        i += extra + 1;
-    }
+    size_t n = 0, k;
+    int incomplete;
+    for (size_t i = 0; i < len; i += k)
+        if (!(k = fbpe_utf8_char(s, i, len, 1, &out[n++], &incomplete))) return (size_t)-1;
     return n;
 }
 
-static inline uint8_t *put_utf8(uint8_t *o, uint32_t c) {
-    if (c < 0x80) {
-        *o++ = (uint8_t)c;
-    } else if (c < 0x800) {
-        *o++ = (uint8_t)(0xC0 | c >> 6);
-        *o++ = (uint8_t)(0x80 | (c & 0x3F));
-    } else if (c < 0x10000) {
-        *o++ = (uint8_t)(0xE0 | c >> 12);
-        *o++ = (uint8_t)(0x80 | (c >> 6 & 0x3F));
-        *o++ = (uint8_t)(0x80 | (c & 0x3F));
-    } else {
-        *o++ = (uint8_t)(0xF0 | c >> 18);
-        *o++ = (uint8_t)(0x80 | (c >> 12 & 0x3F));
-        *o++ = (uint8_t)(0x80 | (c >> 6 & 0x3F));
-        *o++ = (uint8_t)(0x80 | (c & 0x3F));
-    }
-    return o;
-}
+static inline uint8_t *put_utf8(uint8_t *o, uint32_t c) { return o + fbpe_utf8_put(c, o); }
 
 /* ---- repetition: functional.describe_repeats ---- */
 
@@ -248,7 +210,7 @@ static inline uint8_t *put_instruction(uint8_t *o, uint32_t op, const uint32_t *
     return o;
 }
 
-static int write_forms(fbpe_describer *d, const uint32_t *b, size_t blen) {
+static fbpe_status write_forms(fbpe_describer *d, const uint32_t *b, size_t blen) {
     size_t instructions = d->num_repeats, ops = 0;
     for (size_t q = 0; q < d->num_planned; q++) {
         const fbpe_char_plan *p = &d->plans[d->plan_at[q] - 1];
@@ -257,9 +219,9 @@ static int write_forms(fbpe_describer *d, const uint32_t *b, size_t blen) {
     instructions += ops;
     /* An instruction is at most 4 code points of 3 bytes; a character at most 4 bytes. */
     size_t need = instructions * 12 + blen * 4 + 16;
-    if (grow((void **)&d->out, &d->out_cap, need, 1) < 0) return -1;
-    if (grow((void **)&d->form_end, &d->forms_cap, instructions + 1, sizeof *d->form_end) < 0)
-        return -1;
+    if (grow((void **)&d->out, &d->out_cap, need, 1)) return FBPE_ENOMEM;
+    if (grow((void **)&d->form_end, &d->forms_cap, instructions + 1, sizeof *d->form_end))
+        return FBPE_ENOMEM;
     uint8_t *o = d->out;
     size_t f = 0;
 #define END_FORM() \
@@ -290,7 +252,7 @@ static int write_forms(fbpe_describer *d, const uint32_t *b, size_t blen) {
     for (size_t i = 0; i < blen; i++) o = put_utf8(o, b[i]);
     d->form_end[f++] = (size_t)(o - d->out);
     d->num_forms = f;
-    return 0;
+    return FBPE_OK;
 }
 
 /* ---- one piece: Functionalizer.describe ---- */
@@ -319,11 +281,11 @@ int fbpe_describe(fbpe_describer *d, const uint8_t *s, size_t len) {
     size_t cap = d->cps_cap;
     if (len > cap) {
         size_t c = cap;
-        if (grow((void **)&d->cps, &c, len, sizeof *d->cps) < 0) return FBPE_DESCRIBE_NOMEM;
+        if (grow((void **)&d->cps, &c, len, sizeof *d->cps)) return FBPE_ENOMEM;
         c = cap;
-        if (grow((void **)&d->base, &c, len, sizeof *d->base) < 0) return FBPE_DESCRIBE_NOMEM;
+        if (grow((void **)&d->base, &c, len, sizeof *d->base)) return FBPE_ENOMEM;
         c = cap;
-        if (grow((void **)&d->border, &c, len, sizeof *d->border) < 0) return FBPE_DESCRIBE_NOMEM;
+        if (grow((void **)&d->border, &c, len, sizeof *d->border)) return FBPE_ENOMEM;
         d->cps_cap = c;
     }
     if (ascii_as_is(d, s, len)) return FBPE_AS_IS;
@@ -366,11 +328,11 @@ int fbpe_describe(fbpe_describer *d, const uint8_t *s, size_t len) {
             b[d->planned[q]] = d->plans[d->plan_at[q] - 1].letter;
     }
     if (!decodes_back(d, b, blen, n)) return FBPE_LEAVE;
-    return write_forms(d, b, blen) < 0 ? FBPE_DESCRIBE_NOMEM : FBPE_DESCRIBED;
+    return write_forms(d, b, blen) ? FBPE_ENOMEM : FBPE_DESCRIBED;
 }
 
-int fbpe_count_form(fbpe_table *t, const uint8_t *p, size_t len, size_t readable, uint64_t count,
-                    uint64_t first) {
+fbpe_status fbpe_count_form(fbpe_table *t, const uint8_t *p, size_t len, size_t readable,
+                            uint64_t count, uint64_t first) {
     fbpe_key key;
     fbpe_key_make(&key, p, len, readable);
     return fbpe_table_add(t, &key, count, first, 1);
@@ -393,9 +355,9 @@ int fbpe_describe_flat(fbpe_describer *d, fbpe_table *t, const uint8_t *data,
         for (size_t f = 0; f < d->num_forms; f++) {
             size_t end = d->form_end[f];
             if (fbpe_count_form(t, d->out + start, end - start, d->out_cap - start,
-                                (uint64_t)counts[i], FBPE_FIRST(i, f)) < 0) {
+                                (uint64_t)counts[i], FBPE_FIRST(i, f))) {
                 *next = i;
-                return FBPE_DESCRIBE_NOMEM;
+                return FBPE_ENOMEM;
             }
             start = end;
         }
@@ -405,7 +367,8 @@ int fbpe_describe_flat(fbpe_describer *d, fbpe_table *t, const uint8_t *data,
 }
 
 size_t fbpe_describe_merge(fbpe_table *t, const uint8_t *data, size_t data_len,
-                           const int64_t *offsets, const int64_t *counts, size_t n, uint8_t *as_is) {
+                           const int64_t *offsets, const int64_t *counts, size_t n,
+                           uint8_t *as_is) {
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
         if (!as_is[i]) continue;
@@ -435,9 +398,10 @@ static int compare_first(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-int fbpe_describe_order(const fbpe_table *t, const uint8_t *as_is, size_t n, uint64_t *order) {
+fbpe_status fbpe_describe_order(const fbpe_table *t, const uint8_t *as_is, size_t n,
+                                uint64_t *order) {
     by_first *entries = malloc((t->size ? t->size : 1) * sizeof *entries);
-    if (!entries) return -1;
+    if (!entries) return FBPE_ENOMEM;
     for (size_t j = 0; j < t->size; j++) entries[j] = (by_first){t->first[j], j};
     qsort(entries, t->size, sizeof *entries, compare_first);
     size_t k = 0, j = 0;
@@ -449,5 +413,5 @@ int fbpe_describe_order(const fbpe_table *t, const uint8_t *as_is, size_t n, uin
     }
     for (; j < t->size; j++) order[k++] = FBPE_FORM_ENTRY | entries[j].entry;
     free(entries);
-    return 0;
+    return FBPE_OK;
 }

@@ -1,6 +1,6 @@
 /* The Functionalizer's description of distinct pieces, in C.
  *
- * Training describes every distinct raw piece once (functionalbpe/functional.py,
+ * Training describes every distinct raw piece once (functionalbpe/schemes/functional.py,
  * Functionalizer.describe_table); on the standard library that is 130k pieces, and in Python
  * it cost more than counting and merging together. This is the same description for the
  * cases that make up nearly all pieces, at C speed, read from and written to flat tables
@@ -41,18 +41,17 @@
 
 #define FBPE_MAX_ARG 255
 #define FBPE_HEAD (FBPE_MAX_ARG + 1) /* positions 0..255: the part of a base instructions reach */
-#define FBPE_MIN_COUNT 3             /* the fewest copies a repetition makes (functional.MIN_COUNT) */
+#define FBPE_MIN_COUNT 3             /* the fewest copies a repetition makes (MIN_COUNT) */
 #define FBPE_MAX_PLAN_OPS 4          /* accent operators one character may take */
 #define FBPE_NOT_A_SUBSTITUTION 0xFF /* num_ops of a plan that Python must apply */
 #define FBPE_BLOCKS 0x1100           /* code points >> 8 */
 
-/* What fbpe_describe did with a piece. */
+/* What fbpe_describe did with a piece; it returns one of these, or FBPE_ENOMEM. */
 enum {
-    FBPE_DESCRIBED = 0,   /* its text-form pieces are in d->forms */
-    FBPE_AS_IS = 1,       /* it is its own text form */
-    FBPE_LEAVE = 2,       /* Python describes it */
-    FBPE_NEED_BLOCK = 3,  /* the plans of block d->need_block are needed first */
-    FBPE_DESCRIBE_NOMEM = -1,
+    FBPE_DESCRIBED = 0,  /* its text-form pieces are in d->forms */
+    FBPE_AS_IS = 1,      /* it is its own text form */
+    FBPE_LEAVE = 2,      /* Python describes it */
+    FBPE_NEED_BLOCK = 3, /* the plans of block d->need_block are needed first */
 };
 
 /* How one character is written: `letter` in the base, the accent operators `ops` (U+E100 +
@@ -104,18 +103,19 @@ void fbpe_describer_init(fbpe_describer *d, int repeat, int split_operators);
 void fbpe_describer_free(fbpe_describer *d);
 
 /* Install the plans of block `block`: `cps[k]` (in the block) is written as `plans[k]`; the
- * block's other code points have none. Returns 0 or -1 (no memory). */
-int fbpe_describer_add_block(fbpe_describer *d, uint32_t block, const uint32_t *cps,
+ * block's other code points have none. FBPE_OK, FBPE_ENOMEM, or FBPE_EINVALID past 65,535
+ * plans. */
+fbpe_status fbpe_describer_add_block(fbpe_describer *d, uint32_t block, const uint32_t *cps,
                              const fbpe_char_plan *plans, size_t n);
 
-/* Describe one piece (UTF-8, s[0..len)); see the enum for what comes back. */
+/* Describe one piece (UTF-8, s[0..len)): what the enum above says, or FBPE_ENOMEM. */
 int fbpe_describe(fbpe_describer *d, const uint8_t *s, size_t len);
 
 /* Add `count` occurrences of the UTF-8 form p[0..len) to `t`, first met at `first` (see
- * FBPE_FIRST); `readable`: bytes that may be read from p, as for fbpe_key_make. Returns 0 or
- * -1 (no memory). */
-int fbpe_count_form(fbpe_table *t, const uint8_t *p, size_t len, size_t readable, uint64_t count,
-                    uint64_t first);
+ * FBPE_FIRST); `readable`: bytes that may be read from p, as for fbpe_key_make. FBPE_OK or
+ * FBPE_ENOMEM. */
+fbpe_status fbpe_count_form(fbpe_table *t, const uint8_t *p, size_t len, size_t readable,
+                            uint64_t count, uint64_t first);
 
 /* Training's passes over a flat table of distinct pieces (piece i is
  * data[offsets[i] .. offsets[i + 1]), occurring counts[i] times).
@@ -125,8 +125,9 @@ int fbpe_count_form(fbpe_table *t, const uint8_t *p, size_t len, size_t readable
  * The first pass marks them (as_is[i] = 1; the caller zeroes as_is) and adds the forms of
  * the others to `t`, a table of only the described forms, small enough to stay in cache.
  * It stops at the first piece that is not FBPE_DESCRIBED or FBPE_AS_IS and returns that
- * status with *next at the piece (the caller deals with it and calls again from *next + 1
- * or *next); it returns FBPE_DESCRIBED with *next = n when all are done.
+ * outcome (or FBPE_ENOMEM) with *next at the piece (the caller deals with it and calls
+ * again from *next + 1 or *next); it returns FBPE_DESCRIBED with *next = n when all are
+ * done.
  *
  * The second pass (merge) moves the count of each marked piece that is also a form in `t`
  * (a base `hello` of `Hello` met as `hello` too) into that form's entry and unmarks it; it
@@ -134,7 +135,7 @@ int fbpe_count_form(fbpe_table *t, const uint8_t *p, size_t len, size_t readable
  * entries of `t`; fbpe_describe_order puts them in order of first occurrence, as a loop
  * over the pieces in order, adding each one's forms in order, would meet them: order[k] is
  * a piece number, or FBPE_FORM_ENTRY | an entry of `t` (room for kept + t->size). The
- * first occurrence of form f of piece i is FBPE_FIRST(i, f). Returns 0 or -1 (no memory). */
+ * first occurrence of form f of piece i is FBPE_FIRST(i, f). FBPE_OK or FBPE_ENOMEM. */
 #define FBPE_FIRST(i, f) ((uint64_t)(i) << 12 | (uint64_t)(f)) /* a piece has < 4096 forms */
 #define FBPE_FORM_ENTRY (1ull << 63)
 int fbpe_describe_flat(fbpe_describer *d, fbpe_table *t, const uint8_t *data,
@@ -142,6 +143,7 @@ int fbpe_describe_flat(fbpe_describer *d, fbpe_table *t, const uint8_t *data,
                        uint8_t *as_is);
 size_t fbpe_describe_merge(fbpe_table *t, const uint8_t *data, size_t data_len,
                            const int64_t *offsets, const int64_t *counts, size_t n, uint8_t *as_is);
-int fbpe_describe_order(const fbpe_table *t, const uint8_t *as_is, size_t n, uint64_t *order);
+fbpe_status fbpe_describe_order(const fbpe_table *t, const uint8_t *as_is, size_t n,
+                                uint64_t *order);
 
 #endif

@@ -1,7 +1,8 @@
 /* The boundary-marker scheme's pieces, in C: units, markers, shift codes, escapes.
  *
- * fbpe_mk_pieces gives exactly the pieces of BoundaryMarkers.pieces (functionalbpe/markers.py,
- * the reference; the rules are in docs/markers.md), as UTF-8, one at a time, to a sink: the
+ * The piece loop (fbpe_mk_pieces; inlined by the loops that make pieces, markers_scan.h)
+ * gives exactly the pieces of BoundaryMarkers.pieces (functionalbpe/schemes/markers.py, the
+ * reference; the rules are in docs/markers.md), as UTF-8, one at a time, to a sink: the
  * piece counter (count.c), the encoder (encode_text.c) or a list for Python (_scanner.pyx).
  * No Python object is touched, so it runs with the GIL released.
  *
@@ -9,7 +10,7 @@
  * characters (the emoji lookaheads keep emoji out of the punct, digit and rest runs), so the
  * class of the first character says which alternative matches, and that alternative is a run
  * of one class with inherited marks taken along; nothing is ever given back. The classes are
- * one byte per code point, measured from regex (functionalbpe/markerclasses.py).
+ * one byte per code point, measured from regex (functionalbpe/schemes/markerclasses.py).
  *
  * Case codes follow markers.case_code, which calls Python's str.lower and str.upper. Both
  * map each character on its own, except that lower() turns a capital sigma into a final
@@ -22,13 +23,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bounds.h"
+
 /* Options: BoundaryMarkers(punct, digits, case). */
 #define FBPE_MK_PUNCT 1
 #define FBPE_MK_DIGITS 2
 #define FBPE_MK_CASE 4
 
 /* A code point's unit class: the kind in the low three bits, and flags. The values of
- * functionalbpe/markerclasses.py. */
+ * functionalbpe/schemes/markerclasses.py. */
 #define FBPE_MK_KIND 7u
 #define FBPE_MK_K_REST 0u      /* none of the others: controls, private use, unassigned, ... */
 #define FBPE_MK_K_WORD 1u      /* markers.WORD_CHAR */
@@ -59,22 +62,32 @@ typedef struct {
     fbpe_mk_map sigma;      /* word characters: FBPE_MK_CASED, FBPE_MK_CASE_IGNORABLE or 0 */
 } fbpe_mk_tables;
 
-/* Point the scanner at its tables (not copied: the caller keeps them alive for good). */
-void fbpe_mk_install(const fbpe_mk_tables *t);
-int fbpe_mk_installed(void);
+/* The marker scheme as installed: its tables, and the writer of the pieces that are not
+ * their unit as it is (markers_scan.h). The module that owns the scanner (_scanner)
+ * installs it once and lends it to the encoder, which inlines the piece loop but calls the
+ * writer here: one compiled copy of this file, and of the tables. */
+typedef struct fbpe_markers fbpe_markers;
+
+/* Install the tables (not copied: the caller keeps them alive for good), once per process;
+ * every later call returns the same scheme unchanged. */
+const fbpe_markers *fbpe_mk_install(const fbpe_mk_tables *t);
 
 /* Receives each piece: its UTF-8 bytes, of which `readable` (>= len) may be read, and the
- * offset in the text of the unit it comes from (increasing from piece to piece). The bytes
- * are only valid during the call. A nonzero return stops fbpe_mk_pieces, which returns it. */
-typedef int (*fbpe_mk_sink)(void *ctx, const uint8_t *piece, size_t len, size_t readable, size_t at);
+ of the unit it comes from (increasing from piece to piece). The bytes
+ * are only valid during the call. A return other than FBPE_OK stops fbpe_mk_pieces, which
+ * returns it. */
+typedef fbpe_status (*fbpe_mk_sink)(void *ctx, const uint8_t *piece, size_t len, size_t readable,
+                                    size_t at);
 
 /* The pieces of UTF-8 text s[0..n) (lone surrogates allowed) under `options`, in order.
- * Returns 0, -1 when out of memory, or what the sink returned. */
-int fbpe_mk_pieces(int options, const uint8_t *s, size_t n, fbpe_mk_sink emit, void *ctx);
+ * Returns FBPE_OK, FBPE_ENOMEM, or what the sink returned. */
+fbpe_status fbpe_mk_pieces(const fbpe_markers *m, int options, const uint8_t *s, size_t n,
+                           fbpe_mk_sink emit, void *ctx);
 
 /* markers.case_code on one word (s[0..n), word characters only): 0, 1 (title) or 2 (upper);
  * when not 0, the lower-cased word is written to out (room for 2 * n bytes) and its length
  * stored in *out_len. */
-int fbpe_mk_case_code(const uint8_t *s, size_t n, uint8_t *out, size_t *out_len);
+int fbpe_mk_case_code(const fbpe_markers *m, const uint8_t *s, size_t n, uint8_t *out,
+                      size_t *out_len);
 
 #endif

@@ -1,4 +1,4 @@
-/* The merge policy of training.md, in C: a copy of functionalbpe/alphabet.py.
+/* The merge policy of training.md, in C: a copy of functionalbpe/core/alphabet.py.
  *
  * alphabet.can_merge and alphabet.merged_flags are the definition; the trainer (and the
  * encoder) need them inside loops that hold no Python objects, so they carry this copy.
@@ -24,38 +24,30 @@
 #define FBPE_POLICY_PREFIX 1
 #define FBPE_POLICY_FREE 2
 
-static inline uint32_t fbpe_merged_flags(uint32_t left, uint32_t right)
-{
-    return ((left | right) & FBPE_KIND_MASK) | (left & FBPE_STARTS_WITH_BOUNDARY)
-           | (right & FBPE_ENDS_WITH_BOUNDARY);
+static inline uint32_t fbpe_merged_flags(uint32_t left, uint32_t right) {
+    return ((left | right) & FBPE_KIND_MASK) | (left & FBPE_STARTS_WITH_BOUNDARY) |
+           (right & FBPE_ENDS_WITH_BOUNDARY);
 }
 
-static inline int fbpe_can_merge(int policy, uint32_t left, uint32_t right)
-{
+static inline int fbpe_can_merge(int policy, uint32_t left, uint32_t right) {
     uint32_t kinds = (left | right) & FBPE_KIND_MASK;
-    if (kinds & FBPE_SHIFT)
-        return 0;
+    if (kinds & FBPE_SHIFT) return 0;
     /* two touching markers stand for one space: keep them apart under every policy */
-    if ((left & FBPE_ENDS_WITH_BOUNDARY) && (right & FBPE_STARTS_WITH_BOUNDARY))
-        return 0;
+    if ((left & FBPE_ENDS_WITH_BOUNDARY) && (right & FBPE_STARTS_WITH_BOUNDARY)) return 0;
     if (kinds & FBPE_OPERATOR) {
-        if (policy == FBPE_POLICY_ATOMIC)
-            return 0;
-        if (policy == FBPE_POLICY_PREFIX)
-            return kinds == FBPE_OPERATOR;
+        if (policy == FBPE_POLICY_ATOMIC) return 0;
+        if (policy == FBPE_POLICY_PREFIX) return kinds == FBPE_OPERATOR;
     }
     return 1;
 }
 
 /* True when no symbol made from these base flags can ever be refused a merge: then the
  * trainer skips the policy check altogether (the plain scheme). */
-static inline int fbpe_policy_never_refuses(const uint32_t *flags, uint32_t n)
-{
-    const uint32_t risky = FBPE_OPERATOR | FBPE_SHIFT | FBPE_STARTS_WITH_BOUNDARY
-                           | FBPE_ENDS_WITH_BOUNDARY;
+static inline int fbpe_policy_never_refuses(const uint32_t *flags, uint32_t n) {
+    const uint32_t risky =
+        FBPE_OPERATOR | FBPE_SHIFT | FBPE_STARTS_WITH_BOUNDARY | FBPE_ENDS_WITH_BOUNDARY;
     for (uint32_t i = 0; i < n; i++)
-        if (flags[i] & risky)
-            return 0;
+        if (flags[i] & risky) return 0;
     return 1;
 }
 

@@ -28,8 +28,8 @@
 #include <string.h>
 
 #include "bounds.h"
+#include "hash.h"
 
-#define FBPE_INLINE_KEY 16
 #define FBPE_MAX_ENTRIES 0xFFFFFFFEu /* entry numbers are 32-bit in the index */
 
 typedef struct {
@@ -48,92 +48,30 @@ typedef struct {
     size_t arena_len, arena_cap;
 } fbpe_table;
 
-/* A piece ready to insert: its first 16 bytes, zero-padded, and its hash. */
-typedef struct {
-    const uint8_t *p;
-    size_t len;
-    uint64_t w[2];
-    uint64_t hash;
-} fbpe_key;
-
 void fbpe_table_init(fbpe_table *t);
 void fbpe_table_free(fbpe_table *t);
 
-/* Room for one more entry. Returns 0, or -1 when out of memory (or 2^32 - 2 entries). */
-int fbpe_table_reserve(fbpe_table *t);
-/* Append a new entry and point index slot j at it (room is reserved). Returns 0 or -1. */
-int fbpe_table_store(fbpe_table *t, size_t j, const fbpe_key *k, uint64_t count, uint64_t first);
+/* Room for one more entry: FBPE_OK, or FBPE_ENOMEM (also at 2^32 - 2 entries). */
+fbpe_status fbpe_table_reserve(fbpe_table *t);
+/* Append a new entry and point index slot j at it (room is reserved). FBPE_OK or
+ * FBPE_ENOMEM. */
+fbpe_status fbpe_table_store(fbpe_table *t, size_t j, const fbpe_key *k, uint64_t count,
+                             uint64_t first);
 
 /* Merge tables whose entries are each in order of first occurrence (one worker's partition
  * each) into the empty table `out`, also in that order: a k-way merge by first occurrence, so
- * that nothing needs sorting. The inputs are freed once read. Returns 0 or -1 (no memory). */
-int fbpe_merge_in_order(fbpe_table *out, fbpe_table *const *ins, size_t count);
+ * that nothing needs sorting. The inputs are freed once read. FBPE_OK or FBPE_ENOMEM. */
+fbpe_status fbpe_merge_in_order(fbpe_table *out, fbpe_table *const *ins, size_t count);
 
 /* The entries of `count` tables (each in order of first occurrence) in one order of first
- * occurrence: order[k] = table << 32 | entry, room for the sum of the sizes. Returns 0 or -1. */
-int fbpe_order_tables(const fbpe_table *tables, size_t count, uint64_t *order);
+ * occurrence: order[k] = table << 32 | entry, room for the sum of the sizes. FBPE_OK or
+ * FBPE_ENOMEM. */
+fbpe_status fbpe_order_tables(const fbpe_table *tables, size_t count, uint64_t *order);
 
 /* Bytes held by the table: index, entries, first occurrences and arena. */
 size_t fbpe_table_memory(const fbpe_table *t);
 
-/* ---- inline: hashing and insertion ---- */
-
-static inline uint64_t fbpe_load64(const uint8_t *p) {
-    uint64_t w;
-    memcpy(&w, p, 8);
-    return w;
-}
-
-static inline int fbpe_little_endian(void) {
-    const uint16_t one = 1;
-    return *(const uint8_t *)&one == 1;
-}
-
-/* Odd constants with well-spread bits (digits of pi, e and the golden ratio). */
-#define FBPE_MIX1 0x243F6A8885A308D3ull
-#define FBPE_MIX2 0xB7E151628AED2A6Bull
-#define FBPE_MIX3 0x9E3779B97F4A7C15ull
-
-/* `readable`: how many bytes from p may be read (at least len). With 16 or more the key is
- * two unaligned loads and a mask instead of a byte copy. */
-static inline void fbpe_key_make(fbpe_key *k, const uint8_t *p, size_t len, size_t readable) {
-    k->p = p;
-    k->len = len;
-    if (readable >= 16 && fbpe_little_endian()) {
-        uint64_t a = fbpe_load64(p), b = fbpe_load64(p + 8);
-        /* Keep the first len bytes (little-endian: the low ones). */
-        if (len < 8) {
-            a &= len ? (~0ull >> (64 - 8 * len)) : 0;
-            b = 0;
-        } else if (len < 16) {
-            b &= len > 8 ? (~0ull >> (64 - 8 * (len - 8))) : 0;
-        }
-        k->w[0] = a;
-        k->w[1] = b;
-    } else {
-        uint8_t buf[16] = {0};
-        memcpy(buf, p, len < 16 ? len : 16);
-        k->w[0] = fbpe_load64(buf);
-        k->w[1] = fbpe_load64(buf + 8);
-    }
-    uint64_t h = (k->w[0] ^ FBPE_MIX1) * FBPE_MIX2 ^ (k->w[1] + len) * FBPE_MIX3;
-    for (size_t i = 16; i < len; i += 8) {
-        uint64_t x;
-        if (i + 8 <= len) {
-            x = fbpe_load64(p + i);
-        } else {
-            uint8_t buf[8] = {0};
-            memcpy(buf, p + i, len - i);
-            x = fbpe_load64(buf);
-        }
-        h = (h ^ x) * FBPE_MIX2;
-        h ^= h >> 31;
-    }
-    h ^= h >> 32;
-    h *= FBPE_MIX1;
-    h ^= h >> 29;
-    k->hash = h;
-}
+/* ---- inline: insertion, hashed by fbpe_key_make (hash.h) ---- */
 
 static inline void fbpe_table_prefetch(const fbpe_table *t, const fbpe_key *k) {
 #if defined(__GNUC__)
@@ -165,14 +103,14 @@ static inline int fbpe_entry_is(const fbpe_table *t, const fbpe_entry *e, const 
                                       : memcmp(t->arena + e->key[1], k->p, k->len) == 0);
 }
 
-/* Add `count` occurrences of the piece, first seen at `first`. Returns 0, or -1 when out of
- * memory (the table is then unchanged and still valid). With `later`, the caller promises
+/* Add `count` occurrences of the piece, first seen at `first`. Returns FBPE_OK, or
+ * FBPE_ENOMEM (the table is then unchanged and still valid). With `later`, the caller promises
  * that `first` is not before the piece's recorded first occurrence (true while one worker
  * counts text left to right), and the first occurrences are not read on a hit. */
-static inline int fbpe_table_add(fbpe_table *t, const fbpe_key *k, uint64_t count, uint64_t first,
-                                 int later) {
+static inline fbpe_status fbpe_table_add(fbpe_table *t, const fbpe_key *k, uint64_t count,
+                                         uint64_t first, int later) {
     if (t->size + 1 > t->entries_cap || 2 * (t->size + 1) > t->capacity) {
-        if (fbpe_table_reserve(t) < 0) return -1;
+        if (fbpe_table_reserve(t)) return FBPE_ENOMEM;
     }
     size_t mask = t->capacity - 1, j = k->hash & mask;
     uint64_t tag = k->hash >> 32;
@@ -185,7 +123,7 @@ static inline int fbpe_table_add(fbpe_table *t, const fbpe_key *k, uint64_t coun
             if (fbpe_entry_is(t, e, k)) {
                 e->count += count;
                 if (!later && first < t->first[n]) t->first[n] = first;
-                return 0;
+                return FBPE_OK;
             }
         }
         j = (j + 1) & mask;

@@ -1,4 +1,7 @@
-/* The scanners themselves, as inline functions: the counting loop (count.c) inlines them.
+/* The scanners themselves, as inline functions: each loop that cuts text into pieces (the
+ * counter, count.c; the encoder, encode_text.c) inlines the scanner of its pattern. They
+ * read the character classes through the table they are given (scan.h), which the module
+ * that owns the scanner installs once and lends to the others.
  *
  * How a regex alternation becomes a scanner. findall tries the alternatives at the current
  * position in order and takes the first that matches; inside an alternative, greedy
@@ -15,77 +18,42 @@
 #define FBPE_SCANNERS_H
 
 #include "scan.h"
+#include "utf8.h"
 
 #include <string.h>
 
-#if defined(__GNUC__)
-#define FBPE_HIDDEN __attribute__((visibility("hidden")))
-#else
-#define FBPE_HIDDEN
-#endif
-
-/* Installed by fbpe_install_classes (scan.c). */
-extern FBPE_HIDDEN uint8_t fbpe_cls[FBPE_CODE_POINTS];
-/* (?i) contraction letters: ASCII letter -> its lower case for d e l m r s t v, else 0;
- * plus the few non-ASCII code points regex folds to one of them (U+017F long s). */
-extern FBPE_HIDDEN char fbpe_ascii_fold[128];
-#define FBPE_MAX_FOLDS 64
-extern FBPE_HIDDEN uint32_t fbpe_fold_cp[FBPE_MAX_FOLDS];
-extern FBPE_HIDDEN char fbpe_fold_letter[FBPE_MAX_FOLDS];
-extern FBPE_HIDDEN size_t fbpe_num_folds;
-
-/* ---- UTF-8 ------------------------------------------------------------------------------ */
-
-/* Decode the code point at s[i] (valid UTF-8, surrogates allowed); store its length. */
-static inline uint32_t decode(const uint8_t *s, size_t i, size_t *len) {
-    uint32_t b = s[i];
-    if (b < 0x80) {
-        *len = 1;
-        return b;
-    }
-    if (b < 0xE0) {
-        *len = 2;
-        return ((b & 0x1F) << 6) | (s[i + 1] & 0x3F);
-    }
-    if (b < 0xF0) {
-        *len = 3;
-        return ((b & 0x0F) << 12) | ((uint32_t)(s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F);
-    }
-    *len = 4;
-    return ((b & 0x07) << 18) | ((uint32_t)(s[i + 1] & 0x3F) << 12) |
-           ((uint32_t)(s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F);
-}
-
-static inline unsigned class_at(const uint8_t *s, size_t i, size_t *len) {
+static inline unsigned fbpe_class_at(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                     size_t *len) {
     if (s[i] < 0x80) {
         *len = 1;
-        return fbpe_cls[s[i]];
+        return cl->cls[s[i]];
     }
-    return fbpe_cls[decode(s, i, len)];
+    return cl->cls[fbpe_utf8_decode(s, i, len)];
 }
 
 /* The end of the run of characters whose class has a bit of `bits`, from i. */
-static inline size_t run_of(const uint8_t *s, size_t i, size_t n, unsigned bits) {
+static inline size_t fbpe_run_of(const fbpe_classes *cl, const uint8_t *s, size_t i, size_t n,
+                                 unsigned bits) {
     size_t len;
     while (i < n) {
         if (s[i] < 0x80) {
-            if (!(fbpe_cls[s[i]] & bits)) return i;
+            if (!(cl->cls[s[i]] & bits)) return i;
             i++;
             continue;
         }
-        if (!(fbpe_cls[decode(s, i, &len)] & bits)) return i;
+        if (!(cl->cls[fbpe_utf8_decode(s, i, &len)] & bits)) return i;
         i += len;
     }
     return n;
 }
 
-static inline int fbpe_little_endian_scan(void) {
+static inline int fbpe_little_endian(void) {
     const uint16_t one = 1;
     return *(const uint8_t *)&one == 1;
 }
 
 /* The index of the lowest set bit of a nonzero word. */
-static inline unsigned lowest_bit(uint64_t x) {
+static inline unsigned fbpe_lowest_bit(uint64_t x) {
 #if defined(_MSC_VER)
     unsigned long k;
     _BitScanForward64(&k, x);
@@ -99,9 +67,10 @@ static inline unsigned lowest_bit(uint64_t x) {
  * words are short, and a byte loop pays a mispredicted branch where each one ends, which a
  * word-at-a-time count of the leading letters does not. (regex's ASCII letters are exactly
  * A-Z and a-z; charclasses.py checks it.) */
-static inline size_t run_of_letters(const uint8_t *s, size_t i, size_t n) {
+static inline size_t fbpe_run_of_letters(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                         size_t n) {
     const uint64_t high = 0x8080808080808080ull;
-    while (fbpe_little_endian_scan() && i + 8 <= n) {
+    while (fbpe_little_endian() && i + 8 <= n) {
         uint64_t w;
         memcpy(&w, s + i, 8);
         /* Per byte, without carries between bytes: OR 0x20 folds A-Z onto a-z, then two
@@ -113,72 +82,79 @@ static inline size_t run_of_letters(const uint8_t *s, size_t i, size_t n) {
             i += 8;
             continue;
         }
-        i += lowest_bit(stop) / 8; /* little-endian: the first byte is the low one */
+        i += fbpe_lowest_bit(stop) / 8; /* little-endian: the first byte is the low one */
         if (s[i] < 0x80) return i;
         break; /* a non-ASCII character: the general loop decides */
     }
-    return run_of(s, i, n, FBPE_LETTER);
+    return fbpe_run_of(cl, s, i, n, FBPE_LETTER);
 }
 
 /* The end of the run of "other" characters (none of L, N, S) from i. */
-static inline size_t run_of_other(const uint8_t *s, size_t i, size_t n) {
+static inline size_t fbpe_run_of_other(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                       size_t n) {
     size_t len;
     const unsigned bits = FBPE_LETTER | FBPE_NUMBER | FBPE_SPACE;
     while (i < n) {
         if (s[i] < 0x80) {
-            if (fbpe_cls[s[i]] & bits) return i;
+            if (cl->cls[s[i]] & bits) return i;
             i++;
             continue;
         }
-        if (fbpe_cls[decode(s, i, &len)] & bits) return i;
+        if (cl->cls[fbpe_utf8_decode(s, i, &len)] & bits) return i;
         i += len;
     }
     return n;
 }
 
-static inline int is_other(unsigned c) { return !(c & (FBPE_LETTER | FBPE_NUMBER | FBPE_SPACE)); }
+static inline int fbpe_is_other(unsigned c) {
+    return !(c & (FBPE_LETTER | FBPE_NUMBER | FBPE_SPACE));
+}
 
 /* \p{N}{1,3}: up to three numbers from i (s[i] is one). */
-static inline size_t up_to_three_numbers(const uint8_t *s, size_t i, size_t n) {
+static inline size_t fbpe_up_to_three_numbers(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                              size_t n) {
     size_t len;
     for (int k = 0; k < 3 && i < n; k++) {
-        if (!(class_at(s, i, &len) & FBPE_NUMBER)) break;
+        if (!(fbpe_class_at(cl, s, i, &len) & FBPE_NUMBER)) break;
         i += len;
     }
     return i;
 }
 
 /* The contraction letter (lower-case ASCII) that (?i) matches at s[i], or 0. */
-static inline char folded_letter(const uint8_t *s, size_t i, size_t *len) {
+static inline char fbpe_folded_letter(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                      size_t *len) {
     if (s[i] < 0x80) {
         *len = 1;
-        return fbpe_ascii_fold[s[i]];
+        return cl->ascii_fold[s[i]];
     }
-    uint32_t cp = decode(s, i, len);
-    for (size_t k = 0; k < fbpe_num_folds; k++)
-        if (fbpe_fold_cp[k] == cp) return fbpe_fold_letter[k];
+    uint32_t cp = fbpe_utf8_decode(s, i, len);
+    for (size_t k = 0; k < cl->num_folds; k++)
+        if (cl->fold_cp[k] == cp) return cl->fold_letter[k];
     return 0;
 }
 
 /* The contraction letter at s[j] and its length: with case_sensitive (GPT-2), only ASCII
  * lower case counts; otherwise whatever (?i) matches to one. */
-static inline char contraction_letter(const uint8_t *s, size_t j, int case_sensitive, size_t *len) {
-    if (!case_sensitive) return folded_letter(s, j, len);
+static inline char fbpe_contraction_letter(const fbpe_classes *cl, const uint8_t *s, size_t j,
+                                           int case_sensitive, size_t *len) {
+    if (!case_sensitive) return fbpe_folded_letter(cl, s, j, len);
     *len = 1;
-    return s[j] >= 'a' && s[j] <= 'z' ? fbpe_ascii_fold[s[j]] : 0;
+    return s[j] >= 'a' && s[j] <= 'z' ? cl->ascii_fold[s[j]] : 0;
 }
 
 /* '(?i:[sdmt]|ll|ve|re) at s[i] == '\'': the end of the contraction, or 0. The alternatives
  * start with different letters, so at most one can match. */
-static inline size_t contraction_end(const uint8_t *s, size_t i, size_t n, int case_sensitive) {
+static inline size_t fbpe_contraction_end(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                          size_t n, int case_sensitive) {
     size_t j = i + 1, len;
     if (j >= n) return 0;
-    char a = contraction_letter(s, j, case_sensitive, &len);
+    char a = fbpe_contraction_letter(cl, s, j, case_sensitive, &len);
     if (a == 's' || a == 'd' || a == 'm' || a == 't') return j + len;
     if (a != 'l' && a != 'v' && a != 'r') return 0;
     j += len;
     if (j >= n) return 0;
-    char b = contraction_letter(s, j, case_sensitive, &len);
+    char b = fbpe_contraction_letter(cl, s, j, case_sensitive, &len);
     if ((a == 'l' && b == 'l') || (a == 'v' && b == 'e') || (a == 'r' && b == 'e')) return j + len;
     return 0;
 }
@@ -187,28 +163,29 @@ static inline size_t contraction_end(const uint8_t *s, size_t i, size_t n, int c
  * character, and the end of its last \r or \n (0 if it has none). */
 typedef struct {
     size_t end, last, after_newline;
-} space_run;
+} fbpe_space_run;
 
-static inline space_run run_of_space(const uint8_t *s, size_t i, size_t n) {
-    space_run r = {i, i, 0};
+static inline fbpe_space_run fbpe_run_of_space(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                               size_t n) {
+    fbpe_space_run r = {i, i, 0};
     size_t len;
     while (i < n) {
         uint8_t b = s[i];
-        if (b == ' ' && i + 8 <= n && fbpe_little_endian_scan()) {
+        if (b == ' ' && i + 8 <= n && fbpe_little_endian()) {
             /* Indentation: runs of plain spaces, eight at a time. */
             uint64_t w;
             memcpy(&w, s + i, 8);
             uint64_t other = w ^ 0x2020202020202020ull;
-            size_t k = other ? lowest_bit(other) / 8 : 8; /* >= 1: s[i] is a space */
+            size_t k = other ? fbpe_lowest_bit(other) / 8 : 8; /* >= 1: s[i] is a space */
             i += k;
             r.last = i - 1;
             continue;
         }
         if (b < 0x80) {
-            if (!(fbpe_cls[b] & FBPE_SPACE)) break;
+            if (!(cl->cls[b] & FBPE_SPACE)) break;
             if (b == '\n' || b == '\r') r.after_newline = i + 1;
             len = 1;
-        } else if (!(fbpe_cls[decode(s, i, &len)] & FBPE_SPACE)) {
+        } else if (!(cl->cls[fbpe_utf8_decode(s, i, &len)] & FBPE_SPACE)) {
             break;
         }
         r.last = i;
@@ -223,18 +200,18 @@ static inline space_run run_of_space(const uint8_t *s, size_t i, size_t n) {
  *              one character is the first backtrack that satisfies the lookahead, and it
  *              needs the run to keep at least one character);
  *   \s+        otherwise: the run is one character followed by a non-space. */
-static inline size_t space_tail(space_run r, size_t i, size_t n) {
+static inline size_t fbpe_space_tail(fbpe_space_run r, size_t i, size_t n) {
     if (r.end == n) return n;
     if (r.last > i) return r.last;
     return r.end;
 }
 
 /* ---- gpt2: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+ ---- */
-static inline size_t fbpe_gpt2_end(const uint8_t *s, size_t i, size_t n) {
+static inline size_t fbpe_gpt2_end(const fbpe_classes *cl, const uint8_t *s, size_t i, size_t n) {
     size_t len;
-    unsigned c = class_at(s, i, &len);
+    unsigned c = fbpe_class_at(cl, s, i, &len);
     if (s[i] == '\'') {
-        size_t e = contraction_end(s, i, n, 1);
+        size_t e = fbpe_contraction_end(cl, s, i, n, 1);
         if (e) return e;
     }
     /* " ?X+" for X in L, N, other: the optional space is taken when the next character
@@ -242,18 +219,18 @@ static inline size_t fbpe_gpt2_end(const uint8_t *s, size_t i, size_t n) {
     size_t start = i;
     if (s[i] == ' ' && i + 1 < n) {
         size_t l2;
-        unsigned next = class_at(s, i + 1, &l2);
+        unsigned next = fbpe_class_at(cl, s, i + 1, &l2);
         if (!(next & FBPE_SPACE)) {
             start = i + 1;
             c = next;
         }
     }
     if (!(c & FBPE_SPACE)) {
-        if (c & FBPE_LETTER) return run_of_letters(s, start, n);
-        if (c & FBPE_NUMBER) return run_of(s, start, n, FBPE_NUMBER);
-        return run_of_other(s, start, n);
+        if (c & FBPE_LETTER) return fbpe_run_of_letters(cl, s, start, n);
+        if (c & FBPE_NUMBER) return fbpe_run_of(cl, s, start, n, FBPE_NUMBER);
+        return fbpe_run_of_other(cl, s, start, n);
     }
-    return space_tail(run_of_space(s, i, n), i, n);
+    return fbpe_space_tail(fbpe_run_of_space(cl, s, i, n), i, n);
 }
 
 /* ---- gpt4 (and llama3) ----
@@ -264,36 +241,36 @@ static inline size_t fbpe_gpt2_end(const uint8_t *s, size_t i, size_t n) {
  * possessive other-run is followed by [\r\n]* which always matches, and in \s*[\r\n]+ the
  * \s* gives back characters until it stands before the run's last \r or \n, so [\r\n]+
  * takes exactly that one character, as [\r\n] does. */
-static inline size_t fbpe_gpt4_end(const uint8_t *s, size_t i, size_t n) {
+static inline size_t fbpe_gpt4_end(const fbpe_classes *cl, const uint8_t *s, size_t i, size_t n) {
     size_t len, l2;
     uint8_t b = s[i];
-    unsigned c = class_at(s, i, &len);
+    unsigned c = fbpe_class_at(cl, s, i, &len);
     if (b == '\'') {
-        size_t e = contraction_end(s, i, n, 0);
+        size_t e = fbpe_contraction_end(cl, s, i, n, 0);
         if (e) return e;
     }
-    if (c & FBPE_LETTER) return run_of_letters(s, i, n);
+    if (c & FBPE_LETTER) return fbpe_run_of_letters(cl, s, i, n);
     /* One character that is not \r, \n, L or N may lead a letter run. */
     if (!(c & FBPE_NUMBER) && b != '\r' && b != '\n' && i + len < n &&
-        (class_at(s, i + len, &l2) & FBPE_LETTER))
-        return run_of_letters(s, i + len, n);
-    if (c & FBPE_NUMBER) return up_to_three_numbers(s, i, n);
+        (fbpe_class_at(cl, s, i + len, &l2) & FBPE_LETTER))
+        return fbpe_run_of_letters(cl, s, i + len, n);
+    if (c & FBPE_NUMBER) return fbpe_up_to_three_numbers(cl, s, i, n);
     /*  ?[^\s\p{L}\p{N}]++[\r\n]* */
     size_t start = i;
-    if (b == ' ' && i + 1 < n && is_other(class_at(s, i + 1, &l2))) {
+    if (b == ' ' && i + 1 < n && fbpe_is_other(fbpe_class_at(cl, s, i + 1, &l2))) {
         start = i + 1;
         c = 0; /* the run starts on the character after the space: "other" */
     }
-    if (is_other(c)) {
-        size_t e = run_of_other(s, start, n);
+    if (fbpe_is_other(c)) {
+        size_t e = fbpe_run_of_other(cl, s, start, n);
         while (e < n && (s[e] == '\r' || s[e] == '\n')) e++;
         return e;
     }
     /* White space. \s*[\r\n]: \s* takes the whole run and gives back until it stands
      * before a \r or \n; the first such place from the right is the run's last one. */
-    space_run r = run_of_space(s, i, n);
+    fbpe_space_run r = fbpe_run_of_space(cl, s, i, n);
     if (r.after_newline) return r.after_newline;
-    return space_tail(r, i, n);
+    return fbpe_space_tail(r, i, n);
 }
 
 /* ---- o200k ----
@@ -307,79 +284,89 @@ static inline size_t fbpe_gpt4_end(const uint8_t *s, size_t i, size_t n) {
  * (it can only be Ll), W+ takes the W run from there. Otherwise U* gives back characters
  * until W+ can start on one: the run's last character that is also in W, and W+ ends right
  * after it (the characters after it in the run are not in W). */
-static inline size_t upper_then_lower(const uint8_t *s, size_t i, size_t n) {
+static inline size_t fbpe_upper_then_lower(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                           size_t n) {
     size_t len, after_last_both = 0;
     while (i < n) {
-        unsigned c = class_at(s, i, &len);
+        unsigned c = fbpe_class_at(cl, s, i, &len);
         if (!(c & FBPE_UPPERISH)) break;
         if (c & FBPE_LOWERISH) after_last_both = i + len;
         i += len;
     }
-    if (i < n && (class_at(s, i, &len) & FBPE_LOWERISH)) return run_of(s, i, n, FBPE_LOWERISH);
+    if (i < n && (fbpe_class_at(cl, s, i, &len) & FBPE_LOWERISH))
+        return fbpe_run_of(cl, s, i, n, FBPE_LOWERISH);
     return after_last_both;
 }
 
 /* U+W* from i: the end, or 0. Nothing to give back: W* may be empty. */
-static inline size_t upper_or_lower(const uint8_t *s, size_t i, size_t n) {
-    size_t e = run_of(s, i, n, FBPE_UPPERISH);
+static inline size_t fbpe_upper_or_lower(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                         size_t n) {
+    size_t e = fbpe_run_of(cl, s, i, n, FBPE_UPPERISH);
     if (e == i) return 0;
-    return run_of(s, e, n, FBPE_LOWERISH);
+    return fbpe_run_of(cl, s, e, n, FBPE_LOWERISH);
 }
 
-static inline size_t with_contraction(const uint8_t *s, size_t e, size_t n) {
+static inline size_t fbpe_with_contraction(const fbpe_classes *cl, const uint8_t *s, size_t e,
+                                           size_t n) {
     if (e < n && s[e] == '\'') {
-        size_t c = contraction_end(s, e, n, 0);
+        size_t c = fbpe_contraction_end(cl, s, e, n, 0);
         if (c) return c;
     }
     return e;
 }
 
-static inline size_t fbpe_o200k_end(const uint8_t *s, size_t i, size_t n) {
+static inline size_t fbpe_o200k_end(const fbpe_classes *cl, const uint8_t *s, size_t i, size_t n) {
     size_t len, l2, e;
     uint8_t b = s[i];
-    unsigned c = class_at(s, i, &len);
+    unsigned c = fbpe_class_at(cl, s, i, &len);
     /* The optional prefix is tried first (greedy), then without it. Without it, the letter
      * part can only start on i when i is a mark or a letter (c has U or W). */
     int prefix = !(c & (FBPE_LETTER | FBPE_NUMBER)) && b != '\r' && b != '\n' && i + len < n;
     int letterish = (c & (FBPE_UPPERISH | FBPE_LOWERISH)) != 0;
-    if (prefix && (e = upper_then_lower(s, i + len, n))) return with_contraction(s, e, n);
-    if (letterish && (e = upper_then_lower(s, i, n))) return with_contraction(s, e, n);
-    if (prefix && (e = upper_or_lower(s, i + len, n))) return with_contraction(s, e, n);
-    if (letterish && (e = upper_or_lower(s, i, n))) return with_contraction(s, e, n);
-    if (c & FBPE_NUMBER) return up_to_three_numbers(s, i, n);
+    if (prefix && (e = fbpe_upper_then_lower(cl, s, i + len, n)))
+        return fbpe_with_contraction(cl, s, e, n);
+    if (letterish && (e = fbpe_upper_then_lower(cl, s, i, n)))
+        return fbpe_with_contraction(cl, s, e, n);
+    if (prefix && (e = fbpe_upper_or_lower(cl, s, i + len, n)))
+        return fbpe_with_contraction(cl, s, e, n);
+    if (letterish && (e = fbpe_upper_or_lower(cl, s, i, n)))
+        return fbpe_with_contraction(cl, s, e, n);
+    if (c & FBPE_NUMBER) return fbpe_up_to_three_numbers(cl, s, i, n);
     /*  ?[^\s\p{L}\p{N}]+[\r\n/]*  (a mark is "other" here) */
     size_t start = i;
-    if (b == ' ' && i + 1 < n && is_other(class_at(s, i + 1, &l2))) {
+    if (b == ' ' && i + 1 < n && fbpe_is_other(fbpe_class_at(cl, s, i + 1, &l2))) {
         start = i + 1;
         c = 0;
     }
-    if (is_other(c)) {
-        e = run_of_other(s, start, n);
+    if (fbpe_is_other(c)) {
+        e = fbpe_run_of_other(cl, s, start, n);
         while (e < n && (s[e] == '\r' || s[e] == '\n' || s[e] == '/')) e++;
         return e;
     }
     /* \s*[\r\n]+: as gpt4's \s*[\r\n] (the last \r or \n of the run ends it). */
-    space_run r = run_of_space(s, i, n);
+    fbpe_space_run r = fbpe_run_of_space(cl, s, i, n);
     if (r.after_newline) return r.after_newline;
-    return space_tail(r, i, n);
+    return fbpe_space_tail(r, i, n);
 }
 
 /* ---- functionalizer: \n+|\t+|\u2581+| +|[^\p{L}\p{N}\s _]+|(?:[\p{L}\p{N}_]|[^\S\n\t ])+
  * Every character starts exactly one alternative, and each alternative is a run of one
  * class, so a piece is the run of the class of its first character. U+2581 is "other",
  * so a run of other characters that started elsewhere goes on through it. */
-static inline int functional_word(const uint8_t *s, size_t i, size_t *len) {
+static inline int fbpe_functional_word(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                       size_t *len) {
     uint8_t b = s[i];
     if (b < 0x80) {
         *len = 1;
         if (b == '_') return 1;
         if (b == '\n' || b == '\t' || b == ' ') return 0;
-        return (fbpe_cls[b] & (FBPE_LETTER | FBPE_NUMBER | FBPE_SPACE)) != 0;
+        return (cl->cls[b] & (FBPE_LETTER | FBPE_NUMBER | FBPE_SPACE)) != 0;
     }
-    return (fbpe_cls[decode(s, i, len)] & (FBPE_LETTER | FBPE_NUMBER | FBPE_SPACE)) != 0;
+    return (cl->cls[fbpe_utf8_decode(s, i, len)] & (FBPE_LETTER | FBPE_NUMBER | FBPE_SPACE)) != 0;
 }
 
-static inline size_t fbpe_functionalizer_end(const uint8_t *s, size_t i, size_t n) {
+static inline size_t fbpe_functionalizer_end(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                             size_t n) {
     size_t len, e;
     uint8_t b = s[i];
     if (b == '\n' || b == '\t' || b == ' ') {
@@ -387,25 +374,25 @@ static inline size_t fbpe_functionalizer_end(const uint8_t *s, size_t i, size_t 
         while (e < n && s[e] == b) e++;
         return e;
     }
-    uint32_t cp = decode(s, i, &len);
+    uint32_t cp = fbpe_utf8_decode(s, i, &len);
     if (cp == 0x2581) {
         e = i + 3;
         while (e + 3 <= n && s[e] == 0xE2 && s[e + 1] == 0x96 && s[e + 2] == 0x81) e += 3;
         return e;
     }
-    if (b != '_' && is_other(fbpe_cls[cp])) {
+    if (b != '_' && fbpe_is_other(cl->cls[cp])) {
         e = i + len;
         while (e < n) {
             uint8_t x = s[e];
             if (x == '_') break;
-            unsigned c = class_at(s, e, &len);
-            if (!is_other(c)) break;
+            unsigned c = fbpe_class_at(cl, s, e, &len);
+            if (!fbpe_is_other(c)) break;
             e += len;
         }
         return e;
     }
     e = i + len;
-    while (e < n && functional_word(s, e, &len)) e += len;
+    while (e < n && fbpe_functional_word(cl, s, e, &len)) e += len;
     return e;
 }
 

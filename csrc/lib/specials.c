@@ -1,5 +1,6 @@
 /* Cutting special tokens out of a text in one pass; see specials.h. */
 #include "specials.h"
+#include "hash.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -13,15 +14,12 @@
 /* Node ids and token lengths are uint32_t; the automaton is refused beyond this. */
 #define MAX_TOTAL ((size_t)1 << 31)
 
-static inline size_t edge_slot(uint64_t key, size_t mask) {
-    uint64_t x = key * 0x9E3779B97F4A7C15ull;
-    return (size_t)(x ^ (x >> 29)) & mask;
-}
+
 
 static inline uint32_t child_of(const fbpe_specials *m, uint32_t node, uint8_t byte) {
     if (!node) return m->root_next[byte];
     uint64_t key = ((uint64_t)node << 8 | byte) + 1;
-    for (size_t i = edge_slot(key, m->edge_mask);; i = (i + 1) & m->edge_mask) {
+    for (size_t i = fbpe_slot_u64(key, m->edge_shift);; i = (i + 1) & m->edge_mask) {
         if (m->edge_keys[i] == key) return m->edge_child[i];
         if (!m->edge_keys[i]) return 0;
     }
@@ -33,7 +31,7 @@ static void add_edge(fbpe_specials *m, uint32_t node, uint8_t byte, uint32_t chi
         return;
     }
     uint64_t key = ((uint64_t)node << 8 | byte) + 1;
-    size_t i = edge_slot(key, m->edge_mask);
+    size_t i = fbpe_slot_u64(key, m->edge_shift);
     while (m->edge_keys[i]) i = (i + 1) & m->edge_mask;
     m->edge_keys[i] = key;
     m->edge_child[i] = child;
@@ -47,11 +45,12 @@ void fbpe_specials_free(fbpe_specials *m) {
     memset(m, 0, sizeof *m);
 }
 
-int fbpe_specials_build(fbpe_specials *m, const uint8_t *const *tokens, const size_t *lens, size_t num) {
+fbpe_status fbpe_specials_build(fbpe_specials *m, const uint8_t *const *tokens, const size_t *lens,
+                                size_t num) {
     memset(m, 0, sizeof *m);
     size_t total = 0;
     for (size_t k = 0; k < num; k++) {
-        if (lens[k] >= MAX_TOTAL - total) return -1;
+        if (lens[k] >= MAX_TOTAL - total) return FBPE_EINVALID;
         total += lens[k];
         if (lens[k] > m->max_len) m->max_len = lens[k];
     }
@@ -62,13 +61,14 @@ int fbpe_specials_build(fbpe_specials *m, const uint8_t *const *tokens, const si
     m->edge_keys = calloc(slots, sizeof *m->edge_keys);
     m->edge_child = malloc(slots * sizeof *m->edge_child);
     m->edge_mask = slots - 1;
+    m->edge_shift = fbpe_slot_shift(slots);
     /* The trie's children as lists, for the breadth-first pass; and its queue. */
     uint32_t *first_child = calloc(cap, sizeof *first_child);
     uint32_t *next_sibling = malloc(cap * sizeof *next_sibling);
     uint8_t *byte_of = malloc(cap);
     uint32_t *queue = malloc(cap * sizeof *queue);
-    int ok = m->fail && m->longest && m->edge_keys && m->edge_child && first_child && next_sibling &&
-             byte_of && queue;
+    int ok = m->fail && m->longest && m->edge_keys && m->edge_child && first_child &&
+             next_sibling && byte_of && queue;
     if (ok) {
         m->num_nodes = 1;
         /* The trie of the reversed tokens; a token's length marks the node where it ends. */
@@ -108,9 +108,9 @@ int fbpe_specials_build(fbpe_specials *m, const uint8_t *const *tokens, const si
     free(queue);
     if (!ok) {
         fbpe_specials_free(m);
-        return -1;
+        return FBPE_ENOMEM;
     }
-    return 0;
+    return FBPE_OK;
 }
 
 size_t fbpe_specials_window(const fbpe_specials *m, size_t n) {
@@ -126,9 +126,9 @@ static inline uint32_t step(const fbpe_specials *m, uint32_t state, uint8_t byte
     }
 }
 
-int fbpe_specials_cut(const fbpe_specials *m, const uint8_t *s, size_t n, uint32_t *scratch,
+fbpe_status fbpe_specials_cut(const fbpe_specials *m, const uint8_t *s, size_t n, uint32_t *scratch,
                       fbpe_special_sink emit, void *ctx) {
-    if (m->num_nodes <= 1 || !n) return 0; /* no token, or no text */
+    if (m->num_nodes <= 1 || !n) return FBPE_OK; /* no token, or no text */
     size_t window = fbpe_specials_window(m, n);
     size_t pos = 0; /* where the scan stands: nothing before it is cut again */
     for (size_t a = 0; a < n; a += window) {
@@ -146,11 +146,11 @@ int fbpe_specials_cut(const fbpe_specials *m, const uint8_t *s, size_t n, uint32
         for (size_t i = pos > a ? pos : a; i < b; i++) {
             uint32_t len = scratch[i - a];
             if (!len) continue;
-            int rc = emit(ctx, i, len);
+            fbpe_status rc = emit(ctx, i, len);
             if (rc) return rc;
             pos = i + len;
             i = pos - 1;
         }
     }
-    return 0;
+    return FBPE_OK;
 }

@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bounds.h"
+
 typedef struct {
     size_t num_nodes;      /* node 0 is the root */
     size_t max_len;        /* the longest token, in bytes */
@@ -34,19 +36,22 @@ typedef struct {
     uint64_t *edge_keys;   /* open addressing: (node << 8 | byte) + 1, 0 if empty */
     uint32_t *edge_child;
     size_t edge_mask;
+    unsigned edge_shift;
 } fbpe_specials;
 
-/* Build the automaton of `num` tokens (tokens[k], lens[k] bytes, each non-empty). Returns 0,
- * or -1 when out of memory or when the tokens hold 2^31 bytes or more (then *m is empty). */
-int fbpe_specials_build(fbpe_specials *m, const uint8_t *const *tokens, const size_t *lens, size_t num);
+/* Build the automaton of `num` tokens (tokens[k], lens[k] bytes, each non-empty). Returns
+ * FBPE_OK, FBPE_ENOMEM, or FBPE_EINVALID when the tokens hold 2^31 bytes or more (then *m is
+ * empty). */
+fbpe_status fbpe_specials_build(fbpe_specials *m, const uint8_t *const *tokens, const size_t *lens,
+                                size_t num);
 void fbpe_specials_free(fbpe_specials *m);
 
 /* Where the special tokens of s[0..n) are cut out: emit(ctx, start, len) for each, left to
  * right. `scratch` holds at least fbpe_specials_window(m, n) entries. Stops early and returns
- * what emit returns when that is not 0; else 0. */
-typedef int (*fbpe_special_sink)(void *ctx, size_t start, size_t len);
+ * what emit returns when that is not FBPE_OK; else FBPE_OK. */
+typedef fbpe_status (*fbpe_special_sink)(void *ctx, size_t start, size_t len);
 size_t fbpe_specials_window(const fbpe_specials *m, size_t n);
-int fbpe_specials_cut(const fbpe_specials *m, const uint8_t *s, size_t n, uint32_t *scratch,
+fbpe_status fbpe_specials_cut(const fbpe_specials *m, const uint8_t *s, size_t n, uint32_t *scratch,
                       fbpe_special_sink emit, void *ctx);
 
 #endif

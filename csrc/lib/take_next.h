@@ -12,7 +12,9 @@ static inline size_t fbpe_take_next(size_t *next) {
     return (size_t)InterlockedIncrement64((volatile LONG64 *)next) - 1;
 }
 #else
-static inline size_t fbpe_take_next(size_t *next) { return __atomic_fetch_add(next, 1, __ATOMIC_RELAXED); }
+static inline size_t fbpe_take_next(size_t *next) {
+    return __atomic_fetch_add(next, 1, __ATOMIC_RELAXED);
+}
 #endif
 
 #endif
