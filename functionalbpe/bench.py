@@ -76,7 +76,7 @@ def library_versions() -> Dict[str, Optional[str]]:
         except metadata.PackageNotFoundError:
             out[name] = None
     if out["functionalbpe"] is None:  # running from a source tree
-        from . import __version__
+        from ._version import __version__
 
         out["functionalbpe"] = __version__
     return out

@@ -18,7 +18,7 @@ import html
 import io
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
-from .. import __version__
+from .._version import __version__
 from .metrics import merge_savings
 from .tables import Table, example_lines, tables, tokenizer_lines
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, List, Sequence, Tuple
 
+from ..display import visible
+
 if TYPE_CHECKING:  # pragma: no cover
     from .report import Report
 
@@ -154,12 +156,10 @@ def tokenizer_lines(report: "Report") -> List[str]:
 
 def example_lines(report: "Report") -> List[Tuple[str, List[str], List[str]]]:
     """Per tokenizer: (name, unused examples, duplicate families), whitespace made visible."""
-    from ..cli import VISIBLE
-
     out = []
     for row in report.tokenizer_rows():
-        unused = [s.translate(VISIBLE) for s in row["unused_examples"]]
-        families = [" ".join(s.translate(VISIBLE) for s in f) for f in row["duplicate_examples"]]
+        unused = [visible(s) for s in row["unused_examples"]]
+        families = [" ".join(visible(s) for s in f) for f in row["duplicate_examples"]]
         out.append((row["name"], unused, families))
     return out
 
