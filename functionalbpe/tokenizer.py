@@ -30,17 +30,18 @@ from typing import (
     Optional,
     Sequence,
     Tuple,
+    Type,
     Union,
 )
 
 from .core._native import check_threads
-from .core.alphabet import Alphabet, policy_code
+from .core.alphabet import NUM_BYTES, Alphabet, policy_code
 from .checks import plain_str
 from .checks import without_surrogates as _without_surrogates
 from .core.encoder import Encoder
 from .decoding import Decoding
 from .errors import FunctionalBPEError, SpecialTokenError, TokenizerFileError
-from .filecheck import check_fields, check_policy
+from .filecheck import check_fields, check_policy, excerpt
 from .fileformat import FORMAT, read_payload, write_payload
 from .core.idmap import IdMap
 from .text.patterns import special_cutter
@@ -369,21 +370,25 @@ class Tokenizer:
         return StreamDecoder(self._decoding, errors)
 
     # -- other libraries ------------------------------------------------------------------
+    #
+    # Each library's files live in functionalbpe/peers/, which reads and writes plain data
+    # (ranks, merges as bytes, the pattern, the special tokens) and never sees a Tokenizer:
+    # the tokenizer hands over its data here, and builds itself from what a reader returns.
 
     def to_tiktoken(self, path: "os.PathLike[str] | str") -> None:
         """Write the ``.tiktoken`` rank file (base64 token, space, rank; one per line).
 
         Plain scheme only: tiktoken cannot apply a scheme's transform (docs/interop.md).
         """
-        from .peers.interop import write_tiktoken
+        from .peers.tiktoken import write_ranks
 
-        write_tiktoken(self, path)
+        write_ranks(path, self._ranks("a .tiktoken file", taken_whole=True))
 
     def as_tiktoken_encoding(self, name: str = "functionalbpe") -> Any:
         """A ``tiktoken.Encoding`` with these ranks, pattern and special tokens."""
-        from .peers.interop import tiktoken_encoding
+        from .peers.tiktoken import encoding
 
-        return tiktoken_encoding(self, name)
+        return encoding(name, self.pattern, self._ranks("a tiktoken Encoding", taken_whole=True), self.special_tokens)
 
     @classmethod
     def from_tiktoken(
@@ -397,16 +402,86 @@ class Tokenizer:
         ``special_tokens`` maps each special token to its id (tiktoken's form) or lists
         them (ids follow the ranks). The ids stay those of the file.
         """
-        from .peers.interop import read_tiktoken
+        from .peers.tiktoken import merges_from_ranks, read_ranks
 
-        return read_tiktoken(cls, path, pattern, special_tokens)
+        name = os.fspath(path)
+        byte_ids, merges = merges_from_ranks(read_ranks(path), name)
+        if special_tokens is None:
+            specials: Dict[str, int] = {}
+        elif isinstance(special_tokens, dict):
+            specials = dict(special_tokens)
+        else:
+            first_special = NUM_BYTES + len(merges)
+            specials = {s: first_special + k for k, s in enumerate(special_tokens)}
+        tok = cls(make_scheme("plain", pattern), merges, list(specials), byte_ids=byte_ids, special_ids=list(specials.values()))
+        tok._refuse_tokens_bpe_would_split(name, TokenizerFileError)
+        return tok
 
     def to_hf(self, path: "os.PathLike[str] | str") -> None:
         """Write a ``tokenizer.json`` that HF tokenizers loads and that encodes the same ids
         (special tokens as added tokens, always recognized). Plain scheme only."""
-        from .peers.interop import write_hf
+        from .peers.hf import write_tokenizer_json
 
-        write_hf(self, path)
+        ranks = self._ranks("an HF tokenizer.json", taken_whole=False)
+        table = self.alphabet.all_token_bytes()
+        merges = [(table[a], table[b]) for a, b in self.alphabet.merges]
+        # A word that is in the vocabulary may skip the merges (faster in HF) only if the
+        # merges would give that very token: true of every table a trainer makes; the
+        # compiled encoder checks it when it is built, so it is known rather than assumed.
+        native = self._encoder.native
+        whole = bool(native is not None and native.all_self_encoding)
+        write_tokenizer_json(path, ranks, merges, self.pattern, self.special_tokens, ignore_merges=whole)
+
+    def _ranks(self, what: str, taken_whole: bool) -> Dict[bytes, int]:
+        """``{token bytes: id}`` of every token but the special ones, in id order: the
+        vocabulary as tiktoken and HF key it. Refused, saying why: a scheme (the libraries
+        cannot apply it), two tokens with the same bytes, and with ``taken_whole`` (tiktoken
+        takes a piece that is a token whole) a token its merges do not make of its bytes."""
+        if self.scheme.atoms:
+            raise FunctionalBPEError(
+                f"{what} can only hold the plain scheme: the {self.scheme.name!r} scheme rewrites text "
+                "into atoms before BPE, and other libraries cannot apply that rewrite, so the export "
+                "would encode different ids; save it with Tokenizer.save() instead (docs/interop.md)"
+            )
+        if taken_whole:
+            self._refuse_tokens_bpe_would_split("this tokenizer")
+        table = self.alphabet.all_token_bytes()
+        ext = (lambda i: i) if self._idmap is None else self._idmap.external
+        seen: Dict[bytes, int] = {}
+        for i in range(self.alphabet.first_special):
+            data = table[i]
+            if data in seen:
+                raise FunctionalBPEError(
+                    f"tokens {ext(seen[data])} and {ext(i)} have the same bytes {excerpt(data)}; a rank "
+                    "file (and an HF vocabulary) needs each token's bytes to be unique"
+                )
+            seen[data] = i
+        return {data: ext(i) for data, i in sorted(seen.items(), key=lambda item: ext(item[1]))}
+
+    def _refuse_tokens_bpe_would_split(
+        self, origin: str, error: Type[FunctionalBPEError] = FunctionalBPEError
+    ) -> None:
+        """tiktoken takes a piece that is a token whole; functionalbpe applies the merges. The
+        two can only agree if every token's own bytes merge back into it: check that. (True of
+        every table a trainer makes, and of every rank file ``merges_from_ranks`` accepts, as
+        far as a randomized search of small tables could tell; a hand-made merge table can
+        break it.)"""
+        native = self._encoder.native
+        if native is not None and native.all_self_encoding:
+            return
+        from .core.reference import encode_piece
+
+        table = self.alphabet.all_token_bytes()
+        ranks = self._encoder.ranks
+        ext = (lambda i: i) if self._idmap is None else self._idmap.external
+        for i in range(self.alphabet.first_merge, self.alphabet.first_special):
+            ids = encode_piece(list(table[i]), ranks)
+            if ids != [i]:
+                raise error(
+                    f"{origin}: the token {excerpt(table[i])} (id {i}) is not what its merges make of its own "
+                    f"bytes ({excerpt([ext(j) for j in ids])}); tiktoken would take it whole where "
+                    "functionalbpe applies the merges, so the two would disagree"
+                )
 
     # -- files ----------------------------------------------------------------------------
 

@@ -32,7 +32,7 @@ from functionalbpe import filecheck, fileformat
 from functionalbpe.core import _native
 from functionalbpe.errors import TokenizerFileError
 from functionalbpe.fileformat import checksum, write_payload
-from functionalbpe.peers.interop import tiktoken_parts
+from functionalbpe.peers.tiktoken import tiktoken_parts
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings  # noqa: E402

@@ -427,9 +427,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     _check_output(args.json)
     _check_output(args.markdown)
     libraries = [x.strip() for x in args.libraries.split(",")] if args.libraries else None
-    unknown = set(libraries or ()) - set(bench.MODULES)
+    unknown = set(libraries or ()) - set(bench.libraries())
     if unknown:
-        raise FunctionalBPEError(f"--libraries: unknown {sorted(unknown)}; choose from {', '.join(bench.MODULES)}")
+        raise FunctionalBPEError(f"--libraries: unknown {sorted(unknown)}; choose from {', '.join(bench.libraries())}")
     if args.corpus:
         corpus = files(*args.corpus)
         name = ", ".join(args.corpus)

@@ -103,7 +103,10 @@ def _unique(pairs: List[Tuple[str, Any]], what: str) -> Dict[str, Any]:
 
 
 def load_cli_tokenizers(items: List[Tuple[str, str]], patterns: List[str]) -> Dict[str, Any]:
-    from ..measure.adapters import HFTokenizer, SentencePieceTokenizer, TiktokenTokenizer, load_tokenizer
+    from ..measure.adapters import load_tokenizer
+    from ..peers.hf import HFTokenizer
+    from ..peers.sentencepiece import SentencePieceTokenizer
+    from ..peers.tiktoken import TiktokenTokenizer
 
     tiktoken_files = [v for k, v in items if k == "tiktoken"]
     if patterns and not tiktoken_files:
