@@ -28,7 +28,7 @@ sys.path.insert(0, ROOT)
 
 from functionalbpe import bench, fast  # noqa: E402
 from functionalbpe.core.alphabet import Alphabet  # noqa: E402
-from functionalbpe.cli import stdlib_sources  # noqa: E402
+from functionalbpe.cli.stdlib import stdlib_sources  # noqa: E402
 from functionalbpe.text.corpus import files  # noqa: E402
 from functionalbpe.text.patterns import PATTERNS  # noqa: E402
 from functionalbpe.schemes.base import make_scheme  # noqa: E402

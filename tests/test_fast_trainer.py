@@ -368,7 +368,7 @@ def test_equals_rustbpe_on_the_standard_library_at_32768():
     from functionalbpe.text.counting import count_pieces
     from functionalbpe.text.patterns import PATTERNS
 
-    from functionalbpe.cli import stdlib_sources
+    from functionalbpe.cli.stdlib import stdlib_sources
     from functionalbpe.text.corpus import files
 
     docs = list(files(*stdlib_sources(), errors="replace"))

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Set
 
 from ..errors import FunctionalBPEError, TokenizerFileError
-from ..peers.registry import PEERS
+from ..peers.registry import ADAPTERS, PEERS
 from ..tokenizer import Tokenizer
 from .face import PathLike, ReportTokenizer
 
@@ -103,17 +103,17 @@ def as_report_tokenizer(obj: Any, pattern: Optional[str] = None) -> ReportTokeni
 def load_tokenizer(path: PathLike, pattern: Optional[str] = None) -> ReportTokenizer:
     """Load a tokenizer file by its kind (see :func:`as_report_tokenizer`)."""
     text = os.fspath(path)
-    for peer in PEERS.values():
-        if peer.adapter is not None and peer.suffix and text.endswith(peer.suffix):
-            return peer.adapter.from_file(text, pattern)
+    for adapter in ADAPTERS.values():
+        if adapter.suffix and text.endswith(adapter.suffix):
+            return adapter.from_file(text, pattern)
     if not Path(text).is_file():
         raise TokenizerFileError(f"{text}: no such file")
     payload = _json_object(text)
     if "format" in payload:
         return FunctionalBPETokenizer.from_file(text)
-    for peer in PEERS.values():
-        if peer.adapter is not None and peer.json_field and peer.json_field in payload:
-            return peer.adapter.from_file(text, pattern)
+    for adapter in ADAPTERS.values():
+        if adapter.json_field and adapter.json_field in payload:
+            return adapter.from_file(text, pattern)
     raise TokenizerFileError(
         f"{text}: not a tokenizer file this report reads: expected a functionalbpe tokenizer (.json with "
         '"format"), an HF tokenizer.json (with "model"), a .tiktoken rank file or a SentencePiece .model'

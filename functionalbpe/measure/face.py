@@ -48,6 +48,11 @@ class ReportTokenizer:
 
     kind = "?"
     tokenizer: "Optional[Tokenizer]" = None
+    # How the report and its command line find a library's files (each adapter declares its own).
+    suffix = ""  # a file with this suffix is one of its tokenizers (".tiktoken")
+    json_field = ""  # or: a JSON file with this top-level field is ("model")
+    needs_pattern = False  # its files hold no pre-tokenization pattern: the CLI's --pattern gives it
+    file_help = ""  # the report command's help for --<kind>
 
     def __init__(self, obj: Any) -> None:
         """``obj``: the library's own tokenizer object, which the adapter wraps."""

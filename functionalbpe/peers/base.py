@@ -41,12 +41,7 @@ class Peer:
 
     name: str  # the library's distribution name: bench's row, --libraries, its version
     module: str  # its import name, which is also the top-level module of its tokenizer objects
-    # -- the report: measuring its tokenizers
-    adapter: "Optional[Type[ReportTokenizer]]" = None  # wraps its objects; kind = --<kind> flag
-    suffix: str = ""  # a file with this suffix is one of its tokenizers (".tiktoken")
-    json_field: str = ""  # or: a JSON file with this top-level field is ("model")
-    needs_pattern: bool = False  # its files hold no pre-tokenization pattern: --pattern gives it
-    file_help: str = ""  # the report command's help for --<kind>
+    adapter: "Optional[Type[ReportTokenizer]]" = None  # the report's face for its tokenizers and files
     # -- the bench
     train: Optional[TrainHook] = None  # its trainer, on the bench's documents with our pattern
     encoder: Optional[EncoderHook] = None  # its encoder, on our vocabulary where it can take it

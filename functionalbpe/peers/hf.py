@@ -110,6 +110,8 @@ class HFTokenizer(ReportTokenizer):
     """A Hugging Face ``tokenizers.Tokenizer`` (from a ``tokenizer.json`` or given)."""
 
     kind = "hf"
+    json_field = "model"
+    file_help = "an HF tokenizer.json"
 
     def __init__(self, tokenizer: Any, name: str = "tokenizer.json") -> None:
         self.hf = tokenizer
@@ -253,8 +255,6 @@ PEER = Peer(
     name="tokenizers",
     module="tokenizers",
     adapter=HFTokenizer,
-    json_field="model",
-    file_help="an HF tokenizer.json",
     train=bench_train,
     encoder=bench_encoder,
 )

@@ -9,25 +9,25 @@ Example::
 
     >>> list(PEERS)
     ['tiktoken', 'tokenizers', 'rustbpe', 'sentencepiece', 'bpeasy']
-    >>> [p.adapter.kind for p in PEERS.values() if p.adapter is not None]
+    >>> list(ADAPTERS)
     ['tiktoken', 'hf', 'sentencepiece']
 """
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import TYPE_CHECKING, Dict, Type
 
 from . import bpeasy, hf, rustbpe, sentencepiece, tiktoken
 from .base import Peer
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..measure.face import ReportTokenizer
 
 PEERS: Dict[str, Peer] = {
     peer.name: peer
     for peer in (tiktoken.PEER, hf.PEER, rustbpe.PEER, sentencepiece.PEER, bpeasy.PEER)
 }
 
-
-def peer_of_kind(kind: str) -> Optional[Peer]:
-    """The peer whose report adapter is of ``kind`` (``"hf"``), if any."""
-    for peer in PEERS.values():
-        if peer.adapter is not None and peer.adapter.kind == kind:
-            return peer
-    return None
+# The report's adapters of the peers, by kind (the report command's flag --<kind>).
+ADAPTERS: "Dict[str, Type[ReportTokenizer]]" = {
+    peer.adapter.kind: peer.adapter for peer in PEERS.values() if peer.adapter is not None
+}

@@ -28,6 +28,8 @@ class SentencePieceTokenizer(ReportTokenizer):
     """A ``sentencepiece.SentencePieceProcessor`` (from a ``.model`` file or given)."""
 
     kind = "sentencepiece"
+    suffix = ".model"
+    file_help = "a SentencePiece .model"
 
     def __init__(self, processor: Any, name: str = "model") -> None:
         self.sp = processor
@@ -138,8 +140,6 @@ PEER = Peer(
     name="sentencepiece",
     module="sentencepiece",
     adapter=SentencePieceTokenizer,
-    suffix=".model",
-    file_help="a SentencePiece .model",
     train=bench_train,
     encoder=bench_encoder,
 )

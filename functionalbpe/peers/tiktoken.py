@@ -235,6 +235,9 @@ class TiktokenTokenizer(ReportTokenizer):
     """A ``tiktoken.Encoding`` (built from a rank file and a pattern, or given)."""
 
     kind = "tiktoken"
+    suffix = ".tiktoken"
+    needs_pattern = True
+    file_help = "a tiktoken rank file (.tiktoken); needs --pattern"
 
     def __init__(self, encoding: Any) -> None:
         self.encoding = encoding
@@ -310,8 +313,5 @@ PEER = Peer(
     name="tiktoken",
     module="tiktoken",
     adapter=TiktokenTokenizer,
-    suffix=".tiktoken",
-    needs_pattern=True,
-    file_help="a tiktoken rank file (.tiktoken); needs --pattern",
     encoder=bench_encoder,
 )
