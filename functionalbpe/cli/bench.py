@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import Any, List
 
 from ..errors import FunctionalBPEError
 from ..fileformat import atomic_write_text
@@ -51,7 +51,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         corpus = files(*stdlib_sources(), errors="replace")
         name = f"Python {sys.version_info.major}.{sys.version_info.minor} standard library (*.py)"
-    docs, total = [], 0
+    docs: List[str] = []
+    total = 0
     limit = int(args.max_mb * 1e6) if args.max_mb else None
     for doc in corpus:
         if limit is not None and total + len(doc) > limit and docs:

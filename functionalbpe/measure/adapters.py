@@ -29,6 +29,7 @@ class FunctionalBPETokenizer(ReportTokenizer):
     """One of our tokenizers (any scheme)."""
 
     kind = "functionalbpe"
+    tokenizer: Tokenizer
 
     def __init__(self, tokenizer: Tokenizer) -> None:
         self.tokenizer = tokenizer

@@ -272,7 +272,7 @@ def _coverage_schemes(named: Mapping[str, ReportTokenizer]) -> Dict[str, Tuple[S
     out: Dict[str, Tuple[Scheme, str]] = {}
     for tok in named.values():
         key = _coverage_key(tok)
-        if key is not None and key not in out:
+        if key is not None and key not in out and tok.tokenizer is not None:
             out[key] = (tok.tokenizer.scheme, tok.tokenizer.merge_policy)
     return out
 
