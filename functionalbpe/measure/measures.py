@@ -275,7 +275,6 @@ VOCABULARY_MEASURES: Tuple[Measure, ...] = (
 )
 
 RESULTS: Dict[str, Measure] = {m.key: m for m in RESULT_MEASURES}
-VOCABULARY: Dict[str, Measure] = {m.key: m for m in VOCABULARY_MEASURES}
 
 
 def compute(measures: Iterable[Measure], counts: Any) -> Dict[str, Any]:
