@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Callable, List, NoReturn, Optional
+from typing import Callable, List, NoReturn, Optional, Tuple
 
 from ..core._native import MAX_THREADS
 from ..core.alphabet import MAX_VOCAB_SIZE
 from ..errors import FunctionalBPEError
 from ..fileformat import atomic_write_text, check_output_path
 from ..text.corpus import decode_utf8, read_text
+from ..tokenizer import Tokenizer
 
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
@@ -103,6 +104,14 @@ def add_text_io(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tokenizer", "-t", required=True, help="a tokenizer file written by `train`")
     p.add_argument("--lines", action="store_true", help="one document per line instead of one per input")
     p.add_argument("--output", "-o", default=None, help="output file (default: stdout)")
+
+
+def tokenizer_and_documents(args: argparse.Namespace) -> Tuple[Tokenizer, List[str]]:
+    """For the commands that read text: the output path checked, the tokenizer loaded, the
+    input read as documents (``add_text_io``'s arguments, and ``--encoding-errors``)."""
+    check_output(args.output)
+    tok = Tokenizer.load(args.tokenizer)
+    return tok, documents(read_input(args.input, args.encoding_errors), args.lines)
 
 
 def read_input(path: Optional[str], errors: str = "strict") -> str:

@@ -4,8 +4,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..tokenizer import Tokenizer
-from .common import add_text_io, check_output, documents, read_input, write_output
+from .common import add_text_io, tokenizer_and_documents, write_output
 
 HELP = "text to token ids: one line of ids per document"
 
@@ -19,9 +18,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    check_output(args.output)
-    tok = Tokenizer.load(args.tokenizer)
-    docs = documents(read_input(args.input, args.encoding_errors), args.lines)
+    tok, docs = tokenizer_and_documents(args)
     allowed = "all" if args.allow_special else frozenset()
     out = [" ".join(map(str, tok.encode(d, allowed_special=allowed))) for d in docs]
     write_output(args.output, "".join(line + "\n" for line in out))

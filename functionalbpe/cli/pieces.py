@@ -9,8 +9,7 @@ import argparse
 from typing import Any
 
 from ..display import visible
-from ..tokenizer import Tokenizer
-from .common import add_text_io, check_output, documents, read_input, write_output
+from .common import add_text_io, tokenizer_and_documents, write_output
 
 HELP = "show the pieces BPE sees and the tokens of each"
 
@@ -23,9 +22,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    check_output(args.output)
-    tok = Tokenizer.load(args.tokenizer)
-    docs = documents(read_input(args.input, args.encoding_errors), args.lines)
+    tok, docs = tokenizer_and_documents(args)
     out = []
     for doc in docs:
         for shown, ids in tok.explain(doc):
