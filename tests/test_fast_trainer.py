@@ -313,6 +313,7 @@ def test_interrupted_cli_training_leaves_no_file(tmp_path, monkeypatch):
     import random
 
     from functionalbpe import cli
+    from functionalbpe.cli.common import EXIT_INTERRUPTED
     from functionalbpe.progress import Progress
 
     rng = random.Random(1)
@@ -329,7 +330,7 @@ def test_interrupted_cli_training_leaves_no_file(tmp_path, monkeypatch):
     monkeypatch.setattr(trainer, "slice_seconds", 0.0)
     out = tmp_path / "tok.json"
     argv = ["train", str(tmp_path / "corpus.txt"), "--vocab-size", "3000", "--out", str(out)]
-    assert cli.main(argv) == cli.EXIT_INTERRUPTED
+    assert cli.main(argv) == EXIT_INTERRUPTED
     assert [p.name for p in tmp_path.iterdir()] == ["corpus.txt"]
 
 
