@@ -188,6 +188,28 @@ def test_the_graph_holds_the_imports_the_source_makes():
     assert "functionalbpe.tokenizer" not in graph["functionalbpe.streaming"]
 
 
+def reachable(graph: Dict[str, Set[str]], start: str) -> Set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        for child in graph[todo.pop()]:
+            if child not in seen:
+                seen.add(child)
+                todo.append(child)
+    return seen
+
+
+def test_peers_and_the_streaming_decoder_never_reach_the_tokenizer():
+    """The peers take and give plain data and the Tokenizer builds itself; the streaming
+    decoder works from the decoding kernel. Neither may import tokenizer.py, even through
+    another module."""
+    graph = import_graph(PACKAGE)
+    below = [m for m in graph if m.startswith("functionalbpe.peers")]
+    below += ["functionalbpe.streaming", "functionalbpe.decoding", "functionalbpe.display"]
+    assert len(below) > 8
+    for module in below:
+        assert "functionalbpe.tokenizer" not in reachable(graph, module), module
+
+
 def write_package(root: Path, files: Dict[str, str]) -> Path:
     for name, text in files.items():
         path = root / name
