@@ -130,23 +130,25 @@ def cycles(graph: Dict[str, Set[str]]) -> List[List[str]]:
     return [_circle(graph, group) for group in groups]
 
 
+def reachable(graph: Dict[str, Set[str]], start: str) -> Set[str]:
+    """The modules ``start`` imports, directly or through others."""
+    seen: Set[str] = set()
+    todo = [start]
+    while todo:
+        for child in graph[todo.pop()]:
+            if child not in seen:
+                seen.add(child)
+                todo.append(child)
+    return seen
+
+
 def strongly_connected(graph: Dict[str, Set[str]], start: str) -> Set[str]:
     """The modules that ``start`` reaches and that reach ``start`` back."""
-
-    def reach(edges: Dict[str, Set[str]]) -> Set[str]:
-        seen, todo = {start}, [start]
-        while todo:
-            for child in edges[todo.pop()]:
-                if child not in seen:
-                    seen.add(child)
-                    todo.append(child)
-        return seen
-
     reverse: Dict[str, Set[str]] = {node: set() for node in graph}
     for node, children in graph.items():
         for child in children:
             reverse[child].add(node)
-    return reach(graph) & reach(reverse)
+    return (reachable(graph, start) | {start}) & (reachable(reverse, start) | {start})
 
 
 def _circle(graph: Dict[str, Set[str]], group: List[str]) -> List[str]:
@@ -186,16 +188,6 @@ def test_the_graph_holds_the_imports_the_source_makes():
     assert "functionalbpe.streaming" in graph["functionalbpe.tokenizer"]
     # ... but the TYPE_CHECKING import of the Tokenizer in streaming.py is not.
     assert "functionalbpe.tokenizer" not in graph["functionalbpe.streaming"]
-
-
-def reachable(graph: Dict[str, Set[str]], start: str) -> Set[str]:
-    seen, todo = set(), [start]
-    while todo:
-        for child in graph[todo.pop()]:
-            if child not in seen:
-                seen.add(child)
-                todo.append(child)
-    return seen
 
 
 def test_peers_and_the_streaming_decoder_never_reach_the_tokenizer():
