@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import FunctionalBPEError
-from ..fileformat import atomic_write_text, check_output_path
+from ..fileformat import atomic_write_text
 from ..measure.measures import RESULTS
 from ..peers.registry import ADAPTERS
 from ..text.corpus import files
-from .common import COUNT, positive_number
+from .common import COUNT, check_output, positive_number
 
 
 class _AddTokenizer(argparse.Action):
@@ -135,10 +135,10 @@ def run(args: argparse.Namespace) -> int:
     from ..measure.report import report
 
     if not args.tokenizers:
-        raise FunctionalBPEError("no tokenizer given: add --tokenizer FILE (or --tiktoken, --hf, --sentencepiece)")
+        flags = ", ".join(f"--{kind}" for kind in ADAPTERS)
+        raise FunctionalBPEError(f"no tokenizer given: add --tokenizer FILE (or {flags})")
     for path in (args.json, args.markdown, args.html):
-        if path is not None:
-            check_output_path(path)
+        check_output(path)
     tokenizers = load_cli_tokenizers(args.tokenizers, args.pattern)
     corpora = _unique(
         [(name or default_name(path), files(path, errors=args.encoding_errors))
