@@ -36,8 +36,8 @@ sys.path.insert(0, ROOT)
 
 import functionalbpe as fb  # noqa: E402
 from functionalbpe.core._native import native  # noqa: E402
-from functionalbpe.cli import stdlib_sources  # noqa: E402
-from functionalbpe.peers.interop import merges_from_ranks  # noqa: E402
+from functionalbpe.cli.stdlib import stdlib_sources  # noqa: E402
+from functionalbpe.peers.tiktoken import merges_from_ranks  # noqa: E402
 from functionalbpe.schemes.base import make_scheme  # noqa: E402
 
 PATTERN = "gpt4"

@@ -28,7 +28,7 @@ sys.path.insert(0, ROOT)
 import functionalbpe as fb  # noqa: E402
 from functionalbpe import bench  # noqa: E402
 from functionalbpe.core._native import native  # noqa: E402
-from functionalbpe.cli import stdlib_sources  # noqa: E402
+from functionalbpe.cli.stdlib import stdlib_sources  # noqa: E402
 from functionalbpe.text.corpus import files  # noqa: E402
 from functionalbpe.schemes.base import make_scheme  # noqa: E402
 from functionalbpe.training import count_corpus  # noqa: E402

@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from functionalbpe import bench  # noqa: E402  (machine_info, library_versions, measure)
 from functionalbpe.text.charclasses import unicode_version  # noqa: E402
-from functionalbpe.cli import stdlib_sources  # noqa: E402
+from functionalbpe.cli.stdlib import stdlib_sources  # noqa: E402
 from functionalbpe.text.counting import count_pieces_flat, count_segments  # noqa: E402
 from functionalbpe.text.patterns import PATTERNS, scanner_for  # noqa: E402
 

@@ -28,7 +28,7 @@ sys.path.insert(0, ROOT)
 
 from functionalbpe import bench, fast  # noqa: E402
 from functionalbpe.core.alphabet import Alphabet  # noqa: E402
-from functionalbpe.cli import stdlib_sources  # noqa: E402
+from functionalbpe.cli.stdlib import stdlib_sources  # noqa: E402
 from functionalbpe.text.corpus import files  # noqa: E402
 from functionalbpe.text.patterns import PATTERNS  # noqa: E402
 from functionalbpe.schemes.base import make_scheme  # noqa: E402
@@ -102,10 +102,10 @@ def main(argv: Sequence[str] = ()) -> int:
     if not fast.available():
         print("warning: the compiled trainer is not built; 'functionalbpe' is the pure-Python reference")
 
-    runners: Dict[str, Callable[[], Any]] = {"functionalbpe": bench.TRAINERS["functionalbpe"](docs, args.vocab_size, args.threads)}
+    runners: Dict[str, Callable[[], Any]] = {"functionalbpe": bench.trainer("functionalbpe", docs, args.vocab_size, args.threads)}
     for name in PEERS:
         if bench.installed(name):
-            runners[name] = bench.TRAINERS[name](docs, args.vocab_size, args.threads)
+            runners[name] = bench.trainer(name, docs, args.vocab_size, args.threads)
         else:
             print(f"skipped {name}: not installed")
     runners["functionalbpe stages"] = our_stages(docs, args.vocab_size, args.threads)

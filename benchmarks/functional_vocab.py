@@ -88,7 +88,7 @@ def pct(new: float, old: float) -> str:
 
 def stdlib_documents():
     """The .py files of this Python's standard library, as ``functionalbpe demo`` reads them."""
-    from functionalbpe.cli import stdlib_sources
+    from functionalbpe.cli.stdlib import stdlib_sources
 
     return [Path(p).read_bytes().decode("utf-8", "replace") for p in stdlib_sources()], "this Python's standard library"
 

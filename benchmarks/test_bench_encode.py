@@ -17,7 +17,7 @@ pytest.importorskip("pytest_benchmark")
 
 from bench_encode import read_documents, tokenizer_for  # noqa: E402
 
-from functionalbpe.cli import stdlib_sources  # noqa: E402
+from functionalbpe.cli.stdlib import stdlib_sources  # noqa: E402
 
 VOCAB = 8192
 

@@ -13,7 +13,7 @@ pytest.importorskip("pytest_benchmark")
 
 from functionalbpe import fast, reference  # noqa: E402
 from functionalbpe.core.alphabet import Alphabet  # noqa: E402
-from functionalbpe.cli import stdlib_sources  # noqa: E402
+from functionalbpe.cli.stdlib import stdlib_sources  # noqa: E402
 from functionalbpe.text.corpus import files  # noqa: E402
 from functionalbpe.text.counting import count_pieces  # noqa: E402
 

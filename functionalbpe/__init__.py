@@ -27,7 +27,7 @@ from .schemes.base import Scheme, make_scheme
 from .tokenizer import Tokenizer
 from .training import train
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = [
     "train",

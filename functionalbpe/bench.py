@@ -27,6 +27,7 @@ Example::
 from __future__ import annotations
 
 import base64
+import functools
 import gc
 import json
 import multiprocessing
@@ -38,10 +39,12 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from .text.patterns import PATTERNS
+from .peers.base import TrainHook
+from .peers.registry import PEERS
 
+# The pattern every library trains with (a name of functionalbpe.PATTERNS).
 PATTERN = "gpt4"
 
 
@@ -70,13 +73,13 @@ def library_versions() -> Dict[str, Optional[str]]:
     from importlib import metadata
 
     out: Dict[str, Optional[str]] = {}
-    for name in ("functionalbpe", "rustbpe", "tokenizers", "tiktoken", "sentencepiece", "bpeasy"):
+    for name in libraries():
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             out[name] = None
     if out["functionalbpe"] is None:  # running from a source tree
-        from . import __version__
+        from ._version import __version__
 
         out["functionalbpe"] = __version__
     return out
@@ -142,120 +145,41 @@ def measure(fn: Callable[[], Any], timeout: float) -> Dict[str, Any]:
     return out
 
 
-# -- trainers ----------------------------------------------------------------------------------
+# -- the libraries -----------------------------------------------------------------------------
+
+OURS = "functionalbpe"
 
 
-def _train_functionalbpe(docs: Sequence[str], vocab: int, threads: int) -> Callable[[], Any]:
-    def run() -> Any:
-        import functionalbpe as fb
-
-        tok = fb.train(docs, vocab_size=vocab, pattern=PATTERN, progress=False, threads=threads)
-        return tok.vocab_size
-
-    return run
-
-
-def _train_rustbpe(docs: Sequence[str], vocab: int, threads: int) -> Callable[[], Any]:
-    def run() -> Any:
-        os.environ["RAYON_NUM_THREADS"] = str(threads)
-        import rustbpe
-
-        tok = rustbpe.Tokenizer()
-        tok.train_from_iterator(iter(docs), vocab_size=vocab, pattern=PATTERNS[PATTERN])
-        return tok.vocab_size
-
-    return run
-
-
-def _hf_threads(threads: int) -> None:
-    os.environ["RAYON_RS_NUM_CPUS"] = str(threads)
-    os.environ["RAYON_NUM_THREADS"] = str(threads)
-    os.environ["TOKENIZERS_PARALLELISM"] = "true" if threads > 1 else "false"
-
-
-def _train_hf(docs: Sequence[str], vocab: int, threads: int) -> Callable[[], Any]:
-    def run() -> Any:
-        _hf_threads(threads)
-        from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
-
-        tok = Tokenizer(models.BPE())
-        tok.pre_tokenizer = pre_tokenizers.Sequence(
-            [
-                pre_tokenizers.Split(Regex(PATTERNS[PATTERN]), behavior="isolated"),
-                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-            ]
-        )
-        trainer = trainers.BpeTrainer(
-            vocab_size=vocab, show_progress=False, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
-        )
-        tok.train_from_iterator(docs, trainer)
-        return tok.get_vocab_size()
-
-    return run
-
-
-def _train_sentencepiece(docs: Sequence[str], vocab: int, threads: int) -> Callable[[], Any]:
-    def run() -> Any:
-        import io
-
-        import sentencepiece as spm
-
-        lines = (line for doc in docs for line in doc.split("\n") if line.strip())
-        model = io.BytesIO()
-        spm.SentencePieceTrainer.train(
-            sentence_iterator=lines,
-            model_writer=model,
-            model_type="bpe",
-            vocab_size=vocab,
-            byte_fallback=True,
-            character_coverage=1.0,
-            num_threads=threads,
-            max_sentence_length=1 << 16,
-            input_sentence_size=0,
-            split_digits=True,
-            allow_whitespace_only_pieces=True,
-            remove_extra_whitespaces=False,
-            normalization_rule_name="identity",
-            minloglevel=2,
-        )
-        return len(model.getvalue())
-
-    return run
-
-
-def _train_bpeasy(docs: Sequence[str], vocab: int, threads: int) -> Callable[[], Any]:
-    def run() -> Any:
-        import bpeasy
-
-        ranks = bpeasy.train_bpe(iter(docs), PATTERNS[PATTERN], 128, vocab)
-        return len(ranks)
-
-    return run
-
-
-TRAINERS: Dict[str, Callable[[Sequence[str], int, int], Callable[[], Any]]] = {
-    "functionalbpe": _train_functionalbpe,
-    "rustbpe": _train_rustbpe,
-    "tokenizers": _train_hf,
-    "sentencepiece": _train_sentencepiece,
-    "bpeasy": _train_bpeasy,
-}
-
-# The import name of each library, to tell which are installed.
-MODULES = {
-    "functionalbpe": "functionalbpe",
-    "rustbpe": "rustbpe",
-    "tokenizers": "tokenizers",
-    "tiktoken": "tiktoken",
-    "sentencepiece": "sentencepiece",
-    "bpeasy": "bpeasy",
-}
+def libraries() -> List[str]:
+    """Every library the bench knows: ours, then the peers (:mod:`functionalbpe.peers.registry`)."""
+    return [OURS] + list(PEERS)
 
 
 def installed(name: str) -> bool:
-    import importlib.util
+    return name == OURS or PEERS[name].installed()
 
-    return importlib.util.find_spec(MODULES[name]) is not None
+
+def train_functionalbpe(docs: Sequence[str], vocab_size: int, threads: int, pattern: str) -> Callable[[], Any]:
+    def run() -> Any:
+        import functionalbpe as fb
+
+        tok = fb.train(docs, vocab_size=vocab_size, pattern=pattern, progress=False, threads=threads)
+        return tok.vocab_size
+
+    return run
+
+
+def trainers() -> Dict[str, TrainHook]:
+    """The training of each library that trains, ours first."""
+    out: Dict[str, TrainHook] = {OURS: train_functionalbpe}
+    out.update((name, peer.train) for name, peer in PEERS.items() if peer.train is not None)
+    return out
+
+
+def trainer(name: str, docs: Sequence[str], vocab_size: int, threads: int) -> Callable[[], Any]:
+    """What to run (in a fresh child, :func:`measure`) to train library ``name`` on ``docs``
+    with the bench's pattern."""
+    return trainers()[name](docs, vocab_size, threads, PATTERN)
 
 
 # -- encoders ------------------------------------------------------------------------------------
@@ -271,77 +195,6 @@ class Encoders:
     errors: Dict[str, str] = field(default_factory=dict)  # peers that could not be built
 
 
-# Each builder returns (encode one text, encode a batch on k threads, a note for the table).
-EncoderParts = Tuple[Callable[[str], int], Callable[[List[str], int], int], str]
-
-
-def _encoder_tiktoken(docs: Sequence[str], tok: Any, vocab: int, threads: int, workdir: str) -> EncoderParts:
-    import tiktoken
-
-    ranks = {tok.token_bytes(i): i for i in range(tok.vocab_size)}
-    tt = tiktoken.Encoding("functionalbpe-bench", pat_str=tok.pattern, mergeable_ranks=ranks, special_tokens={})
-    return (
-        lambda text: len(tt.encode_ordinary(text)),
-        lambda texts, k: sum(map(len, tt.encode_ordinary_batch(texts, num_threads=k))),
-        "our ranks and pattern",
-    )
-
-
-def _encoder_tokenizers(docs: Sequence[str], tok: Any, vocab: int, threads: int, workdir: str) -> EncoderParts:
-    from tokenizers import Tokenizer as HFTokenizer
-
-    path = os.path.join(workdir, "tokenizer.json")
-    tok.to_hf(path)
-    hf = HFTokenizer.from_file(path)
-
-    def hf_batch(texts: List[str], k: int) -> int:
-        return sum(len(e.ids) for e in hf.encode_batch(texts, add_special_tokens=False))
-
-    return lambda text: len(hf.encode(text, add_special_tokens=False).ids), hf_batch, "our ranks via to_hf"
-
-
-def _encoder_rustbpe(docs: Sequence[str], tok: Any, vocab: int, threads: int, workdir: str) -> EncoderParts:
-    import rustbpe
-
-    rb = rustbpe.Tokenizer()
-    rb.train_from_iterator(iter(docs), vocab_size=vocab, pattern=tok.pattern)
-    same = all(rb_bytes == tok.token_bytes(i) for rb_bytes, i in rb.get_mergeable_ranks())
-    return (
-        lambda text: len(rb.encode(text)),
-        lambda texts, k: sum(map(len, rb.batch_encode(texts))),
-        "its own training on the same text" + (" (same ranks as ours)" if same else " (ranks differ!)"),
-    )
-
-
-def _encoder_sentencepiece(docs: Sequence[str], tok: Any, vocab: int, threads: int, workdir: str) -> EncoderParts:
-    import io
-
-    import sentencepiece as spm
-
-    model = io.BytesIO()
-    lines = (line for doc in docs for line in doc.split("\n") if line.strip())
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=lines, model_writer=model, model_type="bpe", vocab_size=vocab,
-        byte_fallback=True, character_coverage=1.0, num_threads=threads, max_sentence_length=1 << 16,
-        split_digits=True, allow_whitespace_only_pieces=True, remove_extra_whitespaces=False,
-        normalization_rule_name="identity", minloglevel=2,
-    )
-    sp = spm.SentencePieceProcessor(model_proto=model.getvalue())
-    return (
-        lambda text: len(sp.encode(text)),
-        lambda texts, k: sum(map(len, sp.encode(texts, num_threads=k))),
-        "its own BPE model (different tokens)",
-    )
-
-
-ENCODERS: Dict[str, Callable[[Sequence[str], Any, int, int, str], EncoderParts]] = {
-    "tiktoken": _encoder_tiktoken,
-    "tokenizers": _encoder_tokenizers,
-    "rustbpe": _encoder_rustbpe,
-    "sentencepiece": _encoder_sentencepiece,
-}
-
-
 def build_encoders(
     docs: Sequence[str], tok: Any, vocab: int, threads: int, workdir: str, wanted: Optional[Sequence[str]] = None
 ) -> Encoders:
@@ -349,13 +202,13 @@ def build_encoders(
     to build (SentencePiece refuses a vocabulary smaller than the corpus's characters) is
     recorded in ``errors`` and left out: the bench goes on without it."""
     enc = Encoders()
-    enc.one["functionalbpe"] = lambda text: len(tok.encode_ordinary(text))
-    enc.batch["functionalbpe"] = lambda texts, k: sum(map(len, tok.encode_batch(texts, num_threads=k)))
-    for name, build in ENCODERS.items():
-        if (wanted is not None and name not in wanted) or not installed(name):
+    enc.one[OURS] = lambda text: len(tok.encode_ordinary(text))
+    enc.batch[OURS] = lambda texts, k: sum(map(len, tok.encode_batch(texts, num_threads=k)))
+    for name, peer in PEERS.items():
+        if peer.encoder is None or (wanted is not None and name not in wanted) or not peer.installed():
             continue
         try:
-            enc.one[name], enc.batch[name], enc.notes[name] = build(docs, tok, vocab, threads, workdir)
+            enc.one[name], enc.batch[name], enc.notes[name] = peer.encoder(docs, tok, vocab, threads, workdir)
         except Exception as exc:  # a peer's failure is a result, not the end of the bench
             enc.errors[name] = _describe(exc)
     return enc
@@ -402,7 +255,6 @@ class BenchConfig:
     threads: int = field(default_factory=lambda: os.cpu_count() or 1)
     repeats: int = 3
     train_timeout: float = 600.0
-    encode_timeout: float = 300.0
     pathological_timeout: float = 20.0
     libraries: Optional[List[str]] = None
     skip_training: bool = False
@@ -461,7 +313,7 @@ def run_bench(config: BenchConfig, quiet: bool = False) -> Dict[str, Any]:
         os.environ[var] = str(config.threads)
     docs = config.docs
     n_bytes = sum(len(d.encode("utf-8")) for d in docs)
-    wanted = config.libraries or list(TRAINERS) + ["tiktoken"]
+    wanted = config.libraries or libraries()
     present = [name for name in wanted if installed(name)]
     missing = [name for name in wanted if not installed(name)]
     report: Dict[str, Any] = {
@@ -480,12 +332,13 @@ def run_bench(config: BenchConfig, quiet: bool = False) -> Dict[str, Any]:
     }
 
     if not config.skip_training:
-        trainers = [name for name in present if name in TRAINERS]
-        runs: Dict[str, List[Dict[str, Any]]] = {name: [] for name in trainers}
+        training = trainers()
+        runs: Dict[str, List[Dict[str, Any]]] = {name: [] for name in present if name in training}
         for rep in range(config.repeats):
-            for name in trainers:
+            for name in runs:
                 _say(f"train {name} (run {rep + 1}/{config.repeats}) ...", quiet)
-                runs[name].append(measure(TRAINERS[name](docs, config.vocab_size, config.threads), config.train_timeout))
+                run = training[name](docs, config.vocab_size, config.threads, PATTERN)
+                runs[name].append(measure(run, config.train_timeout))
         report["training"] = {name: _best(r) for name, r in runs.items()}
 
     _say("training the tokenizer used for encoding ...", quiet)
@@ -498,8 +351,8 @@ def run_bench(config: BenchConfig, quiet: bool = False) -> Dict[str, Any]:
             for name in names:
                 _say(f"encode {name} (run {rep + 1}/{config.repeats}) ...", quiet)
                 one, batch = encoders.one[name], encoders.batch[name]
-                enc_runs[name]["one"].append(_timed(lambda one=one: sum(one(d) for d in docs)))
-                enc_runs[name]["all"].append(_timed(lambda batch=batch: batch(docs, config.threads)))
+                enc_runs[name]["one"].append(_timed(functools.partial(_each, one, docs)))
+                enc_runs[name]["all"].append(_timed(functools.partial(batch, docs, config.threads)))
         for name in names:
             entry: Dict[str, Any] = {"note": encoders.notes.get(name, "")}
             for key, best in (("one_thread", _best(enc_runs[name]["one"])), ("all_threads", _best(enc_runs[name]["all"]))):
@@ -523,7 +376,7 @@ def run_bench(config: BenchConfig, quiet: bool = False) -> Dict[str, Any]:
                 for name in names:
                     _say(f"pathological {label!r}: {name} ...", quiet)
                     one = encoders.one[name]
-                    result = measure(lambda one=one, text=text: one(text), config.pathological_timeout)
+                    result = measure(functools.partial(one, text), config.pathological_timeout)
                     row[name] = (
                         {"seconds": result["seconds"], "mb_per_s": _per_second(len(text.encode()) / 1e6, result["seconds"])}
                         if result.get("ok")
@@ -531,6 +384,11 @@ def run_bench(config: BenchConfig, quiet: bool = False) -> Dict[str, Any]:
                     )
                 report["pathological"][label] = row
     return report
+
+
+def _each(encode: Callable[[str], int], docs: Sequence[str]) -> int:
+    """Encode the documents one by one (one thread): their tokens in all."""
+    return sum(encode(d) for d in docs)
 
 
 def _per_second(amount: float, seconds: float) -> float:

@@ -25,18 +25,20 @@ from typing import TYPE_CHECKING, Iterable, List, Tuple, Union
 from .errors import DecodeError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .tokenizer import Tokenizer
+    from .decoding import Decoding
 
 
 class StreamDecoder:
     """Incremental decoding for one stream of ids (make one with ``tok.stream_decoder()``).
 
-    Not for use from several threads at once; make one decoder per stream.
+    It takes the tokenizer's :class:`~functionalbpe.decoding.Decoding`, the kernel that
+    ``decode`` uses, and applies its steps as the ids arrive. Not for use from several
+    threads at once; make one decoder per stream.
     """
 
-    def __init__(self, tokenizer: "Tokenizer", errors: str = "strict") -> None:
+    def __init__(self, decoding: "Decoding", errors: str = "strict") -> None:
         codecs.lookup_error(errors)  # an unknown handler fails now, not at the first byte
-        self._tok = tokenizer
+        self._decoding = decoding
         self._errors = errors
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors)
         self._pending = ""  # text form received but not yet decodable (schemes)
@@ -53,8 +55,9 @@ class StreamDecoder:
             ids = [operator.index(ids)]  # type: ignore[arg-type]
         except TypeError:
             ids = list(ids)  # type: ignore[arg-type]
-        internal = self._tok._checked_ids(ids)
-        first_special = self._tok.alphabet.first_special
+        kernel = self._decoding
+        internal = kernel.internal(ids)
+        first_special = kernel.first_special
         out: List[str] = []
         run: List[int] = []
         for token in internal:
@@ -65,7 +68,7 @@ class StreamDecoder:
                 out.append(self._text(run))
                 run = []
             out.append(self._end_segment())
-            out.append(self._tok.alphabet.specials[token - first_special])
+            out.append(kernel.specials[token - first_special])
             self._fed += 1
         if run:
             out.append(self._text(run))
@@ -77,8 +80,9 @@ class StreamDecoder:
         return self._end_segment()
 
     def _text(self, run: List[int]) -> str:
-        data = self._tok._joined_bytes(run)
-        table = self._tok.alphabet.all_token_bytes()
+        kernel = self._decoding
+        data = kernel.joined_bytes(run)
+        table = kernel.alphabet.all_token_bytes()
         held_from = self._segment_bytes - 3
         self._ends = [e for e in self._ends if e[0] > held_from]
         for token in run:
@@ -86,12 +90,12 @@ class StreamDecoder:
             self._ends.append((self._segment_bytes, self._fed))
             self._fed += 1
         text = self._utf8_decode(data, final=False)
-        if not self._tok.scheme.atoms:
+        if not kernel.scheme.atoms:
             return text
         self._pending += text
-        cut = self._tok.scheme.decodable_prefix(self._pending)
+        cut = kernel.scheme.decodable_prefix(self._pending)
         ready, self._pending = self._pending[:cut], self._pending[cut:]
-        return self._tok._scheme_decode(ready, self._errors) if ready else ""
+        return kernel.scheme_text(ready, self._errors) if ready else ""
 
     def _end_segment(self) -> str:
         """Text before a special token (or the end) is decoded as a whole, as decode() does."""
@@ -100,8 +104,8 @@ class StreamDecoder:
         self._utf8.reset()
         self._segment_bytes = 0
         self._ends.clear()
-        if self._tok.scheme.atoms and text:
-            return self._tok._scheme_decode(text, self._errors)
+        if self._decoding.scheme.atoms and text:
+            return self._decoding.scheme_text(text, self._errors)
         return text
 
     def _utf8_decode(self, data: bytes, final: bool) -> str:

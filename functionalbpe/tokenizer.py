@@ -17,7 +17,6 @@ Example::
 """
 from __future__ import annotations
 
-import operator
 import os
 from typing import (
     TYPE_CHECKING,
@@ -28,20 +27,21 @@ from typing import (
     FrozenSet,
     Iterable,
     List,
-    NoReturn,
     Optional,
     Sequence,
     Tuple,
+    Type,
     Union,
 )
 
 from .core._native import check_threads
-from .core.alphabet import Alphabet, policy_code
+from .core.alphabet import NUM_BYTES, Alphabet, policy_code
 from .checks import plain_str
 from .checks import without_surrogates as _without_surrogates
 from .core.encoder import Encoder
-from .errors import DecodeError, FunctionalBPEError, SpecialTokenError, TokenizerFileError
-from .filecheck import check_fields, check_policy
+from .decoding import Decoding
+from .errors import FunctionalBPEError, SpecialTokenError, TokenizerFileError
+from .filecheck import check_fields, check_policy, excerpt
 from .fileformat import FORMAT, read_payload, write_payload
 from .core.idmap import IdMap
 from .text.patterns import special_cutter
@@ -84,13 +84,13 @@ class Tokenizer:
         idmap = IdMap(self.alphabet, byte_ids, special_ids)
         self._idmap: Optional[IdMap] = None if idmap.identity else idmap
         self._special_ids = {s: idmap.external(i) for s, i in self.alphabet.special_ids().items()}
-        self._specials_by_id = {i: s for s, i in self._special_ids.items()}
         # "All special tokens" is one object with its cutter kept here: finding the cutter by
         # an equal set would compare every token on each call (0.5 ms for 20,000 tokens).
         self._all_specials = frozenset(self._special_ids)
         self._all_cutter: Any = None
         output_ids = None if self._idmap is None else [idmap.external(i) for i in range(self.alphabet.first_special)]
         self._encoder = Encoder(self.alphabet, scheme, output_ids)
+        self._decoding = Decoding(self.alphabet, scheme, self._encoder.decode_bytes, self._idmap)
 
     # -- what it is ---------------------------------------------------------------------
 
@@ -121,7 +121,7 @@ class Tokenizer:
 
     def token_bytes(self, token: int) -> bytes:
         """The bytes of a token in the scheme's text form (an atom as its UTF-8 bytes)."""
-        return self.alphabet.token_bytes(self._checked_ids([token])[0])
+        return self.alphabet.token_bytes(self._decoding.internal([token])[0])
 
     def __repr__(self) -> str:
         return (
@@ -337,9 +337,7 @@ class Tokenizer:
         >>> fb.train(["ab"], vocab_size=257, progress=False).decode_bytes([256, 0xC3])
         b'ab\\xc3'
         """
-        if not self.scheme.atoms:
-            return self._joined_bytes(list(ids) if self._idmap is None else self._checked_ids(ids))
-        return self._decode(self._checked_ids(ids), "surrogateescape").encode("utf-8", "surrogateescape")
+        return self._decoding.decode_bytes(ids)
 
     def decode(self, ids: Iterable[int], errors: str = "strict") -> str:
         """Decode ids to text. ``errors`` is as for ``bytes.decode`` ("strict", "replace", ...).
@@ -352,9 +350,7 @@ class Tokenizer:
         >>> tok.decode([256, 0xC3], errors="replace")
         'ab\ufffd'
         """
-        if not self.scheme.atoms and self._idmap is None:
-            return self._text(list(ids), errors, 0)  # the compiled decoder checks the ids
-        return self._decode(self._checked_ids(ids), errors)
+        return self._decoding.decode(ids, errors)
 
     def stream_decoder(self, errors: str = "strict") -> "StreamDecoder":
         """An incremental decoder for ids that arrive one by one (streaming generation).
@@ -371,88 +367,28 @@ class Tokenizer:
         """
         from .streaming import StreamDecoder
 
-        return StreamDecoder(self, errors)
-
-    def _decode(self, ids: List[int], errors: str) -> str:
-        """Decode internal ids."""
-        if not self.scheme.atoms:
-            # Specials are valid UTF-8 on their own, so decoding the joined bytes gives what
-            # decoding text and specials apart would (and what tiktoken gives).
-            return self._text(ids, errors, 0)
-        first_special = self.alphabet.first_special
-        parts: List[str] = []
-        start = 0
-        for i, token in enumerate(ids + [-1]):
-            if token == -1 or token >= first_special:
-                if i > start:
-                    parts.append(self._scheme_decode(self._text(ids[start:i], errors, start), errors))
-                if token != -1:
-                    parts.append(self.alphabet.specials[token - first_special])
-                start = i + 1
-        return "".join(parts)
-
-    def _scheme_decode(self, text_form: str, errors: str) -> str:
-        # A scheme refuses a text form no encoding writes, drops or marks what is wrong.
-        return self.scheme.decode(text_form, errors if errors in ("strict", "ignore") else "replace")
-
-    def _checked_ids(self, ids: Iterable[object], external: bool = True) -> List[int]:
-        """``ids`` as a list of internal ids, each a Python int (numpy integers are fine);
-        DecodeError names the first that is not an id of this tokenizer. ``external``: the
-        ids are the tokenizer's own (as encode returns them), else already internal."""
-        idmap = self._idmap if external else None
-        size = self.alphabet.vocab_size
-        out: List[int] = []
-        for i, token in enumerate(ids):
-            try:
-                value = operator.index(token)  # type: ignore[arg-type]
-            except TypeError:
-                self._bad_id(i, token)
-            if not (idmap.is_id(value) if idmap is not None else 0 <= value < size):
-                self._bad_id(i, token)
-            out.append(value)
-        return out if idmap is None else idmap.to_internal(out)
-
-    def _joined_bytes(self, ids: List[int]) -> bytes:
-        """The bytes of internal ids (checked here if the compiled decoder refuses them)."""
-        data = self._encoder.decode_bytes(ids)
-        if data is None:  # not plain ints, or out of range: convert, or say which
-            data = self._encoder.decode_bytes(self._checked_ids(ids, external=False))
-        return data
-
-    def _bad_id(self, position: int, token: object) -> NoReturn:
-        valid = f"0..{self.vocab_size - 1}" if self._idmap is None else (
-            f"0..{self.alphabet.first_special - 1} and the special ids {sorted(self._specials_by_id)}"
-        )
-        raise DecodeError(f"id {token!r} at position {position} is not a token of this tokenizer ({valid})")
-
-    def _text(self, ids: List[int], errors: str, first: int) -> str:
-        data = self._joined_bytes(ids)
-        try:
-            return data.decode("utf-8", errors)
-        except UnicodeDecodeError as exc:
-            position, offset = _token_at(self.alphabet.all_token_bytes(), ids, exc.start)
-            raise DecodeError(
-                f"the ids do not decode to valid UTF-8: token {first + position} (id "
-                f"{ids[position]}) is cut at byte {offset} of a character ({exc.reason}); "
-                "pass errors='replace' to decode it as U+FFFD"
-            ) from None
+        return StreamDecoder(self._decoding, errors)
 
     # -- other libraries ------------------------------------------------------------------
+    #
+    # Each library's files live in functionalbpe/peers/, which reads and writes plain data
+    # (ranks, merges as bytes, the pattern, the special tokens) and never sees a Tokenizer:
+    # the tokenizer hands over its data here, and builds itself from what a reader returns.
 
     def to_tiktoken(self, path: "os.PathLike[str] | str") -> None:
         """Write the ``.tiktoken`` rank file (base64 token, space, rank; one per line).
 
         Plain scheme only: tiktoken cannot apply a scheme's transform (docs/interop.md).
         """
-        from .peers.interop import write_tiktoken
+        from .peers.tiktoken import write_ranks
 
-        write_tiktoken(self, path)
+        write_ranks(path, self._ranks("a .tiktoken file", taken_whole=True))
 
     def as_tiktoken_encoding(self, name: str = "functionalbpe") -> Any:
         """A ``tiktoken.Encoding`` with these ranks, pattern and special tokens."""
-        from .peers.interop import tiktoken_encoding
+        from .peers.tiktoken import encoding
 
-        return tiktoken_encoding(self, name)
+        return encoding(name, self.pattern, self._ranks("a tiktoken Encoding", taken_whole=True), self.special_tokens)
 
     @classmethod
     def from_tiktoken(
@@ -466,16 +402,86 @@ class Tokenizer:
         ``special_tokens`` maps each special token to its id (tiktoken's form) or lists
         them (ids follow the ranks). The ids stay those of the file.
         """
-        from .peers.interop import read_tiktoken
+        from .peers.tiktoken import merges_from_ranks, read_ranks
 
-        return read_tiktoken(cls, path, pattern, special_tokens)
+        name = os.fspath(path)
+        byte_ids, merges = merges_from_ranks(read_ranks(path), name)
+        if special_tokens is None:
+            specials: Dict[str, int] = {}
+        elif isinstance(special_tokens, dict):
+            specials = dict(special_tokens)
+        else:
+            first_special = NUM_BYTES + len(merges)
+            specials = {s: first_special + k for k, s in enumerate(special_tokens)}
+        tok = cls(make_scheme("plain", pattern), merges, list(specials), byte_ids=byte_ids, special_ids=list(specials.values()))
+        tok._refuse_tokens_bpe_would_split(name, TokenizerFileError)
+        return tok
 
     def to_hf(self, path: "os.PathLike[str] | str") -> None:
         """Write a ``tokenizer.json`` that HF tokenizers loads and that encodes the same ids
         (special tokens as added tokens, always recognized). Plain scheme only."""
-        from .peers.interop import write_hf
+        from .peers.hf import write_tokenizer_json
 
-        write_hf(self, path)
+        ranks = self._ranks("an HF tokenizer.json", taken_whole=False)
+        table = self.alphabet.all_token_bytes()
+        merges = [(table[a], table[b]) for a, b in self.alphabet.merges]
+        # A word that is in the vocabulary may skip the merges (faster in HF) only if the
+        # merges would give that very token: true of every table a trainer makes; the
+        # compiled encoder checks it when it is built, so it is known rather than assumed.
+        native = self._encoder.native
+        whole = bool(native is not None and native.all_self_encoding)
+        write_tokenizer_json(path, ranks, merges, self.pattern, self.special_tokens, ignore_merges=whole)
+
+    def _ranks(self, what: str, taken_whole: bool) -> Dict[bytes, int]:
+        """``{token bytes: id}`` of every token but the special ones, in id order: the
+        vocabulary as tiktoken and HF key it. Refused, saying why: a scheme (the libraries
+        cannot apply it), two tokens with the same bytes, and with ``taken_whole`` (tiktoken
+        takes a piece that is a token whole) a token its merges do not make of its bytes."""
+        if self.scheme.atoms:
+            raise FunctionalBPEError(
+                f"{what} can only hold the plain scheme: the {self.scheme.name!r} scheme rewrites text "
+                "into atoms before BPE, and other libraries cannot apply that rewrite, so the export "
+                "would encode different ids; save it with Tokenizer.save() instead (docs/interop.md)"
+            )
+        if taken_whole:
+            self._refuse_tokens_bpe_would_split("this tokenizer")
+        table = self.alphabet.all_token_bytes()
+        ext = (lambda i: i) if self._idmap is None else self._idmap.external
+        seen: Dict[bytes, int] = {}
+        for i in range(self.alphabet.first_special):
+            data = table[i]
+            if data in seen:
+                raise FunctionalBPEError(
+                    f"tokens {ext(seen[data])} and {ext(i)} have the same bytes {excerpt(data)}; a rank "
+                    "file (and an HF vocabulary) needs each token's bytes to be unique"
+                )
+            seen[data] = i
+        return {data: ext(i) for data, i in sorted(seen.items(), key=lambda item: ext(item[1]))}
+
+    def _refuse_tokens_bpe_would_split(
+        self, origin: str, error: Type[FunctionalBPEError] = FunctionalBPEError
+    ) -> None:
+        """tiktoken takes a piece that is a token whole; functionalbpe applies the merges. The
+        two can only agree if every token's own bytes merge back into it: check that. (True of
+        every table a trainer makes, and of every rank file ``merges_from_ranks`` accepts, as
+        far as a randomized search of small tables could tell; a hand-made merge table can
+        break it.)"""
+        native = self._encoder.native
+        if native is not None and native.all_self_encoding:
+            return
+        from .core.reference import encode_piece
+
+        table = self.alphabet.all_token_bytes()
+        ranks = self._encoder.ranks
+        ext = (lambda i: i) if self._idmap is None else self._idmap.external
+        for i in range(self.alphabet.first_merge, self.alphabet.first_special):
+            ids = encode_piece(list(table[i]), ranks)
+            if ids != [i]:
+                raise error(
+                    f"{origin}: the token {excerpt(table[i])} (id {i}) is not what its merges make of its own "
+                    f"bytes ({excerpt([ext(j) for j in ids])}); tiktoken would take it whole where "
+                    "functionalbpe applies the merges, so the two would disagree"
+                )
 
     # -- files ----------------------------------------------------------------------------
 
@@ -559,13 +565,3 @@ class Tokenizer:
 
     __hash__ = None  # type: ignore[assignment]
 
-
-def _token_at(table: List[bytes], ids: Sequence[int], byte_offset: int) -> Tuple[int, int]:
-    """Which token holds byte ``byte_offset`` of the joined bytes, and where inside it."""
-    position = 0
-    for i, token in enumerate(ids):
-        size = len(table[token])
-        if byte_offset < position + size:
-            return i, byte_offset - position
-        position += size
-    return len(ids) - 1, 0

@@ -313,6 +313,7 @@ def test_interrupted_cli_training_leaves_no_file(tmp_path, monkeypatch):
     import random
 
     from functionalbpe import cli
+    from functionalbpe.cli.common import EXIT_INTERRUPTED
     from functionalbpe.progress import Progress
 
     rng = random.Random(1)
@@ -329,7 +330,7 @@ def test_interrupted_cli_training_leaves_no_file(tmp_path, monkeypatch):
     monkeypatch.setattr(trainer, "slice_seconds", 0.0)
     out = tmp_path / "tok.json"
     argv = ["train", str(tmp_path / "corpus.txt"), "--vocab-size", "3000", "--out", str(out)]
-    assert cli.main(argv) == cli.EXIT_INTERRUPTED
+    assert cli.main(argv) == EXIT_INTERRUPTED
     assert [p.name for p in tmp_path.iterdir()] == ["corpus.txt"]
 
 
@@ -368,7 +369,7 @@ def test_equals_rustbpe_on_the_standard_library_at_32768():
     from functionalbpe.text.counting import count_pieces
     from functionalbpe.text.patterns import PATTERNS
 
-    from functionalbpe.cli import stdlib_sources
+    from functionalbpe.cli.stdlib import stdlib_sources
     from functionalbpe.text.corpus import files
 
     docs = list(files(*stdlib_sources(), errors="replace"))

@@ -32,7 +32,7 @@ from functionalbpe import filecheck, fileformat
 from functionalbpe.core import _native
 from functionalbpe.errors import TokenizerFileError
 from functionalbpe.fileformat import checksum, write_payload
-from functionalbpe.peers.interop import tiktoken_parts
+from functionalbpe.peers.tiktoken import tiktoken_parts
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings  # noqa: E402
@@ -482,10 +482,10 @@ def mutations(draw, payload: dict) -> dict:
         elif kind == "drop" and merges:
             del merges[draw(st.integers(0, len(merges) - 1))]
         elif kind == "double":
-            start = 256 + len(out.get("atoms") or []) + len(merges)
+            start = 256 + (len(out["atoms"]) if isinstance(out.get("atoms"), list) else 0) + len(merges)
             merges += [[97, 97]] + [[start + k, start + k] for k in range(draw(st.integers(1, 70)))]
         elif kind == "chain":
-            start = 256 + len(out.get("atoms") or []) + len(merges)
+            start = 256 + (len(out["atoms"]) if isinstance(out.get("atoms"), list) else 0) + len(merges)
             merges += [[97, 97]] + [[start + k, 97] for k in range(draw(st.sampled_from([10, 12_000, 30_000])))]
         elif kind == "special" and isinstance(out.get("special_tokens"), dict):
             token = draw(st.text(max_size=6) | st.sampled_from(["", "\ud800", "x" * 5000]))

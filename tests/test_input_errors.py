@@ -20,6 +20,8 @@ import pytest
 
 import functionalbpe as fb
 from functionalbpe import bench
+from functionalbpe.peers.base import Peer
+from functionalbpe.peers.registry import PEERS
 from functionalbpe.core._native import MAX_THREADS
 from functionalbpe.errors import CorpusError, FunctionalBPEError, OutOfMemoryError, OutputError, VocabSizeError
 
@@ -429,11 +431,11 @@ def _raise(message):
 
 def test_bench_goes_on_when_a_peer_fails(monkeypatch):
     # "broken" fails to train and to set up its encoder; "flaky" sets up, then fails to encode.
-    for name in ("broken", "flaky"):
-        monkeypatch.setitem(bench.MODULES, name, "json")  # "installed"
-    monkeypatch.setitem(bench.TRAINERS, "broken", lambda docs, vocab, threads: _raise("no training\nat all"))
-    monkeypatch.setitem(bench.ENCODERS, "broken", _raise("no encoder"))
-    monkeypatch.setitem(bench.ENCODERS, "flaky", lambda *a: (_raise("one fails"), _raise("batch fails"), "flaky"))
+    # Both are "installed" (their module is json, which is).
+    monkeypatch.setitem(PEERS, "broken", Peer("broken", module="json", encoder=_raise("no encoder"),
+                                              train=lambda docs, vocab, threads, pattern: _raise("no training\nat all")))
+    monkeypatch.setitem(PEERS, "flaky", Peer("flaky", module="json",
+                                             encoder=lambda *a: (_raise("one fails"), _raise("batch fails"), "flaky")))
     monkeypatch.setattr(bench, "pathological_inputs", lambda: {"spaces": " " * 1000})
     config = bench.BenchConfig(docs=[TEXT] * 5, corpus_name="t", vocab_size=300, threads=1, repeats=1,
                                libraries=["functionalbpe", "broken", "flaky"])

@@ -12,7 +12,8 @@ from hypothesis import given
 import functionalbpe as fb
 from functionalbpe.core._native import native
 from functionalbpe.errors import FunctionalBPEError, TokenizerFileError
-from functionalbpe.peers.interop import bytes_to_unicode, merges_from_ranks
+from functionalbpe.peers.bytelevel import bytes_to_unicode
+from functionalbpe.peers.tiktoken import merges_from_ranks
 
 from .conftest import read_corpus
 from .helpers import stdlib_text, tricky_text
@@ -311,10 +312,8 @@ def test_a_file_with_bad_imported_ids_is_refused(tok, tmp_path):
 
 
 def test_an_import_that_would_disagree_with_tiktoken_is_refused():
-    from functionalbpe.peers.interop import refuse_tokens_bpe_would_split
-
     # No rank file accepted by merges_from_ranks has been seen to reach this check (a
     # randomized search over small tables found none); a hand-made merge table does.
     tok = fb.Tokenizer(fb.make_scheme("plain"), [(97, 98), (98, 99), (97, 257)])
     with pytest.raises(TokenizerFileError, match="x.tiktoken: the token b'abc' \\(id 258\\)"):
-        refuse_tokens_bpe_would_split(tok, "x.tiktoken", TokenizerFileError)
+        tok._refuse_tokens_bpe_would_split("x.tiktoken", TokenizerFileError)

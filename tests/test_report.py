@@ -8,7 +8,9 @@ import pytest
 import functionalbpe as fb
 from functionalbpe.measure import metrics
 from functionalbpe.errors import CorpusError, FunctionalBPEError
+from functionalbpe.measure.measures import HIGHER, LOWER, RESULT_MEASURES, VOCABULARY_MEASURES
 from functionalbpe.measure.report import RESULT_KEYS, TOKENIZER_KEYS
+from functionalbpe.measure.tables import tables
 from functionalbpe.schemes.base import make_scheme
 
 # Ten words. With the merges a+b → 256 and ␣+ab → 257 and the GPT-2 pattern its pieces are
@@ -152,9 +154,40 @@ def test_json_keys_are_stable():
     ]
     assert list(RESULT_KEYS) == expected
     assert all(list(row) == expected for row in data["results"] + data["totals"])
+    assert list(TOKENIZER_KEYS) == [
+        "name", "kind", "description", "vocab_size", "entries", "special_tokens", "embedding_params",
+        "embedding_bytes", "unused_entries", "unused_share", "unused_examples", "learned_entries",
+        "case_families", "space_families", "duplicate_families", "duplicate_entries", "duplicate_share",
+        "duplicate_examples", "merges", "last_merge_count", "merge_counts",
+    ]
     assert all(list(row) == list(TOKENIZER_KEYS) for row in data["tokenizers"])
     for key in ("fertility", "bytes_per_token", "chars_per_token", "byte_fallback_rate", "entropy_bits"):
         assert isinstance(data["results"][0][key], float)
+
+
+def test_the_tables_take_their_columns_from_the_registry():
+    r = fb.report({"a": hand_tokenizer(), "b": byte_tokenizer()}, {"t": TEXT}, coverage=True, width=4096,
+                  progress=False)
+    by_corpus, totals, vocab, corpora = tables(r)
+    assert by_corpus.headers == [
+        "corpus", "tokenizer", "tokens", "tokens/word", "bytes/token", "chars/token", "tokens vs a", "byte tokens",
+        "of those ≥0x80", "H bits", "2^H", "unused entries", "words in 8,192 tokens", "full-coverage vocab",
+    ]  # no "unknown" column: no tokenizer here has an unknown token
+    assert totals.headers == ["tokenizer"] + by_corpus.headers[2:]
+    assert vocab.headers == [
+        "tokenizer", "kind", "vocab", "embedding (4,096 × 2 B)", "unused", "unused %", "learned entries",
+        "duplicate families", "case", "space", "redundant entries", "redundant %", "merges", "last merge count",
+    ]
+    assert vocab.numeric == [False, False] + [True] * 12
+    row = by_corpus.rows[0]
+    result = r.results()[0]
+    assert row[:4] == ["t", "a", "23", "2.30"] and result["tokens"] == 23 and result["fertility"] == 2.3
+    # Every measure with a header is a column (unless it hides itself), each named once.
+    for measures, table in ((RESULT_MEASURES, by_corpus), (VOCABULARY_MEASURES, vocab)):
+        shown = [m.column_header(r.settings) for m in measures if m.header is not None and m.shown(r)]
+        assert sorted(shown) == sorted(table.headers[len(table.headers) - len(shown):])
+        assert all(m.direction in (LOWER, HIGHER, None) for m in measures)
+    assert len({m.key for m in RESULT_MEASURES}) == len(RESULT_MEASURES)
 
 
 def test_texts_can_be_documents_paths_and_files(tmp_path):

@@ -5,15 +5,12 @@ import sys
 import pytest
 
 import functionalbpe as fb
-from functionalbpe.measure.adapters import (
-    HFTokenizer,
-    SentencePieceTokenizer,
-    TiktokenTokenizer,
-    as_report_tokenizer,
-    byte_level_alphabet,
-    load_tokenizer,
-)
 from functionalbpe.errors import FunctionalBPEError, TokenizerFileError
+from functionalbpe.measure.adapters import as_report_tokenizer, load_tokenizer
+from functionalbpe.peers.bytelevel import unicode_to_bytes
+from functionalbpe.peers.hf import HFTokenizer
+from functionalbpe.peers.sentencepiece import SentencePieceTokenizer
+from functionalbpe.peers.tiktoken import TiktokenTokenizer
 
 from .helpers import stdlib_text
 
@@ -96,9 +93,9 @@ def hf_byte_level(tmp_path):
     return hf, path
 
 
-def test_byte_level_alphabet_is_the_libraries_alphabet():
+def test_the_byte_table_is_the_libraries_alphabet():
     pre_tokenizers = pytest.importorskip("tokenizers.pre_tokenizers")
-    alphabet = byte_level_alphabet()
+    alphabet = unicode_to_bytes()
     assert sorted(alphabet) == sorted(pre_tokenizers.ByteLevel.alphabet())
     assert sorted(alphabet.values()) == list(range(256))
 

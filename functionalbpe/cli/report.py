@@ -16,11 +16,12 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..text.corpus import files
 from ..errors import FunctionalBPEError
-from ..fileformat import atomic_write_text, check_output_path
-
-KINDS = ("tokenizer", "tiktoken", "hf", "sentencepiece")
+from ..fileformat import atomic_write_text
+from ..measure.measures import RESULTS
+from ..peers.registry import ADAPTERS
+from ..text.corpus import files
+from .common import COUNT, check_output, positive_number
 
 
 class _AddTokenizer(argparse.Action):
@@ -32,10 +33,7 @@ class _AddTokenizer(argparse.Action):
         setattr(namespace, "tokenizers", items)
 
 
-def add_report_parser(sub: Any) -> None:
-    from . import COUNT, positive_number  # cli imports this module first: no cycle at load
-    from ..measure.report import SORTABLE
-
+def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "report",
         help="measure tokenizers on named corpora: tables, Markdown, JSON, HTML",
@@ -44,17 +42,13 @@ def add_report_parser(sub: Any) -> None:
         "The measures are defined in docs/metrics.md.",
     )
     p.add_argument("inputs", nargs="+", metavar="[NAME=]FILE", help="a corpus: a file, directory or glob pattern")
-    for kind, what in (
-        ("tokenizer", "a functionalbpe tokenizer file"),
-        ("tiktoken", "a tiktoken rank file (.tiktoken); needs --pattern"),
-        ("hf", "an HF tokenizer.json"),
-        ("sentencepiece", "a SentencePiece .model"),
-    ):
-        flags = ["--tokenizer", "-t"] if kind == "tokenizer" else [f"--{kind}"]
-        p.add_argument(*flags, action=_AddTokenizer, const=kind, dest="tokenizers", metavar="[NAME=]FILE",
-                       help=f"{what} (repeatable)")
+    p.add_argument("--tokenizer", "-t", action=_AddTokenizer, const="tokenizer", dest="tokenizers",
+                   metavar="[NAME=]FILE", help="a functionalbpe tokenizer file (repeatable)")
+    for kind, adapter in ADAPTERS.items():  # a flag per peer library: --tiktoken, --hf, ...
+        p.add_argument(f"--{kind}", action=_AddTokenizer, const=kind, dest="tokenizers",
+                       metavar="[NAME=]FILE", help=f"{adapter.file_help} (repeatable)")
     p.add_argument("--pattern", action="append", default=[], metavar="P",
-                   help="pattern of the --tiktoken files: one for all, or one per file in order "
+                   help=f"pattern of the {_pattern_flags()} files: one for all, or one per file in order "
                    "(gpt4 for cl100k, o200k, or a regex)")
     p.add_argument("--baseline", default=None, metavar="NAME", help="the tokenizer the others are compared with (default: the first)")
     p.add_argument("--json", default=None, metavar="FILE", help="write the figures as JSON")
@@ -64,13 +58,13 @@ def add_report_parser(sub: Any) -> None:
     p.add_argument("--width", type=COUNT, default=4096, metavar="D", help="model width for the embedding cost (default 4096)")
     p.add_argument("--bytes-per-param", type=positive_number, default=2, metavar="B",
                    help="bytes per embedding parameter (default 2: bf16)")
-    p.add_argument("--sort-by", default="fertility", choices=SORTABLE, metavar="MEASURE",
+    p.add_argument("--sort-by", default="fertility", choices=list(RESULTS), metavar="MEASURE",
                    help="the baseline's measure that orders the corpora, most expensive first (default fertility)")
     p.add_argument("--coverage", action="store_true",
                    help="also train each of our schemes on each corpus until no pair is left (slow)")
     p.add_argument("--encoding-errors", default="strict", choices=["strict", "replace"], help="invalid UTF-8 in a corpus")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
-    p.set_defaults(run=cmd_report, tokenizers=None)
+    p.set_defaults(run=run, tokenizers=None)
 
 
 def split_name(arg: str) -> Tuple[Optional[str], str]:
@@ -102,43 +96,49 @@ def _unique(pairs: List[Tuple[str, Any]], what: str) -> Dict[str, Any]:
     return out
 
 
-def load_cli_tokenizers(items: List[Tuple[str, str]], patterns: List[str]) -> Dict[str, Any]:
-    from ..measure.adapters import HFTokenizer, SentencePieceTokenizer, TiktokenTokenizer, load_tokenizer
+def _pattern_flags() -> str:
+    """The flags of the files that hold no pattern (``--pattern`` is theirs)."""
+    return " and ".join(f"--{kind}" for kind, adapter in ADAPTERS.items() if adapter.needs_pattern)
 
-    tiktoken_files = [v for k, v in items if k == "tiktoken"]
-    if patterns and not tiktoken_files:
-        raise FunctionalBPEError("--pattern applies to --tiktoken files, and none was given")
-    if len(patterns) > 1 and len(patterns) != len(tiktoken_files):
+
+def load_cli_tokenizers(items: List[Tuple[str, str]], patterns: List[str]) -> Dict[str, Any]:
+    """The tokenizers given as ``(kind, [NAME=]FILE)``, named; ``patterns`` go to the files
+    that hold none (one for all, or one per file in order)."""
+    from ..measure.adapters import load_tokenizer
+
+    patterned = [v for k, v in items if k in ADAPTERS and ADAPTERS[k].needs_pattern]
+    if patterns and not patterned:
+        raise FunctionalBPEError(f"--pattern applies to {_pattern_flags()} files, and none was given")
+    if len(patterns) > 1 and len(patterns) != len(patterned):
         raise FunctionalBPEError(
-            f"give one --pattern for all {len(tiktoken_files)} --tiktoken files, or one per file in order "
+            f"give one --pattern for all {len(patterned)} {_pattern_flags()} files, or one per file in order "
             f"(got {len(patterns)})"
         )
     pairs = []
     t = 0
     for kind, arg in items:
         name, path = split_name(arg)
-        if kind == "tiktoken":
+        adapter = ADAPTERS.get(kind)
+        if adapter is None:  # --tokenizer: ours, or any file by its kind
+            tok = load_tokenizer(path)
+        elif adapter.needs_pattern:
             pattern = patterns[t] if len(patterns) > 1 else (patterns[0] if patterns else None)
             t += 1
-            tok = TiktokenTokenizer.from_file(path, pattern)
-        elif kind == "hf":
-            tok = HFTokenizer.from_file(path)
-        elif kind == "sentencepiece":
-            tok = SentencePieceTokenizer.from_file(path)
+            tok = adapter.from_file(path, pattern)
         else:
-            tok = load_tokenizer(path)
+            tok = adapter.from_file(path)
         pairs.append((name or default_name(path), tok))
     return _unique(pairs, "tokenizers")
 
 
-def cmd_report(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from ..measure.report import report
 
     if not args.tokenizers:
-        raise FunctionalBPEError("no tokenizer given: add --tokenizer FILE (or --tiktoken, --hf, --sentencepiece)")
+        flags = ", ".join(f"--{kind}" for kind in ADAPTERS)
+        raise FunctionalBPEError(f"no tokenizer given: add --tokenizer FILE (or {flags})")
     for path in (args.json, args.markdown, args.html):
-        if path is not None:
-            check_output_path(path)
+        check_output(path)
     tokenizers = load_cli_tokenizers(args.tokenizers, args.pattern)
     corpora = _unique(
         [(name or default_name(path), files(path, errors=args.encoding_errors))

@@ -18,7 +18,8 @@ import html
 import io
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
-from .. import __version__
+from .._version import __version__
+from .measures import RESULTS
 from .metrics import merge_savings
 from .tables import Table, example_lines, tables, tokenizer_lines
 
@@ -115,12 +116,9 @@ def plots(report: "Report") -> Optional[List[Tuple[str, str, str]]]:
 
     fig = Figure(figsize=(12, 1.2 + 0.16 * len(corpora) * len(names)))
     axes = fig.subplots(1, 2, sharey=True)
-    for ax, key, label in (
-        (axes[0], "fertility", "tokens per word (lower is cheaper)"),
-        (axes[1], "bytes_per_token", "bytes per token (higher is cheaper)"),
-    ):
+    for ax, key in ((axes[0], "fertility"), (axes[1], "bytes_per_token")):
         _grouped_bars(ax, corpora, names, colour, lambda c, n: value[c, n][key])
-        ax.set_xlabel(label)
+        ax.set_xlabel(f"{RESULTS[key].label} ({RESULTS[key].direction})")
     _legend_on_top(fig, axes[0], len(names))
     out.append((
         "Tokens per word and bytes per token",

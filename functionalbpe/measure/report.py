@@ -27,10 +27,20 @@ import math
 import os
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Set, Tuple, Union
 
 from . import metrics
-from .adapters import ReportTokenizer, as_report_tokenizer
+from .adapters import as_report_tokenizer
+from .face import ReportTokenizer
+from .measures import (
+    HIGHER,
+    RESULT_MEASURES,
+    RESULTS,
+    VOCABULARY_MEASURES,
+    TextTokens,
+    VocabularyUse,
+    compute,
+)
 from ..text.chunks import CHUNK_CHARS, source_bytes, text_chunks
 from ..errors import CorpusError, FunctionalBPEError
 from ..fileformat import atomic_write_text
@@ -41,64 +51,14 @@ from ..training import train_from_counts
 
 REPORT_FORMAT = "functionalbpe-report/1"
 
-# The keys of the JSON output, in order. They are a contract: add keys, never rename one.
-CORPUS_KEYS = ("name", "documents", "words", "chars", "bytes")
-RESULT_KEYS = (
-    "corpus",
-    "tokenizer",
-    "tokens",
-    "words",
-    "chars",
-    "bytes",
-    "fertility",
-    "bytes_per_token",
-    "chars_per_token",
-    "compression_ratio",
-    "relative_tokens",
-    "byte_fallback_tokens",
-    "byte_fallback_rate",
-    "byte_fallback_non_ascii_tokens",
-    "byte_fallback_non_ascii_share",
-    "unknown_tokens",
-    "unknown_rate",
-    "entropy_bits",
-    "effective_vocab",
-    "distinct_tokens",
-    "unused_entries",
-    "context_words",
-    "full_coverage_vocab",
-)
-TOKENIZER_KEYS = (
-    "name",
-    "kind",
-    "description",
-    "vocab_size",
-    "entries",
-    "special_tokens",
-    "embedding_params",
-    "embedding_bytes",
-    "unused_entries",
-    "unused_share",
-    "unused_examples",
-    "learned_entries",
-    "case_families",
-    "space_families",
-    "duplicate_families",
-    "duplicate_entries",
-    "duplicate_share",
-    "duplicate_examples",
-    "merges",
-    "last_merge_count",
-    "merge_counts",
-)
+# The keys of the JSON output, in order. They are a contract: add keys, never rename one. The
+# measures among them are those of the registry (functionalbpe/measure/measures.py).
+RESULT_KEYS = ("corpus", "tokenizer") + tuple(m.key for m in RESULT_MEASURES)
+TOKENIZER_KEYS = ("name",) + tuple(m.key for m in VOCABULARY_MEASURES)
 SETTINGS_KEYS = ("baseline", "context", "width", "bytes_per_param", "sort_by", "coverage")
 
-# Measures where a larger value means a cheaper tokenization; for every other measure
-# a larger value is more expensive.
-HIGHER_IS_CHEAPER = frozenset({"bytes_per_token", "chars_per_token", "compression_ratio", "context_words"})
-SORTABLE = tuple(k for k in RESULT_KEYS if k not in ("corpus", "tokenizer"))
-
-EXAMPLES = 10  # unused entries and duplicate families shown per tokenizer
+# What ``sort_by`` may name: every measure of a tokenizer on a corpus.
+SORTABLE = tuple(RESULTS)
 
 
 # -- gathering counts -------------------------------------------------------------------------
@@ -312,7 +272,7 @@ def _coverage_schemes(named: Mapping[str, ReportTokenizer]) -> Dict[str, Tuple[S
     out: Dict[str, Tuple[Scheme, str]] = {}
     for tok in named.values():
         key = _coverage_key(tok)
-        if key is not None and key not in out:
+        if key is not None and key not in out and tok.tokenizer is not None:
             out[key] = (tok.tokenizer.scheme, tok.tokenizer.merge_policy)
     return out
 
@@ -321,7 +281,7 @@ def _coverage_schemes(named: Mapping[str, ReportTokenizer]) -> Dict[str, Tuple[S
 
 
 @dataclass
-class _Vocabulary:
+class Vocabulary:
     """What a tokenizer's vocabulary is, computed once per report."""
 
     entries: List[int]
@@ -353,13 +313,13 @@ class Report:
         self.token_counts = token_counts
         self.full_coverage = full_coverage
         self.settings = settings
-        self._vocab: Dict[str, _Vocabulary] = {}
+        self._vocab: Dict[str, Vocabulary] = {}
         self._cache: Dict[str, List[Dict[str, Any]]] = {}
 
-    def _cached(self, key: str, compute: Any) -> List[Dict[str, Any]]:
+    def _cached(self, key: str, make: Any) -> List[Dict[str, Any]]:
         """The figures never change once counted; every renderer asks for them again."""
         if key not in self._cache:
-            self._cache[key] = compute()
+            self._cache[key] = make()
         return [dict(row) for row in self._cache[key]]
 
     # -- figures ----------------------------------------------------------------------
@@ -368,10 +328,10 @@ class Report:
     def baseline(self) -> str:
         return self.settings["baseline"]
 
-    def vocabulary(self, name: str) -> _Vocabulary:
+    def vocabulary(self, name: str) -> Vocabulary:
         if name not in self._vocab:
             tok = self.tokenizers[name]
-            self._vocab[name] = _Vocabulary(
+            self._vocab[name] = Vocabulary(
                 entries=tok.entries(),
                 byte_tokens=tok.byte_tokens(),
                 unknown=tok.unknown_ids(),
@@ -383,7 +343,7 @@ class Report:
     def corpus_order(self) -> List[str]:
         """Corpus names, the most expensive for the baseline (by ``sort_by``) first."""
         key = self.settings["sort_by"]
-        sign = 1 if key in HIGHER_IS_CHEAPER else -1
+        sign = 1 if RESULTS[key].direction == HIGHER else -1  # the most expensive first
         values = {row["corpus"]: row[key] for row in self._cached("rows", self._rows) if row["tokenizer"] == self.baseline}
         names = list(self.text_counts)
         return sorted(names, key=lambda c: (values[c] is None, sign * (values[c] or 0), names.index(c)))
@@ -433,39 +393,8 @@ class Report:
         baseline_tokens: int,
         full_coverage: Optional[int],
     ) -> Dict[str, Any]:
-        vocab = self.vocabulary(name)
-        tokens = sum(counts.values())
-        single = sum(counts[t] for t in vocab.byte_tokens if t in counts)
-        non_ascii = sum(counts[t] for t, b in vocab.byte_tokens.items() if b >= 0x80 and t in counts)
-        unknown = sum(counts[t] for t in vocab.unknown if t in counts)
-        entropy = metrics.entropy_bits(counts.values())
-        row = {
-            "corpus": corpus,
-            "tokenizer": name,
-            "tokens": tokens,
-            "words": text.words,
-            "chars": text.chars,
-            "bytes": text.bytes,
-            "fertility": metrics.fertility(tokens, text.words),
-            "bytes_per_token": metrics.bytes_per_token(text.bytes, tokens),
-            "chars_per_token": metrics.chars_per_token(text.chars, tokens),
-            "compression_ratio": metrics.compression_ratio(text.bytes, tokens),
-            "relative_tokens": metrics.relative_tokens(tokens, baseline_tokens),
-            "byte_fallback_tokens": single,
-            "byte_fallback_rate": metrics.byte_fallback_rate(single, tokens),
-            "byte_fallback_non_ascii_tokens": non_ascii,
-            "byte_fallback_non_ascii_share": metrics.byte_fallback_non_ascii_share(non_ascii, single),
-            "unknown_tokens": unknown,
-            "unknown_rate": metrics.unknown_rate(unknown, tokens),
-            "entropy_bits": entropy,
-            "effective_vocab": metrics.effective_vocab(entropy),
-            "distinct_tokens": sum(1 for c in counts.values() if c),
-            "unused_entries": len(metrics.unused_entries(vocab.entries, counts)),
-            "context_words": metrics.context_capacity(self.settings["context"], text.words, tokens),
-            "full_coverage_vocab": full_coverage,
-        }
-        assert tuple(row) == RESULT_KEYS
-        return row
+        tokens = TextTokens(text, counts, self.vocabulary(name), baseline_tokens, full_coverage, self.settings)
+        return {"corpus": corpus, "tokenizer": name, **compute(RESULT_MEASURES, tokens)}
 
     def tokenizer_rows(self) -> List[Dict[str, Any]]:
         """The vocabulary measures of each tokenizer; "unused" is over all corpora."""
@@ -474,44 +403,11 @@ class Report:
     def _tokenizer_rows(self) -> List[Dict[str, Any]]:
         rows = []
         for name, tok in self.tokenizers.items():
-            vocab = self.vocabulary(name)
             seen: Counter = Counter()
             for corpus in self.text_counts:
                 seen.update(self.token_counts[name, corpus])
-            unused = metrics.unused_entries(vocab.entries, seen)
-            surfaces = vocab.surfaces
-            duplicate = metrics.families(surfaces, metrics.duplicate_key)
-            redundant = metrics.redundant_entries(duplicate)
-            counts = tok.merge_counts()
-            embedding = metrics.embedding_cost(tok.vocab_size, self.settings["width"], self.settings["bytes_per_param"])
-            row = {
-                "name": name,
-                "kind": tok.kind,
-                "description": tok.describe(),
-                "vocab_size": tok.vocab_size,
-                "entries": len(vocab.entries),
-                "special_tokens": len(vocab.special),
-                "embedding_params": tok.vocab_size * self.settings["width"],
-                "embedding_bytes": embedding,
-                "unused_entries": len(unused),
-                "unused_share": metrics.share(len(unused), len(vocab.entries)),
-                "unused_examples": _unused_examples(unused, surfaces),
-                "learned_entries": len(surfaces),
-                "case_families": len(metrics.families(surfaces, metrics.case_key)),
-                "space_families": len(metrics.families(surfaces, metrics.space_key)),
-                "duplicate_families": len(duplicate),
-                "duplicate_entries": redundant,
-                "duplicate_share": metrics.share(redundant, len(surfaces)),
-                "duplicate_examples": [
-                    [surfaces[t] for t in family]
-                    for family in sorted(duplicate, key=lambda f: (-len(f), f))[:EXAMPLES]
-                ],
-                "merges": len(counts) if counts is not None else None,
-                "last_merge_count": counts[-1] if counts else None,
-                "merge_counts": counts,
-            }
-            assert tuple(row) == TOKENIZER_KEYS
-            rows.append(row)
+            use = VocabularyUse(tok, self.vocabulary(name), seen, self.settings)
+            rows.append({"name": name, **compute(VOCABULARY_MEASURES, use)})
         return rows
 
     def corpus_rows(self) -> List[Dict[str, Any]]:
@@ -566,8 +462,3 @@ class Report:
     def __repr__(self) -> str:
         return f"<functionalbpe.Report: {len(self.tokenizers)} tokenizers × {len(self.text_counts)} corpora>"
 
-
-def _unused_examples(unused: Iterable[int], surfaces: Mapping[int, str]) -> List[str]:
-    """The longest unused learned entries: the likeliest under-trained tokens."""
-    shown = [surfaces[t] for t in unused if t in surfaces]
-    return sorted(shown, key=lambda s: (-len(s), s))[:EXAMPLES]

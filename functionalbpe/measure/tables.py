@@ -1,8 +1,9 @@
 """The report's tables, and their rendering for a terminal and as Markdown.
 
 :func:`tables` turns a :class:`~functionalbpe.measure.report.Report` into a list of
-:class:`Table` (title, headers, formatted cells, which columns are numbers); the terminal,
-Markdown and HTML renderers all show the same tables, so they cannot disagree.
+:class:`Table` (title, headers, formatted cells, which columns are numbers), taking each
+column's header and format from the measures' registry (:mod:`functionalbpe.measure.measures`);
+the terminal, Markdown and HTML renderers all show the same tables, so they cannot disagree.
 
 Example::
 
@@ -14,7 +15,11 @@ Example::
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Sequence, Tuple
+
+from ..display import visible
+from .measures import RESULT_MEASURES, VOCABULARY_MEASURES, Measure, fmt_int
+from .measures import columns as measure_columns
 
 if TYPE_CHECKING:  # pragma: no cover
     from .report import Report
@@ -29,103 +34,41 @@ class Table:
     notes: List[str] = field(default_factory=list)
 
 
-# -- cell formats ------------------------------------------------------------------------------
-
-
-def fmt_int(value: Any) -> str:
-    return "–" if value is None else f"{value:,}"
-
-
-def fmt_float(value: Any, digits: int = 2) -> str:
-    return "–" if value is None else f"{value:,.{digits}f}"
-
-
-def fmt_pct(value: Any) -> str:
-    return "–" if value is None else f"{100 * value:.1f}%"
-
-
-def fmt_times(value: Any) -> str:
-    return "–" if value is None else f"{value:.3f}×"
-
-
-def fmt_mib(value: Any) -> str:
-    return "–" if value is None else f"{value / 2**20:,.1f} MiB"
-
-
-Column = Tuple[str, str, Callable[[Any], str]]
-
-
-def result_columns(report: "Report") -> List[Column]:
-    """(key, header, format) of the per-corpus columns; optional ones only when they say something."""
-    rows = report.results()
-    columns: List[Column] = [
-        ("tokens", "tokens", fmt_int),
-        ("fertility", "tokens/word", fmt_float),
-        ("bytes_per_token", "bytes/token", fmt_float),
-        ("chars_per_token", "chars/token", fmt_float),
-        ("relative_tokens", f"tokens vs {report.baseline}", fmt_times),
-        ("byte_fallback_rate", "byte tokens", fmt_pct),
-        ("byte_fallback_non_ascii_share", "of those ≥0x80", fmt_pct),
-    ]
-    if any(r["unknown_tokens"] for r in rows):
-        columns.append(("unknown_rate", "unknown", fmt_pct))
-    columns += [
-        ("entropy_bits", "H bits", fmt_float),
-        ("effective_vocab", "2^H", lambda v: fmt_float(v, 0)),
-        ("unused_entries", "unused entries", fmt_int),
-        ("context_words", f"words in {report.settings['context']:,} tokens", fmt_int),
-    ]
-    if report.settings["coverage"]:
-        columns.append(("full_coverage_vocab", "full-coverage vocab", fmt_int))
-    return columns
+def _cells(row: Dict[str, Any], measures: List[Measure]) -> List[str]:
+    return [m.format(row[m.key]) for m in measures]
 
 
 def tables(report: "Report") -> List[Table]:
     """The tables of a report, in the order every renderer shows them."""
-    columns = result_columns(report)
-    headers = ["corpus", "tokenizer"] + [h for _, h, _ in columns]
-    numeric = [False, False] + [True] * len(columns)
+    settings = report.settings
+    columns = measure_columns(RESULT_MEASURES, report)
+    headers = ["corpus", "tokenizer"] + [m.column_header(settings) for m in columns]
+    numeric = [False, False] + [m.numeric for m in columns]
     by_corpus: List[List[str]] = []
     previous = None
     for row in report.results():
         label = row["corpus"] if row["corpus"] != previous else ""
         previous = row["corpus"]
-        by_corpus.append([label, row["tokenizer"]] + [f(row[k]) for k, _, f in columns])
-    sort_by = report.settings["sort_by"]
+        by_corpus.append([label, row["tokenizer"]] + _cells(row, columns))
     results = Table(
         "By corpus",
         headers,
         by_corpus,
         numeric,
-        [f"Corpora sorted by the {sort_by} of {report.baseline}, most expensive first."],
+        [f"Corpora sorted by the {settings['sort_by']} of {report.baseline}, most expensive first."],
     )
     totals = Table(
         "All corpora together",
         ["tokenizer"] + headers[2:],
-        [[row["tokenizer"]] + [f(row[k]) for k, _, f in columns] for row in report.totals()],
+        [[row["tokenizer"]] + _cells(row, columns) for row in report.totals()],
         numeric[1:],
     )
-    width, per = report.settings["width"], report.settings["bytes_per_param"]
-    vocab_columns: List[Column] = [
-        ("kind", "kind", str),
-        ("vocab_size", "vocab", fmt_int),
-        ("embedding_bytes", f"embedding ({width:,} × {per:g} B)", fmt_mib),
-        ("unused_entries", "unused", fmt_int),
-        ("unused_share", "unused %", fmt_pct),
-        ("learned_entries", "learned entries", fmt_int),
-        ("duplicate_families", "duplicate families", fmt_int),
-        ("case_families", "case", fmt_int),
-        ("space_families", "space", fmt_int),
-        ("duplicate_entries", "redundant entries", fmt_int),
-        ("duplicate_share", "redundant %", fmt_pct),
-        ("merges", "merges", fmt_int),
-        ("last_merge_count", "last merge count", fmt_int),
-    ]
+    vocab_columns = measure_columns(VOCABULARY_MEASURES, report)
     vocab = Table(
         "Vocabularies",
-        ["tokenizer"] + [h for _, h, _ in vocab_columns],
-        [[row["name"]] + [f(row[k]) for k, _, f in vocab_columns] for row in report.tokenizer_rows()],
-        [False, False] + [True] * (len(vocab_columns) - 1),
+        ["tokenizer"] + [m.column_header(settings) for m in vocab_columns],
+        [[row["name"]] + _cells(row, vocab_columns) for row in report.tokenizer_rows()],
+        [False] + [m.numeric for m in vocab_columns],
         [
             "unused: entries (special tokens left out) never seen in any corpus; "
             "learned entries: those of two characters or more, the ones the family counts look at.",
@@ -154,12 +97,10 @@ def tokenizer_lines(report: "Report") -> List[str]:
 
 def example_lines(report: "Report") -> List[Tuple[str, List[str], List[str]]]:
     """Per tokenizer: (name, unused examples, duplicate families), whitespace made visible."""
-    from ..cli import VISIBLE
-
     out = []
     for row in report.tokenizer_rows():
-        unused = [s.translate(VISIBLE) for s in row["unused_examples"]]
-        families = [" ".join(s.translate(VISIBLE) for s in f) for f in row["duplicate_examples"]]
+        unused = [visible(s) for s in row["unused_examples"]]
+        families = [" ".join(visible(s) for s in f) for f in row["duplicate_examples"]]
         out.append((row["name"], unused, families))
     return out
 

@@ -1,0 +1,79 @@
+"""``functionalbpe bench``: training and encoding side by side with the installed peers
+(:mod:`functionalbpe.bench` does the measuring; this is its command line)."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any, List
+
+from ..errors import FunctionalBPEError
+from ..fileformat import atomic_write_text
+from ..text.corpus import files
+from .common import COUNT, THREADS, VOCAB_SIZE, check_output, positive_number
+from .stdlib import stdlib_sources
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "bench",
+        help="train and encode side by side with the installed peers",
+        description="Train and encode with functionalbpe and every installed peer (rustbpe, HF tokenizers, "
+        "SentencePiece, bpeasy, tiktoken) on the same text in one run, and print the ratios.",
+    )
+    p.add_argument("--corpus", nargs="+", metavar="FILE", default=None, help="files (default: the Python standard library)")
+    p.add_argument("--max-mb", type=positive_number, default=None, help="use at most this many MB of the corpus")
+    p.add_argument("--vocab-size", type=VOCAB_SIZE, default=32768)
+    p.add_argument("--threads", type=THREADS, default=None, help="threads for every library (default: all cores)")
+    p.add_argument("--repeats", type=COUNT, default=3, help="alternating runs per library; the best is kept")
+    p.add_argument("--libraries", default=None, help="comma-separated subset, e.g. functionalbpe,rustbpe")
+    p.add_argument("--no-training", action="store_true", help="skip the training table")
+    p.add_argument("--no-pathological", action="store_true", help="skip the pathological-input table")
+    p.add_argument("--json", default=None, metavar="OUT", help="also write the results as JSON")
+    p.add_argument("--markdown", default=None, metavar="OUT", help="also write the tables as Markdown")
+    p.add_argument("--quiet", "-q", action="store_true")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .. import bench
+
+    check_output(args.json)
+    check_output(args.markdown)
+    libraries = [x.strip() for x in args.libraries.split(",")] if args.libraries else None
+    known = bench.libraries()
+    unknown = set(libraries or ()) - set(known)
+    if unknown:
+        raise FunctionalBPEError(f"--libraries: unknown {sorted(unknown)}; choose from {', '.join(known)}")
+    if args.corpus:
+        corpus = files(*args.corpus)
+        name = ", ".join(args.corpus)
+    else:
+        corpus = files(*stdlib_sources(), errors="replace")
+        name = f"Python {sys.version_info.major}.{sys.version_info.minor} standard library (*.py)"
+    docs: List[str] = []
+    total = 0
+    limit = int(args.max_mb * 1e6) if args.max_mb else None
+    for doc in corpus:
+        if limit is not None and total + len(doc) > limit and docs:
+            break
+        docs.append(doc)
+        total += len(doc)
+    config = bench.BenchConfig(
+        docs=docs,
+        corpus_name=name,
+        vocab_size=args.vocab_size,
+        threads=args.threads or os.cpu_count() or 1,
+        repeats=args.repeats,
+        libraries=libraries,
+        skip_training=args.no_training,
+        skip_pathological=args.no_pathological,
+    )
+    report = bench.run_bench(config, quiet=args.quiet)
+    text = bench.format_markdown(report)
+    sys.stdout.write(text)
+    if args.json:
+        bench.write_json(report, args.json)
+    if args.markdown:
+        atomic_write_text(args.markdown, text)
+    return 0

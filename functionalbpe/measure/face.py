@@ -1,0 +1,129 @@
+"""The one face every tokenizer shows the report, whatever library it comes from.
+
+The report asks a tokenizer five things: encode a text (ordinary text, no special tokens
+added), its vocabulary size, which entries are special, which tokens are single bytes, and
+what text each entry stands for (its *surface*, for the vocabulary measures).
+:class:`ReportTokenizer` is that interface; ours is in :mod:`functionalbpe.measure.adapters`,
+each peer library's in its home in :mod:`functionalbpe.peers`.
+
+What "a single byte" means, per library (``docs/metrics.md``):
+
+* ours — a byte id 0–255 (atoms of a scheme are not bytes);
+* tiktoken — a token whose bytes are one byte long;
+* HF ``tokenizer.json`` — with byte-level BPE (a ``ByteLevel`` pre-tokenizer or decoder) a
+  token that maps to one byte; with ``byte_fallback`` a ``<0xHH>`` token; otherwise none;
+* SentencePiece — a byte piece ``<0xHH>`` (``is_byte``), present with ``byte_fallback``.
+
+The surface of an entry is the text it stands for, with the library's space marker turned
+back into a space (``Ġ`` and ``▁`` become `` ``; a WordPiece entry that does not start
+with ``##`` starts a word and gets a leading space). Entries whose bytes are not whole
+UTF-8 characters have no surface.
+
+Example::
+
+    >>> text_surfaces({5: b"ab", 6: b"a", 7: b"\\xc3"}), byte_piece("<0xC3>"), byte_piece("ab")
+    ({5: 'ab'}, 195, None)
+"""
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set, Union
+
+from ..errors import FunctionalBPEError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..tokenizer import Tokenizer
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class ReportTokenizer:
+    """The interface the report uses; one subclass per library.
+
+    ``kind`` names the library (the report's ``kind`` field and, for a peer, its command-line
+    flag ``--<kind>``); ``tokenizer`` is our :class:`Tokenizer` when it is one of ours (the
+    measures that need training, such as full coverage, use it), else ``None``.
+    """
+
+    kind = "?"
+    tokenizer: "Optional[Tokenizer]" = None
+    # How the report and its command line find a library's files (each adapter declares its own).
+    suffix = ""  # a file with this suffix is one of its tokenizers (".tiktoken")
+    json_field = ""  # or: a JSON file with this top-level field is ("model")
+    needs_pattern = False  # its files hold no pre-tokenization pattern: the CLI's --pattern gives it
+    file_help = ""  # the report command's help for --<kind>
+
+    def __init__(self, obj: Any) -> None:
+        """``obj``: the library's own tokenizer object, which the adapter wraps."""
+
+    @classmethod
+    def from_file(cls, path: PathLike, pattern: Optional[str] = None) -> "ReportTokenizer":
+        """Load the library's tokenizer file (``pattern``: for files that hold none)."""
+        raise NotImplementedError
+
+    @property
+    def vocab_size(self) -> int:
+        raise NotImplementedError
+
+    def encode(self, text: str) -> List[int]:
+        raise NotImplementedError
+
+    def special_ids(self) -> Set[int]:
+        """Ids of special and control tokens: left out of the vocabulary measures."""
+        return set()
+
+    def entries(self) -> List[int]:
+        """The ids the vocabulary measures consider: every id that is not special."""
+        special = self.special_ids()
+        return [t for t in range(self.vocab_size) if t not in special]
+
+    def byte_tokens(self) -> Dict[int, int]:
+        """``{id: byte value}`` for the tokens that count as single bytes (see above)."""
+        raise NotImplementedError
+
+    def unknown_ids(self) -> Set[int]:
+        return set()
+
+    def surfaces(self) -> Dict[int, str]:
+        """``{id: text}`` for the learned entries that stand for whole characters."""
+        raise NotImplementedError
+
+    def merge_counts(self) -> Optional[List[int]]:
+        return None
+
+    def describe(self) -> str:
+        return f"{self.kind}, {self.vocab_size} ids"
+
+
+def require(module: str, what: str, extra: str = "peers") -> Any:
+    """Import an optional library, or say in one line how to get it."""
+    try:
+        return __import__(module)
+    except ImportError:
+        raise FunctionalBPEError(
+            f"{what} needs the {module} package, which is not installed; "
+            f"pip install {module} (or functionalbpe[{extra}])"
+        ) from None
+
+
+def text_surfaces(table: Dict[int, bytes]) -> Dict[int, str]:
+    """Surfaces of byte tokens: learned entries (two bytes or more) that decode as UTF-8."""
+    out = {}
+    for token, data in table.items():
+        if len(data) < 2:
+            continue
+        try:
+            out[token] = data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+    return out
+
+
+_BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+
+
+def byte_piece(piece: str) -> Optional[int]:
+    """The byte of a byte-fallback piece ``<0xHH>`` (SentencePiece, HF), else None."""
+    match = _BYTE_PIECE.fullmatch(piece)
+    return int(match.group(1), 16) if match else None

@@ -1,0 +1,317 @@
+"""tiktoken: rank files, ``Encoding`` objects, the report's adapter and the bench's encoder.
+
+A ``.tiktoken`` file holds one token per line: its bytes in base64, a space, its rank (its
+id). There are no merges: tiktoken merges, at each step, the adjacent pair whose joined bytes
+have the lowest rank, and takes a piece that is a token whole. :func:`merges_from_ranks`
+rebuilds a merge table from that: the parts of each token are what tiktoken's own procedure
+makes of its bytes with the ranks below it — exactly two tokens in a BPE merge table.
+Anything else is refused. (``Tokenizer.from_tiktoken`` builds a tokenizer from what this
+module reads; ``Tokenizer.to_tiktoken`` hands it the ranks to write.)
+
+Every rank file — imported, or measured by the report — is read by :func:`read_ranks`, which
+holds ranks, token lengths and the total to the limits of :mod:`functionalbpe.filecheck`.
+
+Example::
+
+    >>> merges_from_ranks({bytes([b]): b for b in range(256)} | {b"ab": 256, b"abc": 257})[1]
+    [(97, 98), (256, 99)]
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import heapq
+import os
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+
+from ..core._native import native
+from ..core.alphabet import NUM_BYTES
+from ..errors import FunctionalBPEError, TokenizerFileError
+from ..filecheck import MAX_TOKEN_BYTES, MAX_TOTAL_TOKEN_BYTES, MAX_VOCAB_SIZE, excerpt
+from ..fileformat import atomic_write_text, read_bytes
+from ..measure.face import PathLike, ReportTokenizer, require, text_surfaces
+from ..text.patterns import resolve_pattern
+from .base import EncoderParts, Peer
+
+# -- the rank file --------------------------------------------------------------------------
+
+
+def read_ranks(path: PathLike) -> Dict[bytes, int]:
+    """Read a ``.tiktoken`` file: ``{token bytes: rank}``; errors name the file and line.
+
+    >>> import tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "r.tiktoken")
+    >>> _ = open(p, "w").write("YQ== 0\\nYg== 1\\n")
+    >>> read_ranks(p)
+    {b'a': 0, b'b': 1}
+    """
+    name = os.fspath(path)
+    raw = read_bytes(path, "rank file")
+    ranks: Dict[bytes, int] = {}
+    seen_ranks: Dict[int, int] = {}
+    total = 0
+    for number, line in enumerate(raw.splitlines(), 1):
+        if not line.strip():
+            continue
+        fields = line.split()
+        try:
+            if len(fields) != 2:
+                raise ValueError
+            token = base64.b64decode(fields[0], validate=True)
+            rank = int(fields[1])
+        except (ValueError, binascii.Error):
+            shown = line[:60].decode("ascii", "replace")
+            raise TokenizerFileError(
+                f"{name}: line {number}: expected '<base64 token> <rank>' (a base64 token, a space and "
+                f"a rank), found {shown!r}"
+            ) from None
+        if not token or not 0 <= rank < MAX_VOCAB_SIZE:
+            raise TokenizerFileError(
+                f"{name}: line {number}: an empty token, or a rank outside 0..{MAX_VOCAB_SIZE - 1}"
+            )
+        total += len(token)
+        if len(token) > MAX_TOKEN_BYTES or total > MAX_TOTAL_TOKEN_BYTES:
+            raise TokenizerFileError(
+                f"{name}: line {number}: the token {excerpt(token)} of {len(token)} bytes passes the "
+                f"limit of {MAX_TOKEN_BYTES} bytes per token or {MAX_TOTAL_TOKEN_BYTES} in all"
+            )
+        if token in ranks:
+            raise TokenizerFileError(f"{name}: line {number}: the token {excerpt(token)} appears twice")
+        if rank in seen_ranks:
+            raise TokenizerFileError(
+                f"{name}: line {number}: rank {rank} was already given on line {seen_ranks[rank]}"
+            )
+        ranks[token] = rank
+        seen_ranks[rank] = number
+    if not ranks:
+        raise TokenizerFileError(f"{name}: the file holds no ranks")
+    return ranks
+
+
+def write_ranks(path: PathLike, ranks: Dict[bytes, int]) -> None:
+    """Write ``{token bytes: rank}`` as a ``.tiktoken`` file (in the dict's order), atomically."""
+    lines = [f"{base64.b64encode(data).decode('ascii')} {rank}\n" for data, rank in ranks.items()]
+    atomic_write_text(path, "".join(lines))
+
+
+def encoding(name: str, pattern: str, ranks: Dict[bytes, int], special_tokens: Dict[str, int]) -> Any:
+    """A ``tiktoken.Encoding`` with these ranks, pattern (a regex) and special tokens."""
+    tiktoken = require("tiktoken", "as_tiktoken_encoding")
+    return tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=special_tokens)
+
+
+# -- from ranks to merges -------------------------------------------------------------------
+
+
+def tiktoken_parts(ranks: Dict[bytes, int], token: bytes, below: int) -> List[bytes]:
+    """What tiktoken's procedure makes of ``token`` with the ranks below ``below``: merge the
+    adjacent pair whose joined bytes have the lowest rank (the leftmost of equal ranks),
+    again and again.
+
+    The pairs wait in a heap under (rank, start), and a popped pair that has changed since
+    is skipped, so that a token of n bytes costs O(n log n) lookups rather than tiktoken's
+    n rescans (a 20 KB token took seconds that way). The compiled twin is
+    ``fbpe_tiktoken_parts`` in csrc/lib/bpe.c.
+
+    >>> tiktoken_parts({b"a": 0, b"b": 1, b"ab": 2, b"abb": 3}, b"abb", 3)
+    [b'ab', b'b']
+    """
+    n = len(token)
+    # Part i is token[i:ends[i]]; parts are linked by start (nexts, prevs); n means none.
+    ends = list(range(1, n + 1))
+    prevs = list(range(-1, n - 1))
+
+    def joined_rank(i: int) -> int:
+        if ends[i] >= n:
+            return below
+        rank = ranks.get(token[i : ends[ends[i]]], below)
+        return rank if rank < below else below
+
+    pair_rank = [joined_rank(i) for i in range(n)]
+    heap = [(rank, i) for i, rank in enumerate(pair_rank) if rank < below]
+    heapq.heapify(heap)
+    while heap:
+        rank, at = heapq.heappop(heap)
+        if pair_rank[at] != rank:
+            continue  # stale: the pair at `at` has changed since it was filed
+        gone = ends[at]
+        ends[at] = ends[gone]
+        if ends[at] < n:
+            prevs[ends[at]] = at
+        pair_rank[gone] = below
+        for i in (at, prevs[at]):
+            if i >= 0:
+                pair_rank[i] = joined_rank(i)
+                if pair_rank[i] < below:
+                    heapq.heappush(heap, (pair_rank[i], i))
+    parts = []
+    i = 0
+    while i < n:
+        parts.append(token[i : ends[i]])
+        i = ends[i]
+    return parts
+
+
+def merges_from_ranks(ranks: Dict[bytes, int], origin: str = "the ranks") -> Tuple[List[int], List[Tuple[int, int]]]:
+    """Rebuild a merge table from tiktoken ranks.
+
+    Returns ``(byte_ids, merges)``: the rank of each of the 256 bytes, and the merges in rank
+    order, in the internal layout (a byte's id is its value; merge ``k`` is id ``256 + k``).
+    Raises :class:`TokenizerFileError` when the ranks are not a BPE merge table.
+    """
+    byte_ids = [-1] * NUM_BYTES
+    longer: List[Tuple[int, bytes]] = []
+    for token, rank in ranks.items():
+        if len(token) == 1:
+            byte_ids[token[0]] = rank
+        else:
+            longer.append((rank, token))
+    missing = [b for b in range(NUM_BYTES) if byte_ids[b] < 0]
+    if missing:
+        raise TokenizerFileError(
+            f"{origin}: {len(missing)} of the 256 single bytes have no rank (the first is "
+            f"{bytes([missing[0]])!r}); byte-level BPE needs every byte as a token"
+        )
+    if sorted(byte_ids) != list(range(NUM_BYTES)):
+        raise TokenizerFileError(
+            f"{origin}: the 256 single bytes must have the ranks 0..255 (in any order); "
+            f"they have {min(byte_ids)}..{max(byte_ids)}"
+        )
+    longer.sort()
+    longest = 1
+    for k, (rank, token) in enumerate(longer):
+        if rank != NUM_BYTES + k:
+            raise TokenizerFileError(
+                f"{origin}: rank {NUM_BYTES + k} is missing (the next is {rank}, for {excerpt(token)}); "
+                "a merge table gives every rank from 256 on, in order"
+            )
+        # Two tokens of lower rank together are at most twice the longest: a longer token
+        # is refused here, before anything is spent on its bytes.
+        if len(token) > 2 * longest:
+            raise TokenizerFileError(
+                f"{origin}: the token {excerpt(token)} (rank {rank}) is not a merge of two tokens of lower "
+                f"rank: it is {len(token)} bytes, longer than any two of them together ({2 * longest})"
+            )
+        longest = max(longest, len(token))
+    internal = {bytes([b]): b for b in range(NUM_BYTES)}
+    merges: List[Tuple[int, int]] = []
+    splits = _splits(ranks, byte_ids, longer)
+    for (rank, token), (count, cut) in zip(longer, splits):
+        if count != 2:
+            # The parts are worth showing (and computing again) only for a short token.
+            shown = f" {excerpt(tiktoken_parts(ranks, token, rank))}" if len(token) <= 256 else ""
+            raise TokenizerFileError(
+                f"{origin}: the token {excerpt(token)} (rank {rank}) is not a merge of two tokens of lower "
+                f"rank: with the ranks below it, its bytes come out as {count} tokens{shown}; these "
+                "ranks are not a BPE merge table"
+            )
+        merges.append((internal[token[:cut]], internal[token[cut:]]))
+        internal[token] = rank
+    return byte_ids, merges
+
+
+def _splits(ranks: Dict[bytes, int], byte_ids: List[int], longer: List[Tuple[int, bytes]]) -> List[Tuple[int, int]]:
+    """(number of parts, end of the first) for each longer token, in C when it is built."""
+    module = native("_encoder")
+    if module is None:
+        out = []
+        for rank, token in longer:
+            parts = tiktoken_parts(ranks, token, rank)
+            out.append((len(parts), len(parts[0])))
+        return out
+    by_rank = [b""] * (NUM_BYTES + len(longer))
+    for b, rank in enumerate(byte_ids):
+        by_rank[rank] = bytes([b])
+    for rank, token in longer:
+        by_rank[rank] = token
+    return module.tiktoken_splits(by_rank)[NUM_BYTES:]
+
+
+# -- the report -------------------------------------------------------------------------------
+
+
+class TiktokenTokenizer(ReportTokenizer):
+    """A ``tiktoken.Encoding`` (built from a rank file and a pattern, or given)."""
+
+    kind = "tiktoken"
+    suffix = ".tiktoken"
+    needs_pattern = True
+    file_help = "a tiktoken rank file (.tiktoken); needs --pattern"
+
+    def __init__(self, encoding: Any) -> None:
+        self.encoding = encoding
+
+    @classmethod
+    def from_file(cls, path: PathLike, pattern: Optional[str] = None) -> "TiktokenTokenizer":
+        tiktoken = require("tiktoken", "reading a .tiktoken rank file")
+        if not pattern:
+            raise FunctionalBPEError(
+                f"{path}: a .tiktoken rank file holds no pre-tokenization pattern; give one "
+                "(CLI: --pattern gpt4 for cl100k, o200k for o200k, or a regex)"
+            )
+        _, regex = resolve_pattern(pattern)
+        ranks = read_ranks(path)
+        try:
+            made = tiktoken.Encoding(Path(path).stem, pat_str=regex, mergeable_ranks=ranks, special_tokens={})
+        except ValueError as exc:
+            raise TokenizerFileError(f"{path}: tiktoken refuses it: {exc}") from None
+        return cls(made)
+
+    @property
+    def vocab_size(self) -> int:
+        return self.encoding.n_vocab
+
+    def encode(self, text: str) -> List[int]:
+        return self.encoding.encode_ordinary(text)
+
+    def special_ids(self) -> Set[int]:
+        return set(self.encoding._special_tokens.values())
+
+    def _token_bytes(self) -> Dict[int, bytes]:
+        special = self.special_ids()
+        out = {}
+        for token in range(self.encoding.n_vocab):
+            if token in special:
+                continue
+            try:
+                out[token] = self.encoding.decode_single_token_bytes(token)
+            except KeyError:  # a gap in the ranks
+                continue
+        return out
+
+    def entries(self) -> List[int]:
+        return sorted(self._token_bytes())
+
+    def byte_tokens(self) -> Dict[int, int]:
+        return {t: b[0] for t, b in self._token_bytes().items() if len(b) == 1}
+
+    def surfaces(self) -> Dict[int, str]:
+        return text_surfaces(self._token_bytes())
+
+    def describe(self) -> str:
+        return f"tiktoken {self.encoding.name}, {self.vocab_size} ids"
+
+
+# -- the bench --------------------------------------------------------------------------------
+
+
+def bench_encoder(docs: Sequence[str], tok: Any, vocab_size: int, threads: int, workdir: str) -> EncoderParts:
+    """tiktoken with our ranks and pattern: the same ids as ours, so the same work."""
+    import tiktoken
+
+    ranks = {tok.token_bytes(i): i for i in range(tok.vocab_size)}
+    tt = tiktoken.Encoding("functionalbpe-bench", pat_str=tok.pattern, mergeable_ranks=ranks, special_tokens={})
+    return (
+        lambda text: len(tt.encode_ordinary(text)),
+        lambda texts, k: sum(map(len, tt.encode_ordinary_batch(texts, num_threads=k))),
+        "our ranks and pattern",
+    )
+
+
+PEER = Peer(
+    name="tiktoken",
+    module="tiktoken",
+    adapter=TiktokenTokenizer,
+    encoder=bench_encoder,
+)
