@@ -35,13 +35,13 @@ from typing import (
 )
 
 from .core._native import check_threads
-from .core.alphabet import NUM_BYTES, Alphabet, policy_code
+from .core.alphabet import NUM_BYTES, Alphabet, check_policy, policy_code
 from .checks import plain_str
 from .checks import without_surrogates as _without_surrogates
 from .core.encoder import Encoder
 from .decoding import Decoding
 from .errors import FunctionalBPEError, SpecialTokenError, TokenizerFileError
-from .filecheck import check_fields, check_policy, excerpt
+from .filecheck import check_fields, excerpt
 from .fileformat import FORMAT, read_payload, write_payload
 from .core.idmap import IdMap
 from .text.patterns import special_cutter
