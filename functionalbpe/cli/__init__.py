@@ -29,7 +29,7 @@ from ..text.corpus import decode_utf8, files
 from ..errors import FunctionalBPEError
 from ..fileformat import atomic_write_text, check_output_path
 from ..text.patterns import PATTERNS
-from ..schemes.base import SCHEMES
+from ..schemes.registry import SCHEMES
 from ..tokenizer import Tokenizer
 from ..training import BACKENDS, train
 

@@ -204,7 +204,7 @@ class TiktokenTokenizer(ReportTokenizer):
                 f"{path}: a .tiktoken rank file holds no pre-tokenization pattern; give one "
                 "(CLI: --pattern gpt4 for cl100k, o200k for o200k, or a regex)"
             )
-        _, regex = resolve_pattern(pattern)
+        regex = resolve_pattern(pattern).regex
         ranks = read_tiktoken_ranks(path)
         try:
             encoding = tiktoken.Encoding(Path(path).stem, pat_str=regex, mergeable_ranks=ranks, special_tokens={})

@@ -26,7 +26,7 @@ import os
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Type, Union
 
-from ..core._native import native
+from ..core._native import NATIVE
 from ..core.alphabet import NUM_BYTES
 from ..errors import FunctionalBPEError, TokenizerFileError
 from ..filecheck import MAX_TOKEN_BYTES, MAX_TOTAL_TOKEN_BYTES, MAX_VOCAB_SIZE, excerpt
@@ -237,7 +237,7 @@ def merges_from_ranks(ranks: Dict[bytes, int], origin: str = "the ranks") -> Tup
 
 def _splits(ranks: Dict[bytes, int], byte_ids: List[int], longer: List[Tuple[int, bytes]]) -> List[Tuple[int, int]]:
     """(number of parts, end of the first) for each longer token, in C when it is built."""
-    module = native("_encoder")
+    module = NATIVE.encoder
     if module is None:
         out = []
         for rank, token in longer:
@@ -259,7 +259,7 @@ def read_tiktoken(
     special_tokens: SpecialsArg,
 ) -> "Tokenizer":
     """``Tokenizer.from_tiktoken``: a plain-scheme tokenizer with the file's ranks as ids."""
-    from ..schemes.base import make_scheme
+    from ..schemes.registry import make_scheme
 
     name = os.fspath(path)
     ranks = load_ranks(path)
