@@ -141,20 +141,6 @@ def special_token_bytes(
     return total
 
 
-def check_policy(merges: Sequence[Tuple[int, int]], flags: List[int], policy: int, name: str) -> None:
-    """Every merge is one that merge policy ``name`` (code ``policy``) allows: a file cannot
-    hold what training would never have made. ``flags``: those of the bytes and atoms."""
-    from .core.alphabet import can_merge, merged_flags
-
-    flags = list(flags)
-    for k, (a, b) in enumerate(merges):
-        if not can_merge(policy, flags[a], flags[b]):
-            raise FunctionalBPEError(
-                f"merges[{k}]: {excerpt((a, b))} joins tokens that merge policy {name!r} never merges"
-            )
-        flags.append(merged_flags(flags[a], flags[b]))
-
-
 # -- the fields of a file (or a pickle) ---------------------------------------------------------
 
 # Field -> the type it must have; "checksum" only in a file, "format" in both.

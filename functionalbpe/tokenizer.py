@@ -36,12 +36,12 @@ from typing import (
 )
 
 from .core._native import thread_count
-from .core.alphabet import Alphabet, policy_code
+from .core.alphabet import Alphabet, check_policy, policy_code
 from .checks import plain_str
 from .checks import without_surrogates as _without_surrogates
 from .core.encoder import Encoder
 from .errors import DecodeError, FunctionalBPEError, SpecialTokenError, TokenizerFileError
-from .filecheck import check_fields, check_policy
+from .filecheck import check_fields
 from .fileformat import FORMAT, read_payload, write_payload
 from .core.idmap import IdMap
 from .text.patterns import special_cutter

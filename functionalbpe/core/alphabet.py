@@ -31,7 +31,7 @@ import regex
 
 from ..checks import integer
 from ..errors import FunctionalBPEError, VocabSizeError
-from ..filecheck import MAX_VOCAB_SIZE, check_merges, special_token_bytes
+from ..filecheck import MAX_VOCAB_SIZE, check_merges, excerpt, special_token_bytes
 
 # Kind flags of a symbol or token. A merged token ORs the kinds of its parts.
 TEXT = 1
@@ -113,6 +113,18 @@ def can_merge(policy: int, left: int, right: int) -> bool:
         if policy == 1:  # prefix: operators merge only with operators
             return kinds == OPERATOR
     return True
+
+
+def check_policy(merges: Sequence[Tuple[int, int]], flags: List[int], policy: int, name: str) -> None:
+    """Every merge is one that merge policy ``name`` (code ``policy``) allows: a file cannot
+    hold what training would never have made. ``flags``: those of the bytes and atoms."""
+    flags = list(flags)
+    for k, (a, b) in enumerate(merges):
+        if not can_merge(policy, flags[a], flags[b]):
+            raise FunctionalBPEError(
+                f"merges[{k}]: {excerpt((a, b))} joins tokens that merge policy {name!r} never merges"
+            )
+        flags.append(merged_flags(flags[a], flags[b]))
 
 
 def policy_code(policy: str) -> int:

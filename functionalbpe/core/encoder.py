@@ -123,7 +123,7 @@ class Encoder:
         return self.encode_pieces(scheme.split(text))
 
     def _encode_raw_pieces(self, pieces: List[str]) -> List[int]:
-        found = list(map(self._raw_cache.get, pieces))
+        found: List[Any] = list(map(self._raw_cache.get, pieces))
         if None in found:
             found = [self._raw_ids(p) if ids is None else ids for ids, p in zip(found, pieces)]
         return list(chain.from_iterable(found))

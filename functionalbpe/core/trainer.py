@@ -94,7 +94,7 @@ def train(
             symbols.data, symbols.offsets, symbols.counts, num_merges, first_id, atom_ids, flags, policy,
             min_frequency, progress,
         )
-    pieces: Dict[Tuple[int, ...], int] = {}
+    pieces: Dict[Sequence[int], int] = {}
     for piece, count in symbols.items():
         if count > 0:  # as the C side drops the others
             pieces[alphabet.symbols(piece)] = count

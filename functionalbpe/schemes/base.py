@@ -45,7 +45,7 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any, Callable, ClassVar, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, ClassVar, Dict, List, Literal, Optional, Sequence, Tuple, Union, cast
 
 from ..core._native import Scanner
 from ..core.alphabet import Atom
@@ -54,6 +54,7 @@ from ..errors import FunctionalBPEError
 from ..text.patterns import Pattern, resolve_pattern
 
 NORMAL_FORMS = ("NFC", "NFD", "NFKC", "NFKD")
+NormalForm = Literal["NFC", "NFD", "NFKC", "NFKD"]
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ class Scheme(ABC):
             raise FunctionalBPEError(
                 f"normalize must be None or one of {', '.join(NORMAL_FORMS)}, got {normalize!r}"
             )
-        self.normalize: Optional[str] = normalize
+        self.normalize: Optional[NormalForm] = cast(Optional[NormalForm], normalize)  # checked above
 
     @property
     def pattern_name(self) -> str:

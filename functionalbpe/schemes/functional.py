@@ -811,7 +811,7 @@ class Functionalizer(Scheme):
 
     def split(self, text: str) -> List[str]:
         pieces = self.raw_pieces(text)
-        forms = list(map(self._cache.get, pieces))
+        forms: List[Any] = list(map(self._cache.get, pieces))
         if None in forms:
             forms = [self.piece_forms(p) if f is None else f for f, p in zip(forms, pieces)]
         return list(chain.from_iterable(forms))

@@ -135,7 +135,9 @@ def _count_compiled(scheme: "Scheme", units: Iterable[Union[str, bytes]], specia
     encoding cuts them before it normalizes)."""
     normalize = scheme.normalize is not None
     cutter = special_cutter(frozenset(specials)) if specials and normalize else None
-    counter = NATIVE.piece_counter(scheme.compiled().scanner, threads, () if normalize else specials)
+    scanner = scheme.compiled().scanner
+    assert scanner is not None  # count() comes here only for a declared scanner
+    counter = NATIVE.piece_counter(scanner, threads, () if normalize else specials)
     stats.backend = f"compiled, {counter.threads} threads"
     shown = time.perf_counter()
     try:
