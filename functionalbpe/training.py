@@ -87,13 +87,7 @@ def train(
         ) from None
     symbols = the_scheme.transform(raw)
     merges = _learn(symbols, alphabet, num_merges, merge_policy, min_frequency, progress, backend)
-    return Tokenizer(
-        the_scheme,
-        [(a, b) for a, b, _ in merges],
-        specials,
-        merge_policy=merge_policy,
-        merge_counts=[c for _, _, c in merges],
-    )
+    return _tokenizer(the_scheme, merges, specials, merge_policy)
 
 
 def train_from_counts(
@@ -120,13 +114,7 @@ def train_from_counts(
     num_merges = num_merges_for(vocab_size, len(alphabet.atoms), len(specials))
     symbols = counts if isinstance(counts, PieceTable) else PieceTable.from_dict(counts)
     merges = _learn(symbols, alphabet, num_merges, merge_policy, min_frequency, progress, backend)
-    return Tokenizer(
-        scheme,
-        [(a, b) for a, b, _ in merges],
-        specials,
-        merge_policy=merge_policy,
-        merge_counts=[c for _, _, c in merges],
-    )
+    return _tokenizer(scheme, merges, specials, merge_policy)
 
 
 def count_pieces(
@@ -167,6 +155,12 @@ def _learn(symbols: PieceTable, alphabet: Alphabet, num_merges: Optional[int], m
             "less text (max_chars=..., CLI --max-chars), ask for a smaller vocab_size, or raise "
             "min_frequency so that training stops sooner"
         ) from None
+
+
+def _tokenizer(scheme: Scheme, merges: Sequence[Tuple[int, int, int]], specials: Tuple[str, ...],
+               merge_policy: str) -> Tokenizer:
+    return Tokenizer(scheme, [(a, b) for a, b, _ in merges], specials, merge_policy=merge_policy,
+                     merge_counts=[c for _, _, c in merges])
 
 
 def _check_options(backend: str, merge_policy: str, min_frequency: int) -> int:
