@@ -82,7 +82,8 @@ class Native:
 
     def module(self, role: str) -> Optional[ModuleType]:
         """The module that plays ``role`` (a key of :data:`ROLES`), or None."""
-        if self.switched_off():
+        # switched_off(), inlined: pretokenize asks once per text.
+        if os.environ.get("FUNCTIONALBPE_PUREPYTHON", "") not in ("", "0"):
             return None
         if role not in self._modules:
             try:
@@ -119,8 +120,10 @@ class Native:
 
     def scanner_for(self, scanner: Optional[Scanner]) -> Optional[ModuleType]:
         """The scanner module if it cuts with ``scanner`` (counting, ``scan``), else None."""
-        module = self.scanner
-        if module is None or scanner is None:
+        if scanner is None:
+            return None
+        module = self.module("scanner")
+        if module is None:
             return None
         if scanner.name == "markers" or scanner.name in module.SCANNERS:
             return module

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Mapping, Tuple
+from itertools import accumulate
+from typing import Iterator, Mapping, Tuple
 
 
 @dataclass(eq=True)
@@ -55,19 +56,7 @@ class PieceTable:
     @classmethod
     def from_dict(cls, counts: Mapping[str, int]) -> "PieceTable":
         """The table of ``{piece: count}`` (distinct pieces, in the mapping's order)."""
-        return cls.from_items(counts.items())
-
-    @classmethod
-    def from_items(cls, items: Iterable[Tuple[str, int]]) -> "PieceTable":
-        """The table of ``(piece, count)`` pairs whose pieces are distinct."""
-        encoded = []
+        encoded = [piece.encode("utf-8", "surrogatepass") for piece in counts]
         offsets = array("q", [0])
-        counts = array("q")
-        end = 0
-        for piece, count in items:
-            data = piece.encode("utf-8", "surrogatepass")
-            encoded.append(data)
-            end += len(data)
-            offsets.append(end)
-            counts.append(count)
-        return cls(b"".join(encoded), offsets, counts)
+        offsets.extend(accumulate(map(len, encoded)))
+        return cls(b"".join(encoded), offsets, array("q", counts.values()))

@@ -46,7 +46,7 @@ from ..core.cache import BoundedCache
 from ..core.piecetable import PieceTable
 from ..errors import DecodeError, FunctionalBPEError
 from ..text.patterns import Pattern, pretokenize
-from .base import NORMAL_FORMS, Compiled, Scheme, transform_table
+from .base import Compiled, Scheme, transform_table
 from .textform import LITERAL, RESERVED, Literals, bad_part, check_errors, show_atoms
 
 # --- the code points --------------------------------------------------------------------
@@ -647,7 +647,7 @@ class Functionalizer(Scheme):
         # scanner can stand in for raw_pieces only where there are none to join; and the
         # safe cuts of text/cuts.py are proven for the pattern's pieces, not for runs of them
         # nor for normalized text.
-        joins = self.joins_runs()
+        self._joins = joins = repeat and self.pattern.name != "functionalizer"
         self._compiled = Compiled(
             scanner=None if joins else self.pattern.scanner,
             cuts_safely=not joins and normalize is None,
@@ -679,15 +679,15 @@ class Functionalizer(Scheme):
         >>> Functionalizer(pattern="gpt4").raw_pieces("111111111 ha ha ha")
         ['111111111', ' ha ha ha']
         """
-        pieces = pretokenize(self.prepare(text), self.pattern)
-        return self._join_runs(pieces) if self.joins_runs() else pieces
+        pieces = pretokenize(self.prepare(text) if self.normalize else text, self.pattern)
+        return self._join_runs(pieces) if self._joins else pieces
 
     def joins_runs(self) -> bool:
         """Whether runs of identical pieces can occur and are joined. The functionalizer
         split never yields two identical pieces in a row: each of its alternatives is a
         maximal run of one character class (docs/functional.md), so the piece after one
         starts with a character of another class."""
-        return self.repeat and self.pattern_name != "functionalizer"
+        return self._joins
 
     def _join_runs(self, pieces: List[str]) -> List[str]:
         """Join each run of k ≥ 3 identical pieces whose repetition can be written.

@@ -125,7 +125,7 @@ def _checked(documents: Iterable[str]) -> Iterator[str]:
             raise FunctionalBPEError(
                 f"a document must be a str, got {type(doc).__name__}; for files use functionalbpe.files(...)"
             )
-        yield plain_str(doc)
+        yield doc  # a str subclass is read as its str where it is read (plain_str, bpe_text)
 
 
 def _count_compiled(scheme: "Scheme", units: Iterable[Union[str, bytes]], specials: Sequence[str],
@@ -151,7 +151,7 @@ def _count_compiled(scheme: "Scheme", units: Iterable[Union[str, bytes]], specia
                         if not is_special:
                             counter.add_text(scheme.prepare(segment))
                 elif unit.isascii():
-                    counter.add_text(unit)
+                    counter.add_text(plain_str(unit))
                 else:
                     # Encoded here rather than by the counter, so that a lone surrogate is
                     # read as U+FFFD on the way. The counter then checks the UTF-8 again:
@@ -180,6 +180,7 @@ def _count_python(scheme: "Scheme", units: Iterable[Union[str, bytes]], specials
     counts: Counter = Counter()
     cutter = special_cutter(frozenset(specials)) if specials else None
     raw_pieces = scheme.raw_pieces
+    shown = -1  # the megabytes last shown: the bar moves once per megabyte, not per text
     for unit in units:
         if isinstance(unit, str):
             stats.documents += 1
@@ -188,12 +189,17 @@ def _count_python(scheme: "Scheme", units: Iterable[Union[str, bytes]], specials
         else:
             text = unit.decode("utf-8")
             stats.chars += len(text)
-        stats.bytes += len(text.encode("utf-8", "surrogatepass"))
-        for segment, is_special in cutter.split(text) if cutter else [(text, False)]:
-            if not is_special:
-                counts.update(raw_pieces(segment))
-        bar.update(stats.bytes // 1_000_000, f"{len(counts):,} unique pieces")
+        stats.bytes += len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        if cutter is None:
+            counts.update(raw_pieces(text))
+        else:
+            for segment, is_special in cutter.split(text):
+                if not is_special:
+                    counts.update(raw_pieces(segment))
+        if stats.bytes // 1_000_000 != shown:
+            shown = stats.bytes // 1_000_000
+            bar.update(shown, f"{len(counts):,} unique pieces")
     stats.unique_pieces = len(counts)
     # A dict slot, a str and an int per distinct piece: roughly what CPython spends.
-    stats.table_bytes = sum(49 + len(p) + 28 + 24 for p in counts)
+    stats.table_bytes = sum(map(len, counts)) + (49 + 28 + 24) * len(counts)
     return PieceTable.from_dict(counts)

@@ -88,10 +88,13 @@ class Pattern(str):
     """
 
     name: str
+    scanner: Optional[Scanner]  # the compiled scanner for a built-in pattern (built? ask NATIVE)
 
     def __new__(cls, regex_text: str, name: str = "custom") -> "Pattern":
         self = super().__new__(cls, regex_text)
         self.name = name
+        # Made once: pretokenize asks for it on every call.
+        self.scanner = Scanner(name) if name in PATTERNS else None
         return self
 
     @property
@@ -103,11 +106,6 @@ class Pattern(str):
     def trusted(self) -> bool:
         """Does it run without a time limit? (built-in patterns and schemes' own)"""
         return self.name != "custom"
-
-    @property
-    def scanner(self) -> Optional[Scanner]:
-        """The compiled scanner for a built-in pattern (whether it is built: ``NATIVE``)."""
-        return Scanner(self.name) if self.name in PATTERNS else None
 
 
 # The built-in patterns, resolved.
@@ -229,7 +227,8 @@ def pretokenize(text: str, pattern: Union[str, Pattern] = "gpt4") -> List[str]:
     (tests/test_scanner.py), several times faster.
     """
     text = plain_str(text)
-    pattern = as_pattern(pattern)
+    if type(pattern) is not Pattern:
+        pattern = as_pattern(pattern)
     scanner = NATIVE.scanner_for(pattern.scanner)
     if scanner is not None:
         return scanner.scan(text, pattern.name)
