@@ -71,6 +71,7 @@ class Encoder:
         self._raw_scanner: Optional[str] = None
         # Whether ids are cached per raw piece (the scheme's text form is not its raw pieces).
         self._per_raw_piece = False
+        self._piece_forms = scheme.piece_forms if scheme is not None else None
         if scheme is not None:
             declared = scheme.compiled()
             self._per_raw_piece = not declared.identity
@@ -112,12 +113,12 @@ class Encoder:
 
     def encode_text(self, text: str) -> List[int]:
         """The ids of a text that holds no special token (needs a scheme)."""
-        scheme = self.scheme
-        assert scheme is not None
         if self.scanner is not None:
             return self.native.encode_text(text, self.scanner)
+        scheme = self.scheme
+        assert scheme is not None
         if self._raw_scanner is not None:
-            return self.native.encode_cached(scheme.prepare(text), self._raw_scanner, scheme.piece_forms)
+            return self.native.encode_cached(scheme.prepare(text), self._raw_scanner, self._piece_forms)
         if self._per_raw_piece:
             return self._encode_raw_pieces(scheme.raw_pieces(text))
         return self.encode_pieces(scheme.split(text))
