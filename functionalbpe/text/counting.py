@@ -181,24 +181,26 @@ def _count_python(scheme: "Scheme", units: Iterable[Union[str, bytes]], specials
     cutter = special_cutter(frozenset(specials)) if specials else None
     raw_pieces = scheme.raw_pieces
     shown = -1  # the megabytes last shown: the bar moves once per megabyte, not per text
+    documents = chars = size = 0  # kept in locals: this loop runs once per text
     for unit in units:
         if isinstance(unit, str):
-            stats.documents += 1
-            stats.chars += len(unit)
+            documents += 1
+            chars += len(unit)
             text = bpe_text(unit)
         else:
             text = unit.decode("utf-8")
-            stats.chars += len(text)
-        stats.bytes += len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+            chars += len(text)
+        size += len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
         if cutter is None:
             counts.update(raw_pieces(text))
         else:
             for segment, is_special in cutter.split(text):
                 if not is_special:
                     counts.update(raw_pieces(segment))
-        if stats.bytes // 1_000_000 != shown:
-            shown = stats.bytes // 1_000_000
+        if size // 1_000_000 != shown:
+            shown = size // 1_000_000
             bar.update(shown, f"{len(counts):,} unique pieces")
+    stats.documents, stats.chars, stats.bytes = documents, chars, size
     stats.unique_pieces = len(counts)
     # A dict slot, a str and an int per distinct piece: roughly what CPython spends.
     stats.table_bytes = sum(map(len, counts)) + (49 + 28 + 24) * len(counts)
