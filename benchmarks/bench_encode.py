@@ -35,10 +35,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import functionalbpe as fb  # noqa: E402
-from functionalbpe.core._native import native  # noqa: E402
+from functionalbpe.core._native import NATIVE  # noqa: E402
 from functionalbpe.cli.stdlib import stdlib_sources  # noqa: E402
 from functionalbpe.peers.tiktoken import merges_from_ranks  # noqa: E402
-from functionalbpe.schemes.base import make_scheme  # noqa: E402
+from functionalbpe.schemes.registry import make_scheme  # noqa: E402
 
 PATTERN = "gpt4"
 DOC_BYTES = 16_000
@@ -88,7 +88,7 @@ def natural_language_files(extra: Sequence[str]) -> List[str]:
 def tokenizer_for(docs: Sequence[str], vocab_size: int) -> Tuple[fb.Tokenizer, str]:
     """Our tokenizer on the benchmark text: trained by functionalbpe's fast trainer, or,
     where it is not built, by rustbpe (whose merge table equals ours on the plain scheme)."""
-    if native("_trainer") is not None:
+    if NATIVE.trainer is not None:
         tok = fb.train(docs, vocab_size=vocab_size, pattern=PATTERN, progress=False)
         return tok, "trained by functionalbpe"
     try:
@@ -217,7 +217,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             versions[name] = __import__(name).__version__
         except ImportError:
             versions[name] = "not installed"
-    print(f"functionalbpe {fb.__version__} (compiled encoder: {native('_encoder') is not None}), "
+    print(f"functionalbpe {fb.__version__} (compiled encoder: {NATIVE.encoder is not None}), "
           f"tiktoken {versions['tiktoken']}, tokenizers {versions['tokenizers']}; "
           f"Python {platform.python_version()}, {cores()} cores, {platform.machine()}")
     if args.tokenizer:

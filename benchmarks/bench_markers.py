@@ -7,11 +7,11 @@
 One process, the documents in memory; the two schemes alternate (plain, markers, plain, ...)
 and the best of ``--repeat`` runs of each is kept. Training is the whole
 ``fb.train(docs, vocab_size, scheme=...)``; counting is its first stage alone
-(``count_corpus``); encoding is ``tok.encode(doc)`` over every document on one thread, with
+(``functionalbpe.text.counting.count``); encoding is ``tok.encode(doc)`` over every document on one thread, with
 the tokenizers just trained. The plain scheme uses its default pattern (gpt4). With
 ``--python`` the markers' pieces are also counted once with the Python reference
-(``BoundaryMarkers.python_pieces`` and a Counter): what every markers run cost before the
-compiled scheme, and the FUNCTIONALBPE_PUREPYTHON=1 path.
+(``BoundaryMarkers.python_pieces`` and a Counter): what the FUNCTIONALBPE_PUREPYTHON=1
+path costs.
 """
 from __future__ import annotations
 
@@ -27,11 +27,11 @@ sys.path.insert(0, ROOT)
 
 import functionalbpe as fb  # noqa: E402
 from functionalbpe import bench  # noqa: E402
-from functionalbpe.core._native import native  # noqa: E402
+from functionalbpe.core._native import NATIVE  # noqa: E402
 from functionalbpe.cli.stdlib import stdlib_sources  # noqa: E402
 from functionalbpe.text.corpus import files  # noqa: E402
-from functionalbpe.schemes.base import make_scheme  # noqa: E402
-from functionalbpe.training import count_corpus  # noqa: E402
+from functionalbpe.schemes.registry import make_scheme  # noqa: E402
+from functionalbpe.text.counting import count  # noqa: E402
 
 OPTIONS = ("punct", "digits", "case")
 
@@ -71,9 +71,9 @@ def main(argv: Sequence[str] = ()) -> int:
     scheme = make_scheme("markers", **options)
     print(f"corpus: {len(docs)} documents, {n_bytes / 1e6:.1f} MB "
           f"({'the standard library' if not args.inputs else ', '.join(args.inputs)})")
-    print(f"markers {scheme.markers.name}, vocabulary {args.vocab_size}, best of {args.repeat}; "
+    print(f"markers {scheme.variant}, vocabulary {args.vocab_size}, best of {args.repeat}; "
           f"machine: {bench.machine_info()['cpu']}, {bench.machine_info()['cores']} cores")
-    if native("_scanner") is None:
+    if NATIVE.scanner is None:
         print("warning: the compiled extension is not built; markers run on the Python reference")
 
     def train(name: str) -> Callable[[], object]:
@@ -85,7 +85,7 @@ def main(argv: Sequence[str] = ()) -> int:
     tokenizers = {name: train(name)() for name in ("plain", "markers")}
     report("training", best_of(args.repeat, {name: train(name) for name in tokenizers}), n_bytes)
     schemes = {name: tok.scheme for name, tok in tokenizers.items()}
-    report("counting", best_of(args.repeat, {n: (lambda s=s: count_corpus(docs, s)) for n, s in schemes.items()}), n_bytes)
+    report("counting", best_of(args.repeat, {n: (lambda s=s: count(docs, s)) for n, s in schemes.items()}), n_bytes)
 
     def encode(tok) -> Callable[[], object]:
         return lambda: [tok.encode(d, disallowed_special=()) for d in docs]
@@ -98,9 +98,9 @@ def main(argv: Sequence[str] = ()) -> int:
         start = time.perf_counter()
         counts: Counter = Counter()
         for doc in docs:
-            counts.update(scheme.markers.python_pieces(doc))
+            counts.update(scheme.python_pieces(doc))
         seconds = time.perf_counter() - start
-        same = dict(counts) == count_corpus(docs, scheme)
+        same = dict(counts) == count(docs, scheme).to_dict()
         print(f"python    markers pieces counted by the reference: {seconds:.3f} s "
               f"({n_bytes / seconds / 1e6:.1f} MB/s); same counts as the compiled path: {same}")
     return 0

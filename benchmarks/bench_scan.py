@@ -5,10 +5,10 @@
 Corpus: the ``.py`` files of this Python's standard library (``sysconfig``'s ``stdlib``,
 without site-packages), about 30 MB, held in memory as documents. Measured in one run:
 
-* **scan+count** — ``functionalbpe.text.counting.count_segments`` with the compiled scanner, for
-  every built-in pattern: one thread (MB/s of wall time, and of the thread's CPU time, which
-  a busy machine inflates less), and all cores (wall time); and ``count_pieces_flat``, the
-  same counts handed over as a flat table instead of a dict (what the fast trainer takes);
+* **scan+count** — ``functionalbpe.count_pieces`` with the compiled scanner, for every
+  built-in pattern: one thread (MB/s of wall time, and of the thread's CPU time, which a
+  busy machine inflates less), and all cores (wall time); and ``text.counting.count``, the
+  same counts as a flat ``PieceTable`` instead of a dict (what training hands on);
 * **regex+Counter** — ``regex.findall`` with the same pattern into a ``collections.Counter``:
   what the pure-Python path does (one pass; it is slow);
 * **rustbpe** — ``Tokenizer.train_from_iterator`` at a vocabulary of 300 (44 merges: the
@@ -18,7 +18,7 @@ without site-packages), about 30 MB, held in memory as documents. Measured in on
   scan+count on one thread for every pattern: linear time means MB/s near the corpus's.
 
 Each measurement is the best of ``--repeat`` runs: a shared machine only ever makes a run
-slower. Targets (issue 4): >= 150 MB/s per core and >= 10x regex.
+slower. Targets: >= 150 MB/s per core and >= 10x regex.
 """
 from __future__ import annotations
 
@@ -39,8 +39,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from functionalbpe import bench  # noqa: E402  (machine_info, library_versions, measure)
 from functionalbpe.text.charclasses import unicode_version  # noqa: E402
 from functionalbpe.cli.stdlib import stdlib_sources  # noqa: E402
-from functionalbpe.text.counting import count_pieces_flat, count_segments  # noqa: E402
-from functionalbpe.text.patterns import PATTERNS, scanner_for  # noqa: E402
+from functionalbpe.core._native import NATIVE  # noqa: E402
+from functionalbpe.schemes.plain import PlainScheme  # noqa: E402
+from functionalbpe.text.counting import count  # noqa: E402
+from functionalbpe.training import count_pieces  # noqa: E402
+from functionalbpe.text.patterns import PATTERNS  # noqa: E402
 
 PATHOLOGICAL = {"space": " ", "newline": "\n", "caret": "^", "zero": "0", "letter": "a", "'s": "'s"}
 
@@ -95,7 +98,7 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, object]:
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args(argv)
     patterns = [p for p in args.patterns.split(",") if p]
-    scanner, _ = scanner_for("gpt4")
+    scanner = NATIVE.scanner
     if scanner is None:
         sys.exit("the compiled scanner is not built (python setup.py build_ext --inplace)")
     threads = args.threads or scanner.default_threads()
@@ -119,11 +122,11 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, object]:
     print("| what                         | pattern        | MB/s     | MB/s cpu | note")
     print("|---|---|---:|---:|---|")
     for pattern in patterns:
-        one = best_of(args.repeat, lambda: count_segments(docs, pattern, threads=1))
+        one = best_of(args.repeat, lambda: count_pieces(docs, pattern, threads=1))
         row("scan+count -> dict, 1 thread", pattern, one["wall"], one["cpu"])
-        flat = best_of(args.repeat, lambda: count_pieces_flat(docs, pattern, threads=1))
+        flat = best_of(args.repeat, lambda: count(docs, PlainScheme(pattern), threads=1))
         row("scan+count -> flat, 1 thread", pattern, flat["wall"], flat["cpu"], "PieceTable: no str per piece")
-        allc = best_of(args.repeat, lambda: count_segments(docs, pattern, threads=threads))
+        allc = best_of(args.repeat, lambda: count_pieces(docs, pattern, threads=threads))
         row(f"scan+count -> dict, {threads} thr", pattern, allc["wall"])
         results.setdefault("scan_one_thread", {})[pattern] = mb / one["cpu"]  # type: ignore[index]
     for pattern in [p for p in args.regex_patterns.split(",") if p]:
@@ -150,7 +153,7 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, object]:
         cells = []
         for name, unit in PATHOLOGICAL.items():
             text = unit * (1_000_000 // len(unit))
-            t = best_of(args.repeat, lambda: count_segments([text], pattern, threads=1))
+            t = best_of(args.repeat, lambda: count_pieces([text], pattern, threads=1))
             rate = len(text.encode()) / 1e6 / t["cpu"]
             results["pathological"].setdefault(pattern, {})[name] = rate  # type: ignore[union-attr]
             cells.append(f"{rate:.0f}")

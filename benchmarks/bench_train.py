@@ -26,13 +26,15 @@ from typing import Any, Callable, Dict, List, Sequence
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from functionalbpe import bench, fast  # noqa: E402
+from functionalbpe import bench  # noqa: E402
+from functionalbpe.core import trainer  # noqa: E402
+from functionalbpe.core._native import NATIVE  # noqa: E402
 from functionalbpe.core.alphabet import Alphabet  # noqa: E402
 from functionalbpe.cli.stdlib import stdlib_sources  # noqa: E402
 from functionalbpe.text.corpus import files  # noqa: E402
 from functionalbpe.text.patterns import PATTERNS  # noqa: E402
-from functionalbpe.schemes.base import make_scheme  # noqa: E402
-from functionalbpe.training import count_corpus  # noqa: E402
+from functionalbpe.schemes.plain import PlainScheme  # noqa: E402
+from functionalbpe.text.counting import count  # noqa: E402
 
 PEERS = ("rustbpe", "tokenizers")
 
@@ -42,11 +44,11 @@ def our_stages(docs: Sequence[str], vocab_size: int, threads: int) -> Callable[[
 
     def run() -> Dict[str, float]:
         start = time.perf_counter()
-        counts = count_corpus(docs, make_scheme("plain", bench.PATTERN), threads=threads)
+        counts = count(docs, PlainScheme(bench.PATTERN), threads=threads)
         counted = time.perf_counter()
-        fast.train_merges_from_text(counts, 0)  # pieces into C arrays, pairs counted
+        trainer.train(counts, Alphabet(), 0)  # pieces into C arrays, pairs counted
         loaded = time.perf_counter()
-        merges = fast.train_merges_from_text(counts, vocab_size - 256)
+        merges = trainer.train(counts, Alphabet(), vocab_size - 256)
         merged = time.perf_counter()
         return {
             "counting": counted - start,
@@ -62,8 +64,8 @@ def our_stages(docs: Sequence[str], vocab_size: int, threads: int) -> Callable[[
 
 def our_table(docs: Sequence[str], vocab_size: int) -> Callable[[], List[bytes]]:
     def run() -> List[bytes]:
-        counts = count_corpus(docs, make_scheme("plain", bench.PATTERN))
-        merges = fast.train_merges_from_text(counts, vocab_size - 256)
+        counts = count(docs, PlainScheme(bench.PATTERN))
+        merges = trainer.train(counts, Alphabet(), vocab_size - 256)
         return Alphabet(merges=[(a, b) for a, b, _ in merges]).all_token_bytes()
 
     return run
@@ -99,8 +101,8 @@ def main(argv: Sequence[str] = ()) -> int:
     print(f"vocabulary {args.vocab_size}, pattern {bench.PATTERN}, {args.threads} threads, best of {args.repeat}")
     print(f"machine: {bench.machine_info()['cpu']}, {bench.machine_info()['cores']} cores; "
           + ", ".join(f"{k} {v}" for k, v in versions.items() if v))
-    if not fast.available():
-        print("warning: the compiled trainer is not built; 'functionalbpe' is the pure-Python reference")
+    if NATIVE.trainer is None:
+        print("warning: the compiled trainer is not built; 'functionalbpe' is the pure-Python trainer")
 
     runners: Dict[str, Callable[[], Any]] = {"functionalbpe": bench.trainer("functionalbpe", docs, args.vocab_size, args.threads)}
     for name in PEERS:

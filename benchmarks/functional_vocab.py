@@ -33,7 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import functionalbpe as fb  # noqa: E402
-from functionalbpe.core._native import native  # noqa: E402
+from functionalbpe.core._native import NATIVE  # noqa: E402
 from functionalbpe.tokenizer import Tokenizer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -132,7 +132,7 @@ def main() -> int:
     args = ap.parse_args()
     if (args.files or args.time_corpus != "stdlib") and not args.corpora.is_dir():
         sys.exit(f"corpora not found at {args.corpora} (set FUNCTIONALBPE_CORPORA or --corpora)")
-    backend = "fast" if native("_trainer") is not None else "reference"
+    backend = "fast" if NATIVE.trainer is not None else "reference"
     print(f"trainer: {backend}", end="")
     if args.files:
         print(f"; {args.mb} M characters per corpus, 90% trained on, 10% held out; "

@@ -19,8 +19,9 @@ import regex  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from functionalbpe.text.counting import count_pieces, count_segments  # noqa: E402
-from functionalbpe.text.patterns import PATTERNS, scanner_for  # noqa: E402
+from functionalbpe.core._native import NATIVE  # noqa: E402
+from functionalbpe.text.patterns import PATTERNS  # noqa: E402
+from functionalbpe.training import count_pieces  # noqa: E402
 
 MB = float(os.environ.get("FUNCTIONALBPE_BENCH_MB", "4"))
 
@@ -54,19 +55,19 @@ def _size(docs):
 
 @pytest.mark.parametrize("pattern", sorted(PATTERNS))
 def test_scan_count_one_thread(benchmark, docs, expected, pattern):
-    if scanner_for(pattern)[0] is None:
+    if NATIVE.scanner is None:
         pytest.skip("compiled scanner not built")
     benchmark.extra_info["mb"] = _size(docs)
-    result = benchmark(count_segments, docs, pattern, threads=1)
+    result = benchmark(count_pieces, docs, pattern, threads=1)
     assert result == expected(pattern)
 
 
 @pytest.mark.parametrize("pattern", ["gpt4", "o200k"])
 def test_scan_count_all_cores(benchmark, docs, expected, pattern):
-    if scanner_for(pattern)[0] is None:
+    if NATIVE.scanner is None:
         pytest.skip("compiled scanner not built")
     benchmark.extra_info["mb"] = _size(docs)
-    result = benchmark(count_segments, docs, pattern, threads=None)
+    result = benchmark(count_pieces, docs, pattern, threads=None)
     assert result == expected(pattern)
 
 

@@ -11,13 +11,15 @@ import pytest
 
 pytest.importorskip("pytest_benchmark")
 
-from functionalbpe import fast, reference  # noqa: E402
+from functionalbpe.core import trainer  # noqa: E402
+from functionalbpe.core._native import NATIVE  # noqa: E402
+from functionalbpe.core.piecetable import PieceTable  # noqa: E402
 from functionalbpe.core.alphabet import Alphabet  # noqa: E402
 from functionalbpe.cli.stdlib import stdlib_sources  # noqa: E402
 from functionalbpe.text.corpus import files  # noqa: E402
-from functionalbpe.text.counting import count_pieces  # noqa: E402
+from functionalbpe.training import count_pieces  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not fast.available(), reason="the compiled trainer is not built")
+pytestmark = pytest.mark.skipif(NATIVE.trainer is None, reason="the compiled trainer is not built")
 
 VOCAB = 8192
 
@@ -40,24 +42,24 @@ def _describe(benchmark, counts):
 class TestMergeStage:
     def test_text_form_to_merges(self, benchmark, counts):
         _describe(benchmark, counts)
-        merges = benchmark.pedantic(fast.train_merges_from_text, args=(counts, VOCAB - 256), rounds=5)
+        merges = benchmark.pedantic(trainer.train, args=(PieceTable.from_dict(counts), Alphabet(), VOCAB - 256), rounds=5)
         assert len(merges) == VOCAB - 256
 
     def test_loading_only(self, benchmark, counts):
         """Pieces into C arrays and the first pair count, no merge."""
         _describe(benchmark, counts)
-        assert benchmark.pedantic(fast.train_merges_from_text, args=(counts, 0), rounds=5) == []
+        assert benchmark.pedantic(trainer.train, args=(PieceTable.from_dict(counts), Alphabet(), 0), rounds=5) == []
 
     def test_symbol_tuples_to_merges(self, benchmark, symbols, counts):
         """The reference's signature: one Python tuple per piece to read."""
         _describe(benchmark, counts)
-        merges = benchmark.pedantic(fast.train_merges, args=(symbols, VOCAB - 256, 256), rounds=5)
+        merges = benchmark.pedantic(trainer.train_merges, args=(symbols, VOCAB - 256, 256), rounds=5)
         assert len(merges) == VOCAB - 256
 
 
 class TestReference:
     def test_reference_at_1024(self, benchmark, symbols, counts):
-        """For scale: the pure-Python reference on the same pieces, fewer merges."""
+        """For scale: the pure-Python (heap) trainer on the same pieces, fewer merges."""
         _describe(benchmark, counts)
-        merges = benchmark.pedantic(reference.train_merges, args=(symbols, 1024 - 256, 256), rounds=1)
-        assert merges == fast.train_merges(symbols, 1024 - 256, 256)
+        merges = benchmark.pedantic(trainer.heap_train, args=(symbols, 1024 - 256, 256), rounds=1)
+        assert merges == trainer.train_merges(symbols, 1024 - 256, 256)

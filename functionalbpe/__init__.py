@@ -6,7 +6,6 @@
     'the cat'
 """
 from .text.corpus import Files, files
-from .text.counting import count_pieces
 from .errors import (
     CorpusError,
     DecodeError,
@@ -23,9 +22,10 @@ from .schemes.markers import BoundaryMarkers
 from .schemes import functional, markers
 from .text.patterns import PATTERNS, pretokenize
 from .measure.report import Report, full_coverage_vocab_size, report
-from .schemes.base import Scheme, make_scheme
+from .schemes.base import Scheme
+from .schemes.registry import make_scheme
 from .tokenizer import Tokenizer
-from .training import train
+from .training import count_pieces, train
 
 from ._version import __version__
 

@@ -306,9 +306,9 @@ def run_bench(config: BenchConfig, quiet: bool = False) -> Dict[str, Any]:
 
     import functionalbpe as fb
 
-    from .core._native import check_threads
+    from .core._native import thread_count
 
-    config.threads = check_threads(config.threads) or os.cpu_count() or 1
+    config.threads = thread_count(config.threads) or os.cpu_count() or 1
     for var in ("RAYON_NUM_THREADS", "RAYON_RS_NUM_CPUS"):
         os.environ[var] = str(config.threads)
     docs = config.docs

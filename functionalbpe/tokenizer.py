@@ -34,7 +34,7 @@ from typing import (
     Union,
 )
 
-from .core._native import check_threads
+from .core._native import thread_count
 from .core.alphabet import NUM_BYTES, Alphabet, check_policy, policy_code
 from .checks import plain_str
 from .checks import without_surrogates as _without_surrogates
@@ -45,7 +45,8 @@ from .filecheck import check_fields, excerpt
 from .fileformat import FORMAT, read_payload, write_payload
 from .core.idmap import IdMap
 from .text.patterns import special_cutter
-from .schemes.base import Scheme, make_scheme
+from .schemes.base import Scheme
+from .schemes.registry import make_scheme
 
 if TYPE_CHECKING:  # pragma: no cover
     from .streaming import StreamDecoder
@@ -182,20 +183,32 @@ class Tokenizer:
     def encode_batch(
         self,
         texts: Iterable[str],
-        num_threads: Optional[int] = None,
+        threads: Optional[int] = None,
         *,
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: SpecialSet = "all",
+        num_threads: Optional[int] = None,
     ) -> List[List[int]]:
-        """Encode several documents on ``num_threads`` threads (None: all cores).
+        """Encode several documents on ``threads`` threads (None: all cores); ``num_threads``
+        is the same option under tiktoken's name.
 
         The result is the same as encoding each in turn. With the compiled encoder and a
         built-in pattern the work runs without the GIL; a small batch stays on the calling
         thread. Custom patterns and the schemes cut text with Python and encode one text at
         a time.
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=257, progress=False).encode_batch(["ab", "b"], threads=2)
+        [[256], [98]]
         """
         texts = list(map(plain_str, texts))
-        num_threads = check_threads(num_threads, "num_threads")
+        if num_threads is not None:
+            if threads is not None:
+                raise FunctionalBPEError("give threads or num_threads (the same option), not both")
+            threads, name = num_threads, "num_threads"
+        else:
+            name = "threads"
+        threads = thread_count(threads, name=name)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
         # Cut every text into ordinary parts (encoded together, in parallel) and specials.
         parts: List[str] = []
@@ -215,9 +228,9 @@ class Tokenizer:
                     parts.append(segment)
             plans.append(plan)
         try:
-            encoded = self._encoder.encode_texts(parts, num_threads)
+            encoded = self._encoder.encode_texts(parts, threads)
         except UnicodeEncodeError:
-            encoded = self._encoder.encode_texts([_without_surrogates(p) for p in parts], num_threads)
+            encoded = self._encoder.encode_texts([_without_surrogates(p) for p in parts], threads)
         out: List[List[int]] = []
         for plan in plans:
             if len(plan) == 1 and plan[0] >= 0:

@@ -11,7 +11,7 @@ import functionalbpe as fb
 from functionalbpe.measure import adapters
 from functionalbpe.text.chunks import text_chunks
 from functionalbpe.text.patterns import PATTERNS, pretokenize
-from functionalbpe.schemes.base import SCHEMES, make_scheme
+from functionalbpe.schemes.registry import SCHEMES, make_scheme
 
 from .conftest import read_corpus
 from .helpers import tricky_text

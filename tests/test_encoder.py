@@ -7,13 +7,13 @@ import pickle
 import random
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import List, Tuple
+from typing import Any, Dict, List, Tuple
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 import functionalbpe as fb
-from functionalbpe.core._native import native
+from functionalbpe.core._native import NATIVE
 from functionalbpe.core.alphabet import BOUNDARY, OPERATOR, SHIFT, Alphabet, Atom
 from functionalbpe.core.encoder import Encoder
 from functionalbpe.core.reference import encode_piece, ranks_from_merges
@@ -21,8 +21,8 @@ from functionalbpe.schemes.base import Scheme
 
 from .helpers import stdlib_text, tricky_text
 
-NATIVE = native("_encoder")
-needs_native = pytest.mark.skipif(NATIVE is None, reason="the compiled encoder is not built (or pure Python is forced)")
+ENCODER = NATIVE.encoder
+needs_native = pytest.mark.skipif(ENCODER is None, reason="the compiled encoder is not built (or pure Python is forced)")
 
 MULTILINGUAL = (
     "Ein naïves Café, 東京で日本語を話す。 Привет, как дела? 안녕하세요 😀👍🏽 مرحبا بالعالم "
@@ -41,7 +41,7 @@ def reference_ids(tok: fb.Tokenizer, text: str) -> List[int]:
 
 @pytest.fixture(scope="module")
 def tok() -> fb.Tokenizer:
-    size, merges = (300_000, 2000) if native("_trainer") else (100_000, 500)
+    size, merges = (300_000, 2000) if NATIVE.trainer else (100_000, 500)
     docs = stdlib_text(size) + [MULTILINGUAL * 5]
     return fb.train(docs, vocab_size=256 + merges + 1, special_tokens=["<|endoftext|>"], progress=False)
 
@@ -77,7 +77,7 @@ def runs(draw, n: int) -> List[int]:
 @given(table=merge_tables(), data=st.data())
 def test_every_merge_method_equals_the_reference(table, data):
     merges, n = table
-    bpe = NATIVE.BPE([], merges)
+    bpe = ENCODER.BPE([], merges)
     ranks = ranks_from_merges(merges, 256)
     symbols = data.draw(st.one_of(st.lists(st.integers(97, 96 + n), max_size=200), runs(n)))
     want = encode_piece(symbols, ranks)
@@ -91,7 +91,7 @@ def test_every_merge_method_equals_the_reference(table, data):
 def test_a_token_is_taken_whole_only_if_its_merges_make_it():
     # "abc" is a token (a, bc), but "ab" merges first, so BPE never makes it from "abc".
     merges = [(97, 98), (98, 99), (97, 257)]
-    bpe = NATIVE.BPE([], merges)
+    bpe = ENCODER.BPE([], merges)
     assert bpe.whole_token(b"ab") == 256 and bpe.whole_token(b"abc") is None
     assert bpe.num_self_encoding == 2 and not bpe.all_self_encoding
     assert encode_piece(list(b"abc"), ranks_from_merges(merges, 256)) == [256, 99]
@@ -135,11 +135,15 @@ class CaseScheme(Scheme):
         Atom(UP, "UPPER", SHIFT, "⇑"),
     )
 
-    def split(self, text: str) -> List[str]:
-        out = []
-        for piece in fb.pretokenize(text, self.pattern):
-            out.append("".join(CAP + c.lower() if _capital(c) else c for c in piece))
-        return [p.replace(" ", SPACE) if p.startswith(" ") and len(p) > 1 else p for p in out]
+    def options(self) -> Dict[str, Any]:
+        return {}
+
+    def raw_pieces(self, text: str) -> List[str]:
+        return fb.pretokenize(self.prepare(text), self.pattern)
+
+    def piece_forms(self, piece: str) -> Tuple[str, ...]:
+        form = "".join(CAP + c.lower() if _capital(c) else c for c in piece)
+        return (form.replace(" ", SPACE) if form.startswith(" ") and len(form) > 1 else form,)
 
     def decode(self, text: str, errors: str = "strict") -> str:
         out, i = [], 0
@@ -178,12 +182,12 @@ def test_atoms_encode_as_the_reference_for_every_policy(policy):
     assert any(tok.alphabet.is_atom(t) for m in tok.alphabet.merges for t in m)  # atoms do merge
     text = "".join(stdlib_text(20_000)) + " Hello World \ue000 \ue001"
     assert tok.encode_ordinary(text) == reference_ids(tok, text)
-    if NATIVE is not None:
-        assert NATIVE.BPE([ord(a.char) for a in scheme.atoms], tok.alphabet.merges).all_self_encoding
+    if ENCODER is not None:
+        assert ENCODER.BPE([ord(a.char) for a in scheme.atoms], tok.alphabet.merges).all_self_encoding
 
 
 def test_real_schemes_encode_as_the_reference():
-    from functionalbpe.schemes.base import SCHEMES, scheme_class
+    from functionalbpe.schemes.registry import SCHEMES, scheme_class
 
     for name in SCHEMES:
         try:
@@ -281,7 +285,7 @@ def test_scanner_and_regex_pieces_give_the_same_ids(tok):
     if tok._encoder.scanner is None:
         pytest.skip("this build has no C scanner")
     text = "".join(stdlib_text(100_000)) + MULTILINGUAL * 10
-    assert NATIVE.BPE([], tok.alphabet.merges).encode_pieces(fb.pretokenize(text)) == tok.encode_ordinary(text)
+    assert ENCODER.BPE([], tok.alphabet.merges).encode_pieces(fb.pretokenize(text)) == tok.encode_ordinary(text)
 
 
 @pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork on this platform")

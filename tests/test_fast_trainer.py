@@ -1,8 +1,10 @@
-"""The fast trainer equals the reference, merge for merge, counts included.
+"""The fast trainer (the C merge loop behind core/trainer.py) equals the Python ones, merge
+for merge, counts included: the incremental heap trainer everywhere, and the lesson
+(core/reference.py) wherever the input is small enough for it.
 
-Most tests compare ``fast`` with ``reference`` and so need the compiled module; they are
-skipped on the pure-Python path, where ``fast`` *is* the reference. The text-form entry
-points also convert pieces, so their tests run on both paths.
+Most tests compare the backends and so need the compiled module; they are skipped on the
+pure-Python path. The face that takes a counted table also converts pieces, so its tests
+run on both paths.
 """
 from __future__ import annotations
 
@@ -15,13 +17,15 @@ from array import array
 
 import pytest
 
-from functionalbpe.core import fast
-
-from functionalbpe.core import reference
-from functionalbpe.core._native import native
 from functionalbpe.core import alphabet as ab
+from functionalbpe.core import reference
+from functionalbpe.core import trainer as face
+from functionalbpe.core._native import NATIVE
 from functionalbpe.core.alphabet import POLICY_CODES, Alphabet, Atom
+from functionalbpe.core.piecetable import PieceTable
+from functionalbpe.core.trainer import heap_train
 from functionalbpe.errors import FunctionalBPEError
+from functionalbpe.training import count_pieces
 
 from .conftest import read_corpus
 
@@ -29,16 +33,20 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-trainer = native("_trainer")
+trainer = NATIVE.trainer
 needs_native = pytest.mark.skipif(trainer is None, reason="the compiled trainer is not built")
 POLICIES = sorted(POLICY_CODES)
 
 
+fast_merges = functools.partial(face.train_merges, backend="fast")
+
+
 def both(pieces, num_merges, first_id, **options):
-    """Train with both trainers; return the reference's merges after checking they agree."""
-    expected = reference.train_merges(pieces, num_merges, first_id, **options)
-    got = fast.train_merges(pieces, num_merges, first_id, **options)
-    assert got == expected
+    """Train with the C loop, the heap trainer and the lesson; return the merges after
+    checking that all three agree."""
+    expected = reference.train(pieces, num_merges, first_id, **options)
+    assert heap_train(pieces, num_merges, first_id, **options) == expected
+    assert fast_merges(pieces, num_merges, first_id, **options) == expected
     return expected
 
 
@@ -137,16 +145,12 @@ def alphabets_and_pieces(draw):
 )
 def test_text_form_equals_reference_on_symbols(case, policy, num_merges):
     alphabet, pieces = case
-    symbols = {}
-    for piece, count in pieces.items():
-        symbols[alphabet.symbols(piece)] = symbols.get(alphabet.symbols(piece), 0) + count
-    expected = reference.train_merges(symbols, num_merges, alphabet.num_fixed,
-                                      flags=alphabet.base_flags(), merge_policy=policy)
-    assert fast.train_merges_from_text(pieces, num_merges, alphabet,
-                                       merge_policy=policy) == expected
-    data, offsets, counts = flat(pieces)
-    assert fast.train_merges_utf8(data, offsets, counts, num_merges, alphabet,
-                                  merge_policy=policy) == expected
+    symbols = {alphabet.symbols(piece): count for piece, count in pieces.items()}
+    expected = reference.train(symbols, num_merges, alphabet.num_fixed,
+                               flags=alphabet.base_flags(), merge_policy=policy)
+    table = PieceTable.from_dict(pieces)
+    for backend in ("python", "auto"):  # auto: the C loop where it is built
+        assert face.train(table, alphabet, num_merges, merge_policy=policy, backend=backend) == expected
 
 
 def flat(pieces):
@@ -190,14 +194,14 @@ def test_counts_beyond_32_bits_stay_exact():
 @needs_native
 def test_counts_beyond_63_bits_are_refused():
     with pytest.raises(OverflowError, match="2\\*\\*63"):
-        fast.train_merges({(1, 2): 2**63}, None, 3)
+        fast_merges({(1, 2): 2**63}, None, 3)
     with pytest.raises(OverflowError, match="2\\*\\*63"):  # each fits, the sum does not
-        fast.train_merges({(1, 2): 2**62, (2, 1): 2**62}, None, 3)
+        fast_merges({(1, 2): 2**62, (2, 1): 2**62}, None, 3)
 
 
 @needs_native
 def test_same_argument_errors_as_reference():
-    for trainer_merges in (fast.train_merges, reference.train_merges):
+    for trainer_merges in (fast_merges, heap_train, reference.train):
         with pytest.raises(ValueError, match="flags gives 2 entries for 3"):
             trainer_merges({(1, 2): 1}, None, 3, flags=[1, 1])
         with pytest.raises(ValueError, match="min_frequency"):
@@ -205,34 +209,32 @@ def test_same_argument_errors_as_reference():
         with pytest.raises(FunctionalBPEError, match="merge_policy"):
             trainer_merges({(1, 2): 1}, None, 3, merge_policy="loose")
     with pytest.raises(ValueError, match="symbol id 7"):
-        fast.train_merges({(1, 7): 1}, None, 3)
+        fast_merges({(1, 7): 1}, None, 3)
     with pytest.raises(ValueError, match="symbol id -1"):
-        fast.train_merges({(1, -1): 1}, None, 3)
+        fast_merges({(1, -1): 1}, None, 3)
 
 
 @needs_native
 def test_flat_form_is_checked():
     data, offsets, counts = flat({"ab": 1, "cd": 2})
+
+    def fast_table(*table):
+        return face.train(PieceTable(*table), Alphabet(), None, backend="fast")
+
     with pytest.raises(ValueError, match="3 offsets"):
-        fast.train_merges_utf8(data, offsets[:2], counts, None)
+        fast_table(data, offsets[:2], counts)
     with pytest.raises(ValueError, match="not a range"):
-        fast.train_merges_utf8(data, array("q", [0, 2, 9]), counts, None)
+        fast_table(data, array("q", [0, 2, 9]), counts)
     with pytest.raises(TypeError, match="int64"):
-        fast.train_merges_utf8(data, array("i", [0, 2, 4]), counts, None)
+        fast_table(data, array("i", [0, 2, 4]), counts)
     with pytest.raises(ValueError, match="piece 1 is not valid UTF-8: byte 2"):
-        fast.train_merges_utf8(b"ab\xe9x", array("q", [0, 2, 4]), counts, None)
-
-
-def test_text_form_rejects_non_strings():
-    with pytest.raises(TypeError):
-        fast.train_merges_from_text({b"ab": 1}, None)
+        fast_table(b"ab\xe9x", array("q", [0, 2, 4]), counts)
 
 
 @needs_native
 def test_progress_reports_merges_and_best_count(tiny_slices):
     calls = []
-    merges = fast.train_merges({tuple(b"abcabcabd"): 5}, 4, 256,
-                               progress=lambda *call: calls.append(call))
+    merges = fast_merges({tuple(b"abcabcabd"): 5}, 4, 256, progress=lambda *call: calls.append(call))
     assert calls[-1] == ("merging", len(merges), 4, "done")
     done = [c[1] for c in calls[:-1]]
     assert done == sorted(done) and done[-1] == len(merges)
@@ -259,7 +261,7 @@ def test_interrupt_from_progress_frees_everything(tiny_slices):
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        fast.train_merges(long_corpus(), None, 64, progress=interrupt)
+        fast_merges(long_corpus(), None, 64, progress=interrupt)
     assert trainer.live_blocks() == before
 
 
@@ -287,7 +289,7 @@ def test_sigint_during_the_merge_loop_stops_cleanly(monkeypatch):
         killer.start()
         # Untouched, this corpus takes seconds: far longer than the signal needs.
         with pytest.raises(KeyboardInterrupt):
-            fast.train_merges(long_corpus(), None, 64, progress=on_progress)
+            fast_merges(long_corpus(), None, 64, progress=on_progress)
     finally:
         running.set()
         killer.join()
@@ -300,10 +302,10 @@ def test_sigint_during_the_merge_loop_stops_cleanly(monkeypatch):
 def test_errors_free_everything():
     before = trainer.live_blocks()
     with pytest.raises(ValueError):
-        fast.train_merges({(1, 2): 1, (1, 9): 1}, None, 3)
+        fast_merges({(1, 2): 1, (1, 9): 1}, None, 3)
     with pytest.raises(OverflowError):
-        fast.train_merges({(1, 2): 2**62, (2, 1): 2**62}, None, 3)
-    fast.train_merges(long_corpus(), 200, 64)
+        fast_merges({(1, 2): 2**62, (2, 1): 2**62}, None, 3)
+    fast_merges(long_corpus(), 200, 64)
     assert trainer.live_blocks() == before
 
 
@@ -338,35 +340,31 @@ def test_interrupted_cli_training_leaves_no_file(tmp_path, monkeypatch):
 
 
 @needs_native
-def test_equals_reference_on_english_at_4000(corpora):
-    from functionalbpe.text.counting import count_pieces
-
+def test_equals_the_heap_trainer_on_english_at_4000(corpora):
     text = read_corpus(corpora / "nl" / "en.txt", limit=3_000_000)
     counts = count_pieces(text, "gpt4")
     alphabet = Alphabet()
     symbols = {alphabet.symbols(p): c for p, c in counts.items()}
-    expected = reference.train_merges(symbols, 4000, 256)
+    expected = heap_train(symbols, 4000, 256)
     assert len(expected) == 4000
-    assert fast.train_merges_from_text(counts, 4000) == expected
-    assert fast.train_merges(symbols, 4000, 256) == expected
+    assert face.train(PieceTable.from_dict(counts), alphabet, 4000, backend="fast") == expected
+    assert fast_merges(symbols, 4000, 256) == expected
 
 
 @needs_native
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["code/python.txt", "nl/ja.txt", "nl/ru.txt", "nl/de.txt"])
-def test_equals_reference_on_more_corpora(corpora, name):
-    from functionalbpe.text.counting import count_pieces
-
+def test_equals_the_heap_trainer_on_more_corpora(corpora, name):
     counts = count_pieces(read_corpus(corpora / name), "gpt4")
     symbols = {Alphabet().symbols(p): c for p, c in counts.items()}
-    assert fast.train_merges_from_text(counts, 6000) == reference.train_merges(symbols, 6000, 256)
+    fast = face.train(PieceTable.from_dict(counts), Alphabet(), 6000, backend="fast")
+    assert fast == heap_train(symbols, 6000, 256)
 
 
 @needs_native
 @pytest.mark.slow
 def test_equals_rustbpe_on_the_standard_library_at_32768():
     rustbpe = pytest.importorskip("rustbpe")
-    from functionalbpe.text.counting import count_pieces
     from functionalbpe.text.patterns import PATTERNS
 
     from functionalbpe.cli.stdlib import stdlib_sources
@@ -376,7 +374,7 @@ def test_equals_rustbpe_on_the_standard_library_at_32768():
     assert sum(map(len, docs)) > 10_000_000
     theirs = rustbpe.Tokenizer()
     theirs.train_from_iterator(iter(docs), vocab_size=32768, pattern=PATTERNS["gpt4"])
-    merges = fast.train_merges_from_text(count_pieces(docs, "gpt4"), 32768 - 256)
+    merges = face.train(PieceTable.from_dict(count_pieces(docs, "gpt4")), Alphabet(), 32768 - 256, backend="fast")
     ours = Alphabet(merges=[(a, b) for a, b, _ in merges]).all_token_bytes()
     ranks = sorted(theirs.get_mergeable_ranks(), key=lambda pair: pair[1])
     assert len(ranks) == len(ours) == 32768

@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import functionalbpe as fb
-from functionalbpe.core._native import native
+from functionalbpe.core._native import NATIVE
 
 from .helpers import TRICKY, stdlib_text, tricky_text
 from .test_encoder import MULTILINGUAL, reference_ids
 
-NATIVE = native("_encoder")
+ENCODER = NATIVE.encoder
 VARIANTS = {
     "default": {},
     "nfc": {"normalize": "NFC"},
@@ -52,15 +52,15 @@ def test_real_text_equals_the_reference(tok):
     assert tok.encode_ordinary(text) == reference_ids(tok, text)
 
 
-@pytest.mark.skipif(NATIVE is None, reason="the compiled encoder is not built")
+@pytest.mark.skipif(ENCODER is None, reason="the compiled encoder is not built")
 def test_the_raw_piece_cache_is_compiled_where_the_scanner_cuts():
     assert fb.train(["Hello hello"] * 3, vocab_size=600, scheme="functional", progress=False)._encoder._raw_scanner == "functionalizer"
     assert fb.train(["Hello hello"] * 3, vocab_size=600, scheme="functional", pattern="gpt4", progress=False)._encoder._raw_scanner is None
 
 
-@pytest.mark.skipif(NATIVE is None, reason="the compiled encoder is not built")
+@pytest.mark.skipif(ENCODER is None, reason="the compiled encoder is not built")
 def test_a_full_cache_is_emptied_and_refilled(monkeypatch):
-    monkeypatch.setattr(NATIVE, "RAW_CACHE_PIECES", 8)
+    monkeypatch.setattr(ENCODER, "RAW_CACHE_PIECES", 8)
     docs = stdlib_text(10_000)
     tok = fb.train(docs, vocab_size=800, scheme="functional", progress=False)
     text = "".join(stdlib_text(20_000))

@@ -10,19 +10,20 @@ from hypothesis import strategies as st
 
 import functionalbpe as fb
 from functionalbpe.core import reference
-from functionalbpe.core._native import native
+from functionalbpe.core._native import NATIVE
 from functionalbpe.core.alphabet import OPERATOR, TEXT, Alphabet
+from functionalbpe.core.trainer import heap_train, train_merges
 from functionalbpe.cli import main
 from functionalbpe.errors import DecodeError
 from functionalbpe.schemes.functional import ATOMS, Functionalizer
-from functionalbpe.training import count_corpus, symbol_counts
+from functionalbpe.text.counting import count
 
 from .conftest import read_corpus
-from .helpers import naive_train, stdlib_text, tricky_text
+from .helpers import stdlib_text, tricky_text
 from .test_functional import texts
 
 POLICIES = ("atomic", "prefix", "free")
-# Small corpora for comparing trainers: the naive oracle recounts everything per merge.
+# Small corpora for comparing trainers: the lesson recounts everything per merge.
 small_corpora = st.lists(
     st.one_of(tricky_text, st.text("aAáÁ #\ue000", max_size=40), st.sampled_from(["Abcabcabc", "AAAA", "ÉÉÉ"])),
     max_size=6,
@@ -38,7 +39,9 @@ MIXED = [
 
 
 def pieces_of(scheme, docs):
-    return symbol_counts(count_corpus(docs, scheme), Alphabet(scheme.atoms))
+    """The symbol ids of the scheme's text-form pieces of ``docs``, counted."""
+    alphabet = Alphabet(scheme.atoms)
+    return {alphabet.symbols(piece): n for piece, n in scheme.transform(count(docs, scheme)).items()}
 
 
 @pytest.fixture(scope="module")
@@ -122,44 +125,41 @@ def test_paper_profile_trains(tmp_path):
 @pytest.mark.parametrize("policy", POLICIES)
 @fewer
 @given(docs=small_corpora)
-def test_reference_equals_the_naive_oracle(policy, docs):
+def test_heap_trainer_equals_the_lesson(policy, docs):
     scheme = Functionalizer(split_operators=False)
     pieces = pieces_of(scheme, docs)
     first = 256 + len(ATOMS)
     flags = Alphabet(ATOMS).base_flags()
-    assert reference.train_merges(pieces, 60, first, flags=flags, merge_policy=policy) == naive_train(
+    assert heap_train(pieces, 60, first, flags=flags, merge_policy=policy) == reference.train(
         pieces, 60, first, flags=flags, merge_policy=policy
     )
 
 
 def _fast():
-    if native("_trainer") is None:
+    if NATIVE.trainer is None:
         pytest.skip("the fast trainer is not built here (or FUNCTIONALBPE_PUREPYTHON=1)")
-    from functionalbpe.core import fast
-
-    return fast
 
 
 @pytest.mark.parametrize("policy", POLICIES)
 @pytest.mark.parametrize("split", (True, False))
-def test_fast_equals_reference_on_real_text(policy, split):
-    fast = _fast()
+def test_fast_equals_the_heap_trainer_on_real_text(policy, split):
+    _fast()
     scheme = Functionalizer(split_operators=split)
     pieces = pieces_of(scheme, stdlib_text(100_000) + MIXED)
     first = 256 + len(ATOMS)
     flags = Alphabet(ATOMS).base_flags()
-    expected = reference.train_merges(pieces, None, first, flags=flags, merge_policy=policy)
-    assert fast.train_merges(pieces, None, first, flags=flags, merge_policy=policy) == expected
+    expected = heap_train(pieces, None, first, flags=flags, merge_policy=policy)
+    assert train_merges(pieces, None, first, flags=flags, merge_policy=policy, backend="fast") == expected
 
 
 @pytest.mark.parametrize("policy", POLICIES)
 @given(docs=small_corpora)
-def test_fast_equals_reference(policy, docs):
-    fast = _fast()
+def test_fast_equals_the_lesson(policy, docs):
+    _fast()
     pieces = pieces_of(Functionalizer(split_operators=False), docs)
     first = 256 + len(ATOMS)
     flags = Alphabet(ATOMS).base_flags()
-    assert fast.train_merges(pieces, None, first, flags=flags, merge_policy=policy) == reference.train_merges(
+    assert train_merges(pieces, None, first, flags=flags, merge_policy=policy, backend="fast") == reference.train(
         pieces, None, first, flags=flags, merge_policy=policy
     )
 
@@ -170,20 +170,21 @@ def test_fast_equals_reference(policy, docs):
 @pytest.mark.parametrize("pattern", ["functionalizer", "gpt4"])
 def test_each_distinct_piece_is_described_once(monkeypatch, pattern):
     passes, described = [], Counter()
-    describe_counts, describe = Functionalizer.describe_counts, Functionalizer.describe
+    transform, describe = Functionalizer.transform, Functionalizer.describe
 
-    def recording_counts(self, raw):
-        passes.append(dict(raw))
-        return describe_counts(self, raw)
+    def recording_transform(self, table):
+        passes.append(table.to_dict())
+        return transform(self, table)
 
     def recording(self, piece):
         described[piece] += 1
         return describe(self, piece)
 
-    monkeypatch.setattr(Functionalizer, "describe_counts", recording_counts)
+    monkeypatch.setattr(Functionalizer, "transform", recording_transform)
     monkeypatch.setattr(Functionalizer, "describe", recording)
     docs = stdlib_text(100_000) + MIXED + ["1111111111 ha ha ha"] * 3
-    counts = Functionalizer(pattern=pattern).count(docs)
+    scheme = Functionalizer(pattern=pattern)
+    counts = scheme.transform(count(docs, scheme)).to_dict()
     monkeypatch.undo()
     fresh = Functionalizer(pattern=pattern)
     raw, expected = Counter(), Counter()

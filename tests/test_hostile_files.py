@@ -168,14 +168,14 @@ def test_threads_beyond_the_maximum_are_an_error_not_a_segfault():
         """
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    if not _native.pure_python() and _native.native("_scanner") is not None:
+    if not _native.NATIVE.switched_off() and _native.NATIVE.scanner is not None:
         assert [line.split()[0] for line in result.stdout.splitlines()] == ["refused"] * 4
         assert str(_native.MAX_THREADS) in result.stdout
 
 
-@pytest.mark.skipif(_native.native("_scanner") is None, reason="the compiled core is not built")
+@pytest.mark.skipif(_native.NATIVE.scanner is None, reason="the compiled core is not built")
 def test_the_c_entry_points_check_threads_themselves():
-    scanner, encoder = _native.native("_scanner"), _native.native("_encoder")
+    scanner, encoder = _native.NATIVE.scanner, _native.NATIVE.encoder
     assert scanner.PieceCounter("gpt2", threads=_native.MAX_THREADS).threads == _native.MAX_THREADS
     bpe = encoder.BPE([], [(97, 97)])
     for threads in (_native.MAX_THREADS + 1, 0, -5, True, 2.5, "4"):
@@ -187,7 +187,7 @@ def test_the_c_entry_points_check_threads_themselves():
 
 
 def test_the_limits_are_the_same_in_python_and_in_c():
-    encoder = _native.native("_encoder")
+    encoder = _native.NATIVE.encoder
     if encoder is None:
         pytest.skip("the compiled core is not built")
     assert encoder.LIMITS == {
@@ -198,7 +198,7 @@ def test_the_limits_are_the_same_in_python_and_in_c():
     }
 
 
-@pytest.mark.skipif(_native.native("_encoder") is None, reason="the compiled core is not built")
+@pytest.mark.skipif(_native.NATIVE.encoder is None, reason="the compiled core is not built")
 @pytest.mark.parametrize(
     "atoms, merges, specials",
     [
@@ -214,7 +214,7 @@ def test_the_limits_are_the_same_in_python_and_in_c():
 def test_the_c_table_refuses_what_the_python_checks_refuse(atoms, merges, specials):
     # Defence in depth: the compiled table checks on its own, whoever calls it.
     with pytest.raises(ValueError, match="inconsistent|limit"):
-        _native.native("_encoder").BPE(atoms, merges, specials)
+        _native.NATIVE.encoder.BPE(atoms, merges, specials)
 
 
 # -- every field of a file ------------------------------------------------------------------------
@@ -408,7 +408,7 @@ def test_the_heap_procedure_is_tiktokens(vocab, token):
     below = len(ranks)
     expected = naive_tiktoken_parts(ranks, token, below)
     assert tiktoken_parts(ranks, token, below) == expected
-    encoder = _native.native("_encoder")
+    encoder = _native.NATIVE.encoder
     if encoder is not None:  # the compiled procedure, on the token at its own rank
         ranks.setdefault(token, len(ranks))
         by_rank = sorted(ranks, key=ranks.get)
@@ -426,18 +426,18 @@ def test_the_heap_procedure_is_tiktokens(vocab, token):
     limit=st.integers(1, 10),
 )
 def test_no_trainer_makes_a_token_longer_than_the_limit(pieces, limit):
-    from functionalbpe.core import fast
-    from functionalbpe.core import reference
+    from functionalbpe.core import reference, trainer
 
-    merges = reference.train_merges(pieces, None, 257, max_token_bytes=limit)
-    assert fast.train_merges(pieces, None, 257, max_token_bytes=limit) == merges
+    merges = reference.train(pieces, None, 257, max_token_bytes=limit)
+    assert trainer.heap_train(pieces, None, 257, max_token_bytes=limit) == merges
+    assert trainer.train_merges(pieces, None, 257, max_token_bytes=limit) == merges  # C where it is built
     lengths = [1] * 256 + [filecheck.ATOM_BYTES]
     for a, b, _ in merges:
         lengths.append(lengths[a] + lengths[b])
         assert lengths[-1] <= limit
 
 
-@pytest.mark.skipif(_native.pure_python(), reason="the reference trainer takes minutes on a 3 MiB piece")
+@pytest.mark.skipif(_native.NATIVE.switched_off(), reason="the reference trainer takes minutes on a 3 MiB piece")
 def test_a_corpus_with_a_huge_piece_trains_a_tokenizer_that_saves_and_loads(tmp_path):
     text = " " * (3 << 20) + " x"
     tok = fb.train(text, vocab_size=300, progress=False)

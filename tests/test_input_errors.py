@@ -174,9 +174,9 @@ def test_out_of_memory_during_training_is_one_line(tmp_path):
     # Everything is imported first; then the address space may grow by 8 MB only, far less
     # than counting 300,000 distinct words takes.
     prelude = (
-        "import resource, functionalbpe.training, functionalbpe.core.fast, functionalbpe.text.corpus\n"
-        "from functionalbpe.core._native import native\n"
-        "[native(m) for m in ('_scanner', '_trainer', '_encoder')]\n"
+        "import resource, functionalbpe.training, functionalbpe.core.trainer, functionalbpe.text.corpus\n"
+        "from functionalbpe.core._native import NATIVE\n"
+        "NATIVE.present()\n"
         "size = int(next(l for l in open('/proc/self/status') if l.startswith('VmSize')).split()[1]) * 1024\n"
         "resource.setrlimit(resource.RLIMIT_AS, (size + (8 << 20), resource.RLIM_INFINITY))"
     )
@@ -217,8 +217,7 @@ BAD_THREADS = [0, -1, MAX_THREADS + 1, 65537, 2.5, "x", True]
 
 @pytest.mark.parametrize("threads", BAD_THREADS)
 def test_threads_are_checked_by_every_function(threads):
-    from functionalbpe.text.counting import count_pieces_flat
-    from functionalbpe.training import count_corpus
+    from functionalbpe.text.counting import count
 
     tok = fb.train(["ab ab"], vocab_size=257, progress=False)
     message = f"threads must be an integer from 1 to {MAX_THREADS}"
@@ -227,9 +226,10 @@ def test_threads_are_checked_by_every_function(threads):
         lambda: fb.train(["ab ab"], vocab_size=None, scheme="markers", threads=threads, progress=False),
         lambda: fb.train(["ab ab"], vocab_size=None, scheme="functional", threads=threads, progress=False),
         lambda: fb.count_pieces(["ab ab"], threads=threads),
-        lambda: count_pieces_flat(["ab ab"], threads=threads),
-        lambda: count_corpus(["ab ab"], fb.make_scheme("markers"), threads=threads),
-        lambda: fb.make_scheme("markers").count(["ab ab"], threads=threads),
+        lambda: count(["ab ab"], fb.make_scheme("markers"), threads=threads),
+        lambda: count(["ab ab"], fb.make_scheme("functional"), threads=threads),
+        lambda: tok.encode_batch(["ab"] * 10, threads),
+        lambda: tok.encode_batch(["ab"] * 10, threads=threads),
         lambda: tok.encode_batch(["ab"] * 10, num_threads=threads),
     ]
     for call in calls:
@@ -243,6 +243,9 @@ def test_good_threads_are_accepted():
     for threads in (1, 3, np.int64(2)):
         assert fb.train(["ab ab"] * 3, vocab_size=258, threads=threads, progress=False) == tok
         assert tok.encode_batch(["ab ab"] * 5, num_threads=threads) == [tok.encode("ab ab")] * 5
+        assert tok.encode_batch(["ab ab"] * 5, threads) == [tok.encode("ab ab")] * 5
+    with pytest.raises(FunctionalBPEError, match="not both"):
+        tok.encode_batch(["ab"], threads=1, num_threads=1)
 
 
 # -- the API: text ------------------------------------------------------------------------------
@@ -350,18 +353,17 @@ def test_read_text_refuses_devices():
 
 
 def test_out_of_memory_says_what_to_reduce(monkeypatch):
-    import functionalbpe.core.reference
+    import functionalbpe.core.trainer
     import functionalbpe.training
 
     def no_memory(*args, **kwargs):
         raise MemoryError()
 
-    monkeypatch.setattr(functionalbpe.core.reference, "train_merges", no_memory)
+    monkeypatch.setattr(functionalbpe.core.trainer, "heap_train", no_memory)
     with pytest.raises(OutOfMemoryError, match="out of memory while learning merges from 2 distinct pieces") as info:
-        fb.train(["ab ab"], vocab_size=300, pattern=r"\S+|\s+", backend="reference", progress=False)
+        fb.train(["ab ab"], vocab_size=300, pattern=r"\S+|\s+", backend="python", progress=False)
     assert isinstance(info.value, MemoryError) and "vocab_size" in str(info.value)
-    monkeypatch.setattr(functionalbpe.training, "count_pieces", no_memory)
-    monkeypatch.setattr(functionalbpe.training, "count_pieces_flat", no_memory)
+    monkeypatch.setattr(functionalbpe.training, "count", no_memory)
     with pytest.raises(OutOfMemoryError, match="out of memory while counting the corpus.*max_chars"):
         fb.train(["ab ab"], vocab_size=300, progress=False)
 

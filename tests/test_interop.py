@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 
 import functionalbpe as fb
-from functionalbpe.core._native import native
+from functionalbpe.core._native import NATIVE
 from functionalbpe.errors import FunctionalBPEError, TokenizerFileError
 from functionalbpe.peers.bytelevel import bytes_to_unicode
 from functionalbpe.peers.tiktoken import merges_from_ranks
@@ -28,7 +28,7 @@ LANGUAGES = ["nl/en.txt", "nl/de.txt", "nl/ru.txt", "nl/ja.txt", "nl/zh-CN.txt",
 def tok(request) -> fb.Tokenizer:
     # With the fast trainer a real-sized vocabulary costs nothing; the reference trainer
     # (pure-Python runs) gets a smaller one.
-    size, merges = (300_000, 2000) if native("_trainer") else (60_000, 400)
+    size, merges = (300_000, 2000) if NATIVE.trainer else (60_000, 400)
     docs = stdlib_text(size) + [MULTILINGUAL * 5]
     return fb.train(docs, vocab_size=256 + merges + 2, pattern=request.param, special_tokens=SPECIALS, progress=False)
 
@@ -257,7 +257,7 @@ def test_a_large_multilingual_vocabulary_everywhere(corpora, pattern, tmp_path):
     """32k ids trained on every language of the corpora: tiktoken and HF agree on all of it."""
     tiktoken = pytest.importorskip("tiktoken")
     tokenizers = pytest.importorskip("tokenizers")
-    if native("_trainer") is None:
+    if NATIVE.trainer is None:
         pytest.skip("needs the fast trainer")
     names = sorted(p.relative_to(corpora).as_posix() for p in corpora.glob("*/*.txt"))
     docs = [read_corpus(corpora / name, 200_000) for name in names]

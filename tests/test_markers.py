@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 from functionalbpe.schemes import markers as M
 from functionalbpe.core.alphabet import Alphabet
 from functionalbpe.errors import DecodeError, FunctionalBPEError
-from functionalbpe.schemes.markers import BOUNDARY, LITERAL, TITLE, UPPER, BoundaryMarkers, MarkersScheme, units
+from functionalbpe.schemes.markers import BOUNDARY, LITERAL, TITLE, UPPER, BoundaryMarkers, units
 from functionalbpe.text.patterns import pretokenize
-from functionalbpe.schemes.base import make_scheme
+from functionalbpe.schemes.registry import make_scheme
+from functionalbpe.text.counting import count
 
 from .conftest import read_corpus
 
@@ -112,7 +113,7 @@ def test_paper_table_plain():
 )
 def test_paper_table(name, expected):
     markers = PAPER[name]
-    assert markers.name == name
+    assert markers.variant == name and markers.name == "markers"
     assert show_all(markers, EXAMPLE) == expected
     assert markers.decode(markers.encode(EXAMPLE)) == EXAMPLE
 
@@ -316,7 +317,7 @@ def test_bad_options():
 
 def test_scheme_atoms_and_options():
     scheme = make_scheme("markers", punct=True, digits=True, case=True)
-    assert isinstance(scheme, MarkersScheme)
+    assert type(scheme) is BoundaryMarkers and scheme.variant == "[w,p,d,↑]"
     chars = [a.char for a in scheme.atoms]
     assert chars == sorted(chars)
     assert [a.glyph for a in scheme.atoms[-3:]] == ["¦", "↑", "⇑"]
@@ -347,7 +348,7 @@ def test_count_equals_split():
     for t in texts:
         for p in scheme.split(t):
             expected[p] = expected.get(p, 0) + 1
-    assert scheme.count(texts) == expected
+    assert scheme.transform(count(texts, scheme)).to_dict() == expected
 
 
 # -- real text --------------------------------------------------------------------------

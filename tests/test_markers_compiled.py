@@ -16,16 +16,18 @@ from hypothesis import strategies as st
 import functionalbpe as fb
 from functionalbpe.schemes import markerclasses as MC
 from functionalbpe.schemes import markers as M
-from functionalbpe.core._native import native
+from functionalbpe.checks import bpe_text
+from functionalbpe.core._native import NATIVE
 from functionalbpe.text.charclasses import _every_code_point
-from functionalbpe.schemes.markers import BoundaryMarkers, MarkersScheme
-from functionalbpe.training import count_corpus, train_from_counts
+from functionalbpe.schemes.markers import BoundaryMarkers
+from functionalbpe.text.counting import count
+from functionalbpe.training import train_from_counts
 
 from .conftest import read_corpus
 from .test_markers import ALL_OPTIONS, FRAGMENTS, any_text
 
-scanner = native("_scanner")
-encoder = native("_encoder")
+scanner = NATIVE.scanner
+encoder = NATIVE.encoder
 pytestmark = pytest.mark.skipif(scanner is None, reason="the compiled extension is not built")
 
 EVERY = _every_code_point()
@@ -171,22 +173,22 @@ def test_long_and_odd_pieces(text):
 @pytest.mark.parametrize("threads", [1, 2])
 @given(corpus=st.lists(texts, max_size=6), options=st.sampled_from(ALL_OPTIONS))
 def test_count_equals_the_reference(threads, corpus, options):
-    scheme = MarkersScheme(**options)
+    scheme = BoundaryMarkers(**options)
     expected: Counter = Counter()
     for text in corpus:
-        expected.update(scheme.markers.python_pieces(text))
-    counted = scheme.count(corpus, threads=threads)
+        expected.update(scheme.python_pieces(bpe_text(text)))  # counting reads a lone surrogate as U+FFFD
+    counted = count(corpus, scheme, threads=threads)
     assert list(counted.items()) == list(expected.items())  # the same order too
 
 
 def test_count_in_parallel_equals_the_reference():
     """Enough text for every thread to count part of it, tables merged in order."""
     corpus = ["".join(FRAGMENTS[(i * 7 + k) % len(FRAGMENTS)] + " " for k in range(40)) for i in range(4000)]
-    scheme = MarkersScheme(punct=True, digits=True, case=True)
+    scheme = BoundaryMarkers(punct=True, digits=True, case=True)
     expected: Counter = Counter()
     for text in corpus:
-        expected.update(scheme.markers.python_pieces(text))
-    assert list(scheme.count(corpus, threads=3).items()) == list(expected.items())
+        expected.update(scheme.python_pieces(text))
+    assert list(count(corpus, scheme, threads=3).items()) == list(expected.items())
 
 
 def test_counter_cuts_out_special_tokens():
@@ -213,14 +215,14 @@ def tok(request):
 
 @pytest.mark.skipif(encoder is None, reason="the compiled encoder is not built")
 def test_tokenizer_encodes_with_the_compiled_scheme(tok):
-    assert tok._encoder.scanner == tok.scheme.scanner
+    assert tok._encoder.scanner == "markers" + tok.scheme.variant
 
 
 @pytest.mark.skipif(encoder is None, reason="the compiled encoder is not built")
 @given(text=texts)
 def test_encoding_equals_encoding_the_reference_pieces(tok, text):
     text = text.encode("utf-8", "replace").decode("utf-8")  # encode() reads lone surrogates as U+FFFD
-    expected = tok._encoder.encode_pieces(tok.scheme.markers.python_pieces(text))
+    expected = tok._encoder.encode_pieces(tok.scheme.python_pieces(text))
     assert tok.encode_ordinary(text) == expected
     assert tok.encode_batch([text, text], num_threads=2) == [expected, expected]
     assert tok.count_tokens(text) == len(expected)
@@ -256,12 +258,12 @@ def test_merges_equal_those_from_the_reference_counts(corpora):
     counts give."""
     docs = [read_corpus(p, limit=30_000) for p in _corpus_files(corpora)[:6]]
     for options in (ALL_OPTIONS[0], ALL_OPTIONS[-1]):
-        scheme = MarkersScheme(**options)
+        scheme = BoundaryMarkers(**options)
         reference: Counter = Counter()
         for doc in docs:
-            reference.update(scheme.markers.python_pieces(doc))
-        compiled = count_corpus(docs, scheme)
-        assert compiled == dict(reference)
+            reference.update(scheme.python_pieces(doc))
+        compiled = count(docs, scheme)
+        assert compiled.to_dict() == dict(reference)
         tok = fb.train(docs, vocab_size=2000, scheme="markers", progress=False, **options)
         expected = train_from_counts(dict(reference), scheme, vocab_size=2000)
         assert tok.merges == expected.merges and tok.merge_counts == expected.merge_counts

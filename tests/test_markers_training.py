@@ -9,15 +9,15 @@ from hypothesis import strategies as st
 
 import functionalbpe as fb
 from functionalbpe.core import reference
-from functionalbpe.core._native import native
+from functionalbpe.core._native import NATIVE
 from functionalbpe.core.alphabet import ENDS_WITH_BOUNDARY, SHIFT, STARTS_WITH_BOUNDARY, Alphabet
 from functionalbpe.cli import main
 from functionalbpe.errors import DecodeError
-from functionalbpe.schemes.base import make_scheme
-from functionalbpe.training import count_corpus, symbol_counts
+from functionalbpe.schemes.registry import make_scheme
+from functionalbpe.core.trainer import heap_train
+from functionalbpe.text.counting import count
 
 from .conftest import read_corpus
-from .helpers import naive_train
 from .test_markers import ALL_OPTIONS, EXAMPLE, any_text
 
 CORPUS = [
@@ -98,16 +98,16 @@ def test_malformed_ids_are_a_clear_error():
 
 
 @pytest.mark.parametrize("policy", ["atomic", "prefix", "free"])
-def test_reference_equals_naive_on_marker_pieces(policy):
+def test_heap_trainer_equals_the_lesson_on_marker_pieces(policy):
     scheme = make_scheme("markers", punct=True, digits=True, case=True)
     alphabet = Alphabet(scheme.atoms)
-    pieces = symbol_counts(count_corpus(CORPUS, scheme), alphabet)
+    pieces = {alphabet.symbols(piece): n for piece, n in scheme.transform(count(CORPUS, scheme)).items()}
     args = (pieces, 150, alphabet.first_merge)
-    expected = naive_train(*args, flags=alphabet.base_flags(), merge_policy=policy)
-    assert reference.train_merges(*args, flags=alphabet.base_flags(), merge_policy=policy) == expected
+    expected = reference.train(*args, flags=alphabet.base_flags(), merge_policy=policy)
+    assert heap_train(*args, flags=alphabet.base_flags(), merge_policy=policy) == expected
 
 
-@pytest.mark.skipif(native("_trainer") is None, reason="the fast trainer is not built (or pure Python is forced)")
+@pytest.mark.skipif(NATIVE.trainer is None, reason="the fast trainer is not built (or pure Python is forced)")
 @pytest.mark.parametrize("options, policy", list(itertools.product(ALL_OPTIONS[::3], ["atomic", "prefix", "free"])))
 def test_fast_equals_reference(options, policy):
     fast = markers_tokenizer(vocab_size=None, merge_policy=policy, backend="fast", **options)
@@ -115,7 +115,7 @@ def test_fast_equals_reference(options, policy):
     assert fast.merges == slow.merges and fast.merge_counts == slow.merge_counts
 
 
-@pytest.mark.skipif(native("_trainer") is None, reason="the fast trainer is not built (or pure Python is forced)")
+@pytest.mark.skipif(NATIVE.trainer is None, reason="the fast trainer is not built (or pure Python is forced)")
 @given(corpus=st.lists(any_text, max_size=6))
 def test_fast_equals_reference_on_random_text(corpus):
     fast, slow = (

@@ -20,7 +20,7 @@ from functionalbpe.text import pattern_limits
 from functionalbpe.text import patterns
 from functionalbpe.errors import PatternError, TokenizerFileError
 from functionalbpe.fileformat import read_payload, write_payload
-from functionalbpe.schemes.base import make_scheme
+from functionalbpe.schemes.registry import make_scheme
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -1,3 +1,6 @@
+"""The lesson (core/reference.py) and the Python backend of the trainer (the incremental
+heap trainer of core/trainer.py): every rule on both, and the heap trainer equal to the
+lesson on hypothesis corpora, under every policy, frequency and token-length limit."""
 import os
 import random
 import subprocess
@@ -8,10 +11,15 @@ import pytest
 from hypothesis import given, strategies as st
 
 from functionalbpe.core.alphabet import BOUNDARY, OPERATOR, SHIFT, STARTS_WITH_BOUNDARY, ENDS_WITH_BOUNDARY, TEXT
-from functionalbpe.text.counting import count_pieces
-from functionalbpe.core.reference import encode_piece, get_stats, merge, ranks_from_merges, train_merges
+from functionalbpe.core import reference
+from functionalbpe.core.reference import encode_piece, get_stats, merge, ranks_from_merges
+from functionalbpe.core.trainer import heap_train
+from functionalbpe.training import count_pieces
 
-from .helpers import naive_train, stdlib_text, tiny_corpus
+from .helpers import stdlib_text, tiny_corpus
+
+# Both Python trainers: every rule below holds for the lesson and for the heap trainer.
+BOTH = pytest.mark.parametrize("train_merges", [reference.train, heap_train], ids=["lesson", "heap"])
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -20,34 +28,39 @@ def byte_pieces(texts, pattern="gpt4"):
     return {tuple(p.encode()): c for p, c in count_pieces(texts, pattern).items()}
 
 
-def test_known_answer_minbpe():
+@BOTH
+def test_known_answer_minbpe(train_merges):
     merges = train_merges({tuple(b"aaabdaaabac"): 1}, 3, 256)
     ranks = ranks_from_merges(merges, 256)
     assert encode_piece(list(b"aaabdaaabac"), ranks) == [258, 100, 258, 97, 99]
 
 
-def test_overlaps_count_every_window_but_merge_without_overlap():
-    assert get_stats([97, 97, 97]) == Counter({(97, 97): 2})
+@BOTH
+def test_overlaps_count_every_window_but_merge_without_overlap(train_merges):
+    assert get_stats([97, 97, 97]) == {(97, 97): 2}
     assert merge([97, 97, 97], (97, 97), 256) == [256, 97]
     assert merge([97, 97, 97, 97], (97, 97), 256) == [256, 256]
     # "aaa" x1: (a,a) counts 2, merges to "aa a"; then (aa, a) counts 1.
     assert train_merges({(97, 97, 97): 1}, None, 256) == [(97, 97, 2), (256, 97, 1)]
 
 
-def test_tie_goes_to_the_smallest_pair():
+@BOTH
+def test_tie_goes_to_the_smallest_pair(train_merges):
     # (98,99) and (97,98) both occur once; (97,98) is smaller.
     assert train_merges({(98, 99): 1, (97, 98): 1}, 1, 256) == [(97, 98, 1)]
     # Higher count beats a smaller pair.
     assert train_merges({(98, 99): 2, (97, 98): 1}, 1, 256) == [(98, 99, 2)]
 
 
-def test_min_frequency_stops_training():
+@BOTH
+def test_min_frequency_stops_training(train_merges):
     pieces = {(97, 98): 5, (99, 100): 2, (101, 102): 1}
     assert [m[2] for m in train_merges(pieces, None, 256, min_frequency=2)] == [5, 2]
     assert len(train_merges(pieces, None, 256, min_frequency=6)) == 0
 
 
-def test_counts_beyond_32_bits():
+@BOTH
+def test_counts_beyond_32_bits(train_merges):
     big = 3 * 2**40
     merges = train_merges({(97, 98): big, (98, 99): big - 1}, None, 256)
     assert merges[0] == (97, 98, big)
@@ -56,7 +69,7 @@ def test_counts_beyond_32_bits():
 @given(tiny_corpus, st.integers(1, 3), st.sampled_from([None, 5, 20]))
 def test_equals_the_literal_algorithm_on_overlapping_corpora(docs, min_frequency, num_merges):
     pieces = byte_pieces(docs, "gpt2")
-    assert train_merges(pieces, num_merges, 256, min_frequency=min_frequency) == naive_train(
+    assert heap_train(pieces, num_merges, 256, min_frequency=min_frequency) == reference.train(
         pieces, num_merges, 256, min_frequency=min_frequency
     )
 
@@ -73,16 +86,31 @@ FLAG_CHOICES = [TEXT, OPERATOR, BOUNDARY | STARTS_WITH_BOUNDARY | ENDS_WITH_BOUN
 def test_policies_equal_the_literal_algorithm(words, flags, policy, min_frequency):
     # Six synthetic symbols with random kinds stand for bytes and atoms.
     pieces = Counter(tuple(w) for w in words)
-    got = train_merges(pieces, None, 6, flags=flags, merge_policy=policy, min_frequency=min_frequency)
-    want = naive_train(pieces, None, 6, flags=flags, merge_policy=policy, min_frequency=min_frequency)
+    got = heap_train(pieces, None, 6, flags=flags, merge_policy=policy, min_frequency=min_frequency)
+    want = reference.train(pieces, None, 6, flags=flags, merge_policy=policy, min_frequency=min_frequency)
     assert got == want
+
+
+@given(
+    st.lists(st.lists(st.integers(0, 259), max_size=14), max_size=10),
+    st.integers(1, 9),
+)
+def test_the_token_length_limit_equals_the_literal_algorithm(words, max_token_bytes):
+    # Ids 256..259 are atoms, three bytes each in a text form: a pair of them makes 6.
+    pieces = Counter(tuple(w) for w in words)
+    got = heap_train(pieces, None, 260, max_token_bytes=max_token_bytes)
+    assert got == reference.train(pieces, None, 260, max_token_bytes=max_token_bytes)
+    lengths = [1] * 256 + [3] * 4
+    for a, b, _ in got:
+        lengths.append(lengths[a] + lengths[b])
+        assert lengths[-1] <= max_token_bytes
 
 
 def test_document_order_does_not_matter():
     docs = stdlib_text(200_000)
     shuffled = docs[:]
     random.Random(5).shuffle(shuffled)
-    assert train_merges(byte_pieces(docs), 300, 256) == train_merges(byte_pieces(shuffled), 300, 256)
+    assert heap_train(byte_pieces(docs), 300, 256) == heap_train(byte_pieces(shuffled), 300, 256)
 
 
 def test_hash_seed_does_not_matter():
@@ -108,7 +136,7 @@ def test_hash_seed_does_not_matter():
 @given(tiny_corpus, st.text(alphabet="aab ", max_size=40))
 def test_encoding_replays_training(docs, text):
     pieces = byte_pieces(docs, "gpt2")
-    merges = train_merges(pieces, None, 256)
+    merges = reference.train(pieces, None, 256)
     ranks = ranks_from_merges(merges, 256)
     # A training piece encodes to what training turned it into: rerun the merges literally.
     for piece in list(pieces)[:5]:
@@ -126,7 +154,7 @@ def test_equals_rustbpe_on_a_megabyte_of_real_text():
 
     docs = stdlib_text(1_100_000)
     vocab = 256 + 2000
-    ours = train_merges(byte_pieces(docs), vocab - 256, 256)
+    ours = heap_train(byte_pieces(docs), vocab - 256, 256)
     tok = rb.Tokenizer()
     tok.train_from_iterator(iter(docs), vocab_size=vocab, pattern=PATTERNS["gpt4"])
     theirs = sorted(tok.get_mergeable_ranks(), key=lambda item: item[1])

@@ -11,7 +11,7 @@ from functionalbpe.errors import CorpusError, FunctionalBPEError
 from functionalbpe.measure.measures import HIGHER, LOWER, RESULT_MEASURES, VOCABULARY_MEASURES
 from functionalbpe.measure.report import RESULT_KEYS, TOKENIZER_KEYS
 from functionalbpe.measure.tables import tables
-from functionalbpe.schemes.base import make_scheme
+from functionalbpe.schemes.registry import make_scheme
 
 # Ten words. With the merges a+b → 256 and ␣+ab → 257 and the GPT-2 pattern its pieces are
 #   "ab" → [256]          1 token

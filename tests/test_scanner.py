@@ -13,16 +13,29 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from functionalbpe.text import charclasses
-from functionalbpe.core._native import native
+from functionalbpe.core._native import NATIVE
 from functionalbpe.checks import bpe_text
-from functionalbpe.text.counting import count_pieces, count_segments
+from functionalbpe.core.piecetable import PieceTable
+from functionalbpe.schemes.plain import PlainScheme
+from functionalbpe.text.counting import count
 from functionalbpe.text.patterns import PATTERNS
+from functionalbpe.training import count_pieces
 
 from .conftest import read_corpus
 
-scanner = native("_scanner")
+scanner = NATIVE.scanner
 needs_scanner = pytest.mark.skipif(scanner is None, reason="compiled scanner not built, or FUNCTIONALBPE_PUREPYTHON=1")
 NAMES = sorted(PATTERNS)
+
+
+def counted(texts, name, threads=1):
+    """The C counter on texts exactly as they are (lone surrogates included)."""
+    counter = scanner.PieceCounter(name, threads=threads)
+    try:
+        counter.add_texts(texts)
+        return counter.result()
+    finally:
+        counter.close()
 
 # Text that hits every rule: each kind of white space (\s is Unicode White_Space: NBSP yes,
 # U+001C no, U+200B no), contractions in every case (and U+017F, which (?i) folds to s),
@@ -98,7 +111,7 @@ def test_pathological_megabyte(unit):
     # reads it once. Each input is counted once per pattern and checked against regex.
     text = unit * (1_000_000 // len(unit))
     for name in NAMES:
-        assert count_segments([text], name, threads=1) == dict(Counter(regex.findall(PATTERNS[name], text)))
+        assert counted([text], name) == dict(Counter(regex.findall(PATTERNS[name], text)))
 
 
 @needs_scanner
@@ -118,7 +131,7 @@ def test_corpora_whole(corpora):
         text = read_corpus(path)
         for name in NAMES:
             expected = Counter(regex.findall(PATTERNS[name], text))
-            assert count_segments([text], name) == dict(expected), (path.name, name)
+            assert count_pieces([text], name) == dict(expected), (path.name, name)
 
 
 # ---- the class table ----
@@ -171,20 +184,21 @@ docs_strategy = st.lists(parts_text, max_size=8)
 
 
 @given(docs_strategy, st.sampled_from(NAMES), st.integers(1, 5))
-def test_count_segments_equals_regex_counter_in_order(docs, name, threads):
+def test_count_equals_regex_counter_in_order(docs, name, threads):
+    # count reads a lone surrogate as U+FFFD, as training and encoding do.
     expected: Counter = Counter()
     for doc in docs:
-        expected.update(regex.findall(PATTERNS[name], doc))
-    got = count_segments(docs, name, threads=threads)
+        expected.update(regex.findall(PATTERNS[name], bpe_text(doc)))
+    got = count(docs, PlainScheme(name), threads=threads)
     assert list(got.items()) == list(expected.items())  # same counts, same first-seen order
+    assert len(got) == len(expected) and got.offsets[-1] == len(got.data)
 
 
 @given(docs_strategy, st.sampled_from(NAMES), st.integers(1, 4), st.sampled_from([(), ("<|endoftext|>",), ("<|e|>", "<|", "'s")]))
 def test_count_pieces_with_special_tokens(docs, name, threads, specials):
     from functionalbpe.text.patterns import split_special
 
-    # count_pieces reads a lone surrogate as U+FFFD (as training and encoding do);
-    # count_segments, above, counts the text exactly as it is.
+    # count_pieces reads a lone surrogate as U+FFFD (as training and encoding do).
     expected: Counter = Counter()
     for doc in docs:
         for segment, is_special in split_special(bpe_text(doc), specials):
@@ -199,9 +213,9 @@ def test_threads_do_not_change_the_result():
     from .helpers import stdlib_text
 
     docs = stdlib_text(3_000_000)
-    one = count_segments(docs, "gpt4", threads=1)
+    one = count(docs, PlainScheme("gpt4"), threads=1)
     for threads in (2, 3, 8, None):
-        assert list(count_segments(docs, "gpt4", threads=threads).items()) == list(one.items())
+        assert count(docs, PlainScheme("gpt4"), threads=threads) == one
 
 
 @needs_scanner
@@ -246,18 +260,15 @@ def test_non_str_document_is_a_clear_error():
 def test_surrogates_and_nul_are_counted_like_regex():
     text = "a\ud800b \x00\x00 \udfff's"
     for name in NAMES:
-        assert count_segments([text], name) == dict(Counter(regex.findall(PATTERNS[name], text)))
+        assert counted([text], name) == dict(Counter(regex.findall(PATTERNS[name], text)))
 
 
 @given(docs_strategy, st.sampled_from(NAMES), st.integers(1, 4))
 def test_flat_table_equals_the_dict(docs, name, threads):
-    from functionalbpe.text.counting import PieceTable, count_pieces_flat
-
-    table = count_pieces_flat(docs, name, threads=threads)
+    table = count(docs, PlainScheme(name), threads=threads)
     expected = count_pieces(docs, name, threads=1)
-    assert list(table.items()) == list(expected.items())
-    assert len(table) == len(expected) and table.offsets[-1] == len(table.data)
-    assert list(PieceTable.from_dict(expected).items()) == list(expected.items())
+    assert table.to_dict() == expected and list(table.items()) == list(expected.items())
+    assert PieceTable.from_dict(expected) == table
 
 
 @needs_scanner

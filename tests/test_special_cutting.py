@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 import functionalbpe as fb
 from functionalbpe.checks import bpe_text
 from functionalbpe.text import corpus as corpus_module
-from functionalbpe.core._native import native
+from functionalbpe.core._native import NATIVE
 from functionalbpe.text.corpus import Files, _cut_safely
-from functionalbpe.text.counting import count_pieces
+from functionalbpe.training import count_pieces
 from functionalbpe.text.patterns import PATTERNS, RegexCutter, special_cutter, split_special, trie_regex
 
-scanner = native("_scanner")
+scanner = NATIVE.scanner
 needs_scanner = pytest.mark.skipif(scanner is None, reason="the compiled scanner is not built")
 
 

@@ -13,15 +13,15 @@ from hypothesis import strategies as st
 
 import functionalbpe as fb
 from functionalbpe.text import cuts as chunking
-from functionalbpe.core._native import native
+from functionalbpe.core._native import NATIVE
 from functionalbpe.text.corpus import Files
-from functionalbpe.text.counting import count_pieces
+from functionalbpe.training import count_pieces
 from functionalbpe.errors import CorpusError
 from functionalbpe.text.patterns import PATTERNS
 
 from .test_scanner import NAMES, PARTS
 
-scanner = native("_scanner")
+scanner = NATIVE.scanner
 BOTH_PATHS = pytest.mark.parametrize("pure", [False, True], ids=["compiled", "pure-python"])
 
 # Text with many places to cut: lines, punctuation after letters, and everything else.
@@ -278,10 +278,9 @@ def test_bad_byte_in_jsonl_names_the_absolute_offset(tmp_path, monkeypatch, pure
 
 @pytest.mark.parametrize("pattern", ["gpt4", "o200k"])
 def test_train_with_flat_counts_equals_the_reference(tmp_path, pattern):
-    from functionalbpe.core import fast
     from .helpers import stdlib_text
 
-    if not fast.available():
+    if NATIVE.trainer is None:
         pytest.skip("the fast trainer is not built")
     text = "<|endoftext|>".join(stdlib_text(150_000))
     path = write(tmp_path / "s.txt", text.encode())

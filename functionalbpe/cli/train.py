@@ -15,7 +15,7 @@ from typing import Any, Dict, List
 from ..core._native import MAX_THREADS
 from ..errors import FunctionalBPEError
 from ..fileformat import check_output_path
-from ..schemes.base import SCHEMES
+from ..schemes.registry import SCHEMES
 from ..text.corpus import files
 from ..text.patterns import PATTERNS
 from ..training import BACKENDS, train

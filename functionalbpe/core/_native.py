@@ -1,17 +1,34 @@
-"""The compiled modules, when they are built and wanted.
+"""The native seam: which compiled parts are present, and the one place that names them.
 
-``native("_trainer")`` returns the module ``functionalbpe._trainer`` or ``None`` when it is
-not built or ``FUNCTIONALBPE_PUREPYTHON=1`` is set; callers then take the pure-Python path.
+The compiled core is optional. Each part has a *role* — the trainer's merge loop, the encoder,
+the scanner (pattern scanners, the boundary-marker pieces, counting, special-token cutting,
+safe cuts), the Functionalizer's describer — and :data:`NATIVE` answers, for each role, with
+the module that plays it or ``None``; callers then take the pure-Python path, which gives the
+same results::
 
-Every function that takes ``threads`` (or ``num_threads``) accepts ``None`` (all cores) or
-1 to :data:`MAX_THREADS`, on both paths, so that a call valid here is valid everywhere.
+    >>> from functionalbpe.core._native import NATIVE
+    >>> NATIVE.trainer is None or hasattr(NATIVE.trainer, "train_merges_utf8")
+    True
+
+``FUNCTIONALBPE_PUREPYTHON=1`` switches every role off. It is read on each question, not at
+import, so that a test (or a user) can switch the compiled core off in a running process.
+The modules are imported once, on first use.
+
+Only this file knows which module plays which role (:data:`ROLES`) and how each module
+names a scanner (:meth:`Native.scanner_for`, :meth:`Native.encoder_scanner`), so that
+renaming or merging the extension modules changes this file alone.
+
+Every function that takes ``threads`` accepts ``None`` (all cores) or 1 to
+:data:`MAX_THREADS`, on both paths, so that a call valid here is valid everywhere
+(:func:`thread_count`).
 """
 from __future__ import annotations
 
 import importlib
 import os
+from dataclasses import dataclass
 from types import ModuleType
-from typing import Dict, Optional
+from typing import Any, Dict, Optional, Sequence
 
 from ..checks import integer
 
@@ -19,43 +36,134 @@ from ..checks import integer
 # the piece counter holds threads squared tables, which an int stops counting past 46,340).
 MAX_THREADS = 1024
 
-_cache: Dict[str, Optional[ModuleType]] = {}
+# role -> the extension module (functionalbpe.<name>, built from csrc/<name>.pyx) that plays it.
+ROLES: Dict[str, str] = {
+    "trainer": "_trainer",
+    "encoder": "_encoder",
+    "scanner": "_scanner",
+    "describer": "_functional",
+}
+
+# The option bits of the compiled boundary-marker scheme (csrc/lib/markers.h) and the letter
+# each adds to the scheme's name in the paper ("[w,p,d,↑]").
+MARKERS_PUNCT, MARKERS_DIGITS, MARKERS_CASE = 1, 2, 4
+_MARKER_KINDS = ((MARKERS_PUNCT, "p"), (MARKERS_DIGITS, "d"), (MARKERS_CASE, "↑"))
 
 
-def thread_count(threads: object, cores: int, maximum: int = MAX_THREADS) -> int:
-    """``threads`` checked: an integer in 1..``maximum``; None means ``cores`` (all the
-    cores, at most ``maximum``). Anything else is a FunctionalBPEError (a ValueError). The compiled modules pass
-    their own limit as ``maximum`` (FBPE_MAX_THREADS, which a test compares with MAX_THREADS).
+def markers_variant(options: int) -> str:
+    """The paper's name of the boundary-marker variant with these option bits.
 
-    >>> thread_count(None, 8), thread_count(3, 8)
-    (8, 3)
+    >>> markers_variant(0), markers_variant(MARKERS_PUNCT | MARKERS_CASE)
+    ('[w]', '[w,p,↑]')
+    """
+    return "[" + ",".join(["w"] + [kind for bit, kind in _MARKER_KINDS if options & bit]) + "]"
+
+
+@dataclass(frozen=True)
+class Scanner:
+    """A compiled scanner a scheme may declare (see ``Scheme.compiled``): ``name`` is a
+    built-in pattern's name (``"gpt4"``), or ``"markers"`` with the boundary-marker option
+    bits in ``options``. It cuts text exactly as the scheme's ``raw_pieces`` does."""
+
+    name: str
+    options: int = 0
+
+
+class Native:
+    """Which compiled parts are present and wanted; one instance, :data:`NATIVE`."""
+
+    def __init__(self) -> None:
+        self._modules: Dict[str, Optional[ModuleType]] = {}
+
+    @staticmethod
+    def switched_off() -> bool:
+        """Is ``FUNCTIONALBPE_PUREPYTHON`` set (to anything but ``0``)?"""
+        return os.environ.get("FUNCTIONALBPE_PUREPYTHON", "") not in ("", "0")
+
+    def module(self, role: str) -> Optional[ModuleType]:
+        """The module that plays ``role`` (a key of :data:`ROLES`), or None."""
+        # switched_off(), inlined: pretokenize asks once per text.
+        if os.environ.get("FUNCTIONALBPE_PUREPYTHON", "") not in ("", "0"):
+            return None
+        if role not in self._modules:
+            try:
+                self._modules[role] = importlib.import_module(f"functionalbpe.{ROLES[role]}")
+            except ImportError:
+                self._modules[role] = None
+        return self._modules[role]
+
+    @property
+    def trainer(self) -> Optional[ModuleType]:
+        """The C merge loop (``csrc/_trainer.pyx``)."""
+        return self.module("trainer")
+
+    @property
+    def encoder(self) -> Optional[ModuleType]:
+        """The C merge table, its caches and the text encoder (``csrc/_encoder.pyx``)."""
+        return self.module("encoder")
+
+    @property
+    def scanner(self) -> Optional[ModuleType]:
+        """The C scanners, the piece counter and the special-token cutter (``csrc/_scanner.pyx``)."""
+        return self.module("scanner")
+
+    @property
+    def describer(self) -> Optional[ModuleType]:
+        """The Functionalizer's compiled description of pieces (``csrc/_functional.pyx``)."""
+        return self.module("describer")
+
+    def present(self) -> Dict[str, bool]:
+        """``{role: whether its module is present and wanted}``."""
+        return {role: self.module(role) is not None for role in ROLES}
+
+    # -- how each module names a scanner ------------------------------------------------
+
+    def scanner_for(self, scanner: Optional[Scanner]) -> Optional[ModuleType]:
+        """The scanner module if it cuts with ``scanner`` (counting, ``scan``), else None."""
+        if scanner is None:
+            return None
+        module = self.module("scanner")
+        if module is None:
+            return None
+        if scanner.name == "markers" or scanner.name in module.SCANNERS:
+            return module
+        return None
+
+    def piece_counter(self, scanner: Scanner, threads: Optional[int], special_tokens: Sequence[str] = ()) -> Any:
+        """A C piece counter that cuts with ``scanner`` (when :meth:`scanner_for` has it) on
+        ``threads`` threads (None: all cores), special tokens cut out in C."""
+        module = self.scanner
+        assert module is not None
+        if scanner.name == "markers":
+            return module.PieceCounter("markers", threads=threads, special_tokens=special_tokens,
+                                       markers=scanner.options)
+        return module.PieceCounter(scanner.name, threads=threads, special_tokens=special_tokens)
+
+    def encoder_scanner(self, scanner: Optional[Scanner]) -> Optional[str]:
+        """The encoder module's name for ``scanner`` (``"gpt4"``, ``"markers[w,p]"``), if
+        the encoder has it: then it cuts and encodes text without a Python object per piece."""
+        module = self.encoder
+        if module is None or scanner is None:
+            return None
+        name = "markers" + markers_variant(scanner.options) if scanner.name == "markers" else scanner.name
+        return name if name in module.SCANNERS else None
+
+
+NATIVE = Native()
+
+
+def thread_count(
+    threads: object, cores: Optional[int] = None, maximum: int = MAX_THREADS, name: str = "threads"
+) -> Optional[int]:
+    """``threads`` checked: an integer in 1..``maximum``, or None for all cores — then
+    ``cores`` (at most ``maximum``) when the caller knows how many there are, else None.
+    Anything else is a FunctionalBPEError (a ValueError) naming ``name``. The compiled
+    modules pass their own limit as ``maximum`` (FBPE_MAX_THREADS, which a test compares
+    with MAX_THREADS).
+
+    >>> thread_count(None, 8), thread_count(3, 8), thread_count(None), thread_count(4)
+    (8, 3, None, 4)
     """
     if threads is None:
-        return max(1, min(cores, maximum))
-    return integer(threads, "threads", 1, maximum)
-
-
-def pure_python() -> bool:
-    return os.environ.get("FUNCTIONALBPE_PUREPYTHON", "") not in ("", "0")
-
-
-def native(name: str) -> Optional[ModuleType]:
-    if pure_python():
-        return None
-    if name not in _cache:
-        try:
-            _cache[name] = importlib.import_module(f"functionalbpe.{name}")
-        except ImportError:
-            _cache[name] = None
-    return _cache[name]
-
-
-def check_threads(threads: object, name: str = "threads") -> Optional[int]:
-    """``threads`` as an int from 1 to MAX_THREADS, or None (all cores).
-
-    >>> check_threads(4), check_threads(None)
-    (4, None)
-    """
-    if threads is None:
-        return None
-    return integer(threads, name, 1, MAX_THREADS, " (or None: all cores)")
+        return None if cores is None else max(1, min(cores, maximum))
+    return integer(threads, name, 1, maximum, " (or None: all cores)")

@@ -115,6 +115,18 @@ def can_merge(policy: int, left: int, right: int) -> bool:
     return True
 
 
+def check_policy(merges: Sequence[Tuple[int, int]], flags: List[int], policy: int, name: str) -> None:
+    """Every merge is one that merge policy ``name`` (code ``policy``) allows: a file cannot
+    hold what training would never have made. ``flags``: those of the bytes and atoms."""
+    flags = list(flags)
+    for k, (a, b) in enumerate(merges):
+        if not can_merge(policy, flags[a], flags[b]):
+            raise FunctionalBPEError(
+                f"merges[{k}]: {excerpt((a, b))} joins tokens that merge policy {name!r} never merges"
+            )
+        flags.append(merged_flags(flags[a], flags[b]))
+
+
 def policy_code(policy: str) -> int:
     if policy not in POLICY_CODES:
         raise FunctionalBPEError(

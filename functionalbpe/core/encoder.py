@@ -16,10 +16,11 @@ Example::
 from __future__ import annotations
 
 from itertools import chain
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from ._native import native
+from ._native import NATIVE
 from .alphabet import Alphabet
+from .cache import BoundedCache
 from .reference import encode_piece, ranks_from_merges
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -33,9 +34,15 @@ CACHE_LIMIT = 1 << 18
 class Encoder:
     """Encode texts or text-form pieces into ids for one alphabet (thread-safe).
 
-    With a ``scheme``, :meth:`encode_text` cuts text into pieces too: with the C scanner
-    when the scheme is the plain one with a built-in pattern, or a scheme whose ``scanner``
-    the extension has (the boundary markers), else with ``scheme.split``.
+    With a ``scheme``, :meth:`encode_text` cuts text into pieces too, the way the scheme
+    declares it may be done (``Scheme.compiled()``), chosen once, here:
+
+    * a scheme whose raw pieces are its text form, with a compiled scanner (the plain scheme
+      with a built-in pattern, the boundary markers): text to ids in C;
+    * a scheme that writes each raw piece's text form on its own (the Functionalizer): the
+      ids of each raw piece are cached, so that a repeated word costs one lookup — in C when
+      a compiled scanner cuts the raw pieces, else in Python;
+    * otherwise ``scheme.split``, each piece encoded.
     """
 
     def __init__(
@@ -49,36 +56,30 @@ class Encoder:
         self.alphabet = alphabet
         self.scheme = scheme
         self._ranks: Optional[Dict[Tuple[int, int], int]] = None
-        self._cache: Dict[str, Tuple[int, ...]] = {}
+        self._cache: BoundedCache[str, Tuple[int, ...]] = BoundedCache(CACHE_LIMIT)
+        self._raw_cache: BoundedCache[str, Tuple[int, ...]] = BoundedCache(CACHE_LIMIT)
         self._output_ids = list(output_ids) if output_ids is not None else None
-        module = native("_encoder")
+        module = NATIVE.encoder
         self.native: Any = None
-        # The name of the C scanner that can stand in for scheme.split, if any.
-        self.scanner: Optional[str] = None
         if module is not None:
             atoms = [ord(a.char) for a in alphabet.atoms]
             self.native = module.BPE(atoms, alphabet.merges, alphabet.specials, output_ids)
-            if scheme is not None:
-                # The plain scheme's pattern, or a scheme's own compiled pieces (markers).
-                name = scheme.pattern_name if _splits_plainly(scheme) else getattr(scheme, "scanner", None)
-                if name in module.SCANNERS:
-                    self.scanner = name
-        # A scheme that writes each raw piece's text form on its own (the Functionalizer's
-        # piece_forms): the ids of each raw piece are cached, so that a repeated word costs
-        # one dictionary lookup instead of a description and a lookup per text-form piece.
-        self._piece_forms: Optional[Callable[[str], Tuple[str, ...]]] = (
-            getattr(scheme, "piece_forms", None) if self.scanner is None else None
-        )
-        self._raw_cache: Dict[str, Tuple[int, ...]] = {}
-        # ... and when its raw pieces are a built-in pattern's, the lookups happen in C.
+        # The C scanner's name for the scheme's text-form pieces (text to ids in C: the text
+        # as it is, so not for a scheme that normalizes), or for its raw pieces (ids cached
+        # per raw piece, in C, of the prepared text); None where Python cuts.
+        self.scanner: Optional[str] = None
         self._raw_scanner: Optional[str] = None
-        if (
-            self._piece_forms is not None
-            and module is not None
-            and scheme.pattern_name in module.SCANNERS  # type: ignore[union-attr]
-            and not scheme.joins_runs()  # type: ignore[union-attr]
-        ):
-            self._raw_scanner = scheme.pattern_name  # type: ignore[union-attr]
+        # Whether ids are cached per raw piece (the scheme's text form is not its raw pieces).
+        self._per_raw_piece = False
+        self._piece_forms = scheme.piece_forms if scheme is not None else None
+        if scheme is not None:
+            declared = scheme.compiled()
+            self._per_raw_piece = not declared.identity
+            name = NATIVE.encoder_scanner(declared.scanner) if self.native is not None else None
+            if declared.identity and scheme.normalize is None:
+                self.scanner = name
+            elif declared.scanner is not None and declared.scanner.name != "markers":
+                self._raw_scanner = name  # encode_cached takes a pattern's scanner
 
     @property
     def ranks(self) -> Dict[Tuple[int, int], int]:
@@ -94,9 +95,7 @@ class Encoder:
             ids = tuple(encode_piece(self.alphabet.symbols(piece), self.ranks))
             if self._output_ids is not None:
                 ids = tuple(self._output_ids[i] for i in ids)
-            if len(self._cache) >= CACHE_LIMIT:
-                self._cache.clear()
-            self._cache[piece] = ids
+            self._cache.put(piece, ids)
         return list(ids)
 
     def encode_pieces(self, pieces: Iterable[str]) -> List[int]:
@@ -116,29 +115,26 @@ class Encoder:
         """The ids of a text that holds no special token (needs a scheme)."""
         if self.scanner is not None:
             return self.native.encode_text(text, self.scanner)
-        assert self.scheme is not None
+        scheme = self.scheme
+        assert scheme is not None
         if self._raw_scanner is not None:
-            prepared = self.scheme.prepare(text)  # type: ignore[attr-defined]
-            return self.native.encode_cached(prepared, self._raw_scanner, self._piece_forms)
-        if self._piece_forms is not None:
-            return self._encode_raw_pieces(self.scheme.raw_pieces(text))  # type: ignore[attr-defined]
-        return self.encode_pieces(self.scheme.split(text))
+            return self.native.encode_cached(scheme.prepare(text), self._raw_scanner, self._piece_forms)
+        if self._per_raw_piece:
+            return self._encode_raw_pieces(scheme.raw_pieces(text))
+        return self.encode_pieces(scheme.split(text))
 
     def _encode_raw_pieces(self, pieces: List[str]) -> List[int]:
-        found = list(map(self._raw_cache.get, pieces))
+        found: List[Any] = list(map(self._raw_cache.get, pieces))
         if None in found:
             found = [self._raw_ids(p) if ids is None else ids for ids, p in zip(found, pieces)]
         return list(chain.from_iterable(found))
 
     def _raw_ids(self, piece: str) -> Tuple[int, ...]:
-        """The ids of one raw piece's text form, cached (as ``Functionalizer.piece_forms``)."""
-        cache = self._raw_cache
-        ids = cache.get(piece)
+        """The ids of one raw piece's text form, cached."""
+        ids = self._raw_cache.get(piece)
         if ids is None:
-            assert self._piece_forms is not None
-            if len(cache) >= CACHE_LIMIT:
-                cache.clear()
-            ids = cache[piece] = tuple(self.encode_pieces(self._piece_forms(piece)))
+            assert self.scheme is not None
+            ids = self._raw_cache.put(piece, tuple(self.encode_pieces(self.scheme.piece_forms(piece))))
         return ids
 
     def encode_texts(self, texts: List[str], threads: Optional[int] = None) -> List[List[int]]:
@@ -162,10 +158,3 @@ class Encoder:
         if not all(isinstance(i, int) and 0 <= i < size for i in ids):
             return None
         return b"".join([table[i] for i in ids])
-
-
-def _splits_plainly(scheme: "Scheme") -> bool:
-    """Are the scheme's pieces exactly its pattern's matches (what the scanner gives)?"""
-    from ..schemes.base import PlainScheme, Scheme
-
-    return isinstance(scheme, PlainScheme) and type(scheme).split is Scheme.split

@@ -79,5 +79,5 @@ class IdMap:
         return [table[i] if i < NUM_BYTES else (i if i < first else specials[i]) for i in ids]
 
 
-def _ints(values: List[object]) -> bool:
+def _ints(values: Sequence[object]) -> bool:
     return all(type(v) is int for v in values)

@@ -1,32 +1,30 @@
-"""The reference BPE trainer and encoder: pure Python, short, and exact.
+"""Byte-level BPE in a page: the lesson every faster path is tested against.
 
-This file is the definition that every faster path is tested against. Read it top to
-bottom to learn how byte-level BPE works.
+Read this file top to bottom to learn how BPE is trained and applied here. It follows
+minbpe (Karpathy): count the pairs with :func:`get_stats`, take the best, :func:`merge` it
+everywhere, repeat. Three rules make it this project's BPE rather than the textbook one,
+and every trainer here keeps them: the tie rule (:func:`best_pair_key`), the merge policy
+(which kinds of symbols may merge: :func:`functionalbpe.core.alphabet.can_merge`) and the
+longest token a tokenizer may hold (``max_token_bytes``, :mod:`functionalbpe.filecheck`).
 
-**Training.** Text is cut into pieces (see :mod:`functionalbpe.text.patterns`) and each distinct
-piece is counted once. A piece is a sequence of symbols: at the start, its UTF-8 bytes
-(ids 0–255) and, with a scheme, its atoms (one id each). Then, again and again:
+It recounts every pair of every piece before every merge, which is slow on purpose: there is
+no bookkeeping to get wrong. The trainer that ``train()`` runs
+(:mod:`functionalbpe.core.trainer`: an incremental heap in Python, a C merge loop when it is
+built) gives exactly the same merges, and the tests check that it does.
 
-1. count every adjacent pair of symbols in every piece, weighted by the piece's count;
-2. take the pair with the highest count — on a tie, the smallest ``(left, right)``;
-3. give it the next free id and replace it in every piece, left to right, without overlap.
-
-Training stops when the vocabulary is full, when no pair is left, or when the best count
-falls below ``min_frequency``. Two rules keep pairs out of step 1: the merge policy (which
-kinds of symbols may merge, :func:`functionalbpe.core.alphabet.can_merge`) and the longest token
-a tokenizer may hold (``max_token_bytes``, :mod:`functionalbpe.filecheck`), so that what
-training makes a tokenizer file can hold.
+**Training.** Text is cut into pieces (see :mod:`functionalbpe.text.patterns`) and each
+distinct piece is counted once. A piece is a sequence of symbols: at the start, its UTF-8
+bytes (ids 0–255) and, with a scheme, its atoms (one id each). Then, again and again: count
+every adjacent pair, weighted by the piece's count; take the pair with the highest count —
+on a tie, the smallest ``(left, right)``; give it the next free id and replace it in every
+piece, left to right, without overlap. Training stops when the vocabulary is full, when no
+pair is left, or when the best count falls below ``min_frequency``.
 
 **Encoding** replays the merges on a new piece, lowest id (earliest merge) first.
 
-Two small helpers carry the idea, :func:`get_stats` and :func:`merge`. The trainer adds one
-piece of bookkeeping so that it can handle megabytes: instead of recounting every pair after
-each merge, it recounts only the pieces the merge touched, and keeps the candidates in a heap
-whose stale entries are skipped when they reach the top. Nothing else is clever.
-
 Known answer (minbpe's)::
 
-    >>> merges = train_merges({tuple(b"aaabdaaabac"): 1}, num_merges=3, first_id=256)
+    >>> merges = train({tuple(b"aaabdaaabac"): 1}, num_merges=3, first_id=256)
     >>> [(a, b) for a, b, count in merges]
     [(97, 97), (97, 98), (256, 257)]
     >>> encode_piece(list(b"aaabdaaabac"), ranks_from_merges(merges, 256))
@@ -34,28 +32,25 @@ Known answer (minbpe's)::
 """
 from __future__ import annotations
 
-import heapq
-from collections import Counter, defaultdict
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from .alphabet import TEXT, can_merge, merged_flags, policy_code
 from ..filecheck import ATOM_BYTES, MAX_TOKEN_BYTES
-from ..progress import Progress, ProgressSpec
+from .alphabet import TEXT, can_merge, merged_flags, policy_code
 
 Pair = Tuple[int, int]
 # One learned merge: the pair, and how often it occurred when it was chosen.
 Merge = Tuple[int, int, int]
 
 
-def get_stats(ids: Sequence[int], counts: Optional[Counter] = None, weight: int = 1) -> Counter:
+def get_stats(ids: Sequence[int], counts: Optional[Dict[Pair, int]] = None, weight: int = 1) -> Dict[Pair, int]:
     """Count adjacent pairs (every window, overlaps included), ``weight`` times each.
 
     >>> get_stats([1, 2, 3, 1, 2])
-    Counter({(1, 2): 2, (2, 3): 1, (3, 1): 1})
+    {(1, 2): 2, (2, 3): 1, (3, 1): 1}
     """
-    counts = Counter() if counts is None else counts
+    counts = {} if counts is None else counts
     for pair in zip(ids, ids[1:]):
-        counts[pair] += weight
+        counts[pair] = counts.get(pair, 0) + weight
     return counts
 
 
@@ -99,7 +94,19 @@ def check_options(
     return policy, flags
 
 
-def train_merges(
+def check_token_bytes(max_token_bytes: int) -> int:
+    if not 1 <= max_token_bytes <= MAX_TOKEN_BYTES:
+        raise ValueError(f"max_token_bytes must be in 1..{MAX_TOKEN_BYTES}, got {max_token_bytes}")
+    return max_token_bytes
+
+
+def symbol_lengths(first_id: int) -> List[int]:
+    """How many bytes each symbol below ``first_id`` stands for in a text form: a byte 1,
+    an atom 3 (its private-use character in UTF-8)."""
+    return [1 if i < 256 else ATOM_BYTES for i in range(first_id)]
+
+
+def train(
     pieces: Mapping[Sequence[int], int],
     num_merges: Optional[int],
     first_id: int,
@@ -107,93 +114,47 @@ def train_merges(
     flags: Optional[Sequence[int]] = None,
     merge_policy: str = "prefix",
     min_frequency: int = 1,
-    progress: ProgressSpec = False,
     max_token_bytes: int = MAX_TOKEN_BYTES,
 ) -> List[Merge]:
     """Learn up to ``num_merges`` merges (``None``: until no pair is left).
 
     ``pieces`` maps each distinct piece (a sequence of symbol ids below ``first_id``) to its
-    count. ``flags`` gives the kind flags of ids ``0 .. first_id-1`` (default: all text);
-    pairs that ``merge_policy`` forbids are never counted, so they never win, and neither
-    are pairs that would make a token longer than ``max_token_bytes`` (a byte counts 1, an
-    atom 3: its text form; at most the limit of :mod:`functionalbpe.filecheck`).
+    count. ``flags`` gives the kind flags of ids ``0 .. first_id-1`` (default: all text).
     Returns ``(left, right, count)`` per merge; merge ``k`` gets id ``first_id + k``.
     """
     policy, flags = check_options(first_id, flags, merge_policy, min_frequency)
-    if not 1 <= max_token_bytes <= MAX_TOKEN_BYTES:
-        raise ValueError(f"max_token_bytes must be in 1..{MAX_TOKEN_BYTES}, got {max_token_bytes}")
-    lengths = [1 if i < 256 else ATOM_BYTES for i in range(first_id)]
-
-    def mergeable(pair: Pair) -> bool:
-        return can_merge(policy, flags[pair[0]], flags[pair[1]]) and (
-            lengths[pair[0]] + lengths[pair[1]] <= max_token_bytes
-        )
-
-    # The distinct pieces, each stored once with its count.
-    words: List[List[int]] = []
-    weights: List[int] = []
-    for symbols, count in pieces.items():
-        if count > 0 and len(symbols) >= 2:
-            words.append(list(symbols))
-            weights.append(int(count))
-
-    # stats[pair]: weighted count of the pair over all pieces.
-    # where[pair]: pieces that contained the pair when it was counted (a superset is fine).
-    stats: Counter = Counter()
-    where: Dict[Pair, Set[int]] = defaultdict(set)
-
-    def add_pairs(i: int, sign: int) -> List[Pair]:
-        """Add (sign=+1) or take out (sign=-1) the pairs of piece i; return them."""
-        word, weight = words[i], weights[i] * sign
-        pairs = [pair for pair in zip(word, word[1:]) if mergeable(pair)]
-        for pair in pairs:
-            stats[pair] += weight
-            if sign > 0:
-                where[pair].add(i)
-        return pairs
-
-    for i in range(len(words)):
-        add_pairs(i, +1)
-
-    # Candidates as (-count, left, right): heapq pops the smallest key, which is the rule of
-    # best_pair_key. An entry whose count is no longer the pair's count is stale; skip it.
-    heap = [best_pair_key(pair, count) for pair, count in stats.items()]
-    heapq.heapify(heap)
-
+    max_token_bytes = check_token_bytes(max_token_bytes)
+    # lengths[id]: the bytes the symbol stands for, so that no token outgrows the limit.
+    lengths = symbol_lengths(first_id)
+    # The distinct pieces as lists of ids, each with its count (a piece of count 0 is not there).
+    words = {tuple(piece): count for piece, count in pieces.items() if count > 0}
     merges: List[Merge] = []
-    bar = Progress(progress, "merging", total=num_merges)
     while num_merges is None or len(merges) < num_merges:
-        best: Optional[Tuple[Pair, int]] = None
-        while heap:
-            neg_count, a, b = heapq.heappop(heap)
-            if stats.get((a, b), 0) == -neg_count and -neg_count > 0:
-                best = ((a, b), -neg_count)
-                break
-        if best is None:
+        # 1. Count every adjacent pair of every piece, weighted by how often the piece occurs.
+        stats: Dict[Pair, int] = {}
+        for word, count in words.items():
+            get_stats(word, stats, count)
+        # 2. Keep the pairs that may merge: the policy allows their kinds, and the token they
+        #    would make is not too long.
+        stats = {
+            pair: count for pair, count in stats.items()
+            if can_merge(policy, flags[pair[0]], flags[pair[1]])
+            and lengths[pair[0]] + lengths[pair[1]] <= max_token_bytes
+        }
+        if not stats:
             break  # no pair left
-        pair, count = best
-        if count < min_frequency:
-            break
+        # 3. Take the best pair: the highest count, and on a tie the smallest (left, right).
+        pair = min(stats, key=lambda p: best_pair_key(p, stats[p]))
+        if stats[pair] < min_frequency:
+            break  # the best pair is too rare to learn
+        # 4. Give it the next id; the new symbol has the kinds and the length of its parts.
         new_id = first_id + len(merges)
-        merges.append((pair[0], pair[1], count))
+        merges.append((pair[0], pair[1], stats[pair]))
         flags.append(merged_flags(flags[pair[0]], flags[pair[1]]))
         lengths.append(lengths[pair[0]] + lengths[pair[1]])
-
-        # Rewrite every piece that holds the pair: take its pairs out, merge, put them back.
-        touched: Set[Pair] = set()
-        for i in sorted(where.pop(pair, ())):
-            touched.update(add_pairs(i, -1))
-            words[i] = merge(words[i], pair, new_id)
-            touched.update(add_pairs(i, +1))
-        for p in touched:
-            c = stats.get(p, 0)
-            if c > 0:
-                heapq.heappush(heap, best_pair_key(p, c))
-            else:
-                stats.pop(p, None)
-        stats.pop(pair, None)
-        bar.update(len(merges), f"best count {count}")
-    bar.close()
+        # 5. Replace the pair in every piece. Distinct pieces stay distinct: the new id
+        #    spells back into the pair, so merging loses nothing.
+        words = {tuple(merge(word, pair, new_id)): count for word, count in words.items()}
     return merges
 
 
@@ -213,8 +174,9 @@ def encode_piece(symbols: Sequence[int], ranks: Mapping[Pair, int]) -> List[int]
     """
     ids = list(symbols)
     while len(ids) >= 2:
+        # The adjacent pair that was merged earliest in training (pairs never merged rank last).
         pair = min(zip(ids, ids[1:]), key=lambda p: ranks.get(p, float("inf")))
         if pair not in ranks:
-            break
+            break  # no pair of this piece was ever merged: it is encoded
         ids = merge(ids, pair, ranks[pair])
     return ids

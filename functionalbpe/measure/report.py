@@ -45,7 +45,8 @@ from ..text.chunks import CHUNK_CHARS, source_bytes, text_chunks
 from ..errors import CorpusError, FunctionalBPEError
 from ..fileformat import atomic_write_text
 from ..progress import Progress, ProgressSpec
-from ..schemes.base import Scheme, make_scheme
+from ..schemes.base import Scheme
+from ..schemes.registry import make_scheme
 from ..tokenizer import Tokenizer
 from ..training import train_from_counts
 

@@ -25,7 +25,7 @@ import os
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
-from ..core._native import native
+from ..core._native import NATIVE
 from ..core.alphabet import NUM_BYTES
 from ..errors import FunctionalBPEError, TokenizerFileError
 from ..filecheck import MAX_TOKEN_BYTES, MAX_TOTAL_TOKEN_BYTES, MAX_VOCAB_SIZE, excerpt
@@ -213,7 +213,7 @@ def merges_from_ranks(ranks: Dict[bytes, int], origin: str = "the ranks") -> Tup
 
 def _splits(ranks: Dict[bytes, int], byte_ids: List[int], longer: List[Tuple[int, bytes]]) -> List[Tuple[int, int]]:
     """(number of parts, end of the first) for each longer token, in C when it is built."""
-    module = native("_encoder")
+    module = NATIVE.encoder
     if module is None:
         out = []
         for rank, token in longer:
@@ -250,7 +250,7 @@ class TiktokenTokenizer(ReportTokenizer):
                 f"{path}: a .tiktoken rank file holds no pre-tokenization pattern; give one "
                 "(CLI: --pattern gpt4 for cl100k, o200k for o200k, or a regex)"
             )
-        _, regex = resolve_pattern(pattern)
+        regex = resolve_pattern(pattern).regex
         ranks = read_ranks(path)
         try:
             made = tiktoken.Encoding(Path(path).stem, pat_str=regex, mergeable_ranks=ranks, special_tokens={})

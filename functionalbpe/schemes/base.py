@@ -1,94 +1,146 @@
-"""Schemes: how text becomes the pieces BPE sees, and how those come back to text.
+"""The Scheme contract: how text becomes the pieces BPE sees, and how they come back.
 
-A scheme owns the pre-tokenization pattern and may transform each piece into a *text form*
-that contains atoms (private-use characters, see :mod:`functionalbpe.core.alphabet`). The plain
-scheme is the identity: pieces are the pattern's matches. The Functionalizer
-(:mod:`functionalbpe.schemes.functional`) and the boundary markers (:mod:`functionalbpe.schemes.markers`)
-rewrite pieces and must be exactly invertible through :meth:`Scheme.decode`.
+A scheme owns the pre-tokenization pattern and may rewrite each piece into a *text form*
+that contains atoms (private-use characters, see :mod:`functionalbpe.core.alphabet` and
+:mod:`functionalbpe.schemes.textform`). Three schemes exist: the plain one
+(:mod:`functionalbpe.schemes.plain`), whose pieces are the pattern's matches as they are; the
+Functionalizer (:mod:`functionalbpe.schemes.functional`); the boundary markers
+(:mod:`functionalbpe.schemes.markers`). docs/design.md, "Adding a scheme", walks through the
+hooks below for a newcomer.
 
-What every scheme provides:
+**Meaning** — what a scheme must say (the abstract methods), and what follows from it:
 
-* ``atoms`` — its atomic symbols in code-point order (ids follow the 256 bytes);
-* ``split(text)`` — the text-form pieces of a text that holds no special tokens;
-* ``count(segments)`` — the same pieces counted over many texts (what training needs);
-  a scheme may make this much cheaper than splitting every text, e.g. by transforming each
-  distinct raw piece once;
-* ``counts_flat()`` and ``describe_table(table)`` — where ``count`` is each distinct raw
-  piece transformed on its own, the fast trainer's path: raw pieces counted flat in C, then
-  transformed table to table;
-* optionally ``raw_pieces(text)``, ``piece_forms(piece)`` and ``joins_runs()`` — where
-  ``split(text)`` is ``piece_forms`` of each raw piece in turn (the Functionalizer): the
-  encoder then caches ids per raw piece, in C when the raw pieces are a built-in pattern's
-  and no runs of pieces are joined;
-* ``decode(text_form, errors)`` — the original text; ``decode(''.join(split(t))) == t``;
-  a text form that no encoding writes raises with ``errors="strict"`` (a
-  :class:`~functionalbpe.errors.DecodeError`), gives U+FFFD with ``"replace"`` and is
-  dropped with ``"ignore"``;
-* ``decodable_prefix(text_form)`` — for streaming: how much of a text form that is still
-  growing can be decoded now (see :meth:`Scheme.decodable_prefix`);
-* ``show(piece)`` — a piece with atoms as readable glyphs, for ``Tokenizer.pieces``;
-* ``options()`` — what the tokenizer file stores to rebuild it with :func:`make_scheme`.
+* ``name``, ``atoms`` (code-point order; their ids follow the 256 bytes), ``pattern`` (a
+  :class:`~functionalbpe.text.patterns.Pattern`), ``normalize`` and ``options()`` (what the
+  tokenizer file stores to rebuild the scheme with ``make_scheme``);
+* ``prepare(text)`` — the text that is actually tokenized (normalized, if asked);
+* ``raw_pieces(text)`` — what counting counts: the pieces of ``prepare(text)`` before the
+  transform (the plain scheme's are the pattern's matches);
+* ``piece_forms(piece)`` — the text-form pieces of one raw piece (the identity by default);
+* ``split(text) == [f for p in raw_pieces(text) for f in piece_forms(p)]`` — the text-form
+  pieces of a text that holds no special token, what the encoder merges within;
+* ``transform(table)`` — the counted raw pieces to the counted text-form pieces: each raw
+  piece's count goes to each of its forms, in order of first occurrence;
+* ``decode(text_form, errors)`` — the text back: ``decode("".join(split(t))) == prepare(t)``;
+  a text form that no encoding writes raises with ``errors="strict"``, gives U+FFFD with
+  ``"replace"`` and is dropped with ``"ignore"``;
+* ``decodable_prefix(text_form)`` — for streaming, how much of a growing text form decodes
+  for good;
+* ``show(piece)`` — a piece with its atoms as readable glyphs.
+
+**Declared compiled capabilities** — :meth:`Scheme.compiled` returns a :class:`Compiled`
+that says what the compiled core may do for this scheme; counting and the encoder read it,
+and nothing probes for methods.
 
 Example::
 
-    >>> make_scheme("plain", "gpt2").split("Hello world")
+    >>> from functionalbpe.schemes.plain import PlainScheme
+    >>> PlainScheme("gpt2").split("Hello world")
     ['Hello', ' world']
 """
 from __future__ import annotations
 
-import importlib
+import unicodedata
+from abc import ABC, abstractmethod
 from collections import Counter
-from typing import TYPE_CHECKING, Any, ClassVar, Dict, Iterable, List, Optional, Tuple
+from dataclasses import dataclass
+from itertools import chain
+from typing import Any, Callable, ClassVar, Dict, List, Literal, Optional, Sequence, Tuple, Union, cast
 
+from ..core._native import Scanner
 from ..core.alphabet import Atom
+from ..core.piecetable import PieceTable
 from ..errors import FunctionalBPEError
-from ..text.patterns import pretokenize, resolve_pattern
+from ..text.patterns import Pattern, resolve_pattern
 
-if TYPE_CHECKING:
-    from ..text.counting import PieceTable
+NORMAL_FORMS = ("NFC", "NFD", "NFKC", "NFKD")
+NormalForm = Literal["NFC", "NFD", "NFKC", "NFKD"]
 
 
-class Scheme:
-    """The plain scheme, and the base class of the others."""
+@dataclass(frozen=True)
+class Compiled:
+    """What the compiled core may do for a scheme; each field has one reader.
 
-    name: ClassVar[str] = "plain"
+    * ``scanner`` — a compiled scanner that cuts ``prepare(text)`` into exactly
+      ``raw_pieces(text)``. Counting then cuts and counts in C, and the encoder cuts in C.
+    * ``cuts_safely`` — the raw pieces of a text cut at a safe place
+      (:mod:`functionalbpe.text.cuts`) are those of its parts, so counting may read a file
+      in blocks rather than whole.
+    * ``identity`` — ``piece_forms`` is the identity: the raw pieces are the text-form
+      pieces, ``transform`` returns its table, and the encoder (with ``scanner``) goes from
+      text to ids in C. Otherwise the encoder caches the ids of each raw piece: a repeated
+      word costs one lookup (in C too, when ``scanner`` is a pattern's).
+    """
+
+    scanner: Optional[Scanner] = None
+    cuts_safely: bool = False
+    identity: bool = False
+
+
+class Scheme(ABC):
+    """The base of every scheme: the contract of the module docstring."""
+
+    name: ClassVar[str]
     default_pattern: ClassVar[str] = "gpt4"
-    atoms: Tuple[Atom, ...] = ()
+    atoms: ClassVar[Tuple[Atom, ...]] = ()
 
-    def __init__(self, pattern: Optional[str] = None) -> None:
+    def __init__(self, pattern: Union[str, Pattern, None] = None, normalize: Optional[str] = None) -> None:
         # None is the scheme's default; an empty pattern is an error (resolve_pattern).
-        self.pattern_name, self.pattern = resolve_pattern(self.default_pattern if pattern is None else pattern)
+        self.pattern: Pattern = resolve_pattern(self.default_pattern if pattern is None else pattern)
+        if normalize is not None and normalize not in NORMAL_FORMS:
+            raise FunctionalBPEError(
+                f"normalize must be None or one of {', '.join(NORMAL_FORMS)}, got {normalize!r}"
+            )
+        self.normalize: Optional[NormalForm] = cast(Optional[NormalForm], normalize)  # checked above
 
+    @property
+    def pattern_name(self) -> str:
+        """The pattern's name (a key of ``PATTERNS``, ``"custom"``, or the scheme's own)."""
+        return self.pattern.name
+
+    # -- what the compiled core may do ----------------------------------------------------
+
+    def compiled(self) -> Compiled:
+        """The compiled paths this scheme allows (none by default: everything in Python)."""
+        return Compiled()
+
+    # -- text -> pieces ---------------------------------------------------------------------
+
+    @abstractmethod
     def options(self) -> Dict[str, Any]:
         """Keyword options that rebuild this scheme (JSON-serializable)."""
-        return {}
+
+    def prepare(self, text: str) -> str:
+        """The text that is actually tokenized: ``text``, normalized if asked."""
+        return unicodedata.normalize(self.normalize, text) if self.normalize else text
+
+    @abstractmethod
+    def raw_pieces(self, text: str) -> List[str]:
+        """The pieces of ``prepare(text)`` that counting counts (before the transform)."""
+
+    def piece_forms(self, piece: str) -> Tuple[str, ...]:
+        """The text-form pieces of one raw piece."""
+        return (piece,)
 
     def split(self, text: str) -> List[str]:
-        return pretokenize(text, self.pattern)
+        """The text-form pieces of a text that holds no special token."""
+        return list(chain.from_iterable(map(self.piece_forms, self.raw_pieces(text))))
 
-    def count(self, segments: Iterable[str], *, threads: Optional[int] = None) -> Dict[str, int]:
-        counts: Counter = Counter()
-        for segment in segments:
-            counts.update(self.split(segment))
-        return dict(counts)
+    def encode(self, text: str) -> str:
+        """The text form of ``text``: its pieces, joined."""
+        return "".join(self.split(text))
 
-    def counts_flat(self) -> bool:
-        """Whether training may count the pattern's pieces laid out flat (no Python object
-        per distinct piece, see :class:`~functionalbpe.text.counting.PieceTable`) and pass them
-        through :meth:`describe_table`, instead of calling :meth:`count`: true when
-        ``count`` gives each distinct piece of the pattern its text form on its own.
-        """
-        return type(self).count is PlainScheme.count
+    def transform(self, table: PieceTable) -> PieceTable:
+        """The counted text-form pieces of counted raw pieces (see :func:`transform_table`)."""
+        return table if self.compiled().identity else transform_table(table, self.piece_forms)
 
-    def describe_table(self, table: "PieceTable") -> "PieceTable":
-        """The text-form pieces, counted, of the pattern's pieces counted flat (see
-        :meth:`counts_flat`). The plain scheme's are the pieces themselves."""
-        return table
+    # -- pieces -> text ---------------------------------------------------------------------
 
+    @abstractmethod
     def decode(self, text: str, errors: str = "strict") -> str:
         """The text of a text form (``errors``: what to do with what no encoding writes)."""
-        return text
 
+    @abstractmethod
     def decodable_prefix(self, text: str) -> int:
         """How many characters of a text form that may still grow can be decoded now.
 
@@ -103,13 +155,10 @@ class Scheme:
         yet: a case or shift code before its word is complete, a boundary marker that may
         pair with the next one, an operator waiting for its argument. Returning 0 is always
         correct (nothing is emitted until the end of the stream), just not incremental.
-
-        >>> make_scheme("plain").decodable_prefix("Hello")
-        5
         """
-        return len(text)
 
     def show(self, piece: str) -> str:
+        """``piece`` (or any token) with atoms as readable glyphs."""
         return piece
 
     def __repr__(self) -> str:
@@ -117,37 +166,16 @@ class Scheme:
         return f"<scheme {self.name} pattern={self.pattern_name}{', ' + opts if opts else ''}>"
 
 
-class PlainScheme(Scheme):
-    """Pieces are the pattern's matches, as they are."""
+def transform_table(table: PieceTable, forms_of: Callable[[str], Sequence[str]]) -> PieceTable:
+    """Give each raw piece's count to each of its text-form pieces ``forms_of(piece)``, in
+    order of first occurrence (as a loop over the pieces in order, adding the forms of each,
+    meets them). The pure-Python transform of every scheme.
 
-    def count(self, segments: Iterable[str], *, threads: Optional[int] = None) -> Dict[str, int]:
-        from ..text.counting import count_segments
-
-        return count_segments(segments, self.pattern, threads=threads)
-
-
-# name -> "module:class"; imported on first use so that a scheme's module loads only if used.
-SCHEMES: Dict[str, str] = {
-    "plain": "functionalbpe.schemes.base:PlainScheme",
-    "functional": "functionalbpe.schemes.functional:FunctionalScheme",
-    "markers": "functionalbpe.schemes.markers:MarkersScheme",
-}
-
-
-def scheme_class(name: str) -> type:
-    if name not in SCHEMES:
-        raise FunctionalBPEError(f"scheme must be one of {', '.join(SCHEMES)}, got {name!r}")
-    module, _, cls = SCHEMES[name].partition(":")
-    try:
-        return getattr(importlib.import_module(module), cls)
-    except (ImportError, AttributeError):
-        raise FunctionalBPEError(f"scheme {name!r} is not available in this version") from None
-
-
-def make_scheme(name: str = "plain", pattern: Optional[str] = None, **options: Any) -> Scheme:
-    """Build a scheme by name, with its pattern (None: the scheme's default) and options."""
-    cls = scheme_class(name)
-    try:
-        return cls(pattern=pattern, **options)
-    except TypeError as exc:
-        raise FunctionalBPEError(f"bad option for scheme {name!r}: {exc}") from None
+    >>> transform_table(PieceTable.from_dict({"ab": 2, "b": 1}), tuple).to_dict()
+    {'a': 2, 'b': 3}
+    """
+    out: Counter = Counter()
+    for piece, count in table.items():
+        for form in forms_of(piece):
+            out[form] += count
+    return PieceTable.from_dict(out)

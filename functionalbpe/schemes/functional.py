@@ -33,22 +33,21 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections import Counter
 from functools import lru_cache
-from itertools import chain, compress, islice, repeat
-from operator import add, and_, eq, gt, is_, mul, not_
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from itertools import chain, compress, islice
+from operator import eq
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import regex
 
-from ..core._native import native
+from ..core._native import NATIVE
 from ..core.alphabet import OPERATOR, Atom
+from ..core.cache import BoundedCache
+from ..core.piecetable import PieceTable
 from ..errors import DecodeError, FunctionalBPEError
-from ..text.patterns import pretokenize
-from .base import Scheme
-
-if TYPE_CHECKING:
-    from ..text.counting import PieceTable
+from ..text.patterns import Pattern, pretokenize
+from .base import Compiled, Scheme, transform_table
+from .textform import LITERAL, RESERVED, Literals, bad_part, check_errors, show_atoms
 
 # --- the code points --------------------------------------------------------------------
 
@@ -74,7 +73,9 @@ DIACRITIC_TABLE = (
 )
 REPEAT = "\ue200"
 MULTIREPEAT = "\ue201"
-LITERAL = "\ue2ff"  # this project's addition: a private-use character of the input
+# LITERAL (U+E2FF, textform.py) is this project's addition: a private-use character of the
+# input, written as LITERAL(hi, lo) with two arguments (the offset from U+E000 in base 256).
+LITERALS = Literals(base=256, digits=2)
 
 MARK_OF_OP: Dict[str, str] = {op: mark for op, _, mark in DIACRITIC_TABLE}
 OP_OF_MARK: Dict[str, str] = {mark: op for op, _, mark in DIACRITIC_TABLE}
@@ -109,15 +110,13 @@ PAPER_PROFILE: Dict[str, Any] = {
     "repeat": True,
     "split_operators": True,
 }
-NORMAL_FORMS = ("NFC", "NFD", "NFKC", "NFKD")
 
 _ARG = "[\ue000-\ue0ff]"
 _INSTRUCTION = f"(?:[\ue100-\ue10d]{_ARG}|\ue200{_ARG}{{2}}|\ue201{_ARG}{{3}})"
-_LITERAL = f"\ue2ff[\ue000-\ue00f]{_ARG}"  # hi 0..15: U+E000 + 256*hi + lo stays in U+E000..U+EFFF
+# hi 0..15: U+E000 + 256*hi + lo stays in U+E000..U+EFFF
+_LITERAL = LITERALS.regex
 # Classes of plain code points are matched with `re`, which is several times faster than
 # `regex` on short strings; only the Unicode properties need `regex`.
-_LITERAL_RE = re.compile(_LITERAL)
-_RESERVED_RE = re.compile("[\ue000-\uefff]")  # code points that are atoms in a text form
 # One match per unit of a text form: a group (instructions and the base run after them), a
 # LITERAL outside a group, or an atom that belongs to nothing (never written by the encoder).
 # A base run, written so that a long run of plain characters is one fast class loop.
@@ -127,7 +126,6 @@ _GROUP_RE = re.compile(f"({_INSTRUCTION}+)({_BASE})")
 _SHOW_RE = re.compile(f"{_INSTRUCTION}|{_LITERAL}|[\ue100-\uefff]{_ARG}*|{_ARG}")
 _CHAR_RUN_RE = re.compile(r"(.)\1{2,}", re.DOTALL)
 _RUN3_RE = re.compile(r"(.)\1\1", re.DOTALL)  # whether there is a run, not where it ends
-_ASCII_UPPER_RE = re.compile("[A-Z]")
 # Characters that may have a plan (see char_plan): a filter, so that a long piece costs one
 # regex scan; the plan itself is decided by unicodedata. A test checks that it misses none.
 _CASE_OR_ACCENT_RE = regex.compile(r"[\p{Uppercase}\p{Decomposition_Type=Canonical}]")
@@ -141,16 +139,14 @@ Instruction = Tuple[Any, ...]  # (operator, arg, ...)
 _ARGS = [chr(ARG0 + n) for n in range(MAX_ARG + 1)]
 # An ASCII piece's capitals as a string: "A" for a capital, "a" for anything else.
 _CASE_SHAPE = str.maketrans({chr(c): "A" if "A" <= chr(c) <= "Z" else "a" for c in range(128)})
-_capitals_by_shape: Dict[str, Tuple[str, ...]] = {}
+_capitals_by_shape: BoundedCache[str, Tuple[str, ...]] = BoundedCache(1 << 16)
 
 
 def _capitals_of_shape(shape: str) -> Tuple[str, ...]:
     """CAPITALIZE(pos) for each "A" of a case shape (see _CASE_SHAPE), written once per shape."""
     capitals = _capitals_by_shape.get(shape)
     if capitals is None:
-        if len(_capitals_by_shape) >= 1 << 16:
-            _capitals_by_shape.clear()
-        capitals = _capitals_by_shape[shape] = tuple(CAPITALIZE + _ARGS[pos] for pos, c in enumerate(shape) if c == "A")
+        capitals = _capitals_by_shape.put(shape, tuple(CAPITALIZE + _ARGS[pos] for pos, c in enumerate(shape) if c == "A"))
     return capitals
 
 
@@ -164,18 +160,7 @@ def escape(text: str) -> str:
     >>> escape("a\\ue123") == "a" + LITERAL + "\\ue001\\ue023"
     True
     """
-    if _RESERVED_RE.search(text) is None:
-        return text
-    return _RESERVED_RE.sub(lambda m: LITERAL + _ARGS[(ord(m.group()) - ARG0) >> 8] + _ARGS[ord(m.group()) & 0xFF], text)
-
-
-def _literal_char(m: "re.Match[str]") -> str:
-    literal = m.group()
-    return chr(ARG0 + ((ord(literal[1]) - ARG0) << 8) + ord(literal[2]) - ARG0)
-
-
-def _unescape(run: str) -> str:
-    return _LITERAL_RE.sub(_literal_char, run) if LITERAL in run else run
+    return LITERALS.escape(text)
 
 
 # --- reading instructions back ------------------------------------------------------------
@@ -343,7 +328,7 @@ def _parse_prefix(prefix: str) -> Tuple[Tuple[Instruction, ...], int]:
 
 # (prefix, the head of the base it looks at) -> that head decoded. Groups repeat a lot
 # (CAP 0 before a lower-case letter, REPEAT 0 4 before a space), so decoding is mostly lookups.
-_group_cache: Dict[Tuple[str, str], str] = {}
+_group_cache: BoundedCache[Tuple[str, str], str] = BoundedCache(1 << 16)
 _CACHED_HEAD = 64
 
 
@@ -358,9 +343,8 @@ def decode_text_form(text: str, errors: str = "strict") -> str:
     >>> decode_text_form("\\ue102\\ue001\\ue100\\ue000hello")
     'Héllo'
     """
-    if errors not in _BAD_PART:
-        raise FunctionalBPEError(f"errors must be 'strict', 'replace' or 'ignore', got {errors!r}")
-    if _RESERVED_RE.search(text) is None:
+    check_errors(errors)
+    if RESERVED.search(text) is None:
         return text
     return _decode(text, errors)
 
@@ -378,7 +362,7 @@ def decodable_prefix(text: str) -> int:
     >>> decodable_prefix("\ue100\ue000he"), decodable_prefix("\ue100\ue001h"), decodable_prefix("ab\ue100")
     (4, 0, 2)
     """
-    if _RESERVED_RE.search(text) is None:
+    if RESERVED.search(text) is None:
         return len(text)
     matches = list(_DECODE_RE.finditer(text))
     n, k = len(text), len(matches)
@@ -389,7 +373,7 @@ def decodable_prefix(text: str) -> int:
         n = matches[k].start()
     if k and matches[k - 1].group(1) is not None and matches[k - 1].end() == n:
         prefix, base = matches[k - 1].group(1), matches[k - 1].group(2)
-        chars = len(_unescape(base)) if LITERAL in base else len(base)
+        chars = len(LITERALS.unescape(base)) if LITERAL in base else len(base)
         # Held while its base is not all there, and while it has none: until a base character
         # arrives, more instructions join the group (even where they look at nothing, as a
         # MULTIREPEAT with its end at its start does).
@@ -398,22 +382,10 @@ def decodable_prefix(text: str) -> int:
     return n
 
 
-# What stands in for an atom or group that no encoder writes (strict: nothing, it raises).
-_BAD_PART = {"strict": "", "replace": "\ufffd", "ignore": ""}
-
-
 def _decode_or_none(text: str) -> Optional[str]:
     """The strict decoding of a text form, or None where it has none (the encoder's check)."""
     try:
         return _decode(text, "strict")
-    except FunctionalDecodeError:
-        return None
-
-
-def _group_or_none(prefix: str, base: str) -> Optional[str]:
-    """:func:`_decode_or_none` of ``prefix + base`` when that is known to be one group."""
-    try:
-        return _decode_group(prefix, base, "strict", 0)
     except FunctionalDecodeError:
         return None
 
@@ -430,14 +402,14 @@ def _decode(text: str, errors: str) -> str:
         if prefix is not None:
             return _decode_group(prefix, base, errors, m.start())
         if literal is not None:
-            return _literal_char(m)
+            return LITERALS.char(literal)
         if errors == "strict":
             raise FunctionalDecodeError(
                 f"at offset {m.start()} of the text form: U+{ord(m.group()):04X} starts no complete "
                 "instruction or LITERAL, so no Functionalizer encoding contains it; "
                 "decode with errors='replace' to get U+FFFD"
             )
-        return _BAD_PART[errors]
+        return bad_part(errors)
 
     return _DECODE_RE.sub(unit, text)
 
@@ -445,7 +417,7 @@ def _decode(text: str, errors: str) -> str:
 def _decode_group(prefix: str, base: str, errors: str, offset: int) -> str:
     """One group: its instructions applied to its base run (LITERALs still escaped)."""
     if LITERAL in base:
-        base = _unescape(base)
+        base = LITERALS.unescape(base)
     instructions, cut = _parse_prefix(prefix)
     key = (prefix, base[:cut])
     head = _group_cache.get(key)
@@ -459,12 +431,10 @@ def _decode_group(prefix: str, base: str, errors: str, offset: int) -> str:
                     f"at offset {at} of the text form, instruction {exc.index + 1} of its group: {exc}; "
                     "decode with errors='replace' to get U+FFFD"
                 ) from None
-            return _BAD_PART[errors] + base
+            return bad_part(errors) + base
         # Only small groups are kept, so that the cache stays small whatever is decoded.
         if len(head) <= _CACHED_HEAD and len(prefix) <= _CACHED_PREFIX:
-            if len(_group_cache) >= 1 << 16:
-                _group_cache.clear()
-            _group_cache[key] = head
+            _group_cache.put(key, head)
     return head + base[cut:]
 
 
@@ -652,7 +622,7 @@ class Functionalizer(Scheme):
     name = "functional"
     default_pattern = "functionalizer"
     atoms = ATOMS
-    # Bounds the encoder's per-piece cache; it is emptied when full.
+    # The text forms of raw pieces remembered (piece_forms); emptied when full.
     cache_size = 1 << 17
 
     def __init__(
@@ -662,22 +632,30 @@ class Functionalizer(Scheme):
         repeat: bool = True,
         split_operators: bool = True,
         normalize: Optional[str] = None,
-        pattern: Optional[str] = None,
+        pattern: Union[str, Pattern, None] = None,
     ) -> None:
-        super().__init__(pattern)
+        super().__init__(pattern, normalize)
         for option, value in (("case", case), ("diacritics", diacritics), ("repeat", repeat), ("split_operators", split_operators)):
             if not isinstance(value, bool):
                 raise FunctionalBPEError(f"the functional scheme's option {option} must be True or False, got {value!r}")
-        if normalize is not None and normalize not in NORMAL_FORMS:
-            raise FunctionalBPEError(
-                f"normalize must be None or one of {', '.join(NORMAL_FORMS)}, got {normalize!r}"
-            )
         self.case = case
         self.diacritics = diacritics
         self.repeat = repeat
         self.split_operators = split_operators
-        self.normalize = normalize
-        self._cache: Dict[str, Tuple[str, ...]] = {}
+        self._cache: BoundedCache[str, Tuple[str, ...]] = BoundedCache(self.cache_size)
+        # Runs of identical pieces are joined in Python (they need the neighbours), so the C
+        # scanner can stand in for raw_pieces only where there are none to join; and the
+        # safe cuts of text/cuts.py are proven for the pattern's pieces, not for runs of them
+        # nor for normalized text.
+        self._joins = joins = repeat and self.pattern.name != "functionalizer"
+        self._compiled = Compiled(
+            scanner=None if joins else self.pattern.scanner,
+            cuts_safely=not joins and normalize is None,
+            identity=False,
+        )
+
+    def compiled(self) -> Compiled:
+        return self._compiled
 
     @classmethod
     def paper(cls) -> "Functionalizer":
@@ -695,25 +673,21 @@ class Functionalizer(Scheme):
 
     # -- text → pieces --------------------------------------------------------------------
 
-    def prepare(self, text: str) -> str:
-        """The text that is actually encoded: ``text``, normalized if asked."""
-        return unicodedata.normalize(self.normalize, text) if self.normalize else text
-
     def raw_pieces(self, text: str) -> List[str]:
         """The pattern's pieces with runs of ≥ 3 identical pieces joined into one.
 
         >>> Functionalizer(pattern="gpt4").raw_pieces("111111111 ha ha ha")
         ['111111111', ' ha ha ha']
         """
-        pieces = pretokenize(self.prepare(text), self.pattern)
-        return self._join_runs(pieces) if self.joins_runs() else pieces
+        pieces = pretokenize(self.prepare(text) if self.normalize else text, self.pattern)
+        return self._join_runs(pieces) if self._joins else pieces
 
     def joins_runs(self) -> bool:
         """Whether runs of identical pieces can occur and are joined. The functionalizer
         split never yields two identical pieces in a row: each of its alternatives is a
         maximal run of one character class (docs/functional.md), so the piece after one
         starts with a character of another class."""
-        return self.repeat and self.pattern_name != "functionalizer"
+        return self._joins
 
     def _join_runs(self, pieces: List[str]) -> List[str]:
         """Join each run of k ≥ 3 identical pieces whose repetition can be written.
@@ -828,71 +802,39 @@ class Functionalizer(Scheme):
         >>> Functionalizer().piece_forms("Hello") == ("\\ue100\\ue000", "hello")
         True
         """
-        cache = self._cache
-        form = cache.get(piece)
+        form = self._cache.get(piece)
         if form is None:
             describer = self._describer()
             form = describer.describe(piece) if describer is not None else None
-            if len(cache) >= self.cache_size:
-                cache.clear()
-            form = cache[piece] = form or self.describe(piece)
+            form = self._cache.put(piece, form or self.describe(piece))
         return form
 
     def split(self, text: str) -> List[str]:
         pieces = self.raw_pieces(text)
-        forms = list(map(self._cache.get, pieces))
+        forms: List[Any] = list(map(self._cache.get, pieces))
         if None in forms:
             forms = [self.piece_forms(p) if f is None else f for f, p in zip(forms, pieces)]
         return list(chain.from_iterable(forms))
 
-    def encode(self, text: str) -> str:
-        """The text form of ``text``: its pieces joined.
+    def transform(self, table: PieceTable) -> PieceTable:
+        """Describe each distinct raw piece once and give its count to its text-form pieces:
+        in C without a Python object per piece (:meth:`_describer`, which leaves what it does
+        not handle to :meth:`describe`), else with :meth:`describe` itself. Both give the same
+        table, in the same order.
 
-        >>> Functionalizer().encode("######") == REPEAT + "\\ue000\\ue006#"
-        True
+        >>> Functionalizer().transform(PieceTable.from_dict({"Hello": 2, "hello": 1})).to_dict()
+        {'\\ue100\\ue000': 2, 'hello': 3}
         """
-        return "".join(self.split(text))
-
-    def count(self, segments: Iterable[str], *, threads: Optional[int] = None) -> Dict[str, int]:
-        """Count text-form pieces over many texts, describing each distinct piece once.
-
-        Raw pieces are counted first (with runs of identical pieces joined, which needs the
-        neighbours); only then is each distinct raw piece described, and its count given to
-        its text-form pieces.
-        """
-        if self.joins_runs():
-            counts: Counter = Counter()
-            for text in segments:
-                counts.update(self.raw_pieces(text))
-            raw: Dict[str, int] = dict(counts)
-        else:  # no runs to join: the plain counter serves
-            from ..text.counting import count_segments
-
-            if self.normalize:
-                segments = (self.prepare(s) for s in segments)
-            raw = count_segments(segments, self.pattern, threads=threads)
-        return self.describe_counts(raw)
-
-    def counts_flat(self) -> bool:
-        # What count() does, on raw pieces counted flat: with no normalization and no runs
-        # of pieces to join.
-        return self.normalize is None and not self.joins_runs()
-
-    def describe_table(self, table: "PieceTable") -> "PieceTable":
-        """:meth:`describe_counts` from table to table: the fast trainer's path, on which the
-        compiled describer makes no Python object per piece."""
-        from ..text.counting import PieceTable
-
         describer = self._describer()
         if describer is None:
-            return PieceTable.from_dict(self.describe_counts(table.to_dict()))
+            return transform_table(table, self.describe)
         return PieceTable(*describer.describe_flat(table.data, table.offsets, table.counts, self.describe))
 
     def _describer(self) -> Any:
         """The compiled :meth:`describe` (``csrc/_functional.pyx``) for this scheme's
         options, or None without the extension. It asks :func:`block_plans` for Unicode
         data, and leaves what it does not handle to :meth:`describe`."""
-        module = native("_functional")
+        module = NATIVE.describer
         if module is None:
             return None
         options = (self.case, self.diacritics, self.repeat, self.split_operators)
@@ -903,73 +845,6 @@ class Functionalizer(Scheme):
                 self.repeat, self.split_operators, lambda block: block_plans(block, case, diacritics)
             )
         return describer
-
-    def describe_counts(self, raw: Dict[str, int]) -> Dict[str, int]:
-        """Give each raw piece's count to its text-form pieces, in order of first occurrence
-        (as a loop over the pieces in order, adding the forms of each, meets them).
-
-        Compiled, each piece is described in C (:meth:`_describer`); in pure Python, by
-        :meth:`_forms_of`. Both give the same dict, in the same order.
-        """
-        describer = self._describer()
-        if describer is not None:
-            return describer.describe_dict(raw, self.describe)
-        forms_of = self._forms_of(list(raw))
-        out: Dict[str, int] = {}
-        get = out.get
-        for piece, count in raw.items():
-            forms = forms_of.get(piece)
-            if forms is None:
-                out[piece] = get(piece, 0) + count
-            else:
-                for form in forms:
-                    out[form] = get(form, 0) + count
-        return out
-
-    def _forms_of(self, pieces: List[str]) -> Dict[str, Tuple[str, ...]]:
-        """:meth:`describe` of many pieces, for those that are not their own text form.
-
-        Most distinct pieces need no instruction, and most others only capitals. They are
-        sorted out in bulk, with string methods mapped over all pieces at C speed (ASCII?
-        capitals? a run of 3? a repetition of a unit?); only the rest is described one by one.
-        """
-        # Per piece, at C speed: ASCII (so no accent, nothing to escape)? a run of 3? a
-        # repetition of its shortest period p (3p <= length)? any capital?
-        simple = list(map(str.isascii, pieces))
-        if self.repeat:
-            no_run = map(is_, map(_RUN3_RE.search, pieces), repeat(None))
-            periods = map(str.find, map(add, pieces, pieces), pieces, repeat(1))
-            not_whole = map(gt, map(mul, periods, repeat(3)), map(len, pieces))
-            simple = list(map(and_, simple, map(and_, no_run, not_whole)))
-        uncased = list(map(eq, map(str.lower, pieces), pieces)) if self.case else [True] * len(pieces)
-        forms_of = self._capitalized_forms(list(compress(pieces, map(gt, simple, uncased))))
-        for piece in compress(pieces, map(not_, simple)):
-            forms_of[piece] = self.describe(piece)
-        return forms_of
-
-    def _capitalized_forms(self, pieces: List[str]) -> Dict[str, Tuple[str, ...]]:
-        """:meth:`_ascii_capitals` for many pieces at once, each still checked by decoding."""
-        long = [p for p in pieces if len(p) > MAX_ARG + 1]  # past position 255: one by one
-        if long:
-            pieces = [p for p in pieces if len(p) <= MAX_ARG + 1]
-        lowered = list(map(str.lower, pieces))
-        shapes = map(str.rstrip, map(str.translate, pieces, repeat(_CASE_SHAPE)), repeat("a"))
-        # The instructions depend on the shape alone, so they are written once per shape.
-        capitals = list(map(_capitals_of_shape, shapes))
-        prefixes = list(map("".join, capitals))
-        # Each text form here is one group (instructions, then a base with no atom), so the
-        # check runs the decoder's step for a group on it directly.
-        exact = list(map(eq, map(_group_or_none, prefixes, lowered), pieces))
-        if not all(exact):
-            long += compress(pieces, map(not_, exact))  # _ascii_capitals leaves them whole
-            pieces, lowered, capitals, prefixes = (list(compress(x, exact)) for x in (pieces, lowered, capitals, prefixes))
-        if self.split_operators:
-            forms_of = {piece: (*caps, low) for piece, caps, low in zip(pieces, capitals, lowered)}
-        else:
-            forms_of = {piece: (prefix + low,) for piece, prefix, low in zip(pieces, prefixes, lowered)}
-        for piece in long:
-            forms_of[piece] = self._ascii_capitals(piece)
-        return forms_of
 
     # -- pieces → text --------------------------------------------------------------------
 
@@ -985,7 +860,7 @@ class Functionalizer(Scheme):
         >>> Functionalizer().show("\\ue102\\ue001\\ue100\\ue000hello")
         '⟨ACUTE 1⟩⟨CAP 0⟩hello'
         """
-        return _SHOW_RE.sub(_glyph, piece)
+        return show_atoms(piece, _SHOW_RE, _glyph)
 
 
 def _glyph(m: "regex.Match[str]") -> str:
@@ -998,5 +873,3 @@ def _glyph(m: "regex.Match[str]") -> str:
         return f"⟨LITERAL U+{ARG0 + (args[0] << 8) + args[1]:04X}⟩"
     return "⟨" + " ".join([name, *map(str, args)]) + "⟩"
 
-
-FunctionalScheme = Functionalizer

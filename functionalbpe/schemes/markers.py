@@ -45,25 +45,28 @@ private-use character of the input, and sixteen argument atoms cover all 4096.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import regex
 
-from ..core._native import check_threads, native
+from ..checks import plain_str
+from ..core._native import MARKERS_CASE, MARKERS_DIGITS, MARKERS_PUNCT, NATIVE, Scanner, markers_variant
 from ..core.alphabet import BOUNDARY as BOUNDARY_KIND
 from ..core.alphabet import OPERATOR, SHIFT, Atom
-from ..checks import plain_str
+from ..core.cache import BoundedCache
 from ..errors import DecodeError, FunctionalBPEError
-from .base import Scheme
+from ..text.patterns import Pattern
+from .base import Compiled, Scheme
+from .textform import LITERAL, RESERVED, Literals, atom_glyphs, bad_part, check_errors, show_atoms
 
 # -- atoms -----------------------------------------------------------------------------
 
 BOUNDARY = "\ue300"
 TITLE = "\ue301"
 UPPER = "\ue302"
-LITERAL = "\ue2ff"
 ARG_BASE = 0xE000
 LITERAL_DIGITS = 3  # base-16 arguments of LITERAL: enough for the 4096 code points E000..EFFF
+LITERALS = Literals(base=16, digits=LITERAL_DIGITS)
 
 ATOMS: Tuple[Atom, ...] = tuple(
     [Atom(chr(ARG_BASE + v), f"ARG {v}", OPERATOR, f"⟨{v:X}⟩") for v in range(16)]
@@ -142,6 +145,8 @@ def _units_pattern(letters: str) -> str:
 UNITS = _units_pattern(
     r"(?P<word>%s+)|(?P<spaceless>%s(?:%s|%s)*)" % (WORD_CHAR, SPACELESS_CHAR, SPACELESS_CHAR, INHERITED_MARK)
 )
+# The scheme's pattern, under its own name: it cuts units, not pieces (see units()).
+PATTERN = Pattern(UNITS, "markers")
 # The same cut for a text without SPACELESS_BLOCKS, where every letter is a word letter.
 UNITS_WITHOUT_SPACELESS = _units_pattern(r"(?P<word>[\p{L}\p{M}]+)")
 _MAYBE_SPACELESS = regex.compile(SPACELESS_BLOCKS)
@@ -165,8 +170,6 @@ _GROUP_KIND = {
     "emoji": OTHER, "spaceless": OTHER, "rest": OTHER,
 }
 
-# In the input: characters to escape; in a text form: atoms.
-_PRIVATE_USE = regex.compile("[\ue000-\uefff]")
 # Decoding, one alternative per thing an atom can start: a shifted word with the marker
 # before it (that marker and the opening one touch through the shift: a dropped space) and
 # its closing marker after it (left to pair with the next one), markers that no encoder
@@ -178,7 +181,7 @@ _DECODE = regex.compile(
     "|(?P<markers>\ue300{3,}|\ue300\ue300(?=[\ue301\ue302]))"
     "|(?P<pair>\ue300\ue300)"
     "|(?P<lone>\ue300)"
-    "|(?P<literal>\ue2ff[\ue000-\ue00f]{3})"
+    "|(?P<literal>" + LITERALS.regex + ")"
     "|(?P<bad>[\ue000-\uefff])"
 )
 
@@ -238,23 +241,7 @@ def escape_private_use(text: str) -> str:
     >>> [hex(ord(c)) for c in escape_private_use("\\ue300")]
     ['0xe2ff', '0xe003', '0xe000', '0xe000']
     """
-    if _PRIVATE_USE.search(text) is None:
-        return text
-    return _PRIVATE_USE.sub(_literal, text)
-
-
-def _literal(match: "regex.Match[str]") -> str:
-    offset = ord(match.group()) - 0xE000
-    return LITERAL + "".join(
-        chr(ARG_BASE + ((offset >> (4 * k)) & 15)) for k in range(LITERAL_DIGITS - 1, -1, -1)
-    )
-
-
-def _unliteral(form: str) -> str:
-    offset = 0
-    for arg in form[1:]:
-        offset = offset * 16 + (ord(arg) - ARG_BASE)
-    return chr(0xE000 + offset)
+    return LITERALS.escape(text)
 
 
 def case_code(word: str) -> Tuple[str, str]:
@@ -280,15 +267,31 @@ def _apply_case(code: str, word: str) -> str:
     return word[:1].upper() + word[1:] if code == TITLE else word.upper()
 
 
-class BoundaryMarkers:
-    """The boundary-marker transform: ``[w]`` by default; ``punct``, ``digits``, ``case``
-    give ``[w,p]``, ``[w,p,d]`` and the ``↑`` variants.
+class BoundaryMarkers(Scheme):
+    """The boundary-marker scheme (``scheme="markers"``): ``[w]`` by default; ``punct``,
+    ``digits``, ``case`` give ``[w,p]``, ``[w,p,d]`` and the ``↑`` variants.
 
-    >>> BoundaryMarkers().show(BoundaryMarkers().encode("the cat"))
-    '¦the¦¦cat¦'
+    It cuts text into its own units, so it takes no pattern. Its raw pieces are already its
+    text-form pieces (markers, shift codes and escapes written in): the transform is the
+    identity, and the compiled scanner cuts, counts and encodes them in C.
+
+    >>> m = BoundaryMarkers(punct=True, digits=True, case=True)
+    >>> [m.show(p) for p in m.split("Ash caught 3")], m.variant
+    (['↑¦ash¦', '¦caught¦', '¦3'], '[w,p,d,↑]')
     """
 
-    def __init__(self, punct: bool = False, digits: bool = False, case: bool = False) -> None:
+    name = "markers"
+    atoms = ATOMS
+
+    def __init__(
+        self, punct: bool = False, digits: bool = False, case: bool = False, pattern: Union[str, Pattern, None] = None
+    ) -> None:
+        if pattern not in (None, "markers", UNITS):
+            raise FunctionalBPEError(
+                "the markers scheme cuts text into its own units (word, digit, punct, space, "
+                f"other; see docs/markers.md) and takes no pattern, got pattern={pattern!r}"
+            )
+        super().__init__(PATTERN)
         for name, value in (("punct", punct), ("digits", digits), ("case", case)):
             if not isinstance(value, bool):
                 raise FunctionalBPEError(f"markers option {name} must be True or False, got {value!r}")
@@ -296,15 +299,24 @@ class BoundaryMarkers:
         self.digits = digits
         self.case = case
         # The options as the compiled scheme takes them (csrc/lib/markers.h).
-        self.bits = int(punct) | int(digits) << 1 | int(case) << 2
+        self.bits = MARKERS_PUNCT * punct | MARKERS_DIGITS * digits | MARKERS_CASE * case
         self._marked = frozenset([WORD] + [PUNCT] * punct + [DIGIT] * digits)
-        self._words: Dict[str, str] = {}  # word -> its marked form; words repeat a lot
+        # word -> its marked form; words repeat a lot.
+        self._words: BoundedCache[str, str] = BoundedCache(1 << 20)
+        self._compiled = Compiled(scanner=Scanner("markers", self.bits), cuts_safely=False, identity=True)
+
+    def compiled(self) -> Compiled:
+        return self._compiled
 
     @property
-    def name(self) -> str:
-        """The paper's name of the scheme, e.g. ``[w,p,d,↑]``."""
-        kinds = ["w"] + ["p"] * self.punct + ["d"] * self.digits + ["↑"] * self.case
-        return "[" + ",".join(kinds) + "]"
+    def variant(self) -> str:
+        """The paper's name of the variant, e.g. ``[w,p,d,↑]``."""
+        return markers_variant(self.bits)
+
+    def raw_pieces(self, text: str) -> List[str]:
+        return self.pieces(self.prepare(text))
+
+    split = raw_pieces
 
     def pieces(self, text: str) -> List[str]:
         """The text-form pieces of ``text``, one per unit (dropped spaces have none).
@@ -316,7 +328,7 @@ class BoundaryMarkers:
         >>> [BoundaryMarkers(punct=True).show(p) for p in BoundaryMarkers(punct=True).pieces("a, b")]
         ['¦a¦', ',¦', '¦b¦']
         """
-        scanner = native("_scanner")
+        scanner = NATIVE.scanner
         if scanner is not None:
             return scanner.markers_pieces(plain_str(text), self.bits)
         return self.python_pieces(text)
@@ -362,14 +374,8 @@ class BoundaryMarkers:
         form = self._words.get(word)
         if form is None:
             code, written = case_code(word) if self.case else ("", word)
-            form = code + BOUNDARY + written + BOUNDARY
-            if len(self._words) < 1 << 20:
-                self._words[word] = form
+            form = self._words.put(word, code + BOUNDARY + written + BOUNDARY)
         return form
-
-    def encode(self, text: str) -> str:
-        """The private-use text form of ``text``: its pieces, joined."""
-        return "".join(self.pieces(text))
 
     def decode(self, form: str, errors: str = "strict") -> str:
         """The text that ``form`` (from :meth:`encode`) stands for.
@@ -385,9 +391,8 @@ class BoundaryMarkers:
         >>> BoundaryMarkers().decode("\\ue300a\\ue300\\ue300b\\ue300")
         'a b'
         """
-        if errors not in ("strict", "replace", "ignore"):
-            raise FunctionalBPEError(f"errors must be 'strict', 'replace' or 'ignore', got {errors!r}")
-        if BOUNDARY * 3 not in form and _PRIVATE_USE.search(form.replace(BOUNDARY, "")) is None:
+        check_errors(errors)
+        if BOUNDARY * 3 not in form and RESERVED.search(form.replace(BOUNDARY, "")) is None:
             # Only markers, none three in a row: pairs are spaces and lone ones vanish,
             # exactly as _DECODE does.
             return form.replace(BOUNDARY + BOUNDARY, " ").replace(BOUNDARY, "")
@@ -400,6 +405,9 @@ class BoundaryMarkers:
         """
         return show(piece)
 
+    def decodable_prefix(self, text: str) -> int:
+        return decodable_prefix(text)
+
     def options(self) -> Dict[str, Any]:
         return {"punct": self.punct, "digits": self.digits, "case": self.case}
 
@@ -407,21 +415,19 @@ class BoundaryMarkers:
         return f"BoundaryMarkers(punct={self.punct}, digits={self.digits}, case={self.case})"
 
 
-_GLYPHS = {a.char: a.glyph for a in ATOMS}
-_SHOW = regex.compile("\ue2ff[\ue000-\ue00f]{3}|[\ue000-\uefff]")
+_GLYPHS = atom_glyphs(ATOMS)
+_SHOW = regex.compile(LITERALS.regex + "|[\ue000-\uefff]")
 
 
 def show(piece: str) -> str:
     """A text-form piece as a person reads it (atoms as glyphs)."""
-    if _PRIVATE_USE.search(piece) is None:
-        return piece
-    return _SHOW.sub(_show_atom, piece)
+    return show_atoms(piece, _SHOW, _show_atom)
 
 
 def _show_atom(match: "regex.Match[str]") -> str:
     atom = match.group()
     if len(atom) > 1:
-        return "⟨U+%04X⟩" % ord(_unliteral(atom))
+        return "⟨U+%04X⟩" % ord(LITERALS.char(atom))
     return _GLYPHS.get(atom, "⟨U+%04X?⟩" % ord(atom))
 
 
@@ -434,7 +440,7 @@ def _shifted(code: str, word: str) -> Optional[str]:
 
 
 def _decoder(errors: str) -> Callable[["regex.Match[str]"], str]:
-    bad_part = "\ufffd" if errors == "replace" else ""
+    bad = bad_part(errors)
 
     def replace(match: "regex.Match[str]") -> str:
         kind = match.lastgroup
@@ -451,13 +457,13 @@ def _decoder(errors: str) -> Callable[["regex.Match[str]"], str]:
                     "(a shifted word is lower case and comes back exactly); "
                     "decode with errors='replace' to get U+FFFD"
                 )
-            return space + bad_part + word
+            return space + bad + word
         if kind == "pair":
             return " "
         if kind == "lone":
             return ""
         if kind == "literal":
-            return _unliteral(match.group())
+            return LITERALS.char(match.group())
         if errors == "strict":
             what = (
                 f"{len(match.group())} markers in a row" if kind == "markers"
@@ -469,65 +475,6 @@ def _decoder(errors: str) -> Callable[["regex.Match[str]"], str]:
                 "and a marker, LITERAL by three arguments, and markers come alone or in touching "
                 "pairs); decode with errors='replace' to get U+FFFD"
             )
-        return bad_part
+        return bad
 
     return replace
-
-
-class MarkersScheme(Scheme):
-    """The boundary-marker scheme for training and encoding (``scheme="markers"``).
-
-    It cuts text into its own units, so it takes no pattern.
-
-    >>> s = MarkersScheme(punct=True, digits=True, case=True)
-    >>> [s.show(p) for p in s.split("Ash caught 3")]
-    ['↑¦ash¦', '¦caught¦', '¦3']
-    """
-
-    name = "markers"
-    atoms = ATOMS
-
-    def __init__(
-        self, pattern: Optional[str] = None, punct: bool = False, digits: bool = False, case: bool = False
-    ) -> None:
-        if pattern not in (None, "markers", UNITS):
-            raise FunctionalBPEError(
-                "the markers scheme cuts text into its own units (word, digit, punct, space, "
-                f"other; see docs/markers.md) and takes no pattern, got pattern={pattern!r}"
-            )
-        self.pattern_name, self.pattern = "markers", UNITS
-        self.markers = BoundaryMarkers(punct=punct, digits=digits, case=case)
-
-    def options(self) -> Dict[str, Any]:
-        return self.markers.options()
-
-    @property
-    def scanner(self) -> str:
-        """The compiled encoder's name for this scheme's pieces (``_encoder.SCANNERS``)."""
-        return "markers" + self.markers.name
-
-    def split(self, text: str) -> List[str]:
-        return self.markers.pieces(text)
-
-    def count(self, segments: Iterable[str], *, threads: Optional[int] = None) -> Dict[str, int]:
-        """The pieces of many texts, counted in C on ``threads`` threads (None: all cores)
-        when the extension is built: no Python string per piece, one per distinct piece."""
-        threads = check_threads(threads)
-        scanner = native("_scanner")
-        if scanner is None:
-            return super().count(segments)
-        counter = scanner.PieceCounter("markers", threads=threads, markers=self.markers.bits)
-        try:
-            counter.add_texts(segments)
-            return counter.result()
-        finally:
-            counter.close()
-
-    def decode(self, text: str, errors: str = "strict") -> str:
-        return self.markers.decode(text, errors=errors)
-
-    def decodable_prefix(self, text: str) -> int:
-        return decodable_prefix(text)
-
-    def show(self, piece: str) -> str:
-        return show(piece)

@@ -1,35 +1,47 @@
-"""Counting pieces: the first stage of training, and usually the slowest.
+"""Counting: a corpus becomes the table of a scheme's raw pieces, each with its count.
 
-BPE only needs each distinct piece once, with its count, so a corpus of any size becomes a
-table whose size is the number of distinct pieces.
+This is the first stage of training, and usually the slowest. :func:`count` is its one
+entry point: it reads the corpus (one text, an iterable of documents, or
+:func:`functionalbpe.files`), cuts special tokens out, cuts the rest into the scheme's *raw
+pieces* (``Scheme.raw_pieces``: what the scheme's transform then turns into text-form
+pieces) and counts each distinct piece, into a :class:`~functionalbpe.core.piecetable.PieceTable`.
 
-For the built-in patterns the compiled scanner does the work (``csrc/_scanner.pyx``): it
-cuts text exactly as ``regex`` does, counts into a C hash table on all cores and makes one
-Python string per distinct piece. A custom regex, or a build without the extension, takes
-the ``regex`` + ``Counter`` path below; both give the same dict, in the same order (first
-occurrence), whatever the number of threads.
+Whether C or Python does the work is decided once, from what the scheme declares
+(``Scheme.compiled()``): when it names a compiled scanner that is built, the C counter
+(``csrc/_scanner.pyx``) cuts and counts on all cores and hands the table over flat, with no
+Python object per piece; otherwise the scheme's ``raw_pieces`` cut each text and a
+``Counter`` counts. Both give the same table, in the same order (first occurrence),
+whatever the number of threads.
 
-:func:`count_pieces` reads text as training and encoding do: a lone surrogate is read as
-U+FFFD (:mod:`functionalbpe.checks`). It is what :func:`functionalbpe.train` counts.
+Text is read as training and encoding read it: a lone surrogate as U+FFFD
+(:mod:`functionalbpe.checks`); a scheme that normalizes (``Scheme.normalize``) sees each
+special-free part normalized, as encoding does.
 
 Example::
 
-    >>> count_pieces(["a a a", "a"], pattern="gpt2")
+    >>> from functionalbpe.schemes.plain import PlainScheme
+    >>> count(["a a a", "a"], PlainScheme("gpt2")).to_dict()
     {'a': 2, ' a': 2}
 """
 from __future__ import annotations
 
 import time
-from array import array
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, Dict, Iterable, Iterator, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Sequence, Union
 
-from ..core._native import check_threads
 from ..checks import bpe_text, bpe_utf8, plain_str
+from ..core._native import NATIVE, thread_count
+from ..core.piecetable import PieceTable
 from ..errors import FunctionalBPEError
-from .patterns import compile_pattern, find_pieces, iter_pieces, scanner_for, special_cutter
 from ..progress import Progress, ProgressSpec
+from .corpus import Files
+from .patterns import special_cutter
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..schemes.base import Scheme
+
+Corpus = Union[str, Iterable[str], Files]
 
 
 @dataclass
@@ -58,188 +70,138 @@ class CountReport:
         )
 
 
-def count_segments(segments: Iterable[str], pattern: str, *, threads: Optional[int] = None) -> Dict[str, int]:
-    """Count the pieces of texts that contain no special tokens, as the pattern cuts them
-    (lone surrogates included: the caller has read the text already).
-
-    ``threads``: worker threads for the compiled counter (None: all cores).
-    """
-    return _count(segments, pattern, threads, (), False, None, flat=False, as_read=True)
-
-
-def _count_with_regex(counts: Counter, text: str, pattern: str) -> None:
-    pieces = find_pieces(text, pattern)  # a custom pattern runs under its time limit
-    # Matches never overlap and come in order, so they tile the text exactly when their
-    # lengths add up to its length; otherwise find and name the lost character.
-    if sum(map(len, pieces)) != len(text):
-        for _ in iter_pieces(text, pattern):
-            pass
-    counts.update(pieces)
-    counts.pop("", None)
-
-
-def count_pieces(
-    corpus: Union[str, Iterable[str]],
-    pattern: str = "gpt4",
-    threads: Optional[int] = None,
+def count(
+    corpus: Corpus,
+    scheme: "Scheme",
     special_tokens: Sequence[str] = (),
-    *,
+    threads: Optional[int] = None,
     progress: ProgressSpec = False,
     report: Optional[Callable[[CountReport], None]] = None,
-) -> Dict[str, int]:
-    """Count the pieces of a corpus: one text, an iterable of documents, or
-    :func:`functionalbpe.files` (read in blocks: memory grows with the distinct pieces,
-    not with the corpus).
+) -> PieceTable:
+    """The raw pieces of ``scheme`` in ``corpus``, counted (memory grows with the distinct
+    pieces, not with the corpus).
 
     Special tokens are cut out first: they are never part of a piece. ``threads``: worker
     threads of the compiled counter (None: all cores). ``report``, if given, is called at
     the end with a :class:`CountReport`.
     """
-    return _count(corpus, pattern, threads, special_tokens, progress, report, flat=False)
-
-
-@dataclass
-class PieceTable:
-    """Counted pieces laid out flat: piece ``i`` is ``data[offsets[i]:offsets[i + 1]]``
-    (UTF-8) and occurs ``counts[i]`` times; ``offsets`` and ``counts`` are ``array('q')``.
-    Pieces are in order of first occurrence, as in :func:`count_pieces`'s dict.
-
-    This is the hand-off to the fast trainer (``fast.train_merges_utf8``): no Python object
-    per distinct piece, where the dict needs a str and an int for each.
-
-    >>> t = count_pieces_flat(["a a"], "gpt2")
-    >>> t.data, list(t.offsets), list(t.counts)
-    (b'a a', [0, 1, 3], [1, 1])
-    """
-
-    data: bytes
-    offsets: array
-    counts: array
-
-    def __len__(self) -> int:
-        return len(self.counts)
-
-    def items(self) -> Iterator[Tuple[str, int]]:
-        view, offsets = memoryview(self.data), self.offsets
-        for i, count in enumerate(self.counts):
-            yield bytes(view[offsets[i] : offsets[i + 1]]).decode("utf-8", "surrogatepass"), count
-
-    def to_dict(self) -> Dict[str, int]:
-        return dict(self.items())
-
-    @classmethod
-    def from_dict(cls, counts: Dict[str, int]) -> "PieceTable":
-        encoded = [piece.encode("utf-8", "surrogatepass") for piece in counts]
-        offsets = array("q", [0])
-        for piece in encoded:
-            offsets.append(offsets[-1] + len(piece))
-        return cls(b"".join(encoded), offsets, array("q", counts.values()))
-
-
-def count_pieces_flat(
-    corpus: Union[str, Iterable[str]],
-    pattern: str = "gpt4",
-    threads: Optional[int] = None,
-    special_tokens: Sequence[str] = (),
-    *,
-    progress: ProgressSpec = False,
-    report: Optional[Callable[[CountReport], None]] = None,
-) -> PieceTable:
-    """:func:`count_pieces`, returning a :class:`PieceTable` instead of a dict."""
-    return _count(corpus, pattern, threads, special_tokens, progress, report, flat=True)
-
-
-def _count(corpus, pattern, threads, special_tokens, progress, report, flat: bool, as_read: bool = False):
-    """``as_read``: count the texts exactly as they are, lone surrogates included."""
-    from .corpus import Files
-
-    threads = check_threads(threads)
+    threads = thread_count(threads)
     specials = tuple(special_tokens)
     if any(not isinstance(s, str) or not s for s in specials):
         raise FunctionalBPEError(f"a special token must be a non-empty str, got {specials!r}")
-    if isinstance(corpus, str):
-        units: Iterable[Union[str, bytes]] = [plain_str(corpus)]
-    elif isinstance(corpus, Files):
-        units = corpus.units(specials)
-    else:
-        units = _checked(corpus)
+    declared = scheme.compiled()
     stats = CountReport()
     start = time.perf_counter()
-    scanner, name = scanner_for(pattern)
+    units = _units(corpus, specials, whole_documents=not declared.cuts_safely)
+    counter = NATIVE.scanner_for(declared.scanner)
     with Progress(progress, "counting", unit=" MB") as bar:
-        if scanner is not None:
-            counts = _count_compiled(scanner, units, name, threads, specials, stats, bar, flat, as_read)
+        if counter is not None:
+            table = _count_compiled(scheme, units, specials, threads, stats, bar)
         else:
-            counts = _count_python(units, pattern, specials, stats, bar, as_read)
-            if flat:
-                counts = PieceTable.from_dict(counts)
+            table = _count_python(scheme, units, specials, stats, bar)
     if isinstance(corpus, Files):
         stats.documents, stats.chars = corpus.stats.documents, corpus.stats.chars
     stats.seconds = time.perf_counter() - start
     if report is not None:
         report(stats)
-    return counts
+    return table
 
 
-def _checked(documents: Iterable[str]) -> Iterable[str]:
+def _units(corpus: Corpus, specials: Sequence[str], whole_documents: bool) -> Iterable[Union[str, bytes]]:
+    """The corpus as texts (``str``) and blocks of valid UTF-8 (``bytes``, from text files,
+    cut where the pieces of every built-in pattern survive: :mod:`functionalbpe.text.cuts`).
+    ``whole_documents``: for a scheme whose raw pieces may not survive such a cut, each file
+    is one text."""
+    if isinstance(corpus, str):
+        return [plain_str(corpus)]
+    if isinstance(corpus, Files):
+        return iter(corpus) if whole_documents else corpus.units(specials)
+    return _checked(corpus)
+
+
+def _checked(documents: Iterable[str]) -> Iterator[str]:
     for doc in documents:
         if not isinstance(doc, str):
             raise FunctionalBPEError(
                 f"a document must be a str, got {type(doc).__name__}; for files use functionalbpe.files(...)"
             )
-        yield plain_str(doc)
+        yield doc  # a str subclass is read as its str where it is read (plain_str, bpe_text)
 
 
-def _count_compiled(scanner, units, name, threads, specials, stats: CountReport, bar: Progress, flat: bool,
-                    as_read: bool):
-    counter = scanner.PieceCounter(name, threads=threads, special_tokens=specials)
+def _count_compiled(scheme: "Scheme", units: Iterable[Union[str, bytes]], specials: Sequence[str],
+                    threads: Optional[int], stats: CountReport, bar: Progress) -> PieceTable:
+    """The C counter: it cuts special tokens out itself, unless the scheme normalizes (then
+    they are cut here first, since normalizing may change text across a token's edge, and
+    encoding cuts them before it normalizes)."""
+    normalize = scheme.normalize is not None
+    cutter = special_cutter(frozenset(specials)) if specials and normalize else None
+    scanner = scheme.compiled().scanner
+    assert scanner is not None  # count() comes here only for a declared scanner
+    counter = NATIVE.piece_counter(scanner, threads, () if normalize else specials)
     stats.backend = f"compiled, {counter.threads} threads"
     shown = time.perf_counter()
     try:
         for unit in units:
             if isinstance(unit, str):
-                if as_read or unit.isascii():
-                    counter.add_text(unit)
+                stats.documents += 1
+                stats.chars += len(unit)
+                if normalize:
+                    text = bpe_text(unit)
+                    for segment, is_special in cutter.split(text) if cutter else [(text, False)]:
+                        if not is_special:
+                            counter.add_text(scheme.prepare(segment))
+                elif unit.isascii():
+                    counter.add_text(plain_str(unit))
                 else:
                     # Encoded here rather than by the counter, so that a lone surrogate is
                     # read as U+FFFD on the way. The counter then checks the UTF-8 again:
                     # about 2% more instructions for counting non-ASCII text (callgrind,
                     # 1.8 M characters of six languages, one thread).
                     counter.add_bytes(bpe_utf8(unit))
-                stats.documents += 1
-                stats.chars += len(unit)
+            elif normalize:
+                counter.add_text(scheme.prepare(unit.decode("utf-8")))
             else:  # valid UTF-8 from a file: counted without ever being decoded
                 counter.add_bytes(unit)
             if time.perf_counter() - shown > 0.5:
                 shown = time.perf_counter()
                 held, memory = counter.stats()
                 bar.update(counter.bytes_counted // 1_000_000, f"{held:,} pieces held, {memory / 1e6:,.0f} MB")
-        counts = PieceTable(*counter.flat()) if flat else counter.result()
+        table = PieceTable(*counter.flat())
         stats.bytes = counter.bytes_counted
         stats.unique_pieces, stats.table_bytes = counter.stats()
-        return counts
+        return table
     finally:
         counter.close()
 
 
-def _count_python(units, pattern, specials, stats: CountReport, bar: Progress, as_read: bool):
-    compile_pattern(pattern)  # a bad pattern is an error even for an empty corpus
+def _count_python(scheme: "Scheme", units: Iterable[Union[str, bytes]], specials: Sequence[str],
+                  stats: CountReport, bar: Progress) -> PieceTable:
+    """``scheme.raw_pieces`` of each special-free part of each text, into a Counter."""
     counts: Counter = Counter()
     cutter = special_cutter(frozenset(specials)) if specials else None
+    raw_pieces = scheme.raw_pieces
+    shown = -1  # the megabytes last shown: the bar moves once per megabyte, not per text
+    documents = chars = size = 0  # kept in locals: this loop runs once per text
     for unit in units:
         if isinstance(unit, str):
-            stats.documents += 1
-            stats.chars += len(unit)
-            text = unit if as_read else bpe_text(unit)
+            documents += 1
+            chars += len(unit)
+            text = bpe_text(unit)
         else:
             text = unit.decode("utf-8")
-            stats.chars += len(text)
-        stats.bytes += len(text.encode("utf-8", "surrogatepass"))
-        for segment, is_special in cutter.split(text) if cutter else [(text, False)]:
-            if not is_special:
-                _count_with_regex(counts, segment, pattern)
-        bar.update(stats.bytes // 1_000_000, f"{len(counts):,} unique pieces")
+            chars += len(text)
+        size += len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        if cutter is None:
+            counts.update(raw_pieces(text))
+        else:
+            for segment, is_special in cutter.split(text):
+                if not is_special:
+                    counts.update(raw_pieces(segment))
+        if size // 1_000_000 != shown:
+            shown = size // 1_000_000
+            bar.update(shown, f"{len(counts):,} unique pieces")
+    stats.documents, stats.chars, stats.bytes = documents, chars, size
     stats.unique_pieces = len(counts)
     # A dict slot, a str and an int per distinct piece: roughly what CPython spends.
-    stats.table_bytes = sum(49 + len(p) + 28 + 24 for p in counts)
-    return dict(counts)
+    stats.table_bytes = sum(map(len, counts)) + (49 + 28 + 24) * len(counts)
+    return PieceTable.from_dict(counts)

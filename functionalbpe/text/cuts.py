@@ -28,7 +28,7 @@ from typing import Optional, Tuple
 
 import regex
 
-from ..core._native import native
+from ..core._native import NATIVE
 
 # ASCII punctuation that may follow a cut after a letter: everything but ' / _ (and not
 # letters, digits or space).
@@ -85,7 +85,7 @@ def safe_cut(data: bytes, lo: int = 0, hi: Optional[int] = None) -> int:
     top = n - 1 if hi is None else min(hi, n - 1)
     if n < 3 or top <= lo:
         return 0
-    scanner = native("_scanner")
+    scanner = NATIVE.scanner
     if scanner is not None:
         return scanner.safe_cut(data, lo, top)
     return _safe_cut_python(data, lo, top)
@@ -99,7 +99,7 @@ def utf8_invalid(data: bytes) -> Tuple[int, bool]:
     >>> utf8_invalid("é".encode()[:1])
     (0, True)
     """
-    scanner = native("_scanner")
+    scanner = NATIVE.scanner
     if scanner is not None:
         return scanner.utf8_invalid(data)
     return _utf8_invalid_python(data)
@@ -115,7 +115,7 @@ def _utf8_invalid_python(data: bytes) -> Tuple[int, bool]:
 
 def utf8_length(data: bytes) -> int:
     """The number of characters of valid UTF-8 ``data``."""
-    scanner = native("_scanner")
+    scanner = NATIVE.scanner
     if scanner is not None:
         return scanner.utf8_length(data)
     return len(bytes(data).decode("utf-8"))
@@ -123,7 +123,7 @@ def utf8_length(data: bytes) -> int:
 
 def utf8_prefix(data: bytes, chars: int) -> int:
     """The byte length of the first ``chars`` characters of valid UTF-8 ``data``."""
-    scanner = native("_scanner")
+    scanner = NATIVE.scanner
     if scanner is not None:
         return scanner.utf8_prefix(data, chars)
     return len(bytes(data).decode("utf-8")[: max(chars, 0)].encode("utf-8"))

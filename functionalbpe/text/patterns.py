@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import TYPE_CHECKING, Collection, FrozenSet, Iterable, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Collection, Dict, FrozenSet, Iterable, Iterator, List, Optional, Tuple, Union
 
 import regex
 
 from . import pattern_limits as limits
-from ..core._native import native
+from ..core._native import NATIVE, Scanner
 from ..checks import plain_str
 from ..errors import PatternError
 from .pattern_limits import PROBE_TEXT, shown
@@ -73,32 +73,91 @@ PATTERNS = {
 }
 
 
-def trusted(pattern: str) -> bool:
+class Pattern(str):
+    """A pattern, resolved once: the regex text, with its ``name`` (a key of
+    :data:`PATTERNS`, or ``"custom"``) and the compiled ``scanner`` that cuts exactly as it
+    does. Code below the API passes this value down and reads ``name`` and ``scanner``
+    from it; nothing maps regex text back to a name.
+
+    It *is* the regex text (a ``str``), so that it goes as it is wherever regex text is
+    wanted: tiktoken's ``pat_str``, HF's ``Split``, the tokenizer file.
+
+    >>> p = as_pattern("gpt2")
+    >>> p.name, p.scanner, p == GPT2
+    ('gpt2', Scanner(name='gpt2', options=0), True)
+    """
+
+    name: str
+    scanner: Optional[Scanner]  # the compiled scanner for a built-in pattern (built? ask NATIVE)
+
+    def __new__(cls, regex_text: str, name: str = "custom") -> "Pattern":
+        self = super().__new__(cls, regex_text)
+        self.name = name
+        # Made once: pretokenize asks for it on every call.
+        self.scanner = Scanner(name) if name in PATTERNS else None
+        return self
+
+    @property
+    def regex(self) -> str:
+        """The regex text as a plain ``str``."""
+        return str.__str__(self)
+
+    @property
+    def trusted(self) -> bool:
+        """Does it run without a time limit? (built-in patterns and schemes' own)"""
+        return self.name != "custom"
+
+
+# The built-in patterns, resolved.
+BUILTIN: Dict[str, Pattern] = {name: Pattern(text, name) for name, text in PATTERNS.items()}
+_BUILTIN_BY_TEXT = {text: BUILTIN[name] for name, text in PATTERNS.items()}
+
+
+def as_pattern(pattern: Union[str, Pattern]) -> Pattern:
+    """``pattern`` (a name, a regex, or a :class:`Pattern`) as a :class:`Pattern`. The text
+    of a built-in pattern is that pattern; anything else is custom (not checked here: see
+    :func:`resolve_pattern`).
+
+    >>> as_pattern(GPT4).name, as_pattern(r"\\S+|\\s+").name
+    ('gpt4', 'custom')
+    """
+    if isinstance(pattern, Pattern):
+        return pattern
+    found = BUILTIN.get(pattern) or _BUILTIN_BY_TEXT.get(pattern)
+    return found if found is not None else _custom(pattern)
+
+
+@lru_cache(maxsize=64)
+def _custom(text: str) -> Pattern:
+    return Pattern(text, "custom")
+
+
+def trusted(pattern: Union[str, Pattern]) -> bool:
     """Is ``pattern`` a built-in pattern (by name or by its text), which runs without a limit?"""
-    return pattern in PATTERNS or pattern in _NAME_OF_TEXT
+    return as_pattern(pattern).trusted
 
 
-def resolve_pattern(pattern: str) -> Tuple[str, str]:
-    """Return ``(name, regex)`` for a named pattern, or ``("custom", pattern)`` for a regex.
+def resolve_pattern(pattern: Union[str, Pattern]) -> Pattern:
+    """The :class:`Pattern` of a named pattern, or of a regex (named ``"custom"``).
 
     A custom pattern is checked now, not at first use: it must compile within the limits of
     :mod:`functionalbpe.text.pattern_limits` and cut its ``PROBE_TEXT`` into pieces that join
     back to it, within its time limit; otherwise :class:`PatternError`. An empty pattern is
     an error, not the default.
 
-    >>> resolve_pattern("gpt2")[0]
+    >>> resolve_pattern("gpt2").name
     'gpt2'
     """
+    if isinstance(pattern, Pattern):
+        return pattern  # resolved already: whoever made it has checked it, or chose not to
     if not isinstance(pattern, str) or not pattern:
         raise PatternError(
             f"pattern must be one of {', '.join(PATTERNS)} or a regular expression, got {pattern!r}"
         )
-    if pattern in PATTERNS:
-        return pattern, PATTERNS[pattern]
-    if pattern in _NAME_OF_TEXT:
-        return _NAME_OF_TEXT[pattern], pattern
-    _check_custom(pattern)
-    return "custom", pattern
+    resolved = as_pattern(pattern)
+    if not resolved.trusted:
+        _check_custom(resolved.regex)
+    return resolved
 
 
 @lru_cache(maxsize=64)
@@ -108,10 +167,11 @@ def _check_custom(pattern: str) -> None:
         pass
 
 
-def find_pieces(text: str, pattern: str) -> List[str]:
+def find_pieces(text: str, pattern: Union[str, Pattern]) -> List[str]:
     """``findall`` of ``pattern`` on ``text`` (empty matches included, coverage not
     checked), under the time limit of a custom pattern."""
-    timeout = None if trusted(pattern) else limits.timeout(len(text))
+    pattern = as_pattern(pattern)
+    timeout = None if pattern.trusted else limits.timeout(len(text))
     try:
         return compile_pattern(pattern).findall(text, timeout=timeout)
     except TimeoutError:
@@ -119,38 +179,24 @@ def find_pieces(text: str, pattern: str) -> List[str]:
 
 
 @lru_cache(maxsize=64)
-def compile_pattern(pattern: str) -> "regex.Pattern[str]":
+def compile_pattern(pattern: Union[str, Pattern]) -> "regex.Pattern[str]":
     """Compile a pattern (named or regex) with the ``regex`` module; a custom one only
     within the limits of :func:`functionalbpe.text.pattern_limits.check_size`."""
-    text = PATTERNS.get(pattern, pattern)
-    if not trusted(pattern):
-        limits.check_size(text)
+    resolved = as_pattern(pattern)
+    if not resolved.trusted:
+        limits.check_size(resolved.regex)
     try:
-        compiled = regex.compile(text)
+        compiled = regex.compile(resolved.regex)
     except (regex.error, RecursionError, OverflowError) as exc:
         raise PatternError(f"pattern {shown(pattern)} does not compile: {exc}") from None
     return compiled
 
 
-_NAME_OF_TEXT = {text: name for name, text in PATTERNS.items()}
-
-
-def scanner_for(pattern: str):
-    """``(scanner module, name)`` when the compiled scanner cuts ``pattern`` (a built-in
-    pattern, by name or by its text), else ``(None, None)``."""
-    name = pattern if pattern in PATTERNS else _NAME_OF_TEXT.get(pattern)
-    if name is None:
-        return None, None
-    scanner = native("_scanner")
-    if scanner is None or name not in scanner.SCANNERS:
-        return None, None
-    return scanner, name
-
-
-def iter_pieces(text: str, pattern: str = "gpt4", *, where: str = "") -> Iterator[str]:
+def iter_pieces(text: str, pattern: Union[str, Pattern] = "gpt4", *, where: str = "") -> Iterator[str]:
     """Yield the pieces of ``text``; raise :class:`PatternError` if one would be lost, or
     if a custom pattern runs out of time. ``where`` names ``text`` in that error."""
-    timeout = None if trusted(pattern) else limits.timeout(len(text))
+    pattern = as_pattern(pattern)
+    timeout = None if pattern.trusted else limits.timeout(len(text))
     matches = compile_pattern(pattern).finditer(text, timeout=timeout)
     position = 0
     while True:
@@ -171,7 +217,7 @@ def iter_pieces(text: str, pattern: str = "gpt4", *, where: str = "") -> Iterato
         _lost(text, position, pattern, where)
 
 
-def pretokenize(text: str, pattern: str = "gpt4") -> List[str]:
+def pretokenize(text: str, pattern: Union[str, Pattern] = "gpt4") -> List[str]:
     """Cut ``text`` into pieces with a named pattern or a regex. The pieces join to ``text``.
 
     >>> pretokenize("don't stop", "gpt2")
@@ -181,9 +227,11 @@ def pretokenize(text: str, pattern: str = "gpt4") -> List[str]:
     (tests/test_scanner.py), several times faster.
     """
     text = plain_str(text)
-    scanner, name = scanner_for(pattern)
+    if type(pattern) is not Pattern:
+        pattern = as_pattern(pattern)
+    scanner = NATIVE.scanner_for(pattern.scanner)
     if scanner is not None:
-        return scanner.scan(text, name)
+        return scanner.scan(text, pattern.name)
     if not compile_pattern(pattern).groups:
         # findall is three times faster than a loop over match objects. Its matches are
         # disjoint and in order, so they cover the text exactly when their lengths add up.
@@ -193,9 +241,9 @@ def pretokenize(text: str, pattern: str = "gpt4") -> List[str]:
     return list(iter_pieces(text, pattern))
 
 
-def _lost(text: str, position: int, pattern: str, where: str = "") -> None:
+def _lost(text: str, position: int, pattern: Pattern, where: str = "") -> None:
     char = text[position]
-    name = pattern if pattern in PATTERNS else f"the custom pattern {shown(pattern)}"
+    name = pattern.name if pattern.trusted else f"the custom pattern {shown(pattern.regex)}"
     raise PatternError(
         f"{name} drops input: the character {char!r} (U+{ord(char):04X}) at offset {position}"
         f"{' of ' + where if where else ''} is matched by no alternative, so the pieces would not "
@@ -230,7 +278,7 @@ def special_cutter(specials: FrozenSet[str]) -> "SpecialCutter":
     :func:`special_finder`, whose time per position grows with the part of a token that
     matches there (at most the longest token).
     """
-    scanner = native("_scanner")
+    scanner = NATIVE.scanner
     if scanner is not None:
         return scanner.SpecialCutter(specials)
     return RegexCutter(specials)

@@ -1,0 +1,225 @@
+"""The trainer: from the counted symbol table to the merge table, in C or in Python.
+
+:func:`train` is the one face. It takes the table of text-form pieces with their counts (a
+:class:`~functionalbpe.core.piecetable.PieceTable`, what a scheme's transform returns) and
+the :class:`~functionalbpe.core.alphabet.Alphabet` whose atoms those pieces may contain, and
+chooses its backend once:
+
+* ``"fast"`` — the C merge loop (``csrc/_trainer.pyx`` over ``csrc/lib/bpe_train.c``, whose
+  opening comment gives the design and the measurements). It reads the flat table itself:
+  no Python object per piece.
+* ``"python"`` (also called ``"reference"``) — :func:`heap_train`, below: the lesson of
+  :mod:`functionalbpe.core.reference` with one piece of bookkeeping, so that it can handle
+  megabytes. Instead of recounting every pair after each merge, it recounts only the pieces
+  the merge touched, and keeps the candidates in a heap whose stale entries are skipped when
+  they reach the top.
+
+``"auto"`` is the fast one when it is built (and ``FUNCTIONALBPE_PUREPYTHON`` is not set),
+else the Python one. All give the merges of :func:`functionalbpe.core.reference.train`, which
+the tests check: the heap trainer against the lesson, the C loop against both.
+
+:func:`train_merges` is the same one level down, on pieces already written as symbol ids
+with any kind flags — what the tests of the merge loop use.
+
+Example::
+
+    >>> from functionalbpe.core.alphabet import Alphabet
+    >>> table = PieceTable.from_dict({"hug": 10, "pug": 5, "hugs": 5})
+    >>> train(table, Alphabet(), 2)  # u g, then h ug
+    [(117, 103, 20), (104, 256, 15)]
+"""
+from __future__ import annotations
+
+import heapq
+from collections import Counter, defaultdict
+from types import ModuleType
+from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
+
+from ..errors import FunctionalBPEError
+from ..filecheck import MAX_TOKEN_BYTES
+from ..progress import Progress, ProgressSpec
+from ._native import NATIVE
+from .alphabet import Alphabet, can_merge, merged_flags
+from .piecetable import PieceTable
+from .reference import Merge, Pair, best_pair_key, check_options, check_token_bytes, merge, symbol_lengths
+
+BACKENDS = ("auto", "fast", "python", "reference")
+
+# Counts are 64-bit in the compiled trainer: a higher min_frequency stops training just where
+# this one does, since no count can reach either.
+MAX_COUNT = 2**63 - 1
+
+FAST_MISSING = (
+    "backend='fast' needs the compiled extension, which is not built here "
+    "(or FUNCTIONALBPE_PUREPYTHON=1 is set); reinstall with a C compiler or use backend='auto'"
+)
+
+
+def compiled_trainer(backend: str) -> Optional[ModuleType]:
+    """The C trainer if ``backend`` chooses it here and now; None for the Python one."""
+    if backend not in BACKENDS:
+        raise FunctionalBPEError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if backend in ("python", "reference"):
+        return None
+    module = NATIVE.trainer
+    if module is None and backend == "fast":
+        raise FunctionalBPEError(FAST_MISSING)
+    return module
+
+
+def train(
+    symbols: PieceTable,
+    alphabet: Alphabet,
+    num_merges: Optional[int],
+    *,
+    merge_policy: str = "prefix",
+    min_frequency: int = 1,
+    progress: ProgressSpec = False,
+    backend: str = "auto",
+) -> List[Merge]:
+    """Learn up to ``num_merges`` merges (``None``: until no pair is left) from text-form
+    pieces counted in ``symbols``; merge ids start at ``alphabet.num_fixed``, and the
+    symbols' kinds are ``alphabet.base_flags()``. Returns ``(left, right, count)`` per merge.
+
+    Counts are held in 64 bits: a count, and the sum over pieces of count × (symbols − 1),
+    must stay below 2**63 (else OverflowError).
+    """
+    first_id = alphabet.num_fixed
+    policy, flags = check_options(first_id, alphabet.base_flags(), merge_policy, min_frequency)
+    min_frequency = min(min_frequency, MAX_COUNT)
+    compiled = compiled_trainer(backend)
+    if compiled is not None:
+        atom_ids = {atom.char: alphabet.atom_id(atom.char) for atom in alphabet.atoms}
+        return compiled.train_merges_utf8(
+            symbols.data, symbols.offsets, symbols.counts, num_merges, first_id, atom_ids, flags, policy,
+            min_frequency, progress,
+        )
+    pieces: Dict[Sequence[int], int] = {}
+    for piece, count in symbols.items():
+        if count > 0:  # as the C side drops the others
+            pieces[alphabet.symbols(piece)] = count
+    return heap_train(pieces, num_merges, first_id, flags=flags, merge_policy=merge_policy,
+                      min_frequency=min_frequency, progress=progress)
+
+
+def train_merges(
+    pieces: Mapping[Sequence[int], int],
+    num_merges: Optional[int],
+    first_id: int,
+    *,
+    flags: Optional[Sequence[int]] = None,
+    merge_policy: str = "prefix",
+    min_frequency: int = 1,
+    progress: ProgressSpec = False,
+    max_token_bytes: int = MAX_TOKEN_BYTES,
+    backend: str = "auto",
+) -> List[Merge]:
+    """:func:`train` on pieces written as symbol ids (each below ``first_id``, whose kind
+    flags are ``flags``; default: all text), the arguments of
+    :func:`functionalbpe.core.reference.train`.
+
+    >>> train_merges({(1, 2, 1, 2): 3}, None, 3)
+    [(1, 2, 6), (3, 3, 3)]
+    """
+    compiled = compiled_trainer(backend)
+    if compiled is not None:
+        policy, checked = check_options(first_id, flags, merge_policy, min_frequency)
+        return compiled.train_merges(
+            pieces, num_merges, first_id, checked, policy, min(min_frequency, MAX_COUNT), progress,
+            check_token_bytes(max_token_bytes),
+        )
+    return heap_train(pieces, num_merges, first_id, flags=flags, merge_policy=merge_policy,
+                      min_frequency=min_frequency, progress=progress, max_token_bytes=max_token_bytes)
+
+
+def heap_train(
+    pieces: Mapping[Sequence[int], int],
+    num_merges: Optional[int],
+    first_id: int,
+    *,
+    flags: Optional[Sequence[int]] = None,
+    merge_policy: str = "prefix",
+    min_frequency: int = 1,
+    progress: ProgressSpec = False,
+    max_token_bytes: int = MAX_TOKEN_BYTES,
+) -> List[Merge]:
+    """The Python backend: :func:`functionalbpe.core.reference.train`, incrementally.
+
+    Same arguments and result; pairs that the policy forbids, or that would make a token
+    longer than ``max_token_bytes``, are never counted, so they never win.
+    """
+    policy, flags = check_options(first_id, flags, merge_policy, min_frequency)
+    max_token_bytes = check_token_bytes(max_token_bytes)
+    lengths = symbol_lengths(first_id)
+
+    def mergeable(pair: Pair) -> bool:
+        return can_merge(policy, flags[pair[0]], flags[pair[1]]) and (
+            lengths[pair[0]] + lengths[pair[1]] <= max_token_bytes
+        )
+
+    # The distinct pieces, each stored once with its count.
+    words: List[List[int]] = []
+    weights: List[int] = []
+    for symbols, count in pieces.items():
+        if count > 0 and len(symbols) >= 2:
+            words.append(list(symbols))
+            weights.append(int(count))
+
+    # stats[pair]: weighted count of the pair over all pieces.
+    # where[pair]: pieces that contained the pair when it was counted (a superset is fine).
+    stats: Counter = Counter()
+    where: Dict[Pair, Set[int]] = defaultdict(set)
+
+    def add_pairs(i: int, sign: int) -> List[Pair]:
+        """Add (sign=+1) or take out (sign=-1) the pairs of piece i; return them."""
+        word, weight = words[i], weights[i] * sign
+        pairs = [pair for pair in zip(word, word[1:]) if mergeable(pair)]
+        for pair in pairs:
+            stats[pair] += weight
+            if sign > 0:
+                where[pair].add(i)
+        return pairs
+
+    for i in range(len(words)):
+        add_pairs(i, +1)
+
+    # Candidates as (-count, left, right): heapq pops the smallest key, which is the rule of
+    # best_pair_key. An entry whose count is no longer the pair's count is stale; skip it.
+    heap = [best_pair_key(pair, count) for pair, count in stats.items()]
+    heapq.heapify(heap)
+
+    merges: List[Merge] = []
+    bar = Progress(progress, "merging", total=num_merges)
+    while num_merges is None or len(merges) < num_merges:
+        best: Optional[Tuple[Pair, int]] = None
+        while heap:
+            neg_count, a, b = heapq.heappop(heap)
+            if stats.get((a, b), 0) == -neg_count and -neg_count > 0:
+                best = ((a, b), -neg_count)
+                break
+        if best is None:
+            break  # no pair left
+        pair, count = best
+        if count < min_frequency:
+            break
+        new_id = first_id + len(merges)
+        merges.append((pair[0], pair[1], count))
+        flags.append(merged_flags(flags[pair[0]], flags[pair[1]]))
+        lengths.append(lengths[pair[0]] + lengths[pair[1]])
+
+        # Rewrite every piece that holds the pair: take its pairs out, merge, put them back.
+        touched: Set[Pair] = set()
+        for i in sorted(where.pop(pair, ())):
+            touched.update(add_pairs(i, -1))
+            words[i] = merge(words[i], pair, new_id)
+            touched.update(add_pairs(i, +1))
+        for p in touched:
+            c = stats.get(p, 0)
+            if c > 0:
+                heapq.heappush(heap, best_pair_key(p, c))
+            else:
+                stats.pop(p, None)
+        stats.pop(pair, None)
+        bar.update(len(merges), f"best count {count}")
+    bar.close()
+    return merges

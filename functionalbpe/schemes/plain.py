@@ -1,0 +1,46 @@
+"""The plain scheme: the pieces are the pattern's matches, as they are.
+
+Byte-level BPE as GPT-2 and tiktoken do it. The text form is the text, the transform is the
+identity, and a built-in pattern is cut (and counted, and encoded) by the compiled scanner.
+
+Example::
+
+    >>> scheme = PlainScheme("gpt2")
+    >>> scheme.split("don't stop"), scheme.decode("don't")
+    (['don', "'t", ' stop'], "don't")
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Union
+
+from ..text.patterns import Pattern, pretokenize
+from .base import Compiled, Scheme
+
+
+class PlainScheme(Scheme):
+    """Pieces are the pattern's matches (default pattern: ``gpt4``)."""
+
+    name = "plain"
+
+    def __init__(self, pattern: Union[str, Pattern, None] = None) -> None:
+        super().__init__(pattern)
+        # Safe cuts are proven for the built-in patterns (text/cuts.py); a custom pattern's
+        # files are read in the same blocks, which keeps memory bounded by the block size.
+        self._compiled = Compiled(scanner=self.pattern.scanner, cuts_safely=True, identity=True)
+
+    def compiled(self) -> Compiled:
+        return self._compiled
+
+    def options(self) -> Dict[str, Any]:
+        return {}
+
+    def raw_pieces(self, text: str) -> List[str]:
+        return pretokenize(self.prepare(text), self.pattern)
+
+    split = raw_pieces
+
+    def decode(self, text: str, errors: str = "strict") -> str:
+        return text
+
+    def decodable_prefix(self, text: str) -> int:
+        return len(text)

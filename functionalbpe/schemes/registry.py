@@ -1,0 +1,47 @@
+"""The schemes by name: ``make_scheme`` for the tokenizer file and the CLI, ``resolve`` for
+``train()``, which takes a name with options or a scheme object alike.
+
+Example::
+
+    >>> make_scheme("markers", punct=True).options()
+    {'punct': True, 'digits': False, 'case': False}
+    >>> resolve(make_scheme("plain", "gpt2")).pattern_name
+    'gpt2'
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Optional, Type, Union
+
+from ..errors import FunctionalBPEError
+from .base import Scheme
+from .functional import Functionalizer
+from .markers import BoundaryMarkers
+from .plain import PlainScheme
+
+# The name a tokenizer file stores (Scheme.name) -> the class that rebuilds the scheme.
+SCHEMES: Dict[str, Type[Scheme]] = {cls.name: cls for cls in (PlainScheme, Functionalizer, BoundaryMarkers)}
+
+
+def scheme_class(name: str) -> Type[Scheme]:
+    if name not in SCHEMES:
+        raise FunctionalBPEError(f"scheme must be one of {', '.join(SCHEMES)}, got {name!r}")
+    return SCHEMES[name]
+
+
+def make_scheme(name: str = "plain", pattern: Optional[str] = None, **options: Any) -> Scheme:
+    """Build a scheme by name, with its pattern (None: the scheme's default) and options."""
+    build: Callable[..., Scheme] = scheme_class(name)  # each class takes its own options
+    try:
+        return build(pattern=pattern, **options)
+    except TypeError as exc:
+        raise FunctionalBPEError(f"bad option for scheme {name!r}: {exc}") from None
+
+
+def resolve(scheme: Union[str, Scheme], pattern: Optional[str] = None, **options: Any) -> Scheme:
+    """The scheme ``train()`` is asked for: a scheme object as it is (its pattern and options
+    are its own), or a name built with ``pattern`` and ``options``."""
+    if isinstance(scheme, Scheme):
+        if pattern is not None or options:
+            raise FunctionalBPEError("give pattern and scheme options to the scheme object, not to train()")
+        return scheme
+    return make_scheme(scheme, pattern, **options)
