@@ -126,3 +126,12 @@ def test_cli_vocab_explain_pieces(tmp_path, capsys):
     assert main(["pieces", "-t", str(path), str(tmp_path / "in.txt")]) == 0
     rows = capsys.readouterr().out.splitlines()
     assert rows[0].split()[-1] == "".join(f"[{visible(tok.decode([i]))}]" for i in tok.encode("The"))
+
+
+def test_explain_shows_the_text_form_of_a_scheme_first(tok):
+    from functionalbpe.teach.encode_trace import explain_lines
+
+    lines = explain_lines(tok, "The CAT sat")
+    assert lines[0].startswith("text form ") == bool(tok.scheme.atoms)
+    ids = [int(i) for line in lines if line.startswith("  ids ") for i in line.split()[1:]]
+    assert ids == tok.encode("The CAT sat")

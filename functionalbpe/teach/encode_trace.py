@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tupl
 from ..checks import bpe_text
 from ..core.alphabet import NUM_BYTES
 from ..core.reference import merge
+from ..display import show_text_form
 from ..text.patterns import special_cutter
 from .vocab import byte_ids, shower
 
@@ -72,6 +73,7 @@ class PieceTrace:
     steps: Tuple[Step, ...]
     ids: Tuple[int, ...]
     special: bool = False
+    raw_index: int = 0  # which raw piece of the text it came from (a raw piece may give several forms)
 
 
 @dataclass(frozen=True)
@@ -101,11 +103,14 @@ def trace(tok: "Tokenizer", text: str) -> EncodingTrace:
     specials = tok.special_tokens
     segments = special_cutter(frozenset(specials)).split(text) if specials else [(text, False)]
     pieces: List[PieceTrace] = []
+    raw_index = 0
     for segment, is_special in segments:
         if is_special:
-            pieces.append(PieceTrace(segment, segment, (), (), (specials[segment],), special=True))
+            pieces.append(PieceTrace(segment, segment, (), (), (specials[segment],), True, raw_index))
+            raw_index += 1
             continue
         for raw in tok.scheme.raw_pieces(segment):
+            raw_index += 1
             for form in tok.scheme.piece_forms(raw):
                 symbols = list(alphabet.symbols(form))
                 start = tuple(external(symbols))
@@ -119,7 +124,7 @@ def trace(tok: "Tokenizer", text: str) -> EncodingTrace:
                     steps.append(Step(tuple(external(symbols)), tuple(external(pair)), token - first_merge, token,
                                       tuple(external(after))))
                     symbols = after
-                pieces.append(PieceTrace(raw, form, start, tuple(steps), tuple(external(symbols))))
+                pieces.append(PieceTrace(raw, form, start, tuple(steps), tuple(external(symbols)), False, raw_index))
     return EncodingTrace(text, tuple(pieces))
 
 
@@ -137,14 +142,25 @@ def explain_lines(tok: "Tokenizer", text: str, paint: Optional[Callable[[int, st
     from, one line per merge with the symbols after it, and its ids. ``paint(k, shown)``
     colours the k-th token of the final line (the CLI's ``--color``)."""
     show = shower(tok)
+    scheme = tok.scheme
+    traced = trace(tok, text)
     lines: List[str] = []
-    for piece in trace(tok, text).pieces:
+
+    def visible_form(form: str) -> str:
+        return show_text_form(form.encode("utf-8"), scheme.show)
+
+    if scheme.atoms:  # a scheme: the text form first, then the merges
+        lines.append("text form " + " ".join(visible_form(p.form) for p in traced.pieces))
+    last_raw = -1
+    for piece in traced.pieces:
         if piece.special:
             lines += [f"special {piece.raw!r}", f"  ids {piece.ids[0]}"]
             continue
-        lines.append(f"piece {piece.raw!r}")
-        if piece.form != piece.raw:
-            lines.append(f"  text form {tok.scheme.show(piece.form)}")
+        if piece.raw_index != last_raw:
+            forms = [p.form for p in traced.pieces if p.raw_index == piece.raw_index]
+            shown_forms = "" if forms == [piece.raw] else "  ->  " + " ".join(map(visible_form, forms))
+            lines.append(f"piece {scheme.show(piece.raw)!r}{shown_forms}")
+            last_raw = piece.raw_index
         lines.append("  " + _symbols(piece.start, show))
         rules = [f"[{show(s.pair[0])}][{show(s.pair[1])}] -> [{show(s.token)}]  (rank {s.rank}, id {s.token})"
                  for s in piece.steps]
