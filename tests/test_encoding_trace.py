@@ -135,3 +135,16 @@ def test_explain_shows_the_text_form_of_a_scheme_first(tok):
     assert lines[0].startswith("text form ") == bool(tok.scheme.atoms)
     ids = [int(i) for line in lines if line.startswith("  ids ") for i in line.split()[1:]]
     assert ids == tok.encode("The CAT sat")
+
+
+def test_trace_and_vocab_keep_an_imported_vocabulary_ids():
+    # A vocabulary imported from tiktoken keeps its own byte ids (here: reversed).
+    from functionalbpe.schemes.plain import PlainScheme
+
+    trained = fb.train(CORPUS, vocab_size=300, pattern="gpt2", progress=False)
+    tok = fb.Tokenizer(PlainScheme("gpt2"), trained.merges, byte_ids=[255 - b for b in range(256)])
+    for text in ["The cat sat", "naïve 😀", ""]:
+        assert tok.trace(text).ids == tok.encode(text)
+    lines = tok.vocab_lines()
+    assert sorted(int(line.split()[0]) for line in lines) == list(range(tok.vocab_size))
+    assert "   158  [a]  byte 0x61" in lines

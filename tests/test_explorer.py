@@ -178,3 +178,17 @@ def test_browser_page_encodes_like_the_library(browser, tok, tmp_path):
     page.dispatch_event("#step", "input")
     assert page.text_content("#step-title").startswith("Step 4 of ")
     assert errors == []
+
+
+def test_browser_page_keeps_an_imported_vocabulary_ids(browser, tok, tmp_path):
+    from functionalbpe.schemes.plain import PlainScheme
+
+    imported = fb.Tokenizer(PlainScheme("gpt4"), tok.merges, ["<|endoftext|>"], byte_ids=[255 - b for b in range(256)],
+                            special_ids=[1000])
+    path = tmp_path / "imported.html"
+    path.write_text(explorer_html(imported), encoding="utf-8")
+    page = browser.new_page()
+    for text in VARIED[:6] + [VARIED[12]]:
+        page.goto(path.as_uri() + "#text=" + urllib.parse.quote(text, safe=""))
+        page.wait_for_function("t => window.fbpeRendered === t", arg=text)
+        assert page_ids(page) == imported.encode(text, allowed_special="all"), text
