@@ -148,3 +148,12 @@ def test_trace_and_vocab_keep_an_imported_vocabulary_ids():
     lines = tok.vocab_lines()
     assert sorted(int(line.split()[0]) for line in lines) == list(range(tok.vocab_size))
     assert "   158  [a]  byte 0x61" in lines
+
+
+@pytest.mark.parametrize("module", ["merge_trace", "vocab", "encode_trace", "explorer", "js_patterns"])
+def test_examples_in_the_docstrings(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(f"functionalbpe.teach.{module}"))
+    assert result.failed == 0 and result.attempted > 0

@@ -148,3 +148,13 @@ def test_shown_tokens_are_one_line():
     for r in records:
         for cell in (r.left_token, r.right_token, r.token):
             assert not any(ch < " " or ch == "\x7f" for ch in cell), cell
+
+
+def test_examples_in_the_docstrings():
+    import doctest
+
+    from functionalbpe import display
+
+    for module in (display, reference):
+        result = doctest.testmod(module)
+        assert result.failed == 0 and result.attempted > 0, module.__name__

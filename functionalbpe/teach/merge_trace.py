@@ -5,7 +5,9 @@
 training ends). Each record says which pair won, the three tokens as a person reads them,
 how often the pair occurred, and the pair that came second with its count, so that ties and
 near-ties can be seen. Both trainers (the Python one and the compiled one) report the
-runner-up by the same rule as the winner, and give the same records.
+runner-up by the same rule as the winner, and give the same records. Finding it costs one
+more look at the trainer's heap of candidates per merge, so the trace suits any corpus; the
+records are kept in memory until the file is written.
 
 Example::
 
