@@ -192,3 +192,15 @@ def test_browser_page_keeps_an_imported_vocabulary_ids(browser, tok, tmp_path):
         page.goto(path.as_uri() + "#text=" + urllib.parse.quote(text, safe=""))
         page.wait_for_function("t => window.fbpeRendered === t", arg=text)
         assert page_ids(page) == imported.encode(text, allowed_special="all"), text
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "o200k", "llama3", "functionalizer"])
+def test_browser_page_cuts_with_every_builtin_pattern(browser, pattern, tmp_path):
+    tok = fb.train(VARIED, vocab_size=320, pattern=pattern, progress=False)
+    path = tmp_path / f"{pattern}.html"
+    path.write_text(explorer_html(tok, examples=[]), encoding="utf-8")
+    page = browser.new_page()
+    for text in VARIED[:10] + random_texts(3, seed=len(pattern)):
+        page.goto(path.as_uri() + "#text=" + urllib.parse.quote(text, safe=""))
+        page.wait_for_function("t => window.fbpeRendered === t", arg=text)
+        assert page_ids(page) == tok.encode(text), text
