@@ -63,6 +63,8 @@ cdef extern from "lib/bpe_train.h":
     size_t fbpe_trainer_num_merges(const fbpe_trainer *trainer) nogil
     const fbpe_trained_merge *fbpe_trainer_merges(const fbpe_trainer *trainer) nogil
     void fbpe_trainer_free(fbpe_trainer *trainer) nogil
+    void fbpe_trainer_keep_runner_ups(fbpe_trainer *trainer) nogil
+    const fbpe_trained_merge *fbpe_trainer_runner_ups(const fbpe_trainer *trainer) nogil
     long fbpe_live_blocks() nogil
 
 # How long the merge loop runs without the GIL before it looks at Ctrl-C and the progress
@@ -185,10 +187,24 @@ cdef class Corpus:
         fbpe_corpus_free(self.ptr)
 
 
+cdef object report_merges(fbpe_trainer *trainer, size_t done, size_t n, object on_merge):
+    """Hand merges done..n-1 to ``on_merge(merge, runner_up or None)``, as the Python
+    trainer does after each merge (here after each time slice)."""
+    cdef const fbpe_trained_merge *merges = fbpe_trainer_merges(trainer)
+    cdef const fbpe_trained_merge *runner_ups = fbpe_trainer_runner_ups(trainer)
+    cdef size_t k
+    for k in range(done, n):
+        second = None
+        if runner_ups[k].count > 0:
+            second = (runner_ups[k].left, runner_ups[k].right, runner_ups[k].count)
+        on_merge((merges[k].left, merges[k].right, merges[k].count), second)
+
+
 cdef list run_merges(Corpus corpus, uint32_t first_id, object flags, int policy,
                      object num_merges, int64_t min_frequency, object progress,
-                     size_t max_token_bytes=FBPE_MAX_TOKEN_BYTES):
-    """Train on a filled corpus (``flags``: one per id below ``first_id``)."""
+                     size_t max_token_bytes=FBPE_MAX_TOKEN_BYTES, object on_merge=None):
+    """Train on a filled corpus (``flags``: one per id below ``first_id``); ``on_merge``,
+    if given, is called with each merge and the pair that came second (a trace)."""
     if len(flags) != first_id:
         raise ValueError(f"flags gives {len(flags)} entries for {first_id} symbols")
     if not 1 <= max_token_bytes <= FBPE_MAX_TOKEN_BYTES:
@@ -199,11 +215,13 @@ cdef list run_merges(Corpus corpus, uint32_t first_id, object flags, int policy,
     cdef fbpe_status rc
     cdef fbpe_trainer *trainer = NULL
     cdef const fbpe_trained_merge *merges
-    cdef size_t n, k
+    cdef size_t n, k, reported = 0
     with nogil:
         rc = fbpe_trainer_new(corpus.ptr, first_id, &cflags[0], policy, max_merges,
                               min_frequency, max_token_bytes, &trainer)
     check(rc, "while training")
+    if on_merge is not None:
+        fbpe_trainer_keep_runner_ups(trainer)
     try:
         bar = Progress(progress, "merging", total=num_merges)
         while True:
@@ -212,6 +230,9 @@ cdef list run_merges(Corpus corpus, uint32_t first_id, object flags, int policy,
             check(rc, "while training")
             PyErr_CheckSignals()  # raises KeyboardInterrupt after Ctrl-C; finally frees
             n = fbpe_trainer_num_merges(trainer)
+            if on_merge is not None and n > reported:
+                report_merges(trainer, reported, n, on_merge)
+                reported = n
             if n:
                 bar.update(n, f"best count {fbpe_trainer_merges(trainer)[n - 1].count}")
             if rc == FBPE_OK:  # no merge left to make
@@ -224,7 +245,8 @@ cdef list run_merges(Corpus corpus, uint32_t first_id, object flags, int policy,
 
 
 def train_merges(pieces, num_merges, uint32_t first_id, flags, int policy,
-                 int64_t min_frequency, progress, size_t max_token_bytes=FBPE_MAX_TOKEN_BYTES):
+                 int64_t min_frequency, progress, size_t max_token_bytes=FBPE_MAX_TOKEN_BYTES,
+                 on_merge=None):
     """reference.train_merges over {symbol sequence: count}, arguments already checked."""
     corpus = Corpus()
     cdef int64_t count
@@ -232,7 +254,8 @@ def train_merges(pieces, num_merges, uint32_t first_id, flags, int policy,
         count = piece_count(raw_count)
         if count > 0:
             add_symbols(corpus.ptr, symbols, count, first_id)
-    return run_merges(corpus, first_id, flags, policy, num_merges, min_frequency, progress, max_token_bytes)
+    return run_merges(corpus, first_id, flags, policy, num_merges, min_frequency, progress, max_token_bytes,
+                      on_merge)
 
 
 def train_merges_from_text(pieces, num_merges, uint32_t first_id, atom_ids, flags, int policy,
@@ -250,7 +273,7 @@ def train_merges_from_text(pieces, num_merges, uint32_t first_id, atom_ids, flag
 
 
 def train_merges_utf8(const uint8_t[::1] data, offsets, counts, num_merges, uint32_t first_id,
-                      atom_ids, flags, int policy, int64_t min_frequency, progress):
+                      atom_ids, flags, int policy, int64_t min_frequency, progress, on_merge=None):
     """Training on pieces laid out flat: piece i is data[offsets[i]:offsets[i+1]] (UTF-8 text
     form), occurring counts[i] times. offsets and counts: int64 buffers (array 'q', numpy)."""
     cdef const int64_t[::1] offs = int64_view(offsets, "offsets")
@@ -286,4 +309,5 @@ def train_merges_utf8(const uint8_t[::1] data, offsets, counts, num_merges, uint
             f"({bytes(data[offs[i]:offs[i + 1]])!r})"
         )
     check(rc, "while training")
-    return run_merges(corpus, first_id, flags, policy, num_merges, min_frequency, progress)
+    return run_merges(corpus, first_id, flags, policy, num_merges, min_frequency, progress,
+                      FBPE_MAX_TOKEN_BYTES, on_merge)

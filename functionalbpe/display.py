@@ -13,6 +13,9 @@ Example::
 """
 from __future__ import annotations
 
+import re
+from typing import Callable
+
 # Space, newline, tab and carriage return as the glyphs of the Unicode "Control Pictures"
 # and arrows that editors use for them; every other character shows as itself.
 VISIBLE = str.maketrans({" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍"})
@@ -38,3 +41,42 @@ def show_token(data: bytes) -> str:
         return visible(data.decode("utf-8"))
     except UnicodeDecodeError:
         return show_bytes(data)
+
+
+# What a shown token must not hold raw: control characters (a tab in a TSV, an escape code on
+# a terminal) and the lone surrogates that stand for bytes that are not UTF-8.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\udc80-\udcff]+")
+
+
+def show_text_form(data: bytes, show_atoms: Callable[[str], str] = lambda s: s) -> str:
+    """Any token of a scheme's text form for a person, on one line: whitespace as glyphs,
+    atoms as ``show_atoms`` writes them (``Scheme.show``), every other control character and
+    every byte that is not part of a whole UTF-8 character as ``<xx>``.
+
+    >>> show_text_form(b"\\xe2\\x82 a\\x00")
+    '<e2><82>␣a<00>'
+    """
+    text = visible(data.decode("utf-8", "surrogateescape"))
+    out = []
+    last = 0
+    for m in _UNPRINTABLE.finditer(text):
+        out.append(show_atoms(text[last:m.start()]))
+        out.append(show_bytes(m.group().encode("utf-8", "surrogateescape")))
+        last = m.end()
+    out.append(show_atoms(text[last:]))
+    return "".join(out)
+
+
+# Background colours that alternate from token to token, as tiktokenizer's page does (ANSI
+# 256-colour codes, pale enough for black text); RESET ends one.
+ANSI_BACKGROUNDS = (153, 222, 158, 217, 189)
+ANSI_RESET = "\x1b[0m"
+
+
+def paint(k: int, shown: str) -> str:
+    """The ``k``-th token, already shown, on its background colour for a terminal.
+
+    >>> paint(0, "ab")
+    '\\x1b[30;48;5;153mab\\x1b[0m'
+    """
+    return f"\x1b[30;48;5;{ANSI_BACKGROUNDS[k % len(ANSI_BACKGROUNDS)]}m{shown}{ANSI_RESET}"

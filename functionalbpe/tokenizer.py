@@ -50,6 +50,7 @@ from .schemes.registry import make_scheme
 
 if TYPE_CHECKING:  # pragma: no cover
     from .streaming import StreamDecoder
+    from .teach.encode_trace import EncodingTrace
 
 SpecialSet = Union[str, AbstractSet[str], Collection[str]]
 
@@ -337,6 +338,33 @@ class Tokenizer:
                 continue
             out.extend((self.scheme.show(p), self._encoder.encode_piece(p)) for p in self.scheme.split(segment))
         return out
+
+    def trace(self, text: str) -> "EncodingTrace":
+        """How ``text`` is encoded, merge by merge: per piece, the symbols before, the pair
+        merged, its rank and the symbols after; ``.ids`` is ``encode(text,
+        allowed_special="all")`` (:mod:`functionalbpe.teach.encode_trace`).
+
+        >>> import functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=257, pattern="gpt2", progress=False)
+        >>> t = tok.trace("ab")
+        >>> [(s.before, s.pair, s.after) for s in t.steps[0]], t.ids
+        ([((97, 98), (97, 98), (256,))], [256])
+        """
+        from .teach.encode_trace import trace
+
+        return trace(self, text)
+
+    def vocab_lines(self) -> List[str]:
+        """The vocabulary, one token a line, minbpe-style: specials, atoms, bytes, then
+        ``id  [a][b] -> [ab]  count`` per merge (:mod:`functionalbpe.teach.vocab`).
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=257, progress=False).vocab_lines()[-1]
+        '   256  [a][b] -> [ab]  2'
+        """
+        from .teach.vocab import vocab_lines
+
+        return vocab_lines(self)
 
     # -- decoding -------------------------------------------------------------------------
 

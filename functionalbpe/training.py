@@ -28,11 +28,13 @@ from .core import trainer
 from .core._native import NATIVE, thread_count
 from .core.alphabet import Alphabet, num_merges_for, policy_code
 from .core.piecetable import PieceTable
+from .core.reference import OnMerge
 from .errors import FunctionalBPEError, OutOfMemoryError
 from .progress import ProgressSpec
 from .schemes.base import Scheme
 from .schemes.registry import resolve
 from .schemes.plain import PlainScheme
+from .teach.merge_trace import MergeTracer, TraceSpec
 from .text.counting import count
 from .text.patterns import as_pattern, compile_pattern
 from .tokenizer import Tokenizer
@@ -52,6 +54,7 @@ def train(
     backend: str = "auto",
     progress: ProgressSpec = None,
     threads: Optional[int] = None,
+    trace: TraceSpec = None,
     **scheme_options: Any,
 ) -> Tokenizer:
     """Train a byte-level BPE tokenizer.
@@ -64,7 +67,10 @@ def train(
     ``pattern`` defaults to the scheme's own (``gpt4`` for the plain scheme). Training stops
     early when no pair is left or the best pair occurs fewer than ``min_frequency`` times, so
     the vocabulary may come out smaller. ``backend``: ``"auto"``, ``"fast"`` (the compiled
-    trainer) or ``"python"`` (``"reference"``), all giving the same merges.
+    trainer) or ``"python"`` (``"reference"``), all giving the same merges. ``trace``: a
+    callable that receives a :class:`~functionalbpe.teach.merge_trace.MergeRecord` per merge,
+    or a path where the records are written as a TSV table
+    (:mod:`functionalbpe.teach.merge_trace`).
 
     Text is read as ``encode`` reads it: a ``str`` subclass as its ``str``, a lone surrogate
     as U+FFFD. Running out of memory raises :class:`~functionalbpe.errors.OutOfMemoryError`,
@@ -77,6 +83,7 @@ def train(
     the_scheme = resolve(scheme, pattern, **scheme_options)
     alphabet = Alphabet(the_scheme.atoms)
     num_merges = num_merges_for(vocab_size, len(alphabet.atoms), len(specials))
+    tracer = None if trace is None else MergeTracer(trace, alphabet, the_scheme)
     try:
         raw = count(corpus, the_scheme, specials, threads, progress)
     except MemoryError:
@@ -86,7 +93,9 @@ def train(
             "threads (threads=..., CLI --threads)"
         ) from None
     symbols = the_scheme.transform(raw)
-    merges = _learn(symbols, alphabet, num_merges, merge_policy, min_frequency, progress, backend)
+    merges = _learn(symbols, alphabet, num_merges, merge_policy, min_frequency, progress, backend, tracer)
+    if tracer is not None:
+        tracer.close()
     return _tokenizer(the_scheme, merges, specials, merge_policy)
 
 
@@ -145,10 +154,12 @@ def count_pieces(
 
 
 def _learn(symbols: PieceTable, alphabet: Alphabet, num_merges: Optional[int], merge_policy: str,
-           min_frequency: int, progress: ProgressSpec, backend: str) -> Sequence[Tuple[int, int, int]]:
+           min_frequency: int, progress: ProgressSpec, backend: str,
+           on_merge: Optional[OnMerge] = None) -> Sequence[Tuple[int, int, int]]:
     try:
         return trainer.train(symbols, alphabet, num_merges, merge_policy=merge_policy,
-                             min_frequency=min_frequency, progress=progress, backend=backend)
+                             min_frequency=min_frequency, progress=progress, backend=backend,
+                             on_merge=on_merge)
     except MemoryError:
         raise OutOfMemoryError(
             f"out of memory while learning merges from {len(symbols):,} distinct pieces: train on "

@@ -584,6 +584,11 @@ struct fbpe_trainer {
     uint64_t *log; /* gain index << 32 | piece, in the order met */
     size_t n_log, cap_log;
     int finished;
+    /* For a trace only (fbpe_trainer_keep_runner_ups): runner_ups[k] is the pair that came
+     * second when merge k was chosen, count 0 when none did. */
+    fbpe_trained_merge *runner_ups;
+    size_t cap_runner_ups;
+    int keep_runner_ups;
 };
 
 static inline int mergeable(const fbpe_trainer *t, uint32_t left, uint32_t right) {
@@ -703,6 +708,7 @@ void fbpe_trainer_free(fbpe_trainer *t) {
     xfree(t->flags);
     xfree(t->lengths);
     xfree(t->merges);
+    xfree(t->runner_ups);
     xfree(t);
 }
 
@@ -783,6 +789,9 @@ fail:
     fbpe_trainer_free(t);
     return rc;
 }
+
+void fbpe_trainer_keep_runner_ups(fbpe_trainer *t) { t->keep_runner_ups = 1; }
+const fbpe_trained_merge *fbpe_trainer_runner_ups(const fbpe_trainer *t) { return t->runner_ups; }
 
 size_t fbpe_trainer_num_merges(const fbpe_trainer *t) { return t->n_merges; }
 const fbpe_trained_merge *fbpe_trainer_merges(const fbpe_trainer *t) { return t->merges; }
@@ -888,27 +897,57 @@ static fbpe_status apply_changes(fbpe_trainer *t, uint32_t a, uint32_t b, uint32
     return FBPE_OK;
 }
 
-/* Make one merge (FBPE_MORE), or say that there is none (FBPE_OK). */
-static fbpe_status merge_once(fbpe_trainer *t) {
-    if (t->max_merges >= 0 && (int64_t)t->n_merges >= t->max_merges) return FBPE_OK;
-    candidate best;
-    ptrdiff_t slot;
+/* Take the best live candidate out of the heap into *best, its table slot into *slot
+ * (FBPE_MORE), or say that none is left at min_frequency or above (FBPE_OK). */
+static fbpe_status pop_best(fbpe_trainer *t, candidate *best, ptrdiff_t *slot) {
     for (;;) {
         if (t->heap.n == 0) {
             fbpe_status rc = lower_floor(t);
             if (rc != FBPE_MORE) return rc; /* none left, or an error */
         }
-        best = heap_pop(&t->heap);
-        slot = table_find(&t->pairs, best.key);
-        if (slot < 0) continue; /* the pair is gone */
-        int64_t live = t->pairs.slots[slot].count;
-        if (live == best.count) break;
+        *best = heap_pop(&t->heap);
+        *slot = table_find(&t->pairs, best->key);
+        if (*slot < 0) continue; /* the pair is gone */
+        int64_t live = t->pairs.slots[*slot].count;
+        if (live == best->count) return FBPE_MORE;
         /* stale: counts only fall after a push, so the live count is lower */
-        if (live > best.count || live <= 0) return FBPE_EINTERNAL;
-        fbpe_status rc = add_candidate(t, live, best.key);
+        if (live > best->count || live <= 0) return FBPE_EINTERNAL;
+        fbpe_status rc = add_candidate(t, live, best->key);
         if (rc) return rc;
     }
+}
+
+/* For a trace: note the pair that comes second to the one just popped (each pair has one
+ * candidate entry, so it is the next live one), and put it back. Training is unchanged. */
+static fbpe_status note_runner_up(fbpe_trainer *t) {
+    if (grow((void **)&t->runner_ups, &t->cap_runner_ups, t->n_merges + 1,
+             sizeof(fbpe_trained_merge)))
+        return FBPE_ENOMEM;
+    fbpe_trained_merge none = {0, 0, 0}, *out = &t->runner_ups[t->n_merges];
+    *out = none;
+    candidate next;
+    ptrdiff_t slot;
+    fbpe_status rc = pop_best(t, &next, &slot);
+    if (rc != FBPE_MORE) return rc; /* FBPE_OK: no runner-up */
+    if (next.count >= t->min_frequency) {
+        fbpe_trained_merge m = {(uint32_t)(next.key >> 32), (uint32_t)next.key, next.count};
+        *out = m;
+    }
+    return add_candidate(t, next.count, next.key);
+}
+
+/* Make one merge (FBPE_MORE), or say that there is none (FBPE_OK). */
+static fbpe_status merge_once(fbpe_trainer *t) {
+    if (t->max_merges >= 0 && (int64_t)t->n_merges >= t->max_merges) return FBPE_OK;
+    candidate best;
+    ptrdiff_t slot;
+    fbpe_status found = pop_best(t, &best, &slot);
+    if (found != FBPE_MORE) return found;
     if (best.count < t->min_frequency) return FBPE_OK;
+    if (t->keep_runner_ups) {
+        fbpe_status rc = note_runner_up(t);
+        if (rc) return rc; /* (the heap moved, the pair table did not: slot holds) */
+    }
     uint32_t a = (uint32_t)(best.key >> 32), b = (uint32_t)best.key;
     size_t id = (size_t)t->first_id + t->n_merges;
     if (id >= UINT32_MAX - 1) return FBPE_EIDS;

@@ -44,6 +44,12 @@ size_t fbpe_trainer_num_merges(const fbpe_trainer *trainer);
 const fbpe_trained_merge *fbpe_trainer_merges(const fbpe_trainer *trainer);
 void fbpe_trainer_free(fbpe_trainer *trainer);
 
+/* For a training trace: from now on, note for each merge the pair that came second (the
+ * pair with the next best key, the same rule; count 0 when there was none at min_frequency
+ * or above). fbpe_trainer_runner_ups has one entry per merge, or is NULL when never asked. */
+void fbpe_trainer_keep_runner_ups(fbpe_trainer *trainer);
+const fbpe_trained_merge *fbpe_trainer_runner_ups(const fbpe_trainer *trainer);
+
 /* Blocks allocated by this file and not yet freed (all trainers together): the tests check
  * that it returns to where it was after every path, interrupts and errors included. */
 long fbpe_live_blocks(void);

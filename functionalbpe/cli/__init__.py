@@ -4,6 +4,9 @@
     functionalbpe encode --tokenizer tok.json [FILE]     ids, one document per line
     functionalbpe decode --tokenizer tok.json [FILE]
     functionalbpe pieces --tokenizer tok.json [FILE]     what BPE sees, piece by piece
+    functionalbpe explain -t tok.json "text"             how a text is encoded, merge by merge
+    functionalbpe vocab -t tok.json                      the vocabulary, [a][b] -> [ab]
+    functionalbpe explore -t tok.json -o explorer.html   a page that tokenizes as you type
     functionalbpe report -t tok.json [NAME=]FILE...       measure tokenizers on named corpora
     functionalbpe bench                                  side by side with the installed peers
     functionalbpe demo                                   trains on Python's standard library
@@ -19,12 +22,12 @@ import sys
 from typing import Optional, Sequence
 
 from .._version import __version__
-from . import bench, decode, demo, encode, pieces, report, train
+from . import bench, decode, demo, encode, explain, explore, pieces, report, train, vocab
 from .common import EXIT_ERROR, Parser, run
 
 # In the order `functionalbpe --help` lists them. Each module has add_parser(sub), which
 # sets ``run`` to its command.
-COMMANDS = (train, encode, decode, pieces, bench, demo, report)
+COMMANDS = (train, encode, decode, pieces, explain, vocab, explore, bench, demo, report)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -46,6 +46,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--max-chars", type=LIMIT, default=None, metavar="N", help="read at most N characters in all")
     p.add_argument("--max-doc-chars", type=LIMIT, default=None, metavar="N", help="keep the first N characters of a longer document")
     p.add_argument("--out", "-o", default="tokenizer.json", help="where to write the tokenizer (default: tokenizer.json)")
+    p.add_argument("--trace", default=None, metavar="FILE.tsv",
+                   help="write one line per merge: the pair, the tokens, its count and the runner-up")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     p.set_defaults(run=run)
 
@@ -74,6 +76,8 @@ def parse_options(items: List[str]) -> Dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     check_output_path(args.out)  # before hours of training, not after
+    if args.trace is not None:
+        check_output_path(args.trace)
     corpus = files(
         *args.inputs,
         errors=args.encoding_errors,
@@ -93,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
         backend=args.backend,
         progress=False if args.quiet else True,
         threads=args.threads,
+        trace=args.trace,
         **parse_options(args.option),
     )
     tok.save(args.out)

@@ -32,7 +32,7 @@ Known answer (minbpe's)::
 """
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..filecheck import ATOM_BYTES, MAX_TOKEN_BYTES
 from .alphabet import TEXT, can_merge, merged_flags, policy_code
@@ -40,6 +40,9 @@ from .alphabet import TEXT, can_merge, merged_flags, policy_code
 Pair = Tuple[int, int]
 # One learned merge: the pair, and how often it occurred when it was chosen.
 Merge = Tuple[int, int, int]
+# What a trainer tells a trace after each merge: the merge, and the pair that came second
+# when it was chosen (with its count; None when no other pair reached min_frequency).
+OnMerge = Callable[[Merge, Optional[Merge]], None]
 
 
 def get_stats(ids: Sequence[int], counts: Optional[Dict[Pair, int]] = None, weight: int = 1) -> Dict[Pair, int]:
@@ -115,12 +118,15 @@ def train(
     merge_policy: str = "prefix",
     min_frequency: int = 1,
     max_token_bytes: int = MAX_TOKEN_BYTES,
+    on_merge: Optional[OnMerge] = None,
 ) -> List[Merge]:
     """Learn up to ``num_merges`` merges (``None``: until no pair is left).
 
     ``pieces`` maps each distinct piece (a sequence of symbol ids below ``first_id``) to its
     count. ``flags`` gives the kind flags of ids ``0 .. first_id-1`` (default: all text).
     Returns ``(left, right, count)`` per merge; merge ``k`` gets id ``first_id + k``.
+    ``on_merge(merge, runner_up)``, if given, hears of each merge as it is made, with the
+    pair that came second (:data:`OnMerge`).
     """
     policy, flags = check_options(first_id, flags, merge_policy, min_frequency)
     max_token_bytes = check_token_bytes(max_token_bytes)
@@ -150,12 +156,29 @@ def train(
         # 4. Give it the next id; the new symbol has the kinds and the length of its parts.
         new_id = first_id + len(merges)
         merges.append((pair[0], pair[1], stats[pair]))
+        if on_merge is not None:
+            on_merge(merges[-1], runner_up(stats, pair, min_frequency))
         flags.append(merged_flags(flags[pair[0]], flags[pair[1]]))
         lengths.append(lengths[pair[0]] + lengths[pair[1]])
         # 5. Replace the pair in every piece. Distinct pieces stay distinct: the new id
         #    spells back into the pair, so merging loses nothing.
         words = {tuple(merge(word, pair, new_id)): count for word, count in words.items()}
     return merges
+
+
+def runner_up(stats: Mapping[Pair, int], best: Pair, min_frequency: int = 1) -> Optional[Merge]:
+    """The pair that comes second to ``best`` by the same rule, with its count; None when no
+    other pair occurs ``min_frequency`` times or more. What a training trace shows, so that
+    ties and near-ties can be seen.
+
+    >>> runner_up({(1, 2): 5, (3, 4): 5, (0, 9): 5}, (0, 9))
+    (1, 2, 5)
+    """
+    others = [p for p in stats if p != best and stats[p] >= max(min_frequency, 1)]
+    if not others:
+        return None
+    pair = min(others, key=lambda p: best_pair_key(p, stats[p]))
+    return (pair[0], pair[1], stats[pair])
 
 
 def ranks_from_merges(merges: Iterable[Sequence[int]], first_id: int) -> Dict[Pair, int]:

@@ -41,7 +41,7 @@ from ..progress import Progress, ProgressSpec
 from ._native import NATIVE
 from .alphabet import Alphabet, can_merge, merged_flags
 from .piecetable import PieceTable
-from .reference import Merge, Pair, best_pair_key, check_options, check_token_bytes, merge, symbol_lengths
+from .reference import Merge, OnMerge, Pair, best_pair_key, check_options, check_token_bytes, merge, symbol_lengths
 
 BACKENDS = ("auto", "fast", "python", "reference")
 
@@ -76,13 +76,15 @@ def train(
     min_frequency: int = 1,
     progress: ProgressSpec = False,
     backend: str = "auto",
+    on_merge: Optional[OnMerge] = None,
 ) -> List[Merge]:
     """Learn up to ``num_merges`` merges (``None``: until no pair is left) from text-form
     pieces counted in ``symbols``; merge ids start at ``alphabet.num_fixed``, and the
     symbols' kinds are ``alphabet.base_flags()``. Returns ``(left, right, count)`` per merge.
 
     Counts are held in 64 bits: a count, and the sum over pieces of count × (symbols − 1),
-    must stay below 2**63 (else OverflowError).
+    must stay below 2**63 (else OverflowError). ``on_merge`` hears of every merge and its
+    runner-up (:data:`functionalbpe.core.reference.OnMerge`), from either backend alike.
     """
     first_id = alphabet.num_fixed
     policy, flags = check_options(first_id, alphabet.base_flags(), merge_policy, min_frequency)
@@ -92,14 +94,14 @@ def train(
         atom_ids = {atom.char: alphabet.atom_id(atom.char) for atom in alphabet.atoms}
         return compiled.train_merges_utf8(
             symbols.data, symbols.offsets, symbols.counts, num_merges, first_id, atom_ids, flags, policy,
-            min_frequency, progress,
+            min_frequency, progress, on_merge,
         )
     pieces: Dict[Sequence[int], int] = {}
     for piece, count in symbols.items():
         if count > 0:  # as the C side drops the others
             pieces[alphabet.symbols(piece)] = count
     return heap_train(pieces, num_merges, first_id, flags=flags, merge_policy=merge_policy,
-                      min_frequency=min_frequency, progress=progress)
+                      min_frequency=min_frequency, progress=progress, on_merge=on_merge)
 
 
 def train_merges(
@@ -113,6 +115,7 @@ def train_merges(
     progress: ProgressSpec = False,
     max_token_bytes: int = MAX_TOKEN_BYTES,
     backend: str = "auto",
+    on_merge: Optional[OnMerge] = None,
 ) -> List[Merge]:
     """:func:`train` on pieces written as symbol ids (each below ``first_id``, whose kind
     flags are ``flags``; default: all text), the arguments of
@@ -126,10 +129,11 @@ def train_merges(
         policy, checked = check_options(first_id, flags, merge_policy, min_frequency)
         return compiled.train_merges(
             pieces, num_merges, first_id, checked, policy, min(min_frequency, MAX_COUNT), progress,
-            check_token_bytes(max_token_bytes),
+            check_token_bytes(max_token_bytes), on_merge,
         )
     return heap_train(pieces, num_merges, first_id, flags=flags, merge_policy=merge_policy,
-                      min_frequency=min_frequency, progress=progress, max_token_bytes=max_token_bytes)
+                      min_frequency=min_frequency, progress=progress, max_token_bytes=max_token_bytes,
+                      on_merge=on_merge)
 
 
 def heap_train(
@@ -142,6 +146,7 @@ def heap_train(
     min_frequency: int = 1,
     progress: ProgressSpec = False,
     max_token_bytes: int = MAX_TOKEN_BYTES,
+    on_merge: Optional[OnMerge] = None,
 ) -> List[Merge]:
     """The Python backend: :func:`functionalbpe.core.reference.train`, incrementally.
 
@@ -204,6 +209,8 @@ def heap_train(
             break
         new_id = first_id + len(merges)
         merges.append((pair[0], pair[1], count))
+        if on_merge is not None:
+            on_merge(merges[-1], _runner_up(heap, stats, pair, min_frequency))
         flags.append(merged_flags(flags[pair[0]], flags[pair[1]]))
         lengths.append(lengths[pair[0]] + lengths[pair[1]])
 
@@ -223,3 +230,16 @@ def heap_train(
         bar.update(len(merges), f"best count {count}")
     bar.close()
     return merges
+
+
+def _runner_up(heap: List[Tuple[int, int, int]], stats: Mapping[Pair, int], best: Pair,
+               min_frequency: int) -> Optional[Merge]:
+    """For a trace: the next live entry of the heap once ``best`` is out of it, i.e. the pair
+    that came second. Stale entries (and copies of ``best``) met on the way are dropped, as
+    the merge loop would drop them; the runner-up itself stays."""
+    while heap:
+        neg_count, a, b = heap[0]
+        if (a, b) != best and stats.get((a, b), 0) == -neg_count > 0:
+            return (a, b, -neg_count) if -neg_count >= min_frequency else None
+        heapq.heappop(heap)
+    return None
