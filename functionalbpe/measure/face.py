@@ -92,6 +92,24 @@ class ReportTokenizer:
     def merge_counts(self) -> Optional[List[int]]:
         return None
 
+    def decode(self, ids: List[int]) -> Optional[str]:
+        """The text of ``ids`` (for the round-trip measures); None when the library has no
+        decoder. Bytes that are not UTF-8 become U+FFFD."""
+        return None
+
+    def can_decode(self) -> bool:
+        """Whether :meth:`decode` gives text."""
+        return False
+
+    def token_lengths(self) -> Optional[List[int]]:
+        """The byte length of every id, when the tokens of a text are its UTF-8 bytes one after
+        the other (so token boundaries are byte offsets of the text); else None."""
+        return None
+
+    def marker_ids(self) -> Set[int]:
+        """Ids that are a scheme's instructions or markers (ours, functional or markers)."""
+        return set()
+
     def describe(self) -> str:
         return f"{self.kind}, {self.vocab_size} ids"
 
