@@ -333,8 +333,10 @@ class Tally:
         self.tokens += len(arr)
         if len(arr):
             self.marker_tokens += int(self.is_marker[arr].sum())
+            # The last two tokens of the document so far carry over: a trigram needs both, a
+            # bigram only the last (the pair of the two was counted with the previous chunk).
             seq = np.r_[self._carry, arr]
-            self.bigrams.add(seq)
+            self.bigrams.add(seq[max(len(self._carry) - 1, 0):])
             if self.trigrams is not None:
                 self.trigrams.add(seq)
             self._carry = seq[-2:]
