@@ -141,10 +141,10 @@ def test_corpora_are_sorted_most_expensive_first():
 def test_json_keys_are_stable():
     r = fb.report({"a": hand_tokenizer(), "b": byte_tokenizer()}, {"t": TEXT}, progress=False)
     data = json.loads(r.to_json())
-    assert list(data) == ["format", "settings", "corpora", "tokenizers", "results", "totals"]
+    assert list(data) == ["format", "settings", "corpora", "tokenizers", "results", "totals", "example"]
     assert data["format"] == "functionalbpe-report/1"
     assert list(data["settings"]) == ["baseline", "context", "width", "bytes_per_param", "sort_by", "coverage",
-                                      "reference", "code", "python"]
+                                      "reference", "code", "python", "example"]
     assert list(data["corpora"][0]) == ["name", "documents", "words", "chars", "bytes"]
     expected = [
         "corpus", "tokenizer", "tokens", "words", "chars", "bytes", "fertility", "bytes_per_token",

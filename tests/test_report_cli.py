@@ -62,10 +62,12 @@ def test_the_html_is_self_contained_with_plots(setup):
     page = r.to_html()
     sources = re.findall(r'(?:src|href)="([^"]*)"', page)
     images = re.findall(r'src="data:image/png;base64,([^"]+)"', page)
-    assert len(sources) == len(images) == 3  # per language, relative to the baseline, merge savings
+    # Per language, relative to the baseline, merge savings, the Lorenz curve of the two corpora.
+    assert len(sources) == len(images) == 4
     assert all(base64.b64decode(x).startswith(b"\x89PNG") for x in images)
     assert "http" not in page.replace("http-equiv", "")
-    for caption in ("Tokens per word and bytes per token", "Tokens relative to small", "Merge savings"):
+    for caption in ("Tokens per word and bytes per token", "Tokens relative to small", "Merge savings",
+                    "Lorenz curve of tokens across corpora"):
         assert caption in page
 
 

@@ -523,3 +523,45 @@ def test_totals_add_up_the_corpora():
     assert total["documents"] == 3 and total["numbers"] == sum(x["numbers"] for x in rows)
     per_doc = [tok.encode_ordinary(d) for d in ("ab 12", "x", "1234 cd")]
     assert total["bigram_conditional_entropy_bits"] == pytest.approx(successors_direct(per_doc, 2)[1], rel=1e-12)
+
+
+# -- the outputs -----------------------------------------------------------------------------------
+
+
+def test_the_example_sentence_is_cut_into_each_tokenizers_tokens():
+    tok = hand_tokenizer()
+    byte = fb.Tokenizer(make_scheme("plain", PATTERN), [])
+    r = fb.report({"bpe": tok, "bytes": byte}, {"t": "  \n" + TEXT + "\nsecond line"}, progress=False)
+    example = r.to_dict()["example"]
+    assert example["text"] == TEXT  # the first line that holds a word
+    assert example["tokens"]["bpe"] == [tok.decode([i]) if i < 0x80 or i > 255 else "\ufffd"
+                                        for i in tok.encode_ordinary(TEXT)]
+    assert "".join(example["tokens"]["bytes"]).count("\ufffd") == 2  # é as two bytes
+    assert "".join(example["tokens"]["bpe"]).replace("\ufffd\ufffd", "é") == TEXT
+    page = r.to_html()
+    assert "An example, token by token" in page
+    chosen = fb.report({"bpe": tok}, {"t": TEXT}, example="ab cd", progress=False)
+    assert chosen.example() == {"text": "ab cd", "tokens": {"bpe": ["ab", " ", "c", "d"]}}
+
+
+def test_the_html_plots_the_families_and_uses_a_log_scale_where_one_bar_dwarfs_the_others():
+    pytest.importorskip("matplotlib")
+    from functionalbpe.measure import html
+
+    tok = trained(PYTHON * 3 + " 1234 12 7 " * 3, size=300)
+    corpora = {"en": "ab cd 1234 12", "zh": "你好世界你好世界你好世界你好世界你好世界你好世界", "python": PYTHON}
+    r = fb.report({"bpe": tok}, corpora, progress=False)
+    captions = [c for c, _, _ in html.plots(r)]
+    assert "Lorenz curve of tokens across corpora" in captions
+    assert "Numbers: tokens and splits by length" in captions
+    assert "Indentation: tokens by depth" in captions
+
+    class Axis:
+        scale = None
+
+        def set_xscale(self, scale):
+            self.scale = scale
+
+    flat, steep = Axis(), Axis()
+    assert not html._log_scale_if_needed(flat, [1.0, 2.0, 9.9])
+    assert html._log_scale_if_needed(steep, [1.0, 2.0, 10.0, None]) and steep.scale == "log"

@@ -59,7 +59,9 @@ REPORT_FORMAT = "functionalbpe-report/1"
 # measures among them are those of the registry (functionalbpe/measure/measures.py).
 RESULT_KEYS = ("corpus", "tokenizer") + tuple(m.key for m in RESULT_MEASURES)
 TOKENIZER_KEYS = ("name",) + tuple(m.key for m in VOCABULARY_MEASURES)
-SETTINGS_KEYS = ("baseline", "context", "width", "bytes_per_param", "sort_by", "coverage", "reference", "code", "python")
+SETTINGS_KEYS = ("baseline", "context", "width", "bytes_per_param", "sort_by", "coverage", "reference", "code", "python",
+                 "example")
+EXAMPLE_CHARS = 100  # the longest default example sentence
 
 # Corpora read as source code (operators) and as Python (its tokens, identifiers, indents),
 # by name, when the caller does not name them.
@@ -129,6 +131,7 @@ def report(
     reference: Optional[str] = None,
     code: Optional[Any] = None,
     python: Optional[Any] = None,
+    example: Optional[str] = None,
 ) -> "Report":
     """Measure one or more tokenizers on one or more named corpora.
 
@@ -151,7 +154,9 @@ def report(
     ``reference`` names the corpus the token premiums are relative to (default: ``en`` when
     there is one, else the first corpus); ``code`` and ``python`` name the corpora that hold
     source code and Python source (default: by name, :data:`CODE_NAMES`,
-    :data:`PYTHON_NAMES`), for the code measures.
+    :data:`PYTHON_NAMES`), for the code measures. ``example`` is a sentence shown split into
+    each tokenizer's tokens (default: the first line of the first corpus, cut to
+    :data:`EXAMPLE_CHARS` characters at a space).
     """
     named = _named_tokenizers(tokenizers)
     corpora = _named_corpora(texts_by_name)
@@ -190,6 +195,8 @@ def report(
         for name in named:
             token_counts[name, corpus] = tallies[name]
             tally_by[name, corpus] = extra[name]
+        if example is None:
+            example = first_line(source, errors)
         for key in schemes:
             piece_counts[key, corpus] = pieces[key]
 
@@ -217,6 +224,7 @@ def report(
         "reference": reference,
         "code": sorted(code_names),
         "python": sorted(python_names),
+        "example": example or "",
     }
     return Report(named, text_counts, token_counts, coverage_by_name, settings, tally_by)
 
@@ -251,6 +259,36 @@ def _count_corpus(
     for tally in extra.values():
         tally.finish()
     return counted, tallies, pieces, extra
+
+
+def first_line(source: Any, errors: str = "strict") -> Optional[str]:
+    """The first line of a corpus that holds a word, cut to :data:`EXAMPLE_CHARS` at a space."""
+    for chunk, _ in text_chunks(source, errors=errors):
+        for line in chunk.splitlines():
+            line = line.strip()
+            if line.split():
+                if len(line) > EXAMPLE_CHARS:
+                    cut = line.rfind(" ", 0, EXAMPLE_CHARS)
+                    line = line[: cut if cut > 0 else EXAMPLE_CHARS]
+                return line
+    return None
+
+
+def token_texts(tok: ReportTokenizer, text: str) -> List[str]:
+    """``text`` cut into its tokens, each shown as text: the text's own bytes where the tokens
+    are its bytes, else each token decoded alone (bytes that are not UTF-8 shown as U+FFFD)."""
+    ids = tok.encode(text)
+    lengths = tok.token_lengths()
+    data = text.encode("utf-8", "surrogatepass")
+    if lengths is not None and sum(lengths[i] for i in ids) == len(data):
+        out, at = [], 0
+        for i in ids:
+            out.append(data[at: at + lengths[i]].decode("utf-8", "replace"))
+            at += lengths[i]
+        return out
+    if tok.can_decode():
+        return [tok.decode([i]) or "" for i in ids]
+    return [str(i) for i in ids]
 
 
 def new_tally(tok: ReportTokenizer) -> Tally:
@@ -522,7 +560,13 @@ class Report:
             "tokenizers": self.tokenizer_rows(),
             "results": self.results(),
             "totals": self.totals(),
+            "example": self.example(),
         }
+
+    def example(self) -> Dict[str, Any]:
+        """``{"text": the example sentence, "tokens": {tokenizer: [each token as text]}}``."""
+        text = self.settings.get("example") or ""
+        return {"text": text, "tokens": {name: token_texts(tok, text) if text else [] for name, tok in self.tokenizers.items()}}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1, ensure_ascii=False) + "\n"

@@ -94,9 +94,9 @@ def family_tables(report: "Report") -> List[Table]:
     rows = report.results() + [dict(row, corpus="all") for row in report.totals()]
     for family in FAMILIES:
         columns = [m for m in measure_columns(RESULT_MEASURES, report, family)
-                   if any(row[m.key] not in (None, 0) for row in rows)]
-        if not columns:
-            continue
+                   if any(row[m.key] is not None for row in rows)]
+        if not any(row[m.key] for m in columns for row in rows):
+            continue  # nothing measured in this family (no numbers, no code): no table
         cells: List[List[str]] = []
         previous = None
         for row in rows:
