@@ -159,6 +159,12 @@ def unknown_rate(unknown_tokens: int, tokens: int) -> Optional[float]:
     return _ratio(unknown_tokens, tokens)
 
 
+def _positive(counts: Iterable[int]) -> Any:
+    """The positive counts, as float64 (exact for counts below 2⁵³)."""
+    values = np.fromiter(counts, dtype=np.float64)
+    return values[values > 0]
+
+
 def entropy_bits(counts: Iterable[int]) -> Optional[float]:
     """Entropy of the token distribution in bits: ``H = −Σ p(t) · log₂ p(t)``.
 
@@ -167,11 +173,12 @@ def entropy_bits(counts: Iterable[int]) -> Optional[float]:
     >>> entropy_bits([1, 1, 1, 1])
     2.0
     """
-    values = [c for c in counts if c > 0]
-    total = sum(values)
+    values = _positive(counts)
+    total = values.sum()
     if not total:
         return None
-    h = -sum(c / total * math.log2(c / total) for c in values)
+    p = values / total
+    h = float(-(p * np.log2(p)).sum())
     return h + 0.0  # -0.0 for a single token type reads better as 0.0
 
 
@@ -335,11 +342,11 @@ def renyi_entropy(counts: Iterable[int], alpha: float) -> Optional[float]:
     """
     if alpha == 1.0:
         return entropy_bits(counts)
-    values = [c for c in counts if c > 0]
-    total = sum(values)
+    values = _positive(counts)
+    total = values.sum()
     if not total:
         return None
-    return math.log2(sum((c / total) ** alpha for c in values)) / (1.0 - alpha) + 0.0
+    return float(np.log2(((values / total) ** alpha).sum())) / (1.0 - alpha) + 0.0
 
 
 def renyi_efficiency(counts: Iterable[int], alpha: float, vocab_size: int) -> Optional[float]:
@@ -368,11 +375,11 @@ def average_token_rank(counts: Iterable[int]) -> Optional[float]:
     >>> average_token_rank([5, 3, 2])  # (1·5 + 2·3 + 3·2) / 10
     1.7
     """
-    values = sorted((c for c in counts if c > 0), reverse=True)
-    total = sum(values)
+    values = -np.sort(-_positive(counts))
+    total = values.sum()
     if not total:
         return None
-    return sum(rank * c for rank, c in enumerate(values, start=1)) / total
+    return float((np.arange(1, len(values) + 1) * values).sum() / total)
 
 
 def successor_entropy(contexts: Any, counts: Any, min_count: int = 3) -> Tuple[Optional[float], Optional[float]]:

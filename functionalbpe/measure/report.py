@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import weakref
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Set, Tuple, Union
@@ -291,11 +292,17 @@ def token_texts(tok: ReportTokenizer, text: str) -> List[str]:
     return [str(i) for i in ids]
 
 
+# Each tokenizer's table of token lengths, built once (a tally is made per corpus).
+_LENGTHS: "weakref.WeakKeyDictionary[ReportTokenizer, Any]" = weakref.WeakKeyDictionary()
+
+
 def new_tally(tok: ReportTokenizer) -> Tally:
     """An empty tally for one tokenizer."""
-    lengths = tok.token_lengths()
+    if tok not in _LENGTHS:
+        lengths = tok.token_lengths()
+        _LENGTHS[tok] = np.asarray(lengths, dtype=np.int64) if lengths is not None else None
     return Tally(
-        np.asarray(lengths, dtype=np.int64) if lengths is not None else None,
+        _LENGTHS[tok],
         tok.vocab_size,
         tok.decode if tok.can_decode() else None,
         tok.marker_ids(),

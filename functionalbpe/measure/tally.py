@@ -74,7 +74,7 @@ _KEYWORDS = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
 
 def count_spaces(text: str) -> int:
     """Whitespace characters of ``text`` (``str.isspace``), counted in C."""
-    return len(text) - sum(map(len, text.split()))
+    return len(text) - len("".join(text.split()))
 
 
 def _spans(starts: Sequence[int], ends: Sequence[int]) -> Tuple[Any, Any]:
@@ -109,6 +109,18 @@ class ChunkText:
     def char_starts(self) -> Any:
         """``[B + 1]`` booleans: a character starts at this byte (and at the end)."""
         return np.r_[(self.data & 0xC0) != 0x80, True]
+
+    @cached_property
+    def char_starts_before(self) -> Any:
+        """``[B + 1]``: how many characters start before each offset."""
+        return np.r_[0, np.cumsum(self.char_starts[:-1])]
+
+    @cached_property
+    def wide_chars(self) -> Tuple[Any, Any]:
+        """Byte spans of the characters of two bytes or more."""
+        offsets = self.char_offsets
+        wide = np.diff(offsets) > 1
+        return offsets[:-1][wide], offsets[1:][wide]
 
     @cached_property
     def char_offsets(self) -> Any:
@@ -191,7 +203,7 @@ def _reduce(keys: Any, counts: Any) -> Tuple[Any, Any]:
     """Equal keys added up: ``(sorted distinct keys, their counts)``."""
     if not len(keys):
         return keys, counts
-    order = np.argsort(keys, kind="stable")
+    order = np.argsort(keys)
     keys, counts = keys[order], counts[order]
     first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
     return keys[first], np.add.reduceat(counts, first)
@@ -383,48 +395,48 @@ class Tally:
         size = len(chunk.raw)
         ends = np.cumsum(lengths)
         starts = ends - lengths
-        boundary = np.zeros(size + 1, dtype=bool)
-        boundary[starts] = True
-        boundary[size] = True
-        boundary[0] = True
-        before = np.r_[0, np.cumsum(boundary[:-1])]  # boundaries at offsets < i, for i ≤ B
+        # The token boundaries, sorted and distinct, 0 and B included: every question below is a
+        # bisection in them (O(log T) each), so nothing is as long as the chunk's bytes.
+        cuts = np.r_[0, ends]
+        cuts = cuts[np.r_[True, cuts[1:] != cuts[:-1]]]
 
         def inside(s: Any, e: Any) -> Any:
             """Boundaries strictly inside each span (s, e)."""
-            return before[e] - before[s + 1]
+            return np.searchsorted(cuts, e, side="left") - np.searchsorted(cuts, s, side="right")
+
+        def is_cut(x: Any) -> Any:
+            at = np.minimum(np.searchsorted(cuts, x), len(cuts) - 1)
+            return cuts[at] == x
 
         # Characters: which tokens are whole characters, which boundaries cut one.
         cs = chunk.char_starts
         content = lengths > 0
         complete = cs[starts] & cs[ends] & content
         self.complete_tokens += int(complete.sum())
-        cs_before = np.r_[0, np.cumsum(cs[:-1])]
+        cs_before = chunk.char_starts_before
         low = np.minimum(starts + 1, size)
         holds_start_inside = (cs_before[np.maximum(ends, low)] - cs_before[low]) > 0
         self.crossing_tokens += int((content & ~complete & holds_start_inside).sum())
-        cuts = ends[ends < size]
-        self.internal_boundaries += len(cuts)
-        self.boundaries_in_char += int((~cs[cuts]).sum())
-        offsets = chunk.char_offsets
-        widths = np.diff(offsets)
-        wide = widths > 1
-        self.multibyte_chars += int(wide.sum())
-        if wide.any():
-            self.split_chars += int((inside(offsets[:-1][wide], offsets[1:][wide]) > 0).sum())
-        self._numbers(chunk, boundary, before, inside)
+        inner = cuts[1:-1] if cuts[-1] == size else cuts[1:]
+        self.internal_boundaries += len(inner)
+        self.boundaries_in_char += int((~cs[inner]).sum())
+        wide_s, wide_e = chunk.wide_chars
+        self.multibyte_chars += len(wide_s)
+        if len(wide_s):
+            self.split_chars += int((inside(wide_s, wide_e) > 0).sum())
+        self._numbers(chunk, inner, inside)
         if chunk.code:
             self._operators(chunk, starts, ends, inside)
         if chunk.python_tokens is not None:
-            self._python(chunk, boundary, starts, ends, inside)
+            self._python(chunk, is_cut, starts, ends, inside)
 
-    def _numbers(self, chunk: ChunkText, boundary: Any, before: Any, inside: Any) -> None:
+    def _numbers(self, chunk: ChunkText, cut_at: Any, inside: Any) -> None:
         s, e = chunk.digit_runs
         if not len(s):
             return
         digits = e - s
         placed = inside(s, e)
-        # The cuts inside runs, each with its run: a digit byte's run is found by bisection.
-        cut_at = np.flatnonzero(boundary[:-1])
+        # The cuts inside runs, each with its run (the last run that starts before it).
         run = np.searchsorted(s, cut_at, side="right") - 1
         keep = (run >= 0) & (cut_at > s[np.maximum(run, 0)]) & (cut_at < e[np.maximum(run, 0)])
         cut_at, run = cut_at[keep], run[keep]
@@ -463,14 +475,14 @@ class Tally:
         self.compounds += int(compound.sum())
         self.compounds_kept += int((inside(s[compound], e[compound]) == 0).sum())
 
-    def _python(self, chunk: ChunkText, boundary: Any, starts: Any, ends: Any, inside: Any) -> None:
+    def _python(self, chunk: ChunkText, is_cut: Any, starts: Any, ends: Any, inside: Any) -> None:
         s, e = chunk.leaves
         if len(s):
             # A token may hold the one space before a word (" total"): that still starts it.
             spaced = np.r_[False, chunk.data == 0x20]
-            start_ok = boundary[s] | (boundary[np.maximum(s - 1, 0)] & spaced[s] & (s > 0))
+            start_ok = is_cut(s) | (is_cut(np.maximum(s - 1, 0)) & spaced[s] & (s > 0))
             self.leaves += len(s)
-            self.leaves_aligned += int((start_ok & boundary[e]).sum())
+            self.leaves_aligned += int((start_ok & is_cut(e)).sum())
         s, e = chunk.identifiers
         if len(s):
             cuts = inside(s, e)
