@@ -4,7 +4,9 @@ The report asks a tokenizer five things: encode a text (ordinary text, no specia
 added), its vocabulary size, which entries are special, which tokens are single bytes, and
 what text each entry stands for (its *surface*, for the vocabulary measures).
 :class:`ReportTokenizer` is that interface; ours is in :mod:`functionalbpe.measure.adapters`,
-each peer library's in its home in :mod:`functionalbpe.peers`.
+each peer library's in its home in :mod:`functionalbpe.peers`. Where a library can, it also
+decodes (the round-trip measures), gives each token's byte length when its tokens spell the
+text's bytes (the measures of token boundaries) and names a scheme's atoms (ours).
 
 What "a single byte" means, per library (``docs/metrics.md``):
 

@@ -45,7 +45,7 @@ import numpy as np
 
 from . import metrics
 
-Decode = Optional[Callable[[List[int]], str]]
+Decode = Optional[Callable[[List[int]], Optional[str]]]
 
 # The largest edit-distance table the round trip works out for one chunk: a tokenizer that
 # changes a long stretch of text is reported as unmeasured there rather than stalling the run.
@@ -77,7 +77,7 @@ def count_spaces(text: str) -> int:
     return len(text) - len("".join(text.split()))
 
 
-def _spans(starts: Sequence[int], ends: Sequence[int]) -> Tuple[Any, Any]:
+def _spans(starts: Any, ends: Any) -> Tuple[Any, Any]:
     return np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
 
 
@@ -278,6 +278,42 @@ class Tally:
     scheme's instructions or markers.
     """
 
+    # The additive counts (COUNTS, SUMS), all 0 at first.
+    documents: int
+    zero_token_documents: int
+    ratio_documents: int
+    tokens: int
+    marker_tokens: int
+    round_trip_documents: int
+    round_trip_exact: int
+    cer_documents: int
+    whitespace: int
+    whitespace_kept: int
+    unmeasured_documents: int
+    aligned_tokens: int
+    unaligned_tokens: int
+    complete_tokens: int
+    crossing_tokens: int
+    internal_boundaries: int
+    boundaries_in_char: int
+    multibyte_chars: int
+    split_chars: int
+    numbers: int
+    operators: int
+    operators_isolated: int
+    compounds: int
+    compounds_kept: int
+    leaves: int
+    leaves_aligned: int
+    identifiers: int
+    identifiers_split: int
+    identifier_tokens: int
+    fertility_sum: float
+    token_bytes_sum: float
+    token_chars_sum: float
+    cer_sum: float
+    digit_f1_sum: float
+
     def __init__(self, lengths: Optional[Any], vocab_size: int, decode: Decode, markers: Iterable[int]) -> None:
         self.lengths = lengths
         self.decode = decode
@@ -365,7 +401,7 @@ class Tally:
     def _round_trip(self, chunk: ChunkText, arr: Any, doc: Dict[str, Any]) -> bool:
         if self.decode is None:
             return True
-        back = self.decode(arr.tolist())
+        back = self.decode(arr.tolist()) or ""
         doc["checked"] = True
         if back == chunk.text:
             self.whitespace += chunk.spaces
