@@ -138,3 +138,22 @@ def test_the_corpora_script_runs_end_to_end(corpora, tmp_path):
         if (tmp_path / f"{scheme}.json").exists():
             assert fb.Tokenizer.load(tmp_path / f"{scheme}.json").vocab_size == 600
     assert [t["name"] for t in data["tokenizers"]][:1] == ["plain"]
+
+
+def test_report_names_the_reference_code_python_corpora_and_the_example(setup, capsys):
+    d = setup
+    (d / "snippet.txt").write_text("def f(x):\n    return x == 1\n", encoding="utf-8")
+    code = main(["report", "-t", str(d / "small.json"), f"en={d / 'en.txt'}", f"german={d / 'de.txt'}",
+                 f"snippet={d / 'snippet.txt'}", "--reference", "german", "--python", "snippet",
+                 "--example", "The dog sat.", "--json", str(d / "r.json"), "-q"])
+    assert code == 0
+    data = json.loads((d / "r.json").read_text(encoding="utf-8"))
+    s = data["settings"]
+    assert (s["reference"], s["code"], s["python"], s["example"]) == ("german", [], ["snippet"], "The dog sat.")
+    assert data["tokenizers"][0]["reference_corpus"] == "german"
+    assert ["".join(t) for t in data["example"]["tokens"].values()] == ["The dog sat."]
+    row = next(r for r in data["results"] if r["corpus"] == "snippet")
+    assert row["python_leaves"] == 10 and row["operators"] == 1  # def f ( x ) : return x == 1
+    capsys.readouterr()
+    assert main(["report", "-t", str(d / "small.json"), f"en={d / 'en.txt'}", "--reference", "fr", "-q"]) == 2
+    assert "reference 'fr' is not one of the corpora" in capsys.readouterr().err
