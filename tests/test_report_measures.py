@@ -565,3 +565,12 @@ def test_the_html_plots_the_families_and_uses_a_log_scale_where_one_bar_dwarfs_t
     flat, steep = Axis(), Axis()
     assert not html._log_scale_if_needed(flat, [1.0, 2.0, 9.9])
     assert html._log_scale_if_needed(steep, [1.0, 2.0, 10.0, None]) and steep.scale == "log"
+
+
+def test_an_id_beyond_the_vocabulary_is_one_clear_error():
+    class Wrong(Lossy):
+        def encode(self, text):
+            return [500]
+
+    with pytest.raises(fb.FunctionalBPEError, match="outside its vocabulary of 128 ids"):
+        fb.report({"wrong": Wrong()}, {"t": "x"}, progress=False)

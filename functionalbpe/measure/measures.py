@@ -314,7 +314,7 @@ RESULT_MEASURES: Tuple[Measure, ...] = (
             LOWER, "tokens/line", fmt_float, "tokens per line", family=LENGTH),
     Measure("lines_per_token", lambda t: metrics.share(t.text.lines, t.tokens),
             HIGHER, label="lines per token (compression rate per line)", family=LENGTH),
-    Measure("fertility_mean", lambda t: metrics.share(t.t.fertility_sum, t.t.ratio_documents),  # type: ignore[arg-type]
+    Measure("fertility_mean", lambda t: metrics.share(t.t.fertility_sum, t.t.ratio_documents),
             LOWER, "tokens/word, mean of documents", fmt_float, "tokens per word, mean of per-document ratios",
             family=LENGTH),
     Measure("zero_token_documents", lambda t: t.t.zero_token_documents, None, "documents with no token", fmt_int,
@@ -349,7 +349,7 @@ RESULT_MEASURES: Tuple[Measure, ...] = (
     # Numbers (runs of ASCII digits), on the text whose token boundaries are known.
     Measure("numbers", lambda t: t.t.numbers, None, "numbers", fmt_int, "numbers (digit runs) measured",
             family=NUMBERS),
-    Measure("digit_group_f1", lambda t: metrics.share(t.t.digit_f1_sum, t.t.numbers), HIGHER,  # type: ignore[arg-type]
+    Measure("digit_group_f1", lambda t: metrics.share(t.t.digit_f1_sum, t.t.numbers), HIGHER,
             "3-digit group F1", fmt_float, "F1 of number boundaries against three-digit groups", family=NUMBERS),
     Measure("digit_split_entropy_mean", lambda t: _mean_split_entropy(t.t), LOWER, "split entropy bits", fmt_float,
             "entropy of how numbers of one length are split, mean over numbers", family=NUMBERS),
@@ -380,7 +380,7 @@ RESULT_MEASURES: Tuple[Measure, ...] = (
     # Integrity: the round trip, and the tokens against the characters.
     Measure("round_trip_exact_rate", lambda t: metrics.share(t.t.round_trip_exact, t.t.round_trip_documents), HIGHER,
             "round trip exact", fmt_pct, "share of documents that decode back exactly", family=INTEGRITY),
-    Measure("char_error_rate", lambda t: metrics.share(t.t.cer_sum, t.t.cer_documents), LOWER,  # type: ignore[arg-type]
+    Measure("char_error_rate", lambda t: metrics.share(t.t.cer_sum, t.t.cer_documents), LOWER,
             "CER", fmt_float, "character error rate of the round trip, mean of documents", family=INTEGRITY),
     Measure("round_trip_unmeasured_documents", lambda t: t.t.unmeasured_documents, None,
             label="documents too changed for the edit distance", family=INTEGRITY),

@@ -46,7 +46,7 @@ def _ratio(numerator: float, denominator: float) -> Optional[float]:
     return numerator / denominator if denominator else None
 
 
-def share(part: int, whole: int) -> Optional[float]:
+def share(part: float, whole: float) -> Optional[float]:
     """A part of a whole: ``part / whole`` (None for an empty whole).
 
     >>> share(1, 4)

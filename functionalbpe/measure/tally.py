@@ -44,6 +44,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 import numpy as np
 
 from . import metrics
+from ..errors import FunctionalBPEError
 
 Decode = Optional[Callable[[List[int]], Optional[str]]]
 
@@ -379,6 +380,11 @@ class Tally:
         doc["bytes"] += len(chunk.raw)
         doc["chars"] += chunk.chars
         self.tokens += len(arr)
+        if len(arr) and not 0 <= int(arr.min()) <= int(arr.max()) < self.vocab_size:
+            raise FunctionalBPEError(
+                f"the tokenizer gave an id outside its vocabulary of {self.vocab_size} ids "
+                f"({int(arr.min())}..{int(arr.max())})"
+            )
         if len(arr):
             self.marker_tokens += int(self.is_marker[arr].sum())
             # The last two tokens of the document so far carry over: a trigram needs both, a
