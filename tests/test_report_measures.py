@@ -556,8 +556,11 @@ def test_the_html_plots_the_families_and_uses_a_log_scale_where_one_bar_dwarfs_t
     assert "Numbers: tokens and splits by length" in captions
     assert "Indentation: tokens by depth" in captions
 
+    from matplotlib.figure import Figure
+
     class Axis:
         scale = None
+        xaxis = Figure().subplots().xaxis
 
         def set_xscale(self, scale):
             self.scale = scale

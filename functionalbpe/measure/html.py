@@ -264,7 +264,10 @@ def _log_scale_if_needed(ax: Any, values: List[Any]) -> bool:
     language cannot flatten the others)."""
     positive = [v for v in values if v]
     if positive and max(positive) >= LOG_SCALE_RATIO * min(positive):
+        from matplotlib.ticker import NullFormatter
+
         ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(NullFormatter())  # labels at the powers of ten only
         return True
     return False
 
