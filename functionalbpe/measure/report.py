@@ -32,7 +32,6 @@ from typing import Any, Dict, List, Mapping, Optional, Set, Tuple, Union
 
 import numpy as np
 
-from . import metrics
 from .adapters import as_report_tokenizer
 from .face import ReportTokenizer
 from .measures import (
@@ -189,7 +188,7 @@ def report(
         bar = Progress(progress, f"measuring {corpus}", total=source_bytes(source), unit=" B")
         with bar:
             kinds = {"code": corpus in code_names or corpus in python_names, "python": corpus in python_names}
-            counted, tallies, pieces, extra = _count_corpus(source, named, schemes, bar, chunk_chars, errors, kinds)
+            counted, tallies, pieces, extra, first = _count_corpus(source, named, schemes, bar, chunk_chars, errors, kinds)
         if not counted.chars:
             raise CorpusError(f"corpus {corpus!r} holds no text")
         text_counts[corpus] = counted
@@ -197,7 +196,7 @@ def report(
             token_counts[name, corpus] = tallies[name]
             tally_by[name, corpus] = extra[name]
         if example is None:
-            example = first_line(source, errors)
+            example = first
         for key in schemes:
             piece_counts[key, corpus] = pieces[key]
 
@@ -238,15 +237,18 @@ def _count_corpus(
     chunk_chars: int,
     errors: str,
     kinds: Mapping[str, bool],
-) -> Tuple[TextCounts, Dict[str, Counter], Dict[str, Counter], Dict[str, Tally]]:
+) -> Tuple[TextCounts, Dict[str, Counter], Dict[str, Counter], Dict[str, Tally], Optional[str]]:
     """One pass over a corpus, a chunk at a time: the text's counts, each tokenizer's token
-    counts and tally (:mod:`functionalbpe.measure.tally`), and (for the full coverage) each
-    scheme's piece counts."""
+    counts and tally (:mod:`functionalbpe.measure.tally`), (for the full coverage) each
+    scheme's piece counts, and its first line (:func:`first_line`)."""
     counted = TextCounts()
     tallies: Dict[str, Counter] = {name: Counter() for name in named}
     extra = {name: new_tally(tok) for name, tok in named.items()}
     pieces: Dict[str, Counter] = {key: Counter() for key in schemes}
+    first: Optional[str] = None
     for chunk, starts in text_chunks(source, chunk_chars, errors):
+        if first is None:
+            first = first_line(chunk)
         text = ChunkText(chunk, starts, code=kinds["code"], python=kinds["python"])
         counted.add(text, starts)
         for name, tok in named.items():
@@ -259,19 +261,22 @@ def _count_corpus(
     counted.finish()
     for tally in extra.values():
         tally.finish()
-    return counted, tallies, pieces, extra
+    return counted, tallies, pieces, extra, first
 
 
-def first_line(source: Any, errors: str = "strict") -> Optional[str]:
-    """The first line of a corpus that holds a word, cut to :data:`EXAMPLE_CHARS` at a space."""
-    for chunk, _ in text_chunks(source, errors=errors):
-        for line in chunk.splitlines():
-            line = line.strip()
-            if line.split():
-                if len(line) > EXAMPLE_CHARS:
-                    cut = line.rfind(" ", 0, EXAMPLE_CHARS)
-                    line = line[: cut if cut > 0 else EXAMPLE_CHARS]
-                return line
+def first_line(text: str) -> Optional[str]:
+    """The first line of a text that holds a word, cut to :data:`EXAMPLE_CHARS` at a space.
+
+    >>> first_line("\\n  \\n  The cat sat.\\nMore.")
+    'The cat sat.'
+    """
+    for line in text.splitlines():
+        line = line.strip()
+        if line.split():
+            if len(line) > EXAMPLE_CHARS:
+                cut = line.rfind(" ", 0, EXAMPLE_CHARS)
+                line = line[: cut if cut > 0 else EXAMPLE_CHARS]
+            return line
     return None
 
 
