@@ -67,7 +67,8 @@ def main() -> None:
                     tokens += len(t.encode(chunk))
         encode_s = time.perf_counter() - start
         start = time.perf_counter()
-        report = fb.report(tokenizers, corpora, progress=False)
+        code = [name for name in corpora if name.startswith("code/") or name == "python"]
+        report = fb.report(tokenizers, corpora, code=code, python=["python"], progress=False)
         report.to_json()
         report_s = time.perf_counter() - start
     print(f"{len(corpora)} corpora, {total / 1e6:.1f} MB, {tokens:,} tokens over 3 tokenizers "
