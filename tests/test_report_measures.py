@@ -460,6 +460,8 @@ def test_boundary_measures_equal_their_definitions_on_random_text_in_chunks(docs
     r = fb.report({"bpe": tok}, {"d": docs}, progress=False, chunk_chars=chunk_chars)
     row = row_of(r, "d", "bpe")
     complete, crossing, cuts_in, cuts_all, wide, split, count = utf8_direct(tok, docs)
+    assert row["lines"] == sum(metrics.count_lines(d) for d in docs) and row["documents"] == len(docs)
+    assert row["boundary_in_char_rate"] == metrics.share(cuts_in, cuts_all)
     assert row["aligned_tokens"] == count
     assert row["complete_utf8_share"] == metrics.share(complete, count)
     assert row["crossing_token_share"] == metrics.share(crossing, count)

@@ -333,6 +333,7 @@ class Tally:
         self.number_count: Counter = Counter()  # digits → numbers
         self.indent_pairs: Counter = Counter()  # (depth, whitespace tokens) → lines
         self._doc: Optional[Dict[str, Any]] = None
+        self._open_cut = False  # an aligned chunk of this document with tokens has ended
         self._carry = np.zeros(0, dtype=np.int64)
 
     # -- documents ----------------------------------------------------------------------
@@ -370,6 +371,7 @@ class Tally:
     def add(self, chunk: ChunkText, ids: List[int]) -> None:
         """Tally one chunk and the ids the tokenizer gave it."""
         if chunk.starts_document or self._doc is None:
+            self._open_cut = False
             self._close_document()
             self._doc = {"tokens": 0, "words": 0, "bytes": 0, "chars": 0, "checked": False, "exact": True, "edits": 0}
             self._carry = np.zeros(0, dtype=np.int64)
@@ -399,8 +401,14 @@ class Tally:
             lengths = self.lengths[arr]
             if int(lengths.sum()) == len(chunk.raw):
                 self.aligned_tokens += len(arr)
+                if self._open_cut and len(arr):
+                    # The end of the previous chunk of this document: a boundary between two
+                    # tokens (always between characters: chunks are cut at a line break).
+                    self.internal_boundaries += 1
                 self._boundaries(chunk, lengths)
+                self._open_cut = self._open_cut or bool(len(arr))
                 return
+        self._open_cut = False
         if self.lengths is not None:
             self.unaligned_tokens += len(arr)
 
