@@ -200,11 +200,15 @@ class ChunkText:
         return starts, ends - starts, widths // max(unit, 1)
 
 
-def _reduce(keys: Any, counts: Any) -> Tuple[Any, Any]:
-    """Equal keys added up: ``(sorted distinct keys, their counts)``."""
+def _reduce(keys: Any, counts: Any, runs: bool = False) -> Tuple[Any, Any]:
+    """Equal keys added up: ``(sorted distinct keys, their counts)``.
+
+    ``runs``: the keys are a few sorted runs one after the other (reduced arrays joined), which
+    the stable sort (a merge sort) orders in about linear time.
+    """
     if not len(keys):
         return keys, counts
-    order = np.argsort(keys)
+    order = np.argsort(keys, kind="stable" if runs else None)
     keys, counts = keys[order], counts[order]
     first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
     return keys[first], np.add.reduceat(counts, first)
@@ -239,17 +243,15 @@ class NGrams:
 
     def _flush(self) -> None:
         if self._pending:
-            new = np.concatenate(self._pending)
+            new, ones = _reduce(np.concatenate(self._pending), np.ones(self._waiting, dtype=np.int64))
             self._pending, self._waiting = [], 0
-            self.keys, self.counts = _reduce(
-                np.r_[self.keys, new], np.r_[self.counts, np.ones(len(new), dtype=np.int64)]
-            )
+            self.keys, self.counts = _reduce(np.r_[self.keys, new], np.r_[self.counts, ones], runs=True)
 
     def merge(self, other: "NGrams") -> None:
         other._flush()
         self._flush()
         self._entropy = None
-        self.keys, self.counts = _reduce(np.r_[self.keys, other.keys], np.r_[self.counts, other.counts])
+        self.keys, self.counts = _reduce(np.r_[self.keys, other.keys], np.r_[self.counts, other.counts], runs=True)
 
     def successor_entropy(self) -> Tuple[Optional[float], Optional[float]]:
         """``(η, H)`` of :func:`metrics.successor_entropy`, the context being all but the last token."""
