@@ -62,10 +62,12 @@ def test_the_html_is_self_contained_with_plots(setup):
     page = r.to_html()
     sources = re.findall(r'(?:src|href)="([^"]*)"', page)
     images = re.findall(r'src="data:image/png;base64,([^"]+)"', page)
-    assert len(sources) == len(images) == 3  # per language, relative to the baseline, merge savings
+    # Per language, relative to the baseline, merge savings, the Lorenz curve of the two corpora.
+    assert len(sources) == len(images) == 4
     assert all(base64.b64decode(x).startswith(b"\x89PNG") for x in images)
     assert "http" not in page.replace("http-equiv", "")
-    for caption in ("Tokens per word and bytes per token", "Tokens relative to small", "Merge savings"):
+    for caption in ("Tokens per word and bytes per token", "Tokens relative to small", "Merge savings",
+                    "Lorenz curve of tokens across corpora"):
         assert caption in page
 
 
@@ -136,3 +138,22 @@ def test_the_corpora_script_runs_end_to_end(corpora, tmp_path):
         if (tmp_path / f"{scheme}.json").exists():
             assert fb.Tokenizer.load(tmp_path / f"{scheme}.json").vocab_size == 600
     assert [t["name"] for t in data["tokenizers"]][:1] == ["plain"]
+
+
+def test_report_names_the_reference_code_python_corpora_and_the_example(setup, capsys):
+    d = setup
+    (d / "snippet.txt").write_text("def f(x):\n    return x == 1\n", encoding="utf-8")
+    code = main(["report", "-t", str(d / "small.json"), f"en={d / 'en.txt'}", f"german={d / 'de.txt'}",
+                 f"snippet={d / 'snippet.txt'}", "--reference", "german", "--python", "snippet",
+                 "--example", "The dog sat.", "--json", str(d / "r.json"), "-q"])
+    assert code == 0
+    data = json.loads((d / "r.json").read_text(encoding="utf-8"))
+    s = data["settings"]
+    assert (s["reference"], s["code"], s["python"], s["example"]) == ("german", [], ["snippet"], "The dog sat.")
+    assert data["tokenizers"][0]["reference_corpus"] == "german"
+    assert ["".join(t) for t in data["example"]["tokens"].values()] == ["The dog sat."]
+    row = next(r for r in data["results"] if r["corpus"] == "snippet")
+    assert row["python_leaves"] == 10 and row["operators"] == 1  # def f ( x ) : return x == 1
+    capsys.readouterr()
+    assert main(["report", "-t", str(d / "small.json"), f"en={d / 'en.txt'}", "--reference", "fr", "-q"]) == 2
+    assert "reference 'fr' is not one of the corpora" in capsys.readouterr().err

@@ -62,6 +62,14 @@ def add_parser(sub: Any) -> None:
                    help="the baseline's measure that orders the corpora, most expensive first (default fertility)")
     p.add_argument("--coverage", action="store_true",
                    help="also train each of our schemes on each corpus until no pair is left (slow)")
+    p.add_argument("--reference", default=None, metavar="CORPUS",
+                   help="the corpus token premiums are relative to (default: en, else the first)")
+    p.add_argument("--code", action="append", default=None, metavar="CORPUS",
+                   help="a corpus of source code, for the operator measures (default: by name: c, go, js, python, ...)")
+    p.add_argument("--python", action="append", default=None, metavar="CORPUS",
+                   help="a corpus of Python source, for the measures that read Python's tokens (default: named python or py)")
+    p.add_argument("--example", default=None, metavar="TEXT",
+                   help="a sentence shown split into each tokenizer's tokens (default: the first line of the first corpus)")
     p.add_argument("--encoding-errors", default="strict", choices=["strict", "replace"], help="invalid UTF-8 in a corpus")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     p.set_defaults(run=run, tokenizers=None)
@@ -155,6 +163,10 @@ def run(args: argparse.Namespace) -> int:
         coverage=args.coverage,
         sort_by=args.sort_by,
         progress=False if args.quiet else True,
+        reference=args.reference,
+        code=args.code,
+        python=args.python,
+        example=args.example,
     )
     # Render everything before writing anything, so that a failure leaves no partial output.
     outputs = [(path, render()) for path, render in (

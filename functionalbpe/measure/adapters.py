@@ -68,6 +68,24 @@ class FunctionalBPETokenizer(ReportTokenizer):
         counts = self.tokenizer.merge_counts
         return list(counts) if counts is not None else None
 
+    def decode(self, ids: List[int]) -> Optional[str]:
+        return self.tokenizer.decode(ids, errors="replace")
+
+    def can_decode(self) -> bool:
+        return True
+
+    def token_lengths(self) -> Optional[List[int]]:
+        # Only where the pieces are the text itself: a scheme that rewrites text (atoms, case
+        # instructions) or normalizes it has tokens that are not the text's bytes.
+        scheme = self.tokenizer.scheme
+        if not scheme.compiled().identity or scheme.normalize is not None:
+            return None
+        return [len(self.tokenizer.token_bytes(i)) for i in range(self.vocab_size)]
+
+    def marker_ids(self) -> Set[int]:
+        alphabet = self.tokenizer.alphabet
+        return set(range(alphabet.first_merge - len(alphabet.atoms), alphabet.first_merge))
+
     def describe(self) -> str:
         tok = self.tokenizer
         options = ", ".join(f"{k}={v}" for k, v in tok.scheme.options().items())

@@ -4,7 +4,9 @@ The report asks a tokenizer five things: encode a text (ordinary text, no specia
 added), its vocabulary size, which entries are special, which tokens are single bytes, and
 what text each entry stands for (its *surface*, for the vocabulary measures).
 :class:`ReportTokenizer` is that interface; ours is in :mod:`functionalbpe.measure.adapters`,
-each peer library's in its home in :mod:`functionalbpe.peers`.
+each peer library's in its home in :mod:`functionalbpe.peers`. Where a library can, it also
+decodes (the round-trip measures), gives each token's byte length when its tokens spell the
+text's bytes (the measures of token boundaries) and names a scheme's atoms (ours).
 
 What "a single byte" means, per library (``docs/metrics.md``):
 
@@ -91,6 +93,24 @@ class ReportTokenizer:
 
     def merge_counts(self) -> Optional[List[int]]:
         return None
+
+    def decode(self, ids: List[int]) -> Optional[str]:
+        """The text of ``ids`` (for the round-trip measures); None when the library has no
+        decoder. Bytes that are not UTF-8 become U+FFFD."""
+        return None
+
+    def can_decode(self) -> bool:
+        """Whether :meth:`decode` gives text."""
+        return False
+
+    def token_lengths(self) -> Optional[List[int]]:
+        """The byte length of every id, when the tokens of a text are its UTF-8 bytes one after
+        the other (so token boundaries are byte offsets of the text); else None."""
+        return None
+
+    def marker_ids(self) -> Set[int]:
+        """Ids that are a scheme's instructions or markers (ours, functional or markers)."""
+        return set()
 
     def describe(self) -> str:
         return f"{self.kind}, {self.vocab_size} ids"

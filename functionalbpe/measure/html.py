@@ -6,10 +6,16 @@ functionalbpe[plot]``); without it the page has the tables and says how to get t
 
 Plots, corpora in the order of the tables (most expensive first, at the top):
 
-1. tokens per word and bytes per token, by corpus and tokenizer;
+1. tokens per word and bytes per token, by corpus and tokenizer, on a log scale when one
+   corpus's bar is ten times another's (Chinese tokens per word would flatten the rest);
 2. tokens relative to the baseline tokenizer, by corpus (1 = as many as the baseline);
 3. the merge-savings curve of each of our tokenizers: the count of each merge when it was
-   made, and the cumulative share of the savings of all merges.
+   made, and the cumulative share of the savings of all merges;
+4. the Lorenz curve of each tokenizer's token counts across corpora (two corpora or more);
+5. tokens per number by its digits, and the entropy of how numbers of each length are split;
+6. whitespace tokens spent on an indent, by its depth (Python corpora).
+
+Before the plots, an example sentence is shown cut into each tokenizer's tokens.
 """
 from __future__ import annotations
 
@@ -21,10 +27,14 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 from .._version import __version__
 from .measures import RESULTS
 from .metrics import merge_savings
+from ..display import visible
 from .tables import Table, example_lines, tables, tokenizer_lines
 
 if TYPE_CHECKING:  # pragma: no cover
     from .report import Report
+
+# A bar this many times longer than another puts the axis on a log scale.
+LOG_SCALE_RATIO = 10
 
 STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 100em;
@@ -39,6 +49,9 @@ tr.first td { border-top: 1px solid #bbb; }
 img { max-width: 100%; height: auto; display: block; margin: 0.5em 0; }
 .wide { overflow-x: auto; }
 code { background: #f4f4f4; padding: 0 0.2em; }
+.tokens span { padding: 0.1em 0; border-radius: 2px; white-space: pre; font-family: ui-monospace, monospace; }
+.tokens span.a { background: #dbe9f6; } .tokens span.b { background: #f6e3cf; }
+.tokens td { white-space: normal; }
 """
 
 
@@ -55,6 +68,7 @@ def render_html(report: "Report", title: str = "Tokenizer report") -> str:
         "parameter. Every measure is defined, with its formula, in docs/metrics.md.</p>",
         "<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in tokenizer_lines(report)) + "</ul>",
     ]
+    parts += example_html(report)
     images = plots(report)
     if images is None:
         parts.append(
@@ -78,6 +92,25 @@ def render_html(report: "Report", title: str = "Tokenizer report") -> str:
         parts.append("</p>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def example_html(report: "Report") -> List[str]:
+    """The example sentence cut into each tokenizer's tokens, side by side."""
+    example = report.example()
+    if not example["text"]:
+        return []
+    rows = []
+    for name, pieces in example["tokens"].items():
+        spans = "".join(
+            f'<span class="{"ab"[i % 2]}">{html.escape(visible(p))}</span>' for i, p in enumerate(pieces)
+        )
+        rows.append(f'<tr><td>{html.escape(name)}</td><td class="n">{len(pieces)}</td><td>{spans}</td></tr>')
+    return [
+        "<h2>An example, token by token</h2>",
+        f'<p class="note">{html.escape(example["text"])}</p>',
+        '<table class="tokens"><thead><tr><th>tokenizer</th><th class="n">tokens</th><th>tokens, alternately shaded'
+        "</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>",
+    ]
 
 
 def render_table_html(table: Table) -> str:
@@ -118,7 +151,8 @@ def plots(report: "Report") -> Optional[List[Tuple[str, str, str]]]:
     axes = fig.subplots(1, 2, sharey=True)
     for ax, key in ((axes[0], "fertility"), (axes[1], "bytes_per_token")):
         _grouped_bars(ax, corpora, names, colour, lambda c, n: value[c, n][key])
-        ax.set_xlabel(f"{RESULTS[key].label} ({RESULTS[key].direction})")
+        log = _log_scale_if_needed(ax, [value[c, n][key] for c in corpora for n in names])
+        ax.set_xlabel(f"{RESULTS[key].label} ({RESULTS[key].direction}){', log scale' if log else ''}")
     _legend_on_top(fig, axes[0], len(names))
     out.append((
         "Tokens per word and bytes per token",
@@ -164,7 +198,78 @@ def plots(report: "Report") -> Optional[List[Tuple[str, str, str]]]:
             "On each tokenizer's own training text: the count of each merge when it was made (the tokens it "
             "saved), and the running share of the savings of all merges.",
         ))
+    out += _family_plots(report, names, colour)
     return out
+
+
+def _family_plots(report: "Report", names: List[str], colour: Dict[str, str]) -> List[Tuple[str, str, str]]:
+    """The Lorenz curves, the numbers and the indents: plots of the measures' own tables."""
+    from matplotlib.figure import Figure
+
+    out = []
+    rows = {row["name"]: row for row in report.tokenizer_rows()}
+    curves = {n: rows[n]["lorenz_curve"] for n in names if rows[n]["lorenz_curve"]}
+    if curves:
+        fig = Figure(figsize=(5.5, 5))
+        ax = fig.subplots()
+        ax.plot([0, 1], [0, 1], color="#888", linewidth=1, linestyle="--", label="equal")
+        for name, points in curves.items():
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3, linewidth=1.2,
+                    color=colour[name], label=f"{name} (Gini {rows[name]['gini_tokens']:.3f})")
+        ax.set_xlabel("share of corpora, cheapest first")
+        ax.set_ylabel("share of tokens")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+        out.append(("Lorenz curve of tokens across corpora", _png(fig),
+                    "The corpora read as languages: on parallel text (the same content in each) the diagonal is a "
+                    "tokenizer that costs every language the same; the Gini coefficient is twice the area between."))
+    totals = {row["tokenizer"]: row for row in report.totals()}
+    numbers = {n: totals[n] for n in names if totals[n]["tokens_per_number"]}
+    if numbers:
+        fig = Figure(figsize=(12, 4))
+        left, right = fig.subplots(1, 2)
+        for name, row in numbers.items():
+            per = row["tokens_per_number"]
+            left.plot([int(d) for d in per], list(per.values()), marker="o", color=colour[name], label=name)
+            split = row["digit_split_entropy"] or {}
+            shown = {int(d): v for d, v in split.items() if int(d) <= 12}
+            right.plot(list(shown), list(shown.values()), marker="o", color=colour[name], label=name)
+        left.set_xlabel("digits (10: ten or more)")
+        left.set_ylabel("tokens per number")
+        right.set_xlabel("digits")
+        right.set_ylabel("entropy of the split patterns, bits")
+        for ax in (left, right):
+            ax.grid(True, alpha=0.3)
+        left.legend(fontsize=8)
+        out.append(("Numbers: tokens and splits by length", _png(fig),
+                    "All corpora together, on the text whose token boundaries are known. Entropy 0: every number of "
+                    "that length is split the same way."))
+    indents = {n: totals[n]["indent_tokens_by_depth"] for n in names if totals[n]["indent_tokens_by_depth"]}
+    if indents:
+        fig = Figure(figsize=(6, 4))
+        ax = fig.subplots()
+        for name, per in indents.items():
+            ax.plot([int(d) for d in per], list(per.values()), marker="o", color=colour[name], label=name)
+        ax.set_xlabel("indent depth")
+        ax.set_ylabel("whitespace tokens per indent")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+        out.append(("Indentation: tokens by depth", _png(fig),
+                    "Python corpora: the tokens of whitespace only that an indent of each depth costs, on average."))
+    return out
+
+
+def _log_scale_if_needed(ax: Any, values: List[Any]) -> bool:
+    """A log scale when the largest bar is LOG_SCALE_RATIO times the smallest (so that one
+    language cannot flatten the others)."""
+    positive = [v for v in values if v]
+    if positive and max(positive) >= LOG_SCALE_RATIO * min(positive):
+        from matplotlib.ticker import NullFormatter
+
+        ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(NullFormatter())  # labels at the powers of ten only
+        return True
+    return False
 
 
 def _grouped_bars(ax: Any, corpora: List[str], names: List[str], colour: Dict[str, str], get: Any) -> None:

@@ -31,13 +31,23 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from . import metrics
+from . import fairness, metrics
 
 if TYPE_CHECKING:  # pragma: no cover
     from .face import ReportTokenizer
+    from .tally import Tally
     from .report import Report, TextCounts, Vocabulary
 
 LOWER = "lower is cheaper"
+# The families of measures that have a table of their own.
+LENGTH = "Compression and length"
+INFORMATION = "Information"
+NUMBERS = "Numbers"
+CODE = "Code"
+INTEGRITY = "Integrity"
+SCHEME = "Instructions and markers"
+FAIRNESS = "Across corpora"
+FAMILIES = (LENGTH, INFORMATION, NUMBERS, CODE, INTEGRITY, SCHEME)
 HIGHER = "higher is cheaper"
 
 EXAMPLES = 10  # unused entries and duplicate families shown per tokenizer
@@ -92,6 +102,8 @@ class Measure:
     # The tables follow the registry, which follows the JSON order; a column that reads better
     # elsewhere names the column it follows (the JSON order is a contract and cannot move).
     column_after: Optional[str] = None
+    # The table it is shown in: "" for the main tables, else a family's own table.
+    family: str = ""
 
     @property
     def numeric(self) -> bool:
@@ -115,6 +127,17 @@ class TextTokens:
     baseline_tokens: int  # T of the baseline tokenizer on the same text
     full_coverage: Optional[int]  # V_full on this text (report(coverage=True)), else None
     settings: Mapping[str, Any] = field(default_factory=dict)
+    tally: Optional["Tally"] = None  # what was tallied beyond the counts (measure/tally.py)
+    vocab_size: int = 0  # V, declared
+
+    @property
+    def t(self) -> "Tally":
+        assert self.tally is not None
+        return self.tally
+
+    @cached_property
+    def distinct(self) -> int:
+        return sum(1 for c in self.counts.values() if c)
 
     @cached_property
     def tokens(self) -> int:
@@ -148,6 +171,12 @@ class VocabularyUse:
     vocab: "Vocabulary"
     seen: Counter  # n(t) over every corpus
     settings: Mapping[str, Any] = field(default_factory=dict)
+    # Per corpus, in report order: (tokens, bytes, lines, distinct tokens).
+    per_corpus: Mapping[str, Tuple[int, int, int, int]] = field(default_factory=dict)
+
+    @cached_property
+    def fairness(self) -> Dict[str, Any]:
+        return corpus_fairness(self.per_corpus, self.settings.get("reference"), self.tokenizer.vocab_size)
 
     @cached_property
     def unused(self) -> List[int]:
@@ -178,6 +207,53 @@ def duplicate_examples(use: VocabularyUse) -> List[List[str]]:
     surfaces = use.vocab.surfaces
     largest = sorted(use.duplicates, key=lambda f: (-len(f), f))[:EXAMPLES]
     return [[surfaces[t] for t in family] for family in largest]
+
+
+def corpus_fairness(per_corpus: Mapping[str, Tuple[int, int, int, int]], reference: Optional[str], vocab_size: int) -> Dict[str, Any]:
+    """The cross-corpus measures of one tokenizer (the corpora read as languages)."""
+    out: Dict[str, Any] = {
+        "gini_tokens": None, "gini_tokens_per_byte": None, "gini_tokens_per_line": None, "lorenz": None,
+        "reference": None, "premium": None, "max_premium": None, "utilization_cv": None,
+    }
+    if len(per_corpus) < 2:
+        return out
+    tokens = {c: v[0] for c, v in per_corpus.items()}
+    out["gini_tokens"] = fairness.gini(tokens.values())
+    out["gini_tokens_per_byte"] = fairness.gini(v[0] / v[1] for v in per_corpus.values() if v[1])
+    if all(v[2] for v in per_corpus.values()):
+        out["gini_tokens_per_line"] = fairness.gini(v[0] / v[2] for v in per_corpus.values())
+    out["lorenz"] = [list(p) for p in fairness.lorenz(tokens.values())]
+    ref = reference if reference in tokens else next(iter(tokens))
+    if tokens[ref]:
+        out["reference"] = ref
+        out["premium"] = fairness.token_premium(tokens, ref)
+        out["max_premium"] = max(out["premium"].values())
+    out["utilization_cv"] = metrics.coefficient_of_variation([v[3] / vocab_size for v in per_corpus.values()])
+    return out
+
+
+def _keyed(table: Mapping[int, float]) -> Optional[Dict[str, float]]:
+    """A table by digits or depth, keyed as JSON keys are (strings); None when empty."""
+    return {str(k): v for k, v in table.items()} or None
+
+
+def _per_document(t: TextTokens, total: float) -> Optional[float]:
+    """A sum of per-document ratios over the documents that have tokens."""
+    counted = t.t.documents - t.t.zero_token_documents
+    return total / counted if counted else None
+
+
+def _mean_split_entropy(tally: "Tally") -> Optional[float]:
+    by_digits = tally.split_entropy_by_digits()
+    numbers = {d: 0 for d in by_digits}
+    for (digits, _), n in tally.number_patterns.items():
+        numbers[digits] += n
+    total = sum(numbers.values())
+    return sum(by_digits[d] * n for d, n in numbers.items()) / total if total else None
+
+
+def _any_markers(report: "Report") -> bool:
+    return any(row["marker_tokens"] for row in report.results())
 
 
 def _any_unknown(report: "Report") -> bool:
@@ -231,6 +307,103 @@ RESULT_MEASURES: Tuple[Measure, ...] = (
             HIGHER, "words in {context:,} tokens", fmt_int, "words that fit in the context"),
     Measure("full_coverage_vocab", lambda t: t.full_coverage, None, "full-coverage vocab", fmt_int,
             "vocabulary at which every piece is one token", shown=_coverage_on),
+    # Compression and length, per line and per document.
+    Measure("lines", lambda t: t.text.lines, label="lines", family=LENGTH),
+    Measure("documents", lambda t: t.t.documents, label="documents", family=LENGTH),
+    Measure("tokens_per_line", lambda t: metrics.fertility(t.tokens, t.text.lines),
+            LOWER, "tokens/line", fmt_float, "tokens per line", family=LENGTH),
+    Measure("lines_per_token", lambda t: metrics.share(t.text.lines, t.tokens),
+            HIGHER, label="lines per token (compression rate per line)", family=LENGTH),
+    Measure("fertility_mean", lambda t: metrics.share(t.t.fertility_sum, t.t.ratio_documents),
+            LOWER, "tokens/word, mean of documents", fmt_float, "tokens per word, mean of per-document ratios",
+            family=LENGTH),
+    Measure("zero_token_documents", lambda t: t.t.zero_token_documents, None, "documents with no token", fmt_int,
+            "documents that encode to no token", family=LENGTH),
+    Measure("mean_token_bytes", lambda t: _per_document(t, t.t.token_bytes_sum), None, "bytes/token, mean of documents",
+            fmt_float, "token length in bytes, mean of per-document ratios", family=LENGTH),
+    Measure("mean_token_chars", lambda t: _per_document(t, t.t.token_chars_sum), None, "chars/token, mean of documents",
+            fmt_float, "token length in characters, mean of per-document ratios", family=LENGTH),
+    Measure("vocab_utilization", lambda t: metrics.share(t.distinct, t.vocab_size), None, "vocabulary used",
+            fmt_pct, "share of the declared vocabulary used", family=LENGTH),
+    Measure("type_token_ratio", lambda t: metrics.share(t.distinct, t.tokens), None, "type/token", fmt_float,
+            "distinct tokens over tokens", family=LENGTH),
+    # Information.
+    *(
+        Measure(f"renyi_efficiency_{str(a).replace('.', '_').removesuffix('_0')}",
+                (lambda a: lambda t: metrics.renyi_efficiency(t.counts.values(), a, t.vocab_size))(a),
+                None, f"Rényi α={a:g}", fmt_float, f"Rényi efficiency at α = {a:g}", family=INFORMATION)
+        for a in metrics.RENYI_ALPHAS
+    ),
+    Measure("average_token_rank", lambda t: metrics.average_token_rank(t.counts.values()), None, "mean rank",
+            fmt_float, "mean frequency rank of the tokens", family=INFORMATION),
+    Measure("bigram_successor_efficiency", lambda t: t.t.bigrams.successor_entropy()[0], None, "η after 1 token",
+            fmt_float, "Shannon efficiency of the next token after one token", family=INFORMATION),
+    Measure("bigram_conditional_entropy_bits", lambda t: t.t.bigrams.successor_entropy()[1], None,
+            "H(next | 1 token) bits", fmt_float, "entropy of the next token given one token", family=INFORMATION),
+    Measure("trigram_successor_efficiency", lambda t: t.t.trigrams.successor_entropy()[0] if t.t.trigrams else None,
+            None, "η after 2 tokens", fmt_float, "Shannon efficiency of the next token after two tokens",
+            family=INFORMATION),
+    Measure("trigram_conditional_entropy_bits",
+            lambda t: t.t.trigrams.successor_entropy()[1] if t.t.trigrams else None, None, "H(next | 2 tokens) bits",
+            fmt_float, "entropy of the next token given two tokens", family=INFORMATION),
+    # Numbers (runs of ASCII digits), on the text whose token boundaries are known.
+    Measure("numbers", lambda t: t.t.numbers, None, "numbers", fmt_int, "numbers (digit runs) measured",
+            family=NUMBERS),
+    Measure("digit_group_f1", lambda t: metrics.share(t.t.digit_f1_sum, t.t.numbers), HIGHER,
+            "3-digit group F1", fmt_float, "F1 of number boundaries against three-digit groups", family=NUMBERS),
+    Measure("digit_split_entropy_mean", lambda t: _mean_split_entropy(t.t), LOWER, "split entropy bits", fmt_float,
+            "entropy of how numbers of one length are split, mean over numbers", family=NUMBERS),
+    Measure("digit_split_entropy", lambda t: _keyed(t.t.split_entropy_by_digits()), format=fmt_text,
+            label="entropy of the split patterns, by digits", family=NUMBERS),
+    Measure("tokens_per_number", lambda t: _keyed(t.t.tokens_per_number()), format=fmt_text,
+            label="tokens per number, by digits (10: ten or more)", family=NUMBERS),
+    # Code: operators on code corpora; Python's own tokens on Python corpora.
+    Measure("operators", lambda t: t.t.operators, None, "operators", fmt_int, "operators measured", family=CODE),
+    Measure("operator_isolation", lambda t: metrics.share(t.t.operators_isolated, t.t.operators), HIGHER,
+            "operators isolated", fmt_pct, "share of operators in tokens of their own", family=CODE),
+    Measure("compound_operators", lambda t: t.t.compounds, label="compound operators measured", family=CODE),
+    Measure("compound_preservation", lambda t: metrics.share(t.t.compounds_kept, t.t.compounds), HIGHER,
+            "compounds whole", fmt_pct, "share of compound operators inside one token", family=CODE),
+    Measure("identifiers", lambda t: t.t.identifiers, label="Python identifiers measured", family=CODE),
+    Measure("identifier_fragmentation", lambda t: metrics.share(t.t.identifiers_split, t.t.identifiers), LOWER,
+            "identifiers split", fmt_pct, "share of identifiers split into several tokens", family=CODE),
+    Measure("tokens_per_identifier", lambda t: metrics.share(t.t.identifier_tokens, t.t.identifiers), LOWER,
+            "tokens/identifier", fmt_float, "tokens per identifier", family=CODE),
+    Measure("indent_depth_correlation", lambda t: metrics.spearman(t.t.indent_pairs), None, "indent ρ", fmt_float,
+            "Spearman correlation of indent depth with the whitespace tokens spent on it", family=CODE),
+    Measure("indent_tokens_by_depth", lambda t: _keyed(t.t.indent_tokens_by_depth()), format=fmt_text,
+            label="whitespace tokens per indent, by depth", family=CODE),
+    Measure("python_leaves", lambda t: t.t.leaves, label="Python tokens measured", family=CODE),
+    Measure("python_leaf_alignment", lambda t: metrics.share(t.t.leaves_aligned, t.t.leaves), HIGHER,
+            "Python tokens aligned", fmt_pct, "share of Python's tokens whose both ends are token boundaries",
+            family=CODE),
+    # Integrity: the round trip, and the tokens against the characters.
+    Measure("round_trip_exact_rate", lambda t: metrics.share(t.t.round_trip_exact, t.t.round_trip_documents), HIGHER,
+            "round trip exact", fmt_pct, "share of documents that decode back exactly", family=INTEGRITY),
+    Measure("char_error_rate", lambda t: metrics.share(t.t.cer_sum, t.t.cer_documents), LOWER,
+            "CER", fmt_float, "character error rate of the round trip, mean of documents", family=INTEGRITY),
+    Measure("round_trip_unmeasured_documents", lambda t: t.t.unmeasured_documents, None,
+            label="documents too changed for the edit distance", family=INTEGRITY),
+    Measure("whitespace_fidelity", lambda t: metrics.share(t.t.whitespace_kept, t.t.whitespace), HIGHER,
+            "whitespace kept", fmt_pct, "share of whitespace characters kept by the round trip", family=INTEGRITY),
+    Measure("aligned_tokens", lambda t: t.t.aligned_tokens, None, "tokens with known bounds", fmt_int,
+            "tokens whose boundaries are byte offsets of the text", family=INTEGRITY),
+    Measure("complete_utf8_share", lambda t: metrics.share(t.t.complete_tokens, t.t.aligned_tokens), HIGHER,
+            "whole-character tokens", fmt_pct, "share of tokens that are whole UTF-8 characters", family=INTEGRITY),
+    Measure("crossing_token_share", lambda t: metrics.share(t.t.crossing_tokens, t.t.aligned_tokens), LOWER,
+            "tokens across characters", fmt_pct, "share of tokens holding parts of two characters", family=INTEGRITY),
+    Measure("boundary_in_char_rate", lambda t: metrics.share(t.t.boundaries_in_char, t.t.internal_boundaries), LOWER,
+            "boundaries inside a character", fmt_pct, "share of token boundaries inside a character",
+            family=INTEGRITY),
+    Measure("split_char_rate", lambda t: metrics.share(t.t.split_chars, t.t.multibyte_chars), LOWER,
+            "multi-byte chars split", fmt_pct, "share of multi-byte characters split across tokens", family=INTEGRITY),
+    # The schemes' own: instructions and markers.
+    Measure("marker_tokens", lambda t: t.t.marker_tokens, None, label="instruction or marker tokens", family=SCHEME),
+    Measure("marker_share", lambda t: metrics.share(t.t.marker_tokens, t.tokens), None, "instructions/markers",
+            fmt_pct, "share of tokens that are instructions or markers", family=SCHEME, shown=_any_markers),
+    Measure("fertility_without_markers", lambda t: metrics.fertility(t.tokens - t.t.marker_tokens, t.text.words),
+            LOWER, "tokens/word without them", fmt_float, "tokens per word, instructions and markers left out",
+            family=SCHEME, shown=_any_markers),
 )
 
 # -- a tokenizer's vocabulary ----------------------------------------------------------------------
@@ -272,6 +445,23 @@ VOCABULARY_MEASURES: Tuple[Measure, ...] = (
     Measure("last_merge_count", lambda v: v.merge_counts[-1] if v.merge_counts else None,
             None, "last merge count", fmt_int, "count of the last merge"),
     Measure("merge_counts", lambda v: v.merge_counts, format=fmt_text, label="count of each merge"),
+    # Across corpora (read as languages; fair on parallel text): how evenly they are served.
+    Measure("gini_tokens", lambda v: v.fairness["gini_tokens"], LOWER, "Gini of tokens", fmt_float,
+            "Gini coefficient of the corpora's token counts", family=FAIRNESS),
+    Measure("gini_tokens_per_byte", lambda v: v.fairness["gini_tokens_per_byte"], LOWER, "Gini of tokens/byte",
+            fmt_float, "Gini coefficient of the corpora's tokens per byte", family=FAIRNESS),
+    Measure("gini_tokens_per_line", lambda v: v.fairness["gini_tokens_per_line"], LOWER, "Gini of tokens/line",
+            fmt_float, "Gini coefficient of the corpora's tokens per line", family=FAIRNESS),
+    Measure("lorenz_curve", lambda v: v.fairness["lorenz"], format=fmt_text,
+            label="Lorenz curve of the token counts: (share of corpora, share of tokens)", family=FAIRNESS),
+    Measure("reference_corpus", lambda v: v.fairness["reference"], None, "reference", fmt_text,
+            "the corpus premiums are relative to", family=FAIRNESS),
+    Measure("token_premium", lambda v: v.fairness["premium"], format=fmt_text,
+            label="tokens of each corpus over the reference corpus's", family=FAIRNESS),
+    Measure("max_token_premium", lambda v: v.fairness["max_premium"], LOWER, "largest premium", fmt_times,
+            "the largest token premium", family=FAIRNESS),
+    Measure("utilization_cv", lambda v: v.fairness["utilization_cv"], LOWER, "utilization CV", fmt_float,
+            "coefficient of variation of vocabulary utilization across corpora", family=FAIRNESS),
 )
 
 RESULTS: Dict[str, Measure] = {m.key: m for m in RESULT_MEASURES}
@@ -282,9 +472,9 @@ def compute(measures: Iterable[Measure], counts: Any) -> Dict[str, Any]:
     return {m.key: m.compute(counts) for m in measures}
 
 
-def columns(measures: Sequence[Measure], report: "Report") -> List[Measure]:
-    """The measures a table of this report shows, in column order."""
-    out = [m for m in measures if m.header is not None and m.shown(report)]
+def columns(measures: Sequence[Measure], report: "Report", family: str = "") -> List[Measure]:
+    """The measures a table of this report shows, in column order ("": the main tables)."""
+    out = [m for m in measures if m.header is not None and m.family == family and m.shown(report)]
     for m in [m for m in out if m.column_after is not None]:
         if m.column_after in [c.key for c in out]:
             out.remove(m)

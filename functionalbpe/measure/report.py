@@ -25,11 +25,13 @@ from __future__ import annotations
 import json
 import math
 import os
+import weakref
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Set, Tuple, Union
 
-from . import metrics
+import numpy as np
+
 from .adapters import as_report_tokenizer
 from .face import ReportTokenizer
 from .measures import (
@@ -41,6 +43,7 @@ from .measures import (
     VocabularyUse,
     compute,
 )
+from .tally import ChunkText, Tally
 from ..text.chunks import CHUNK_CHARS, source_bytes, text_chunks
 from ..errors import CorpusError, FunctionalBPEError
 from ..fileformat import atomic_write_text
@@ -56,7 +59,15 @@ REPORT_FORMAT = "functionalbpe-report/1"
 # measures among them are those of the registry (functionalbpe/measure/measures.py).
 RESULT_KEYS = ("corpus", "tokenizer") + tuple(m.key for m in RESULT_MEASURES)
 TOKENIZER_KEYS = ("name",) + tuple(m.key for m in VOCABULARY_MEASURES)
-SETTINGS_KEYS = ("baseline", "context", "width", "bytes_per_param", "sort_by", "coverage")
+SETTINGS_KEYS = ("baseline", "context", "width", "bytes_per_param", "sort_by", "coverage", "reference", "code", "python",
+                 "example")
+EXAMPLE_CHARS = 100  # the longest default example sentence
+
+# Corpora read as source code (operators) and as Python (its tokens, identifiers, indents),
+# by name, when the caller does not name them.
+CODE_NAMES = frozenset({"code", "python", "py", "c", "cpp", "c++", "go", "js", "javascript", "ts", "typescript",
+                        "java", "rust", "rs", "ruby", "php", "swift", "kotlin", "scala", "cs", "csharp"})
+PYTHON_NAMES = frozenset({"python", "py"})
 
 # What ``sort_by`` may name: every measure of a tokenizer on a corpus.
 SORTABLE = tuple(RESULTS)
@@ -73,18 +84,34 @@ class TextCounts:
     words: int = 0
     chars: int = 0
     bytes: int = 0
+    lines: int = 0
+    # Whether the document read so far ends in a line without its line feed.
+    open_line: bool = field(default=False, compare=False, repr=False)
 
-    def add(self, chunk: str, starts_document: bool) -> None:
+    def add(self, chunk: Union[str, ChunkText], starts_document: bool) -> None:
+        if isinstance(chunk, str):
+            chunk = ChunkText(chunk, starts_document, code=False, python=False)
+        if starts_document:
+            self.finish()
         self.documents += starts_document
-        self.words += metrics.count_words(chunk)
-        self.chars += len(chunk)
-        self.bytes += len(chunk.encode("utf-8", "surrogatepass"))
+        self.words += chunk.words
+        self.chars += chunk.chars
+        self.bytes += len(chunk.raw)
+        self.lines += chunk.feeds
+        if chunk.text:
+            self.open_line = not chunk.text.endswith("\n")
+
+    def finish(self) -> None:
+        """The document has ended: its last line counts even without a line feed."""
+        self.lines += self.open_line
+        self.open_line = False
 
     def __iadd__(self, other: "TextCounts") -> "TextCounts":
         self.documents += other.documents
         self.words += other.words
         self.chars += other.chars
         self.bytes += other.bytes
+        self.lines += other.lines
         return self
 
 
@@ -101,6 +128,10 @@ def report(
     progress: ProgressSpec = None,
     chunk_chars: int = CHUNK_CHARS,
     errors: str = "strict",
+    reference: Optional[str] = None,
+    code: Optional[Any] = None,
+    python: Optional[Any] = None,
+    example: Optional[str] = None,
 ) -> "Report":
     """Measure one or more tokenizers on one or more named corpora.
 
@@ -119,6 +150,13 @@ def report(
     documents are encoded ``chunk_chars`` characters at a time (:mod:`functionalbpe.text.chunks`);
     ``errors`` ("strict" or "replace") says what to do with invalid UTF-8 in files given as
     paths (:func:`functionalbpe.files` carries its own).
+
+    ``reference`` names the corpus the token premiums are relative to (default: ``en`` when
+    there is one, else the first corpus); ``code`` and ``python`` name the corpora that hold
+    source code and Python source (default: by name, :data:`CODE_NAMES`,
+    :data:`PYTHON_NAMES`), for the code measures. ``example`` is a sentence shown split into
+    each tokenizer's tokens (default: the first line of the first corpus, cut to
+    :data:`EXAMPLE_CHARS` characters at a space).
     """
     named = _named_tokenizers(tokenizers)
     corpora = _named_corpora(texts_by_name)
@@ -135,19 +173,30 @@ def report(
     if not isinstance(chunk_chars, int) or chunk_chars < 1:
         raise FunctionalBPEError(f"chunk_chars must be a positive integer, got {chunk_chars!r}")
 
+    code_names = _corpus_names(code, corpora, CODE_NAMES, "code")
+    python_names = _corpus_names(python, corpora, PYTHON_NAMES, "python")
+    if reference is None:
+        reference = "en" if "en" in corpora else next(iter(corpora))
+    elif reference not in corpora:
+        raise FunctionalBPEError(f"reference {reference!r} is not one of the corpora ({', '.join(corpora)})")
     schemes = _coverage_schemes(named) if coverage else {}
+    tally_by: Dict[Tuple[str, str], Tally] = {}
     text_counts: Dict[str, TextCounts] = {}
     token_counts: Dict[Tuple[str, str], Counter] = {}
     piece_counts: Dict[Tuple[str, str], Counter] = {}
     for corpus, source in corpora.items():
         bar = Progress(progress, f"measuring {corpus}", total=source_bytes(source), unit=" B")
         with bar:
-            counted, tallies, pieces = _count_corpus(source, named, schemes, bar, chunk_chars, errors)
+            kinds = {"code": corpus in code_names or corpus in python_names, "python": corpus in python_names}
+            counted, tallies, pieces, extra, first = _count_corpus(source, named, schemes, bar, chunk_chars, errors, kinds)
         if not counted.chars:
             raise CorpusError(f"corpus {corpus!r} holds no text")
         text_counts[corpus] = counted
         for name in named:
             token_counts[name, corpus] = tallies[name]
+            tally_by[name, corpus] = extra[name]
+        if example is None:
+            example = first
         for key in schemes:
             piece_counts[key, corpus] = pieces[key]
 
@@ -172,8 +221,12 @@ def report(
         "bytes_per_param": bytes_per_param,
         "sort_by": sort_by,
         "coverage": bool(coverage),
+        "reference": reference,
+        "code": sorted(code_names),
+        "python": sorted(python_names),
+        "example": example or "",
     }
-    return Report(named, text_counts, token_counts, coverage_by_name, settings)
+    return Report(named, text_counts, token_counts, coverage_by_name, settings, tally_by)
 
 
 def _count_corpus(
@@ -183,20 +236,92 @@ def _count_corpus(
     bar: Progress,
     chunk_chars: int,
     errors: str,
-) -> Tuple[TextCounts, Dict[str, Counter], Dict[str, Counter]]:
+    kinds: Mapping[str, bool],
+) -> Tuple[TextCounts, Dict[str, Counter], Dict[str, Counter], Dict[str, Tally], Optional[str]]:
     """One pass over a corpus, a chunk at a time: the text's counts, each tokenizer's token
-    counts, and (for the full coverage) each scheme's piece counts."""
+    counts and tally (:mod:`functionalbpe.measure.tally`), (for the full coverage) each
+    scheme's piece counts, and its first line (:func:`first_line`)."""
     counted = TextCounts()
     tallies: Dict[str, Counter] = {name: Counter() for name in named}
+    extra = {name: new_tally(tok) for name, tok in named.items()}
     pieces: Dict[str, Counter] = {key: Counter() for key in schemes}
+    first: Optional[str] = None
     for chunk, starts in text_chunks(source, chunk_chars, errors):
-        counted.add(chunk, starts)
+        if first is None:
+            first = first_line(chunk)
+        text = ChunkText(chunk, starts, code=kinds["code"], python=kinds["python"])
+        counted.add(text, starts)
         for name, tok in named.items():
-            tallies[name].update(tok.encode(chunk))
+            ids = tok.encode(chunk)
+            tallies[name].update(ids)
+            extra[name].add(text, ids)
         for key, (scheme, _) in schemes.items():
             pieces[key].update(scheme.split(chunk) if chunk else ())
         bar.update(counted.bytes)
-    return counted, tallies, pieces
+    counted.finish()
+    for tally in extra.values():
+        tally.finish()
+    return counted, tallies, pieces, extra, first
+
+
+def first_line(text: str) -> Optional[str]:
+    """The first line of a text that holds a word, cut to :data:`EXAMPLE_CHARS` at a space.
+
+    >>> first_line("\\n  \\n  The cat sat.\\nMore.")
+    'The cat sat.'
+    """
+    for line in text.splitlines():
+        line = line.strip()
+        if line.split():
+            if len(line) > EXAMPLE_CHARS:
+                cut = line.rfind(" ", 0, EXAMPLE_CHARS)
+                line = line[: cut if cut > 0 else EXAMPLE_CHARS]
+            return line
+    return None
+
+
+def token_texts(tok: ReportTokenizer, text: str) -> List[str]:
+    """``text`` cut into its tokens, each shown as text: the text's own bytes where the tokens
+    are its bytes, else each token decoded alone (bytes that are not UTF-8 shown as U+FFFD)."""
+    ids = tok.encode(text)
+    lengths = tok.token_lengths()
+    data = text.encode("utf-8", "surrogatepass")
+    if lengths is not None and sum(lengths[i] for i in ids) == len(data):
+        out, at = [], 0
+        for i in ids:
+            out.append(data[at: at + lengths[i]].decode("utf-8", "replace"))
+            at += lengths[i]
+        return out
+    if tok.can_decode():
+        return [tok.decode([i]) or "" for i in ids]
+    return [str(i) for i in ids]
+
+
+# Each tokenizer's table of token lengths, built once (a tally is made per corpus).
+_LENGTHS: "weakref.WeakKeyDictionary[ReportTokenizer, Any]" = weakref.WeakKeyDictionary()
+
+
+def new_tally(tok: ReportTokenizer) -> Tally:
+    """An empty tally for one tokenizer."""
+    if tok not in _LENGTHS:
+        lengths = tok.token_lengths()
+        _LENGTHS[tok] = np.asarray(lengths, dtype=np.int64) if lengths is not None else None
+    return Tally(
+        _LENGTHS[tok],
+        tok.vocab_size,
+        tok.decode if tok.can_decode() else None,
+        tok.marker_ids(),
+    )
+
+
+def _corpus_names(given: Any, corpora: Mapping[str, Any], default: frozenset, what: str) -> Set[str]:
+    if given is None:
+        return {c for c in corpora if c.lower() in default}
+    names = {given} if isinstance(given, str) else set(given)
+    unknown = sorted(n for n in names if n not in corpora)
+    if unknown:
+        raise FunctionalBPEError(f"{what}: {', '.join(map(repr, unknown))} is not one of the corpora ({', '.join(corpora)})")
+    return names
 
 
 def _named_tokenizers(tokenizers: Any) -> Dict[str, ReportTokenizer]:
@@ -308,7 +433,9 @@ class Report:
         token_counts: Dict[Tuple[str, str], Counter],
         full_coverage: Dict[Tuple[str, Optional[str]], int],
         settings: Dict[str, Any],
+        tallies: Optional[Dict[Tuple[str, str], Tally]] = None,
     ) -> None:
+        self.tallies = tallies if tallies is not None else {}
         self.tokenizers = tokenizers
         self.text_counts = text_counts
         self.token_counts = token_counts
@@ -362,7 +489,8 @@ class Report:
             base = sum(self.token_counts[self.baseline, corpus].values())
             for name in self.tokenizers:
                 counts = self.token_counts[name, corpus]
-                rows.append(self._measures(corpus, name, text, counts, base, self.full_coverage.get((name, corpus))))
+                tally = self._tally(name, corpus)
+                rows.append(self._measures(corpus, name, text, counts, base, self.full_coverage.get((name, corpus)), tally))
         return rows
 
     def totals(self) -> List[Dict[str, Any]]:
@@ -380,10 +508,18 @@ class Report:
                 counts.update(self.token_counts[name, corpus])
             summed[name] = counts
         base = sum(summed[self.baseline].values())
-        return [
-            self._measures(None, name, text, summed[name], base, self.full_coverage.get((name, None)))
-            for name in self.tokenizers
-        ]
+        rows = []
+        for name, tok in self.tokenizers.items():
+            tally = new_tally(tok)
+            for corpus in self.text_counts:
+                tally.merge(self._tally(name, corpus))
+            rows.append(self._measures(None, name, text, summed[name], base, self.full_coverage.get((name, None)), tally))
+        return rows
+
+    def _tally(self, name: str, corpus: str) -> Tally:
+        if (name, corpus) not in self.tallies:  # a report made from counts alone
+            self.tallies[name, corpus] = new_tally(self.tokenizers[name])
+        return self.tallies[name, corpus]
 
     def _measures(
         self,
@@ -393,8 +529,10 @@ class Report:
         counts: Counter,
         baseline_tokens: int,
         full_coverage: Optional[int],
+        tally: Tally,
     ) -> Dict[str, Any]:
-        tokens = TextTokens(text, counts, self.vocabulary(name), baseline_tokens, full_coverage, self.settings)
+        tokens = TextTokens(text, counts, self.vocabulary(name), baseline_tokens, full_coverage, self.settings,
+                            tally, self.tokenizers[name].vocab_size)
         return {"corpus": corpus, "tokenizer": name, **compute(RESULT_MEASURES, tokens)}
 
     def tokenizer_rows(self) -> List[Dict[str, Any]]:
@@ -407,7 +545,12 @@ class Report:
             seen: Counter = Counter()
             for corpus in self.text_counts:
                 seen.update(self.token_counts[name, corpus])
-            use = VocabularyUse(tok, self.vocabulary(name), seen, self.settings)
+            per_corpus = {}
+            for corpus in self.corpus_order():
+                counts = self.token_counts[name, corpus]
+                text = self.text_counts[corpus]
+                per_corpus[corpus] = (sum(counts.values()), text.bytes, text.lines, sum(1 for c in counts.values() if c))
+            use = VocabularyUse(tok, self.vocabulary(name), seen, self.settings, per_corpus)
             rows.append({"name": name, **compute(VOCABULARY_MEASURES, use)})
         return rows
 
@@ -429,7 +572,13 @@ class Report:
             "tokenizers": self.tokenizer_rows(),
             "results": self.results(),
             "totals": self.totals(),
+            "example": self.example(),
         }
+
+    def example(self) -> Dict[str, Any]:
+        """``{"text": the example sentence, "tokens": {tokenizer: [each token as text]}}``."""
+        text = self.settings.get("example") or ""
+        return {"text": text, "tokens": {name: token_texts(tok, text) if text else [] for name, tok in self.tokenizers.items()}}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1, ensure_ascii=False) + "\n"

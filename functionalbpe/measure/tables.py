@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, List, Sequence, Tuple
 
 from ..display import visible
-from .measures import RESULT_MEASURES, VOCABULARY_MEASURES, Measure, fmt_int
+from .measures import FAIRNESS, FAMILIES, RESULT_MEASURES, VOCABULARY_MEASURES, Measure, fmt_int
 from .measures import columns as measure_columns
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -83,7 +83,39 @@ def tables(report: "Report") -> List[Table]:
         ],
         [False, True, True, True, True],
     )
-    return [results, totals, vocab, corpora]
+    return [results, totals, vocab, corpora] + family_tables(report)
+
+
+def family_tables(report: "Report") -> List[Table]:
+    """One table per family of measures (numbers, code, ...), each corpus's rows then the
+    totals ("all"); a family none of whose columns says anything in this report is left out."""
+    settings = report.settings
+    out = []
+    rows = report.results() + [dict(row, corpus="all") for row in report.totals()]
+    for family in FAMILIES:
+        columns = [m for m in measure_columns(RESULT_MEASURES, report, family)
+                   if any(row[m.key] is not None for row in rows)]
+        if not any(row[m.key] for m in columns for row in rows):
+            continue  # nothing measured in this family (no numbers, no code): no table
+        cells: List[List[str]] = []
+        previous = None
+        for row in rows:
+            label = row["corpus"] if row["corpus"] != previous else ""
+            previous = row["corpus"]
+            cells.append([label, row["tokenizer"]] + _cells(row, columns))
+        out.append(Table(family, ["corpus", "tokenizer"] + [m.column_header(settings) for m in columns],
+                         cells, [False, False] + [m.numeric for m in columns]))
+    fair = measure_columns(VOCABULARY_MEASURES, report, FAIRNESS)
+    if len(report.text_counts) > 1:
+        out.append(Table(
+            FAIRNESS,
+            ["tokenizer"] + [m.column_header(settings) for m in fair],
+            [[row["name"]] + _cells(row, fair) for row in report.tokenizer_rows()],
+            [False] + [m.numeric for m in fair],
+            ["The corpora read as languages: fair on parallel text (the same content in each). "
+             "Premium: a corpus's tokens over the reference corpus's."],
+        ))
+    return out
 
 
 def tokenizer_lines(report: "Report") -> List[str]:

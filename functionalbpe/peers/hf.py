@@ -123,6 +123,7 @@ class HFTokenizer(ReportTokenizer):
             config.get("decoder"), "ByteLevel"
         )
         self.byte_fallback = bool(model.get("byte_fallback"))
+        self.normalized = config.get("normalizer") is not None
         self.space_marker = "▁" if (
             _has_component(config.get("pre_tokenizer"), "Metaspace") or _has_component(config.get("decoder"), "Metaspace")
             or self.model_type == "Unigram"
@@ -199,6 +200,25 @@ class HFTokenizer(ReportTokenizer):
             if len(piece) >= 2:
                 out[token] = piece
         return out
+
+    def decode(self, ids: List[int]) -> Optional[str]:
+        return self.hf.decode(ids, skip_special_tokens=False)
+
+    def can_decode(self) -> bool:
+        return True
+
+    def token_lengths(self) -> Optional[List[int]]:
+        # Byte-level BPE spells the text's bytes, unless a normalizer rewrites the text first
+        # (a pre-tokenizer that adds a leading space shows up as a chunk whose lengths do not
+        # add up, which the report then leaves out of the boundary measures).
+        if not self.byte_level or self.normalized:
+            return None
+        lengths = [0] * self.vocab_size
+        for token, piece in self._pieces().items():
+            data = bytelevel.read(piece)
+            if data is not None and 0 <= token < self.vocab_size:
+                lengths[token] = len(data)
+        return lengths
 
     def describe(self) -> str:
         how = "byte-level" if self.byte_level else ("byte fallback" if self.byte_fallback else "no byte fallback")

@@ -81,6 +81,12 @@ class SentencePieceTokenizer(ReportTokenizer):
                 out[token] = piece
         return out
 
+    def decode(self, ids: List[int]) -> Optional[str]:
+        return self.sp.decode(ids)
+
+    def can_decode(self) -> bool:
+        return True
+
     def describe(self) -> str:
         return f"SentencePiece, {self.vocab_size} pieces"
 

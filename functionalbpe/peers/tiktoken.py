@@ -289,6 +289,16 @@ class TiktokenTokenizer(ReportTokenizer):
     def surfaces(self) -> Dict[int, str]:
         return text_surfaces(self._token_bytes())
 
+    def decode(self, ids: List[int]) -> Optional[str]:
+        return self.encoding.decode(ids, errors="replace")
+
+    def can_decode(self) -> bool:
+        return True
+
+    def token_lengths(self) -> Optional[List[int]]:
+        table = self._token_bytes()
+        return [len(table.get(t, b"")) for t in range(self.vocab_size)]
+
     def describe(self) -> str:
         return f"tiktoken {self.encoding.name}, {self.vocab_size} ids"
 
