@@ -31,11 +31,13 @@ from array import array
 import hashlib
 import heapq
 import json
+import operator
 import struct
+import sys
 import zlib
+from itertools import accumulate
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
-import numpy as np
 
 from .checks import integer, special_tokens_checked
 from .core._native import NATIVE
@@ -189,19 +191,23 @@ class PieceCounts(Mapping[str, int]):
     def merge(cls, tables: Iterable["PieceCounts"]) -> "PieceCounts":
         """The sum of tables counted the same way (scheme, options, pattern, normalization,
         special tokens): the count of all their texts, pieces in order of first appearance
-        over the tables in the order given. Added in C when it is built, memory bounded by
-        the result. A sum past 2^63 - 1 is an error, never a wrapped count."""
-        tables = list(tables)
-        if not tables:
-            raise FunctionalBPEError("merge needs at least one table of piece counts")
+        over the tables in the order given. Added in C when it is built, one table at a time
+        (``tables`` may be a generator that loads them), so memory is the result's. A sum
+        past 2^63 - 1 is an error, never a wrapped count."""
+        total = _Sum()
+        first: Optional[PieceCounts] = None
+        pruned: Optional[int] = None
         for k, table in enumerate(tables):
             if not isinstance(table, PieceCounts):
                 raise FunctionalBPEError(f"merge takes PieceCounts, got {type(table).__name__} at position {k}")
-            _check_same(tables[0], table, k)
-        first = tables[0]
-        pruned = [t.pruned_below for t in tables if t.pruned_below is not None]
-        merged = add_tables([t.table for t in tables])
-        return cls(merged, first.scheme, first.special_tokens, max(pruned) if pruned else None)
+            first = first or table
+            _check_same(first, table, k)
+            if table.pruned_below is not None:
+                pruned = max(pruned or 0, table.pruned_below)
+            total.add(table.table)
+        if first is None:
+            raise FunctionalBPEError("merge needs at least one table of piece counts")
+        return cls(total.result(), first.scheme, first.special_tokens, pruned)
 
     def __add__(self, other: "PieceCounts") -> "PieceCounts":
         if not isinstance(other, PieceCounts):
@@ -216,8 +222,7 @@ class PieceCounts(Mapping[str, int]):
         (docs/scale.md measures how many). The result records ``pruned_below``.
         """
         min_count = integer(min_count, "min_count", 1, MAX_COUNT)
-        keep = np.frombuffer(self.table.counts, dtype=np.int64) >= min_count
-        kept = {piece: c for (piece, c), k in zip(self.table.items(), keep.tolist()) if k}
+        kept = {piece: c for piece, c in self.table.items() if c >= min_count}
         pruned_below = max(min_count, self.pruned_below or 0) if min_count > 1 else self.pruned_below
         return PieceCounts(PieceTable.from_dict(kept), self.scheme, self.special_tokens, pruned_below)
 
@@ -247,12 +252,11 @@ class PieceCounts(Mapping[str, int]):
         del meta["normalize"]  # one of the scheme's options; shown, not stored twice
         metadata = json.dumps(meta, ensure_ascii=False, sort_keys=True).encode("utf-8")
         t = self.table
-        offsets = np.frombuffer(t.offsets, dtype=np.int64)
-        lengths = np.diff(offsets)
-        if len(lengths) and int(lengths.max()) > 0xFFFFFFFF:
-            raise FunctionalBPEError("a piece of 4 GiB or more cannot be written to a counts file")
-        raw = b"".join([lengths.astype("<u4").tobytes(), np.frombuffer(t.counts, dtype=np.int64).astype("<i8").tobytes(),
-                        t.data])
+        try:
+            lengths = array("I", map(operator.sub, t.offsets[1:], t.offsets[:-1]))
+        except OverflowError:
+            raise FunctionalBPEError("a piece of 4 GiB or more cannot be written to a counts file") from None
+        raw = b"".join([_little(lengths), _little(t.counts), t.data])
         flags, body = 0, raw
         if compress:
             packed = zlib.compress(raw, ZLIB_LEVEL)
@@ -290,28 +294,59 @@ class PieceCounts(Mapping[str, int]):
 # -- adding tables ---------------------------------------------------------------------------------
 
 
-def add_tables(tables: Sequence[PieceTable]) -> PieceTable:
+def add_tables(tables: Iterable[PieceTable]) -> PieceTable:
     """The sum of flat tables, in order of first appearance (C when built). Tables come from
-    a count or a checked file; a sum past 2^63 - 1 is a FunctionalBPEError naming the piece."""
-    if len(tables) == 1:
-        return tables[0]
-    module = NATIVE.tally
-    if module is not None:
-        tally = module.Tally()
-        for k, t in enumerate(tables):
+    a count or a checked file; a sum past 2^63 - 1 is a FunctionalBPEError naming the piece.
+
+    >>> add_tables([PieceTable.from_dict({"a": 1}), PieceTable.from_dict({"b": 2, "a": 3})]).to_dict()
+    {'a': 4, 'b': 2}
+    """
+    total = _Sum()
+    for table in tables:
+        total.add(table)
+    return total.result()
+
+
+class _Sum:
+    """Tables added one at a time: into the C tally, or a dict on the pure-Python path."""
+
+    def __init__(self) -> None:
+        module = NATIVE.tally
+        self.tally = module.Tally() if module is not None else None
+        self.dict: Dict[str, int] = {}
+        self.only: Optional[PieceTable] = None  # while one table is added, it is the sum: no copy
+        self.added = 0
+
+    def add(self, table: PieceTable) -> None:
+        if self.added == 0:
+            self.only = table
+        else:
+            if self.only is not None:
+                self._add(self.only, 0)
+                self.only = None
+            self._add(table, self.added)
+        self.added += 1
+
+    def _add(self, t: PieceTable, k: int) -> None:
+        if self.tally is not None:
             try:
-                tally.add(t.data, t.offsets, t.counts)
+                self.tally.add(t.data, t.offsets, t.counts)
             except (OverflowError, ValueError) as exc:
                 raise FunctionalBPEError(f"merging table {k}: {exc}") from None
-        return PieceTable(*tally.flat())
-    out: Dict[str, int] = {}
-    for k, t in enumerate(tables):
+            return
+        out = self.dict
         for i, (piece, c) in enumerate(t.items()):
             total = out.get(piece, 0) + c
             if total > MAX_COUNT:
                 raise FunctionalBPEError(f"merging table {k}: piece {i}: its counts add up past 2**63 - 1, the largest count")
             out[piece] = total
-    return PieceTable.from_dict(out)
+
+    def result(self) -> PieceTable:
+        if self.only is not None:
+            return self.only
+        if self.tally is not None:
+            return PieceTable(*self.tally.flat())
+        return PieceTable.from_dict(self.dict)
 
 
 def _check_same(first: PieceCounts, other: PieceCounts, k: int, what: str = "") -> None:
@@ -378,8 +413,12 @@ def _read(data: memoryview, name: str) -> PieceCounts:
         if raw_len != body_len:
             raise bad(f"the table (offsets 24, 32) takes {raw_len} bytes, the body (offset 40) {body_len}")
         raw = body
-    lengths = np.frombuffer(raw, dtype="<u4", count=pieces).astype(np.int64)
-    counts = np.frombuffer(raw, dtype="<i8", count=pieces, offset=4 * pieces).astype(np.int64)
+    lengths, counts = array("I"), array("q")
+    lengths.frombytes(raw[:4 * pieces])
+    counts.frombytes(raw[4 * pieces:12 * pieces])
+    if sys.byteorder == "big":
+        lengths.byteswap()
+        counts.byteswap()
     text = bytes(raw[12 * pieces:])
     return PieceCounts(_table(lengths, counts, text, body_at, bad), scheme, specials, pruned)
 
@@ -434,34 +473,41 @@ def _unpack(body: memoryview, raw_len: int, body_at: int, bad: Any) -> bytes:
     return raw
 
 
-def _table(lengths: np.ndarray, counts: np.ndarray, text: bytes, body_at: int, bad: Any) -> PieceTable:
+def _little(values: array) -> bytes:
+    """An array's bytes, little-endian."""
+    if sys.byteorder == "big":
+        values = array(values.typecode, values)
+        values.byteswap()
+    return values.tobytes()
+
+
+def _table(lengths: array, counts: array, text: bytes, body_at: int, bad: Any) -> PieceTable:
     """The flat table from the unpacked arrays, every rule checked (the offsets named are
     those of the unpacked body)."""
     pieces = len(counts)
-    if pieces and int(lengths.min()) < 1:
-        i = int(np.argmax(lengths < 1))
+    if pieces and min(lengths) < 1:
+        i = lengths.index(0)
         raise bad(f"piece {i} (body offset {4 * i}): a piece is never empty")
-    if pieces and int(counts.min()) < 1:
-        i = int(np.argmax(counts < 1))
-        raise bad(f"piece {i} (body offset {4 * pieces + 8 * i}): the count {int(counts[i])} is not a count "
+    if pieces and min(counts) < 1:
+        i = next(i for i, c in enumerate(counts) if c < 1)
+        raise bad(f"piece {i} (body offset {4 * pieces + 8 * i}): the count {counts[i]} is not a count "
                   "in 1..2**63-1")
-    offsets = np.zeros(pieces + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    if int(offsets[-1]) != len(text):
-        raise bad(f"the pieces' lengths add up to {int(offsets[-1])} bytes, the table (offset 32) says {len(text)}")
+    offsets = array("q", [0])
+    offsets.extend(accumulate(lengths))
+    if offsets[-1] != len(text):
+        raise bad(f"the pieces' lengths add up to {offsets[-1]} bytes, the table (offset 32) says {len(text)}")
     text_at = 12 * pieces
     _check_utf8(text, lambda at: bad(f"piece data (body offset {text_at + at}): invalid UTF-8"))
-    if pieces:
-        starts = np.frombuffer(text, dtype=np.uint8)[offsets[:-1]]
-        split = (starts & 0xC0) == 0x80
-        if split.any():
-            i = int(np.argmax(split))
-            raise bad(f"piece {i} (body offset {text_at + int(offsets[i])}): starts inside a character")
-    table = PieceTable(text, array("q", offsets.tobytes()), array("q", counts.tobytes()))
+    # A piece that starts on a continuation byte (10xxxxxx) starts inside a character.
+    inside = [(text[o] & 0xC0) == 0x80 for o in offsets[:-1]]
+    if any(inside):
+        i = inside.index(True)
+        raise bad(f"piece {i} (body offset {text_at + offsets[i]}): starts inside a character")
+    table = PieceTable(text, offsets, counts)
     repeat = _first_repeat(table)
     if repeat is not None:
         piece = text[offsets[repeat]:offsets[repeat + 1]].decode("utf-8")
-        raise bad(f"piece {repeat} (body offset {text_at + int(offsets[repeat])}): {excerpt(piece)} is given twice")
+        raise bad(f"piece {repeat} (body offset {text_at + offsets[repeat]}): {excerpt(piece)} is given twice")
     return table
 
 

@@ -164,3 +164,29 @@ def test_saving_and_loading_then_merging_equals_one_count(tmp_path):
     assert list(merged.items()) == list(fb.count(docs, scheme="functional").items())
     assert fb.train(merged, vocab_size=600, progress=False).merges == \
         fb.train(docs, scheme="functional", vocab_size=600, progress=False).merges
+
+
+def test_the_cli_counts_merges_and_trains_as_on_the_text(tmp_path, capsys):
+    from functionalbpe.cli import main
+
+    docs = [f"line {i} of shard {i % 3}: " + "ab " * (i % 5) for i in range(30)]
+    shards_ = []
+    for k in range(3):
+        shards_.append(tmp_path / f"s{k}.txt")
+        shards_[-1].write_text("\n".join(docs[k::3]), encoding="utf-8")
+    parts = []
+    for k, shard in enumerate(shards_):
+        parts.append(str(tmp_path / f"s{k}.counts"))
+        assert main(["count", str(shard), "--scheme", "markers", "--option", "punct=true", "-o", parts[-1], "-q"]) == 0
+    assert main(["counts-info", parts[0], "--top", "2"]) == 0
+    shown = capsys.readouterr().out
+    assert "markers" in shown and '"punct": true' in shown and "top 2:" in shown and "no (exact)" in shown
+    out = tmp_path / "tok.json"
+    assert main(["train", "--counts", *parts, "--vocab-size", "400", "-o", str(out), "-q"]) == 0
+    expected = fb.train(fb.files(*shards_), scheme="markers", punct=True, vocab_size=400, progress=False)
+    assert fb.Tokenizer.load(out).merges == expected.merges
+    # files and counts together, or neither, is one clear error; so is a damaged counts file
+    assert main(["train", str(shards_[0]), "--counts", parts[0], "--vocab-size", "400", "-o", str(out)]) == 2
+    (tmp_path / "bad.counts").write_bytes(b"FBPECNTS")
+    assert main(["counts-info", str(tmp_path / "bad.counts")]) == 2
+    assert "bad.counts: truncated" in capsys.readouterr().err
