@@ -200,7 +200,8 @@ class PieceCounts(Mapping[str, int]):
         for k, table in enumerate(tables):
             if not isinstance(table, PieceCounts):
                 raise FunctionalBPEError(f"merge takes PieceCounts, got {type(table).__name__} at position {k}")
-            first = first or table
+            if first is None:  # not `first or table`: an empty table is a false mapping
+                first = table
             _check_same(first, table, k)
             if table.pruned_below is not None:
                 pruned = max(pruned or 0, table.pruned_below)

@@ -172,6 +172,8 @@ def _learn(symbols: PieceTable, alphabet: Alphabet, num_merges: Optional[int], m
             "less text (max_chars=..., CLI --max-chars), ask for a smaller vocab_size, or raise "
             "min_frequency so that training stops sooner"
         ) from None
+    except OverflowError as exc:  # counts from a file may be as large as 64 bits allow
+        raise FunctionalBPEError(str(exc)) from None
 
 
 def _tokenizer(scheme: Scheme, merges: Sequence[Tuple[int, int, int]], specials: Tuple[str, ...],

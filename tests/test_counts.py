@@ -116,6 +116,16 @@ def test_counts_never_wrap(monkeypatch, pure):
         add_tables([a, c])
 
 
+def test_counts_too_large_for_the_trainer_are_one_clear_error():
+    from functionalbpe.schemes.plain import PlainScheme
+
+    huge = fb.PieceCounts(PieceTable(b"abcab", array("q", [0, 3, 5]), array("q", [2**62, 2**62])), PlainScheme("gpt2"))
+    if fb.core._native.NATIVE.trainer is None:
+        pytest.skip("the compiled trainer is not built")
+    with pytest.raises(FunctionalBPEError, match="too large"):
+        fb.train(huge, vocab_size=300, backend="fast", progress=False)
+
+
 def test_the_c_tally_refuses_what_is_not_a_count():
     tally_module = fb.core._native.NATIVE.tally
     if tally_module is None:
@@ -131,6 +141,13 @@ def test_the_c_tally_refuses_what_is_not_a_count():
             tally_module.Tally().add(data, array("q", offsets), array("q", counts))
     with pytest.raises(ValueError, match="one more"):
         tally_module.Tally().add(b"a", array("q", [0]), array("q", [1]))
+
+
+def test_an_empty_table_merges_like_any_other():
+    empty = fb.count([], pattern="gpt2")
+    with pytest.raises(FunctionalBPEError, match="pattern"):
+        empty + fb.count(["a"], pattern="gpt4")
+    assert list((empty + fb.count(["a b"], pattern="gpt2")).items()) == [("a", 1), (" b", 1)]
 
 
 def test_prune_drops_rare_pieces_and_says_so():
