@@ -74,16 +74,18 @@ def megabytes(paths: Sequence[str]) -> float:
     return sum(map(os.path.getsize, paths)) / 1e6
 
 
-def count_shards(groups: List[List[str]]) -> Tuple[List[fb.PieceCounts], float, List[CountReport]]:
-    """Each shard counted on one thread: the tables, the seconds, the counters' reports."""
-    tables, reports, seconds = [], [], 0.0
+def count_shards(groups: List[List[str]]) -> Tuple[List[fb.PieceCounts], float, float, List[CountReport]]:
+    """Each shard counted on one thread: the tables, the wall and CPU seconds, the counters'
+    reports. CPU seconds do not grow when other work shares the machine; wall seconds do."""
+    tables, reports, seconds, cpu = [], [], 0.0, 0.0
     for g in groups:
-        start = time.perf_counter()
-        tables.append(fb.count(fb.files(*g), threads=1, progress=False))
+        start, start_cpu = time.perf_counter(), time.process_time()
+        tables.append(fb.count(fb.files(*g, errors="replace"), threads=1, progress=False))
         seconds += time.perf_counter() - start
+        cpu += time.process_time() - start_cpu
     for g in groups[:3]:  # the counter's hash table, per piece (a few shards suffice)
-        fb.text.counting.count(fb.files(*g), fb.make_scheme("plain"), threads=1, report=reports.append)
-    return tables, seconds, reports
+        fb.text.counting.count(fb.files(*g, errors="replace"), fb.make_scheme("plain"), threads=1, report=reports.append)
+    return tables, seconds, cpu, reports
 
 
 def on_cluster(paths: List[str], workers: int) -> float:
@@ -93,35 +95,42 @@ def on_cluster(paths: List[str], workers: int) -> float:
 
     with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
-        fbdask.count(paths[:1], client=client)  # workers import functionalbpe before the clock
+        fbdask.count(paths[:1], client=client, errors="replace")  # workers import functionalbpe before the clock
         start = time.perf_counter()
-        fbdask.count(paths, client=client)
+        fbdask.count(paths, client=client, errors="replace")
         return time.perf_counter() - start
 
 
-def heaps(tables: List[fb.PieceCounts], sizes: List[float]) -> Tuple[List[Tuple[float, int]], float, float]:
-    """(MB so far, distinct pieces so far) after each shard; K and beta of V = K * n**beta."""
+def growth(tables: List[fb.PieceCounts], sizes: List[float]) -> List[Tuple[float, int]]:
+    """(MB so far, distinct pieces so far) after each shard."""
     tally = NATIVE.tally.Tally()
     points, so_far = [], 0.0
     for t, mb in zip(tables, sizes):
         tally.add(t.table.data, t.table.offsets, t.table.counts)
         so_far += mb
         points.append((so_far, len(tally)))
+    return points
+
+
+def heaps(points: List[Tuple[float, int]]) -> Tuple[float, float]:
+    """K and beta of V = K * n**beta (n in bytes), least squares on log-log points."""
     xs = [math.log(mb * 1e6) for mb, _ in points]
     ys = [math.log(v) for _, v in points]
     mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
     beta = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
-    return points, math.exp(my - beta * mx), beta
+    return math.exp(my - beta * mx), beta
 
 
 def train_child(counts: fb.PieceCounts, vocab_size: int) -> Dict[str, Any]:
     """Training on ``counts`` in a forked child: its time, peak memory and the merged tokens
     (as bytes, in merge order: ids would not compare once two tables differ)."""
 
-    def run() -> List[bytes]:
+    def run() -> Tuple[List[bytes], float]:
+        start = time.process_time()
         tok = fb.train(counts, vocab_size=vocab_size, progress=False)
+        cpu = time.process_time() - start
         first = tok.alphabet.num_fixed
-        return [tok.token_bytes(first + k) for k in range(len(tok.merges))]
+        return [tok.token_bytes(first + k) for k in range(len(tok.merges))], cpu
 
     return bench.measure(run, timeout=1800)
 
@@ -150,11 +159,12 @@ def main() -> None:
     print(f"# scale figures: {total_mb:,.1f} MB in {len(groups)} shards, {len(paths)} files; "
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}, functionalbpe {fb.__version__}\n")
 
-    tables, one_thread, reports = count_shards(groups)
+    tables, one_thread, one_cpu, reports = count_shards(groups)
     print("## counting throughput\n\n| how | MB/s | per worker |\n|---|---:|---:|")
     print(f"| 1 thread, shard by shard | {total_mb / one_thread:,.1f} | {total_mb / one_thread:,.1f} |")
+    print(f"| 1 thread, per CPU second (what an idle core does) | {total_mb / one_cpu:,.1f} | {total_mb / one_cpu:,.1f} |")
     start = time.perf_counter()
-    whole = fb.count(fb.files(*paths), threads=args.workers, progress=False)
+    whole = fb.count(fb.files(*paths, errors="replace"), threads=args.workers, progress=False)
     threaded = time.perf_counter() - start
     print(f"| {args.workers} threads, one process | {total_mb / threaded:,.1f} | {total_mb / threaded / args.workers:,.1f} |")
     if not args.no_cluster:
@@ -184,23 +194,29 @@ def main() -> None:
     print(f"| counts file (zlib) | {file_bytes / len(merged):,.1f} |")
     print(f"| the counter's hash table while counting | {counter:,.1f} |")
 
-    points, k, beta = heaps(tables, sizes)
-    print(f"\n## distinct pieces against text: V = {k:,.2f} * n^{beta:.3f} (n in bytes)\n")
+    points = growth(tables, sizes)
+    k, beta = heaps(points)
+    tail = [p for p in points if p[0] >= total_mb / 2]
+    k_tail, beta_tail = heaps(tail) if len(tail) > 2 else (k, beta)
+    print(f"\n## distinct pieces against text: V = {k:,.3g} * n^{beta:.3f} (n in bytes); "
+          f"from {tail[0][0]:,.0f} MB on: V = {k_tail:,.3g} * n^{beta_tail:.3f}\n")
     print("| MB | distinct pieces | fit |\n|---:|---:|---:|")
     for mb, v in points[:: max(1, len(points) // 8)] + [points[-1]]:
         print(f"| {mb:,.1f} | {v:,} | {k * (mb * 1e6) ** beta:,.0f} |")
 
     print(f"\n## the merge loop, {args.vocab_size} ids, on growing tables (forked child)\n")
-    print("| MB counted | distinct pieces | seconds | peak MB | µs per piece |\n|---:|---:|---:|---:|---:|")
+    print("| MB counted | distinct pieces | seconds | CPU seconds | peak MB | µs (CPU) per piece | bytes per piece |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
     for fraction in (0.25, 0.5, 1.0):
         n = max(1, round(len(tables) * fraction))
         table = fb.PieceCounts.merge(tables[:n])
         out = train_child(table, args.vocab_size)
         if out.get("ok"):
-            print(f"| {sum(sizes[:n]):,.1f} | {len(table):,} | {out['seconds']:.2f} | {out['peak_bytes'] / 1e6:,.0f} | "
-                  f"{out['seconds'] / len(table) * 1e6:.2f} |")
+            cpu = out["result"][1]
+            print(f"| {sum(sizes[:n]):,.1f} | {len(table):,} | {out['seconds']:.2f} | {cpu:.2f} | "
+                  f"{out['peak_bytes'] / 1e6:,.0f} | {cpu / len(table) * 1e6:.2f} | {out['peak_bytes'] / len(table):,.0f} |")
         else:
-            print(f"| {sum(sizes[:n]):,.1f} | {len(table):,} | {out.get('error')} | | |")
+            print(f"| {sum(sizes[:n]):,.1f} | {len(table):,} | {out.get('error')} | | | | |")
 
     pruning(merged, args.prune_vocab_size, f"all {total_mb:,.1f} MB")
     english = os.path.join(SHARED, "nl", "en.txt")
@@ -215,10 +231,10 @@ def pruning(counts: fb.PieceCounts, vocab_size: int, what: str) -> None:
     print("| min_count | pieces kept | pieces counted kept | memory | first merge that differs | first 1,000 in common "
           "| all in common |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
-    exact = train_child(counts, vocab_size)["result"]
+    exact = train_child(counts, vocab_size)["result"][0]
     for m in (1, 2, 3, 5, 10, 100):
         pruned = counts.prune(m)
-        got = exact if m == 1 else train_child(pruned, vocab_size)["result"]
+        got = exact if m == 1 else train_child(pruned, vocab_size)["result"][0]
         differs, first = agreement(exact, got, 1000)
         _, everything = agreement(exact, got, len(exact))
         print(f"| {m} | {len(pruned):,} ({len(pruned) / len(counts):.0%}) | {pruned.total / counts.total:.1%} | "

@@ -47,6 +47,7 @@ def count(
     normalize: Optional[str] = None,
     client: Any = None,
     split_every: int = 8,
+    task_bytes: int = 64 << 20,
     retries: int = 3,
     threads: int = 1,
     field: str = "text",
@@ -56,8 +57,10 @@ def count(
     """The piece counts of ``source``, counted on a Dask cluster.
 
     ``source`` is a path or a list of paths, directories and globs (expanded here, like
-    :func:`functionalbpe.files`, and each file read on a worker, one task per file: ``.txt``,
-    ``.jsonl`` with ``field``, ``.gz``; the workers must see the same files), a
+    :func:`functionalbpe.files`, and read on the workers: ``.txt``, ``.jsonl`` with ``field``,
+    ``.gz``; the workers must see the same files; one task per file, or per run of
+    consecutive small files of about ``task_bytes`` together, since a task costs a few
+    milliseconds of scheduling and a table to send), a
     ``dask.bag.Bag`` of strings (one task per partition), or a ``dask.dataframe`` string
     column (``dd.read_parquet(...)["text"]``: one task per partition). ``scheme``,
     ``pattern``, ``special_tokens``, ``normalize`` and the scheme options are those of
@@ -76,7 +79,7 @@ def count(
     spec: Spec = (the_scheme.name, str(the_scheme.pattern), the_scheme.options(), specials, threads)
     if not isinstance(split_every, int) or isinstance(split_every, bool) or split_every < 2:
         raise FunctionalBPEError(f"split_every must be an integer of at least 2, got {split_every!r}")
-    tasks = [delayed(_count_part, pure=True)(part, spec) for part in _partitions(source, field, errors)]
+    tasks = [delayed(_count_part, pure=True)(part, spec) for part in _partitions(source, field, errors, task_bytes)]
     if not tasks:
         return PieceCounts.merge([count_counts([], scheme=the_scheme, special_tokens=specials)])
     while len(tasks) > 1:  # a tree: each level merges split_every tables, in order
@@ -84,8 +87,8 @@ def count(
     return PieceCounts.from_bytes(_compute(tasks[0], client, retries), "a table from the cluster")
 
 
-def _partitions(source: Any, field: str, errors: str) -> List[Any]:
-    """The parts of ``source`` that tasks count: ``(path, field, errors)`` or delayed texts."""
+def _partitions(source: Any, field: str, errors: str, task_bytes: int) -> List[Any]:
+    """The parts of ``source`` that tasks count: ``(paths, field, errors)`` or delayed texts."""
     import dask.bag as db
 
     if isinstance(source, db.Bag):
@@ -101,7 +104,15 @@ def _partitions(source: Any, field: str, errors: str) -> List[Any]:
             f"got {type(source).__name__}"
         )
     corpus = files(*paths, errors=errors, field=field)  # errors for a missing file come here, at once
-    return [(os.fspath(path), field, errors) for path in corpus.paths]
+    groups: List[List[str]] = [[]]
+    size = 0
+    for path in corpus.paths:  # consecutive files, in order: the merge keeps the corpus's order
+        if groups[-1] and size >= task_bytes:
+            groups.append([])
+            size = 0
+        groups[-1].append(os.fspath(path))
+        size += path.stat().st_size
+    return [(tuple(group), field, errors) for group in groups if group]
 
 
 def _is_dataframe(source: Any) -> bool:
@@ -112,9 +123,9 @@ def _is_dataframe(source: Any) -> bool:
 def _count_part(part: Any, spec: Spec) -> bytes:
     """One task: a partition counted (on a worker), as counts-file bytes."""
     name, pattern, options, specials, threads = spec
-    if isinstance(part, tuple):  # a file, read here
-        path, field, errors = part
-        corpus: Any = files(path, field=field, errors=errors)
+    if isinstance(part, tuple):  # files, read here
+        paths, field, errors = part
+        corpus: Any = files(*paths, field=field, errors=errors)
     else:  # a bag's list of strings, or a pandas Series of them
         corpus = list(part)
     counted = count_counts(corpus, scheme=name, pattern=pattern, special_tokens=specials, threads=threads, **options)

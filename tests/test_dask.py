@@ -62,7 +62,8 @@ def same(got, expected, scheme, options):
 
 @pytest.mark.parametrize("scheme,options", SCHEMES)
 def test_files_counted_on_the_cluster(client, shard_files, scheme, options):
-    got = fbdask.count([str(p) for p in shard_files], scheme=scheme, client=client, split_every=3, **options)
+    got = fbdask.count([str(p) for p in shard_files], scheme=scheme, client=client, split_every=3, task_bytes=1,
+                       **options)
     same(got, fb.count(fb.files(*shard_files), scheme=scheme, **options), scheme, options)
 
 
@@ -101,9 +102,11 @@ def test_a_task_that_fails_once_is_retried_to_the_same_result(client, tmp_path):
     assert list(got.items()) == list(fb.count([d for k in range(8) for d in DOCS[k::8]], scheme="functional").items())
 
 
-def test_without_a_client_the_local_scheduler_counts():
+def test_without_a_client_the_local_scheduler_counts(shard_files):
     bag = db.from_sequence(DOCS, npartitions=4)
     assert fbdask.count(bag, pattern="gpt2") == fb.count(DOCS, pattern="gpt2")
+    # small files go several to a task, in order
+    assert list(fbdask.count(shard_files, task_bytes=3000).items()) == list(fb.count(fb.files(*shard_files)).items())
     assert len(fbdask.count(db.from_sequence([], npartitions=1), pattern="gpt2")) == 0
 
 
