@@ -28,7 +28,7 @@ import array as pyarray
 
 
 cdef extern from "lib/tally.h":
-    fbpe_status fbpe_tally_add(fbpe_table *t, const uint8_t *data, size_t data_len,
+    fbpe_status fbpe_tally_add(fbpe_table *t, uint64_t table, const uint8_t *data, size_t data_len,
                                const int64_t *offsets, const int64_t *counts, size_t n,
                                size_t *bad) nogil
 
@@ -38,6 +38,7 @@ cdef class Tally:
     may hold part of a table, and refuses further use."""
     cdef fbpe_table table
     cdef bint broken
+    cdef uint64_t added  # tables added so far: the next one is number added + 1
 
     def __cinit__(self):
         fbpe_table_init(&self.table)
@@ -59,10 +60,11 @@ cdef class Tally:
         if <size_t>offsets.shape[0] != n + 1:
             raise ValueError(f"{offsets.shape[0]} offsets for {n} counts; there must be one more")
         with nogil:
-            status = fbpe_tally_add(&self.table, p, data.shape[0], &offsets[0],
+            status = fbpe_tally_add(&self.table, self.added + 1, p, data.shape[0], &offsets[0],
                                     &counts[0] if n else <const int64_t *>NULL, n, &bad)
         if status < 0:
             self.broken = True
+        self.added += 1
         check(status, "while adding piece counts", _why(status, bad, offsets, counts))
 
     def flat(self):

@@ -141,6 +141,11 @@ def test_the_c_tally_refuses_what_is_not_a_count():
             tally_module.Tally().add(data, array("q", offsets), array("q", counts))
     with pytest.raises(ValueError, match="one more"):
         tally_module.Tally().add(b"a", array("q", [0]), array("q", [1]))
+    # a piece given twice in one table, though an earlier table has it already
+    tally = tally_module.Tally()
+    tally.add(b"a", array("q", [0, 1]), array("q", [1]))
+    with pytest.raises(ValueError, match="piece 1"):
+        tally.add(b"aa", array("q", [0, 1, 2]), array("q", [1, 1]))
 
 
 def test_an_empty_table_merges_like_any_other():

@@ -24,32 +24,34 @@ static fbpe_status check_flat(size_t data_len, const int64_t *offsets, const int
     return FBPE_OK;
 }
 
-fbpe_status fbpe_tally_add(fbpe_table *t, const uint8_t *data, size_t data_len,
+fbpe_status fbpe_tally_add(fbpe_table *t, uint64_t table, const uint8_t *data, size_t data_len,
                            const int64_t *offsets, const int64_t *counts, size_t n, size_t *bad) {
     fbpe_status status = check_flat(data_len, offsets, counts, n, bad);
     if (status) return status;
     /* A piece repeated within one table would be summed silently: such a table is not one
-     * that any count makes. It is caught by remembering the table's first new entry; a hit
-     * on an entry at or after it is a repeat. Entries before it may only be added to. */
-    size_t start = t->size;
+     * that any count makes. The entries' first-occurrence slots, which a tally never needs
+     * (its entries are in order already), hold the number of the last table that added to
+     * each entry: a hit on an entry this table has added to already is a repeat. */
     for (size_t i = 0; i < n; i++) {
         size_t at = (size_t)offsets[i], len = (size_t)(offsets[i + 1] - offsets[i]);
         fbpe_key k;
         fbpe_key_make(&k, data + at, len, data_len - at);
         fbpe_entry *e = fbpe_table_find(t, &k);
         if (e) {
-            if ((size_t)(e - t->entries) >= start) {
+            size_t at_entry = (size_t)(e - t->entries);
+            if (t->first[at_entry] == table) {
                 *bad = i;
                 return FBPE_EINVALID;
             }
+            t->first[at_entry] = table;
             if (e->count > (uint64_t)INT64_MAX - (uint64_t)counts[i]) {
                 *bad = i;
                 return FBPE_EOVERFLOW;
             }
             e->count += (uint64_t)counts[i];
         } else {
-            /* New pieces are appended in order: the entry number is the first occurrence. */
-            status = fbpe_table_add(t, &k, (uint64_t)counts[i], t->size, 1);
+            /* New pieces are appended: the entries are in order of first appearance. */
+            status = fbpe_table_add(t, &k, (uint64_t)counts[i], table, 1);
             if (status) {
                 *bad = i;
                 return status;

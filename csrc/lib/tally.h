@@ -22,12 +22,13 @@
 #include "bounds.h"
 #include "piecetable.h"
 
-/* Add the flat table (n pieces, data_len bytes) into `t`. Offsets must start at 0, go up at
+/* Add the flat table (n pieces, data_len bytes) into `t`, as table number `table`: a number
+ * the caller gives each table it adds, distinct from the others' (1, 2, 3, ...). Offsets must start at 0, go up at
  * every piece (no empty piece) and end at data_len, and counts must be at least 1: else
  * FBPE_EINVALID and `t` unchanged. A piece given twice in one table is FBPE_EINVALID too, a
  * sum of counts past 2^63 - 1 is FBPE_EOVERFLOW, and either, like FBPE_ENOMEM, leaves part of
  * the table added: `t` must then be thrown away. *bad is the index of the piece at fault. */
-fbpe_status fbpe_tally_add(fbpe_table *t, const uint8_t *data, size_t data_len,
+fbpe_status fbpe_tally_add(fbpe_table *t, uint64_t table, const uint8_t *data, size_t data_len,
                            const int64_t *offsets, const int64_t *counts, size_t n, size_t *bad);
 
 #endif
