@@ -8,6 +8,7 @@
 from .text.corpus import Files, files
 from .errors import (
     CorpusError,
+    CountsFileError,
     DecodeError,
     FunctionalBPEError,
     OutOfMemoryError,
@@ -26,6 +27,7 @@ from .schemes.base import Scheme
 from .schemes.registry import make_scheme
 from .tokenizer import Tokenizer
 from .training import count_pieces, train
+from .counts import PieceCounts, count
 
 from ._version import __version__
 
@@ -38,6 +40,8 @@ __all__ = [
     "PATTERNS",
     "pretokenize",
     "count_pieces",
+    "count",
+    "PieceCounts",
     "report",
     "Report",
     "full_coverage_vocab_size",
@@ -46,6 +50,7 @@ __all__ = [
     "BoundaryMarkers",
     "FunctionalBPEError",
     "CorpusError",
+    "CountsFileError",
     "DecodeError",
     "OutOfMemoryError",
     "OutputError",

@@ -19,7 +19,7 @@ Example::
 from __future__ import annotations
 
 import operator
-from typing import Optional
+from typing import Optional, Sequence
 
 from .errors import FunctionalBPEError
 
@@ -83,4 +83,25 @@ def bpe_utf8(text: str) -> bytes:
         return without_surrogates(text).encode("utf-8")
 
 
-__all__ = ["integer", "plain_str", "without_surrogates", "bpe_text", "bpe_utf8"]
+def special_tokens_checked(special_tokens: "Sequence[str] | str") -> "tuple[str, ...]":
+    """The special tokens a caller gives (one ``str`` or several): non-empty, distinct, valid
+    Unicode, as plain ``str``.
+
+    >>> special_tokens_checked("<s>")
+    ('<s>',)
+    """
+    if isinstance(special_tokens, str):
+        special_tokens = (special_tokens,)
+    special_tokens = tuple(special_tokens)
+    for s in special_tokens:
+        if not isinstance(s, str) or not s:
+            raise FunctionalBPEError(f"a special token must be a non-empty str, got {s!r}")
+        if bpe_text(s) != s:
+            raise FunctionalBPEError(f"the special token {s!r} holds a lone surrogate, which UTF-8 cannot hold")
+    specials = tuple(map(plain_str, special_tokens))
+    if len(set(specials)) != len(specials):
+        raise FunctionalBPEError("special tokens must be distinct")
+    return specials
+
+
+__all__ = ["integer", "plain_str", "without_surrogates", "bpe_text", "bpe_utf8", "special_tokens_checked"]

@@ -23,6 +23,10 @@ class TokenizerFileError(FunctionalBPEError):
     """A tokenizer file that is truncated, corrupt, of another format or inconsistent."""
 
 
+class CountsFileError(FunctionalBPEError):
+    """A piece-counts file (``PieceCounts.load``) that is damaged, crafted or of another format."""
+
+
 class SpecialTokenError(FunctionalBPEError):
     """Text containing a special token that the caller did not allow."""
 

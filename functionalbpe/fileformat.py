@@ -83,8 +83,8 @@ def check_output_path(path: "os.PathLike[str] | str") -> str:
     return name
 
 
-def atomic_write_text(path: "os.PathLike[str] | str", text: str) -> None:
-    """Write ``text`` to ``path`` so that the file is either the old one or the new one.
+def atomic_write_text(path: "os.PathLike[str] | str", text: "str | bytes") -> None:
+    """Write ``text`` (or bytes) to ``path`` so that the file is either the old one or the new one.
 
     An existing target that is not a regular file (``/dev/null``, a pipe) is written to
     directly: renaming over it would replace the device, and it has no old contents to keep.
@@ -93,7 +93,7 @@ def atomic_write_text(path: "os.PathLike[str] | str", text: str) -> None:
     name = check_output_path(path)
     try:
         if os.path.exists(name) and not os.path.isfile(name):
-            with open(name, "w", encoding="utf-8", newline="\n") as fh:
+            with _open(name, "w", text) as fh:
                 fh.write(text)
             return
         _replace_with(name, text)
@@ -101,7 +101,14 @@ def atomic_write_text(path: "os.PathLike[str] | str", text: str) -> None:
         raise OutputError(f"{name}: cannot write: {exc.strerror or exc}") from None
 
 
-def _replace_with(path: str, text: str) -> None:
+def _open(target: "str | int", mode: str, text: "str | bytes") -> Any:
+    """A file (a path or a descriptor) opened to write ``text``: binary for bytes."""
+    if isinstance(text, bytes):
+        return open(target, mode + "b")
+    return open(target, mode, encoding="utf-8", newline="\n")
+
+
+def _replace_with(path: str, text: "str | bytes") -> None:
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=directory)
     try:
@@ -109,7 +116,7 @@ def _replace_with(path: str, text: str) -> None:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+        with _open(fd, "w", text) as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
@@ -142,27 +149,31 @@ def _format(payload: Dict[str, Any]) -> str:
     return "{\n" + ",\n".join(fields) + "\n}\n"
 
 
-def read_bytes(path: "os.PathLike[str] | str", what: str = "tokenizer file") -> bytes:
+def read_bytes(path: "os.PathLike[str] | str", what: str = "tokenizer file", limit: "int | None" = None) -> bytes:
     """The contents of a file; a missing or unreadable one is a TokenizerFileError, and so is
-    one of more than MAX_FILE_BYTES (read no further: a device such as /dev/zero never ends)."""
+    one of more than ``limit`` bytes (default MAX_FILE_BYTES; read no further: a device such
+    as /dev/zero never ends)."""
     name = os.fspath(path)
+    limit = MAX_FILE_BYTES if limit is None else limit
     try:
-        mode = os.stat(name).st_mode
+        info = os.stat(name)
+        mode = info.st_mode
         if stat.S_ISDIR(mode):
             raise TokenizerFileError(f"{name}: is a directory, not a {what}")
         if not stat.S_ISREG(mode):
             # /dev/zero would be read forever, a pipe would block: neither is a file.
             raise TokenizerFileError(f"{name}: not a regular file; give the path of a {what}")
         with open(name, "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
+            # No more than the file's size is asked for (read() allocates what it is asked).
+            data = fh.read(min(limit, info.st_size) + 1)
     except FileNotFoundError:
         raise TokenizerFileError(f"{name}: no such {what}") from None
     except IsADirectoryError:
         raise TokenizerFileError(f"{name}: is a directory, not a {what}") from None
     except OSError as exc:
         raise TokenizerFileError(f"{name}: cannot read: {exc.strerror}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise TokenizerFileError(f"{name}: larger than {MAX_FILE_BYTES} bytes, the limit for a {what}")
+    if len(data) > limit:
+        raise TokenizerFileError(f"{name}: larger than {limit} bytes, the limit for a {what}")
     return data
 
 

@@ -23,12 +23,13 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, Optional, Sequence, Tuple, Union
 
-from .checks import bpe_text, integer, plain_str
+from .checks import integer, special_tokens_checked
 from .core import trainer
 from .core._native import NATIVE, thread_count
 from .core.alphabet import Alphabet, num_merges_for, policy_code
 from .core.piecetable import PieceTable
 from .core.reference import OnMerge
+from .counts import PieceCounts
 from .errors import FunctionalBPEError, OutOfMemoryError
 from .progress import ProgressSpec
 from .schemes.base import Scheme
@@ -59,7 +60,10 @@ def train(
 ) -> Tokenizer:
     """Train a byte-level BPE tokenizer.
 
-    ``corpus`` is one text, an iterable of documents, or :func:`functionalbpe.files`.
+    ``corpus`` is one text, an iterable of documents, :func:`functionalbpe.files`, or piece
+    counts made already (a :class:`~functionalbpe.counts.PieceCounts` from ``fb.count`` or a
+    file, or a list of them, merged first): then the scheme, pattern and special tokens are
+    those the counts were made with, and the tokenizer is the one the text would give.
     ``vocab_size`` counts everything: 256 bytes + the scheme's atoms + merges + special
     tokens; ``None`` trains until no pair is left. ``scheme`` is a name (``"plain"``,
     ``"functional"``, ``"markers"``) with ``pattern`` and options, or a scheme object
@@ -79,13 +83,17 @@ def train(
     # Everything is checked before the corpus is read: a bad size or backend fails at once.
     min_frequency = _check_options(backend, merge_policy, min_frequency)
     threads = thread_count(threads)
-    specials = _check_specials(special_tokens)
-    the_scheme = resolve(scheme, pattern, **scheme_options)
+    counted = _counted(corpus)
+    if counted is not None:  # counted already: the scheme and specials are the counts'
+        the_scheme, specials = counted.training_input(scheme, pattern, special_tokens, scheme_options)
+    else:
+        specials = special_tokens_checked(special_tokens)
+        the_scheme = resolve(scheme, pattern, **scheme_options)
     alphabet = Alphabet(the_scheme.atoms)
     num_merges = num_merges_for(vocab_size, len(alphabet.atoms), len(specials))
     tracer = None if trace is None else MergeTracer(trace, alphabet, the_scheme)
     try:
-        raw = count(corpus, the_scheme, specials, threads, progress)
+        raw = counted.table if counted is not None else count(corpus, the_scheme, specials, threads, progress)
     except MemoryError:
         raise OutOfMemoryError(
             "out of memory while counting the corpus: the count holds every distinct piece, in one "
@@ -118,7 +126,7 @@ def train_from_counts(
     258
     """
     min_frequency = _check_options(backend, merge_policy, min_frequency)
-    specials = _check_specials(special_tokens)
+    specials = special_tokens_checked(special_tokens)
     alphabet = Alphabet(scheme.atoms)
     num_merges = num_merges_for(vocab_size, len(alphabet.atoms), len(specials))
     symbols = counts if isinstance(counts, PieceTable) else PieceTable.from_dict(counts)
@@ -153,6 +161,15 @@ def count_pieces(
     return count(corpus, scheme, special_tokens, threads, progress, report).to_dict()
 
 
+def _counted(corpus: object) -> Optional[PieceCounts]:
+    """The piece counts ``corpus`` is, merged if a list of them; None for text."""
+    if isinstance(corpus, PieceCounts):
+        return corpus
+    if isinstance(corpus, (list, tuple)) and corpus and all(isinstance(c, PieceCounts) for c in corpus):
+        return PieceCounts.merge(corpus)
+    return None
+
+
 def _learn(symbols: PieceTable, alphabet: Alphabet, num_merges: Optional[int], merge_policy: str,
            min_frequency: int, progress: ProgressSpec, backend: str,
            on_merge: Optional[OnMerge] = None) -> Sequence[Tuple[int, int, int]]:
@@ -166,6 +183,8 @@ def _learn(symbols: PieceTable, alphabet: Alphabet, num_merges: Optional[int], m
             "less text (max_chars=..., CLI --max-chars), ask for a smaller vocab_size, or raise "
             "min_frequency so that training stops sooner"
         ) from None
+    except OverflowError as exc:  # counts from a file may be as large as 64 bits allow
+        raise FunctionalBPEError(str(exc)) from None
 
 
 def _tokenizer(scheme: Scheme, merges: Sequence[Tuple[int, int, int]], specials: Tuple[str, ...],
@@ -182,21 +201,6 @@ def _check_options(backend: str, merge_policy: str, min_frequency: int) -> int:
         raise FunctionalBPEError(trainer.FAST_MISSING)
     policy_code(merge_policy)
     return integer(min_frequency, "min_frequency", 1)
-
-
-def _check_specials(special_tokens: Sequence[str]) -> Tuple[str, ...]:
-    if isinstance(special_tokens, str):
-        special_tokens = (special_tokens,)
-    special_tokens = tuple(special_tokens)
-    for s in special_tokens:
-        if not isinstance(s, str) or not s:
-            raise FunctionalBPEError(f"a special token must be a non-empty str, got {s!r}")
-        if bpe_text(s) != s:
-            raise FunctionalBPEError(f"the special token {s!r} holds a lone surrogate, which UTF-8 cannot hold")
-    specials = tuple(map(plain_str, special_tokens))
-    if len(set(specials)) != len(specials):
-        raise FunctionalBPEError("special tokens must be distinct")
-    return specials
 
 
 __all__ = ["train", "train_from_counts", "count_pieces", "BACKENDS"]

@@ -1,6 +1,9 @@
 """The ``functionalbpe`` command: a thin layer over the Python API, one module per subcommand.
 
     functionalbpe train FILE... --vocab-size N [--scheme S] [--pattern P] [--out tok.json]
+    functionalbpe count FILE... -o part.counts [--scheme S] [--dask ADDRESS]   piece counts
+    functionalbpe train --counts a.counts b.counts ... --vocab-size N          train on them
+    functionalbpe counts-info part.counts                what a counts file holds
     functionalbpe encode --tokenizer tok.json [FILE]     ids, one document per line
     functionalbpe decode --tokenizer tok.json [FILE]
     functionalbpe pieces --tokenizer tok.json [FILE]     what BPE sees, piece by piece
@@ -22,12 +25,12 @@ import sys
 from typing import Optional, Sequence
 
 from .._version import __version__
-from . import bench, decode, demo, encode, explain, explore, pieces, report, train, vocab
+from . import bench, count, counts_info, decode, demo, encode, explain, explore, pieces, report, train, vocab
 from .common import EXIT_ERROR, Parser, run
 
 # In the order `functionalbpe --help` lists them. Each module has add_parser(sub), which
 # sets ``run`` to its command.
-COMMANDS = (train, encode, decode, pieces, explain, vocab, explore, bench, demo, report)
+COMMANDS = (train, count, counts_info, encode, decode, pieces, explain, vocab, explore, bench, demo, report)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -8,18 +8,22 @@ Example::
 
     >>> VOCAB_SIZE("300"), documents("a\\nb\\n", lines=True)
     (300, ['a', 'b'])
+    >>> parse_options(["case=false", "normalize=NFC", "repeat=3"])
+    {'case': False, 'normalize': 'NFC', 'repeat': 3}
 """
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Callable, List, NoReturn, Optional, Tuple
+from typing import Any, Callable, Dict, List, NoReturn, Optional, Tuple
 
 from ..core._native import MAX_THREADS
 from ..core.alphabet import MAX_VOCAB_SIZE
 from ..errors import FunctionalBPEError
 from ..fileformat import atomic_write_text, check_output_path
-from ..text.corpus import decode_utf8, read_text
+from ..schemes.registry import SCHEMES
+from ..text.corpus import Files, decode_utf8, files, read_text
+from ..text.patterns import PATTERNS
 from ..tokenizer import Tokenizer
 
 EXIT_ERROR = 2
@@ -93,6 +97,61 @@ VOCAB_SIZE = whole_number(1, MAX_VOCAB_SIZE)
 THREADS = whole_number(1, MAX_THREADS)
 COUNT = whole_number(1)
 LIMIT = whole_number(0)
+
+
+# -- what train and count share: the scheme and the corpus ----------------------------------------
+
+
+def add_scheme_args(p: argparse.ArgumentParser) -> None:
+    """--scheme, --pattern, --special, --option: what decides the pieces counted."""
+    p.add_argument("--scheme", default="plain", choices=sorted(SCHEMES))
+    p.add_argument("--pattern", default=None, help=f"one of {', '.join(PATTERNS)} or a regex (default: the scheme's)")
+    p.add_argument("--special", action="append", default=[], metavar="TOKEN", help="a special token (repeatable)")
+    p.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a scheme option, e.g. --option case=false --option normalize=NFC (repeatable)",
+    )
+
+
+def add_corpus_args(p: argparse.ArgumentParser) -> None:
+    """How files are read (``corpus_files``), the threads that count them, --out and --quiet."""
+    p.add_argument("--threads", type=THREADS, default=None,
+                   help=f"worker threads for counting, 1 to {MAX_THREADS} (default: all cores)")
+    p.add_argument("--encoding-errors", default="strict", choices=["strict", "replace"], help="invalid UTF-8 in input")
+    p.add_argument("--field", default="text", help="the field holding the text in .jsonl files (default: text)")
+    p.add_argument("--max-chars", type=LIMIT, default=None, metavar="N", help="read at most N characters in all")
+    p.add_argument("--max-doc-chars", type=LIMIT, default=None, metavar="N", help="keep the first N characters of a longer document")
+
+
+def corpus_files(args: argparse.Namespace) -> Files:
+    """The files of ``args.inputs``, read as ``add_corpus_args`` says."""
+    return files(*args.inputs, errors=args.encoding_errors, field=args.field, max_chars=args.max_chars,
+                 max_doc_chars=args.max_doc_chars)
+
+
+def parse_options(items: List[str]) -> Dict[str, Any]:
+    """``["case=false", "normalize=NFC"]`` → ``{"case": False, "normalize": "NFC"}``."""
+    out: Dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise FunctionalBPEError(f"--option {item!r}: write KEY=VALUE, e.g. --option case=false")
+        low = value.lower()
+        if low in ("true", "yes", "on"):
+            out[key] = True
+        elif low in ("false", "no", "off"):
+            out[key] = False
+        elif low in ("none", "null"):
+            out[key] = None
+        else:
+            try:
+                out[key] = int(value)
+            except ValueError:
+                out[key] = value
+    return out
 
 
 # -- input and output -------------------------------------------------------------------------------

@@ -42,6 +42,7 @@ ROLES: Dict[str, str] = {
     "encoder": "_encoder",
     "scanner": "_scanner",
     "describer": "_functional",
+    "tally": "_tally",
 }
 
 # The option bits of the compiled boundary-marker scheme (csrc/lib/markers.h) and the letter
@@ -111,6 +112,11 @@ class Native:
     def describer(self) -> Optional[ModuleType]:
         """The Functionalizer's compiled description of pieces (``csrc/_functional.pyx``)."""
         return self.module("describer")
+
+    @property
+    def tally(self) -> Optional[ModuleType]:
+        """Piece counts added together (``csrc/_tally.pyx``)."""
+        return self.module("tally")
 
     def present(self) -> Dict[str, bool]:
         """``{role: whether its module is present and wanted}``."""

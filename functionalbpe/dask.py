@@ -1,0 +1,157 @@
+"""Counting on a Dask cluster: each partition counted on its worker, the tables merged in a tree.
+
+The one home of Dask in functionalbpe (the optional extra ``functionalbpe[dask]``: ``dask[bag]``
+and ``distributed``); the package imports without it. Counting is linear in the text and
+needs nothing but the text, so it spreads over any number of workers; the merge loop needs
+only the merged table (docs/counts.md), so training then runs once, anywhere::
+
+    import functionalbpe as fb, functionalbpe.dask
+    from distributed import Client
+    counts = functionalbpe.dask.count("shards/*.jsonl.gz", scheme="functional", client=Client(address))
+    tok = fb.train(counts, vocab_size=65536)   # == fb.train(fb.files("shards/*.jsonl.gz"), ...)
+
+What travels: each task returns its table in the compact counts-file form
+(:meth:`PieceCounts.to_bytes`: zlib, a checksum, and read back with the same checks as a file),
+never a pickled dict; tables are merged ``split_every`` at a time, in C, up a tree, in the
+order of the partitions, so that the result is the table of the whole corpus in its order of
+first occurrence, equal to :func:`functionalbpe.count` in one process. Counting a partition
+is a pure function of it, so a task that fails and is retried (``retries=``) gives the same
+table. Progress is Dask's own: its dashboard, or ``distributed.progress`` on the future.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+import dask
+from dask import delayed
+
+from .checks import special_tokens_checked
+from .counts import PieceCounts
+from .counts import count as count_counts
+from .errors import FunctionalBPEError
+from .schemes.base import Scheme
+from .schemes.registry import resolve
+from .text.corpus import files
+
+# What a worker needs to count as the caller asked: plain data, rebuilt there.
+Spec = Tuple[str, str, Dict[str, Any], Tuple[str, ...], int]
+
+
+def count(
+    source: Any,
+    *,
+    scheme: Union[str, Scheme] = "plain",
+    pattern: Optional[str] = None,
+    special_tokens: Sequence[str] = (),
+    normalize: Optional[str] = None,
+    client: Any = None,
+    split_every: int = 8,
+    task_bytes: int = 64 << 20,
+    retries: int = 3,
+    threads: int = 1,
+    field: str = "text",
+    errors: str = "strict",
+    **scheme_options: Any,
+) -> PieceCounts:
+    """The piece counts of ``source``, counted on a Dask cluster.
+
+    ``source`` is a path or a list of paths, directories and globs (expanded here, like
+    :func:`functionalbpe.files`, and read on the workers: ``.txt``, ``.jsonl`` with ``field``,
+    ``.gz``; the workers must see the same files; one task per file, or per run of
+    consecutive small files of about ``task_bytes`` together, since a task costs a few
+    milliseconds of scheduling and a table to send), a
+    ``dask.bag.Bag`` of strings (one task per partition), or a ``dask.dataframe`` string
+    column (``dd.read_parquet(...)["text"]``: one task per partition). ``scheme``,
+    ``pattern``, ``special_tokens``, ``normalize`` and the scheme options are those of
+    :func:`functionalbpe.count`. ``client``: a ``distributed.Client``, a scheduler address,
+    or None for the current client if there is one, else Dask's local scheduler.
+    ``threads``: counting threads per task (Dask runs tasks side by side already).
+
+    >>> import dask.bag as db
+    >>> dict(count(db.from_sequence(["a a", "a b"], npartitions=2), pattern="gpt2"))
+    {'a': 2, ' a': 1, ' b': 1}
+    """
+    if normalize is not None:
+        scheme_options["normalize"] = normalize
+    the_scheme = resolve(scheme, pattern, **scheme_options)
+    specials = special_tokens_checked(special_tokens)
+    spec: Spec = (the_scheme.name, str(the_scheme.pattern), the_scheme.options(), specials, threads)
+    if not isinstance(split_every, int) or isinstance(split_every, bool) or split_every < 2:
+        raise FunctionalBPEError(f"split_every must be an integer of at least 2, got {split_every!r}")
+    tasks = [delayed(_count_part, pure=True)(part, spec) for part in _partitions(source, field, errors, task_bytes)]
+    if not tasks:
+        return PieceCounts.merge([count_counts([], scheme=the_scheme, special_tokens=specials)])
+    while len(tasks) > 1:  # a tree: each level merges split_every tables, in order
+        tasks = [delayed(_merge_parts, pure=True)(tasks[i:i + split_every]) for i in range(0, len(tasks), split_every)]
+    return PieceCounts.from_bytes(_compute(tasks[0], client, retries), "a table from the cluster")
+
+
+def _partitions(source: Any, field: str, errors: str, task_bytes: int) -> List[Any]:
+    """The parts of ``source`` that tasks count: ``(paths, field, errors)`` or delayed texts."""
+    import dask.bag as db
+
+    if isinstance(source, db.Bag):
+        return list(source.to_delayed())
+    if _is_dataframe(source):
+        if not hasattr(source, "to_delayed") or getattr(source, "ndim", 1) != 1:
+            raise FunctionalBPEError("give a dask dataframe's string column (ddf['text']), not the whole frame")
+        return list(source.to_delayed())
+    paths = [source] if isinstance(source, (str, os.PathLike)) else source
+    if not isinstance(paths, (list, tuple)) or not all(isinstance(p, (str, os.PathLike)) for p in paths):
+        raise FunctionalBPEError(
+            "source must be paths or globs, a dask.bag.Bag of strings or a dask dataframe string column, "
+            f"got {type(source).__name__}"
+        )
+    corpus = files(*paths, errors=errors, field=field)  # errors for a missing file come here, at once
+    groups: List[List[str]] = [[]]
+    size = 0
+    for path in corpus.paths:  # consecutive files, in order: the merge keeps the corpus's order
+        if groups[-1] and size >= task_bytes:
+            groups.append([])
+            size = 0
+        groups[-1].append(os.fspath(path))
+        size += path.stat().st_size
+    return [(tuple(group), field, errors) for group in groups if group]
+
+
+def _is_dataframe(source: Any) -> bool:
+    module = type(source).__module__ or ""
+    return module.startswith(("dask.dataframe", "dask_expr"))
+
+
+def _count_part(part: Any, spec: Spec) -> bytes:
+    """One task: a partition counted (on a worker), as counts-file bytes."""
+    name, pattern, options, specials, threads = spec
+    if isinstance(part, tuple):  # files, read here
+        paths, field, errors = part
+        corpus: Any = files(*paths, field=field, errors=errors)
+    else:  # a bag's list of strings, or a pandas Series of them
+        corpus = list(part)
+    counted = count_counts(corpus, scheme=name, pattern=pattern, special_tokens=specials, threads=threads, **options)
+    return counted.to_bytes()
+
+
+def _merge_parts(parts: List[bytes]) -> bytes:
+    """One node of the tree: tables (counts-file bytes, checked on reading) added in order."""
+    return PieceCounts.merge(PieceCounts.from_bytes(p, "a table from a worker") for p in parts).to_bytes()
+
+
+def _compute(task: Any, client: Any, retries: int) -> bytes:
+    """The bytes of the last merge: on ``client`` (an address is connected to, then closed),
+    the current client, or Dask's local scheduler."""
+    from distributed import Client, default_client
+
+    if isinstance(client, str):
+        with Client(client) as connected:
+            return connected.compute(task, retries=retries).result()
+    if client is None:
+        try:
+            client = default_client()
+        except ValueError:  # no client: Dask's local scheduler (no retries there)
+            (result,) = dask.compute(task)
+            return result
+    return client.compute(task, retries=retries).result()
+
+
+__all__ = ["count"]

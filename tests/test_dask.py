@@ -1,0 +1,130 @@
+"""Counting on a Dask cluster of two worker processes equals counting in one process.
+
+A corpus cut into 8 shards — files, a bag, a dataframe column — counted on
+``LocalCluster(n_workers=2, processes=True)`` gives the table ``fb.count`` gives (in the same
+order), and training on it gives the same merges, for every scheme; a partition whose task
+fails once and is retried changes nothing; the CLI's ``count --dask`` does the same.
+Skipped when the ``dask`` extra is not installed.
+"""
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+import functionalbpe as fb
+from functionalbpe.cli import main
+
+pytest.importorskip("dask.bag")
+distributed = pytest.importorskip("distributed")
+import dask  # noqa: E402
+import dask.bag as db  # noqa: E402
+
+import functionalbpe.dask as fbdask  # noqa: E402
+
+SCHEMES = [("plain", {"pattern": "gpt2"}), ("functional", {}), ("markers", {"punct": True})]
+WORDS = ["the", "The", "cat", "sat", "naïve", "café", "2024", "...", "ééé", "\n", "  ", "zzzz", "Straße", "x"]
+
+
+def documents(n=48, seed=7):
+    rng = random.Random(seed)
+    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 30))) for _ in range(n)]
+
+
+DOCS = documents()
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as c:
+            yield c
+
+
+@pytest.fixture(scope="module")
+def shard_files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("shards")
+    paths = []
+    for k in range(8):
+        path = root / f"shard-{k}.jsonl"
+        path.write_text("".join(json.dumps({"text": d}) + "\n" for d in DOCS[k::8]), encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def same(got, expected, scheme, options):
+    assert list(got.items()) == list(expected.items())
+    assert got.options == expected.options
+    tok = fb.train(got, vocab_size=None, progress=False)
+    assert tok.merges == fb.train(expected, vocab_size=None, progress=False).merges
+
+
+@pytest.mark.parametrize("scheme,options", SCHEMES)
+def test_files_counted_on_the_cluster(client, shard_files, scheme, options):
+    got = fbdask.count([str(p) for p in shard_files], scheme=scheme, client=client, split_every=3, task_bytes=1,
+                       **options)
+    same(got, fb.count(fb.files(*shard_files), scheme=scheme, **options), scheme, options)
+
+
+@pytest.mark.parametrize("scheme,options", SCHEMES)
+def test_a_bag_counted_on_the_cluster(client, scheme, options):
+    bag = db.from_sequence(DOCS, npartitions=8)
+    got = fbdask.count(bag, scheme=scheme, client=client, special_tokens=["ééé"], **options)
+    same(got, fb.count(DOCS, scheme=scheme, special_tokens=["ééé"], **options), scheme, options)
+    # and the tokenizer trained on them is the one trained on the text
+    assert fb.train(got, vocab_size=None, progress=False).merges == \
+        fb.train(DOCS, vocab_size=None, scheme=scheme, special_tokens=["ééé"], progress=False, **options).merges
+
+
+@pytest.mark.parametrize("scheme,options", SCHEMES)
+def test_a_dataframe_column_counted_on_the_cluster(client, scheme, options):
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    column = dd.from_pandas(pd.DataFrame({"text": DOCS}), npartitions=8)["text"]
+    got = fbdask.count(column, scheme=scheme, client=client, **options)
+    same(got, fb.count(DOCS, scheme=scheme, **options), scheme, options)
+
+
+def test_a_task_that_fails_once_is_retried_to_the_same_result(client, tmp_path):
+    flag = tmp_path / "failed-once"
+
+    def load(k):
+        # Partition 3 fails the first time it is loaded (on whichever worker runs it).
+        if k == 3 and not flag.exists():
+            flag.write_text("x")
+            raise OSError("the worker lost its disk")
+        return DOCS[k::8]
+
+    bag = db.from_delayed([dask.delayed(load, pure=False)(k) for k in range(8)])
+    got = fbdask.count(bag, scheme="functional", client=client, retries=2)
+    assert flag.exists()
+    assert list(got.items()) == list(fb.count([d for k in range(8) for d in DOCS[k::8]], scheme="functional").items())
+
+
+def test_without_a_client_the_local_scheduler_counts(shard_files):
+    bag = db.from_sequence(DOCS, npartitions=4)
+    assert fbdask.count(bag, pattern="gpt2") == fb.count(DOCS, pattern="gpt2")
+    # small files go several to a task, in order
+    assert list(fbdask.count(shard_files, task_bytes=3000).items()) == list(fb.count(fb.files(*shard_files)).items())
+    assert len(fbdask.count(db.from_sequence([], npartitions=1), pattern="gpt2")) == 0
+
+
+def test_bad_sources_are_refused_at_once(tmp_path):
+    with pytest.raises(fb.FunctionalBPEError, match="no such file|matches no file"):
+        fbdask.count([str(tmp_path / "missing.txt")])
+    with pytest.raises(fb.FunctionalBPEError, match="source must be"):
+        fbdask.count(42)
+    with pytest.raises(fb.FunctionalBPEError, match="split_every"):
+        fbdask.count(db.from_sequence(["a"]), split_every=1)
+
+
+def test_the_cli_counts_on_the_cluster_and_trains_on_the_counts(client, shard_files, tmp_path):
+    out = tmp_path / "all.counts"
+    address = client.scheduler.address
+    assert main(["count", *map(str, shard_files), "--dask", address, "--scheme", "functional", "-o", str(out), "-q"]) == 0
+    assert fb.PieceCounts.load(out) == fb.count(fb.files(*shard_files), scheme="functional")
+    tok = tmp_path / "tok.json"
+    assert main(["train", "--counts", str(out), "--vocab-size", "700", "-o", str(tok), "-q"]) == 0
+    expected = fb.train(fb.files(*shard_files), scheme="functional", vocab_size=700, progress=False)
+    assert fb.Tokenizer.load(tok).merges == expected.merges
