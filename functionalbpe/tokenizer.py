@@ -70,9 +70,11 @@ class Tokenizer:
         *,
         byte_ids: Optional[Sequence[int]] = None,
         special_ids: Optional[Sequence[int]] = None,
+        merge_ids: Optional[Sequence[int]] = None,
     ) -> None:
-        """``byte_ids`` and ``special_ids`` keep the ids of an imported vocabulary (see
-        :mod:`functionalbpe.core.idmap`); leave them out for the standard layout."""
+        """``byte_ids``, ``merge_ids`` and ``special_ids`` keep the ids of an imported
+        vocabulary (see :mod:`functionalbpe.core.idmap`); leave them out for the standard
+        layout."""
         policy = policy_code(merge_policy)
         self.scheme = scheme
         self.merge_policy = merge_policy
@@ -82,14 +84,14 @@ class Tokenizer:
         self.merge_counts: Optional[List[int]] = list(merge_counts) if merge_counts is not None else None
         if self.merge_counts is not None and len(self.merge_counts) != len(self.alphabet.merges):
             raise FunctionalBPEError("merge_counts must have one count per merge")
-        idmap = IdMap(self.alphabet, byte_ids, special_ids)
+        idmap = IdMap(self.alphabet, byte_ids, special_ids, merge_ids)
         self._idmap: Optional[IdMap] = None if idmap.identity else idmap
         self._special_ids = {s: idmap.external(i) for s, i in self.alphabet.special_ids().items()}
         # "All special tokens" is one object with its cutter kept here: finding the cutter by
         # an equal set would compare every token on each call (0.5 ms for 20,000 tokens).
         self._all_specials = frozenset(self._special_ids)
         self._all_cutter: Any = None
-        output_ids = None if self._idmap is None else [idmap.external(i) for i in range(self.alphabet.first_special)]
+        output_ids = None if self._idmap is None else idmap.external_ids[: self.alphabet.first_special]
         self._encoder = Encoder(self.alphabet, scheme, output_ids)
         self._decoding = Decoding(self.alphabet, scheme, self._encoder.decode_bytes, self._idmap)
 
@@ -406,27 +408,44 @@ class Tokenizer:
     @classmethod
     def from_tiktoken(
         cls,
-        path: "os.PathLike[str] | str",
-        pattern: str = "gpt4",
+        source: "os.PathLike[str] | str | Any",
+        pattern: Optional[str] = None,
         special_tokens: Union[Dict[str, int], Sequence[str], None] = None,
     ) -> "Tokenizer":
-        """Load a ``.tiktoken`` rank file, rebuilding the merge table from the ranks.
+        """Import a tiktoken vocabulary: a ``.tiktoken`` rank file, or a ``tiktoken.Encoding``.
 
-        ``special_tokens`` maps each special token to its id (tiktoken's form) or lists
-        them (ids follow the ranks). The ids stay those of the file.
+        The merge table is rebuilt from the ranks, and the ids stay the ranks, whatever their
+        layout (:mod:`functionalbpe.core.idmap`). A file holds no pattern: ``pattern``
+        defaults to ``"gpt4"``; an ``Encoding`` brings its own pattern and special tokens
+        (``pattern``/``special_tokens`` override them). ``special_tokens`` maps each special
+        token to its id (tiktoken's form) or lists them (ids follow the ranks).
+
+        >>> import tiktoken, functionalbpe as fb
+        >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256}
+        >>> enc = tiktoken.Encoding("t", pat_str=r"\\S+|\\s+", mergeable_ranks=ranks, special_tokens={"<e>": 257})
+        >>> fb.Tokenizer.from_tiktoken(enc).encode("ab <e>", allowed_special="all")
+        [256, 32, 257]
         """
-        from .peers.tiktoken import merges_from_ranks, read_ranks
+        from .peers.tiktoken import encoding_parts, merges_from_ranks, read_ranks
 
-        name = os.fspath(path)
-        byte_ids, merges = merges_from_ranks(read_ranks(path), name)
+        if isinstance(source, (str, os.PathLike)):
+            name = os.fspath(source)
+            ranks, own_pattern, own_specials = read_ranks(source), "gpt4", {}
+        else:
+            ranks, own_pattern, own_specials = encoding_parts(source)
+            name = f"the tiktoken Encoding {getattr(source, 'name', '?')!r}"
+        byte_ids, merges, merge_ids = merges_from_ranks(ranks, name)
         if special_tokens is None:
-            specials: Dict[str, int] = {}
+            specials: Dict[str, int] = dict(own_specials)
         elif isinstance(special_tokens, dict):
             specials = dict(special_tokens)
         else:
-            first_special = NUM_BYTES + len(merges)
+            first_special = max(ranks.values()) + 1
             specials = {s: first_special + k for k, s in enumerate(special_tokens)}
-        tok = cls(make_scheme("plain", pattern), merges, list(specials), byte_ids=byte_ids, special_ids=list(specials.values()))
+        tok = cls(
+            make_scheme("plain", pattern or own_pattern), merges, list(specials),
+            byte_ids=byte_ids, merge_ids=merge_ids, special_ids=list(specials.values()),
+        )
         tok._refuse_tokens_bpe_would_split(name, TokenizerFileError)
         return tok
 
@@ -512,8 +531,10 @@ class Tokenizer:
             "vocab_size": self.vocab_size,
         }
         if self._idmap is not None:
-            # Only imported vocabularies have this: their bytes keep their own ids.
+            # Only imported vocabularies have these: their bytes and merges keep their own ids.
             payload["byte_ids"] = self._idmap.byte_ids
+            if self._idmap.merge_ids != list(range(self.alphabet.first_merge, self.alphabet.first_special)):
+                payload["merge_ids"] = self._idmap.merge_ids
         return payload
 
     def save(self, path: "os.PathLike[str] | str") -> None:
@@ -556,6 +577,7 @@ class Tokenizer:
                 payload.get("merge_counts"),
                 byte_ids=payload.get("byte_ids"),
                 special_ids=list(specials.values()),
+                merge_ids=payload.get("merge_ids"),
             )
         except FunctionalBPEError as exc:
             raise TokenizerFileError(str(exc)) from None
