@@ -449,10 +449,64 @@ class Tokenizer:
         tok._refuse_tokens_bpe_would_split(name, TokenizerFileError)
         return tok
 
-    def to_hf(self, path: "os.PathLike[str] | str") -> None:
-        """Write a ``tokenizer.json`` that HF tokenizers loads and that encodes the same ids
-        (special tokens as added tokens, always recognized). Plain scheme only."""
-        from .peers.hf import write_tokenizer_json
+    def to_hf(
+        self,
+        path: "os.PathLike[str] | str",
+        *,
+        bos_token: Optional[str] = None,
+        eos_token: Optional[str] = None,
+        pad_token: Optional[str] = None,
+        unk_token: Optional[str] = None,
+        model_max_length: Optional[int] = None,
+    ) -> None:
+        """Write the tokenizer for HF: a directory as ``save_pretrained`` leaves it
+        (``tokenizer.json``, ``tokenizer_config.json``, ``special_tokens_map.json``), which
+        transformers' ``AutoTokenizer.from_pretrained`` loads with the named special tokens
+        set; or, for a path ending in ``.json``, the ``tokenizer.json`` alone. Missing
+        directories are created. Either encodes our ids (special tokens as added tokens,
+        always recognized). Plain scheme only.
+
+        ``bos_token``, ``eos_token``, ``pad_token``, ``unk_token``: which of the special
+        tokens play these roles (``padding=True`` needs ``pad_token``);
+        ``model_max_length``: the length transformers truncates to.
+
+        >>> import os, tempfile, functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<|eot|>"], progress=False)
+        >>> out = os.path.join(tempfile.mkdtemp(), "hf")
+        >>> tok.to_hf(out, eos_token="<|eot|>", pad_token="<|eot|>")
+        >>> sorted(os.listdir(out))
+        ['special_tokens_map.json', 'tokenizer.json', 'tokenizer_config.json']
+        """
+        from .peers.hf import write_hf
+
+        roles = {"bos_token": bos_token, "eos_token": eos_token, "pad_token": pad_token, "unk_token": unk_token}
+        write_hf(path, self._hf_document(), roles, model_max_length)
+
+    def to_transformers(
+        self,
+        *,
+        bos_token: Optional[str] = None,
+        eos_token: Optional[str] = None,
+        pad_token: Optional[str] = None,
+        unk_token: Optional[str] = None,
+        model_max_length: Optional[int] = None,
+    ) -> Any:
+        """This tokenizer as a transformers ``PreTrainedTokenizerFast`` (what :meth:`to_hf`
+        writes, loaded), with the same options. Needs transformers; plain scheme only.
+
+        >>> import functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<pad>"], progress=False)
+        >>> hf = tok.to_transformers(pad_token="<pad>")
+        >>> hf(["ab", "ab ab"], padding=True)["input_ids"]
+        [[256, 257, 257], [256, 32, 256]]
+        """
+        from .peers.hf import transformers_tokenizer
+
+        roles = {"bos_token": bos_token, "eos_token": eos_token, "pad_token": pad_token, "unk_token": unk_token}
+        return transformers_tokenizer(self._hf_document(), roles, model_max_length)
+
+    def _hf_document(self) -> Dict[str, Any]:
+        from .peers.hf import tokenizer_json
 
         ranks = self._ranks("an HF tokenizer.json", taken_whole=False)
         table = self.alphabet.all_token_bytes()
@@ -462,7 +516,39 @@ class Tokenizer:
         # compiled encoder checks it when it is built, so it is known rather than assumed.
         native = self._encoder.native
         whole = bool(native is not None and native.all_self_encoding)
-        write_tokenizer_json(path, ranks, merges, self.pattern, self.special_tokens, ignore_merges=whole)
+        return tokenizer_json(ranks, merges, self.pattern, self.special_tokens, ignore_merges=whole)
+
+    @classmethod
+    def from_hf(cls, source: "os.PathLike[str] | str | Any") -> "Tokenizer":
+        """Import a byte-level BPE tokenizer from HF: the path of a ``tokenizer.json``, a
+        directory holding one, a ``tokenizers.Tokenizer`` or a transformers fast tokenizer.
+
+        The ids stay HF's, whatever their layout (special tokens first or last); added
+        tokens become special tokens, so ``encode(text, allowed_special="all")`` gives the
+        ids HF's ``encode(text, add_special_tokens=False)`` gives. What would make the ids
+        differ (a normalizer, a post-processor that adds tokens, a model other than BPE) is
+        refused with a :class:`TokenizerFileError` naming the part.
+
+        >>> import os, tempfile, functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<s>"], progress=False)
+        >>> path = os.path.join(tempfile.mkdtemp(), "tokenizer.json")
+        >>> tok.to_hf(path)
+        >>> fb.Tokenizer.from_hf(path).encode("ab<s>", allowed_special="all")
+        [256, 257]
+        """
+        from .peers.hf import read_hf
+
+        got = read_hf(source)
+        try:
+            tok = cls(
+                make_scheme("plain", got.pattern), got.merges, list(got.special_tokens),
+                byte_ids=got.byte_ids, merge_ids=got.merge_ids, special_ids=list(got.special_tokens.values()),
+            )
+        except FunctionalBPEError as exc:
+            raise TokenizerFileError(f"{got.origin}: {exc}") from None
+        if got.ignore_merges:  # HF takes a word that is a token whole, as tiktoken does
+            tok._refuse_tokens_bpe_would_split(got.origin, TokenizerFileError)
+        return tok
 
     def _ranks(self, what: str, taken_whole: bool) -> Dict[bytes, int]:
         """``{token bytes: id}`` of every token but the special ones, in id order: the
