@@ -15,6 +15,7 @@ from .errors import (
     PatternError,
     SpecialTokenError,
     TokenizerFileError,
+    UnknownTokenError,
     VocabSizeError,
 )
 from .schemes.functional import Functionalizer
@@ -52,6 +53,7 @@ __all__ = [
     "PatternError",
     "SpecialTokenError",
     "TokenizerFileError",
+    "UnknownTokenError",
     "VocabSizeError",
     "__version__",
 ]

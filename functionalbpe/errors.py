@@ -31,6 +31,14 @@ class VocabSizeError(FunctionalBPEError):
     """A vocabulary size that cannot hold the fixed symbols."""
 
 
+class UnknownTokenError(FunctionalBPEError, KeyError):
+    """A token asked for by its text, bytes or id (``encode_single_token``, ``token_to_id``,
+    ``decode_single_token_bytes``...) that the tokenizer does not have. Also a ``KeyError``,
+    as tiktoken raises there."""
+
+    __str__ = FunctionalBPEError.__str__  # the message, not KeyError's quoted repr
+
+
 class DecodeError(FunctionalBPEError):
     """Token ids that are out of range or do not decode to valid UTF-8 (with errors='strict')."""
 

@@ -40,7 +40,7 @@ from .checks import plain_str
 from .checks import without_surrogates as _without_surrogates
 from .core.encoder import Encoder
 from .decoding import Decoding
-from .errors import FunctionalBPEError, SpecialTokenError, TokenizerFileError
+from .errors import FunctionalBPEError, SpecialTokenError, TokenizerFileError, UnknownTokenError
 from .filecheck import check_fields, excerpt
 from .fileformat import FORMAT, read_payload, write_payload
 from .core.idmap import IdMap
@@ -91,6 +91,7 @@ class Tokenizer:
         # an equal set would compare every token on each call (0.5 ms for 20,000 tokens).
         self._all_specials = frozenset(self._special_ids)
         self._all_cutter: Any = None
+        self._by_bytes: Optional[Dict[bytes, int]] = None  # encode_single_token's table, made on first use
         output_ids = None if self._idmap is None else idmap.external_ids[: self.alphabet.first_special]
         self._encoder = Encoder(self.alphabet, scheme, output_ids)
         self._decoding = Decoding(self.alphabet, scheme, self._encoder.decode_bytes, self._idmap)
@@ -383,6 +384,158 @@ class Tokenizer:
         from .streaming import StreamDecoder
 
         return StreamDecoder(self._decoding, errors)
+
+    # -- the names tiktoken and HF users type ----------------------------------------------
+    #
+    # Thin aliases, so that code written for a tiktoken Encoding or an HF tokenizer runs on
+    # a Tokenizer. tiktoken's names speak bytes; HF's speak vocabulary strings, the tokens
+    # written in GPT-2's byte-to-character table (peers/bytelevel.py), as in to_hf's file.
+
+    @property
+    def n_vocab(self) -> int:
+        """tiktoken's name for :attr:`vocab_size`.
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=258, special_tokens=["<s>"], progress=False).n_vocab
+        258
+        """
+        return self.vocab_size
+
+    def __len__(self) -> int:
+        """HF's ``len(tokenizer)``: the number of ids (:attr:`vocab_size`)."""
+        return self.vocab_size
+
+    @property
+    def eot_token(self) -> int:
+        """The id of ``<|endoftext|>`` (tiktoken's name); :class:`UnknownTokenError` (a
+        ``KeyError``, as in tiktoken) if it is not a special token here.
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab"], vocab_size=257, special_tokens=["<|endoftext|>"], progress=False).eot_token
+        256
+        """
+        return self._special_id("<|endoftext|>")
+
+    @property
+    def special_tokens_set(self) -> "set[str]":
+        """The special tokens' texts (tiktoken's name)."""
+        return set(self._special_ids)
+
+    def encode_single_token(self, text_or_bytes: Union[str, bytes]) -> int:
+        """The id of the one token whose text (a special token's, or UTF-8) or bytes are
+        ``text_or_bytes``; :class:`UnknownTokenError` if no token is exactly that.
+
+        >>> import functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<s>"], progress=False)
+        >>> tok.encode_single_token("ab"), tok.encode_single_token(b"a"), tok.encode_single_token("<s>")
+        (256, 97, 257)
+        """
+        if isinstance(text_or_bytes, str):
+            if text_or_bytes in self._special_ids:
+                return self._special_ids[text_or_bytes]
+            data = text_or_bytes.encode("utf-8")
+        elif isinstance(text_or_bytes, (bytes, bytearray)):
+            data = bytes(text_or_bytes)
+        else:
+            raise FunctionalBPEError(f"encode_single_token takes a str or bytes, not a {type(text_or_bytes).__name__}")
+        found = self._ids_by_bytes().get(data)
+        if found is None:
+            raise UnknownTokenError(f"no single token is {excerpt(text_or_bytes)}")
+        return found
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        """The bytes of one token (tiktoken's name; a special token's text as UTF-8);
+        :class:`UnknownTokenError` if ``token`` is not an id here.
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=257, progress=False).decode_single_token_bytes(256)
+        b'ab'
+        """
+        return self.token_bytes(self._known_id(token))
+
+    def decode_tokens_bytes(self, tokens: Iterable[int]) -> List[bytes]:
+        """The bytes of each token (tiktoken's name)."""
+        return [self.decode_single_token_bytes(t) for t in tokens]
+
+    def decode_batch(self, batch: Iterable[Sequence[int]], errors: str = "strict") -> List[str]:
+        """:meth:`decode` of each list of ids: the inverse of :meth:`encode_batch`.
+
+        >>> import functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=257, progress=False)
+        >>> tok.decode_batch(tok.encode_batch(["ab", "b a"]))
+        ['ab', 'b a']
+        """
+        return [self.decode(ids, errors) for ids in batch]
+
+    def get_vocab(self) -> Dict[str, int]:
+        """HF's vocabulary: ``{token string: id}``, each token written in GPT-2's byte
+        characters (a space is ``Ġ``), special tokens as they are — what the ``to_hf``
+        export's ``get_vocab()`` gives.
+
+        >>> import functionalbpe as fb
+        >>> vocab = fb.train([" a a"], vocab_size=257, progress=False).get_vocab()
+        >>> vocab["Ġa"], vocab["a"], len(vocab)
+        (256, 97, 257)
+        """
+        from .peers.bytelevel import written
+
+        vocab = {written(data): i for data, i in self._ids_by_bytes().items()}
+        vocab.update(self._special_ids)
+        return vocab
+
+    def token_to_id(self, token: str) -> Optional[int]:
+        """HF's lookup of a vocabulary string (see :meth:`get_vocab`); None if absent, as HF.
+
+        >>> import functionalbpe as fb
+        >>> fb.train([" a a"], vocab_size=257, progress=False).token_to_id("Ġa")
+        256
+        """
+        from .peers.bytelevel import read
+
+        if token in self._special_ids:
+            return self._special_ids[token]
+        data = read(token)
+        return None if data is None else self._ids_by_bytes().get(data)
+
+    def id_to_token(self, token: int) -> Optional[str]:
+        """HF's vocabulary string of an id (see :meth:`get_vocab`); None if it is not an id.
+
+        >>> import functionalbpe as fb
+        >>> fb.train([" a a"], vocab_size=257, progress=False).id_to_token(256)
+        'Ġa'
+        """
+        from .peers.bytelevel import written
+
+        try:
+            internal = self._decoding.internal([token])[0]
+        except FunctionalBPEError:
+            return None
+        if internal >= self.alphabet.first_special:
+            return self.alphabet.specials[internal - self.alphabet.first_special]
+        return written(self.alphabet.token_bytes(internal))
+
+    def _special_id(self, text: str) -> int:
+        if text not in self._special_ids:
+            raise UnknownTokenError(f"{text!r} is not a special token here (they are {sorted(self._special_ids)!r})")
+        return self._special_ids[text]
+
+    def _known_id(self, token: int) -> int:
+        try:
+            self._decoding.internal([token])
+        except FunctionalBPEError:
+            raise UnknownTokenError(f"{token!r} is not an id of this tokenizer") from None
+        return token
+
+    def _ids_by_bytes(self) -> Dict[bytes, int]:
+        """``{token bytes: id}`` of the ordinary tokens (the lowest id where two share bytes)."""
+        if self._by_bytes is None:
+            table = self.alphabet.all_token_bytes()
+            ext = (lambda i: i) if self._idmap is None else self._idmap.external
+            by_bytes: Dict[bytes, int] = {}
+            for i in range(self.alphabet.first_special):
+                by_bytes.setdefault(table[i], ext(i))
+            self._by_bytes = by_bytes
+        return self._by_bytes
 
     # -- other libraries ------------------------------------------------------------------
     #
