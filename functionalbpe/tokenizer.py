@@ -18,6 +18,7 @@ Example::
 from __future__ import annotations
 
 import os
+import random
 from typing import (
     TYPE_CHECKING,
     AbstractSet,
@@ -36,8 +37,9 @@ from typing import (
 
 from .core._native import thread_count
 from .core.alphabet import NUM_BYTES, Alphabet, check_policy, policy_code
-from .checks import plain_str
+from .checks import bpe_text, plain_str
 from .checks import without_surrogates as _without_surrogates
+from .core.dropout import check_dropout
 from .core.encoder import Encoder
 from .decoding import Decoding
 from .errors import FunctionalBPEError, SpecialTokenError, TokenizerFileError, UnknownTokenError
@@ -92,6 +94,7 @@ class Tokenizer:
         self._all_specials = frozenset(self._special_ids)
         self._all_cutter: Any = None
         self._by_bytes: Optional[Dict[bytes, int]] = None  # encode_single_token's table, made on first use
+        self._lengths: Any = None  # each id's length in bytes (a numpy array), for offsets
         output_ids = None if self._idmap is None else idmap.external_ids[: self.alphabet.first_special]
         self._encoder = Encoder(self.alphabet, scheme, output_ids)
         self._decoding = Decoding(self.alphabet, scheme, self._encoder.decode_bytes, self._idmap)
@@ -157,6 +160,8 @@ class Tokenizer:
         *,
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: SpecialSet = "all",
+        dropout: float = 0.0,
+        seed: Optional[int] = None,
     ) -> List[int]:
         """Encode ``text``; special tokens only where allowed (tiktoken's rules).
 
@@ -165,14 +170,25 @@ class Tokenizer:
         to allow it. A lone surrogate (which UTF-8 cannot hold) is read as U+FFFD, as
         tiktoken does.
 
+        ``dropout``: BPE-dropout (subword regularization, :mod:`functionalbpe.core.dropout`):
+        each merge about to happen is skipped with this probability, so the same text comes
+        out in different segmentations that all decode back to it; 0 is plain encoding, 1
+        leaves every piece as bytes (and atoms). ``seed`` fixes the draws (None: a fresh
+        random seed each call).
+
         >>> import functionalbpe as fb
         >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<s>"], progress=False)
         >>> tok.encode("ab<s>", allowed_special="all")
         [256, 257]
+        >>> tok.encode("ab ab", dropout=1.0)
+        [97, 98, 32, 97, 98]
         """
         text = plain_str(text)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
         self._refuse_disallowed(text, disallowed)
+        p = check_dropout(dropout)
+        if p:
+            return self._encode_dropout(text, allowed, p, random.Random(seed))
         if not allowed:
             return self.encode_ordinary(text)
         out: List[int] = []
@@ -191,9 +207,12 @@ class Tokenizer:
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: SpecialSet = "all",
         num_threads: Optional[int] = None,
+        dropout: float = 0.0,
+        seed: Optional[int] = None,
     ) -> List[List[int]]:
         """Encode several documents on ``threads`` threads (None: all cores); ``num_threads``
-        is the same option under tiktoken's name.
+        is the same option under tiktoken's name. ``dropout`` and ``seed`` are as for
+        :meth:`encode` (one random stream over the batch, in order, on the calling thread).
 
         The result is the same as encoding each in turn. With the compiled encoder and a
         built-in pattern the work runs without the GIL; a small batch stays on the calling
@@ -213,6 +232,12 @@ class Tokenizer:
             name = "threads"
         threads = thread_count(threads, name=name)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        p = check_dropout(dropout)
+        if p:
+            rng = random.Random(seed)
+            for text in texts:
+                self._refuse_disallowed(text, disallowed)
+            return [self._encode_dropout(text, allowed, p, rng) for text in texts]
         # Cut every text into ordinary parts (encoded together, in parallel) and specials.
         parts: List[str] = []
         plans: List[List[int]] = []  # per text: indexes into parts, or -1 - special id
@@ -247,6 +272,64 @@ class Tokenizer:
                     ids.append(-1 - k)
             out.append(ids)
         return out
+
+    def _encode_dropout(self, text: str, allowed: FrozenSet[str], p: float, rng: random.Random) -> List[int]:
+        text = bpe_text(text)
+        out: List[int] = []
+        for segment, is_special in self._cutter(allowed).split(text) if allowed else [(text, False)]:
+            if is_special:
+                out.append(self._special_ids[segment])
+            elif segment:
+                out.extend(self._encoder.encode_text_dropout(segment, p, rng))
+        return out
+
+    def encode_with_offsets(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+    ) -> Tuple[List[int], List[Tuple[int, int]]]:
+        """:meth:`encode`, with the ``(start, end)`` character span of ``text`` each token
+        came from (HF's offset mapping), for span tasks.
+
+        A character that BPE cut in two is given to every token holding a byte of it (no
+        span is empty; neighbours share a character only where one was cut). For a scheme,
+        the tokens of a piece it rewrites (instructions, markers and the rest) all get the
+        span of that piece. The rules: :mod:`functionalbpe.offsets`.
+
+        >>> import functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=257, progress=False)
+        >>> tok.encode_with_offsets("ab é")
+        ([256, 32, 195, 169], [(0, 2), (2, 3), (3, 4), (3, 4)])
+        """
+        from .offsets import scheme_spans, token_spans
+
+        text = bpe_text(text)
+        if not self.scheme.atoms:
+            ids = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+            return ids, token_spans(text, self._token_lengths(ids))
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        self._refuse_disallowed(text, disallowed)
+        segments = self._cutter(allowed).split(text) if allowed else [(text, False)]
+        return scheme_spans(
+            segments, self.scheme, self._encoder.encode_pieces, self._special_ids.__getitem__, self._token_lengths
+        )
+
+    def _token_lengths(self, ids: List[int]) -> Any:
+        """The byte length of each of the tokenizer's ``ids``."""
+        import numpy as np
+
+        if self._lengths is None:
+            # One array indexed by the tokenizer's own ids (0 for a gap), so that the lengths
+            # of a whole encoding are one numpy lookup.
+            table = self.alphabet.all_token_bytes()
+            lengths = np.zeros(self.vocab_size, dtype=np.int64)
+            ext = (lambda i: i) if self._idmap is None else self._idmap.external
+            for i, data in enumerate(table):
+                lengths[ext(i)] = len(data)
+            self._lengths = lengths
+        return self._lengths[np.asarray(ids, dtype=np.int64)]
 
     def count_tokens(self, text: str, *, allowed_special: SpecialSet = frozenset()) -> int:
         """How many tokens ``text`` takes. Never raises for any text: special-token text
