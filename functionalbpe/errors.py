@@ -24,7 +24,11 @@ class TokenizerFileError(FunctionalBPEError):
 
 
 class SpecialTokenError(FunctionalBPEError):
-    """Text containing a special token that the caller did not allow."""
+    """Text containing a special token that the caller did not allow (``token``, found at
+    character ``offset``; None where the error is about an option instead)."""
+
+    token: "str | None" = None
+    offset: "int | None" = None
 
 
 class VocabSizeError(FunctionalBPEError):

@@ -387,12 +387,14 @@ class Tokenizer:
         found = self._cutter(disallowed).search(text)
         if found is not None:
             offset, segment = found
-            raise SpecialTokenError(
+            error = SpecialTokenError(
                 f"the text contains the special token {segment!r} at offset {offset}, which "
                 f"is disallowed; pass allowed_special={{{segment!r}}} (or 'all') to encode it "
                 "as the special token, or disallowed_special=() / encode_ordinary() to encode "
                 "it as ordinary text"
             )
+            error.token, error.offset = segment, offset  # for a caller that words it its own way (the CLI)
+            raise error
 
     def pieces(self, text: str) -> List[str]:
         """The pieces BPE sees for ``text``, atoms shown as glyphs; special tokens as they are.

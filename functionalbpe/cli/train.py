@@ -26,12 +26,19 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("train", help="train a tokenizer on files", description="Train a tokenizer on files.")
     p.add_argument("inputs", nargs="+", metavar="FILE", help="files, directories or glob patterns")
     p.add_argument("--vocab-size", type=VOCAB_SIZE, required=True, help="bytes + atoms + merges + special tokens")
-    p.add_argument("--scheme", default="plain", choices=sorted(SCHEMES))
+    p.add_argument("--scheme", default="plain", choices=sorted(SCHEMES),
+                   help="how text is turned into BPE's pieces: plain byte-level BPE, the Functionalizer "
+                   "(case and accents as instructions) or boundary markers (default: plain)")
     p.add_argument("--pattern", default=None, help=f"one of {', '.join(PATTERNS)} or a regex (default: the scheme's)")
     p.add_argument("--special", action="append", default=[], metavar="TOKEN", help="a special token (repeatable)")
     p.add_argument("--min-frequency", type=COUNT, default=1, help="stop when the best pair occurs fewer times")
-    p.add_argument("--merge-policy", default="prefix", choices=["atomic", "prefix", "free"])
-    p.add_argument("--backend", default="auto", choices=BACKENDS)
+    p.add_argument("--merge-policy", default="prefix", choices=["atomic", "prefix", "free"],
+                   help="which merges a scheme's operators (case and accent instructions) may take part "
+                   "in: atomic never merges them, prefix only with other operators, free with text too "
+                   "(default: prefix; docs/training.md)")
+    p.add_argument("--backend", default="auto", choices=BACKENDS,
+                   help="the trainer: compiled (fast), pure Python, or the fast one when built; all give "
+                   "the same merges (default: auto)")
     p.add_argument("--threads", type=THREADS, default=None,
                    help=f"worker threads for counting, 1 to {MAX_THREADS} (default: all cores)")
     p.add_argument(
