@@ -57,9 +57,16 @@ SpecialSet = Union[str, AbstractSet[str], Collection[str]]
 
 
 class Tokenizer:
-    """A trained byte-level BPE tokenizer.
+    """A trained byte-level BPE tokenizer: a scheme (how text becomes pieces), a merge
+    table and special tokens.
 
-    Build one with :func:`functionalbpe.train` or :meth:`Tokenizer.load`.
+    Build one with :func:`functionalbpe.train`, :meth:`Tokenizer.load`,
+    :meth:`from_tiktoken` or :meth:`from_hf`; the constructor takes the parts themselves.
+
+    >>> import functionalbpe as fb
+    >>> tok = fb.Tokenizer(fb.make_scheme("plain"), merges=[(104, 105)], special_tokens=["<s>"])
+    >>> tok.encode("hi!<s>", allowed_special="all"), tok.vocab_size
+    ([256, 33, 257], 258)
     """
 
     def __init__(
@@ -103,6 +110,13 @@ class Tokenizer:
 
     @property
     def merges(self) -> List[Tuple[int, int]]:
+        """The merges in the order they apply, as ``(left id, right id)``; merge ``k`` makes
+        the token after the bytes (and atoms) and the merges before it.
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=257, progress=False).merges
+        [(97, 98)]
+        """
         if self._idmap is None:
             return list(self.alphabet.merges)
         ext = self._idmap.external
@@ -110,24 +124,51 @@ class Tokenizer:
 
     @property
     def vocab_size(self) -> int:
-        """One more than the largest id (the size of a model's embedding table)."""
+        """One more than the largest id (the size of a model's embedding table).
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=258, special_tokens=["<s>"], progress=False).vocab_size
+        258
+        """
         return self.alphabet.vocab_size if self._idmap is None else self._idmap.size
 
     @property
     def special_tokens(self) -> Dict[str, int]:
+        """Each special token's text and id.
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab"], vocab_size=257, special_tokens=["<s>"], progress=False).special_tokens
+        {'<s>': 256}
+        """
         return dict(self._special_ids)
 
     @property
     def pattern(self) -> str:
+        """The pre-tokenization regex (the scheme's).
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab"], vocab_size=256, pattern="gpt2", progress=False).pattern == fb.PATTERNS["gpt2"]
+        True
+        """
         return self.scheme.pattern
 
     @property
     def native(self) -> bool:
-        """Whether the compiled encoder is in use (else the pure-Python one)."""
+        """Whether the compiled encoder is in use (else the pure-Python one).
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab"], vocab_size=256, progress=False).native in (True, False)
+        True
+        """
         return self._encoder.native is not None
 
     def token_bytes(self, token: int) -> bytes:
-        """The bytes of a token in the scheme's text form (an atom as its UTF-8 bytes)."""
+        """The bytes of a token in the scheme's text form (an atom as its UTF-8 bytes).
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=257, progress=False).token_bytes(256)
+        b'ab'
+        """
         return self.alphabet.token_bytes(self._decoding.internal([token])[0])
 
     def __repr__(self) -> str:
@@ -487,7 +528,12 @@ class Tokenizer:
         return self.vocab_size
 
     def __len__(self) -> int:
-        """HF's ``len(tokenizer)``: the number of ids (:attr:`vocab_size`)."""
+        """HF's ``len(tokenizer)``: the number of ids (:attr:`vocab_size`).
+
+        >>> import functionalbpe as fb
+        >>> len(fb.train(["ab ab"], vocab_size=257, progress=False))
+        257
+        """
         return self.vocab_size
 
     @property
@@ -503,7 +549,12 @@ class Tokenizer:
 
     @property
     def special_tokens_set(self) -> "set[str]":
-        """The special tokens' texts (tiktoken's name)."""
+        """The special tokens' texts (tiktoken's name).
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab"], vocab_size=257, special_tokens=["<s>"], progress=False).special_tokens_set
+        {'<s>'}
+        """
         return set(self._special_ids)
 
     def encode_single_token(self, text_or_bytes: Union[str, bytes]) -> int:
@@ -539,7 +590,12 @@ class Tokenizer:
         return self.token_bytes(self._known_id(token))
 
     def decode_tokens_bytes(self, tokens: Iterable[int]) -> List[bytes]:
-        """The bytes of each token (tiktoken's name)."""
+        """The bytes of each token (tiktoken's name).
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=257, progress=False).decode_tokens_bytes([256, 32])
+        [b'ab', b' ']
+        """
         return [self.decode_single_token_bytes(t) for t in tokens]
 
     def decode_batch(self, batch: Iterable[Sequence[int]], errors: str = "strict") -> List[str]:
@@ -632,13 +688,26 @@ class Tokenizer:
         """Write the ``.tiktoken`` rank file (base64 token, space, rank; one per line).
 
         Plain scheme only: tiktoken cannot apply a scheme's transform (docs/interop.md).
+
+        >>> import os, tempfile, functionalbpe as fb
+        >>> path = os.path.join(tempfile.mkdtemp(), "t.tiktoken")
+        >>> fb.train(["ab ab"], vocab_size=257, progress=False).to_tiktoken(path)
+        >>> open(path).read().splitlines()[256]
+        'YWI= 256'
         """
         from .peers.tiktoken import write_ranks
 
         write_ranks(path, self._ranks("a .tiktoken file", taken_whole=True))
 
     def as_tiktoken_encoding(self, name: str = "functionalbpe") -> Any:
-        """A ``tiktoken.Encoding`` with these ranks, pattern and special tokens."""
+        """A ``tiktoken.Encoding`` with these ranks, pattern and special tokens (needs
+        tiktoken; plain scheme only).
+
+        >>> import tiktoken, functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=257, progress=False)
+        >>> tok.as_tiktoken_encoding().encode("ab ab") == tok.encode("ab ab")
+        True
+        """
         from .peers.tiktoken import encoding
 
         return encoding(name, self.pattern, self._ranks("a tiktoken Encoding", taken_whole=True), self.special_tokens)
@@ -842,6 +911,12 @@ class Tokenizer:
     # -- files ----------------------------------------------------------------------------
 
     def to_payload(self) -> Dict[str, Any]:
+        """The tokenizer as the JSON data its file holds (:mod:`functionalbpe.fileformat`).
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=257, progress=False).to_payload()["merges"]
+        [[97, 98]]
+        """
         payload = {
             "format": FORMAT,
             "scheme": self.scheme.name,
@@ -862,12 +937,26 @@ class Tokenizer:
         return payload
 
     def save(self, path: "os.PathLike[str] | str") -> None:
-        """Write the tokenizer file atomically (see :mod:`functionalbpe.fileformat`)."""
+        """Write the tokenizer file atomically (see :mod:`functionalbpe.fileformat`).
+
+        >>> import os, tempfile, functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=257, progress=False)
+        >>> path = os.path.join(tempfile.mkdtemp(), "tok.json")
+        >>> tok.save(path)
+        >>> fb.Tokenizer.load(path) == tok
+        True
+        """
         write_payload(path, self.to_payload())
 
     @classmethod
     def load(cls, path: "os.PathLike[str] | str") -> "Tokenizer":
-        """Read a tokenizer file; anything wrong is a :class:`TokenizerFileError`."""
+        """Read a tokenizer file; anything wrong is a :class:`TokenizerFileError`.
+
+        >>> import functionalbpe as fb
+        >>> fb.Tokenizer.load("no/such/file.json")
+        Traceback (most recent call last):
+        functionalbpe.errors.TokenizerFileError: no/such/file.json: no such tokenizer file
+        """
         payload = read_payload(path)
         try:
             return cls.from_payload(payload)
@@ -878,7 +967,13 @@ class Tokenizer:
     def from_payload(cls, payload: Dict[str, Any]) -> "Tokenizer":
         """The tokenizer a payload (a file's contents, a pickle's state) describes. Every field
         is checked before anything is built from it (functionalbpe/filecheck.py); anything
-        wrong is a :class:`TokenizerFileError` naming the field and the entry."""
+        wrong is a :class:`TokenizerFileError` naming the field and the entry.
+
+        >>> import functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=257, progress=False)
+        >>> fb.Tokenizer.from_payload(tok.to_payload()) == tok
+        True
+        """
         check_fields(payload)
         try:
             scheme = make_scheme(payload["scheme"], payload["pattern"]["regex"], **payload["scheme_options"])

@@ -119,6 +119,11 @@ def report(
     documents are encoded ``chunk_chars`` characters at a time (:mod:`functionalbpe.text.chunks`);
     ``errors`` ("strict" or "replace") says what to do with invalid UTF-8 in files given as
     paths (:func:`functionalbpe.files` carries its own).
+
+    >>> import functionalbpe as fb
+    >>> tok = fb.train(["hello world"] * 5, vocab_size=260, progress=False)
+    >>> fb.report({"ours": tok}, {"en": "hello world hello"}, progress=False).totals()[0]["tokenizer"]
+    'ours'
     """
     named = _named_tokenizers(tokenizers)
     corpora = _named_corpora(texts_by_name)
@@ -294,6 +299,12 @@ class Vocabulary:
 
 class Report:
     """The counts of one report run, and every way of showing them.
+
+    >>> import functionalbpe as fb
+    >>> tok = fb.train(["hello world"] * 5, vocab_size=260, progress=False)
+    >>> r = fb.report(tok, "hello world hello", progress=False)
+    >>> type(r).__name__, r.totals()[0]["words"]
+    ('Report', 3)
 
     :meth:`results` (one row per corpus and tokenizer), :meth:`totals` (one row per
     tokenizer over all corpora) and :meth:`tokenizer_rows` (the vocabulary measures) are
