@@ -241,5 +241,14 @@ def test_bad_sources_are_refused(tmp_path):
     (tmp_path / "bad.json").write_text("{not json", encoding="utf-8")
     with pytest.raises(TokenizerFileError, match="bad.json: not valid JSON at line 1"):
         fb.Tokenizer.from_hf(tmp_path / "bad.json")
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    with pytest.raises(TokenizerFileError, match="deep.json: the JSON is nested too deeply"):
+        fb.Tokenizer.from_hf(tmp_path / "deep.json")
+    (tmp_path / "big.json").write_text('{"model": {"vocab": {"a": 1' + "0" * 5000 + "}}}", encoding="utf-8")
+    with pytest.raises(TokenizerFileError, match="big.json: not a tokenizer.json"):
+        fb.Tokenizer.from_hf(tmp_path / "big.json")
+    (tmp_path / "list.json").write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(TokenizerFileError, match="list.json: not a tokenizer.json"):
+        fb.Tokenizer.from_hf(tmp_path / "list.json")
     with pytest.raises(FunctionalBPEError, match="from_hf takes the path of a tokenizer.json.*not a int"):
         fb.Tokenizer.from_hf(3)

@@ -253,6 +253,10 @@ def _document(source: Any) -> Tuple[Any, str]:
             raise TokenizerFileError(f"{path}: not a tokenizer.json (invalid UTF-8 at byte offset {exc.start})") from None
         except json.JSONDecodeError as exc:
             raise TokenizerFileError(f"{path}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        except RecursionError:
+            raise TokenizerFileError(f"{path}: the JSON is nested too deeply for a tokenizer.json") from None
+        except ValueError as exc:  # an integer of more digits than Python converts
+            raise TokenizerFileError(f"{path}: not a tokenizer.json: {str(exc)[:100]}") from None
     # A library object is only possible if its library is loaded: look there, import nothing.
     tokenizers = sys.modules.get("tokenizers")
     if tokenizers is not None and isinstance(source, tokenizers.Tokenizer):
