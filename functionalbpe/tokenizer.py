@@ -786,8 +786,7 @@ class Tokenizer:
         """
         from .peers.hf import write_hf
 
-        roles = {"bos_token": bos_token, "eos_token": eos_token, "pad_token": pad_token, "unk_token": unk_token}
-        write_hf(path, self._hf_document(), roles, model_max_length)
+        write_hf(path, self._hf_document(), _roles(bos_token, eos_token, pad_token, unk_token), model_max_length)
 
     def to_transformers(
         self,
@@ -809,7 +808,7 @@ class Tokenizer:
         """
         from .peers.hf import transformers_tokenizer
 
-        roles = {"bos_token": bos_token, "eos_token": eos_token, "pad_token": pad_token, "unk_token": unk_token}
+        roles = _roles(bos_token, eos_token, pad_token, unk_token)
         return transformers_tokenizer(self._hf_document(), roles, model_max_length)
 
     def _hf_document(self) -> Dict[str, Any]:
@@ -1019,3 +1018,7 @@ class Tokenizer:
 
     __hash__ = None  # type: ignore[assignment]
 
+
+def _roles(bos: Optional[str], eos: Optional[str], pad: Optional[str], unk: Optional[str]) -> Dict[str, Optional[str]]:
+    """to_hf's role options by transformers' names for them."""
+    return {"bos_token": bos, "eos_token": eos, "pad_token": pad, "unk_token": unk}

@@ -16,7 +16,7 @@ from functionalbpe.peers.bytelevel import bytes_to_unicode
 from functionalbpe.peers.tiktoken import merges_from_ranks
 
 from .conftest import read_corpus
-from .helpers import stdlib_text, tricky_text
+from .helpers import hf_export, stdlib_text, tricky_text
 from .test_encoder import MULTILINGUAL, CaseScheme
 
 SPECIALS = ["<|endoftext|>", "<|fim|>"]
@@ -41,10 +41,7 @@ def tiktoken_enc(tok):
 
 @pytest.fixture(scope="module")
 def hf(tok, tmp_path_factory):
-    tokenizers = pytest.importorskip("tokenizers")
-    path = tmp_path_factory.mktemp("hf") / "tokenizer.json"
-    tok.to_hf(path)
-    return tokenizers.Tokenizer.from_file(str(path))
+    return hf_export(tok, tmp_path_factory.mktemp("hf"))
 
 
 def sample_texts(corpora=None):

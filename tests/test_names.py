@@ -8,7 +8,7 @@ from hypothesis import given, settings
 import functionalbpe as fb
 from functionalbpe.errors import UnknownTokenError
 
-from .helpers import tricky_text
+from .helpers import hf_export, tricky_text
 
 SPECIALS = ["<|endoftext|>", "<|fim|>"]
 TEXTS = ["hello world", "", "日本語 😀\r\n", "<|endoftext|> x <|fim|>"]
@@ -28,10 +28,7 @@ def enc(tok):
 
 @pytest.fixture(scope="module")
 def hf(tok, tmp_path_factory):
-    tokenizers = pytest.importorskip("tokenizers")
-    path = tmp_path_factory.mktemp("names") / "tokenizer.json"
-    tok.to_hf(path)
-    return tokenizers.Tokenizer.from_file(str(path))
+    return hf_export(tok, tmp_path_factory.mktemp("names"))
 
 
 def test_tiktoken_names(tok, enc):
