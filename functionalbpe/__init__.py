@@ -16,6 +16,7 @@ from .errors import (
     PatternError,
     SpecialTokenError,
     TokenizerFileError,
+    UnknownTokenError,
     VocabSizeError,
 )
 from .schemes.functional import Functionalizer
@@ -57,6 +58,7 @@ __all__ = [
     "PatternError",
     "SpecialTokenError",
     "TokenizerFileError",
+    "UnknownTokenError",
     "VocabSizeError",
     "__version__",
 ]

@@ -77,7 +77,7 @@ class Decoding:
         if self._idmap is None:
             valid = f"0..{self.alphabet.vocab_size - 1}"
         else:
-            valid = f"0..{self.first_special - 1} and the special ids {sorted(self._idmap.special_ids)}"
+            valid = f"0..{self._idmap.size - 1} but the {self._idmap.gaps()} ids no token has"
         raise DecodeError(f"id {token!r} at position {position} is not a token of this tokenizer ({valid})")
 
     def joined_bytes(self, ids: List[int]) -> bytes:

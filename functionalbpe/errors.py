@@ -28,11 +28,23 @@ class CountsFileError(FunctionalBPEError):
 
 
 class SpecialTokenError(FunctionalBPEError):
-    """Text containing a special token that the caller did not allow."""
+    """Text containing a special token that the caller did not allow (``token``, found at
+    character ``offset``; None where the error is about an option instead)."""
+
+    token: "str | None" = None
+    offset: "int | None" = None
 
 
 class VocabSizeError(FunctionalBPEError):
     """A vocabulary size that cannot hold the fixed symbols."""
+
+
+class UnknownTokenError(FunctionalBPEError, KeyError):
+    """A token asked for by its text, bytes or id (``encode_single_token``, ``token_to_id``,
+    ``decode_single_token_bytes``...) that the tokenizer does not have. Also a ``KeyError``,
+    as tiktoken raises there."""
+
+    __str__ = FunctionalBPEError.__str__  # the message, not KeyError's quoted repr
 
 
 class DecodeError(FunctionalBPEError):

@@ -212,12 +212,12 @@ def check_fields(payload: Any, error: Type[FunctionalBPEError] = TokenizerFileEr
         if ident in seen:
             raise error(f"special_tokens: {excerpt(token)} and {excerpt(seen[ident])} have the same id {ident}")
         seen[ident] = token
-    byte_ids = payload.get("byte_ids")
-    if byte_ids is not None and not (
-        isinstance(byte_ids, list) and len(byte_ids) == 256 and all(map(is_int, byte_ids))
-        and sorted(byte_ids) == list(range(256))
-    ):
-        raise error(f"byte_ids: {excerpt(byte_ids)} does not give each of the 256 bytes a distinct id in 0..255")
+    for field, count in (("byte_ids", 256), ("merge_ids", len(merges))):
+        ids = payload.get(field)
+        if ids is not None and not (
+            isinstance(ids, list) and len(ids) == count and all(is_int(i) and 0 <= i < MAX_VOCAB_SIZE for i in ids)
+        ):
+            raise error(f"{field}: {excerpt(ids)} is not a list of {count} ids in 0..{MAX_VOCAB_SIZE - 1}")
     if not 0 < payload["vocab_size"] <= MAX_VOCAB_SIZE:
         raise error(f"vocab_size: {excerpt(payload['vocab_size'])} is not in 1..{MAX_VOCAB_SIZE}")
 

@@ -13,8 +13,9 @@ Layout (``"format": "functionalbpe/1"``)::
       "special_tokens": {"<|endoftext|>": 50000},
       "vocab_size": 50001,
       "byte_ids": [33, 34, ...],               only in a vocabulary imported with ids of its
-                                               own (from_tiktoken): each byte's id, and then
-                                               special ids may leave gaps (functionalbpe/idmap.py)
+                                               own (from_tiktoken, from_hf): each byte's id;
+      "merge_ids": [300, 301, ...],            each merge's id where it is not 256 + k; then
+                                               ids may leave gaps (functionalbpe/core/idmap.py)
       "checksum": "sha256:..."                 over the canonical JSON of everything else
     }
 

@@ -18,6 +18,7 @@ Example::
 from __future__ import annotations
 
 import os
+import random
 from typing import (
     TYPE_CHECKING,
     AbstractSet,
@@ -36,11 +37,12 @@ from typing import (
 
 from .core._native import thread_count
 from .core.alphabet import NUM_BYTES, Alphabet, check_policy, policy_code
-from .checks import plain_str
+from .checks import bpe_text, plain_str
 from .checks import without_surrogates as _without_surrogates
+from .core.dropout import check_dropout
 from .core.encoder import Encoder
 from .decoding import Decoding
-from .errors import FunctionalBPEError, SpecialTokenError, TokenizerFileError
+from .errors import FunctionalBPEError, SpecialTokenError, TokenizerFileError, UnknownTokenError
 from .filecheck import check_fields, excerpt
 from .fileformat import FORMAT, read_payload, write_payload
 from .core.idmap import IdMap
@@ -56,9 +58,16 @@ SpecialSet = Union[str, AbstractSet[str], Collection[str]]
 
 
 class Tokenizer:
-    """A trained byte-level BPE tokenizer.
+    """A trained byte-level BPE tokenizer: a scheme (how text becomes pieces), a merge
+    table and special tokens.
 
-    Build one with :func:`functionalbpe.train` or :meth:`Tokenizer.load`.
+    Build one with :func:`functionalbpe.train`, :meth:`Tokenizer.load`,
+    :meth:`from_tiktoken` or :meth:`from_hf`; the constructor takes the parts themselves.
+
+    >>> import functionalbpe as fb
+    >>> tok = fb.Tokenizer(fb.make_scheme("plain"), merges=[(104, 105)], special_tokens=["<s>"])
+    >>> tok.encode("hi!<s>", allowed_special="all"), tok.vocab_size
+    ([256, 33, 257], 258)
     """
 
     def __init__(
@@ -71,9 +80,11 @@ class Tokenizer:
         *,
         byte_ids: Optional[Sequence[int]] = None,
         special_ids: Optional[Sequence[int]] = None,
+        merge_ids: Optional[Sequence[int]] = None,
     ) -> None:
-        """``byte_ids`` and ``special_ids`` keep the ids of an imported vocabulary (see
-        :mod:`functionalbpe.core.idmap`); leave them out for the standard layout."""
+        """``byte_ids``, ``merge_ids`` and ``special_ids`` keep the ids of an imported
+        vocabulary (see :mod:`functionalbpe.core.idmap`); leave them out for the standard
+        layout."""
         policy = policy_code(merge_policy)
         self.scheme = scheme
         self.merge_policy = merge_policy
@@ -83,14 +94,16 @@ class Tokenizer:
         self.merge_counts: Optional[List[int]] = list(merge_counts) if merge_counts is not None else None
         if self.merge_counts is not None and len(self.merge_counts) != len(self.alphabet.merges):
             raise FunctionalBPEError("merge_counts must have one count per merge")
-        idmap = IdMap(self.alphabet, byte_ids, special_ids)
+        idmap = IdMap(self.alphabet, byte_ids, special_ids, merge_ids)
         self._idmap: Optional[IdMap] = None if idmap.identity else idmap
         self._special_ids = {s: idmap.external(i) for s, i in self.alphabet.special_ids().items()}
         # "All special tokens" is one object with its cutter kept here: finding the cutter by
         # an equal set would compare every token on each call (0.5 ms for 20,000 tokens).
         self._all_specials = frozenset(self._special_ids)
         self._all_cutter: Any = None
-        output_ids = None if self._idmap is None else [idmap.external(i) for i in range(self.alphabet.first_special)]
+        self._by_bytes: Optional[Dict[bytes, int]] = None  # encode_single_token's table, made on first use
+        self._lengths: Any = None  # each id's length in bytes (a numpy array), for offsets
+        output_ids = None if self._idmap is None else idmap.external_ids[: self.alphabet.first_special]
         self._encoder = Encoder(self.alphabet, scheme, output_ids)
         self._decoding = Decoding(self.alphabet, scheme, self._encoder.decode_bytes, self._idmap)
 
@@ -98,6 +111,13 @@ class Tokenizer:
 
     @property
     def merges(self) -> List[Tuple[int, int]]:
+        """The merges in the order they apply, as ``(left id, right id)``; merge ``k`` makes
+        the token after the bytes (and atoms) and the merges before it.
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=257, progress=False).merges
+        [(97, 98)]
+        """
         if self._idmap is None:
             return list(self.alphabet.merges)
         ext = self._idmap.external
@@ -105,24 +125,51 @@ class Tokenizer:
 
     @property
     def vocab_size(self) -> int:
-        """One more than the largest id (the size of a model's embedding table)."""
+        """One more than the largest id (the size of a model's embedding table).
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=258, special_tokens=["<s>"], progress=False).vocab_size
+        258
+        """
         return self.alphabet.vocab_size if self._idmap is None else self._idmap.size
 
     @property
     def special_tokens(self) -> Dict[str, int]:
+        """Each special token's text and id.
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab"], vocab_size=257, special_tokens=["<s>"], progress=False).special_tokens
+        {'<s>': 256}
+        """
         return dict(self._special_ids)
 
     @property
     def pattern(self) -> str:
+        """The pre-tokenization regex (the scheme's).
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab"], vocab_size=256, pattern="gpt2", progress=False).pattern == fb.PATTERNS["gpt2"]
+        True
+        """
         return self.scheme.pattern
 
     @property
     def native(self) -> bool:
-        """Whether the compiled encoder is in use (else the pure-Python one)."""
+        """Whether the compiled encoder is in use (else the pure-Python one).
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab"], vocab_size=256, progress=False).native in (True, False)
+        True
+        """
         return self._encoder.native is not None
 
     def token_bytes(self, token: int) -> bytes:
-        """The bytes of a token in the scheme's text form (an atom as its UTF-8 bytes)."""
+        """The bytes of a token in the scheme's text form (an atom as its UTF-8 bytes).
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=257, progress=False).token_bytes(256)
+        b'ab'
+        """
         return self.alphabet.token_bytes(self._decoding.internal([token])[0])
 
     def __repr__(self) -> str:
@@ -155,6 +202,8 @@ class Tokenizer:
         *,
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: SpecialSet = "all",
+        dropout: float = 0.0,
+        seed: Optional[int] = None,
     ) -> List[int]:
         """Encode ``text``; special tokens only where allowed (tiktoken's rules).
 
@@ -163,14 +212,25 @@ class Tokenizer:
         to allow it. A lone surrogate (which UTF-8 cannot hold) is read as U+FFFD, as
         tiktoken does.
 
+        ``dropout``: BPE-dropout (subword regularization, :mod:`functionalbpe.core.dropout`):
+        each merge about to happen is skipped with this probability, so the same text comes
+        out in different segmentations that all decode back to it; 0 is plain encoding, 1
+        leaves every piece as bytes (and atoms). ``seed`` fixes the draws (None: a fresh
+        random seed each call).
+
         >>> import functionalbpe as fb
         >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<s>"], progress=False)
         >>> tok.encode("ab<s>", allowed_special="all")
         [256, 257]
+        >>> tok.encode("ab ab", dropout=1.0)
+        [97, 98, 32, 97, 98]
         """
         text = plain_str(text)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
         self._refuse_disallowed(text, disallowed)
+        p = check_dropout(dropout)
+        if p:
+            return self._encode_dropout(text, allowed, p, random.Random(seed))
         if not allowed:
             return self.encode_ordinary(text)
         out: List[int] = []
@@ -189,9 +249,12 @@ class Tokenizer:
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: SpecialSet = "all",
         num_threads: Optional[int] = None,
+        dropout: float = 0.0,
+        seed: Optional[int] = None,
     ) -> List[List[int]]:
         """Encode several documents on ``threads`` threads (None: all cores); ``num_threads``
-        is the same option under tiktoken's name.
+        is the same option under tiktoken's name. ``dropout`` and ``seed`` are as for
+        :meth:`encode` (one random stream over the batch, in order, on the calling thread).
 
         The result is the same as encoding each in turn. With the compiled encoder and a
         built-in pattern the work runs without the GIL; a small batch stays on the calling
@@ -211,6 +274,12 @@ class Tokenizer:
             name = "threads"
         threads = thread_count(threads, name=name)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        p = check_dropout(dropout)
+        if p:
+            rng = random.Random(seed)
+            for text in texts:
+                self._refuse_disallowed(text, disallowed)
+            return [self._encode_dropout(text, allowed, p, rng) for text in texts]
         # Cut every text into ordinary parts (encoded together, in parallel) and specials.
         parts: List[str] = []
         plans: List[List[int]] = []  # per text: indexes into parts, or -1 - special id
@@ -245,6 +314,64 @@ class Tokenizer:
                     ids.append(-1 - k)
             out.append(ids)
         return out
+
+    def _encode_dropout(self, text: str, allowed: FrozenSet[str], p: float, rng: random.Random) -> List[int]:
+        text = bpe_text(text)
+        out: List[int] = []
+        for segment, is_special in self._cutter(allowed).split(text) if allowed else [(text, False)]:
+            if is_special:
+                out.append(self._special_ids[segment])
+            elif segment:
+                out.extend(self._encoder.encode_text_dropout(segment, p, rng))
+        return out
+
+    def encode_with_offsets(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+    ) -> Tuple[List[int], List[Tuple[int, int]]]:
+        """:meth:`encode`, with the ``(start, end)`` character span of ``text`` each token
+        came from (HF's offset mapping), for span tasks.
+
+        A character that BPE cut in two is given to every token holding a byte of it (no
+        span is empty; neighbours share a character only where one was cut). For a scheme,
+        the tokens of a piece it rewrites (instructions, markers and the rest) all get the
+        span of that piece. The rules: :mod:`functionalbpe.offsets`.
+
+        >>> import functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=257, progress=False)
+        >>> tok.encode_with_offsets("ab é")
+        ([256, 32, 195, 169], [(0, 2), (2, 3), (3, 4), (3, 4)])
+        """
+        from .offsets import scheme_spans, token_spans
+
+        text = bpe_text(text)
+        if not self.scheme.atoms:
+            ids = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+            return ids, token_spans(text, self._token_lengths(ids))
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        self._refuse_disallowed(text, disallowed)
+        segments = self._cutter(allowed).split(text) if allowed else [(text, False)]
+        return scheme_spans(
+            segments, self.scheme, self._encoder.encode_pieces, self._special_ids.__getitem__, self._token_lengths
+        )
+
+    def _token_lengths(self, ids: List[int]) -> Any:
+        """The byte length of each of the tokenizer's ``ids``."""
+        import numpy as np
+
+        if self._lengths is None:
+            # One array indexed by the tokenizer's own ids (0 for a gap), so that the lengths
+            # of a whole encoding are one numpy lookup.
+            table = self.alphabet.all_token_bytes()
+            lengths = np.zeros(self.vocab_size, dtype=np.int64)
+            ext = (lambda i: i) if self._idmap is None else self._idmap.external
+            for i, data in enumerate(table):
+                lengths[ext(i)] = len(data)
+            self._lengths = lengths
+        return self._lengths[np.asarray(ids, dtype=np.int64)]
 
     def count_tokens(self, text: str, *, allowed_special: SpecialSet = frozenset()) -> int:
         """How many tokens ``text`` takes. Never raises for any text: special-token text
@@ -302,12 +429,14 @@ class Tokenizer:
         found = self._cutter(disallowed).search(text)
         if found is not None:
             offset, segment = found
-            raise SpecialTokenError(
+            error = SpecialTokenError(
                 f"the text contains the special token {segment!r} at offset {offset}, which "
                 f"is disallowed; pass allowed_special={{{segment!r}}} (or 'all') to encode it "
                 "as the special token, or disallowed_special=() / encode_ordinary() to encode "
                 "it as ordinary text"
             )
+            error.token, error.offset = segment, offset  # for a caller that words it its own way (the CLI)
+            raise error
 
     def pieces(self, text: str) -> List[str]:
         """The pieces BPE sees for ``text``, atoms shown as glyphs; special tokens as they are.
@@ -410,6 +539,173 @@ class Tokenizer:
 
         return StreamDecoder(self._decoding, errors)
 
+    # -- the names tiktoken and HF users type ----------------------------------------------
+    #
+    # Thin aliases, so that code written for a tiktoken Encoding or an HF tokenizer runs on
+    # a Tokenizer. tiktoken's names speak bytes; HF's speak vocabulary strings, the tokens
+    # written in GPT-2's byte-to-character table (peers/bytelevel.py), as in to_hf's file.
+
+    @property
+    def n_vocab(self) -> int:
+        """tiktoken's name for :attr:`vocab_size`.
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=258, special_tokens=["<s>"], progress=False).n_vocab
+        258
+        """
+        return self.vocab_size
+
+    def __len__(self) -> int:
+        """HF's ``len(tokenizer)``: the number of ids (:attr:`vocab_size`).
+
+        >>> import functionalbpe as fb
+        >>> len(fb.train(["ab ab"], vocab_size=257, progress=False))
+        257
+        """
+        return self.vocab_size
+
+    @property
+    def eot_token(self) -> int:
+        """The id of ``<|endoftext|>`` (tiktoken's name); :class:`UnknownTokenError` (a
+        ``KeyError``, as in tiktoken) if it is not a special token here.
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab"], vocab_size=257, special_tokens=["<|endoftext|>"], progress=False).eot_token
+        256
+        """
+        return self._special_id("<|endoftext|>")
+
+    @property
+    def special_tokens_set(self) -> "set[str]":
+        """The special tokens' texts (tiktoken's name).
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab"], vocab_size=257, special_tokens=["<s>"], progress=False).special_tokens_set
+        {'<s>'}
+        """
+        return set(self._special_ids)
+
+    def encode_single_token(self, text_or_bytes: Union[str, bytes]) -> int:
+        """The id of the one token whose text (a special token's, or UTF-8) or bytes are
+        ``text_or_bytes``; :class:`UnknownTokenError` if no token is exactly that.
+
+        >>> import functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<s>"], progress=False)
+        >>> tok.encode_single_token("ab"), tok.encode_single_token(b"a"), tok.encode_single_token("<s>")
+        (256, 97, 257)
+        """
+        if isinstance(text_or_bytes, str):
+            if text_or_bytes in self._special_ids:
+                return self._special_ids[text_or_bytes]
+            data = text_or_bytes.encode("utf-8")
+        elif isinstance(text_or_bytes, (bytes, bytearray)):
+            data = bytes(text_or_bytes)
+        else:
+            raise FunctionalBPEError(f"encode_single_token takes a str or bytes, not a {type(text_or_bytes).__name__}")
+        found = self._ids_by_bytes().get(data)
+        if found is None:
+            raise UnknownTokenError(f"no single token is {excerpt(text_or_bytes)}")
+        return found
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        """The bytes of one token (tiktoken's name; a special token's text as UTF-8);
+        :class:`UnknownTokenError` if ``token`` is not an id here.
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=257, progress=False).decode_single_token_bytes(256)
+        b'ab'
+        """
+        return self.token_bytes(self._known_id(token))
+
+    def decode_tokens_bytes(self, tokens: Iterable[int]) -> List[bytes]:
+        """The bytes of each token (tiktoken's name).
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=257, progress=False).decode_tokens_bytes([256, 32])
+        [b'ab', b' ']
+        """
+        return [self.decode_single_token_bytes(t) for t in tokens]
+
+    def decode_batch(self, batch: Iterable[Sequence[int]], errors: str = "strict") -> List[str]:
+        """:meth:`decode` of each list of ids: the inverse of :meth:`encode_batch`.
+
+        >>> import functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=257, progress=False)
+        >>> tok.decode_batch(tok.encode_batch(["ab", "b a"]))
+        ['ab', 'b a']
+        """
+        return [self.decode(ids, errors) for ids in batch]
+
+    def get_vocab(self) -> Dict[str, int]:
+        """HF's vocabulary: ``{token string: id}``, each token written in GPT-2's byte
+        characters (a space is ``Ġ``), special tokens as they are — what the ``to_hf``
+        export's ``get_vocab()`` gives.
+
+        >>> import functionalbpe as fb
+        >>> vocab = fb.train([" a a"], vocab_size=257, progress=False).get_vocab()
+        >>> vocab["Ġa"], vocab["a"], len(vocab)
+        (256, 97, 257)
+        """
+        from .peers.bytelevel import written
+
+        vocab = {written(data): i for data, i in self._ids_by_bytes().items()}
+        vocab.update(self._special_ids)
+        return vocab
+
+    def token_to_id(self, token: str) -> Optional[int]:
+        """HF's lookup of a vocabulary string (see :meth:`get_vocab`); None if absent, as HF.
+
+        >>> import functionalbpe as fb
+        >>> fb.train([" a a"], vocab_size=257, progress=False).token_to_id("Ġa")
+        256
+        """
+        from .peers.bytelevel import read
+
+        if token in self._special_ids:
+            return self._special_ids[token]
+        data = read(token)
+        return None if data is None else self._ids_by_bytes().get(data)
+
+    def id_to_token(self, token: int) -> Optional[str]:
+        """HF's vocabulary string of an id (see :meth:`get_vocab`); None if it is not an id.
+
+        >>> import functionalbpe as fb
+        >>> fb.train([" a a"], vocab_size=257, progress=False).id_to_token(256)
+        'Ġa'
+        """
+        from .peers.bytelevel import written
+
+        try:
+            internal = self._decoding.internal([token])[0]
+        except FunctionalBPEError:
+            return None
+        if internal >= self.alphabet.first_special:
+            return self.alphabet.specials[internal - self.alphabet.first_special]
+        return written(self.alphabet.token_bytes(internal))
+
+    def _special_id(self, text: str) -> int:
+        if text not in self._special_ids:
+            raise UnknownTokenError(f"{text!r} is not a special token here (they are {sorted(self._special_ids)!r})")
+        return self._special_ids[text]
+
+    def _known_id(self, token: int) -> int:
+        try:
+            self._decoding.internal([token])
+        except FunctionalBPEError:
+            raise UnknownTokenError(f"{token!r} is not an id of this tokenizer") from None
+        return token
+
+    def _ids_by_bytes(self) -> Dict[bytes, int]:
+        """``{token bytes: id}`` of the ordinary tokens (the lowest id where two share bytes)."""
+        if self._by_bytes is None:
+            table = self.alphabet.all_token_bytes()
+            ext = (lambda i: i) if self._idmap is None else self._idmap.external
+            by_bytes: Dict[bytes, int] = {}
+            for i in range(self.alphabet.first_special):
+                by_bytes.setdefault(table[i], ext(i))
+            self._by_bytes = by_bytes
+        return self._by_bytes
+
     # -- other libraries ------------------------------------------------------------------
     #
     # Each library's files live in functionalbpe/peers/, which reads and writes plain data
@@ -420,13 +716,26 @@ class Tokenizer:
         """Write the ``.tiktoken`` rank file (base64 token, space, rank; one per line).
 
         Plain scheme only: tiktoken cannot apply a scheme's transform (docs/interop.md).
+
+        >>> import os, tempfile, functionalbpe as fb
+        >>> path = os.path.join(tempfile.mkdtemp(), "t.tiktoken")
+        >>> fb.train(["ab ab"], vocab_size=257, progress=False).to_tiktoken(path)
+        >>> open(path).read().splitlines()[256]
+        'YWI= 256'
         """
         from .peers.tiktoken import write_ranks
 
         write_ranks(path, self._ranks("a .tiktoken file", taken_whole=True))
 
     def as_tiktoken_encoding(self, name: str = "functionalbpe") -> Any:
-        """A ``tiktoken.Encoding`` with these ranks, pattern and special tokens."""
+        """A ``tiktoken.Encoding`` with these ranks, pattern and special tokens (needs
+        tiktoken; plain scheme only).
+
+        >>> import tiktoken, functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=257, progress=False)
+        >>> tok.as_tiktoken_encoding().encode("ab ab") == tok.encode("ab ab")
+        True
+        """
         from .peers.tiktoken import encoding
 
         return encoding(name, self.pattern, self._ranks("a tiktoken Encoding", taken_whole=True), self.special_tokens)
@@ -434,34 +743,104 @@ class Tokenizer:
     @classmethod
     def from_tiktoken(
         cls,
-        path: "os.PathLike[str] | str",
-        pattern: str = "gpt4",
+        source: "os.PathLike[str] | str | Any",
+        pattern: Optional[str] = None,
         special_tokens: Union[Dict[str, int], Sequence[str], None] = None,
     ) -> "Tokenizer":
-        """Load a ``.tiktoken`` rank file, rebuilding the merge table from the ranks.
+        """Import a tiktoken vocabulary: a ``.tiktoken`` rank file, or a ``tiktoken.Encoding``.
 
-        ``special_tokens`` maps each special token to its id (tiktoken's form) or lists
-        them (ids follow the ranks). The ids stay those of the file.
+        The merge table is rebuilt from the ranks, and the ids stay the ranks, whatever their
+        layout (:mod:`functionalbpe.core.idmap`). A file holds no pattern: ``pattern``
+        defaults to ``"gpt4"``; an ``Encoding`` brings its own pattern and special tokens
+        (``pattern``/``special_tokens`` override them). ``special_tokens`` maps each special
+        token to its id (tiktoken's form) or lists them (ids follow the ranks).
+
+        >>> import tiktoken, functionalbpe as fb
+        >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256}
+        >>> enc = tiktoken.Encoding("t", pat_str=r"\\S+|\\s+", mergeable_ranks=ranks, special_tokens={"<e>": 257})
+        >>> fb.Tokenizer.from_tiktoken(enc).encode("ab <e>", allowed_special="all")
+        [256, 32, 257]
         """
-        from .peers.tiktoken import merges_from_ranks, read_ranks
+        from .peers.tiktoken import encoding_parts, merges_from_ranks, read_ranks
 
-        name = os.fspath(path)
-        byte_ids, merges = merges_from_ranks(read_ranks(path), name)
+        if isinstance(source, (str, os.PathLike)):
+            name = os.fspath(source)
+            ranks, own_pattern, own_specials = read_ranks(source), "gpt4", {}
+        else:
+            ranks, own_pattern, own_specials = encoding_parts(source)
+            name = f"the tiktoken Encoding {getattr(source, 'name', '?')!r}"
+        byte_ids, merges, merge_ids = merges_from_ranks(ranks, name)
         if special_tokens is None:
-            specials: Dict[str, int] = {}
+            specials: Dict[str, int] = dict(own_specials)
         elif isinstance(special_tokens, dict):
             specials = dict(special_tokens)
         else:
-            first_special = NUM_BYTES + len(merges)
+            first_special = max(ranks.values()) + 1
             specials = {s: first_special + k for k, s in enumerate(special_tokens)}
-        tok = cls(make_scheme("plain", pattern), merges, list(specials), byte_ids=byte_ids, special_ids=list(specials.values()))
+        tok = cls(
+            make_scheme("plain", pattern or own_pattern), merges, list(specials),
+            byte_ids=byte_ids, merge_ids=merge_ids, special_ids=list(specials.values()),
+        )
         tok._refuse_tokens_bpe_would_split(name, TokenizerFileError)
         return tok
 
-    def to_hf(self, path: "os.PathLike[str] | str") -> None:
-        """Write a ``tokenizer.json`` that HF tokenizers loads and that encodes the same ids
-        (special tokens as added tokens, always recognized). Plain scheme only."""
-        from .peers.hf import write_tokenizer_json
+    def to_hf(
+        self,
+        path: "os.PathLike[str] | str",
+        *,
+        bos_token: Optional[str] = None,
+        eos_token: Optional[str] = None,
+        pad_token: Optional[str] = None,
+        unk_token: Optional[str] = None,
+        model_max_length: Optional[int] = None,
+    ) -> None:
+        """Write the tokenizer for HF: a directory as ``save_pretrained`` leaves it
+        (``tokenizer.json``, ``tokenizer_config.json``, ``special_tokens_map.json``), which
+        transformers' ``AutoTokenizer.from_pretrained`` loads with the named special tokens
+        set; or, for a path ending in ``.json``, the ``tokenizer.json`` alone. Missing
+        directories are created. Either encodes our ids (special tokens as added tokens,
+        always recognized). Plain scheme only.
+
+        ``bos_token``, ``eos_token``, ``pad_token``, ``unk_token``: which of the special
+        tokens play these roles (``padding=True`` needs ``pad_token``);
+        ``model_max_length``: the length transformers truncates to.
+
+        >>> import os, tempfile, functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<|eot|>"], progress=False)
+        >>> out = os.path.join(tempfile.mkdtemp(), "hf")
+        >>> tok.to_hf(out, eos_token="<|eot|>", pad_token="<|eot|>")
+        >>> sorted(os.listdir(out))
+        ['special_tokens_map.json', 'tokenizer.json', 'tokenizer_config.json']
+        """
+        from .peers.hf import write_hf
+
+        write_hf(path, self._hf_document(), _roles(bos_token, eos_token, pad_token, unk_token), model_max_length)
+
+    def to_transformers(
+        self,
+        *,
+        bos_token: Optional[str] = None,
+        eos_token: Optional[str] = None,
+        pad_token: Optional[str] = None,
+        unk_token: Optional[str] = None,
+        model_max_length: Optional[int] = None,
+    ) -> Any:
+        """This tokenizer as a transformers ``PreTrainedTokenizerFast`` (what :meth:`to_hf`
+        writes, loaded), with the same options. Needs transformers; plain scheme only.
+
+        >>> import functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<pad>"], progress=False)
+        >>> hf = tok.to_transformers(pad_token="<pad>")
+        >>> hf(["ab", "ab ab"], padding=True)["input_ids"]
+        [[256, 257, 257], [256, 32, 256]]
+        """
+        from .peers.hf import transformers_tokenizer
+
+        roles = _roles(bos_token, eos_token, pad_token, unk_token)
+        return transformers_tokenizer(self._hf_document(), roles, model_max_length)
+
+    def _hf_document(self) -> Dict[str, Any]:
+        from .peers.hf import tokenizer_json
 
         ranks = self._ranks("an HF tokenizer.json", taken_whole=False)
         table = self.alphabet.all_token_bytes()
@@ -471,7 +850,39 @@ class Tokenizer:
         # compiled encoder checks it when it is built, so it is known rather than assumed.
         native = self._encoder.native
         whole = bool(native is not None and native.all_self_encoding)
-        write_tokenizer_json(path, ranks, merges, self.pattern, self.special_tokens, ignore_merges=whole)
+        return tokenizer_json(ranks, merges, self.pattern, self.special_tokens, ignore_merges=whole)
+
+    @classmethod
+    def from_hf(cls, source: "os.PathLike[str] | str | Any") -> "Tokenizer":
+        """Import a byte-level BPE tokenizer from HF: the path of a ``tokenizer.json``, a
+        directory holding one, a ``tokenizers.Tokenizer`` or a transformers fast tokenizer.
+
+        The ids stay HF's, whatever their layout (special tokens first or last); added
+        tokens become special tokens, so ``encode(text, allowed_special="all")`` gives the
+        ids HF's ``encode(text, add_special_tokens=False)`` gives. What would make the ids
+        differ (a normalizer, a post-processor that adds tokens, a model other than BPE) is
+        refused with a :class:`TokenizerFileError` naming the part.
+
+        >>> import os, tempfile, functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<s>"], progress=False)
+        >>> path = os.path.join(tempfile.mkdtemp(), "tokenizer.json")
+        >>> tok.to_hf(path)
+        >>> fb.Tokenizer.from_hf(path).encode("ab<s>", allowed_special="all")
+        [256, 257]
+        """
+        from .peers.hf import read_hf
+
+        got = read_hf(source)
+        try:
+            tok = cls(
+                make_scheme("plain", got.pattern), got.merges, list(got.special_tokens),
+                byte_ids=got.byte_ids, merge_ids=got.merge_ids, special_ids=list(got.special_tokens.values()),
+            )
+        except FunctionalBPEError as exc:
+            raise TokenizerFileError(f"{got.origin}: {exc}") from None
+        if got.ignore_merges:  # HF takes a word that is a token whole, as tiktoken does
+            tok._refuse_tokens_bpe_would_split(got.origin, TokenizerFileError)
+        return tok
 
     def _ranks(self, what: str, taken_whole: bool) -> Dict[bytes, int]:
         """``{token bytes: id}`` of every token but the special ones, in id order: the
@@ -527,6 +938,12 @@ class Tokenizer:
     # -- files ----------------------------------------------------------------------------
 
     def to_payload(self) -> Dict[str, Any]:
+        """The tokenizer as the JSON data its file holds (:mod:`functionalbpe.fileformat`).
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=257, progress=False).to_payload()["merges"]
+        [[97, 98]]
+        """
         payload = {
             "format": FORMAT,
             "scheme": self.scheme.name,
@@ -540,17 +957,33 @@ class Tokenizer:
             "vocab_size": self.vocab_size,
         }
         if self._idmap is not None:
-            # Only imported vocabularies have this: their bytes keep their own ids.
+            # Only imported vocabularies have these: their bytes and merges keep their own ids.
             payload["byte_ids"] = self._idmap.byte_ids
+            if self._idmap.merge_ids != list(range(self.alphabet.first_merge, self.alphabet.first_special)):
+                payload["merge_ids"] = self._idmap.merge_ids
         return payload
 
     def save(self, path: "os.PathLike[str] | str") -> None:
-        """Write the tokenizer file atomically (see :mod:`functionalbpe.fileformat`)."""
+        """Write the tokenizer file atomically (see :mod:`functionalbpe.fileformat`).
+
+        >>> import os, tempfile, functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=257, progress=False)
+        >>> path = os.path.join(tempfile.mkdtemp(), "tok.json")
+        >>> tok.save(path)
+        >>> fb.Tokenizer.load(path) == tok
+        True
+        """
         write_payload(path, self.to_payload())
 
     @classmethod
     def load(cls, path: "os.PathLike[str] | str") -> "Tokenizer":
-        """Read a tokenizer file; anything wrong is a :class:`TokenizerFileError`."""
+        """Read a tokenizer file; anything wrong is a :class:`TokenizerFileError`.
+
+        >>> import functionalbpe as fb
+        >>> fb.Tokenizer.load("no/such/file.json")
+        Traceback (most recent call last):
+        functionalbpe.errors.TokenizerFileError: no/such/file.json: no such tokenizer file
+        """
         payload = read_payload(path)
         try:
             return cls.from_payload(payload)
@@ -561,7 +994,13 @@ class Tokenizer:
     def from_payload(cls, payload: Dict[str, Any]) -> "Tokenizer":
         """The tokenizer a payload (a file's contents, a pickle's state) describes. Every field
         is checked before anything is built from it (functionalbpe/filecheck.py); anything
-        wrong is a :class:`TokenizerFileError` naming the field and the entry."""
+        wrong is a :class:`TokenizerFileError` naming the field and the entry.
+
+        >>> import functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=257, progress=False)
+        >>> fb.Tokenizer.from_payload(tok.to_payload()) == tok
+        True
+        """
         check_fields(payload)
         try:
             scheme = make_scheme(payload["scheme"], payload["pattern"]["regex"], **payload["scheme_options"])
@@ -584,6 +1023,7 @@ class Tokenizer:
                 payload.get("merge_counts"),
                 byte_ids=payload.get("byte_ids"),
                 special_ids=list(specials.values()),
+                merge_ids=payload.get("merge_ids"),
             )
         except FunctionalBPEError as exc:
             raise TokenizerFileError(str(exc)) from None
@@ -606,3 +1046,7 @@ class Tokenizer:
 
     __hash__ = None  # type: ignore[assignment]
 
+
+def _roles(bos: Optional[str], eos: Optional[str], pad: Optional[str], unk: Optional[str]) -> Dict[str, Optional[str]]:
+    """to_hf's role options by transformers' names for them."""
+    return {"bos_token": bos, "eos_token": eos, "pad_token": pad, "unk_token": unk}

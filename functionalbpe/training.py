@@ -76,9 +76,21 @@ def train(
     or a path where the records are written as a TSV table
     (:mod:`functionalbpe.teach.merge_trace`).
 
+    ``special_tokens`` get the last ids, in order, and are never merged. ``merge_policy``
+    (``"atomic"``, ``"prefix"``, ``"free"``): which merges a scheme's operators may take part
+    in (docs/training.md); the plain scheme has none. ``progress``: shown on stderr when it
+    is a terminal (None), always (True) or never (False), or given to a callable
+    (:mod:`functionalbpe.progress`). ``threads``: counting threads, None for all cores.
+    ``**scheme_options`` go to the scheme named by ``scheme`` (e.g. ``case=False``).
+
     Text is read as ``encode`` reads it: a ``str`` subclass as its ``str``, a lone surrogate
     as U+FFFD. Running out of memory raises :class:`~functionalbpe.errors.OutOfMemoryError`,
     which says what to reduce.
+
+    >>> import functionalbpe as fb
+    >>> tok = fb.train(["low lower lowest"] * 3, vocab_size=260, special_tokens=["<|eot|>"], progress=False)
+    >>> tok.merges[:2], tok.special_tokens
+    ([(108, 111), (256, 119)], {'<|eot|>': 259})
     """
     # Everything is checked before the corpus is read: a bad size or backend fails at once.
     min_frequency = _check_options(backend, merge_policy, min_frequency)

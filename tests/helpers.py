@@ -13,6 +13,16 @@ except ImportError:  # pragma: no cover
     st = None
 
 
+def hf_export(tok, directory):
+    """HF tokenizers' reading of ``tok.to_hf`` (skipped without tokenizers)."""
+    import pytest
+
+    tokenizers = pytest.importorskip("tokenizers")
+    path = directory / "tokenizer.json"
+    tok.to_hf(path)
+    return tokenizers.Tokenizer.from_file(str(path))
+
+
 def stdlib_text(max_bytes: int) -> List[str]:
     """Documents from this Python's standard library: real text every machine has."""
     root = sysconfig.get_paths()["stdlib"]

@@ -23,7 +23,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--corpus", nargs="+", metavar="FILE", default=None, help="files (default: the Python standard library)")
     p.add_argument("--max-mb", type=positive_number, default=None, help="use at most this many MB of the corpus")
-    p.add_argument("--vocab-size", type=VOCAB_SIZE, default=32768)
+    p.add_argument("--vocab-size", type=VOCAB_SIZE, default=32768, help="the vocabulary every library trains to (default: 32768)")
     p.add_argument("--threads", type=THREADS, default=None, help="threads for every library (default: all cores)")
     p.add_argument("--repeats", type=COUNT, default=3, help="alternating runs per library; the best is kept")
     p.add_argument("--libraries", default=None, help="comma-separated subset, e.g. functionalbpe,rustbpe")
@@ -31,7 +31,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--no-pathological", action="store_true", help="skip the pathological-input table")
     p.add_argument("--json", default=None, metavar="OUT", help="also write the results as JSON")
     p.add_argument("--markdown", default=None, metavar="OUT", help="also write the tables as Markdown")
-    p.add_argument("--quiet", "-q", action="store_true")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     p.set_defaults(run=run)
 
 

@@ -104,7 +104,9 @@ LIMIT = whole_number(0)
 
 def add_scheme_args(p: argparse.ArgumentParser) -> None:
     """--scheme, --pattern, --special, --option: what decides the pieces counted."""
-    p.add_argument("--scheme", default="plain", choices=sorted(SCHEMES))
+    p.add_argument("--scheme", default="plain", choices=sorted(SCHEMES),
+                   help="how text is turned into BPE's pieces: plain byte-level BPE, the Functionalizer "
+                   "(case and accents as instructions) or boundary markers (default: plain)")
     p.add_argument("--pattern", default=None, help=f"one of {', '.join(PATTERNS)} or a regex (default: the scheme's)")
     p.add_argument("--special", action="append", default=[], metavar="TOKEN", help="a special token (repeatable)")
     p.add_argument(

@@ -26,9 +26,9 @@ def add_parser(sub: Any) -> None:
         description="Train a tokenizer on the source files of this Python's standard library (no download) "
         "and show how it splits a few strings.",
     )
-    p.add_argument("--vocab-size", type=VOCAB_SIZE, default=4096)
+    p.add_argument("--vocab-size", type=VOCAB_SIZE, default=4096, help="bytes + merges to train (default: 4096)")
     p.add_argument("--max-mb", type=positive_number, default=None, help="read at most this many MB of source (default: all)")
-    p.add_argument("--quiet", "-q", action="store_true")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     p.set_defaults(run=run)
 
 

@@ -20,7 +20,8 @@ HELP = "show the pieces BPE sees and the tokens of each"
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("pieces", help=HELP, description=HELP[0].upper() + HELP[1:] + ".")
     add_text_io(p)
-    p.add_argument("--encoding-errors", default="strict", choices=["strict", "replace"])
+    p.add_argument("--encoding-errors", default="strict", choices=["strict", "replace"],
+                   help="invalid UTF-8 in the input: an error, or read as U+FFFD (default: strict)")
     p.add_argument("--color", action="store_true", help="colour each token (ANSI), as tiktokenizer does")
     p.set_defaults(run=run)
 

@@ -24,8 +24,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--vocab-size", type=VOCAB_SIZE, required=True, help="bytes + atoms + merges + special tokens")
     add_scheme_args(p)
     p.add_argument("--min-frequency", type=COUNT, default=1, help="stop when the best pair occurs fewer times")
-    p.add_argument("--merge-policy", default="prefix", choices=["atomic", "prefix", "free"])
-    p.add_argument("--backend", default="auto", choices=BACKENDS)
+    p.add_argument("--merge-policy", default="prefix", choices=["atomic", "prefix", "free"],
+                   help="which merges a scheme's operators (case and accent instructions) may take part "
+                   "in: atomic never merges them, prefix only with other operators, free with text too "
+                   "(default: prefix; docs/training.md)")
+    p.add_argument("--backend", default="auto", choices=BACKENDS,
+                   help="the trainer: compiled (fast), pure Python, or the fast one when built; all give "
+                   "the same merges (default: auto)")
     add_corpus_args(p)
     p.add_argument("--out", "-o", default="tokenizer.json", help="where to write the tokenizer (default: tokenizer.json)")
     p.add_argument("--trace", default=None, metavar="FILE.tsv",

@@ -15,12 +15,14 @@ Example::
 """
 from __future__ import annotations
 
+import random
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ._native import NATIVE
 from .alphabet import Alphabet
 from .cache import BoundedCache
+from .dropout import encode_piece_dropout
 from .reference import encode_piece, ranks_from_merges
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -136,6 +138,16 @@ class Encoder:
             assert self.scheme is not None
             ids = self._raw_cache.put(piece, tuple(self.encode_pieces(self.scheme.piece_forms(piece))))
         return ids
+
+    def encode_text_dropout(self, text: str, p: float, rng: random.Random) -> List[int]:
+        """The ids of a text with BPE-dropout (:mod:`.dropout`): every piece from its
+        symbols, nothing cached (each call draws its own segmentation)."""
+        assert self.scheme is not None
+        out: List[int] = []
+        for piece in self.scheme.split(text):
+            ids = encode_piece_dropout(self.alphabet.symbols(piece), self.ranks, p, rng)
+            out.extend(ids if self._output_ids is None else [self._output_ids[i] for i in ids])
+        return out
 
     def encode_texts(self, texts: List[str], threads: Optional[int] = None) -> List[List[int]]:
         """:meth:`encode_text` of each text; on ``threads`` threads with the C scanner."""

@@ -2,22 +2,25 @@
 
 Inside functionalbpe the ids follow one layout (:mod:`functionalbpe.core.alphabet`): bytes 0–255
 in byte order, then atoms, merges and special tokens. A vocabulary imported from a tiktoken
-file keeps *its* ids, so that a model trained on them still reads them: OpenAI's files give
-the 256 bytes the ranks 0–255 in another order (printable bytes first), and their special
-tokens sit at ids with gaps between them. An :class:`IdMap` translates at the edge — ids
-going out of ``encode``, ids coming into ``decode`` — and is absent (``None``) for every
-tokenizer functionalbpe trains.
+file or an HF ``tokenizer.json`` keeps *its* ids, so that a model trained on them still reads
+them: OpenAI's files give the 256 bytes the ranks 0–255 in another order (printable bytes
+first) and leave gaps before their special tokens; an HF vocabulary usually puts its special
+tokens first (``<|endoftext|>`` at 0) and the bytes after them, in the order of their
+printable stand-ins. An :class:`IdMap` translates at the edge — ids going out of ``encode``,
+ids coming into ``decode`` — and is absent (``None``) for every tokenizer functionalbpe
+trains. Any layout is allowed as long as the ids are distinct; ids that no token has are
+gaps, which ``decode`` refuses.
 
 Example::
 
     >>> from functionalbpe.core.alphabet import Alphabet
-    >>> m = IdMap(Alphabet(specials=["<s>"]), byte_ids=[255 - b for b in range(256)], special_ids=[1000])
-    >>> [m.external(i) for i in (0, 1, 255, 256)], m.to_internal([1000, 255]), m.size
-    ([255, 254, 0, 1000], [256, 0], 1001)
+    >>> m = IdMap(Alphabet(specials=["<s>"]), byte_ids=[256 - b for b in range(256)], special_ids=[0])
+    >>> [m.external(i) for i in (0, 1, 255, 256)], m.to_internal([0, 256]), m.size
+    ([256, 255, 1, 0], [256, 0], 257)
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence
+from typing import List, Optional, Sequence
 
 from .alphabet import NUM_BYTES, Alphabet
 from ..errors import FunctionalBPEError
@@ -25,59 +28,65 @@ from ..filecheck import MAX_VOCAB_SIZE, excerpt
 
 
 class IdMap:
-    """How the ids of one tokenizer differ from the internal layout (bytes, specials)."""
+    """How the ids of one tokenizer differ from the internal layout: the external id of each
+    byte, merge and special token (None for a part that keeps the internal ids)."""
 
     def __init__(
         self,
         alphabet: Alphabet,
         byte_ids: Optional[Sequence[int]] = None,
         special_ids: Optional[Sequence[int]] = None,
+        merge_ids: Optional[Sequence[int]] = None,
     ) -> None:
+        first_merge, first = alphabet.first_merge, alphabet.first_special
         self.byte_ids: List[int] = list(range(NUM_BYTES)) if byte_ids is None else list(byte_ids)
-        if not _ints(self.byte_ids) or sorted(self.byte_ids) != list(range(NUM_BYTES)):
-            raise FunctionalBPEError("byte_ids must give each of the 256 bytes a distinct id in 0..255")
-        first = alphabet.first_special
-        default = list(range(first, alphabet.vocab_size))
-        self.special_ids: List[int] = default if special_ids is None else list(special_ids)
-        if not _ints(self.special_ids):
-            raise FunctionalBPEError(f"special token ids must be integers, got {excerpt(self.special_ids)}")
-        if len(self.special_ids) != len(alphabet.specials):
-            raise FunctionalBPEError(
-                f"{len(alphabet.specials)} special tokens but {len(self.special_ids)} special ids"
-            )
-        seen = set()
-        for token, ident in zip(alphabet.specials, self.special_ids):
-            if ident in seen or not first <= ident < MAX_VOCAB_SIZE:
+        self.merge_ids: List[int] = list(range(first_merge, first)) if merge_ids is None else list(merge_ids)
+        self.special_ids: List[int] = list(range(first, alphabet.vocab_size)) if special_ids is None else list(special_ids)
+        for what, ids, count in (
+            ("byte_ids", self.byte_ids, NUM_BYTES),
+            ("merge_ids", self.merge_ids, first - first_merge),
+            ("special ids", self.special_ids, len(alphabet.specials)),
+        ):
+            if len(ids) != count:
+                raise FunctionalBPEError(f"{what}: {len(ids)} ids for {count} tokens")
+            bad = next((v for v in ids if type(v) is not int or not 0 <= v < MAX_VOCAB_SIZE), None)
+            if bad is not None or any(type(v) is not int for v in ids):
                 raise FunctionalBPEError(
-                    f"special token {excerpt(token)} has the id {ident}: special token ids must be distinct, "
-                    f"at least {first} (after the bytes, atoms and merges) and below {MAX_VOCAB_SIZE}"
+                    f"{what}: {excerpt(bad)} is not an id (an integer in 0..{MAX_VOCAB_SIZE - 1})"
                 )
-            seen.add(ident)
-        self._byte_internal = [0] * NUM_BYTES
-        for internal, external in enumerate(self.byte_ids):
-            self._byte_internal[external] = internal
-        self._special_internal: Dict[int, int] = {e: first + k for k, e in enumerate(self.special_ids)}
+        atoms = list(range(NUM_BYTES, first_merge))  # atoms keep their ids (never imported)
+        # external[i]: the id internal token i is written as.
+        self.external_ids: List[int] = self.byte_ids + atoms + self.merge_ids + self.special_ids
+        self.size = max(self.external_ids, default=-1) + 1
+        # internal[e]: the internal token of external id e; -1 for a gap.
+        self._internal = [-1] * self.size
+        for internal, external in enumerate(self.external_ids):
+            if self._internal[external] >= 0:
+                raise FunctionalBPEError(
+                    f"the id {external} is given to two tokens ({self._name(alphabet, self._internal[external])} "
+                    f"and {self._name(alphabet, internal)}); every token needs its own id"
+                )
+            self._internal[external] = internal
         self.first_special = first
-        self.size = max([first] + [i + 1 for i in self.special_ids])
-        self.identity = self.byte_ids == list(range(NUM_BYTES)) and self.special_ids == default
+        self.identity = self.external_ids == list(range(alphabet.vocab_size))
+
+    @staticmethod
+    def _name(alphabet: Alphabet, internal: int) -> str:
+        if internal >= alphabet.first_special:
+            return f"special token {excerpt(alphabet.specials[internal - alphabet.first_special])}"
+        return f"token {excerpt(alphabet.token_bytes(internal))}"
 
     def external(self, internal: int) -> int:
-        if internal < NUM_BYTES:
-            return self.byte_ids[internal]
-        if internal >= self.first_special:
-            return self.special_ids[internal - self.first_special]
-        return internal
+        return self.external_ids[internal]
 
-    def is_id(self, token: object) -> bool:
-        return isinstance(token, int) and (
-            0 <= token < self.first_special or token in self._special_internal
-        )
+    def is_id(self, token: int) -> bool:
+        return 0 <= token < self.size and self._internal[token] >= 0
 
     def to_internal(self, ids: Sequence[int]) -> List[int]:
         """Ids given to ``decode``; the caller has checked them with :meth:`is_id`."""
-        first, table, specials = self.first_special, self._byte_internal, self._special_internal
-        return [table[i] if i < NUM_BYTES else (i if i < first else specials[i]) for i in ids]
+        table = self._internal
+        return [table[i] for i in ids]
 
-
-def _ints(values: Sequence[object]) -> bool:
-    return all(type(v) is int for v in values)
+    def gaps(self) -> int:
+        """How many ids below :attr:`size` no token has."""
+        return self._internal.count(-1)

@@ -157,6 +157,11 @@ def report(
     :data:`PYTHON_NAMES`), for the code measures. ``example`` is a sentence shown split into
     each tokenizer's tokens (default: the first line of the first corpus, cut to
     :data:`EXAMPLE_CHARS` characters at a space).
+
+    >>> import functionalbpe as fb
+    >>> tok = fb.train(["hello world"] * 5, vocab_size=260, progress=False)
+    >>> fb.report({"ours": tok}, {"en": "hello world hello"}, progress=False).totals()[0]["tokenizer"]
+    'ours'
     """
     named = _named_tokenizers(tokenizers)
     corpora = _named_corpora(texts_by_name)
@@ -419,6 +424,12 @@ class Vocabulary:
 
 class Report:
     """The counts of one report run, and every way of showing them.
+
+    >>> import functionalbpe as fb
+    >>> tok = fb.train(["hello world"] * 5, vocab_size=260, progress=False)
+    >>> r = fb.report(tok, "hello world hello", progress=False)
+    >>> type(r).__name__, r.totals()[0]["words"]
+    ('Report', 3)
 
     :meth:`results` (one row per corpus and tokenizer), :meth:`totals` (one row per
     tokenizer over all corpora) and :meth:`tokenizer_rows` (the vocabulary measures) are

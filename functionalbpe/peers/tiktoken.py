@@ -13,8 +13,8 @@ holds ranks, token lengths and the total to the limits of :mod:`functionalbpe.fi
 
 Example::
 
-    >>> merges_from_ranks({bytes([b]): b for b in range(256)} | {b"ab": 256, b"abc": 257})[1]
-    [(97, 98), (256, 99)]
+    >>> merges_from_ranks({bytes([b]): b for b in range(256)} | {b"ab": 256, b"abc": 300})[1:]
+    ([(97, 98), (256, 99)], [256, 300])
 """
 from __future__ import annotations
 
@@ -101,6 +101,31 @@ def encoding(name: str, pattern: str, ranks: Dict[bytes, int], special_tokens: D
     return tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=special_tokens)
 
 
+def encoding_parts(encoding: Any) -> Tuple[Dict[bytes, int], str, Dict[str, int]]:
+    """The ranks, pattern and special tokens of a ``tiktoken.Encoding``.
+
+    tiktoken keeps them in the attributes its constructor fills (``_mergeable_ranks``,
+    ``_pat_str``, ``_special_tokens``) and has no public getter for the ranks; anything
+    without them is not an Encoding, and is refused as such. The ranks are held to the
+    limits of :func:`read_ranks`.
+    """
+    try:
+        ranks, pattern, specials = encoding._mergeable_ranks, encoding._pat_str, encoding._special_tokens
+    except AttributeError:
+        raise FunctionalBPEError(
+            f"from_tiktoken takes a .tiktoken path or a tiktoken.Encoding, not a {type(encoding).__name__}"
+        ) from None
+    total = 0
+    for token in ranks:
+        total += len(token)
+        if len(token) > MAX_TOKEN_BYTES or total > MAX_TOTAL_TOKEN_BYTES:
+            raise TokenizerFileError(
+                f"the Encoding's token {excerpt(token)} passes the limit of {MAX_TOKEN_BYTES} bytes per "
+                f"token or {MAX_TOTAL_TOKEN_BYTES} in all"
+            )
+    return dict(ranks), str(pattern), dict(specials)
+
+
 # -- from ranks to merges -------------------------------------------------------------------
 
 
@@ -153,12 +178,17 @@ def tiktoken_parts(ranks: Dict[bytes, int], token: bytes, below: int) -> List[by
     return parts
 
 
-def merges_from_ranks(ranks: Dict[bytes, int], origin: str = "the ranks") -> Tuple[List[int], List[Tuple[int, int]]]:
+def merges_from_ranks(
+    ranks: Dict[bytes, int], origin: str = "the ranks"
+) -> Tuple[List[int], List[Tuple[int, int]], List[int]]:
     """Rebuild a merge table from tiktoken ranks.
 
-    Returns ``(byte_ids, merges)``: the rank of each of the 256 bytes, and the merges in rank
-    order, in the internal layout (a byte's id is its value; merge ``k`` is id ``256 + k``).
-    Raises :class:`TokenizerFileError` when the ranks are not a BPE merge table.
+    Returns ``(byte_ids, merges, merge_ids)``: the rank of each of the 256 bytes, the merges
+    in rank order in the internal layout (a byte's id is its value; merge ``k`` is id
+    ``256 + k``), and the rank of each merge. Only the order of the ranks of longer tokens
+    matters to tiktoken's procedure, so the ranks may come in any layout (bytes anywhere,
+    gaps): :mod:`functionalbpe.core.idmap` keeps them as the tokenizer's ids. Raises
+    :class:`TokenizerFileError` when the ranks are not a BPE merge table.
     """
     byte_ids = [-1] * NUM_BYTES
     longer: List[Tuple[int, bytes]] = []
@@ -173,19 +203,9 @@ def merges_from_ranks(ranks: Dict[bytes, int], origin: str = "the ranks") -> Tup
             f"{origin}: {len(missing)} of the 256 single bytes have no rank (the first is "
             f"{bytes([missing[0]])!r}); byte-level BPE needs every byte as a token"
         )
-    if sorted(byte_ids) != list(range(NUM_BYTES)):
-        raise TokenizerFileError(
-            f"{origin}: the 256 single bytes must have the ranks 0..255 (in any order); "
-            f"they have {min(byte_ids)}..{max(byte_ids)}"
-        )
     longer.sort()
     longest = 1
-    for k, (rank, token) in enumerate(longer):
-        if rank != NUM_BYTES + k:
-            raise TokenizerFileError(
-                f"{origin}: rank {NUM_BYTES + k} is missing (the next is {rank}, for {excerpt(token)}); "
-                "a merge table gives every rank from 256 on, in order"
-            )
+    for rank, token in longer:
         # Two tokens of lower rank together are at most twice the longest: a longer token
         # is refused here, before anything is spent on its bytes.
         if len(token) > 2 * longest:
@@ -196,7 +216,7 @@ def merges_from_ranks(ranks: Dict[bytes, int], origin: str = "the ranks") -> Tup
         longest = max(longest, len(token))
     internal = {bytes([b]): b for b in range(NUM_BYTES)}
     merges: List[Tuple[int, int]] = []
-    splits = _splits(ranks, byte_ids, longer)
+    splits = _splits(ranks, longer)
     for (rank, token), (count, cut) in zip(longer, splits):
         if count != 2:
             # The parts are worth showing (and computing again) only for a short token.
@@ -207,11 +227,11 @@ def merges_from_ranks(ranks: Dict[bytes, int], origin: str = "the ranks") -> Tup
                 "ranks are not a BPE merge table"
             )
         merges.append((internal[token[:cut]], internal[token[cut:]]))
-        internal[token] = rank
-    return byte_ids, merges
+        internal[token] = NUM_BYTES + len(merges) - 1
+    return byte_ids, merges, [rank for rank, _ in longer]
 
 
-def _splits(ranks: Dict[bytes, int], byte_ids: List[int], longer: List[Tuple[int, bytes]]) -> List[Tuple[int, int]]:
+def _splits(ranks: Dict[bytes, int], longer: List[Tuple[int, bytes]]) -> List[Tuple[int, int]]:
     """(number of parts, end of the first) for each longer token, in C when it is built."""
     module = NATIVE.encoder
     if module is None:
@@ -220,11 +240,9 @@ def _splits(ranks: Dict[bytes, int], byte_ids: List[int], longer: List[Tuple[int
             parts = tiktoken_parts(ranks, token, rank)
             out.append((len(parts), len(parts[0])))
         return out
-    by_rank = [b""] * (NUM_BYTES + len(longer))
-    for b, rank in enumerate(byte_ids):
-        by_rank[rank] = bytes([b])
-    for rank, token in longer:
-        by_rank[rank] = token
+    # The compiled twin takes the tokens in rank order; only the order of the longer
+    # tokens' ranks matters (a single byte is never a joined pair), so the bytes go first.
+    by_rank = [bytes([b]) for b in range(NUM_BYTES)] + [token for _, token in longer]
     return module.tiktoken_splits(by_rank)[NUM_BYTES:]
 
 

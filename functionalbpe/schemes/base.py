@@ -78,7 +78,13 @@ class Compiled:
 
 
 class Scheme(ABC):
-    """The base of every scheme: the contract of the module docstring."""
+    """The base of every scheme: the contract of the module docstring.
+
+    >>> from functionalbpe import make_scheme
+    >>> scheme = make_scheme("functional")
+    >>> isinstance(scheme, Scheme), [scheme.show(p) for p in scheme.split("Hello")]
+    (True, ['⟨CAP 0⟩', 'hello'])
+    """
 
     name: ClassVar[str]
     default_pattern: ClassVar[str] = "gpt4"

@@ -29,7 +29,10 @@ def scheme_class(name: str) -> Type[Scheme]:
 
 
 def make_scheme(name: str = "plain", pattern: Optional[str] = None, **options: Any) -> Scheme:
-    """Build a scheme by name, with its pattern (None: the scheme's default) and options."""
+    """Build a scheme by name, with its pattern (None: the scheme's default) and options.
+
+    >>> make_scheme("plain", "gpt2").split("Hi there"), make_scheme("functional").name
+    (['Hi', ' there'], 'functional')"""
     build: Callable[..., Scheme] = scheme_class(name)  # each class takes its own options
     try:
         return build(pattern=pattern, **options)

@@ -74,7 +74,14 @@ class ReadStats:
 
 
 class Files:
-    """The documents of a list of files, read lazily (see the module docstring)."""
+    """The documents of a list of files, read lazily (see the module docstring).
+
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> _ = open(os.path.join(d, "a.txt"), "w", encoding="utf-8").write("hello\\n")
+    >>> type(files(d)).__name__, list(files(d))
+    ('Files', ['hello\\n'])
+    """
 
     def __init__(
         self,
@@ -206,6 +213,12 @@ def files(
 
     A missing file, a pattern that matches nothing and a directory without a text file are
     errors, each naming the argument.
+
+    >>> import os, tempfile, functionalbpe as fb
+    >>> d = tempfile.mkdtemp()
+    >>> _ = open(os.path.join(d, "a.txt"), "w", encoding="utf-8").write("ab ab\\n")
+    >>> fb.train(fb.files(os.path.join(d, "*.txt")), vocab_size=257, progress=False).merges
+    [(97, 98)]
     """
     if not patterns:
         raise CorpusError("no input files given")
