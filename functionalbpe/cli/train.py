@@ -15,6 +15,7 @@ from typing import Any, Dict, List
 from ..core._native import MAX_THREADS
 from ..errors import FunctionalBPEError
 from ..fileformat import check_output_path
+from ..schemes.base import NORMAL_FORMS
 from ..schemes.registry import SCHEMES
 from ..text.corpus import files
 from ..text.patterns import PATTERNS
@@ -28,6 +29,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--vocab-size", type=VOCAB_SIZE, required=True, help="bytes + atoms + merges + special tokens")
     p.add_argument("--scheme", default="plain", choices=sorted(SCHEMES))
     p.add_argument("--pattern", default=None, help=f"one of {', '.join(PATTERNS)} or a regex (default: the scheme's)")
+    p.add_argument("--normalize", default=None, choices=NORMAL_FORMS,
+                   help="Unicode normalization before the pattern, for every scheme (NFC: as the "
+                        "Functionalizer paper); decoding then gives the normalized text (default: none, lossless)")
     p.add_argument("--special", action="append", default=[], metavar="TOKEN", help="a special token (repeatable)")
     p.add_argument("--min-frequency", type=COUNT, default=1, help="stop when the best pair occurs fewer times")
     p.add_argument("--merge-policy", default="prefix", choices=["atomic", "prefix", "free"])
@@ -81,6 +85,11 @@ def run(args: argparse.Namespace) -> int:
         max_chars=args.max_chars,
         max_doc_chars=args.max_doc_chars,
     )
+    options = parse_options(args.option)
+    if args.normalize is not None:
+        if options.get("normalize", args.normalize) != args.normalize:
+            raise FunctionalBPEError(f"--normalize {args.normalize} and --option normalize={options['normalize']} disagree; give one")
+        options["normalize"] = args.normalize
     start = time.perf_counter()
     tok = train(
         corpus,
@@ -93,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         backend=args.backend,
         progress=False if args.quiet else True,
         threads=args.threads,
-        **parse_options(args.option),
+        **options,
     )
     tok.save(args.out)
     if not args.quiet:

@@ -284,14 +284,19 @@ class BoundaryMarkers(Scheme):
     atoms = ATOMS
 
     def __init__(
-        self, punct: bool = False, digits: bool = False, case: bool = False, pattern: Union[str, Pattern, None] = None
+        self,
+        punct: bool = False,
+        digits: bool = False,
+        case: bool = False,
+        pattern: Union[str, Pattern, None] = None,
+        normalize: Optional[str] = None,
     ) -> None:
         if pattern not in (None, "markers", UNITS):
             raise FunctionalBPEError(
                 "the markers scheme cuts text into its own units (word, digit, punct, space, "
                 f"other; see docs/markers.md) and takes no pattern, got pattern={pattern!r}"
             )
-        super().__init__(PATTERN)
+        super().__init__(PATTERN, normalize)
         for name, value in (("punct", punct), ("digits", digits), ("case", case)):
             if not isinstance(value, bool):
                 raise FunctionalBPEError(f"markers option {name} must be True or False, got {value!r}")
@@ -409,7 +414,10 @@ class BoundaryMarkers(Scheme):
         return decodable_prefix(text)
 
     def options(self) -> Dict[str, Any]:
-        return {"punct": self.punct, "digits": self.digits, "case": self.case}
+        options: Dict[str, Any] = {"punct": self.punct, "digits": self.digits, "case": self.case}
+        if self.normalize is not None:  # written only when set: older files stay as they were
+            options["normalize"] = self.normalize
+        return options
 
     def __repr__(self) -> str:
         return f"BoundaryMarkers(punct={self.punct}, digits={self.digits}, case={self.case})"
