@@ -3,7 +3,8 @@
 encode and decode as they did, and training the same text today gives the same file.
 
 A default that changed since is written out in the configs, under today's name: the
-functional scheme's default split was what is now ``functionalizer-runs``."""
+functional scheme's default split was what is now ``functionalizer-runs``, and the markers
+scheme kept shift codes apart (``merge_shift_codes=False``)."""
 from __future__ import annotations
 
 import json
