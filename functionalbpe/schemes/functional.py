@@ -112,6 +112,17 @@ PAPER_PROFILE: Dict[str, Any] = {
     "split_operators": True,
 }
 
+# Every configuration of the paper's tables, as ``fb.train`` arguments: its split alone (the
+# "split-only" baseline, the plain scheme), with the Functionalizer, with repetition only,
+# and the same on its Llama split. NFC on every one, the baselines included, as its code does.
+PAPER_PROFILES: Dict[str, Dict[str, Any]] = {
+    "split": {"scheme": "plain", "pattern": "functionalizer", "normalize": "NFC"},
+    "split + Functionalizer": {"scheme": "functional", **PAPER_PROFILE},
+    "split + Functionalizer (repeat only)": {"scheme": "functional", **PAPER_PROFILE, "case": False, "diacritics": False},
+    "llama": {"scheme": "plain", "pattern": "functionalizer-llama", "normalize": "NFC"},
+    "llama + Functionalizer": {"scheme": "functional", **PAPER_PROFILE, "pattern": "functionalizer-llama"},
+}
+
 _ARG = "[\ue000-\ue0ff]"
 _INSTRUCTION = f"(?:[\ue100-\ue10d]{_ARG}|\ue200{_ARG}{{2}}|\ue201{_ARG}{{3}})"
 # hi 0..15: U+E000 + 256*hi + lo stays in U+E000..U+EFFF

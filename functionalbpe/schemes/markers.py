@@ -59,6 +59,17 @@ from ..text.patterns import Pattern
 from .base import Compiled, Scheme
 from .textform import LITERAL, RESERVED, Literals, atom_glyphs, bad_part, check_errors, show_atoms
 
+# The paper's configurations as ``fb.train`` arguments, its plain baseline included (a
+# GPT-style split, here gpt4). Shift codes merge into their word, as in its reference code.
+PAPER_PROFILE: Dict[str, Any] = {"punct": True, "digits": True, "case": True, "merge_shift_codes": True}
+PAPER_PROFILES: Dict[str, Dict[str, Any]] = {
+    "plain": {"scheme": "plain", "pattern": "gpt4"},
+    "[w]": {"scheme": "markers"},
+    "[w,p]": {"scheme": "markers", "punct": True},
+    "[w,p,d]": {"scheme": "markers", "punct": True, "digits": True},
+    "[w,p,d,↑]": {"scheme": "markers", **PAPER_PROFILE},
+}
+
 # -- atoms -----------------------------------------------------------------------------
 
 BOUNDARY = "\ue300"
