@@ -15,7 +15,8 @@ Reported: characters per token on the held-out lines and their change against pl
 paper's mean change beside the mean of ours; and the case-duplicate share of the vocabulary:
 alphabetic entries (letters only once a leading space and markers are taken off) that are
 not lower case while their lower-case form is also an entry (paper: 29.1% for plain, 0.5%
-with shift codes). Run from the repository root::
+with shift codes). A last row is this project's variant, shift codes kept apart
+(``merge_shift_codes=False``). Run from the repository root::
 
     python experiments/reproduce_markers.py                       # 6 languages, vocabulary 8192
     python experiments/reproduce_markers.py --langs en de --chars 300000 --json out.json
@@ -41,6 +42,8 @@ LANGS = ["en", "de", "fr", "ru", "tr", "ko"]
 # case-duplicate shares.
 PAPER_MEAN = {"[w]": -9.3, "[w,p]": -2.2, "[w,p,d]": -0.47, "[w,p,d,↑]": -0.73}
 PAPER_CASE_DUPLICATES = {"plain": 29.1, "[w,p,d,↑]": 0.5}
+# This project's variant, measured beside them: shift codes kept tokens of their own.
+CONFIGS = {**PAPER_PROFILES, "[w,p,d,↑], shift codes apart": {**PAPER_PROFILES["[w,p,d,↑]"], "merge_shift_codes": False}}
 
 
 def lines(path: Path, chars: int) -> Tuple[List[str], List[str]]:
@@ -88,13 +91,13 @@ def reproduce(corpora: Path, chars: int, vocab_size: int, langs: Sequence[str] =
     for lang in langs:
         train, held = lines(corpora / "nl" / f"{lang}.txt", chars)
         rows = per_lang[lang] = {}
-        for config, profile in PAPER_PROFILES.items():
+        for config, profile in CONFIGS.items():
             rows[config] = measure(train, held, vocab_size, profile)
             if log:
                 log(f"  {lang} {config}: {rows[config]}")
         for row in rows.values():
             row["change"] = 100 * (row["chars_per_token"] / rows["plain"]["chars_per_token"] - 1)
-    configs = list(PAPER_PROFILES)
+    configs = list(CONFIGS)
     return {
         "vocab_size": vocab_size,
         "languages": per_lang,
@@ -113,7 +116,7 @@ def table(results: Dict[str, Any]) -> str:
         "| scheme | " + " | ".join(langs) + " | mean change | paper | case duplicates | paper |",
         "|---|" + "---|" * len(langs) + "---|---|---|---|",
     ]
-    for config in PAPER_PROFILES:
+    for config in CONFIGS:
         cells = []
         for lang in langs:
             row = results["languages"][lang][config]

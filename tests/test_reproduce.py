@@ -59,7 +59,7 @@ def test_functionalizer_reproduction_shape_and_signs(corpora):
 def test_markers_reproduction_shape_and_signs(corpora):
     module = script("reproduce_markers")
     results = module.reproduce(corpora, 60_000, 2048, ["en", "de"])
-    assert list(results["mean_change"]) == list(fb.markers.PAPER_PROFILES)
+    assert list(results["mean_change"]) == [*fb.markers.PAPER_PROFILES, "[w,p,d,↑], shift codes apart"]
     mean, dup = results["mean_change"], results["case_duplicate_share"]
     # As in the paper: marking words alone costs compression, marking punctuation and digits
     # too costs far less, and shift codes remove most case duplicates.
