@@ -31,9 +31,11 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 import functionalbpe as fb  # noqa: E402
-from functionalbpe.schemes.markers import BOUNDARY, PAPER_PROFILES  # noqa: E402
+from functionalbpe.schemes.markers import PAPER_PROFILES  # noqa: E402
+from markers_measure import vocabulary_stats  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPORA = Path(os.environ.get("FUNCTIONALBPE_CORPORA", ROOT.parent / "shared" / "corpora"))
@@ -55,31 +57,15 @@ def lines(path: Path, chars: int) -> Tuple[List[str], List[str]]:
     return [d for i, d in enumerate(docs) if i % 10 != 9], [d for i, d in enumerate(docs) if i % 10 == 9]
 
 
-def case_duplicates(tok: fb.Tokenizer) -> Tuple[int, int]:
-    """(alphabetic merged entries, those that are case duplicates of another entry)."""
-    entries = set()
-    for token in range(tok.alphabet.first_merge, tok.alphabet.first_special):
-        try:
-            entries.add(tok.alphabet.token_bytes(token).decode("utf-8"))
-        except UnicodeDecodeError:
-            continue  # part of a character: not alphabetic
-
-    def letters(entry: str) -> str:
-        return entry.replace(BOUNDARY, "").removeprefix(" ")
-
-    alphabetic = [e for e in entries if letters(e).isalpha()]
-    return len(alphabetic), sum(1 for e in alphabetic if e != e.lower() and e.lower() in entries)
-
-
 def measure(train: Sequence[str], held: Sequence[str], vocab_size: int, profile: Dict[str, Any]) -> Dict[str, Any]:
     tok = fb.train(list(train), vocab_size=vocab_size, progress=False, **profile)
     tokens = sum(map(len, tok.encode_batch(list(held))))
-    alphabetic, duplicates = case_duplicates(tok)
+    stats = vocabulary_stats(tok)  # the definitions of benchmarks/markers_measure.py
     return {
         "tokens": tokens,
         "chars_per_token": sum(map(len, held)) / tokens,
-        "alphabetic": alphabetic,
-        "case_duplicates": duplicates,
+        "alphabetic": stats["alphabetic"],
+        "case_duplicates": stats["case_dups"],
     }
 
 

@@ -375,3 +375,20 @@ def test_paper_split_isolates_every_space():
             at = m.end()
         isolated += [text[at:]] if at < len(text) else []
         assert pretokenize(text, "functionalizer") == isolated
+
+
+@pytest.mark.parametrize("block", [16, 64, 1000])
+def test_joined_runs_survive_the_safe_cuts_of_the_paper_split(tmp_path, block):
+    # The functional scheme with the paper's split declares that a file may be counted in
+    # blocks cut at safe places: runs of spaces (the only pieces that repeat in a row) never
+    # span such a cut. Counted in tiny blocks, the table is that of the whole text.
+    from functionalbpe.schemes.functional import Functionalizer
+    from functionalbpe.text.corpus import Files
+
+    scheme = Functionalizer()
+    assert scheme.compiled().cuts_safely
+    text = "def f(x):\n        return x.y  # z\n\n    a = b,c\n" * 30 + "x" + " " * 600 + "!\n" + "Ab. Cd.\n" * 20
+    path = tmp_path / "code.txt"
+    path.write_text(text, encoding="utf-8")
+    assert count(Files([path], block_bytes=block), scheme).to_dict() == dict(Counter(scheme.raw_pieces(text)))
+    assert dict(Counter(scheme.raw_pieces(text))) == dict(Counter(joined(regex.findall(PATTERNS["functionalizer"], text))))
