@@ -70,6 +70,9 @@ cdef extern from "lib/scan.h":
         FBPE_GPT4
         FBPE_O200K
         FBPE_FUNCTIONALIZER
+        FBPE_FUNCTIONALIZER_RUNS
+        FBPE_LLAMA_DIGITS
+        FBPE_JOIN_RUNS
     ctypedef struct fbpe_classes:
         pass
     const fbpe_classes *fbpe_install_classes(const uint8_t *table, const uint32_t *fold_cps,
@@ -145,8 +148,15 @@ cdef extern from "lib/count.h":
 
 
 # Patterns with a scanner; llama3 cuts every text exactly as gpt4 does (csrc/lib/scanners.h).
-SCANNERS = {"gpt2": FBPE_GPT2, "gpt4": FBPE_GPT4, "llama3": FBPE_GPT4, "o200k": FBPE_O200K,
-            "functionalizer": FBPE_FUNCTIONALIZER}
+PATTERN_SCANNERS = {"gpt2": FBPE_GPT2, "gpt4": FBPE_GPT4, "llama3": FBPE_GPT4, "o200k": FBPE_O200K,
+                    "functionalizer": FBPE_FUNCTIONALIZER,
+                    "functionalizer-runs": FBPE_FUNCTIONALIZER_RUNS,
+                    "functionalizer-llama": FBPE_LLAMA_DIGITS}
+# What ends a scanner's name whose runs of >= 3 identical pieces are joined, as the
+# Functionalizer joins them with repeat on ("functionalizer" + JOINED).
+JOINED = "+joined"
+SCANNERS = {**PATTERN_SCANNERS,
+            **{name + JOINED: which | FBPE_JOIN_RUNS for name, which in PATTERN_SCANNERS.items()}}
 
 
 # ---- the tables, installed once per process on first use ---------------------------------

@@ -48,7 +48,7 @@ from .fileformat import FORMAT, read_payload, write_payload
 from .core.idmap import IdMap
 from .text.patterns import special_cutter
 from .schemes.base import Scheme
-from .schemes.registry import make_scheme
+from .schemes.registry import make_scheme, scheme_from_file
 
 if TYPE_CHECKING:  # pragma: no cover
     from .streaming import StreamDecoder
@@ -1003,7 +1003,7 @@ class Tokenizer:
         """
         check_fields(payload)
         try:
-            scheme = make_scheme(payload["scheme"], payload["pattern"]["regex"], **payload["scheme_options"])
+            scheme = scheme_from_file(payload["scheme"], payload["pattern"]["regex"], payload["scheme_options"])
         except (FunctionalBPEError, KeyError, TypeError) as exc:
             raise TokenizerFileError(f"the scheme cannot be rebuilt: {exc}") from None
         atoms = [[ord(a.char), a.name] for a in scheme.atoms]

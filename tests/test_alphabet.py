@@ -8,6 +8,7 @@ from functionalbpe.core.alphabet import (
     OPERATOR,
     POLICY_CODES,
     SHIFT,
+    SHIFT_MERGES,
     STARTS_WITH_BOUNDARY,
     TEXT,
     Alphabet,
@@ -40,6 +41,21 @@ def test_policy_table_of_the_spec(policy):
     for other in (TEXT, OPERATOR, B, SHIFT):
         assert can_merge(code, SHIFT, other) is shift_any
         assert can_merge(code, other, SHIFT) is shift_any
+
+
+@pytest.mark.parametrize("policy", sorted(TABLE))
+def test_shift_codes_that_merge_merge_as_text(policy):
+    # The boundary-marker paper's rule: a shift code merges with what follows it (↑¦the¦);
+    # only touching markers stay apart.
+    code, shift = POLICY_CODES[policy], SHIFT | SHIFT_MERGES
+    for other in (TEXT, B, shift):
+        assert can_merge(code, shift, other) and can_merge(code, other, shift)
+    assert can_merge(code, shift, OPERATOR) is can_merge(code, TEXT, OPERATOR)
+    up = merged_flags(shift, B)  # ↑¦
+    assert up & SHIFT_MERGES and up & ENDS_WITH_BOUNDARY and not up & STARTS_WITH_BOUNDARY
+    word = merged_flags(merged_flags(up, TEXT), B)  # ↑¦the¦
+    assert can_merge(code, up, merged_flags(TEXT, B))
+    assert not can_merge(code, word, merged_flags(B, TEXT))  # touching markers, as ever
 
 
 @pytest.mark.parametrize("policy", sorted(TABLE))

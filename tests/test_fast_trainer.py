@@ -65,7 +65,7 @@ def test_policy_constants_match_alphabet():
     assert trainer.FLAGS == {
         "TEXT": ab.TEXT, "OPERATOR": ab.OPERATOR, "BOUNDARY": ab.BOUNDARY, "SHIFT": ab.SHIFT,
         "KIND_MASK": ab.KIND_MASK, "STARTS_WITH_BOUNDARY": ab.STARTS_WITH_BOUNDARY,
-        "ENDS_WITH_BOUNDARY": ab.ENDS_WITH_BOUNDARY,
+        "ENDS_WITH_BOUNDARY": ab.ENDS_WITH_BOUNDARY, "SHIFT_MERGES": ab.SHIFT_MERGES,
     }
     assert trainer.POLICY_CODES == POLICY_CODES
 
@@ -73,8 +73,8 @@ def test_policy_constants_match_alphabet():
 @needs_native
 @pytest.mark.parametrize("policy", sorted(POLICY_CODES.values()) + [3])
 def test_policy_matches_alphabet_for_every_flag_combination(policy):
-    for left in range(64):
-        for right in range(64):
+    for left in range(128):
+        for right in range(128):
             assert trainer.can_merge(policy, left, right) == ab.can_merge(policy, left, right)
             assert trainer.merged_flags(left, right) == ab.merged_flags(left, right)
 

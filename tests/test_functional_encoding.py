@@ -5,10 +5,13 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+import regex
 from hypothesis import given, settings, strategies as st
 
 import functionalbpe as fb
 from functionalbpe.core._native import NATIVE
+from functionalbpe.core.reference import encode_piece, ranks_from_merges
+from functionalbpe.text.patterns import PATTERNS
 
 from .helpers import TRICKY, stdlib_text, tricky_text
 from .test_encoder import MULTILINGUAL, reference_ids
@@ -54,8 +57,27 @@ def test_real_text_equals_the_reference(tok):
 
 @pytest.mark.skipif(ENCODER is None, reason="the compiled encoder is not built")
 def test_the_raw_piece_cache_is_compiled_where_the_scanner_cuts():
-    assert fb.train(["Hello hello"] * 3, vocab_size=600, scheme="functional", progress=False)._encoder._raw_scanner == "functionalizer"
-    assert fb.train(["Hello hello"] * 3, vocab_size=600, scheme="functional", pattern="gpt4", progress=False)._encoder._raw_scanner is None
+    # With repeat, the scanner joins runs of identical pieces as the scheme does.
+    assert fb.train(["Hello hello"] * 3, vocab_size=600, scheme="functional", progress=False)._encoder._raw_scanner == "functionalizer+joined"
+    gpt4 = fb.train(["Hello hello"] * 3, vocab_size=600, scheme="functional", pattern="gpt4", progress=False)
+    assert gpt4._encoder._raw_scanner == "gpt4+joined"
+    assert fb.train(["Hello hello"] * 3, vocab_size=600, scheme="functional", repeat=False, progress=False)._encoder._raw_scanner == "functionalizer"
+
+
+@pytest.mark.parametrize("pattern", ["functionalizer", "gpt4", "functionalizer-llama"])
+def test_runs_of_pieces_encode_as_the_reference(pattern):
+    # Indentation is a run of single-space pieces in the paper's split, joined to REPEAT.
+    docs = ["    x = 1\n        y = 22\n" * 5, "ha ha ha ha 111111 !!\n!!\n!!\n"]
+    tok = fb.train(docs, vocab_size=700, scheme="functional", pattern=pattern, progress=False)
+    text = "".join(docs) + " " * 600 + "x" + " ha" * 300
+    # The reference: regex's pieces joined in Python, each described and merged by reference.
+    scheme = tok.scheme
+    ranks = ranks_from_merges(tok.alphabet.merges, tok.alphabet.first_merge)
+    raw = scheme._join_runs(regex.findall(PATTERNS[pattern], text))
+    expected = [i for p in raw for form in scheme.describe(p) for i in encode_piece(tok.alphabet.symbols(form), ranks)]
+    assert scheme.raw_pieces(text) == raw
+    assert tok.encode_ordinary(text) == expected
+    assert tok.decode(expected) == text
 
 
 @pytest.mark.skipif(ENCODER is None, reason="the compiled encoder is not built")

@@ -322,7 +322,7 @@ def test_scheme_atoms_and_options():
     assert chars == sorted(chars)
     assert [a.glyph for a in scheme.atoms[-3:]] == ["¦", "↑", "⇑"]
     assert [a.name for a in scheme.atoms[:17]] == [f"ARG {v}" for v in range(16)] + ["LITERAL"]
-    assert scheme.options() == {"punct": True, "digits": True, "case": True}
+    assert scheme.options() == {"punct": True, "digits": True, "case": True, "merge_shift_codes": True}
     assert make_scheme("markers", **scheme.options()).split(EXAMPLE) == scheme.split(EXAMPLE)
     alphabet = Alphabet(scheme.atoms)
     assert alphabet.first_merge == 256 + 20

@@ -35,7 +35,12 @@ def markers_tokenizer(vocab_size=420, merge_policy="prefix", backend="reference"
     )
 
 
-@pytest.fixture(scope="module", params=ALL_OPTIONS, ids=str)
+# Every variant with shift codes that merge (the default), and those with case also with
+# shift codes kept apart.
+TRAINED_OPTIONS = ALL_OPTIONS + [dict(o, merge_shift_codes=False) for o in ALL_OPTIONS if o.get("case")]
+
+
+@pytest.fixture(scope="module", params=TRAINED_OPTIONS, ids=str)
 def tok(request):
     return markers_tokenizer(**request.param)
 
@@ -51,9 +56,12 @@ def test_merges_keep_the_rules(tok):
     alphabet = tok.alphabet
     flags = alphabet.all_flags()
     assert len(tok.merges) > 50
+    apart = not tok.scheme.merge_shift_codes
     for a, b in tok.merges:
         assert not (flags[a] & ENDS_WITH_BOUNDARY and flags[b] & STARTS_WITH_BOUNDARY)
-        assert not (flags[a] | flags[b]) & SHIFT
+        assert not (apart and (flags[a] | flags[b]) & SHIFT)
+    if tok.scheme.case and not apart:  # the paper's rule: a shift code merges into its word
+        assert any((flags[a] | flags[b]) & SHIFT for a, b in tok.merges)
     # the markers are learned into words: some merged token is a whole marked word
     assert any(alphabet.token_bytes(t).startswith("\ue300".encode()) and alphabet.token_bytes(t).endswith(
         "\ue300".encode()) and len(alphabet.token_bytes(t)) > 6 for t in range(alphabet.first_merge, tok.vocab_size))
@@ -69,11 +77,15 @@ def test_encoding_is_the_reference_encoder_on_each_piece(tok):
 
 
 def test_pieces_show_the_glyphs():
-    tok = markers_tokenizer(punct=True, digits=True, case=True)
+    tok = markers_tokenizer(punct=True, digits=True, case=True, merge_shift_codes=False)
     assert tok.pieces(EXAMPLE) == ["↑¦ash¦", "¦caught¦", "¦3¦", "¦SolidGoldMagikarp¦", ".¦", "⇑¦wow¦", "!"]
     assert [p for p, _ in tok.explain("The cat")] == ["↑¦the¦", "¦cat¦"]
     shift = tok.alphabet.atom_id("\ue301")
     assert tok.encode("The")[0] == shift
+    # Merged in, "The" is one token that holds the shift code, as in the paper.
+    merged = markers_tokenizer(punct=True, digits=True, case=True)
+    assert [merged.decode([t]) for t in merged.encode("The")] == ["The"]
+    assert merged.alphabet.token_bytes(merged.encode("The")[0]).startswith("\ue301".encode())
 
 
 def test_save_and_load(tmp_path):
@@ -81,7 +93,7 @@ def test_save_and_load(tmp_path):
     tok.save(tmp_path / "m.json")
     back = fb.Tokenizer.load(tmp_path / "m.json")
     assert back == tok
-    assert back.scheme.options() == {"punct": True, "digits": False, "case": True}
+    assert back.scheme.options() == {"punct": True, "digits": False, "case": True, "merge_shift_codes": True}
     assert back.encode(EXAMPLE) == tok.encode(EXAMPLE)
 
 
@@ -97,9 +109,10 @@ def test_malformed_ids_are_a_clear_error():
         tok.decode([shift, ord("a")])
 
 
+@pytest.mark.parametrize("merge_shift_codes", [True, False])
 @pytest.mark.parametrize("policy", ["atomic", "prefix", "free"])
-def test_heap_trainer_equals_the_lesson_on_marker_pieces(policy):
-    scheme = make_scheme("markers", punct=True, digits=True, case=True)
+def test_heap_trainer_equals_the_lesson_on_marker_pieces(policy, merge_shift_codes):
+    scheme = make_scheme("markers", punct=True, digits=True, case=True, merge_shift_codes=merge_shift_codes)
     alphabet = Alphabet(scheme.atoms)
     pieces = {alphabet.symbols(piece): n for piece, n in scheme.transform(count(CORPUS, scheme)).items()}
     args = (pieces, 150, alphabet.first_merge)
@@ -108,7 +121,7 @@ def test_heap_trainer_equals_the_lesson_on_marker_pieces(policy):
 
 
 @pytest.mark.skipif(NATIVE.trainer is None, reason="the fast trainer is not built (or pure Python is forced)")
-@pytest.mark.parametrize("options, policy", list(itertools.product(ALL_OPTIONS[::3], ["atomic", "prefix", "free"])))
+@pytest.mark.parametrize("options, policy", list(itertools.product(TRAINED_OPTIONS[::3], ["atomic", "prefix", "free"])))
 def test_fast_equals_reference(options, policy):
     fast = markers_tokenizer(vocab_size=None, merge_policy=policy, backend="fast", **options)
     slow = markers_tokenizer(vocab_size=None, merge_policy=policy, backend="reference", **options)
@@ -116,14 +129,34 @@ def test_fast_equals_reference(options, policy):
 
 
 @pytest.mark.skipif(NATIVE.trainer is None, reason="the fast trainer is not built (or pure Python is forced)")
-@given(corpus=st.lists(any_text, max_size=6))
-def test_fast_equals_reference_on_random_text(corpus):
+@given(corpus=st.lists(any_text, max_size=6), merge_shift_codes=st.booleans())
+def test_fast_equals_reference_on_random_text(corpus, merge_shift_codes):
     fast, slow = (
         fb.train(corpus, vocab_size=None, scheme="markers", punct=True, digits=True, case=True,
-                 backend=backend, progress=False).merges
+                 merge_shift_codes=merge_shift_codes, backend=backend, progress=False).merges
         for backend in ("fast", "reference")
     )
     assert fast == slow
+
+
+def test_old_files_keep_shift_codes_apart():
+    # A file written before the option existed holds no merge_shift_codes: it is read as
+    # the behaviour it had then (shift codes apart), and a file written today records it.
+    apart = markers_tokenizer(case=True, merge_shift_codes=False)
+    payload = apart.to_payload()
+    assert payload["scheme_options"]["merge_shift_codes"] is False
+    del payload["scheme_options"]["merge_shift_codes"]
+    from functionalbpe.fileformat import checksum
+
+    payload["checksum"] = checksum(payload)
+    old = fb.Tokenizer.from_payload(payload)
+    assert old.scheme.merge_shift_codes is False and old.merges == apart.merges
+    # Merges with shift codes are what a file that keeps them apart cannot hold.
+    merging = markers_tokenizer(case=True).to_payload()
+    merging["scheme_options"]["merge_shift_codes"] = False
+    merging["checksum"] = checksum(merging)
+    with pytest.raises(fb.TokenizerFileError, match="never merges"):
+        fb.Tokenizer.from_payload(merging)
 
 
 def test_real_text_through_a_tokenizer(corpora):

@@ -38,9 +38,14 @@ def test_pure_python_switch_is_read_at_call_time(monkeypatch):
 
 @pytest.mark.skipif(NATIVE.scanner is None or NATIVE.encoder is None, reason="the compiled core is not built")
 def test_scanner_names_are_the_modules_own():
-    for name in ("gpt2", "gpt4", "o200k", "llama3", "functionalizer"):
+    from functionalbpe.text.patterns import PATTERNS
+
+    assert NATIVE.scanner.JOINED == _native.JOINED
+    for name in PATTERNS:
         assert NATIVE.scanner_for(_native.Scanner(name)) is NATIVE.scanner
         assert NATIVE.encoder_scanner(_native.Scanner(name)) == name
+        assert NATIVE.scanner_for(_native.Scanner(name, _native.JOIN_RUNS)) is NATIVE.scanner
+        assert NATIVE.encoder_scanner(_native.Scanner(name, _native.JOIN_RUNS)) == name + "+joined"
     assert NATIVE.scanner_for(_native.Scanner("custom")) is None
     for bits in range(8):
         assert NATIVE.encoder_scanner(_native.Scanner("markers", bits)) == "markers" + _native.markers_variant(bits)

@@ -324,3 +324,71 @@ def test_runs_of_every_length_before_every_kind_of_character():
                 text = unit * length + tail + "x" + unit * (length % 9) + tail
                 for name in NAMES:
                     assert scanner.scan(text, name) == regex.findall(PATTERNS[name], text), (name, text)
+
+
+def joined(pieces):
+    """The Functionalizer's runs of identical pieces joined, in Python (the reference)."""
+    from functionalbpe.schemes.functional import Functionalizer
+
+    return Functionalizer(pattern="gpt4")._join_runs(pieces)
+
+
+RUN_PARTS = (" ", "  ", "\n", "x", " x", "ab", "!!\n", "1", "é", "\u2581", "\t", "_", "a b ")
+run_text = st.lists(
+    st.tuples(st.one_of(st.sampled_from(RUN_PARTS), st.sampled_from(PARTS)), st.integers(1, 9)),
+    max_size=12,
+).map(lambda runs: "".join(part * k for part, k in runs))
+
+
+@needs_scanner
+@given(run_text)
+def test_joined_scanner_equals_joined_regex_findall(text):
+    for name in NAMES:
+        assert scanner.scan(text, name + "+joined") == joined(regex.findall(PATTERNS[name], text)), name
+
+
+@needs_scanner
+def test_joined_scanner_on_long_runs():
+    # Blocks of 255 pieces, a last block of 1 or 2 apart, and pieces whose period is over 255
+    # characters never joined: at the limits, for the paper's split and for gpt4.
+    for k in (2, 3, 254, 255, 256, 257, 258, 600):
+        for text in (" " * k + "x", "x" + " ab" * k, "!" * 256 + "\n" + ("é" * 256 + "!\n") * k):
+            for name in ("functionalizer", "gpt4", "functionalizer-llama"):
+                expected = joined(regex.findall(PATTERNS[name], text))
+                assert scanner.scan(text, name + "+joined") == expected, (name, k)
+                assert counted([text], name + "+joined") == dict(Counter(expected)), (name, k)
+
+
+def test_paper_split_isolates_every_space():
+    from functionalbpe.text.patterns import pretokenize
+
+    pieces = pretokenize("    x = 1", "functionalizer")
+    assert pieces == [" ", " ", " ", " ", "x", " ", "=", " ", "1"]
+    # The paper's regex applied as an isolated split (HF Split(behavior="isolated")): its
+    # matches and the text between them.
+    paper = r"\n+|\t+|[ ]| |[^\p{L}\p{N}\s _]+"
+    for text in ("    x = 1", "def f(a_b):\n\treturn  a\u00a0b▁▁c  # 12\n\n"):
+        isolated, at = [], 0
+        for m in regex.finditer(paper, text):
+            isolated += [text[at : m.start()]] if m.start() > at else []
+            isolated.append(m.group())
+            at = m.end()
+        isolated += [text[at:]] if at < len(text) else []
+        assert pretokenize(text, "functionalizer") == isolated
+
+
+@pytest.mark.parametrize("block", [16, 64, 1000])
+def test_joined_runs_survive_the_safe_cuts_of_the_paper_split(tmp_path, block):
+    # The functional scheme with the paper's split declares that a file may be counted in
+    # blocks cut at safe places: runs of spaces (the only pieces that repeat in a row) never
+    # span such a cut. Counted in tiny blocks, the table is that of the whole text.
+    from functionalbpe.schemes.functional import Functionalizer
+    from functionalbpe.text.corpus import Files
+
+    scheme = Functionalizer()
+    assert scheme.compiled().cuts_safely
+    text = "def f(x):\n        return x.y  # z\n\n    a = b,c\n" * 30 + "x" + " " * 600 + "!\n" + "Ab. Cd.\n" * 20
+    path = tmp_path / "code.txt"
+    path.write_text(text, encoding="utf-8")
+    assert count(Files([path], block_bytes=block), scheme).to_dict() == dict(Counter(scheme.raw_pieces(text)))
+    assert dict(Counter(scheme.raw_pieces(text))) == dict(Counter(joined(regex.findall(PATTERNS["functionalizer"], text))))

@@ -1,6 +1,10 @@
 """Tokenizer files written before the architecture change (by functionalbpe 0.1.0 at commit
 336d3e4, kept in tests/data/written_before/ with what that version encoded) still load,
-encode and decode as they did, and training the same text today gives the same file."""
+encode and decode as they did, and training the same text today gives the same file.
+
+A default that changed since is written out in the configs, under today's name: the
+functional scheme's default split was what is now ``functionalizer-runs``, and the markers
+scheme kept shift codes apart (``merge_shift_codes=False``)."""
 from __future__ import annotations
 
 import json

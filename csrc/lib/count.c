@@ -54,10 +54,8 @@
         return FBPE_OK;                                                                        \
     }
 
-DEFINE_COUNT_LOOP(count_gpt2, fbpe_gpt2_end)
-DEFINE_COUNT_LOOP(count_gpt4, fbpe_gpt4_end)
-DEFINE_COUNT_LOOP(count_o200k, fbpe_o200k_end)
-DEFINE_COUNT_LOOP(count_functionalizer, fbpe_functionalizer_end)
+#define DEFINE_COUNT_OF(WHICH, END_FN) DEFINE_COUNT_LOOP(count_##END_FN, END_FN)
+FBPE_FOR_EACH_SCANNER(DEFINE_COUNT_OF)
 
 /* The boundary-marker scheme's pieces are not byte ranges of the text (they carry markers,
  * shift codes, escapes), so they come from fbpe_mk_pieces one at a time, and the same
@@ -127,16 +125,15 @@ static fbpe_status count_segment(const fbpe_count_config *cfg, const fbpe_parts 
                                  const uint8_t *s, size_t n, const uint8_t *end, uint64_t base) {
     const fbpe_splitter *sp = &cfg->split;
     if (sp->markers) return count_markers(sp->markers, sp->options, w, s, n, base);
-    switch (sp->which) {
-    case FBPE_GPT2:
-        return count_gpt2(sp->classes, w, s, n, end, base);
-    case FBPE_GPT4:
-        return count_gpt4(sp->classes, w, s, n, end, base);
-    case FBPE_O200K:
-        return count_o200k(sp->classes, w, s, n, end, base);
+#define COUNT_CASE(WHICH, END_FN)                                                              \
+    case WHICH:                                                                                \
+        return count_##END_FN(sp->classes, w, s, n, end, base);
+    switch ((int)sp->which) {
+        FBPE_FOR_EACH_SCANNER(COUNT_CASE)
     default:
-        return count_functionalizer(sp->classes, w, s, n, end, base);
+        return FBPE_EINVALID;
     }
+#undef COUNT_CASE
 }
 
 /* Where the special tokens are cut out (fbpe_specials_cut), the text before each is counted. */

@@ -38,20 +38,16 @@ fbpe_status fbpe_encode_text(const fbpe_bpe *b, fbpe_cache *cache, const fbpe_sp
         marker_encoder e = {b, cache, out};
         return fbpe_mk_pieces_inline(sp->markers, sp->options, s, n, encode_marker_piece, &e);
     }
-    switch (sp->which) {
-    case FBPE_GPT2:
-        ENCODE_LOOP(fbpe_gpt2_end)
+#define ENCODE_CASE(WHICH, END_FN)                                                             \
+    case WHICH:                                                                                \
+        ENCODE_LOOP(END_FN)                                                                    \
         break;
-    case FBPE_GPT4:
-        ENCODE_LOOP(fbpe_gpt4_end)
-        break;
-    case FBPE_O200K:
-        ENCODE_LOOP(fbpe_o200k_end)
-        break;
+    switch ((int)sp->which) {
+        FBPE_FOR_EACH_SCANNER(ENCODE_CASE)
     default:
-        ENCODE_LOOP(fbpe_functionalizer_end)
-        break;
+        return FBPE_EINVALID;
     }
+#undef ENCODE_CASE
     return FBPE_OK;
 }
 
@@ -75,20 +71,16 @@ fbpe_status fbpe_encode_cached(const fbpe_cache *raw, const fbpe_splitter *sp, c
     size_t i = *pos;
     const fbpe_classes *cl = sp->classes;
     if (sp->markers) return FBPE_EINVALID;
-    switch (sp->which) {
-    case FBPE_GPT2:
-        CACHED_LOOP(fbpe_gpt2_end)
+#define CACHED_CASE(WHICH, END_FN)                                                             \
+    case WHICH:                                                                                \
+        CACHED_LOOP(END_FN)                                                                    \
         break;
-    case FBPE_GPT4:
-        CACHED_LOOP(fbpe_gpt4_end)
-        break;
-    case FBPE_O200K:
-        CACHED_LOOP(fbpe_o200k_end)
-        break;
+    switch ((int)sp->which) {
+        FBPE_FOR_EACH_SCANNER(CACHED_CASE)
     default:
-        CACHED_LOOP(fbpe_functionalizer_end)
-        break;
+        return FBPE_EINVALID;
     }
+#undef CACHED_CASE
     *pos = n;
     return FBPE_OK;
 }

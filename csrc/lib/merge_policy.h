@@ -18,6 +18,8 @@
 #define FBPE_KIND_MASK 15u
 #define FBPE_STARTS_WITH_BOUNDARY 16u
 #define FBPE_ENDS_WITH_BOUNDARY 32u
+/* alphabet.SHIFT_MERGES: a shift code that merges as text does (carried on by merges) */
+#define FBPE_SHIFT_MERGES 64u
 
 /* alphabet.POLICY_CODES */
 #define FBPE_POLICY_ATOMIC 0
@@ -25,13 +27,13 @@
 #define FBPE_POLICY_FREE 2
 
 static inline uint32_t fbpe_merged_flags(uint32_t left, uint32_t right) {
-    return ((left | right) & FBPE_KIND_MASK) | (left & FBPE_STARTS_WITH_BOUNDARY) |
-           (right & FBPE_ENDS_WITH_BOUNDARY);
+    return ((left | right) & (FBPE_KIND_MASK | FBPE_SHIFT_MERGES)) |
+           (left & FBPE_STARTS_WITH_BOUNDARY) | (right & FBPE_ENDS_WITH_BOUNDARY);
 }
 
 static inline int fbpe_can_merge(int policy, uint32_t left, uint32_t right) {
     uint32_t kinds = (left | right) & FBPE_KIND_MASK;
-    if (kinds & FBPE_SHIFT) return 0;
+    if ((kinds & FBPE_SHIFT) && !((left | right) & FBPE_SHIFT_MERGES)) return 0;
     /* two touching markers stand for one space: keep them apart under every policy */
     if ((left & FBPE_ENDS_WITH_BOUNDARY) && (right & FBPE_STARTS_WITH_BOUNDARY)) return 0;
     if (kinds & FBPE_OPERATOR) {

@@ -27,16 +27,15 @@ const fbpe_classes *fbpe_install_classes(const uint8_t *table, const uint32_t *f
 
 size_t fbpe_piece_end(const fbpe_classes *cl, fbpe_scanner which, const uint8_t *s, size_t i,
                       size_t n) {
-    switch (which) {
-    case FBPE_GPT2:
-        return fbpe_gpt2_end(cl, s, i, n);
-    case FBPE_GPT4:
-        return fbpe_gpt4_end(cl, s, i, n);
-    case FBPE_O200K:
-        return fbpe_o200k_end(cl, s, i, n);
+#define SCAN_CASE(WHICH, END_FN)                                                               \
+    case WHICH:                                                                                \
+        return END_FN(cl, s, i, n);
+    switch ((int)which) {
+        FBPE_FOR_EACH_SCANNER(SCAN_CASE)
     default:
-        return fbpe_functionalizer_end(cl, s, i, n);
+        return n; /* not a scanner: one piece, never a read out of bounds */
     }
+#undef SCAN_CASE
 }
 
 /* ---- safe cuts ----
@@ -51,7 +50,10 @@ size_t fbpe_piece_end(const fbpe_classes *cl, fbpe_scanner which, const uint8_t 
  *    [\r\n/]*); that continuation stops at s[c] as it would at the end. Otherwise the \n
  *    is a piece by itself in every pattern: white-space run of one followed by a
  *    non-space (or by the end) gives the same piece either way (gpt2: \s+ or \s+(?!\S);
- *    gpt4/o200k: \s*[\r\n]; Functionalizer: \n+).
+ *    gpt4/o200k: \s*[\r\n]; Functionalizer: \n+). Joined runs: a run of identical
+ *    pieces never spans such a cut in the Functionalizer's splits, whose only pieces that
+ *    can repeat in a row are single spaces; for the other patterns a joined scanner is
+ *    not cut (the scheme declares it, Scheme.compiled).
  * 2. The character before c is a letter and s[c] is ASCII punctuation other than ' / _.
  *    Every pattern ends a letter run at a non-letter; s[c] is not an apostrophe, so no
  *    contraction follows; it is not a mark, a word character or white space, so no class

@@ -31,8 +31,13 @@ typedef enum {
     FBPE_GPT2 = 0,
     FBPE_GPT4 = 1, /* also llama3: the two patterns cut every text identically (scanners.h) */
     FBPE_O200K = 2,
-    FBPE_FUNCTIONALIZER = 3,
-    FBPE_NUM_SCANNERS = 4
+    FBPE_FUNCTIONALIZER = 3,      /* the paper's split: every space a piece of its own */
+    FBPE_FUNCTIONALIZER_RUNS = 4, /* a run of spaces (or of U+2581) is one piece */
+    FBPE_LLAMA_DIGITS = 5,        /* functionalizer-llama: gpt4 with single digits */
+    FBPE_NUM_SCANNERS = 6,
+    /* A flag on any of the above: runs of >= 3 identical pieces joined, as the Functionalizer
+     * joins them with repeat on (scanners.h). */
+    FBPE_JOIN_RUNS = 8
 } fbpe_scanner;
 
 #define FBPE_MAX_FOLDS 64

@@ -241,7 +241,8 @@ static inline size_t fbpe_gpt2_end(const fbpe_classes *cl, const uint8_t *s, siz
  * possessive other-run is followed by [\r\n]* which always matches, and in \s*[\r\n]+ the
  * \s* gives back characters until it stands before the run's last \r or \n, so [\r\n]+
  * takes exactly that one character, as [\r\n] does. */
-static inline size_t fbpe_gpt4_end(const fbpe_classes *cl, const uint8_t *s, size_t i, size_t n) {
+static inline size_t fbpe_gpt4_like_end(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                        size_t n, int single_digits) {
     size_t len, l2;
     uint8_t b = s[i];
     unsigned c = fbpe_class_at(cl, s, i, &len);
@@ -254,7 +255,7 @@ static inline size_t fbpe_gpt4_end(const fbpe_classes *cl, const uint8_t *s, siz
     if (!(c & FBPE_NUMBER) && b != '\r' && b != '\n' && i + len < n &&
         (fbpe_class_at(cl, s, i + len, &l2) & FBPE_LETTER))
         return fbpe_run_of_letters(cl, s, i + len, n);
-    if (c & FBPE_NUMBER) return fbpe_up_to_three_numbers(cl, s, i, n);
+    if (c & FBPE_NUMBER) return single_digits ? i + len : fbpe_up_to_three_numbers(cl, s, i, n);
     /*  ?[^\s\p{L}\p{N}]++[\r\n]* */
     size_t start = i;
     if (b == ' ' && i + 1 < n && fbpe_is_other(fbpe_class_at(cl, s, i + 1, &l2))) {
@@ -271,6 +272,10 @@ static inline size_t fbpe_gpt4_end(const fbpe_classes *cl, const uint8_t *s, siz
     fbpe_space_run r = fbpe_run_of_space(cl, s, i, n);
     if (r.after_newline) return r.after_newline;
     return fbpe_space_tail(r, i, n);
+}
+
+static inline size_t fbpe_gpt4_end(const fbpe_classes *cl, const uint8_t *s, size_t i, size_t n) {
+    return fbpe_gpt4_like_end(cl, s, i, n, 0);
 }
 
 /* ---- o200k ----
@@ -349,10 +354,14 @@ static inline size_t fbpe_o200k_end(const fbpe_classes *cl, const uint8_t *s, si
     return fbpe_space_tail(r, i, n);
 }
 
-/* ---- functionalizer: \n+|\t+|\u2581+| +|[^\p{L}\p{N}\s _]+|(?:[\p{L}\p{N}_]|[^\S\n\t ])+
+/* ---- the Functionalizer's splits ----
+ * functionalizer (the paper's): \n+|\t+| |[^\p{L}\p{N}\s _]+|(?:[\p{L}\p{N}_]|[^\S\n\t ])+
+ * functionalizer-runs:          \n+|\t+|\u2581+| +|[^\p{L}\p{N}\s _]+|(?:[\p{L}\p{N}_]|[^\S\n\t ])+
  * Every character starts exactly one alternative, and each alternative is a run of one
- * class, so a piece is the run of the class of its first character. U+2581 is "other",
- * so a run of other characters that started elsewhere goes on through it. */
+ * class (the paper's space is one character), so a piece is the run of the class of its
+ * first character. In the paper's split U+2581 is "other"; in functionalizer-runs it has an
+ * alternative of its own, but a run of other characters that started elsewhere goes on
+ * through it. */
 static inline int fbpe_functional_word(const fbpe_classes *cl, const uint8_t *s, size_t i,
                                        size_t *len) {
     uint8_t b = s[i];
@@ -365,17 +374,18 @@ static inline int fbpe_functional_word(const fbpe_classes *cl, const uint8_t *s,
     return (cl->cls[fbpe_utf8_decode(s, i, len)] & (FBPE_LETTER | FBPE_NUMBER | FBPE_SPACE)) != 0;
 }
 
-static inline size_t fbpe_functionalizer_end(const fbpe_classes *cl, const uint8_t *s, size_t i,
-                                             size_t n) {
+static inline size_t fbpe_functional_end(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                          size_t n, int space_runs) {
     size_t len, e;
     uint8_t b = s[i];
-    if (b == '\n' || b == '\t' || b == ' ') {
+    if (b == '\n' || b == '\t' || (b == ' ' && space_runs)) {
         e = i + 1;
         while (e < n && s[e] == b) e++;
         return e;
     }
+    if (b == ' ') return i + 1;
     uint32_t cp = fbpe_utf8_decode(s, i, &len);
-    if (cp == 0x2581) {
+    if (cp == 0x2581 && space_runs) {
         e = i + 3;
         while (e + 3 <= n && s[e] == 0xE2 && s[e + 1] == 0x96 && s[e + 2] == 0x81) e += 3;
         return e;
@@ -395,5 +405,80 @@ static inline size_t fbpe_functionalizer_end(const fbpe_classes *cl, const uint8
     while (e < n && fbpe_functional_word(cl, s, e, &len)) e += len;
     return e;
 }
+
+static inline size_t fbpe_functionalizer_end(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                             size_t n) {
+    return fbpe_functional_end(cl, s, i, n, 0);
+}
+
+static inline size_t fbpe_functionalizer_runs_end(const fbpe_classes *cl, const uint8_t *s,
+                                                  size_t i, size_t n) {
+    return fbpe_functional_end(cl, s, i, n, 1);
+}
+
+/* ---- joined runs: what the Functionalizer counts with repeat on ----
+ * A run of k >= 3 identical consecutive pieces u is one piece u^k (REPEAT or MULTIREPEAT
+ * then describes it), if the shortest period of u is at most 255 characters; a longer run is
+ * joined in blocks of 255 pieces, and a last block of 1 or 2 stays apart
+ * (Functionalizer._join_runs). The pieces of a run lie next to each other, so the joined
+ * piece is a byte range of the text like any other, and the scanner below is a piece end
+ * like the others: from a piece's start it counts how many copies follow (at most 255, and
+ * only 3 where the run cannot be joined), so every byte is read a bounded number of times. */
+#define FBPE_MAX_JOINED 255
+
+/* The shortest period of u[0..len) in characters, if it is at most FBPE_MAX_JOINED; else
+ * FBPE_MAX_JOINED + 1. A period of u in bytes that divides len starts on a character (u[q]
+ * equals u[0], a lead byte), so the shortest such one is the shortest period in characters. */
+static inline size_t fbpe_short_period(const uint8_t *u, size_t len) {
+    size_t chars = 0;
+    for (size_t q = 1; q <= len; q++) {
+        if ((u[q - 1] & 0xC0) != 0x80) chars++;
+        if (chars > FBPE_MAX_JOINED) return FBPE_MAX_JOINED + 1;
+        if (q < len && (u[q] & 0xC0) == 0x80) continue;
+        if (len % q == 0 && memcmp(u, u + q, len - q) == 0) return chars;
+    }
+    return chars;
+}
+
+#define FBPE_DEFINE_JOINED(NAME, END_FN)                                                       \
+    static inline size_t NAME(const fbpe_classes *cl, const uint8_t *s, size_t i, size_t n) {  \
+        size_t e = END_FN(cl, s, i, n), len = e - i, j = e, k = 1;                             \
+        while (k < FBPE_MAX_JOINED && len <= n - j && memcmp(s + j, s + i, len) == 0 &&        \
+               END_FN(cl, s, j, n) == j + len) {                                               \
+            j += len;                                                                          \
+            if (++k == 3 && fbpe_short_period(s + i, len) > FBPE_MAX_JOINED) return e;         \
+        }                                                                                      \
+        return k >= 3 ? j : e;                                                                 \
+    }
+
+/* ---- functionalizer-llama: the paper's Llama configuration, gpt4 with single digits ---- */
+static inline size_t fbpe_llama_digits_end(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                           size_t n) {
+    return fbpe_gpt4_like_end(cl, s, i, n, 1);
+}
+
+/* The joined form of every pattern's scanner: fbpe_<pattern>_end_joined. */
+FBPE_DEFINE_JOINED(fbpe_gpt2_end_joined, fbpe_gpt2_end)
+FBPE_DEFINE_JOINED(fbpe_gpt4_end_joined, fbpe_gpt4_end)
+FBPE_DEFINE_JOINED(fbpe_o200k_end_joined, fbpe_o200k_end)
+FBPE_DEFINE_JOINED(fbpe_functionalizer_end_joined, fbpe_functionalizer_end)
+FBPE_DEFINE_JOINED(fbpe_functionalizer_runs_end_joined, fbpe_functionalizer_runs_end)
+FBPE_DEFINE_JOINED(fbpe_llama_digits_end_joined, fbpe_llama_digits_end)
+
+/* X(which, end function) for every scanner: the loops that cut text (count.c,
+ * encode_text.c, scan.c) are one switch over this list, each case with its scanner inlined. */
+#define FBPE_FOR_EACH_SCANNER(X)                                                               \
+    X(FBPE_GPT2, fbpe_gpt2_end)                                                                \
+    X(FBPE_GPT4, fbpe_gpt4_end)                                                                \
+    X(FBPE_O200K, fbpe_o200k_end)                                                              \
+    X(FBPE_FUNCTIONALIZER, fbpe_functionalizer_end)                                            \
+    X(FBPE_FUNCTIONALIZER_RUNS, fbpe_functionalizer_runs_end)                                  \
+    X(FBPE_LLAMA_DIGITS, fbpe_llama_digits_end)                                                \
+    X(FBPE_GPT2 | FBPE_JOIN_RUNS, fbpe_gpt2_end_joined)                                        \
+    X(FBPE_GPT4 | FBPE_JOIN_RUNS, fbpe_gpt4_end_joined)                                        \
+    X(FBPE_O200K | FBPE_JOIN_RUNS, fbpe_o200k_end_joined)                                      \
+    X(FBPE_FUNCTIONALIZER | FBPE_JOIN_RUNS, fbpe_functionalizer_end_joined)                    \
+    X(FBPE_FUNCTIONALIZER_RUNS | FBPE_JOIN_RUNS, fbpe_functionalizer_runs_end_joined)          \
+    X(FBPE_LLAMA_DIGITS | FBPE_JOIN_RUNS, fbpe_llama_digits_end_joined)
 
 #endif

@@ -21,6 +21,7 @@ from ..core._native import MAX_THREADS
 from ..core.alphabet import MAX_VOCAB_SIZE
 from ..errors import FunctionalBPEError
 from ..fileformat import atomic_write_text, check_output_path
+from ..schemes.base import NORMAL_FORMS
 from ..schemes.registry import SCHEMES
 from ..text.corpus import Files, decode_utf8, files, read_text
 from ..text.patterns import PATTERNS
@@ -108,6 +109,9 @@ def add_scheme_args(p: argparse.ArgumentParser) -> None:
                    help="how text is turned into BPE's pieces: plain byte-level BPE, the Functionalizer "
                    "(case and accents as instructions) or boundary markers (default: plain)")
     p.add_argument("--pattern", default=None, help=f"one of {', '.join(PATTERNS)} or a regex (default: the scheme's)")
+    p.add_argument("--normalize", default=None, choices=NORMAL_FORMS,
+                   help="Unicode normalization before the pattern, for every scheme (NFC: as the "
+                   "Functionalizer paper); decoding then gives the normalized text (default: none, lossless)")
     p.add_argument("--special", action="append", default=[], metavar="TOKEN", help="a special token (repeatable)")
     p.add_argument(
         "--option",
@@ -154,6 +158,17 @@ def parse_options(items: List[str]) -> Dict[str, Any]:
             except ValueError:
                 out[key] = value
     return out
+
+
+def scheme_options(args: argparse.Namespace) -> Dict[str, Any]:
+    """The scheme's keyword options: ``--option KEY=VALUE`` and ``--normalize``, which must agree."""
+    options = parse_options(args.option)
+    if args.normalize is not None:
+        if options.get("normalize", args.normalize) != args.normalize:
+            raise FunctionalBPEError(
+                f"--normalize {args.normalize} and --option normalize={options['normalize']} disagree; give one")
+        options["normalize"] = args.normalize
+    return options
 
 
 # -- input and output -------------------------------------------------------------------------------

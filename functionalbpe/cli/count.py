@@ -14,7 +14,7 @@ from typing import Any
 
 from ..counts import count
 from ..fileformat import check_output_path
-from .common import add_corpus_args, add_scheme_args, corpus_files, parse_options
+from .common import add_corpus_args, add_scheme_args, corpus_files, scheme_options
 
 HELP = "count the pieces of files into a counts file, to train on later"
 
@@ -33,7 +33,7 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_output_path(args.out)  # before the counting, not after
-    options = parse_options(args.option)
+    options = scheme_options(args)
     start = time.perf_counter()
     if args.dask:
         from .. import dask as on_dask  # the one home of dask: imported only when asked for

@@ -13,7 +13,7 @@ from ..counts import PieceCounts
 from ..errors import FunctionalBPEError
 from ..fileformat import check_output_path
 from ..training import BACKENDS, train
-from .common import COUNT, VOCAB_SIZE, add_corpus_args, add_scheme_args, corpus_files, parse_options
+from .common import COUNT, VOCAB_SIZE, add_corpus_args, add_scheme_args, corpus_files, scheme_options
 
 
 def add_parser(sub: Any) -> None:
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         progress=False if args.quiet else True,
         threads=args.threads,
         trace=args.trace,
-        **parse_options(args.option),
+        **scheme_options(args),
     )
     tok.save(args.out)
     if not args.quiet:

@@ -60,14 +60,34 @@ def markers_variant(options: int) -> str:
     return "[" + ",".join(["w"] + [kind for bit, kind in _MARKER_KINDS if options & bit]) + "]"
 
 
+# The option bit of a pattern's scanner that joins runs of >= 3 identical pieces as the
+# Functionalizer does with repeat on (csrc/lib/scanners.h); the modules name that scanner
+# with JOINED after the pattern's name.
+JOIN_RUNS = 1
+JOINED = "+joined"
+
+
 @dataclass(frozen=True)
 class Scanner:
     """A compiled scanner a scheme may declare (see ``Scheme.compiled``): ``name`` is a
-    built-in pattern's name (``"gpt4"``), or ``"markers"`` with the boundary-marker option
-    bits in ``options``. It cuts text exactly as the scheme's ``raw_pieces`` does."""
+    built-in pattern's name (``"gpt4"``) with ``options`` 0 or :data:`JOIN_RUNS`, or
+    ``"markers"`` with the boundary-marker option bits in ``options``. It cuts text exactly
+    as the scheme's ``raw_pieces`` does."""
 
     name: str
     options: int = 0
+
+    @property
+    def module_name(self) -> str:
+        """The scanner's name in the compiled modules' ``SCANNERS`` (markers: see
+        :meth:`Native.encoder_scanner`).
+
+        >>> Scanner("functionalizer", JOIN_RUNS).module_name
+        'functionalizer+joined'
+        """
+        if self.name == "markers":
+            return "markers" + markers_variant(self.options)
+        return self.name + JOINED if self.options & JOIN_RUNS else self.name
 
 
 class Native:
@@ -131,7 +151,7 @@ class Native:
         module = self.module("scanner")
         if module is None:
             return None
-        if scanner.name == "markers" or scanner.name in module.SCANNERS:
+        if scanner.name == "markers" or scanner.module_name in module.SCANNERS:
             return module
         return None
 
@@ -143,7 +163,7 @@ class Native:
         if scanner.name == "markers":
             return module.PieceCounter("markers", threads=threads, special_tokens=special_tokens,
                                        markers=scanner.options)
-        return module.PieceCounter(scanner.name, threads=threads, special_tokens=special_tokens)
+        return module.PieceCounter(scanner.module_name, threads=threads, special_tokens=special_tokens)
 
     def encoder_scanner(self, scanner: Optional[Scanner]) -> Optional[str]:
         """The encoder module's name for ``scanner`` (``"gpt4"``, ``"markers[w,p]"``), if
@@ -151,7 +171,7 @@ class Native:
         module = self.encoder
         if module is None or scanner is None:
             return None
-        name = "markers" + markers_variant(scanner.options) if scanner.name == "markers" else scanner.name
+        name = scanner.module_name
         return name if name in module.SCANNERS else None
 
 

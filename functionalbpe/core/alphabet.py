@@ -43,6 +43,10 @@ KIND_MASK = TEXT | OPERATOR | BOUNDARY | SHIFT
 # token starting with ¦", the rule that keeps the space two touching markers stand for.
 STARTS_WITH_BOUNDARY = 16
 ENDS_WITH_BOUNDARY = 32
+# On a shift code: BPE may merge it like a text symbol, as the boundary-marker paper does (its
+# reference code forbids only a marker with a marker). Without it a shift code stays a token
+# of its own. A merged token carries it on from its parts.
+SHIFT_MERGES = 64
 
 MERGE_POLICIES = ("atomic", "prefix", "free")
 POLICY_CODES = {name: code for code, name in enumerate(MERGE_POLICIES)}
@@ -81,7 +85,7 @@ class Atom:
 def merged_flags(left: int, right: int) -> int:
     """Flags of the token made by merging tokens with flags ``left`` and ``right``."""
     return (
-        ((left | right) & KIND_MASK)
+        ((left | right) & (KIND_MASK | SHIFT_MERGES))
         | (left & STARTS_WITH_BOUNDARY)
         | (right & ENDS_WITH_BOUNDARY)
     )
@@ -97,13 +101,15 @@ def can_merge(policy: int, left: int, right: int) -> bool:
         prefix   yes    no       yes            no
         free     yes    yes      yes            no
 
-    and a token ending in ``¦`` never merges with one starting with ``¦``.
+    and a token ending in ``¦`` never merges with one starting with ``¦``. A shift code
+    flagged ``SHIFT_MERGES`` merges as text does (the markers scheme's
+    ``merge_shift_codes=True``, the paper's rule).
 
     >>> can_merge(POLICY_CODES["prefix"], OPERATOR, OPERATOR), can_merge(1, OPERATOR, TEXT)
     (True, False)
     """
     kinds = (left | right) & KIND_MASK
-    if kinds & SHIFT:
+    if kinds & SHIFT and not (left | right) & SHIFT_MERGES:
         return False
     if (left & ENDS_WITH_BOUNDARY) and (right & STARTS_WITH_BOUNDARY):
         return False

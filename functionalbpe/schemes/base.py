@@ -88,7 +88,11 @@ class Scheme(ABC):
 
     name: ClassVar[str]
     default_pattern: ClassVar[str] = "gpt4"
-    atoms: ClassVar[Tuple[Atom, ...]] = ()
+    # The scheme's atoms (a scheme may choose them per instance, with the same characters).
+    atoms: Tuple[Atom, ...] = ()
+    # Options a file did not record because they did not exist when it was written, with the
+    # value that file's behaviour had: a newer default does not change an older file.
+    file_defaults: ClassVar[Dict[str, Any]] = {}
 
     def __init__(self, pattern: Union[str, Pattern, None] = None, normalize: Optional[str] = None) -> None:
         # None is the scheme's default; an empty pattern is an error (resolve_pattern).

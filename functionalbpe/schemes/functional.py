@@ -40,7 +40,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import regex
 
-from ..core._native import NATIVE
+from ..checks import plain_str
+from ..core._native import JOIN_RUNS, NATIVE, Scanner
 from ..core.alphabet import OPERATOR, Atom
 from ..core.cache import BoundedCache
 from ..core.piecetable import PieceTable
@@ -111,6 +112,17 @@ PAPER_PROFILE: Dict[str, Any] = {
     "split_operators": True,
 }
 
+# Every configuration of the paper's tables, as ``fb.train`` arguments: its split alone (the
+# "split-only" baseline, the plain scheme), with the Functionalizer, with repetition only,
+# and the same on its Llama split. NFC on every one, the baselines included, as its code does.
+PAPER_PROFILES: Dict[str, Dict[str, Any]] = {
+    "split": {"scheme": "plain", "pattern": "functionalizer", "normalize": "NFC"},
+    "split + Functionalizer": {"scheme": "functional", **PAPER_PROFILE},
+    "split + Functionalizer (repeat only)": {"scheme": "functional", **PAPER_PROFILE, "case": False, "diacritics": False},
+    "llama": {"scheme": "plain", "pattern": "functionalizer-llama", "normalize": "NFC"},
+    "llama + Functionalizer": {"scheme": "functional", **PAPER_PROFILE, "pattern": "functionalizer-llama"},
+}
+
 _ARG = "[\ue000-\ue0ff]"
 _INSTRUCTION = f"(?:[\ue100-\ue10d]{_ARG}|\ue200{_ARG}{{2}}|\ue201{_ARG}{{3}})"
 # hi 0..15: U+E000 + 256*hi + lo stays in U+E000..U+EFFF
@@ -134,6 +146,12 @@ _CASE_OR_ACCENT_RE = regex.compile(r"[\p{Uppercase}\p{Decomposition_Type=Canonic
 _MAYBE_WORK_RE = regex.compile(r"[\p{Uppercase}\p{Decomposition_Type=Canonical}\ue000-\uefff]|(.)\1\1", regex.DOTALL)
 
 Instruction = Tuple[Any, ...]  # (operator, arg, ...)
+
+# Patterns that never yield two equal pieces in a row: nothing to join.
+_NEVER_TWO_EQUAL = frozenset({"functionalizer-runs"})
+# Patterns whose runs of equal pieces never span a safe cut (text/cuts.py): in the paper's
+# split only single spaces repeat in a row, and no safe cut falls between two spaces.
+_RUNS_NEVER_CUT = frozenset({"functionalizer"})
 
 
 _ARGS = [chr(ARG0 + n) for n in range(MAX_ARG + 1)]
@@ -643,14 +661,19 @@ class Functionalizer(Scheme):
         self.repeat = repeat
         self.split_operators = split_operators
         self._cache: BoundedCache[str, Tuple[str, ...]] = BoundedCache(self.cache_size)
-        # Runs of identical pieces are joined in Python (they need the neighbours), so the C
-        # scanner can stand in for raw_pieces only where there are none to join; and the
-        # safe cuts of text/cuts.py are proven for the pattern's pieces, not for runs of them
-        # nor for normalized text.
-        self._joins = joins = repeat and self.pattern.name != "functionalizer"
+        # Runs of identical pieces are joined (_join_runs) unless the pattern never yields
+        # two equal pieces in a row. The compiled scanner joins them too, so counting and
+        # encoding stay in C. The safe cuts of text/cuts.py are proven for a pattern's
+        # pieces; runs of them survive a cut only where no run can span one (the paper's
+        # split, whose only pieces that repeat in a row are single spaces), and no cut is
+        # proven for normalized text.
+        self._joins = joins = repeat and self.pattern.name not in _NEVER_TWO_EQUAL
+        scanner = self.pattern.scanner
+        if joins and scanner is not None:
+            scanner = Scanner(scanner.name, JOIN_RUNS)
         self._compiled = Compiled(
-            scanner=None if joins else self.pattern.scanner,
-            cuts_safely=not joins and normalize is None,
+            scanner=scanner,
+            cuts_safely=normalize is None and (not joins or self.pattern.name in _RUNS_NEVER_CUT),
             identity=False,
         )
 
@@ -678,15 +701,24 @@ class Functionalizer(Scheme):
 
         >>> Functionalizer(pattern="gpt4").raw_pieces("111111111 ha ha ha")
         ['111111111', ' ha ha ha']
+        >>> Functionalizer().raw_pieces("x    = 1")
+        ['x', '    ', '=', ' ', '1']
         """
-        pieces = pretokenize(self.prepare(text) if self.normalize else text, self.pattern)
-        return self._join_runs(pieces) if self._joins else pieces
+        text = self.prepare(text) if self.normalize else text
+        if not self._joins:
+            return pretokenize(text, self.pattern)
+        module = NATIVE.scanner_for(self._compiled.scanner)
+        if module is not None:  # the joined scanner: the same pieces (tests/test_scanner.py)
+            assert self._compiled.scanner is not None
+            return module.scan(plain_str(text), self._compiled.scanner.module_name)
+        return self._join_runs(pretokenize(text, self.pattern))
 
     def joins_runs(self) -> bool:
-        """Whether runs of identical pieces can occur and are joined. The functionalizer
-        split never yields two identical pieces in a row: each of its alternatives is a
-        maximal run of one character class (docs/functional.md), so the piece after one
-        starts with a character of another class."""
+        """Whether runs of identical pieces can occur and are joined. They can with every
+        pattern but ``functionalizer-runs``, whose alternatives are each a maximal run of one
+        character class (docs/functional.md), so that the piece after one starts with a
+        character of another class. The paper's split has a piece per space: 12 spaces
+        become one piece of 12, then ``REPEAT(0, 12)`` + ``" "``."""
         return self._joins
 
     def _join_runs(self, pieces: List[str]) -> List[str]:

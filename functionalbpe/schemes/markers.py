@@ -52,12 +52,23 @@ import regex
 from ..checks import plain_str
 from ..core._native import MARKERS_CASE, MARKERS_DIGITS, MARKERS_PUNCT, NATIVE, Scanner, markers_variant
 from ..core.alphabet import BOUNDARY as BOUNDARY_KIND
-from ..core.alphabet import OPERATOR, SHIFT, Atom
+from ..core.alphabet import OPERATOR, SHIFT, SHIFT_MERGES, Atom
 from ..core.cache import BoundedCache
 from ..errors import DecodeError, FunctionalBPEError
 from ..text.patterns import Pattern
 from .base import Compiled, Scheme
 from .textform import LITERAL, RESERVED, Literals, atom_glyphs, bad_part, check_errors, show_atoms
+
+# The paper's configurations as ``fb.train`` arguments, its plain baseline included (a
+# GPT-style split, here gpt4). Shift codes merge into their word, as in its reference code.
+PAPER_PROFILE: Dict[str, Any] = {"punct": True, "digits": True, "case": True, "merge_shift_codes": True}
+PAPER_PROFILES: Dict[str, Dict[str, Any]] = {
+    "plain": {"scheme": "plain", "pattern": "gpt4"},
+    "[w]": {"scheme": "markers"},
+    "[w,p]": {"scheme": "markers", "punct": True},
+    "[w,p,d]": {"scheme": "markers", "punct": True, "digits": True},
+    "[w,p,d,↑]": {"scheme": "markers", **PAPER_PROFILE},
+}
 
 # -- atoms -----------------------------------------------------------------------------
 
@@ -76,6 +87,11 @@ ATOMS: Tuple[Atom, ...] = tuple(
         Atom(TITLE, "TITLE", SHIFT, "↑"),
         Atom(UPPER, "UPPER", SHIFT, "⇑"),
     ]
+)
+# The same atoms with shift codes that BPE may merge (merge_shift_codes=True, the paper's rule):
+# the same code points and names, so the ids and the file's atoms do not depend on it.
+ATOMS_SHIFTS_MERGE: Tuple[Atom, ...] = tuple(
+    Atom(a.char, a.name, a.kind | SHIFT_MERGES, a.glyph) if a.kind & SHIFT else a for a in ATOMS
 )
 
 # -- units -----------------------------------------------------------------------------
@@ -271,6 +287,11 @@ class BoundaryMarkers(Scheme):
     """The boundary-marker scheme (``scheme="markers"``): ``[w]`` by default; ``punct``,
     ``digits``, ``case`` give ``[w,p]``, ``[w,p,d]`` and the ``↑`` variants.
 
+    ``merge_shift_codes`` (default True, as the paper's reference code): BPE may merge a
+    shift code into its word (``↑¦the¦`` one token); False keeps every shift code a token of
+    its own. Either way a token ending in ``¦`` never merges with one starting with ``¦``.
+    ``normalize`` as for every scheme.
+
     It cuts text into its own units, so it takes no pattern. Its raw pieces are already its
     text-form pieces (markers, shift codes and escapes written in): the transform is the
     identity, and the compiled scanner cuts, counts and encodes them in C.
@@ -282,22 +303,32 @@ class BoundaryMarkers(Scheme):
 
     name = "markers"
     atoms = ATOMS
+    # Files written before merge_shift_codes existed kept shift codes apart.
+    file_defaults = {"merge_shift_codes": False}
 
     def __init__(
-        self, punct: bool = False, digits: bool = False, case: bool = False, pattern: Union[str, Pattern, None] = None
+        self,
+        punct: bool = False,
+        digits: bool = False,
+        case: bool = False,
+        pattern: Union[str, Pattern, None] = None,
+        normalize: Optional[str] = None,
+        merge_shift_codes: bool = True,
     ) -> None:
         if pattern not in (None, "markers", UNITS):
             raise FunctionalBPEError(
                 "the markers scheme cuts text into its own units (word, digit, punct, space, "
                 f"other; see docs/markers.md) and takes no pattern, got pattern={pattern!r}"
             )
-        super().__init__(PATTERN)
-        for name, value in (("punct", punct), ("digits", digits), ("case", case)):
+        super().__init__(PATTERN, normalize)
+        for name, value in (("punct", punct), ("digits", digits), ("case", case), ("merge_shift_codes", merge_shift_codes)):
             if not isinstance(value, bool):
                 raise FunctionalBPEError(f"markers option {name} must be True or False, got {value!r}")
         self.punct = punct
         self.digits = digits
         self.case = case
+        self.merge_shift_codes = merge_shift_codes
+        self.atoms = ATOMS_SHIFTS_MERGE if merge_shift_codes else ATOMS
         # The options as the compiled scheme takes them (csrc/lib/markers.h).
         self.bits = MARKERS_PUNCT * punct | MARKERS_DIGITS * digits | MARKERS_CASE * case
         self._marked = frozenset([WORD] + [PUNCT] * punct + [DIGIT] * digits)
@@ -409,10 +440,18 @@ class BoundaryMarkers(Scheme):
         return decodable_prefix(text)
 
     def options(self) -> Dict[str, Any]:
-        return {"punct": self.punct, "digits": self.digits, "case": self.case}
+        options: Dict[str, Any] = {
+            "punct": self.punct, "digits": self.digits, "case": self.case, "merge_shift_codes": self.merge_shift_codes,
+        }
+        if self.normalize is not None:  # written only when set: older files stay as they were
+            options["normalize"] = self.normalize
+        return options
 
     def __repr__(self) -> str:
-        return f"BoundaryMarkers(punct={self.punct}, digits={self.digits}, case={self.case})"
+        return (
+            f"BoundaryMarkers(punct={self.punct}, digits={self.digits}, case={self.case}, "
+            f"merge_shift_codes={self.merge_shift_codes})"
+        )
 
 
 _GLYPHS = atom_glyphs(ATOMS)

@@ -11,28 +11,38 @@ Example::
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Union
+from typing import Any, Dict, List, Optional, Union
 
 from ..text.patterns import Pattern, pretokenize
 from .base import Compiled, Scheme
 
 
 class PlainScheme(Scheme):
-    """Pieces are the pattern's matches (default pattern: ``gpt4``)."""
+    """Pieces are the pattern's matches (default pattern: ``gpt4``).
+
+    ``normalize`` (None, or ``"NFC"`` as the Functionalizer paper does for every
+    configuration) is applied before the pattern, in training and encoding; decoding then
+    gives the normalized text back.
+
+    >>> PlainScheme("gpt2", normalize="NFC").split("cafe\u0301")
+    ['café']
+    """
 
     name = "plain"
 
-    def __init__(self, pattern: Union[str, Pattern, None] = None) -> None:
-        super().__init__(pattern)
-        # Safe cuts are proven for the built-in patterns (text/cuts.py); a custom pattern's
-        # files are read in the same blocks, which keeps memory bounded by the block size.
-        self._compiled = Compiled(scanner=self.pattern.scanner, cuts_safely=True, identity=True)
+    def __init__(self, pattern: Union[str, Pattern, None] = None, normalize: Optional[str] = None) -> None:
+        super().__init__(pattern, normalize)
+        # Safe cuts are proven for the built-in patterns (text/cuts.py), not for normalized
+        # text; a custom pattern's files are read in the same blocks, which keeps memory
+        # bounded by the block size.
+        self._compiled = Compiled(scanner=self.pattern.scanner, cuts_safely=normalize is None, identity=True)
 
     def compiled(self) -> Compiled:
         return self._compiled
 
     def options(self) -> Dict[str, Any]:
-        return {}
+        # Written only when set, so that a file without normalization is what it always was.
+        return {} if self.normalize is None else {"normalize": self.normalize}
 
     def raw_pieces(self, text: str) -> List[str]:
         return pretokenize(self.prepare(text), self.pattern)

@@ -4,7 +4,7 @@
 Example::
 
     >>> make_scheme("markers", punct=True).options()
-    {'punct': True, 'digits': False, 'case': False}
+    {'punct': True, 'digits': False, 'case': False, 'merge_shift_codes': True}
     >>> resolve(make_scheme("plain", "gpt2")).pattern_name
     'gpt2'
 """
@@ -38,6 +38,16 @@ def make_scheme(name: str = "plain", pattern: Optional[str] = None, **options: A
         return build(pattern=pattern, **options)
     except TypeError as exc:
         raise FunctionalBPEError(f"bad option for scheme {name!r}: {exc}") from None
+
+
+def scheme_from_file(name: str, pattern: Optional[str], options: Dict[str, Any]) -> Scheme:
+    """The scheme a tokenizer file records: :func:`make_scheme`, where an option the file
+    does not hold takes the value it had when the file was written (``file_defaults``).
+
+    >>> scheme_from_file("markers", None, {"case": True}).merge_shift_codes
+    False
+    """
+    return make_scheme(name, pattern, **{**scheme_class(name).file_defaults, **options})
 
 
 def resolve(scheme: Union[str, Scheme], pattern: Optional[str] = None, **options: Any) -> Scheme:

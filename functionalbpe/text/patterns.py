@@ -57,12 +57,25 @@ LLAMA3 = (
     r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
 )
 
-# The Functionalizer paper splits with ``\n+|\t+|\u2581+| +|[^\p{L}\p{N}\s _]+`` and keeps the
-# text *between* matches as pieces too. The last alternative below spells that "between"
-# out: a maximal run of the characters that start no other alternative (letters, digits,
-# underscore, and whitespace other than newline, tab and space). So ``findall`` with this
-# pattern yields exactly the paper's pieces, and every pattern is used the same way.
-FUNCTIONALIZER = r"""\n+|\t+|\u2581+| +|[^\p{L}\p{N}\s _]+|(?:[\p{L}\p{N}_]|[^\S\n\t ])+"""
+# The Functionalizer paper's split (``DEFAULT_SPLIT_PAT`` of its code) is
+# ``\n+|\t+|[ ]| |[^\p{L}\p{N}\s _]+``, applied as an HF ``Split(behavior="isolated")``: the
+# matches *and* the text between them are pieces. Both space alternatives are one ASCII
+# space, so every single space is a piece of its own (the scheme's REPEAT then joins a run of
+# them). The last alternative below spells the "between" out: a maximal run of the
+# characters that start no other alternative (letters, digits, underscore, and white space
+# other than newline, tab and space). So ``findall`` with this pattern yields exactly the
+# paper's pieces, and every pattern is used the same way.
+FUNCTIONALIZER = r"""\n+|\t+| |[^\p{L}\p{N}\s _]+|(?:[\p{L}\p{N}_]|[^\S\n\t ])+"""
+
+# The same with a run of spaces (and of U+2581, SentencePiece's space) as one piece: the
+# plain baseline can then merge indentation, which the paper's split keeps from it.
+FUNCTIONALIZER_RUNS = r"""\n+|\t+|\u2581+| +|[^\p{L}\p{N}\s _]+|(?:[\p{L}\p{N}_]|[^\S\n\t ])+"""
+
+# The paper's second configuration (``LLAMA_SPLIT_PAT``): llama3 with single digits.
+FUNCTIONALIZER_LLAMA = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
 
 PATTERNS = {
     "gpt2": GPT2,
@@ -70,6 +83,8 @@ PATTERNS = {
     "o200k": O200K,
     "llama3": LLAMA3,
     "functionalizer": FUNCTIONALIZER,
+    "functionalizer-runs": FUNCTIONALIZER_RUNS,
+    "functionalizer-llama": FUNCTIONALIZER_LLAMA,
 }
 
 
