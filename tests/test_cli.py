@@ -102,7 +102,7 @@ def test_decode_names_the_bad_line(tmp_path, corpus):
 
 
 def test_scheme_options_are_parsed():
-    from functionalbpe.cli.train import parse_options
+    from functionalbpe.cli.common import parse_options
 
     assert parse_options(["case=false", "normalize=NFC", "n=3", "x=none"]) == {
         "case": False,
