@@ -104,6 +104,11 @@ class PieceCounts(Mapping[str, int]):
     ``table`` is the flat :class:`~functionalbpe.core.piecetable.PieceTable`; ``scheme`` the
     scheme object; ``special_tokens`` those cut out; ``pruned_below`` the ``min_count`` of
     the :meth:`prune` that made it, if any (None: exact).
+
+    >>> import functionalbpe as fb
+    >>> counts = fb.count(["the cat the hat"], progress=False)
+    >>> counts["the"], counts[" the"], counts.total
+    (1, 1, 4)
     """
 
     __slots__ = ("table", "scheme", "special_tokens", "pruned_below", "_dict")
