@@ -410,6 +410,7 @@ def _read(data: memoryview, name: str) -> PieceCounts:
     scheme, specials, pruned = _metadata(bytes(data[meta_at:body_at]), bad)
     raw_len = 12 * pieces + data_len
     body = data[body_at:body_at + body_len]
+    raw: "bytes | memoryview"
     if flags & FLAG_ZLIB:
         if raw_len > MAX_RATIO * body_len + 4096:
             raise bad(f"the table (offsets 24, 32) would unpack to {raw_len} bytes from {body_len}: "
