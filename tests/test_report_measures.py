@@ -540,8 +540,11 @@ def test_the_example_sentence_is_cut_into_each_tokenizers_tokens():
                                         for i in tok.encode_ordinary(TEXT)]
     assert "".join(example["tokens"]["bytes"]).count("\ufffd") == 2  # é as two bytes
     assert "".join(example["tokens"]["bpe"]).replace("\ufffd\ufffd", "é") == TEXT
-    page = r.to_html()
-    assert "An example, token by token" in page
+    from functionalbpe.measure.html import example_html
+
+    page = "".join(example_html(r))
+    # Every other token shaded: 12 of bpe's 23 tokens, 14 of the 28 bytes.
+    assert "An example, token by token" in page and page.count('<span class="a">') == 12 + 14
     chosen = fb.report({"bpe": tok}, {"t": TEXT}, example="ab cd", progress=False)
     assert chosen.example() == {"text": "ab cd", "tokens": {"bpe": ["ab", " ", "c", "d"]}}
 
@@ -579,3 +582,16 @@ def test_an_id_beyond_the_vocabulary_is_one_clear_error():
 
     with pytest.raises(fb.FunctionalBPEError, match="outside its vocabulary of 128 ids"):
         fb.report({"wrong": Wrong()}, {"t": "x"}, progress=False)
+
+
+def test_every_measure_is_defined_in_the_docs():
+    from pathlib import Path
+
+    from functionalbpe.measure.measures import RESULT_MEASURES, VOCABULARY_MEASURES
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "metrics.md").read_text(encoding="utf-8")
+    keys = [m.key for m in RESULT_MEASURES + VOCABULARY_MEASURES]
+    missing = [k for k in keys if f"`{k}`" not in page and f"`{k}`," not in page]
+    # Rényi's keys are listed together as `renyi_efficiency_1`, `_2`, `_2_5`, `_3`.
+    missing = [k for k in missing if not (k.startswith("renyi_efficiency_") and "`renyi_efficiency_1`" in page)]
+    assert missing == []
