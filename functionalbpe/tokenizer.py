@@ -50,6 +50,7 @@ from .schemes.registry import make_scheme
 
 if TYPE_CHECKING:  # pragma: no cover
     from .streaming import StreamDecoder
+    from .tokenfile import EncodeSummary
 
 SpecialSet = Union[str, AbstractSet[str], Collection[str]]
 
@@ -244,6 +245,31 @@ class Tokenizer:
                     ids.append(-1 - k)
             out.append(ids)
         return out
+
+    def encode_to_file(
+        self,
+        source: Any,
+        out: "os.PathLike[str] | str",
+        *,
+        format: Optional[str] = None,
+        dtype: Any = None,
+        eot: Union[None, str, int] = None,
+        offsets: "os.PathLike[str] | str | None" = None,
+        threads: Optional[int] = None,
+        progress: Any = None,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+        errors: str = "strict",
+    ) -> "EncodeSummary":
+        """Encode a corpus (a path, ``fb.files(...)`` or an iterable of documents) into a
+        token file for training: ``npy``, raw ``bin`` or llm.c's ``llmc``, each document's ids
+        followed by ``eot``, streamed on all cores in bounded memory, written whole or not at
+        all. See :func:`functionalbpe.tokenfile.encode_to_file` and docs/tokenfiles.md."""
+        from .tokenfile import encode_to_file
+
+        return encode_to_file(self, source, out, format=format, dtype=dtype, eot=eot, offsets=offsets,
+                              threads=threads, progress=progress, allowed_special=allowed_special,
+                              disallowed_special=disallowed_special, errors=errors)
 
     def count_tokens(self, text: str, *, allowed_special: SpecialSet = frozenset()) -> int:
         """How many tokens ``text`` takes. Never raises for any text: special-token text

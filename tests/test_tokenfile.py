@@ -1,0 +1,245 @@
+"""Token files: the ids in the file are ``tok.encode(doc) + [eot]`` over the documents, in
+every format, whatever the threads and the block size; a failed run leaves nothing."""
+import gzip
+import json
+import os
+import struct
+
+import numpy as np
+import pytest
+
+import functionalbpe as fb
+from functionalbpe import tokenfile
+from functionalbpe.errors import FunctionalBPEError, SpecialTokenError
+from functionalbpe.tokenfile import choose_dtype, read_token_file
+
+EOT = "<|endoftext|>"
+TEXT = "The cat sat on the mat. The dog sat on the log.\nnaïve café, 中文 ✓ 😀\n" * 4
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return fb.train([TEXT * 3], vocab_size=330, special_tokens=[EOT], progress=False)
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Blocks of a few hundred bytes and batches of a few blocks, so that a small corpus
+    crosses every boundary: documents cut into blocks, blocks spread over batches."""
+    monkeypatch.setattr(tokenfile, "UNIT_BYTES", 200)
+    monkeypatch.setattr(tokenfile, "MIN_BATCH_BYTES", 500)
+    monkeypatch.setattr(tokenfile, "MAX_BATCH_BYTES", 900)
+
+
+def expected(tok, docs, eot=EOT):
+    out = []
+    for doc in docs:
+        out += tok.encode(doc)
+        if eot is not None:
+            out.append(tok.special_tokens[eot])
+    return out
+
+
+def make_corpus(root):
+    """Text files (one cut into many blocks), an empty file, and a .jsonl.gz of documents."""
+    root.mkdir()
+    (root / "a.txt").write_text(TEXT * 5, encoding="utf-8")
+    (root / "b.txt").write_text("", encoding="utf-8")
+    (root / "c.txt").write_text("short one", encoding="utf-8")
+    lines = [json.dumps({"text": t}) for t in (TEXT, "", "x y z\n", TEXT[:50])]
+    with gzip.open(root / "d.jsonl.gz", "wt", encoding="utf-8") as fh:
+        fh.write("\n".join(lines) + "\n")
+    return root
+
+
+@pytest.mark.parametrize("format,suffix", [("npy", ".npy"), ("bin", ".bin"), ("llmc", ".bin")])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_every_format_holds_the_ids_of_every_document(tok, tmp_path, small_blocks, format, suffix, threads):
+    corpus = make_corpus(tmp_path / "corpus")
+    docs = list(fb.files(corpus))
+    out, idx = tmp_path / f"ids{suffix}", tmp_path / "ids.idx"
+    summary = tok.encode_to_file(corpus, out, format=format, eot=EOT, offsets=idx, threads=threads, progress=False)
+    want = expected(tok, docs)
+    ids = read_token_file(out, format, dtype="uint16")
+    assert ids.dtype == np.uint16 and ids.tolist() == want
+    assert (summary.documents, summary.tokens, summary.format) == (len(docs), len(want), format)
+    assert summary.bytes_in == sum(len(d.encode("utf-8")) for d in docs)
+    offsets = np.fromfile(idx, dtype="<u8").tolist()
+    assert len(offsets) == len(docs) + 1 and offsets[-1] == len(want)
+    for k, doc in enumerate(docs):
+        assert ids[offsets[k] : offsets[k + 1]].tolist() == expected(tok, [doc])
+    # Read back as the training loops read them.
+    if format == "npy":
+        assert np.load(out, mmap_mode="r").tolist() == want
+    elif format == "bin":
+        assert np.memmap(out, dtype=np.uint16, mode="r").tolist() == want
+    else:
+        header = np.fromfile(out, dtype="<i4", count=256)
+        assert header[:3].tolist() == [20240520, 1, len(want)] and not header[3:].any()
+        assert np.fromfile(out, dtype="<u2", offset=1024).tolist() == want
+    assert tok.decode(ids.tolist()) == EOT.join(docs) + EOT
+    assert sorted(os.listdir(tmp_path)) == sorted(["corpus", out.name, idx.name])  # no temporary left
+
+
+def test_the_file_is_the_same_whatever_the_threads_and_blocks(tok, tmp_path, monkeypatch):
+    corpus = make_corpus(tmp_path / "corpus")
+    tok.encode_to_file(corpus, tmp_path / "whole.npy", eot=EOT, threads=1, progress=False)
+    monkeypatch.setattr(tokenfile, "UNIT_BYTES", 64)
+    monkeypatch.setattr(tokenfile, "MIN_BATCH_BYTES", 100)
+    tok.encode_to_file(corpus, tmp_path / "cut.npy", eot=EOT, threads=3, progress=False)
+    assert (tmp_path / "whole.npy").read_bytes() == (tmp_path / "cut.npy").read_bytes()
+
+
+def test_documents_from_an_iterable_and_eot_as_an_id(tok, tmp_path):
+    docs = ["", "a", TEXT, "b"]
+    out = tmp_path / "x.npy"
+    tok.encode_to_file(iter(docs), out, eot=0, progress=False)
+    want = []
+    for doc in docs:
+        want += tok.encode(doc) + [0]
+    assert np.load(out).tolist() == want
+    tok.encode_to_file(docs, out, progress=False)  # no eot: the ids alone
+    assert np.load(out).tolist() == expected(tok, docs, eot=None)
+
+
+@pytest.mark.parametrize("scheme", [
+    {"scheme": "functional"},
+    {"scheme": "markers", "punct": True, "case": True},
+])
+def test_schemes(tmp_path, small_blocks, scheme):
+    tok = fb.train([TEXT], vocab_size=None, special_tokens=[EOT], progress=False, **scheme)
+    corpus = make_corpus(tmp_path / "corpus")
+    docs = list(fb.files(corpus))
+    tok.encode_to_file(fb.files(corpus), tmp_path / "ids.bin", eot=EOT, threads=2, progress=False)
+    ids = np.fromfile(tmp_path / "ids.bin", dtype="<u2").tolist()
+    assert ids == expected(tok, docs)
+    assert tok.decode(ids) == EOT.join(docs) + EOT
+
+
+def test_special_tokens_in_the_text(tok, tmp_path, small_blocks):
+    text = f"one{EOT}two " * 40
+    (tmp_path / "s.txt").write_text(text, encoding="utf-8")
+    with pytest.raises(SpecialTokenError, match="document 1: .*<|endoftext|>"):
+        tok.encode_to_file(tmp_path / "s.txt", tmp_path / "x.npy", progress=False)
+    assert not (tmp_path / "x.npy").exists()
+    tok.encode_to_file(tmp_path / "s.txt", tmp_path / "x.npy", allowed_special="all", progress=False)
+    assert np.load(tmp_path / "x.npy").tolist() == tok.encode(text, allowed_special="all")
+    tok.encode_to_file(tmp_path / "s.txt", tmp_path / "y.npy", disallowed_special=(), progress=False)
+    assert np.load(tmp_path / "y.npy").tolist() == tok.encode_ordinary(text)
+    with pytest.raises(SpecialTokenError, match="document 3"):
+        tok.encode_to_file(["a", "b", EOT], tmp_path / "z.npy", progress=False)
+
+
+def test_a_failed_or_interrupted_run_leaves_nothing(tok, tmp_path):
+    def documents(error):
+        yield TEXT
+        raise error
+
+    old = tmp_path / "keep.npy"
+    tok.encode_to_file(["old"], old, progress=False)
+    before = old.read_bytes()
+    for error in (KeyboardInterrupt(), RuntimeError("boom")):
+        with pytest.raises(type(error)):
+            tok.encode_to_file(documents(error), old, offsets=tmp_path / "o.idx", progress=False)
+        assert old.read_bytes() == before  # the old file stays as it was
+        assert sorted(os.listdir(tmp_path)) == ["keep.npy"]
+
+
+def test_dtype_choice_and_refusals(tok, tmp_path):
+    assert choose_dtype(65536) == np.uint16 and choose_dtype(65537) == np.uint32
+    assert choose_dtype(300, "uint32") == np.uint32
+    with pytest.raises(FunctionalBPEError, match="uint16 cannot hold"):
+        choose_dtype(100_000, "uint16")
+    with pytest.raises(FunctionalBPEError, match="dtype must be"):
+        choose_dtype(300, "int8")
+    tok.encode_to_file(["ab"], tmp_path / "w.npy", dtype="uint32", progress=False)
+    assert np.load(tmp_path / "w.npy").dtype == np.uint32
+    tok.encode_to_file(["ab"], tmp_path / "w.bin", format="llmc", dtype="uint32", progress=False)
+    assert np.fromfile(tmp_path / "w.bin", dtype="<i4", count=3).tolist() == [20240801, 7, 2]
+    bad = [
+        (dict(eot="<nope>"), "not a special token"),
+        (dict(eot=330), "not an id"),
+        (dict(format="csv"), "format must be"),
+        (dict(threads=0), "threads"),
+    ]
+    for options, message in bad:
+        with pytest.raises(FunctionalBPEError, match=message):
+            tok.encode_to_file(["ab"], tmp_path / "v.npy", progress=False, **options)
+    with pytest.raises(FunctionalBPEError, match="cannot tell the format"):
+        tok.encode_to_file(["ab"], tmp_path / "v.dat", progress=False)
+    with pytest.raises(FunctionalBPEError, match="missing"):
+        tok.encode_to_file(["ab"], tmp_path / "missing" / "v.npy", progress=False)
+    with pytest.raises(FunctionalBPEError, match="source must be"):
+        tok.encode_to_file(b"ab", tmp_path / "v.npy", progress=False)
+    with pytest.raises(FunctionalBPEError, match="document 1 is a int"):
+        tok.encode_to_file(["a", 5], tmp_path / "v.npy", progress=False)
+    assert not (tmp_path / "v.npy").exists()
+
+
+def test_reading_damaged_token_files(tmp_path):
+    def refused(data, format=None, match="", name="t.bin"):
+        path = tmp_path / name
+        path.write_bytes(data)
+        with pytest.raises(FunctionalBPEError, match=match):
+            read_token_file(path, format, dtype="uint16")
+
+    header = np.zeros(256, dtype="<i4")
+    header[:3] = (20240520, 1, 10)
+    refused(header.tobytes() + b"\0" * 8, "llmc", "says 10 tokens")
+    header[:2] = (1, 1)
+    refused(header.tobytes(), "llmc", "not an llm.c token file")
+    refused(b"\0" * 3, "bin", "not a whole number")
+    refused(b"\x93NUMPY garbage", "npy", "not a .npy", "t.npy")
+    np.save(tmp_path / "f.npy", np.zeros((2, 2), dtype=np.uint16))
+    with pytest.raises(FunctionalBPEError, match="1-D"):
+        read_token_file(tmp_path / "f.npy")
+    np.save(tmp_path / "g.npy", np.zeros(3, dtype=np.float32))
+    with pytest.raises(FunctionalBPEError, match="integers"):
+        read_token_file(tmp_path / "g.npy")
+    # A raw .bin that happens to start like an llm.c header but has the wrong size is raw.
+    header[:3] = (20240520, 1, 5)
+    (tmp_path / "r.bin").write_bytes(header.tobytes() + b"\0" * 2)
+    assert len(read_token_file(tmp_path / "r.bin", dtype="uint16")) == 513
+    np.save(tmp_path / "e.npy", np.zeros(0, np.uint16))
+    assert len(read_token_file(tmp_path / "e.npy")) == 0
+    (tmp_path / "e.bin").write_bytes(b"")
+    assert len(read_token_file(tmp_path / "e.bin", dtype="uint16")) == 0
+
+
+def test_npy_header_is_what_numpy_writes(tmp_path):
+    for length in (0, 7, 10**12):
+        header = tokenfile.header_for("npy", np.dtype("<u2"), length)
+        assert len(header) == tokenfile.NPY_HEADER_BYTES
+        version = np.lib.format.read_magic(__import__("io").BytesIO(header))
+        shape, fortran, dtype = np.lib.format.read_array_header_1_0(__import__("io").BytesIO(header[8:]))
+        assert (version, shape, fortran, dtype) == ((1, 0), (length,), False, np.uint16)
+        assert struct.unpack("<H", header[8:10])[0] + 10 == 128
+
+
+def check_corpus(tok, source, tmp_path):
+    docs = list(source)
+    want = expected(tok, docs)
+    for threads in (1, 2):
+        summary = tok.encode_to_file(source, tmp_path / "c.npy", eot=EOT, threads=threads, progress=False)
+        assert np.load(tmp_path / "c.npy", mmap_mode="r").tolist() == want
+        assert summary.documents == len(docs)
+
+
+def test_shared_corpora_sample(tok, corpora, tmp_path):
+    """Real text: one file of each kind from the shared corpora, the start of each."""
+    chosen = [corpora / "nl" / "en.txt", corpora / "nl" / "ja.txt", corpora / "code" / "python.txt",
+              corpora / "parallel" / "lohelp_ru.txt"]
+    check_corpus(tok, fb.files(*chosen, max_doc_chars=200_000 if tok.native else 10_000), tmp_path)
+
+
+@pytest.mark.slow
+def test_shared_corpora_whole(tok, corpora, tmp_path):
+    """The whole shared corpora directory, and the same text as a directory of .jsonl.gz."""
+    check_corpus(tok, fb.files(corpora), tmp_path)
+    jsonl = tmp_path / "jsonl"
+    jsonl.mkdir()
+    for k, path in enumerate(sorted(corpora.glob("*/*.txt"))):
+        paragraphs = path.read_text(encoding="utf-8").split("\n\n")
+        with gzip.open(jsonl / f"{k:02d}.jsonl.gz", "wt", encoding="utf-8") as fh:
+            fh.writelines(json.dumps({"text": p}) + "\n" for p in paragraphs)
+    check_corpus(tok, fb.files(jsonl), tmp_path)
