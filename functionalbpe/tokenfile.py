@@ -41,6 +41,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import (
     IO,
+    Callable,
     TYPE_CHECKING,
     AbstractSet,
     Any,
@@ -272,21 +273,26 @@ def header_for(format: str, dtype: np.dtype, length: int) -> bytes:
     return b""
 
 
-class _TempFile:
-    """A file written beside ``path`` under a temporary name, renamed over ``path`` by
-    :meth:`commit`; :meth:`discard` removes it. Failures name ``path``."""
+class PendingFile:
+    """A file written beside ``path`` under a temporary name: :meth:`finish` puts it on disk,
+    :meth:`rename` puts it in place, :meth:`discard` removes it. Failures name ``path``."""
 
     def __init__(self, path: str) -> None:
         self.path = path
-        directory = os.path.dirname(os.path.abspath(path))
+        self.tmp: Optional[str] = None
         try:
+            if os.path.exists(path) and not os.path.isfile(path):
+                # /dev/null, a pipe: written to directly; renaming over it would replace it.
+                self.fh: IO[bytes] = open(path, "wb")
+                return
+            directory = os.path.dirname(os.path.abspath(path))
             fd, self.tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=directory)
+            umask = os.umask(0)  # mkstemp makes the file owner-only; give it a plain open()'s mode
+            os.umask(umask)
+            os.chmod(self.tmp, 0o666 & ~umask)
+            self.fh = os.fdopen(fd, "wb")
         except OSError as exc:
             raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
-        umask = os.umask(0)  # mkstemp makes the file owner-only; give it a plain open()'s mode
-        os.umask(umask)
-        os.chmod(self.tmp, 0o666 & ~umask)
-        self.fh: IO[bytes] = os.fdopen(fd, "wb")
 
     def write(self, data: Any) -> None:
         try:
@@ -301,12 +307,15 @@ class _TempFile:
                 self.fh.seek(0)
                 self.fh.write(header)
             self.fh.flush()
-            os.fsync(self.fh.fileno())
+            if self.tmp is not None:
+                os.fsync(self.fh.fileno())
             self.fh.close()
         except OSError as exc:
             raise OutputError(f"{self.path}: cannot write: {exc.strerror or exc}") from None
 
     def rename(self) -> None:
+        if self.tmp is None:
+            return
         try:
             os.replace(self.tmp, self.path)
         except OSError as exc:
@@ -315,7 +324,8 @@ class _TempFile:
     def discard(self) -> None:
         """Close and remove the temporary file, if it is still there."""
         self.fh.close()
-        _remove(self.tmp)
+        if self.tmp is not None:
+            _remove(self.tmp)
 
 
 def _remove(path: str) -> None:
@@ -347,30 +357,36 @@ def encode_stream(
     dtype: Any = None,
     eot: Union[None, str, int] = None,
     threads: Optional[int] = None,
+    progress: ProgressSpec = False,
     allowed_special: SpecialSet = frozenset(),
     disallowed_special: SpecialSet = "all",
     errors: str = "strict",
 ) -> Iterator[Chunk]:
     """The ids of ``source`` (see :func:`encode_to_file`) in order, a batch at a time. The
     next batch is encoded (in C, without the GIL, on ``threads`` threads) while the caller
-    handles this one, so at most two batches are held at once."""
+    handles this one, so at most two batches are held at once. ``progress`` shows MB read
+    and tokens made."""
     # Everything is checked now, before the first batch is asked for.
     chosen = choose_dtype(tok.vocab_size, dtype)
     eot_id = _eot_id(tok, eot)
     workers = thread_count(threads, os.cpu_count() or 1)
+    assert workers is not None
+    resolved = _as_source(source, errors)
     batch_bytes = min(MAX_BATCH_BYTES, max(MIN_BATCH_BYTES, UNIT_BYTES * BATCH_UNITS_PER_THREAD * workers))
-    batches = _batches(_units(_as_source(source, errors), tok), batch_bytes)
-    return _stream(tok, batches, chosen, eot_id, workers, allowed_special, disallowed_special)
+    batches = _batches(_units(resolved, tok), batch_bytes)
 
-
-def _stream(tok: "Tokenizer", batches: Iterator[_Batch], dtype: np.dtype, eot_id: Optional[int], threads: int,
-            allowed_special: SpecialSet, disallowed_special: SpecialSet) -> Iterator[Chunk]:
     def encode(batch: _Batch) -> List[List[int]]:
-        return tok.encode_batch(batch.texts, threads, allowed_special=allowed_special,
+        return tok.encode_batch(batch.texts, workers, allowed_special=allowed_special,
                                 disallowed_special=disallowed_special)
 
-    documents = 0
+    return _stream(batches, encode, chosen, eot_id, Progress(progress, "encoding", _total_megabytes(resolved), " MB"))
+
+
+def _stream(batches: Iterator[_Batch], encode: Callable[[_Batch], List[List[int]]], dtype: np.dtype,
+            eot_id: Optional[int], bar: Progress) -> Iterator[Chunk]:
+    documents = tokens = bytes_in = 0
     starting = True  # the next text starts a document
+    start = time.perf_counter()
     pool = ThreadPoolExecutor(1, thread_name_prefix="functionalbpe-tokenfile")
     try:
         batch = next(batches, None)
@@ -379,7 +395,7 @@ def _stream(tok: "Tokenizer", batches: Iterator[_Batch], dtype: np.dtype, eot_id
             try:
                 encoded = pending.result()
             except FunctionalBPEError as exc:
-                number = _failing_document(tok, batch, encode, documents + 1)
+                number = _failing_document(batch, encode, documents + 1)
                 raise type(exc)(f"document {number}: {exc}") from None
             following = next(batches, None)
             pending = pool.submit(encode, following) if following is not None else None
@@ -396,13 +412,19 @@ def _stream(tok: "Tokenizer", batches: Iterator[_Batch], dtype: np.dtype, eot_id
                     ends.append(len(flat))
                     documents += 1
                 starting = last
+            tokens += len(flat)
+            bytes_in += batch.size
             yield Chunk(np.array(flat, dtype=dtype), starts, ends, batch.size)
+            elapsed = max(time.perf_counter() - start, 1e-9)
+            bar.update(bytes_in // 1_000_000, f"{documents:,} docs, {tokens / 1e6:,.1f} M tokens "
+                                              f"({tokens / elapsed / 1e6:,.2f} M tokens/s)")
             batch = following
+        bar.close()
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _failing_document(tok: "Tokenizer", batch: _Batch, encode: Any, first: int) -> int:
+def _failing_document(batch: _Batch, encode: Callable[[_Batch], List[List[int]]], first: int) -> int:
     """The number of the first document of ``batch`` that fails to encode alone, its first
     text being part of document ``first``: where an error of the whole batch comes from."""
     number = first
@@ -448,31 +470,25 @@ def encode_to_file(
     index_path = check_output_path(offsets) if offsets is not None else None
     if index_path is not None and os.path.abspath(index_path) == os.path.abspath(target):
         raise FunctionalBPEError(f"{target}: the offsets file must be another file than the token file")
-    resolved = _as_source(source, errors)
-    stream = encode_stream(tok, resolved, dtype=dtype, eot=eot, threads=threads, allowed_special=allowed_special,
-                           disallowed_special=disallowed_special)
-    total = _total_megabytes(resolved)
+    stream = encode_stream(tok, _as_source(source, errors), dtype=dtype, eot=eot, threads=threads, progress=progress,
+                           allowed_special=allowed_special, disallowed_special=disallowed_special)
     start = time.perf_counter()
     tokens = documents = bytes_in = 0
-    token_file = _TempFile(target)
-    index_file = _TempFile(index_path) if index_path is not None else None
+    token_file = PendingFile(target)
+    index_file = PendingFile(index_path) if index_path is not None else None
     try:
         token_file.write(header_for(kind, dtype, 0))
-        with Progress(progress, "encoding", total=total, unit=" MB") as bar:
-            for chunk in stream:
-                if index_file is not None and chunk.starts:
-                    index_file.write((np.asarray(chunk.starts, dtype="<u8") + tokens).tobytes())
-                token_file.write(memoryview(chunk.ids).cast("B"))
-                tokens += len(chunk.ids)
-                documents += len(chunk.ends)
-                bytes_in += chunk.bytes_in
-                if kind == "llmc" and tokens > LLMC_MAX_TOKENS:
-                    raise FunctionalBPEError(
-                        f"{target}: llm.c's header holds fewer than 2**31 tokens; write several files or use npy"
-                    )
-                elapsed = max(time.perf_counter() - start, 1e-9)
-                bar.update(bytes_in // 1_000_000, f"{documents:,} docs, {tokens / 1e6:,.1f} M tokens "
-                                                  f"({tokens / elapsed / 1e6:,.2f} M tokens/s)")
+        for chunk in stream:
+            if index_file is not None and chunk.starts:
+                index_file.write((np.asarray(chunk.starts, dtype="<u8") + tokens).tobytes())
+            token_file.write(memoryview(chunk.ids).cast("B"))
+            tokens += len(chunk.ids)
+            documents += len(chunk.ends)
+            bytes_in += chunk.bytes_in
+            if kind == "llmc" and tokens > LLMC_MAX_TOKENS:
+                raise FunctionalBPEError(
+                    f"{target}: llm.c's header holds fewer than 2**31 tokens; write several files or use npy"
+                )
         token_file.finish(header_for(kind, dtype, tokens))
         if index_file is not None:
             index_file.write(np.array([tokens], dtype="<u8").tobytes())

@@ -243,3 +243,118 @@ def test_shared_corpora_whole(tok, corpora, tmp_path):
         with gzip.open(jsonl / f"{k:02d}.jsonl.gz", "wt", encoding="utf-8") as fh:
             fh.writelines(json.dumps({"text": p}) + "\n" for p in paragraphs)
     check_corpus(tok, fb.files(jsonl), tmp_path)
+
+
+# -- the command line ---------------------------------------------------------------------------
+
+
+def cli(*args):
+    """Run the command in this process: exit status, stdout, stderr."""
+    import contextlib
+    import io
+    import sys
+
+    from functionalbpe.cli import main
+
+    out, err = io.BytesIO(), io.StringIO()
+    stdout = io.TextIOWrapper(out, encoding="utf-8")
+    with contextlib.redirect_stderr(err):
+        old, sys.stdout = sys.stdout, stdout
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as exc:  # argparse refusing an option
+            code = exc.code
+        finally:
+            stdout.flush()
+            sys.stdout = old
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def tok_file(tok, tmp_path):
+    path = tmp_path / "tok.json"
+    tok.save(path)
+    return path
+
+
+def test_cli_token_file_round_trip(tok, tok_file, tmp_path, small_blocks):
+    corpus = make_corpus(tmp_path / "corpus")
+    (tmp_path / "extra.txt").write_text("one more\n", encoding="utf-8")
+    docs = list(fb.files(corpus, tmp_path / "extra.txt"))
+    out, idx = tmp_path / "ids.bin", tmp_path / "ids.idx"
+    code, _, err = cli("encode", "-t", tok_file, corpus, tmp_path / "extra.txt", "-o", out, "--format", "llmc",
+                       "--eot", EOT, "--offsets", idx, "--threads", "2")
+    assert code == 0 and f"from {len(docs)} documents" in err
+    assert read_token_file(out).tolist() == expected(tok, docs)
+    code, text, _ = cli("decode", "-t", tok_file, out)
+    assert code == 0 and text.decode("utf-8") == EOT.join(docs) + EOT
+    offsets = np.fromfile(idx, dtype="<u8")
+    code, text, _ = cli("decode", "-t", tok_file, out, "--range", f"{offsets[1]}:{offsets[2]}", "-o", tmp_path / "d.txt")
+    assert code == 0 and text == b"" and (tmp_path / "d.txt").read_text(encoding="utf-8") == docs[1] + EOT
+    # The eot as an id, raw ids, the id type forced.
+    eot_id = tok.special_tokens[EOT]
+    assert cli("encode", "-t", tok_file, corpus, "-o", tmp_path / "w.npy", "--eot", eot_id, "--dtype", "uint32", "-q")[0] == 0
+    assert np.load(tmp_path / "w.npy").tolist() == expected(tok, list(fb.files(corpus)))
+    assert cli("decode", "-t", tok_file, tmp_path / "w.npy", "-o", tmp_path / "w.txt")[0] == 0
+    assert (tmp_path / "w.txt").read_text(encoding="utf-8") == EOT.join(fb.files(corpus)) + EOT
+
+
+def test_cli_text_output_streams_one_line_per_document(tok, tok_file, tmp_path, small_blocks):
+    corpus = make_corpus(tmp_path / "corpus")
+    docs = list(fb.files(corpus))
+    code, text, err = cli("encode", "-t", tok_file, corpus, "-q")
+    assert code == 0 and err == ""
+    assert text.decode().split("\n") == [" ".join(map(str, tok.encode(d))) for d in docs] + [""]
+    code, text, _ = cli("encode", "-t", tok_file, corpus, "--lines", "-o", tmp_path / "l.txt", "-q")
+    lines = [line for d in docs for line in (d.split("\n")[:-1] if d.endswith("\n") else d.split("\n")) if d]
+    got = (tmp_path / "l.txt").read_text().split("\n")[:-1]
+    assert got == [" ".join(map(str, tok.encode(line))) for line in lines]
+
+
+def test_cli_lines_cross_blocks(tmp_path):
+    from functionalbpe.cli.encode import lines_of
+    from functionalbpe.text.corpus import Files
+    from pathlib import Path
+
+    text = "".join(f"line {k} " + "x" * (k % 7) + "\n" for k in range(200)) + "no newline at the end"
+    (tmp_path / "a.txt").write_text(text, encoding="utf-8")
+    (tmp_path / "b.txt").write_text("", encoding="utf-8")
+    (tmp_path / "c.txt").write_text("\n\nz\n", encoding="utf-8")
+    paths = [Path(tmp_path / n) for n in ("a.txt", "b.txt", "c.txt")]
+    assert list(lines_of(Files(paths, block_bytes=16))) == text.split("\n") + ["", "", "z"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["encode", "{tok}", "{corpus}", "-o", "{out}.npy", "--eot", "<nope>"], "eot '<nope>' is not a special token"),
+    (["encode", "{tok}", "{corpus}", "--format", "npy"], "a token file needs -o PATH"),
+    (["encode", "{tok}", "{corpus}", "--offsets", "{out}.idx"], "--offsets goes with a token file"),
+    (["encode", "{tok}", "{out}/missing", "-o", "{out}.npy"], "no such file"),
+    (["encode", "{tok}", "{corpus}", "-o", "{out}/no/x.npy"], "cannot write there"),
+    (["decode", "{tok}", "{corpus}/a.txt", "--range", "5:1"], "END comes before START"),
+    (["decode", "{tok}", "{corpus}/a.txt", "--range", "0:5"], "--range reads a token file"),
+    (["decode", "{tok}", "{out}/bad.npy"], "not a .npy token file"),
+    (["decode", "{tok}", "{out}/big.bin"], "in the ids from 0: id 60000 at position 1 is not a token"),
+])
+def test_cli_errors_are_one_line(tok_file, tmp_path, args, message):
+    corpus = make_corpus(tmp_path / "corpus")
+    (tmp_path / "bad.npy").write_bytes(b"\x93NUMPY\x01\x00xx")
+    np.array([97, 60000], dtype="<u2").tofile(tmp_path / "big.bin")
+    names = {"tok": tok_file, "corpus": corpus, "out": tmp_path}
+    args = [a.format(**names) for a in args]
+    code, _, err = cli(args[0], "-t", *args[1:])
+    assert code == 2 and len(err.strip().splitlines()) == 1 and message in err, err
+    assert not list(tmp_path.glob("*.npy.*")) and not list(tmp_path.glob(".tmp-*"))
+
+
+def test_the_command_names_the_formats_without_importing_numpy():
+    import subprocess
+    import sys
+
+    from functionalbpe.cli import encode
+
+    assert encode.FORMATS == tokenfile.FORMATS and encode.SUFFIXES == tokenfile.SUFFIXES
+    code = "import sys, functionalbpe.cli; print('numpy' in sys.modules)"
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root,
+                         env={**os.environ, "PYTHONPATH": root})
+    assert out.stdout.strip() == "False", out.stderr
