@@ -375,14 +375,14 @@ def encode_stream(
     batch_bytes = min(MAX_BATCH_BYTES, max(MIN_BATCH_BYTES, UNIT_BYTES * BATCH_UNITS_PER_THREAD * workers))
     batches = _batches(_units(resolved, tok), batch_bytes)
 
-    def encode(batch: _Batch) -> List[List[int]]:
-        return tok.encode_batch(batch.texts, workers, allowed_special=allowed_special,
-                                disallowed_special=disallowed_special)
+    def encode(batch: _Batch) -> Tuple[bytes, List[int]]:
+        return tok.encode_batch_packed(batch.texts, workers, width=chosen.itemsize, allowed_special=allowed_special,
+                                       disallowed_special=disallowed_special)
 
     return _stream(batches, encode, chosen, eot_id, Progress(progress, "encoding", _total_megabytes(resolved), " MB"))
 
 
-def _stream(batches: Iterator[_Batch], encode: Callable[[_Batch], List[List[int]]], dtype: np.dtype,
+def _stream(batches: Iterator[_Batch], encode: Callable[[_Batch], Tuple[bytes, List[int]]], dtype: np.dtype,
             eot_id: Optional[int], bar: Progress) -> Iterator[Chunk]:
     documents = tokens = bytes_in = 0
     starting = True  # the next text starts a document
@@ -399,22 +399,28 @@ def _stream(batches: Iterator[_Batch], encode: Callable[[_Batch], List[List[int]
                 raise type(exc)(f"document {number}: {exc}") from None
             following = next(batches, None)
             pending = pool.submit(encode, following) if following is not None else None
-            flat: List[int] = []
+            data, lengths = encoded
             starts: List[int] = []
             ends: List[int] = []
-            for ids, last in zip(encoded, batch.ends):
+            eot_at: List[int] = []  # where the eot ids go, as offsets into data's ids
+            position = inserted = 0
+            for count, last in zip(lengths, batch.ends):
                 if starting:
-                    starts.append(len(flat))
-                flat += ids
+                    starts.append(position + inserted)
+                position += count
                 if last:
                     if eot_id is not None:
-                        flat.append(eot_id)
-                    ends.append(len(flat))
+                        eot_at.append(position)
+                        inserted += 1
+                    ends.append(position + inserted)
                     documents += 1
                 starting = last
-            tokens += len(flat)
+            ids = np.frombuffer(data, dtype=dtype)
+            if eot_at:
+                ids = np.insert(ids, eot_at, eot_id)
+            tokens += len(ids)
             bytes_in += batch.size
-            yield Chunk(np.array(flat, dtype=dtype), starts, ends, batch.size)
+            yield Chunk(ids, starts, ends, batch.size)
             elapsed = max(time.perf_counter() - start, 1e-9)
             bar.update(bytes_in // 1_000_000, f"{documents:,} docs, {tokens / 1e6:,.1f} M tokens "
                                               f"({tokens / elapsed / 1e6:,.2f} M tokens/s)")
@@ -424,7 +430,7 @@ def _stream(batches: Iterator[_Batch], encode: Callable[[_Batch], List[List[int]
         pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _failing_document(batch: _Batch, encode: Callable[[_Batch], List[List[int]]], first: int) -> int:
+def _failing_document(batch: _Batch, encode: Callable[[_Batch], Tuple[bytes, List[int]]], first: int) -> int:
     """The number of the first document of ``batch`` that fails to encode alone, its first
     text being part of document ``first``: where an error of the whole batch comes from."""
     number = first
