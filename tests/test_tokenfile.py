@@ -358,3 +358,21 @@ def test_the_command_names_the_formats_without_importing_numpy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root,
                          env={**os.environ, "PYTHONPATH": root})
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_packed_ids_are_encode_batch_s(tok):
+    """encode_batch_packed is encode_batch as bytes, for every kind of text and special rule."""
+    from functionalbpe.core.encoder import pack
+
+    texts = ["", "a", TEXT, f"x{EOT}y", "\ud800 lone", "😀" * 50, "b" * 5000]
+    for width in (2, 4):
+        for allowed in (frozenset(), "all"):
+            data, lengths = tok.encode_batch_packed(texts, 2, width=width, allowed_special=allowed,
+                                                    disallowed_special=())
+            lists = tok.encode_batch(texts, 2, allowed_special=allowed, disallowed_special=())
+            assert (data, lengths) == (pack(lists, width), [len(ids) for ids in lists])
+            assert np.frombuffer(data, dtype=f"<u{width}").tolist() == [i for ids in lists for i in ids]
+    with pytest.raises(SpecialTokenError):
+        tok.encode_batch_packed(["a", EOT])
+    with pytest.raises(OverflowError):
+        pack([[70000]], 2)

@@ -29,6 +29,8 @@ TEXT = "text"
 # (tests/test_tokenfile.py checks that they agree).
 FORMATS = ("npy", "bin", "llmc")
 SUFFIXES = {".npy": "npy", ".bin": "bin"}
+# Ids turned into text at a time.
+TEXT_SLICE = 1 << 16
 
 
 def add_parser(sub: Any) -> None:
@@ -136,13 +138,12 @@ def write_lines(chunks: Iterator[Any], path: Optional[str]) -> None:
         in_line = False  # ids of the current document already written
         for chunk in chunks:
             cuts = [0] + list(chunk.ends) + [len(chunk.ids)]
-            parts = []
             for k in range(len(cuts) - 1):
-                segment = chunk.ids[cuts[k]:cuts[k + 1]]
-                if len(segment):
-                    parts.append((" " if in_line else "") + " ".join(map(str, segment.tolist())))
+                # A slice at a time: the text of a million ids as Python strings is 50 MB.
+                for at in range(cuts[k], cuts[k + 1], TEXT_SLICE):
+                    ids = chunk.ids[at:min(at + TEXT_SLICE, cuts[k + 1])].tolist()
+                    write(((" " if in_line else "") + " ".join(map(str, ids))).encode("ascii"))
                     in_line = True
                 if k < len(cuts) - 2:  # the segment ends a document
-                    parts.append("\n")
+                    write(b"\n")
                     in_line = False
-            write("".join(parts).encode("ascii"))
