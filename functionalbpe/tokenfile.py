@@ -529,6 +529,29 @@ def _total_megabytes(source: Any) -> Optional[int]:
         return None
 
 
+def spaced_digits(ids: np.ndarray) -> bytes:
+    """Each id as a space and its decimal digits, in ASCII: the text form of ids, made with
+    numpy a digit column at a time (``" ".join(map(str, ids))`` takes about four times as long).
+
+    >>> spaced_digits(np.array([12, 0, 345, 7]))
+    b' 12 0 345 7'
+    """
+    values = np.asarray(ids, dtype=np.int64)
+    if not len(values):
+        return b""
+    width = len(str(int(values.max())))
+    columns = np.empty((len(values), width + 1), dtype=np.uint8)
+    columns[:, 0] = ord(" ")
+    rest = values.copy()
+    for k in range(width, 0, -1):
+        columns[:, k] = rest % 10 + ord("0")
+        rest //= 10
+    digits = 1 + np.searchsorted(10 ** np.arange(1, width, dtype=np.int64), values, side="right")
+    keep = np.arange(width + 1)[None, :] > (width - digits)[:, None]
+    keep[:, 0] = True
+    return columns[keep].tobytes()
+
+
 # -- reading ------------------------------------------------------------------------------------
 
 

@@ -376,3 +376,10 @@ def test_packed_ids_are_encode_batch_s(tok):
         tok.encode_batch_packed(["a", EOT])
     with pytest.raises(OverflowError):
         pack([[70000]], 2)
+
+
+def test_spaced_digits_is_join_of_str():
+    rng = np.random.default_rng(0)
+    for ids in ([], [0], [9, 10, 99, 100, 4194303], rng.integers(0, 1 << 22, 5000)):
+        ids = np.asarray(ids, dtype=np.uint32)
+        assert tokenfile.spaced_digits(ids) == "".join(" " + str(i) for i in ids.tolist()).encode()

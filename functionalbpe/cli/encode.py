@@ -29,8 +29,8 @@ TEXT = "text"
 # (tests/test_tokenfile.py checks that they agree).
 FORMATS = ("npy", "bin", "llmc")
 SUFFIXES = {".npy": "npy", ".bin": "bin"}
-# Ids turned into text at a time.
-TEXT_SLICE = 1 << 16
+# Ids turned into text at a time: a few MB of text.
+TEXT_SLICE = 1 << 20
 
 
 def add_parser(sub: Any) -> None:
@@ -134,15 +134,16 @@ def lines_of(corpus: Files) -> Iterator[str]:
 def write_lines(chunks: Iterator[Any], path: Optional[str]) -> None:
     """The ids of each document on a line, separated by spaces; to ``path`` whole or not at
     all, or to stdout as they come."""
+    from ..tokenfile import spaced_digits
+
     with streamed_output(path) as write:
         in_line = False  # ids of the current document already written
         for chunk in chunks:
             cuts = [0] + list(chunk.ends) + [len(chunk.ids)]
             for k in range(len(cuts) - 1):
-                # A slice at a time: the text of a million ids as Python strings is 50 MB.
                 for at in range(cuts[k], cuts[k + 1], TEXT_SLICE):
-                    ids = chunk.ids[at:min(at + TEXT_SLICE, cuts[k + 1])].tolist()
-                    write(((" " if in_line else "") + " ".join(map(str, ids))).encode("ascii"))
+                    text = spaced_digits(chunk.ids[at:min(at + TEXT_SLICE, cuts[k + 1])])
+                    write(text if in_line else text[1:])  # no space before a line's first id
                     in_line = True
                 if k < len(cuts) - 2:  # the segment ends a document
                     write(b"\n")
