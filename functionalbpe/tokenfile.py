@@ -46,12 +46,15 @@ from typing import (
     AbstractSet,
     Any,
     Collection,
+    Dict,
+    Generator,
     Iterable,
     Iterator,
     List,
     Optional,
     Tuple,
     Union,
+    cast,
 )
 
 import numpy as np
@@ -71,7 +74,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 FORMATS = ("npy", "bin", "llmc")
 SUFFIXES = {".npy": "npy", ".bin": "bin"}
-DTYPES = {"uint16": np.dtype("<u2"), "uint32": np.dtype("<u4")}
+DTYPES: Dict[str, np.dtype] = {"uint16": np.dtype("<u2"), "uint32": np.dtype("<u4")}
 
 # llm.c's header: 256 int32; (magic, version) by id width, as its write_datafile sets them.
 LLMC_HEADER_INTS = 256
@@ -361,7 +364,7 @@ def encode_stream(
     allowed_special: SpecialSet = frozenset(),
     disallowed_special: SpecialSet = "all",
     errors: str = "strict",
-) -> Iterator[Chunk]:
+) -> Generator[Chunk, None, None]:
     """The ids of ``source`` (see :func:`encode_to_file`) in order, a batch at a time. The
     next batch is encoded (in C, without the GIL, on ``threads`` threads) while the caller
     handles this one, so at most two batches are held at once. ``progress`` shows MB read
@@ -383,7 +386,7 @@ def encode_stream(
 
 
 def _stream(batches: Iterator[_Batch], encode: Callable[[_Batch], Tuple[bytes, List[int]]], dtype: np.dtype,
-            eot_id: Optional[int], bar: Progress) -> Iterator[Chunk]:
+            eot_id: Optional[int], bar: Progress) -> Generator[Chunk, None, None]:
     documents = tokens = bytes_in = 0
     starting = True  # the next text starts a document
     start = time.perf_counter()
@@ -417,7 +420,7 @@ def _stream(batches: Iterator[_Batch], encode: Callable[[_Batch], Tuple[bytes, L
                 starting = last
             ids = np.frombuffer(data, dtype=dtype)
             if eot_at:
-                ids = np.insert(ids, eot_at, eot_id)
+                ids = np.insert(ids, eot_at, cast(int, eot_id))  # eot_at is only filled with an eot
             tokens += len(ids)
             bytes_in += batch.size
             yield Chunk(ids, starts, ends, batch.size)
@@ -487,7 +490,7 @@ def encode_to_file(
         for chunk in stream:
             if index_file is not None and chunk.starts:
                 index_file.write((np.asarray(chunk.starts, dtype="<u8") + tokens).tobytes())
-            token_file.write(memoryview(chunk.ids).cast("B"))
+            token_file.write(chunk.ids.data)
             tokens += len(chunk.ids)
             documents += len(chunk.ends)
             bytes_in += chunk.bytes_in
@@ -586,14 +589,14 @@ def read_token_file(path: PathLike, format: Optional[str] = None, dtype: Any = N
             return _memmap(name, np.dtype(f"<u{width}"), LLMC_HEADER_BYTES, count)
         if dtype is None:
             raise FunctionalBPEError(f"{name}: a raw .bin file does not say its dtype; give dtype (uint16 or uint32)")
-        chosen = DTYPES.get(np.dtype(dtype).name)
-        if chosen is None:
+        found = DTYPES.get(np.dtype(dtype).name)
+        if found is None:
             raise FunctionalBPEError(f"dtype must be uint16 or uint32, got {dtype!r}")
-        if size % chosen.itemsize:
+        if size % found.itemsize:
             raise FunctionalBPEError(
-                f"{name}: {size:,} bytes is not a whole number of {chosen.name} ids; is the dtype right?"
+                f"{name}: {size:,} bytes is not a whole number of {found.name} ids; is the dtype right?"
             )
-        return _memmap(name, chosen, 0, size // chosen.itemsize)
+        return _memmap(name, found, 0, size // found.itemsize)
     except OSError as exc:
         raise FunctionalBPEError(f"{name}: cannot read: {exc.strerror or exc}") from None
 
@@ -607,25 +610,24 @@ def _memmap(name: str, dtype: np.dtype, offset: int, count: int) -> np.ndarray:
 def _llmc_count(name: str, size: int, required: bool = False) -> Optional[int]:
     """The token count of llm.c's header if the file has it and the size it says; None (or,
     when ``required``, an error saying what is wrong) otherwise."""
-    def refuse(why: str) -> None:
-        if required:
-            raise FunctionalBPEError(f"{name}: not an llm.c token file: {why}")
-
+    why = None
+    count = 0
     if size < LLMC_HEADER_BYTES:
-        return refuse(f"{size} bytes, shorter than its {LLMC_HEADER_BYTES}-byte header")
-    with open(name, "rb") as fh:
-        magic, version, count = struct.unpack("<iii", fh.read(12))
-    widths = [w for w, kv in LLMC_KINDS.items() if kv == (magic, version)]
-    if not widths:
-        return refuse(f"magic {magic} and version {version} are not those of its uint16 or uint32 layouts")
-    if count < 0 or LLMC_HEADER_BYTES + count * widths[0] != size:
-        if required:
-            raise FunctionalBPEError(
-                f"{name}: the llm.c header says {count} tokens, which the file's {size:,} bytes do not hold "
-                "exactly; the file is truncated or damaged"
-            )
-        return None
-    return count
+        why = f"{size} bytes, shorter than its {LLMC_HEADER_BYTES}-byte header"
+    else:
+        with open(name, "rb") as fh:
+            magic, version, count = struct.unpack("<iii", fh.read(12))
+        widths = [w for w, kv in LLMC_KINDS.items() if kv == (magic, version)]
+        if not widths:
+            why = f"magic {magic} and version {version} are not those of its uint16 or uint32 layouts"
+        elif count < 0 or LLMC_HEADER_BYTES + count * widths[0] != size:
+            why = (f"the header says {count} tokens, which the file's {size:,} bytes do not hold exactly; "
+                   "the file is truncated or damaged")
+    if why is None:
+        return count
+    if required:
+        raise FunctionalBPEError(f"{name}: not an llm.c token file: {why}")
+    return None
 
 
 def _read_npy(name: str) -> np.ndarray:
