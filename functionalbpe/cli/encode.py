@@ -74,6 +74,11 @@ def output_format(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     check_output(args.output)
     check_output(args.offsets)
+    kind = output_format(args)  # refused before anything is read
+    if kind != TEXT and args.output is None:
+        raise FunctionalBPEError("a token file needs -o PATH (binary ids are not written to the terminal)")
+    if kind == TEXT and args.offsets is not None:
+        raise FunctionalBPEError("--offsets goes with a token file (-o ids.npy or ids.bin)")
     tok = Tokenizer.load(args.tokenizer)
     eot = args.eot
     if isinstance(eot, int) and str(eot) in tok.special_tokens:
@@ -87,19 +92,14 @@ def run(args: argparse.Namespace) -> int:
         text = read_input(None, args.encoding_errors)
         source = _lines(text) if args.lines else [text]
     allowed = "all" if args.allow_special else frozenset()
-    kind = output_format(args)
     progress = False if args.quiet else None
     if kind != TEXT:
-        if args.output is None:
-            raise FunctionalBPEError("a token file needs -o PATH (binary ids are not written to the terminal)")
         summary = tok.encode_to_file(source, args.output, format=kind, dtype=args.dtype, eot=eot,
                                      offsets=args.offsets, threads=args.threads, progress=progress,
                                      allowed_special=allowed, errors=args.encoding_errors)
         if not args.quiet:
             sys.stderr.write(str(summary) + "\n")
         return 0
-    if args.offsets is not None:
-        raise FunctionalBPEError("--offsets goes with a token file (-o ids.npy or ids.bin)")
     from ..tokenfile import encode_stream
 
     chunks = encode_stream(tok, source, dtype="uint32", eot=eot, threads=args.threads, allowed_special=allowed,
