@@ -277,6 +277,43 @@ cdef class _TextBatch:
             fbpe_ids_free(&self.batch.units[k].out)
         return out
 
+    def packed(self, int width):
+        """All the ids one after another as little-endian integers of ``width`` bytes (2 or
+        4), and the number of ids of each text: a token file's bytes, with no Python int per
+        id (making the list and then an array of it cost more than the encoding)."""
+        cdef size_t k, j, n, total = 0
+        cdef const uint32_t *ids
+        cdef uint8_t *dst
+        cdef uint32_t value, widest = 0
+        if width != 2 and width != 4:
+            raise ValueError(f"width must be 2 or 4, got {width}")
+        for k in range(self.batch.num_units):
+            check(self.batch.units[k].status, "while encoding")
+            total += self.batch.units[k].out.len
+        if total > <size_t>PY_SSIZE_T_MAX // 4:
+            check(FBPE_ENOMEM, f"for {total} ids")
+        data = PyBytes_FromStringAndSize(NULL, total * width)
+        dst = <uint8_t *>PyBytes_AS_STRING(data)
+        lengths = []
+        for k in range(self.batch.num_units):
+            ids = self.batch.units[k].out.ids
+            n = self.batch.units[k].out.len
+            with nogil:
+                for j in range(n):
+                    value = ids[j]
+                    widest |= value
+                    dst[0] = value & 0xFF
+                    dst[1] = (value >> 8) & 0xFF
+                    if width == 4:
+                        dst[2] = (value >> 16) & 0xFF
+                        dst[3] = value >> 24
+                    dst += width
+            lengths.append(n)
+            fbpe_ids_free(&self.batch.units[k].out)
+        if width == 2 and widest > 0xFFFF:
+            raise OverflowError("an id does not fit in 2 bytes; use 4")
+        return data, lengths
+
 
 cdef list ids_to_list(tuple id_objects, const uint32_t *ids, size_t n):
     """A list of the Python ints for ids. The ints are made once per table (id_objects),
@@ -516,6 +553,15 @@ cdef class BPE:
         """The ids of each text, the texts spread over ``threads`` threads (None: all cores).
 
         A small batch (under 256 KiB in all) is encoded on the calling thread."""
+        return self._encoded(texts, pattern, threads).results()
+
+    def encode_texts_packed(self, texts, str pattern, threads=None, int width=4):
+        """:meth:`encode_texts` as one ``bytes`` of little-endian ids of ``width`` bytes (2 or
+        4), one text's after another, and the number of ids of each text."""
+        return self._encoded(texts, pattern, threads).packed(width)
+
+    def _encoded(self, texts, str pattern, threads):
+        """The texts encoded, on the worker threads when the batch is large enough."""
         if not isinstance(texts, list):
             texts = list(texts)
         workers = min(thread_count(threads), len(texts))
@@ -528,7 +574,7 @@ cdef class BPE:
             batch.work()
             for f in futures:
                 f.result()
-        return batch.results()
+        return batch
 
     def decode_bytes(self, ids):
         """The bytes of ``ids`` joined, or None when one of them is not an id of this table."""

@@ -40,7 +40,7 @@ from .core.alphabet import NUM_BYTES, Alphabet, check_policy, policy_code
 from .checks import bpe_text, plain_str
 from .checks import without_surrogates as _without_surrogates
 from .core.dropout import check_dropout
-from .core.encoder import Encoder
+from .core.encoder import Encoder, pack
 from .decoding import Decoding
 from .errors import FunctionalBPEError, SpecialTokenError, TokenizerFileError, UnknownTokenError
 from .filecheck import check_fields, excerpt
@@ -53,6 +53,7 @@ from .schemes.registry import make_scheme, scheme_from_file
 if TYPE_CHECKING:  # pragma: no cover
     from .streaming import StreamDecoder
     from .teach.encode_trace import EncodingTrace
+    from .tokenfile import EncodeSummary
 
 SpecialSet = Union[str, AbstractSet[str], Collection[str]]
 
@@ -372,6 +373,70 @@ class Tokenizer:
                 lengths[ext(i)] = len(data)
             self._lengths = lengths
         return self._lengths[np.asarray(ids, dtype=np.int64)]
+    def encode_batch_packed(
+        self,
+        texts: Iterable[str],
+        threads: Optional[int] = None,
+        *,
+        width: int = 4,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+    ) -> Tuple[bytes, List[int]]:
+        """:meth:`encode_batch` as one ``bytes`` of little-endian ids of ``width`` bytes (2 or
+        4), one text's after another, and the number of ids of each text: what a token file
+        holds, made without a Python int per id when the text reaches C whole (no special
+        token allowed; the plain scheme and the boundary markers with their compiled scanner).
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=257, progress=False).encode_batch_packed(["ab", "b"], width=2)
+        (b'\\x00\\x01b\\x00', [1, 1])
+        """
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        if allowed:
+            lists = self.encode_batch(texts, threads, allowed_special=allowed, disallowed_special=disallowed)
+            return pack(lists, width), [len(ids) for ids in lists]
+        texts = list(map(plain_str, texts))
+        threads = thread_count(threads)
+        for text in texts:
+            self._refuse_disallowed(text, disallowed)
+        try:
+            return self._encoder.encode_texts_packed(texts, threads, width)
+        except UnicodeEncodeError:
+            return self._encoder.encode_texts_packed([_without_surrogates(t) for t in texts], threads, width)
+
+    def encode_to_file(
+        self,
+        source: Any,
+        out: "os.PathLike[str] | str",
+        *,
+        format: Optional[str] = None,
+        dtype: Any = None,
+        eot: Union[None, str, int] = None,
+        offsets: "os.PathLike[str] | str | None" = None,
+        threads: Optional[int] = None,
+        progress: Any = None,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+        errors: str = "strict",
+    ) -> "EncodeSummary":
+        """Encode a corpus (a path, ``fb.files(...)`` or an iterable of documents) into a
+        token file for training: ``npy``, raw ``bin`` or llm.c's ``llmc``, each document's ids
+        followed by ``eot``, streamed on all cores in bounded memory, written whole or not at
+        all. See :func:`functionalbpe.tokenfile.encode_to_file` and docs/tokenfiles.md.
+
+        >>> import functionalbpe as fb, numpy as np, os, tempfile
+        >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<|eot|>"], progress=False)
+        >>> path = os.path.join(tempfile.mkdtemp(), "ids.npy")
+        >>> tok.encode_to_file(["ab", "b"], path, eot="<|eot|>", progress=False).tokens
+        4
+        >>> np.load(path).tolist()
+        [256, 257, 98, 257]
+        """
+        from .tokenfile import encode_to_file
+
+        return encode_to_file(self, source, out, format=format, dtype=dtype, eot=eot, offsets=offsets,
+                              threads=threads, progress=progress, allowed_special=allowed_special,
+                              disallowed_special=disallowed_special, errors=errors)
 
     def count_tokens(self, text: str, *, allowed_special: SpecialSet = frozenset()) -> int:
         """How many tokens ``text`` takes. Never raises for any text: special-token text

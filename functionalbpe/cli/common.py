@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Callable, Dict, List, NoReturn, Optional, Tuple
+from contextlib import contextmanager
+from typing import Any, Callable, Dict, Iterator, List, NoReturn, Optional, Tuple
 
 from ..core._native import MAX_THREADS
 from ..core.alphabet import MAX_VOCAB_SIZE
@@ -220,3 +221,23 @@ def write_output(path: Optional[str], text: str) -> None:
         sys.stdout.flush()
     else:
         atomic_write_text(path, text)
+
+
+@contextmanager
+def streamed_output(path: Optional[str]) -> Iterator[Callable[[bytes], object]]:
+    """A ``write(bytes)`` for output made a piece at a time: to ``path`` whole or not at all
+    (a temporary file renamed at the end, removed on failure), or to stdout as it comes."""
+    from ..tokenfile import PendingFile  # numpy only where it is used: the CLI starts without it
+
+    if path is None:
+        yield sys.stdout.buffer.write
+        sys.stdout.flush()
+        return
+    out = PendingFile(path)
+    try:
+        yield out.write
+        out.finish()
+        out.rename()
+    except BaseException:
+        out.discard()
+        raise

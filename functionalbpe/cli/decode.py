@@ -1,30 +1,42 @@
-"""``functionalbpe decode -t tok.json [FILE]``: ids (one document per line) back to text.
+"""``functionalbpe decode -t tok.json [FILE]``: ids back to text.
+
+``FILE`` is a token file (``.npy``, ``.bin``: raw or llm.c's, or ``--format``) read with
+:func:`functionalbpe.tokenfile.read_token_file` and decoded a slice at a time (``--range
+START:END`` for part of it), or text: one document of ids per line.
 
 Example::
 
-    >>> parse_ids(" 72 105 ")
-    [72, 105]
+    >>> parse_ids(" 72 105 "), parse_range("10:20"), parse_range(":5")
+    ([72, 105], (10, 20), (0, 5))
 """
 from __future__ import annotations
 
 import argparse
-from typing import Any, List
+from typing import Any, List, Optional, Tuple
 
 from ..errors import FunctionalBPEError
 from ..tokenizer import Tokenizer
-from .common import add_text_io, check_output, read_input, write_output
+from .encode import FORMATS, SUFFIXES
+from .common import add_text_io, check_output, read_input, streamed_output, write_output
 
-HELP = "token ids (one document per line) to text"
+HELP = "token ids (a token file, or one document per line) to text"
 
 # An id longer than this is out of range for any tokenizer; int() is not even tried on it
 # (Python refuses more than 4,300 digits).
 _MAX_ID_DIGITS = 20
+# Ids decoded at a time from a token file: a few MB of text, whatever the file's size.
+SLICE_IDS = 1 << 20
 
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("decode", help=HELP, description=HELP[0].upper() + HELP[1:] + ".")
     add_text_io(p)
     p.add_argument("--errors", default="strict", choices=["strict", "replace"], help="ids that are not valid UTF-8")
+    p.add_argument("--format", choices=FORMATS, default=None, help="read FILE as a token file of this format")
+    p.add_argument("--dtype", choices=["uint16", "uint32"], default=None,
+                   help="the ids' type in a raw .bin file (default: uint16 when the vocabulary fits)")
+    p.add_argument("--range", type=parse_range, default=None, metavar="START:END",
+                   help="decode only the ids from START up to END (a token file)")
     p.set_defaults(run=run)
 
 
@@ -42,9 +54,36 @@ def parse_ids(line: str) -> List[int]:
     return ids
 
 
+def parse_range(text: str) -> Tuple[int, Optional[int]]:
+    """``START:END``, either side may be left out (``:END``, ``START:``)."""
+    start, sep, end = text.partition(":")
+    bounds = []
+    for part in (start, end):
+        if part and not (part.isascii() and part.isdigit() and len(part) <= _MAX_ID_DIGITS):
+            raise argparse.ArgumentTypeError(f"{text!r}: write START:END with whole numbers, e.g. 0:1000")
+        bounds.append(int(part) if part else None)
+    if not sep:
+        raise argparse.ArgumentTypeError(f"{text!r}: write START:END with whole numbers, e.g. 0:1000")
+    first, last = bounds[0] or 0, bounds[1]
+    if last is not None and last < first:
+        raise argparse.ArgumentTypeError(f"{text!r}: END comes before START")
+    return first, last
+
+
+def is_token_file(args: argparse.Namespace) -> bool:
+    if args.format is not None:
+        return True
+    return args.input is not None and args.input.lower().endswith(tuple(SUFFIXES))
+
+
 def run(args: argparse.Namespace) -> int:
     check_output(args.output)
     tok = Tokenizer.load(args.tokenizer)
+    if is_token_file(args):
+        decode_token_file(tok, args)
+        return 0
+    if args.range is not None:
+        raise FunctionalBPEError("--range reads a token file (.npy, .bin or --format)")
     name = args.input or "<stdin>"
     lines = read_input(args.input).split("\n")
     if lines and lines[-1] == "":
@@ -58,3 +97,29 @@ def run(args: argparse.Namespace) -> int:
     sep = "\n" if args.lines else ""
     write_output(args.output, "".join(t + sep for t in texts))
     return 0
+
+
+def decode_token_file(tok: Tokenizer, args: argparse.Namespace) -> None:
+    """The text of a token file's ids (or of ``--range``), decoded a slice at a time with the
+    streaming decoder: the same text as decoding them at once, in bounded memory."""
+    from ..tokenfile import choose_dtype, read_token_file
+
+    dtype = args.dtype or choose_dtype(tok.vocab_size).name
+    ids = read_token_file(args.input, args.format, dtype)
+    start, end = args.range or (0, None)
+    end = len(ids) if end is None else min(end, len(ids))
+    if start > len(ids):
+        raise FunctionalBPEError(f"{args.input}: --range starts at {start}, after its {len(ids):,} ids")
+    decoder = tok.stream_decoder(args.errors)
+    with streamed_output(args.output) as write:
+        for at in range(start, end, SLICE_IDS):
+            piece = ids[at:min(at + SLICE_IDS, end)].tolist()
+            try:
+                text = decoder.feed(piece)
+            except FunctionalBPEError as exc:
+                raise FunctionalBPEError(f"{args.input}: in the ids from {at:,}: {exc}") from None
+            write(text.encode("utf-8"))
+        try:
+            write(decoder.finish().encode("utf-8"))
+        except FunctionalBPEError as exc:
+            raise FunctionalBPEError(f"{args.input}: at the end: {exc}") from None

@@ -16,6 +16,8 @@ Example::
 from __future__ import annotations
 
 import random
+import sys
+from array import array
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -155,6 +157,15 @@ class Encoder:
             return self.native.encode_texts(texts, self.scanner, threads)
         return [self.encode_text(t) for t in texts]
 
+    def encode_texts_packed(self, texts: List[str], threads: Optional[int], width: int) -> Tuple[bytes, List[int]]:
+        """:meth:`encode_texts` as one ``bytes`` of little-endian ids of ``width`` bytes (2 or
+        4), one text's after another, and the number of ids of each text: no Python int per
+        id with the C scanner."""
+        if self.scanner is not None:
+            return self.native.encode_texts_packed(texts, self.scanner, threads, width)
+        lists = self.encode_texts(texts, threads)
+        return pack(lists, width), [len(ids) for ids in lists]
+
     def count_text(self, text: str) -> int:
         if self.scanner is not None:
             return self.native.count_text(text, self.scanner)
@@ -170,3 +181,19 @@ class Encoder:
         if not all(isinstance(i, int) and 0 <= i < size for i in ids):
             return None
         return b"".join([table[i] for i in ids])
+
+
+def pack(lists: Iterable[Sequence[int]], width: int) -> bytes:
+    """The ids of ``lists``, one list after another, as little-endian integers of ``width``
+    bytes (2 or 4); an id that does not fit is an OverflowError.
+
+    >>> pack([[1, 2], [258]], 2)
+    b'\\x01\\x00\\x02\\x00\\x02\\x01'
+    """
+    if width not in (2, 4):
+        raise ValueError(f"width must be 2 or 4, got {width}")
+    code = next(c for c in "HIL" if array(c).itemsize == width)
+    packed = array(code, chain.from_iterable(lists))
+    if sys.byteorder == "big":
+        packed.byteswap()
+    return packed.tobytes()

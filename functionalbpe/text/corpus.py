@@ -44,7 +44,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import BinaryIO, FrozenSet, Iterator, List, Optional, Sequence, Union
+from typing import BinaryIO, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import cuts as chunking
 from ..checks import bpe_text
@@ -122,12 +122,25 @@ class Files:
         unit never spans two documents, nor an occurrence of one of ``special_tokens``; the
         pieces of the units are those of the documents.
         """
+        for unit, _ in self.document_units(special_tokens):
+            if unit != b"":  # the unit of an empty file
+                yield unit
+
+    def document_units(self, special_tokens: Sequence[str] = ()) -> Iterator[Tuple[Union[str, bytes], bool]]:
+        """:meth:`units`, each with whether it is the last of its document, so that a
+        consumer can mark where documents end; an empty document is one empty unit (a
+        consumer of :meth:`units` loses nothing by skipping it)."""
         avoid = [s.encode("utf-8", "surrogatepass") for s in special_tokens if s]
         for doc in self._documents():
             if isinstance(doc, str):
-                yield doc
-            else:
-                yield from _cut_safely(doc, avoid)
+                yield doc, True
+                continue
+            held: Optional[bytes] = None  # one unit held back: the next one says whether it ends
+            for unit in _cut_safely(doc, avoid):
+                if held is not None:
+                    yield held, False
+                held = unit
+            yield (b"" if held is None else held), True
 
     def chunks(self, special_tokens: Sequence[str] = ()) -> Iterator[str]:
         """:meth:`units` as text."""

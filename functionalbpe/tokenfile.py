@@ -1,0 +1,642 @@
+"""Token files: a corpus encoded into one flat file of ids that a training loop memory-maps.
+
+:func:`encode_to_file` streams a corpus through :meth:`Tokenizer.encode_batch` and writes
+the ids of every document, each followed by ``eot`` (when given), in one of three layouts:
+
+* ``npy`` — a NumPy ``.npy`` file, 1-D: ``np.load(path, mmap_mode="r")`` reads it;
+* ``bin`` — the ids alone, little-endian, no header: what nanoGPT's ``prepare.py`` writes
+  and its training loop reads with ``np.memmap(path, dtype=np.uint16, mode="r")``;
+* ``llmc`` — llm.c's ``.bin``: a header of 256 little-endian int32 (magic, version, number
+  of tokens, then zeros), then the ids. As ``dev/data/data_common.py::write_datafile`` of
+  karpathy/llm.c writes it: magic 20240520, version 1 for uint16 ids ("gpt-2"), magic
+  20240801, version 7 for uint32 ids ("llama-3"); fewer than 2³¹ tokens.
+
+The ids are ``uint16`` when the vocabulary fits (``vocab_size <= 65536``), else ``uint32``.
+The offsets file (``offsets=``, conventionally ``.idx``) holds, as little-endian uint64,
+where each document starts in the token file, then the total: document ``k`` is
+``ids[off[k]:off[k + 1]]`` (its eot included).
+
+Everything is written to temporary files beside the targets and renamed at the end: a
+failed or interrupted run leaves no output, and never half a file. Memory does not grow with
+the corpus: text files are read in blocks cut where no piece can straddle the cut (for the
+schemes that declare it, ``Scheme.compiled().cuts_safely``), a batch of blocks is encoded on
+all cores while the previous batch's ids are written (docs/tokenfiles.md).
+
+Example::
+
+    >>> import os, tempfile, numpy as np, functionalbpe as fb
+    >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<|endoftext|>"], progress=False)
+    >>> path = os.path.join(tempfile.mkdtemp(), "ids.npy")
+    >>> summary = tok.encode_to_file(["ab", "b"], path, eot="<|endoftext|>", progress=False)
+    >>> np.load(path).tolist(), summary.documents, summary.tokens
+    ([256, 257, 98, 257], 2, 4)
+"""
+from __future__ import annotations
+
+import os
+import struct
+import tempfile
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import (
+    IO,
+    Callable,
+    TYPE_CHECKING,
+    AbstractSet,
+    Any,
+    Collection,
+    Dict,
+    Generator,
+    Iterable,
+    Iterator,
+    List,
+    Optional,
+    Tuple,
+    Union,
+    cast,
+)
+
+import numpy as np
+
+from .checks import integer
+from .core._native import thread_count
+from .errors import FunctionalBPEError, OutputError
+from .fileformat import check_output_path
+from .progress import Progress, ProgressSpec
+from .text.corpus import Files, files
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .tokenizer import Tokenizer
+
+SpecialSet = Union[str, AbstractSet[str], Collection[str]]
+PathLike = Union[str, "os.PathLike[str]"]
+
+FORMATS = ("npy", "bin", "llmc")
+SUFFIXES = {".npy": "npy", ".bin": "bin"}
+DTYPES: Dict[str, np.dtype] = {"uint16": np.dtype("<u2"), "uint32": np.dtype("<u4")}
+
+# llm.c's header: 256 int32; (magic, version) by id width, as its write_datafile sets them.
+LLMC_HEADER_INTS = 256
+LLMC_HEADER_BYTES = 4 * LLMC_HEADER_INTS
+LLMC_KINDS = {2: (20240520, 1), 4: (20240801, 7)}
+LLMC_MAX_TOKENS = (1 << 31) - 1
+
+# The .npy header is written with room for any length and rewritten at the end: 128 bytes
+# (a multiple of 64, as NumPy aligns it), the dictionary padded with spaces.
+NPY_HEADER_BYTES = 128
+NPY_MAGIC = b"\x93NUMPY\x01\x00"
+
+# Text read from a file is cut into units of about this size, so that a batch holds several
+# per thread; a batch is about UNIT_BYTES * BATCH_UNITS_PER_THREAD * threads of text, at
+# least MIN_BATCH_BYTES (small batches cost a call each) and at most MAX_BATCH_BYTES.
+UNIT_BYTES = 1 << 20
+BATCH_UNITS_PER_THREAD = 2
+MIN_BATCH_BYTES = 4 << 20
+MAX_BATCH_BYTES = 64 << 20
+
+
+@dataclass
+class EncodeSummary:
+    """What :func:`encode_to_file` wrote and how fast."""
+
+    path: str
+    format: str
+    dtype: str
+    documents: int
+    tokens: int
+    bytes_in: int
+    seconds: float
+    offsets_path: Optional[str] = None
+
+    @property
+    def mb_per_second(self) -> float:
+        return self.bytes_in / 1e6 / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.tokens / self.seconds if self.seconds > 0 else 0.0
+
+    def __str__(self) -> str:
+        return (
+            f"wrote {self.path} ({self.format}, {self.dtype}): {self.tokens:,} tokens from "
+            f"{self.documents:,} documents, {self.bytes_in / 1e6:,.1f} MB in {self.seconds:.1f}s "
+            f"({self.mb_per_second:,.1f} MB/s, {self.tokens_per_second / 1e6:,.2f} M tokens/s)"
+        )
+
+
+# -- choosing the layout ----------------------------------------------------------------------
+
+
+def choose_format(path: PathLike, format: Optional[str]) -> str:
+    """``format`` if given, else the one the suffix names (``.npy``, ``.bin``).
+
+    >>> choose_format("train.bin", None), choose_format("x.dat", "llmc")
+    ('bin', 'llmc')
+    """
+    if format is not None:
+        if format not in FORMATS:
+            raise FunctionalBPEError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
+        return format
+    suffix = os.path.splitext(os.fspath(path))[1].lower()
+    if suffix not in SUFFIXES:
+        raise FunctionalBPEError(
+            f"{os.fspath(path)}: cannot tell the format from the suffix {suffix or '(none)'!r}; name the "
+            f"file .npy or .bin, or pass format= one of {', '.join(FORMATS)} (llm.c's .bin is format='llmc')"
+        )
+    return SUFFIXES[suffix]
+
+
+def choose_dtype(vocab_size: int, dtype: Any = None) -> np.dtype:
+    """uint16 when every id fits (``vocab_size <= 65536``), else uint32; a forced uint16 on
+    a larger vocabulary is an error.
+
+    >>> str(choose_dtype(50257)), str(choose_dtype(100277))
+    ('uint16', 'uint32')
+    """
+    if dtype is None:
+        return DTYPES["uint16"] if vocab_size <= 1 << 16 else DTYPES["uint32"]
+    try:
+        name = np.dtype(dtype).name
+    except TypeError:
+        name = None
+    if name not in DTYPES:
+        raise FunctionalBPEError(f"dtype must be uint16 or uint32, got {dtype!r}")
+    chosen = DTYPES[name]
+    if vocab_size > 1 << (8 * chosen.itemsize):
+        raise FunctionalBPEError(
+            f"dtype {name} cannot hold the ids of this tokenizer (vocab_size {vocab_size:,} > "
+            f"{1 << (8 * chosen.itemsize):,}); use uint32 or leave dtype out"
+        )
+    return chosen
+
+
+def _eot_id(tok: "Tokenizer", eot: Union[None, str, int]) -> Optional[int]:
+    if eot is None:
+        return None
+    if isinstance(eot, str):
+        specials = tok.special_tokens
+        if eot not in specials:
+            raise FunctionalBPEError(
+                f"eot {eot!r} is not a special token of this tokenizer (its special tokens: "
+                f"{sorted(specials)!r}); train with special_tokens=[...] or give an id"
+            )
+        return specials[eot]
+    value = integer(eot, "eot", 0)
+    if value >= tok.vocab_size:
+        raise FunctionalBPEError(f"eot {value} is not an id of this tokenizer (vocab_size {tok.vocab_size})")
+    return value
+
+
+# -- reading the source -------------------------------------------------------------------------
+
+
+def _as_source(source: Any, errors: str) -> Union[Files, Iterable[str]]:
+    """A path (str or os.PathLike: a file, directory or glob) is read with ``files``; Files
+    is used as it is; any other iterable is the documents."""
+    if isinstance(source, (str, os.PathLike)):
+        return files(source, errors=errors)
+    if isinstance(source, Files):
+        return source
+    if isinstance(source, (bytes, bytearray)) or not hasattr(source, "__iter__"):
+        raise FunctionalBPEError(
+            "source must be a path, fb.files(...) or an iterable of documents (str), got "
+            f"{type(source).__name__}"
+        )
+    return source
+
+
+def _units(source: Union[Files, Iterable[str]], tok: "Tokenizer") -> Iterator[Tuple[str, bool]]:
+    """The text in order, as ``(text, ends_document)``: files in blocks when the scheme's
+    pieces survive a safe cut, else (and for documents given as ``str``) whole documents."""
+    if isinstance(source, Files):
+        if tok.scheme.compiled().cuts_safely:
+            # The caller's settings, read in smaller blocks: a batch then holds several per thread.
+            blocks = Files(source.paths, source.errors, field=source.field, max_chars=source.max_chars,
+                           max_doc_chars=source.max_doc_chars, block_bytes=UNIT_BYTES)
+            for unit, ends in blocks.document_units(list(tok.special_tokens)):
+                yield (unit if isinstance(unit, str) else unit.decode("utf-8")), ends
+        else:
+            for doc in source:
+                yield doc, True
+        return
+    for number, doc in enumerate(source):
+        if not isinstance(doc, str):
+            raise FunctionalBPEError(f"document {number} is a {type(doc).__name__}; a document must be a str")
+        yield doc, True
+
+
+def _utf8_size(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+@dataclass
+class _Batch:
+    texts: List[str]
+    ends: List[bool]
+    size: int  # UTF-8 bytes
+
+
+def _batches(units: Iterator[Tuple[str, bool]], batch_bytes: int) -> Iterator[_Batch]:
+    batch = _Batch([], [], 0)
+    for text, ends in units:
+        batch.texts.append(text)
+        batch.ends.append(ends)
+        batch.size += _utf8_size(text)
+        if batch.size >= batch_bytes:
+            yield batch
+            batch = _Batch([], [], 0)
+    if batch.texts:
+        yield batch
+
+
+# -- writing ------------------------------------------------------------------------------------
+
+
+def _npy_header(dtype: np.dtype, length: int) -> bytes:
+    body = f"{{'descr': '{dtype.str}', 'fortran_order': False, 'shape': ({length},), }}"
+    room = NPY_HEADER_BYTES - len(NPY_MAGIC) - 2
+    text = body.ljust(room - 1) + "\n"
+    return NPY_MAGIC + struct.pack("<H", room) + text.encode("latin-1")
+
+
+def _llmc_header(dtype: np.dtype, length: int) -> bytes:
+    magic, version = LLMC_KINDS[dtype.itemsize]
+    header = np.zeros(LLMC_HEADER_INTS, dtype="<i4")
+    header[:3] = (magic, version, length)
+    return header.tobytes()
+
+
+def header_for(format: str, dtype: np.dtype, length: int) -> bytes:
+    """The bytes in front of ``length`` ids of ``dtype`` in ``format``."""
+    if format == "npy":
+        return _npy_header(dtype, length)
+    if format == "llmc":
+        return _llmc_header(dtype, length)
+    return b""
+
+
+class PendingFile:
+    """A file written beside ``path`` under a temporary name: :meth:`finish` puts it on disk,
+    :meth:`rename` puts it in place, :meth:`discard` removes it. Failures name ``path``."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.tmp: Optional[str] = None
+        try:
+            if os.path.exists(path) and not os.path.isfile(path):
+                # /dev/null, a pipe: written to directly; renaming over it would replace it.
+                self.fh: IO[bytes] = open(path, "wb")
+                return
+            directory = os.path.dirname(os.path.abspath(path))
+            fd, self.tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=directory)
+            umask = os.umask(0)  # mkstemp makes the file owner-only; give it a plain open()'s mode
+            os.umask(umask)
+            os.chmod(self.tmp, 0o666 & ~umask)
+            self.fh = os.fdopen(fd, "wb")
+        except OSError as exc:
+            raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
+
+    def write(self, data: Any) -> None:
+        try:
+            self.fh.write(data)
+        except OSError as exc:
+            raise OutputError(f"{self.path}: cannot write: {exc.strerror or exc}") from None
+
+    def finish(self, header: bytes = b"") -> None:
+        """Write ``header`` over the start of the file and put it all on disk."""
+        try:
+            if header:
+                self.fh.seek(0)
+                self.fh.write(header)
+            self.fh.flush()
+            if self.tmp is not None:
+                os.fsync(self.fh.fileno())
+            self.fh.close()
+        except OSError as exc:
+            raise OutputError(f"{self.path}: cannot write: {exc.strerror or exc}") from None
+
+    def rename(self) -> None:
+        if self.tmp is None:
+            return
+        try:
+            os.replace(self.tmp, self.path)
+        except OSError as exc:
+            raise OutputError(f"{self.path}: cannot write: {exc.strerror or exc}") from None
+
+    def discard(self) -> None:
+        """Close and remove the temporary file, if it is still there."""
+        self.fh.close()
+        if self.tmp is not None:
+            _remove(self.tmp)
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+# -- encoding -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Chunk:
+    """A run of ids from :func:`encode_stream`: ``ids`` (eot ids included), ``starts`` (the
+    index in ``ids`` where each document that starts here starts) and ``ends`` (the index
+    just past each document that ends here, its eot included)."""
+
+    ids: np.ndarray
+    starts: List[int]
+    ends: List[int]
+    bytes_in: int
+
+
+def encode_stream(
+    tok: "Tokenizer",
+    source: Any,
+    *,
+    dtype: Any = None,
+    eot: Union[None, str, int] = None,
+    threads: Optional[int] = None,
+    progress: ProgressSpec = False,
+    allowed_special: SpecialSet = frozenset(),
+    disallowed_special: SpecialSet = "all",
+    errors: str = "strict",
+) -> Generator[Chunk, None, None]:
+    """The ids of ``source`` (see :func:`encode_to_file`) in order, a batch at a time. The
+    next batch is encoded (in C, without the GIL, on ``threads`` threads) while the caller
+    handles this one, so at most two batches are held at once. ``progress`` shows MB read
+    and tokens made."""
+    # Everything is checked now, before the first batch is asked for.
+    chosen = choose_dtype(tok.vocab_size, dtype)
+    eot_id = _eot_id(tok, eot)
+    workers = thread_count(threads, os.cpu_count() or 1)
+    assert workers is not None
+    resolved = _as_source(source, errors)
+    batch_bytes = min(MAX_BATCH_BYTES, max(MIN_BATCH_BYTES, UNIT_BYTES * BATCH_UNITS_PER_THREAD * workers))
+    batches = _batches(_units(resolved, tok), batch_bytes)
+
+    def encode(batch: _Batch) -> Tuple[bytes, List[int]]:
+        return tok.encode_batch_packed(batch.texts, workers, width=chosen.itemsize, allowed_special=allowed_special,
+                                       disallowed_special=disallowed_special)
+
+    return _stream(batches, encode, chosen, eot_id, Progress(progress, "encoding", _total_megabytes(resolved), " MB"))
+
+
+def _stream(batches: Iterator[_Batch], encode: Callable[[_Batch], Tuple[bytes, List[int]]], dtype: np.dtype,
+            eot_id: Optional[int], bar: Progress) -> Generator[Chunk, None, None]:
+    documents = tokens = bytes_in = 0
+    starting = True  # the next text starts a document
+    start = time.perf_counter()
+    pool = ThreadPoolExecutor(1, thread_name_prefix="functionalbpe-tokenfile")
+    try:
+        batch = next(batches, None)
+        pending: Optional[Future] = pool.submit(encode, batch) if batch is not None else None
+        while batch is not None and pending is not None:
+            try:
+                encoded = pending.result()
+            except FunctionalBPEError as exc:
+                number = _failing_document(batch, encode, documents + 1)
+                raise type(exc)(f"document {number}: {exc}") from None
+            following = next(batches, None)
+            pending = pool.submit(encode, following) if following is not None else None
+            data, lengths = encoded
+            starts: List[int] = []
+            ends: List[int] = []
+            eot_at: List[int] = []  # where the eot ids go, as offsets into data's ids
+            position = inserted = 0
+            for count, last in zip(lengths, batch.ends):
+                if starting:
+                    starts.append(position + inserted)
+                position += count
+                if last:
+                    if eot_id is not None:
+                        eot_at.append(position)
+                        inserted += 1
+                    ends.append(position + inserted)
+                    documents += 1
+                starting = last
+            ids = np.frombuffer(data, dtype=dtype)
+            if eot_at:
+                ids = np.insert(ids, eot_at, cast(int, eot_id))  # eot_at is only filled with an eot
+            tokens += len(ids)
+            bytes_in += batch.size
+            yield Chunk(ids, starts, ends, batch.size)
+            elapsed = max(time.perf_counter() - start, 1e-9)
+            bar.update(bytes_in // 1_000_000, f"{documents:,} docs, {tokens / 1e6:,.1f} M tokens "
+                                              f"({tokens / elapsed / 1e6:,.2f} M tokens/s)")
+            batch = following
+        bar.close()
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _failing_document(batch: _Batch, encode: Callable[[_Batch], Tuple[bytes, List[int]]], first: int) -> int:
+    """The number of the first document of ``batch`` that fails to encode alone, its first
+    text being part of document ``first``: where an error of the whole batch comes from."""
+    number = first
+    for text, ends in zip(batch.texts, batch.ends):
+        try:
+            encode(_Batch([text], [True], 0))
+        except FunctionalBPEError:
+            return number
+        number += ends
+    return first
+
+
+def encode_to_file(
+    tok: "Tokenizer",
+    source: Any,
+    out: PathLike,
+    *,
+    format: Optional[str] = None,
+    dtype: Any = None,
+    eot: Union[None, str, int] = None,
+    offsets: Optional[PathLike] = None,
+    threads: Optional[int] = None,
+    progress: ProgressSpec = None,
+    allowed_special: SpecialSet = frozenset(),
+    disallowed_special: SpecialSet = "all",
+    errors: str = "strict",
+) -> EncodeSummary:
+    """Encode every document of ``source`` and write the ids to ``out`` (module docstring).
+
+    ``source``: a path, directory or glob (read with :func:`functionalbpe.files`, UTF-8
+    errors as ``errors`` says), ``fb.files(...)`` (``.txt``, ``.jsonl`` with its field,
+    ``.gz``), or any iterable of documents (``str``), such as a ``datasets`` column. To
+    encode one text, pass ``[text]``. Each document's ids are ``tok.encode(doc,
+    allowed_special=..., disallowed_special=...)``, followed by ``eot`` (a special token's
+    text or an id) when it is given. ``format``: ``npy``, ``bin`` or ``llmc`` (default: from
+    the suffix, ``.npy`` or ``.bin``); ``dtype``: ``uint16`` or ``uint32`` (default: the
+    smallest that holds every id); ``offsets``: a path for the documents' start offsets.
+    The file is the same whatever ``threads`` is.
+    """
+    kind = choose_format(out, format)
+    dtype = choose_dtype(tok.vocab_size, dtype)
+    target = check_output_path(out)
+    index_path = check_output_path(offsets) if offsets is not None else None
+    if index_path is not None and os.path.abspath(index_path) == os.path.abspath(target):
+        raise FunctionalBPEError(f"{target}: the offsets file must be another file than the token file")
+    stream = encode_stream(tok, _as_source(source, errors), dtype=dtype, eot=eot, threads=threads, progress=progress,
+                           allowed_special=allowed_special, disallowed_special=disallowed_special)
+    start = time.perf_counter()
+    tokens = documents = bytes_in = 0
+    token_file = PendingFile(target)
+    index_file = PendingFile(index_path) if index_path is not None else None
+    try:
+        token_file.write(header_for(kind, dtype, 0))
+        for chunk in stream:
+            if index_file is not None and chunk.starts:
+                index_file.write((np.asarray(chunk.starts, dtype="<u8") + tokens).tobytes())
+            token_file.write(chunk.ids.data)
+            tokens += len(chunk.ids)
+            documents += len(chunk.ends)
+            bytes_in += chunk.bytes_in
+            if kind == "llmc" and tokens > LLMC_MAX_TOKENS:
+                raise FunctionalBPEError(
+                    f"{target}: llm.c's header holds fewer than 2**31 tokens; write several files or use npy"
+                )
+        token_file.finish(header_for(kind, dtype, tokens))
+        if index_file is not None:
+            index_file.write(np.array([tokens], dtype="<u8").tobytes())
+            index_file.finish()
+            index_file.rename()
+        try:
+            token_file.rename()
+        except BaseException:
+            if index_path is not None:
+                _remove(index_path)  # renamed already: without its token file it means nothing
+            raise
+    except BaseException:
+        stream.close()
+        token_file.discard()
+        if index_file is not None:
+            index_file.discard()
+        raise
+    return EncodeSummary(target, kind, dtype.name, documents, tokens, bytes_in,
+                         time.perf_counter() - start, index_path)
+
+
+def _total_megabytes(source: Any) -> Optional[int]:
+    """The size of a source of plain text files in MB, for the progress bar; None when the
+    text's size is not the files' (``.gz``, ``.jsonl``) or unknown."""
+    if not isinstance(source, Files) or source.max_chars is not None:
+        return None
+    if any(p.name.endswith((".gz", ".jsonl")) for p in source.paths):
+        return None
+    try:
+        return max(1, source.total_bytes() // 1_000_000)
+    except OSError:
+        return None
+
+
+def spaced_digits(ids: np.ndarray) -> bytes:
+    """Each id as a space and its decimal digits, in ASCII: the text form of ids, made with
+    numpy a digit column at a time (``" ".join(map(str, ids))`` takes about four times as long).
+
+    >>> spaced_digits(np.array([12, 0, 345, 7]))
+    b' 12 0 345 7'
+    """
+    values = np.asarray(ids, dtype=np.int64)
+    if not len(values):
+        return b""
+    width = len(str(int(values.max())))
+    columns = np.empty((len(values), width + 1), dtype=np.uint8)
+    columns[:, 0] = ord(" ")
+    rest = values.copy()
+    for k in range(width, 0, -1):
+        columns[:, k] = rest % 10 + ord("0")
+        rest //= 10
+    digits = 1 + np.searchsorted(10 ** np.arange(1, width, dtype=np.int64), values, side="right")
+    keep = np.arange(width + 1)[None, :] > (width - digits)[:, None]
+    keep[:, 0] = True
+    return columns[keep].tobytes()
+
+
+# -- reading ------------------------------------------------------------------------------------
+
+
+def read_token_file(path: PathLike, format: Optional[str] = None, dtype: Any = None) -> np.ndarray:
+    """The ids of a token file, memory-mapped (a 1-D integer array; nothing is read until it
+    is used). ``format`` defaults to the suffix: ``.npy``, or for ``.bin`` llm.c's layout when
+    the file starts with its header and has the size the header says, else raw ids of
+    ``dtype`` (required for raw ids: the file does not say). Anything that does not hold is
+    a :class:`FunctionalBPEError` naming the file; the ids themselves are checked by
+    whatever decodes them.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "ids.npy")
+    >>> np.save(path, np.array([104, 105], dtype=np.uint16))
+    >>> read_token_file(path).tolist()
+    [104, 105]
+    """
+    name = os.fspath(path)
+    kind = choose_format(name, format)
+    try:
+        size = os.path.getsize(name)
+        if kind == "npy":
+            return _read_npy(name)
+        if kind == "bin" and format is None and _llmc_count(name, size) is not None:
+            kind = "llmc"
+        if kind == "llmc":
+            count = _llmc_count(name, size, required=True)
+            assert count is not None
+            with open(name, "rb") as fh:
+                version = struct.unpack("<ii", fh.read(8))
+            width = next(w for w, kv in LLMC_KINDS.items() if kv == version)
+            return _memmap(name, np.dtype(f"<u{width}"), LLMC_HEADER_BYTES, count)
+        if dtype is None:
+            raise FunctionalBPEError(f"{name}: a raw .bin file does not say its dtype; give dtype (uint16 or uint32)")
+        found = DTYPES.get(np.dtype(dtype).name)
+        if found is None:
+            raise FunctionalBPEError(f"dtype must be uint16 or uint32, got {dtype!r}")
+        if size % found.itemsize:
+            raise FunctionalBPEError(
+                f"{name}: {size:,} bytes is not a whole number of {found.name} ids; is the dtype right?"
+            )
+        return _memmap(name, found, 0, size // found.itemsize)
+    except OSError as exc:
+        raise FunctionalBPEError(f"{name}: cannot read: {exc.strerror or exc}") from None
+
+
+def _memmap(name: str, dtype: np.dtype, offset: int, count: int) -> np.ndarray:
+    if count == 0:  # an empty map is refused by mmap itself
+        return np.zeros(0, dtype=dtype)
+    return np.memmap(name, dtype=dtype, mode="r", offset=offset, shape=(count,))
+
+
+def _llmc_count(name: str, size: int, required: bool = False) -> Optional[int]:
+    """The token count of llm.c's header if the file has it and the size it says; None (or,
+    when ``required``, an error saying what is wrong) otherwise."""
+    why = None
+    count = 0
+    if size < LLMC_HEADER_BYTES:
+        why = f"{size} bytes, shorter than its {LLMC_HEADER_BYTES}-byte header"
+    else:
+        with open(name, "rb") as fh:
+            magic, version, count = struct.unpack("<iii", fh.read(12))
+        widths = [w for w, kv in LLMC_KINDS.items() if kv == (magic, version)]
+        if not widths:
+            why = f"magic {magic} and version {version} are not those of its uint16 or uint32 layouts"
+        elif count < 0 or LLMC_HEADER_BYTES + count * widths[0] != size:
+            why = (f"the header says {count} tokens, which the file's {size:,} bytes do not hold exactly; "
+                   "the file is truncated or damaged")
+    if why is None:
+        return count
+    if required:
+        raise FunctionalBPEError(f"{name}: not an llm.c token file: {why}")
+    return None
+
+
+def _read_npy(name: str) -> np.ndarray:
+    try:
+        ids = np.load(name, mmap_mode="r", allow_pickle=False)
+    except (ValueError, EOFError, SyntaxError, TypeError) as exc:
+        raise FunctionalBPEError(f"{name}: not a .npy token file ({exc})") from None
+    if not isinstance(ids, np.ndarray) or ids.ndim != 1:
+        raise FunctionalBPEError(f"{name}: a token file holds a 1-D array, this one has shape {getattr(ids, 'shape', '?')}")
+    if ids.dtype.kind not in "ui":
+        raise FunctionalBPEError(f"{name}: a token file holds integers, this one {ids.dtype}")
+    return ids
