@@ -399,7 +399,9 @@ def _stream(batches: Iterator[_Batch], encode: Callable[[_Batch], Tuple[bytes, L
                 encoded = pending.result()
             except FunctionalBPEError as exc:
                 number = _failing_document(batch, encode, documents + 1)
-                raise type(exc)(f"document {number}: {exc}") from None
+                named = type(exc)(f"document {number}: {exc}")
+                named.__dict__.update(exc.__dict__)  # what the error carries (a special token's text, offset)
+                raise named from None
             following = next(batches, None)
             pending = pool.submit(encode, following) if following is not None else None
             data, lengths = encoded

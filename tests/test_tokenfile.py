@@ -346,20 +346,6 @@ def test_cli_errors_are_one_line(tok_file, tmp_path, args, message):
     assert not list(tmp_path.glob("*.npy.*")) and not list(tmp_path.glob(".tmp-*"))
 
 
-def test_the_command_names_the_formats_without_importing_numpy():
-    import subprocess
-    import sys
-
-    from functionalbpe.cli import encode
-
-    assert encode.FORMATS == tokenfile.FORMATS and encode.SUFFIXES == tokenfile.SUFFIXES
-    code = "import sys, functionalbpe.cli; print('numpy' in sys.modules)"
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root,
-                         env={**os.environ, "PYTHONPATH": root})
-    assert out.stdout.strip() == "False", out.stderr
-
-
 def test_packed_ids_are_encode_batch_s(tok):
     """encode_batch_packed is encode_batch as bytes, for every kind of text and special rule."""
     from functionalbpe.core.encoder import pack

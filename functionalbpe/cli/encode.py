@@ -20,15 +20,12 @@ from typing import Any, Iterator, List, Optional, Union
 from ..core._native import MAX_THREADS
 from ..errors import FunctionalBPEError, SpecialTokenError
 from ..text.corpus import Files, files
+from ..tokenfile import FORMATS, SUFFIXES, encode_stream
 from ..tokenizer import Tokenizer
 from .common import THREADS, check_output, read_input, streamed_output
 
 HELP = "text to token ids: a token file for training, or one line of ids per document"
 TEXT = "text"
-# tokenfile's formats and suffixes, named here so that the command starts without numpy
-# (tests/test_tokenfile.py checks that they agree).
-FORMATS = ("npy", "bin", "llmc")
-SUFFIXES = {".npy": "npy", ".bin": "bin"}
 # Ids turned into text at a time: a few MB of text.
 TEXT_SLICE = 1 << 20
 
@@ -102,8 +99,6 @@ def run(args: argparse.Namespace) -> int:
             if not args.quiet:
                 sys.stderr.write(str(summary) + "\n")
             return 0
-        from ..tokenfile import encode_stream
-
         chunks = encode_stream(tok, source, dtype="uint32", eot=eot, threads=args.threads,
                                allowed_special=allowed, progress=progress)
         write_lines(chunks, args.output)
