@@ -21,12 +21,13 @@ Example::
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union
 
 from .checks import bpe_text, integer, plain_str
 from .core import trainer
 from .core._native import NATIVE, thread_count
 from .core.alphabet import Alphabet, num_merges_for, policy_code
+from .core.languages import combine, multipliers, scale, table_bytes
 from .core.piecetable import PieceTable
 from .errors import FunctionalBPEError, OutOfMemoryError
 from .progress import ProgressSpec
@@ -42,7 +43,7 @@ BACKENDS = trainer.BACKENDS
 
 
 def train(
-    corpus: Union[str, Iterable[str]],
+    corpus: Union[str, Iterable[str], Mapping[str, Any]],
     vocab_size: Optional[int] = 32768,
     scheme: Union[str, Scheme] = "plain",
     pattern: Optional[str] = None,
@@ -52,6 +53,9 @@ def train(
     backend: str = "auto",
     progress: ProgressSpec = None,
     threads: Optional[int] = None,
+    *,
+    weights: Optional[Mapping[str, float]] = None,
+    temperature: Optional[float] = None,
     **scheme_options: Any,
 ) -> Tokenizer:
     """Train a byte-level BPE tokenizer.
@@ -69,6 +73,12 @@ def train(
     Text is read as ``encode`` reads it: a ``str`` subclass as its ``str``, a lone surrogate
     as U+FFFD. Running out of memory raises :class:`~functionalbpe.errors.OutOfMemoryError`,
     which says what to reduce.
+
+    **Several languages.** A dict ``{language: corpus}`` keeps its languages apart: each is
+    counted on its own, and ``weights={language: w}`` or ``temperature=α`` (``p_l ∝ n_l^α``,
+    as XLM-R and mT5 sample) scale each language's counts exactly before they are added
+    (:mod:`functionalbpe.core.languages` gives the rule and its rounding). Without either,
+    the languages are simply added: the same merges as training on their concatenation.
     """
     # Everything is checked before the corpus is read: a bad size or backend fails at once.
     min_frequency = _check_options(backend, merge_policy, min_frequency)
@@ -77,17 +87,44 @@ def train(
     the_scheme = resolve(scheme, pattern, **scheme_options)
     alphabet = Alphabet(the_scheme.atoms)
     num_merges = num_merges_for(vocab_size, len(alphabet.atoms), len(specials))
+    if isinstance(corpus, Mapping):
+        languages = _languages(corpus)
+        if weights is not None and temperature is not None:
+            raise FunctionalBPEError("give weights or temperature, not both")
+        raws = {lang: _count(text, the_scheme, specials, threads, progress) for lang, text in languages.items()}
+        factors = multipliers({lang: table_bytes(raw) for lang, raw in raws.items()}, weights, temperature)
+        tables = [scale(the_scheme.transform(raw), factors[lang]) for lang, raw in raws.items()]
+        symbols = combine(tables)
+    else:
+        if weights is not None or temperature is not None:
+            raise FunctionalBPEError(
+                "weights and temperature weigh languages: give the corpus as a dict {language: corpus}"
+            )
+        symbols = the_scheme.transform(_count(corpus, the_scheme, specials, threads, progress))
+    merges = _learn(symbols, alphabet, num_merges, merge_policy, min_frequency, progress, backend)
+    return _tokenizer(the_scheme, merges, specials, merge_policy)
+
+
+def _languages(corpus: Mapping[str, Any]) -> Dict[str, Any]:
+    """The languages of a dict corpus, checked: at least one, each named by a non-empty str."""
+    if not corpus:
+        raise FunctionalBPEError("a dict corpus needs at least one language")
+    for lang in corpus:
+        if not isinstance(lang, str) or not lang:
+            raise FunctionalBPEError(f"a language is named by a non-empty str, got {lang!r}")
+    return dict(corpus)
+
+
+def _count(corpus: Any, scheme: Scheme, specials: Tuple[str, ...], threads: Optional[int],
+           progress: ProgressSpec) -> PieceTable:
     try:
-        raw = count(corpus, the_scheme, specials, threads, progress)
+        return count(corpus, scheme, specials, threads, progress)
     except MemoryError:
         raise OutOfMemoryError(
             "out of memory while counting the corpus: the count holds every distinct piece, in one "
             "table per thread; train on less text (max_chars=..., CLI --max-chars) or on fewer "
             "threads (threads=..., CLI --threads)"
         ) from None
-    symbols = the_scheme.transform(raw)
-    merges = _learn(symbols, alphabet, num_merges, merge_policy, min_frequency, progress, backend)
-    return _tokenizer(the_scheme, merges, specials, merge_policy)
 
 
 def train_from_counts(
