@@ -218,6 +218,9 @@ def check_fields(payload: Any, error: Type[FunctionalBPEError] = TokenizerFileEr
         and sorted(byte_ids) == list(range(256))
     ):
         raise error(f"byte_ids: {excerpt(byte_ids)} does not give each of the 256 bytes a distinct id in 0..255")
+    training = payload.get("training")
+    if training is not None and not isinstance(training, dict):
+        raise error(f"training: {excerpt(training)} is not a description of the training (a JSON object)")
     if not 0 < payload["vocab_size"] <= MAX_VOCAB_SIZE:
         raise error(f"vocab_size: {excerpt(payload['vocab_size'])} is not in 1..{MAX_VOCAB_SIZE}")
 

@@ -56,6 +56,13 @@ def train(
     *,
     weights: Optional[Mapping[str, float]] = None,
     temperature: Optional[float] = None,
+    objective: str = "frequency",
+    dev: Optional[Mapping[str, Any]] = None,
+    target_ratios: Optional[Mapping[str, float]] = None,
+    parity_variant: str = "base",
+    window_size: int = 100,
+    alpha: float = 2,
+    global_merges: int = 0,
     **scheme_options: Any,
 ) -> Tokenizer:
     """Train a byte-level BPE tokenizer.
@@ -79,6 +86,14 @@ def train(
     as XLM-R and mT5 sample) scale each language's counts exactly before they are added
     (:mod:`functionalbpe.core.languages` gives the rule and its rounding). Without either,
     the languages are simply added: the same merges as training on their concatenation.
+
+    ``objective="parity"`` trains parity-aware BPE (:mod:`functionalbpe.core.parity`): each
+    merge is the most frequent pair of the language worst off now, measured on ``dev``
+    (``{language: texts}``, the same text in every language) or against ``target_ratios``
+    (``{language: compression ratio}``); ``parity_variant="window"`` with ``window_size``
+    and ``alpha`` balances over a moving window; ``global_merges=M`` makes the first ``M``
+    merges by global frequency. Merge counts stay the global counts. The tokenizer records
+    the objective, the mix and their parameters in ``tok.training``.
     """
     # Everything is checked before the corpus is read: a bad size or backend fails at once.
     min_frequency = _check_options(backend, merge_policy, min_frequency)
@@ -87,22 +102,95 @@ def train(
     the_scheme = resolve(scheme, pattern, **scheme_options)
     alphabet = Alphabet(the_scheme.atoms)
     num_merges = num_merges_for(vocab_size, len(alphabet.atoms), len(specials))
-    if isinstance(corpus, Mapping):
-        languages = _languages(corpus)
-        if weights is not None and temperature is not None:
-            raise FunctionalBPEError("give weights or temperature, not both")
-        raws = {lang: _count(text, the_scheme, specials, threads, progress) for lang, text in languages.items()}
-        factors = multipliers({lang: table_bytes(raw) for lang, raw in raws.items()}, weights, temperature)
-        tables = [scale(the_scheme.transform(raw), factors[lang]) for lang, raw in raws.items()]
-        symbols = combine(tables)
-    else:
-        if weights is not None or temperature is not None:
+    if objective not in ("frequency", "parity"):
+        raise FunctionalBPEError(f"objective must be 'frequency' or 'parity', got {objective!r}")
+    if not isinstance(corpus, Mapping):
+        if weights is not None or temperature is not None or objective != "frequency":
             raise FunctionalBPEError(
-                "weights and temperature weigh languages: give the corpus as a dict {language: corpus}"
+                "weights, temperature and objective='parity' are about languages: give the corpus as "
+                "a dict {language: corpus}"
             )
         symbols = the_scheme.transform(_count(corpus, the_scheme, specials, threads, progress))
-    merges = _learn(symbols, alphabet, num_merges, merge_policy, min_frequency, progress, backend)
-    return _tokenizer(the_scheme, merges, specials, merge_policy)
+        merges = _learn(symbols, alphabet, num_merges, merge_policy, min_frequency, progress, backend)
+        return _tokenizer(the_scheme, merges, specials, merge_policy)
+
+    # Several languages: each counted and transformed on its own, then weighed.
+    languages = _languages(corpus)
+    if weights is not None and temperature is not None:
+        raise FunctionalBPEError("give weights or temperature, not both")
+    parity_options: Dict[str, Any] = {}
+    if objective == "parity":
+        parity_options = _parity_options(list(languages), dev, target_ratios, parity_variant, window_size,
+                                         alpha, global_merges)
+    elif dev is not None or target_ratios is not None:
+        raise FunctionalBPEError("dev and target_ratios measure parity: they need objective='parity'")
+    raws = {lang: _count(text, the_scheme, specials, threads, progress) for lang, text in languages.items()}
+    factors = multipliers({lang: table_bytes(raw) for lang, raw in raws.items()}, weights, temperature)
+    tables = [scale(the_scheme.transform(raw), factors[lang]) for lang, raw in raws.items()]
+    if objective == "frequency":
+        merges = _learn(combine(tables), alphabet, num_merges, merge_policy, min_frequency, progress, backend)
+    else:
+        dev_tables = None
+        if dev is not None:
+            dev_tables = [the_scheme.transform(_count(dev[lang], the_scheme, specials, threads, False))
+                          for lang in languages]
+        try:
+            merges = trainer.train_parity(
+                tables, alphabet, num_merges, dev=dev_tables, merge_policy=merge_policy,
+                min_frequency=min_frequency, progress=progress, backend=backend, **parity_options,
+            )
+        except MemoryError:
+            raise OutOfMemoryError("out of memory while learning merges: train on less text") from None
+    tok = _tokenizer(the_scheme, merges, specials, merge_policy)
+    if weights is not None or temperature is not None or objective != "frequency":
+        tok.training = _description(languages, objective, factors, weights, temperature, parity_options,
+                                    dev is not None)
+    return tok
+
+
+def _parity_options(languages: Sequence[str], dev: Optional[Mapping[str, Any]],
+                    target_ratios: Optional[Mapping[str, float]], variant: str, window_size: int,
+                    alpha: float, global_merges: int) -> Dict[str, Any]:
+    """The parity options, checked, in the language order of the corpus."""
+    for name, given in (("dev", dev), ("target_ratios", target_ratios)):
+        if given is None:
+            continue
+        if not isinstance(given, Mapping):
+            raise FunctionalBPEError(f"{name} must be a dict {{language: ...}}, got {type(given).__name__}")
+        if set(given) != set(languages):
+            raise FunctionalBPEError(
+                f"{name} must name the languages of the corpus ({', '.join(map(repr, languages))}), "
+                f"got {', '.join(map(repr, given))}"
+            )
+    ratios = None if target_ratios is None else [target_ratios[lang] for lang in languages]
+    options = dict(target_ratios=ratios, variant=variant, window_size=window_size,
+                   alpha=alpha, global_merges=global_merges)
+    try:
+        trainer.check_parity_options(len(languages), None if dev is None else [{}] * len(languages), **options)
+    except ValueError as exc:
+        raise FunctionalBPEError(str(exc).replace("dev texts or target_ratios (one of them)",
+                                                  "dev={language: texts} or target_ratios={language: ratio}, "
+                                                  "not both")) from None
+    return options
+
+
+def _description(languages: Mapping[str, Any], objective: str, factors: Mapping[str, Any],
+                 weights: Any, temperature: Any, parity_options: Mapping[str, Any], has_dev: bool) -> Dict[str, Any]:
+    """What the tokenizer file records of a multilingual training (JSON data)."""
+    out: Dict[str, Any] = {"objective": objective, "languages": list(languages)}
+    if weights is not None or temperature is not None:
+        out["mix"] = {"weights": None if weights is None else {k: float(v) for k, v in weights.items()},
+                      "temperature": temperature,
+                      "multipliers": {lang: str(factors[lang]) for lang in languages}}
+    if objective == "parity":
+        ratios = parity_options["target_ratios"]
+        out["parity"] = {
+            "measure": "dev" if has_dev else "target_ratios",
+            "target_ratios": None if ratios is None else dict(zip(languages, map(float, ratios))),
+            "variant": parity_options["variant"], "window_size": parity_options["window_size"],
+            "alpha": parity_options["alpha"], "global_merges": parity_options["global_merges"],
+        }
+    return out
 
 
 def _languages(corpus: Mapping[str, Any]) -> Dict[str, Any]:

@@ -26,14 +26,20 @@ def train(corpus, **kw):
     return fb.train(corpus, vocab_size=280, pattern="gpt2", progress=False, **kw)
 
 
+def learned(tok):
+    """What training decided: the merges and their counts (the file also records the mix)."""
+    return tok.merges, tok.merge_counts
+
+
 @settings(max_examples=30)
 @given(corpus=languages)
 def test_no_weights_is_the_concatenation(corpus):
     joined = [doc for docs in corpus.values() for doc in docs]
-    assert train(corpus) == train(joined)
-    assert train(corpus, weights={lang: 1.0 for lang in corpus}) == train(joined)
-    assert train(corpus, weights={lang: 7 for lang in corpus}) == train(joined)
-    assert train(corpus, temperature=1.0) == train(joined)
+    plain = train(joined)
+    assert train(corpus) == plain
+    assert learned(train(corpus, weights={lang: 1.0 for lang in corpus})) == learned(plain)
+    assert learned(train(corpus, weights={lang: 7 for lang in corpus})) == learned(plain)
+    assert learned(train(corpus, temperature=1.0)) == learned(plain)
 
 
 @settings(max_examples=30)
@@ -44,7 +50,7 @@ def test_integer_weights_repeat_the_language(corpus, data):
     k_min = min(ks.values())
     repeated = [doc for lang, docs in corpus.items() for _ in range(ks[lang] // k_min) for doc in docs]
     if all(k % k_min == 0 for k in ks.values()):
-        assert train(corpus, weights=ks) == train(repeated)
+        assert learned(train(corpus, weights=ks)) == learned(train(repeated))
 
 
 def scaled_by_hand(corpus, factors):
@@ -65,7 +71,7 @@ def test_weights_equal_the_scaled_table(corpus, data):
     factors = {lang: Fraction(w) / w_min for lang, w in weights.items()}
     expected = train_from_counts(scaled_by_hand(corpus, factors), PlainScheme("gpt2"), vocab_size=280)
     for backend in ("python", "auto"):
-        assert train(corpus, weights=weights, backend=backend) == expected
+        assert learned(train(corpus, weights=weights, backend=backend)) == learned(expected)
 
 
 @settings(max_examples=30)
@@ -77,7 +83,7 @@ def test_temperature_is_weights_from_sizes(corpus, alpha):
         raw = {lang: Fraction(max(n, 1)) ** int(alpha - 1) for lang, n in sizes.items()}
     else:
         raw = {lang: float(max(n, 1)) ** (alpha - 1.0) for lang, n in sizes.items()}
-    assert train(corpus, temperature=alpha) == train(corpus, weights=raw)
+    assert learned(train(corpus, temperature=alpha)) == learned(train(corpus, weights=raw))
 
 
 def test_multipliers_at_temperature_zero_even_out_the_languages():
@@ -124,3 +130,11 @@ def test_a_mix_works_with_every_scheme():
         assert fb.train(corpus, vocab_size=600, scheme=scheme, progress=False) == plain
         mixed = fb.train(corpus, vocab_size=600, scheme=scheme, progress=False, weights={"en": 1, "de": 4})
         assert mixed.decode(mixed.encode("Die Katze")) == "Die Katze"
+
+
+def test_the_file_records_the_mix(tmp_path):
+    tok = train({"en": ["the cat"], "de": ["die Katze"]}, weights={"en": 1, "de": 2.5})
+    assert tok.training["objective"] == "frequency"
+    assert tok.training["mix"]["multipliers"] == {"en": "1", "de": "5/2"}
+    tok.save(tmp_path / "t.json")
+    assert fb.Tokenizer.load(tmp_path / "t.json") == tok

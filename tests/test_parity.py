@@ -40,15 +40,27 @@ def setups(draw):
     return tables, options
 
 
-@needs_c
-@settings(max_examples=150)
-@given(setup=setups(), num_merges=st.sampled_from([None, 1, 4, 12]))
-def test_compiled_equals_the_lesson(setup, num_merges):
+def compiled_equals_the_lesson(setup, num_merges):
     tables, options = setup
     alphabet = Alphabet()
     slow = face.train_parity(tables, alphabet, num_merges, backend="python", **options)
     fast = face.train_parity(tables, alphabet, num_merges, backend="fast", **options)
     assert fast == slow
+
+
+@needs_c
+@settings(max_examples=50)
+@given(setup=setups(), num_merges=st.sampled_from([None, 1, 4, 12]))
+def test_compiled_equals_the_lesson(setup, num_merges):
+    compiled_equals_the_lesson(setup, num_merges)
+
+
+@needs_c
+@pytest.mark.slow
+@settings(max_examples=3000)
+@given(setup=setups(), num_merges=st.sampled_from([None, 1, 4, 12]))
+def test_compiled_equals_the_lesson_thoroughly(setup, num_merges):
+    compiled_equals_the_lesson(setup, num_merges)
 
 
 def symbols(text_counts):
@@ -123,3 +135,72 @@ def test_the_compiled_trainer_frees_every_block():
     with pytest.raises(ValueError, match="UTF-8"):
         face.train_parity([tables[0], bad], Alphabet(), 1, dev=tables, backend="fast")
     assert NATIVE.trainer.parity_live_blocks() == before
+
+
+# -- through train(): a dict corpus with objective="parity" --------------------------------
+
+import functionalbpe as fb  # noqa: E402
+from functionalbpe.errors import FunctionalBPEError  # noqa: E402
+
+from .conftest import read_corpus  # noqa: E402
+
+CORPUS = {
+    "en": ["The cat sat on the mat. The dog sat on the log."] * 6,
+    "el": ["Η γάτα κάθισε στο χαλί."] * 2,
+    "ru": ["Кошка сидела на коврике."] * 3,
+}
+DEV = {"en": ["The cat sat."], "el": ["Η γάτα κάθισε."], "ru": ["Кошка сидела."]}
+
+
+@pytest.mark.parametrize("options", [
+    dict(dev=DEV),
+    dict(dev=DEV, parity_variant="window", window_size=4, alpha=1),
+    dict(dev=DEV, global_merges=10),
+    dict(target_ratios={"en": 1, "el": 1.2, "ru": 1}),
+    dict(dev=DEV, weights={"en": 1, "el": 3, "ru": 2}),
+])
+@pytest.mark.parametrize("scheme", ["plain", "functional", "markers"])
+def test_train_with_parity_same_on_both_backends(options, scheme):
+    kw = dict(vocab_size=600, scheme=scheme, progress=False, objective="parity", **options)
+    slow = fb.train(CORPUS, backend="python", **kw)
+    if NATIVE.trainer is not None:
+        assert fb.train(CORPUS, backend="fast", **kw) == slow
+    assert slow.training["objective"] == "parity"
+    for lang, text in DEV.items():
+        assert slow.decode(slow.encode(text[0])) == text[0]
+
+
+def test_parity_helps_the_language_behind():
+    kw = dict(vocab_size=300, pattern="gpt2", progress=False)
+    plain = fb.train(CORPUS, **kw)
+    fair = fb.train(CORPUS, objective="parity", dev=DEV, **kw)
+    cost = lambda tok: [len(tok.encode(DEV[lang][0])) for lang in DEV]  # noqa: E731
+    assert max(cost(fair)) < max(cost(plain))
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(objective="fair"), "objective"),
+    (dict(objective="parity"), "dev="),
+    (dict(objective="parity", dev=DEV, target_ratios={"en": 1, "el": 1, "ru": 1}), "not both"),
+    (dict(objective="parity", dev={"en": ["x"]}), "languages of the corpus"),
+    (dict(objective="parity", dev=DEV, parity_variant="sliding"), "parity_variant"),
+    (dict(dev=DEV), "objective='parity'"),
+])
+def test_bad_parity_options(kwargs, message):
+    with pytest.raises(FunctionalBPEError, match=message):
+        fb.train(CORPUS, vocab_size=300, progress=False, **kwargs)
+    with pytest.raises(FunctionalBPEError):
+        fb.train(["a plain corpus"], vocab_size=300, progress=False, objective="parity", dev=DEV)
+
+
+@needs_c
+@pytest.mark.slow
+def test_compiled_equals_the_lesson_on_real_text(corpora):
+    langs = ["en", "el", "ru", "de"]
+    corpus = {lang: read_corpus(corpora / "nl" / f"{lang}.txt", 3000) for lang in langs}
+    lines = {lang: (corpora / "parallel" / f"udhr_{lang}.txt").read_text(encoding="utf-8").splitlines()[:20]
+             for lang in langs}
+    for options in (dict(dev=lines), dict(dev=lines, parity_variant="window", window_size=10),
+                    dict(target_ratios={lang: 1 for lang in langs}, global_merges=20)):
+        kw = dict(vocab_size=256 + 120, progress=False, objective="parity", **options)
+        assert fb.train(corpus, backend="fast", **kw) == fb.train(corpus, backend="python", **kw)
