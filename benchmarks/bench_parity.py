@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
+import timeit
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,12 +30,7 @@ from functionalbpe.text.counting import count  # noqa: E402
 
 
 def best(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+    return min(timeit.repeat(fn, number=1, repeat=repeat))
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
 # cython: language_level=3
 # distutils: sources = csrc/lib/bpe_train.c csrc/lib/bpe_parity.c
-# distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/bpe_train.h csrc/lib/bpe_parity.h csrc/lib/merge_policy.h csrc/status.pxd csrc/utf8.pxd
+# distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/bpe_train.h csrc/lib/bpe_parity.h csrc/lib/counted.h csrc/lib/merge_policy.h csrc/status.pxd csrc/utf8.pxd
 """The fast BPE trainer: counted pieces into flat C arrays, then the C merge loop.
 
 Use it through :mod:`functionalbpe.core.fast`, which has the reference's names and falls back to
@@ -249,6 +249,20 @@ def train_merges_from_text(pieces, num_merges, uint32_t first_id, atom_ids, flag
     return run_merges(corpus, first_id, flags, policy, num_merges, min_frequency, progress)
 
 
+cdef int check_ranges(const int64_t[::1] offs, Py_ssize_t n, Py_ssize_t size) except -1:
+    """Offsets of a flat table: n + 1 of them, each piece a range inside the data."""
+    cdef Py_ssize_t i
+    if offs.shape[0] != n + 1:
+        raise ValueError(f"{n} counts need {n + 1} offsets, got {offs.shape[0]}")
+    for i in range(n):
+        if not 0 <= offs[i] <= offs[i + 1] <= size:
+            raise ValueError(
+                f"offsets[{i}:{i + 2}] = {offs[i]}, {offs[i + 1]} is not a range inside the "
+                f"{size} bytes of data"
+            )
+    return 0
+
+
 def train_merges_utf8(const uint8_t[::1] data, offsets, counts, num_merges, uint32_t first_id,
                       atom_ids, flags, int policy, int64_t min_frequency, progress):
     """Training on pieces laid out flat: piece i is data[offsets[i]:offsets[i+1]] (UTF-8 text
@@ -256,14 +270,7 @@ def train_merges_utf8(const uint8_t[::1] data, offsets, counts, num_merges, uint
     cdef const int64_t[::1] offs = int64_view(offsets, "offsets")
     cdef const int64_t[::1] cnts = int64_view(counts, "counts")
     cdef Py_ssize_t n = cnts.shape[0], i = 0
-    if offs.shape[0] != n + 1:
-        raise ValueError(f"{n} counts need {n + 1} offsets, got {offs.shape[0]}")
-    for i in range(n):
-        if not 0 <= offs[i] <= offs[i + 1] <= data.shape[0]:
-            raise ValueError(
-                f"offsets[{i}:{i + 2}] = {offs[i]}, {offs[i + 1]} is not a range inside the "
-                f"{data.shape[0]} bytes of data"
-            )
+    check_ranges(offs, n, data.shape[0])
     cdef const int32_t[::1] table = atom_table(atom_ids, first_id)
     cdef const int32_t *atoms = &table[0] if atom_ids else NULL
     cdef const uint8_t *base = &data[0] if data.shape[0] else NULL
@@ -344,11 +351,7 @@ cdef int add_parity_table(fbpe_parity *p, uint32_t column, object table,
     cdef const int64_t[::1] offs = int64_view(offsets, "offsets")
     cdef const int64_t[::1] cnts = int64_view(counts, "counts")
     cdef Py_ssize_t n = cnts.shape[0], i = 0
-    if offs.shape[0] != n + 1:
-        raise ValueError(f"{n} counts need {n + 1} offsets, got {offs.shape[0]}")
-    for i in range(n):
-        if not 0 <= offs[i] <= offs[i + 1] <= text.shape[0]:
-            raise ValueError(f"offsets[{i}:{i + 2}] is not a range inside the {text.shape[0]} bytes of data")
+    check_ranges(offs, n, text.shape[0])
     cdef const uint8_t *base = &text[0] if text.shape[0] else NULL
     cdef fbpe_status rc = FBPE_OK
     cdef size_t size = 0, bad = 0

@@ -15,6 +15,9 @@ Layout (``"format": "functionalbpe/1"``)::
       "byte_ids": [33, 34, ...],               only in a vocabulary imported with ids of its
                                                own (from_tiktoken): each byte's id, and then
                                                special ids may leave gaps (functionalbpe/idmap.py)
+      "training": {"objective": "parity", ...}  only after a weighted or parity-aware training
+                                               of several languages: the objective, the mix
+                                               and the parity options (docs/parity.md)
       "checksum": "sha256:..."                 over the canonical JSON of everything else
     }
 
