@@ -35,7 +35,8 @@ def best(fn, repeat):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--corpora", default=os.environ.get("FUNCTIONALBPE_CORPORA", str(ROOT.parent / "shared" / "corpora")))
+    default = os.environ.get("FUNCTIONALBPE_CORPORA", str(ROOT.parent / "shared" / "corpora"))
+    ap.add_argument("--corpora", default=default)
     ap.add_argument("--vocab-size", type=int, default=32768)
     ap.add_argument("--max-chars", type=int)
     ap.add_argument("--dev-lines", type=int, default=2000)

@@ -27,7 +27,7 @@ from .checks import bpe_text, integer, plain_str
 from .core import trainer
 from .core._native import NATIVE, thread_count
 from .core.alphabet import Alphabet, num_merges_for, policy_code
-from .core.languages import combine, multipliers, scale, table_bytes
+from .core.languages import combine, describe, multipliers, parity_options_for, scale, table_bytes
 from .core.piecetable import PieceTable
 from .errors import FunctionalBPEError, OutOfMemoryError
 from .progress import ProgressSpec
@@ -120,8 +120,8 @@ def train(
         raise FunctionalBPEError("give weights or temperature, not both")
     parity_options: Dict[str, Any] = {}
     if objective == "parity":
-        parity_options = _parity_options(list(languages), dev, target_ratios, parity_variant, window_size,
-                                         alpha, global_merges)
+        parity_options = parity_options_for(list(languages), dev, target_ratios, parity_variant, window_size,
+                                            alpha, global_merges)
     elif dev is not None or target_ratios is not None:
         raise FunctionalBPEError("dev and target_ratios measure parity: they need objective='parity'")
     raws = {lang: _count(text, the_scheme, specials, threads, progress) for lang, text in languages.items()}
@@ -143,54 +143,9 @@ def train(
             raise OutOfMemoryError("out of memory while learning merges: train on less text") from None
     tok = _tokenizer(the_scheme, merges, specials, merge_policy)
     if weights is not None or temperature is not None or objective != "frequency":
-        tok.training = _description(languages, objective, factors, weights, temperature, parity_options,
-                                    dev is not None)
+        tok.training = describe(list(languages), objective, factors, weights, temperature, parity_options,
+                                dev is not None)
     return tok
-
-
-def _parity_options(languages: Sequence[str], dev: Optional[Mapping[str, Any]],
-                    target_ratios: Optional[Mapping[str, float]], variant: str, window_size: int,
-                    alpha: float, global_merges: int) -> Dict[str, Any]:
-    """The parity options, checked, in the language order of the corpus."""
-    for name, given in (("dev", dev), ("target_ratios", target_ratios)):
-        if given is None:
-            continue
-        if not isinstance(given, Mapping):
-            raise FunctionalBPEError(f"{name} must be a dict {{language: ...}}, got {type(given).__name__}")
-        if set(given) != set(languages):
-            raise FunctionalBPEError(
-                f"{name} must name the languages of the corpus ({', '.join(map(repr, languages))}), "
-                f"got {', '.join(map(repr, given))}"
-            )
-    ratios = None if target_ratios is None else [target_ratios[lang] for lang in languages]
-    options = dict(target_ratios=ratios, variant=variant, window_size=window_size,
-                   alpha=alpha, global_merges=global_merges)
-    try:
-        trainer.check_parity_options(len(languages), None if dev is None else [{}] * len(languages), **options)
-    except ValueError as exc:
-        raise FunctionalBPEError(str(exc).replace("dev texts or target_ratios (one of them)",
-                                                  "dev={language: texts} or target_ratios={language: ratio}, "
-                                                  "not both")) from None
-    return options
-
-
-def _description(languages: Mapping[str, Any], objective: str, factors: Mapping[str, Any],
-                 weights: Any, temperature: Any, parity_options: Mapping[str, Any], has_dev: bool) -> Dict[str, Any]:
-    """What the tokenizer file records of a multilingual training (JSON data)."""
-    out: Dict[str, Any] = {"objective": objective, "languages": list(languages)}
-    if weights is not None or temperature is not None:
-        out["mix"] = {"weights": None if weights is None else {k: float(v) for k, v in weights.items()},
-                      "temperature": temperature,
-                      "multipliers": {lang: str(factors[lang]) for lang in languages}}
-    if objective == "parity":
-        ratios = parity_options["target_ratios"]
-        out["parity"] = {
-            "measure": "dev" if has_dev else "target_ratios",
-            "target_ratios": None if ratios is None else dict(zip(languages, map(float, ratios))),
-            "variant": parity_options["variant"], "window_size": parity_options["window_size"],
-            "alpha": parity_options["alpha"], "global_merges": parity_options["global_merges"],
-        }
-    return out
 
 
 def _languages(corpus: Mapping[str, Any]) -> Dict[str, Any]:

@@ -138,3 +138,12 @@ def test_the_file_records_the_mix(tmp_path):
     assert tok.training["mix"]["multipliers"] == {"en": "1", "de": "5/2"}
     tok.save(tmp_path / "t.json")
     assert fb.Tokenizer.load(tmp_path / "t.json") == tok
+
+
+def test_the_examples_in_the_docstrings():
+    import doctest
+
+    from functionalbpe.core import languages, parity
+
+    assert doctest.testmod(languages).failed == 0
+    assert doctest.testmod(parity).failed == 0

@@ -36,15 +36,15 @@
  *   so that later merges find it. Then the new pairs enter the heaps of the languages that
  *   have them. Choosing costs O(L) heap peeks a merge.
  *
- * Measured (benchmarks/bench_parity.py, best of 2 on a loaded 2-core VM): the 18 languages
- * of corpora/nl (42.5 M characters) with 2,000 LibreOffice help paragraphs each as dev text,
+ * Measured (benchmarks/bench_parity.py, best of 2 on a loaded 2-core VM): the 18 languages of
+ * corpora/nl (42.5 M characters) with 2,000 LibreOffice help paragraphs each as dev text,
  * 32,512 merges: 21.5 s against 8.5 s for the frequency loop on the same text (2.5x); whole
- * training, counting included, 26.9 s against 14.1 s (1.9x). The difference is the visits: a piece is stored per
- * language, dev pieces are visited too, and each change costs two table operations instead
- * of one. Taking all of a touched piece's pairs out and putting them back, instead of only
- * those next to an occurrence, cost 2.5 times as much (four table operations per pair of
- * the piece); looking up every language's table for each new pair, instead of listing the
- * languages that got it, another 10%.
+ * training, counting included, 26.9 s against 14.1 s (1.9x). The difference is the visits: a
+ * piece is stored per language, dev pieces are visited too, and each change costs two table
+ * operations instead of one. Taking all of a touched piece's pairs out and putting them back,
+ * instead of only those next to an occurrence, cost 2.5 times as much (four table operations
+ * per pair of the piece); looking up every language's table for each new pair, instead of
+ * listing the languages that got it, another 10%.
  */
 #include "bpe_parity.h"
 #include "counted.h"
@@ -390,7 +390,8 @@ static size_t pair_number(fbpe_parity *p, uint64_t key, int fresh) {
     p->where_n[k] = p->where_cap[k] = 0;
     p->n_pairs++;
     if (fresh) {
-        if (grow((void **)&p->fresh, &p->cap_fresh, p->n_fresh + 1, sizeof(size_t))) return (size_t)-1;
+        if (grow((void **)&p->fresh, &p->cap_fresh, p->n_fresh + 1, sizeof(size_t)))
+            return (size_t)-1;
         p->fresh[p->n_fresh++] = k;
     }
     return k;
@@ -449,7 +450,8 @@ static fbpe_status bump(fbpe_parity *p, uint32_t x, uint32_t y, uint32_t lang, i
         if (!c) return FBPE_ENOMEM;
         c->value += delta;
         if (created && p->started) {
-            if (grow((void **)&p->fresh_lang, &p->cap_fresh_lang, p->n_fresh_lang + 1, sizeof(entry)))
+            if (grow((void **)&p->fresh_lang, &p->cap_fresh_lang, p->n_fresh_lang + 1,
+                     sizeof(entry)))
                 return FBPE_ENOMEM;
             p->fresh_lang[p->n_fresh_lang].count = lang; /* the language; its count comes later */
             p->fresh_lang[p->n_fresh_lang++].key = key;

@@ -11,8 +11,9 @@ every multiplier is at least 1 and no counted piece can vanish. A temperature ``
 sampling rule of XLM-R and mT5, ``p_l ∝ n_l^α`` where ``n_l`` is the language's size — here
 the UTF-8 bytes of its counted pieces. Sampling with ``p_l`` weighs each byte of language
 ``l`` by ``p_l / n_l ∝ n_l^(α−1)``, so the weight is ``w_l = n_l ** (α − 1)`` (exact when
-``α`` is an integer, else the float ``float(n_l) ** (α − 1)``), and then the rule above. ``α = 1`` is the plain concatenation; ``α = 0`` gives every language
-the same total; ``α = 0.3`` (XLM-R's) lifts small languages.
+``α`` is an integer, else the float ``float(n_l) ** (α − 1)``), and then the rule above.
+``α = 1`` is the plain concatenation; ``α = 0`` gives every language the same total;
+``α = 0.3`` (XLM-R's) lifts small languages.
 
 **The rounding.** A piece counted ``c`` times in a language with multiplier ``m`` counts
 ``floor(c·m + 1/2)`` (round half up), computed in integers: the result is the table that
@@ -35,9 +36,10 @@ from __future__ import annotations
 import math
 from array import array
 from fractions import Fraction
-from typing import Dict, Mapping, Optional, Sequence
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 from ..errors import FunctionalBPEError
+from .parity import check_parity_options
 from .piecetable import PieceTable
 
 
@@ -133,4 +135,56 @@ def combine(tables: Sequence[PieceTable]) -> PieceTable:
     return PieceTable(b"".join(total), offsets, array("q", total.values()))
 
 
-__all__ = ["multipliers", "scale", "combine", "table_bytes"]
+def parity_options_for(languages: Sequence[str], dev: Optional[Mapping[str, Any]],
+                    target_ratios: Optional[Mapping[str, float]], variant: str, window_size: int,
+                    alpha: float, global_merges: int) -> Dict[str, Any]:
+    """The parity options of ``train(objective="parity", ...)``, checked, as
+    :func:`functionalbpe.core.trainer.train_parity` takes them (ratios in the order of
+    ``languages``)."""
+    for name, given in (("dev", dev), ("target_ratios", target_ratios)):
+        if given is None:
+            continue
+        if not isinstance(given, Mapping):
+            raise FunctionalBPEError(f"{name} must be a dict {{language: ...}}, got {type(given).__name__}")
+        if set(given) != set(languages):
+            raise FunctionalBPEError(
+                f"{name} must name the languages of the corpus ({', '.join(map(repr, languages))}), "
+                f"got {', '.join(map(repr, given))}"
+            )
+    ratios = None if target_ratios is None else [target_ratios[lang] for lang in languages]
+    options: Dict[str, Any] = dict(target_ratios=ratios, variant=variant, window_size=window_size,
+                                   alpha=alpha, global_merges=global_merges)
+    try:
+        check_parity_options(len(languages), None if dev is None else [{}] * len(languages), **options)
+    except ValueError as exc:
+        raise FunctionalBPEError(str(exc).replace("dev texts or target_ratios (one of them)",
+                                                  "dev={language: texts} or target_ratios={language: ratio}, "
+                                                  "not both")) from None
+    return options
+
+
+def describe(languages: Sequence[str], objective: str, factors: Mapping[str, Any],
+                 weights: Any, temperature: Any, parity_options: Mapping[str, Any], has_dev: bool) -> Dict[str, Any]:
+    """What the tokenizer records of a multilingual training (``tok.training``, JSON data).
+
+    >>> factors = {"en": Fraction(1), "el": Fraction(5, 2)}
+    >>> describe(["en", "el"], "frequency", factors, {"en": 2, "el": 5}, None, {}, False)["mix"]
+    {'weights': {'en': 2.0, 'el': 5.0}, 'temperature': None, 'multipliers': {'en': '1', 'el': '5/2'}}
+    """
+    out: Dict[str, Any] = {"objective": objective, "languages": list(languages)}
+    if weights is not None or temperature is not None:
+        out["mix"] = {"weights": None if weights is None else {k: float(v) for k, v in weights.items()},
+                      "temperature": temperature,
+                      "multipliers": {lang: str(factors[lang]) for lang in languages}}
+    if objective == "parity":
+        ratios = parity_options["target_ratios"]
+        out["parity"] = {
+            "measure": "dev" if has_dev else "target_ratios",
+            "target_ratios": None if ratios is None else dict(zip(languages, map(float, ratios))),
+            "variant": parity_options["variant"], "window_size": parity_options["window_size"],
+            "alpha": parity_options["alpha"], "global_merges": parity_options["global_merges"],
+        }
+    return out
+
+
+__all__ = ["multipliers", "scale", "combine", "table_bytes", "parity_options_for", "describe"]

@@ -65,7 +65,7 @@ Table = Mapping[Sequence[int], int]
 
 def check_parity_options(
     n_languages: int,
-    dev: Optional[Sequence[Table]],
+    dev: Optional[Sequence[object]],
     target_ratios: Optional[Sequence[float]],
     variant: str,
     window_size: int,
@@ -95,7 +95,7 @@ def check_parity_options(
         raise ValueError(f"global_merges must be an integer from 0 on, got {global_merges!r}")
 
 
-def tokens(table: Table) -> int:
+def tokens(table: Mapping[Tuple[int, ...], int]) -> int:
     """How many symbols the table's pieces take, each piece counted as often as it occurs.
 
     >>> tokens({(1, 2, 3): 2, (4,): 5})
