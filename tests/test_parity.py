@@ -204,3 +204,11 @@ def test_compiled_equals_the_lesson_on_real_text(corpora):
                     dict(target_ratios={lang: 1 for lang in langs}, global_merges=20)):
         kw = dict(vocab_size=256 + 120, progress=False, objective="parity", **options)
         assert fb.train(corpus, backend="fast", **kw) == fb.train(corpus, backend="python", **kw)
+
+
+@needs_c
+def test_a_huge_window_costs_no_memory_up_front():
+    tables = [PieceTable.from_dict({"aaab": 3, "ab": 2}), PieceTable.from_dict({"ba": 4})]
+    options = dict(dev=tables, variant="window", window_size=2**31 - 1, alpha=1)
+    slow = face.train_parity(tables, Alphabet(), None, backend="python", **options)
+    assert face.train_parity(tables, Alphabet(), None, backend="fast", **options) == slow

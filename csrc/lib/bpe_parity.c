@@ -213,8 +213,8 @@ struct fbpe_parity {
     int64_t *tokens;   /* per column */
     int64_t *start;    /* training tokens before the first merge */
     /* the window: the last window_size languages chosen by parity */
-    uint32_t *ring, *in_window;
-    size_t ring_n, ring_head;
+    uint32_t *ring, *in_window; /* the ring grows as it fills: a window may be huge */
+    size_t ring_n, ring_head, ring_cap;
     /* scratch */
     size_t *fresh;     /* pair numbers created by the current merge */
     size_t n_fresh, cap_fresh;
@@ -268,10 +268,9 @@ static fbpe_status init(fbpe_parity *p, const fbpe_parity_options *o) {
     p->tokens = (int64_t *)xcalloc(p->n_columns, sizeof(int64_t));
     p->start = (int64_t *)xcalloc(L, sizeof(int64_t));
     p->in_window = (uint32_t *)xcalloc(L, sizeof(uint32_t));
-    p->ring = (uint32_t *)xcalloc(o->window ? o->window_size : 1, sizeof(uint32_t));
     p->order = (uint32_t *)xcalloc(L, sizeof(uint32_t));
     p->score = (double *)xcalloc(L, sizeof(double));
-    if (!p->lang || !p->heaps || !p->tokens || !p->start || !p->in_window || !p->ring ||
+    if (!p->lang || !p->heaps || !p->tokens || !p->start || !p->in_window ||
         !p->order || !p->score)
         return FBPE_ENOMEM;
     if (table_init(&p->index, 1024)) return FBPE_ENOMEM;
@@ -607,6 +606,9 @@ static fbpe_status choose(fbpe_parity *p, uint32_t *col, entry *best) {
         if (p->ring_n == p->o.window_size) {
             p->in_window[p->ring[p->ring_head]]--;
         } else {
+            /* filling: the head is the next free place, ring_n */
+            if (grow((void **)&p->ring, &p->ring_cap, p->ring_n + 1, sizeof(uint32_t)))
+                return FBPE_ENOMEM;
             p->ring_n++;
         }
         p->ring[p->ring_head] = chosen;
