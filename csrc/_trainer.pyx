@@ -1,6 +1,6 @@
 # cython: language_level=3
-# distutils: sources = csrc/lib/bpe_train.c
-# distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/bpe_train.h csrc/lib/merge_policy.h csrc/status.pxd csrc/utf8.pxd
+# distutils: sources = csrc/lib/bpe_train.c csrc/lib/bpe_parity.c
+# distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/bpe_train.h csrc/lib/bpe_parity.h csrc/lib/counted.h csrc/lib/merge_policy.h csrc/status.pxd csrc/utf8.pxd
 """The fast BPE trainer: counted pieces into flat C arrays, then the C merge loop.
 
 Use it through :mod:`functionalbpe.core.fast`, which has the reference's names and falls back to
@@ -272,6 +272,20 @@ def train_merges_from_text(pieces, num_merges, uint32_t first_id, atom_ids, flag
     return run_merges(corpus, first_id, flags, policy, num_merges, min_frequency, progress)
 
 
+cdef int check_ranges(const int64_t[::1] offs, Py_ssize_t n, Py_ssize_t size) except -1:
+    """Offsets of a flat table: n + 1 of them, each piece a range inside the data."""
+    cdef Py_ssize_t i
+    if offs.shape[0] != n + 1:
+        raise ValueError(f"{n} counts need {n + 1} offsets, got {offs.shape[0]}")
+    for i in range(n):
+        if not 0 <= offs[i] <= offs[i + 1] <= size:
+            raise ValueError(
+                f"offsets[{i}:{i + 2}] = {offs[i]}, {offs[i + 1]} is not a range inside the "
+                f"{size} bytes of data"
+            )
+    return 0
+
+
 def train_merges_utf8(const uint8_t[::1] data, offsets, counts, num_merges, uint32_t first_id,
                       atom_ids, flags, int policy, int64_t min_frequency, progress, on_merge=None):
     """Training on pieces laid out flat: piece i is data[offsets[i]:offsets[i+1]] (UTF-8 text
@@ -279,14 +293,7 @@ def train_merges_utf8(const uint8_t[::1] data, offsets, counts, num_merges, uint
     cdef const int64_t[::1] offs = int64_view(offsets, "offsets")
     cdef const int64_t[::1] cnts = int64_view(counts, "counts")
     cdef Py_ssize_t n = cnts.shape[0], i = 0
-    if offs.shape[0] != n + 1:
-        raise ValueError(f"{n} counts need {n + 1} offsets, got {offs.shape[0]}")
-    for i in range(n):
-        if not 0 <= offs[i] <= offs[i + 1] <= data.shape[0]:
-            raise ValueError(
-                f"offsets[{i}:{i + 2}] = {offs[i]}, {offs[i + 1]} is not a range inside the "
-                f"{data.shape[0]} bytes of data"
-            )
+    check_ranges(offs, n, data.shape[0])
     cdef const int32_t[::1] table = atom_table(atom_ids, first_id)
     cdef const int32_t *atoms = &table[0] if atom_ids else NULL
     cdef const uint8_t *base = &data[0] if data.shape[0] else NULL
@@ -311,3 +318,140 @@ def train_merges_utf8(const uint8_t[::1] data, offsets, counts, num_merges, uint
     check(rc, "while training")
     return run_merges(corpus, first_id, flags, policy, num_merges, min_frequency, progress,
                       FBPE_MAX_TOKEN_BYTES, on_merge)
+
+
+# ---- parity-aware training (csrc/lib/bpe_parity.c; the lesson: functionalbpe/core/parity.py) ----
+
+cdef extern from "lib/bpe_parity.h":
+    ctypedef struct fbpe_parity:
+        pass
+    ctypedef struct fbpe_parity_options:
+        uint32_t first_id
+        const uint32_t *flags
+        int policy
+        size_t max_token_bytes
+        int64_t max_merges
+        int64_t min_frequency
+        uint32_t n_langs
+        int use_dev
+        const double *ratios
+        int window
+        uint32_t window_size
+        double alpha
+        int64_t global_merges
+    ctypedef struct fbpe_parity_merge:
+        uint32_t left
+        uint32_t right
+        int64_t count
+        int32_t lang
+    fbpe_status fbpe_parity_new(const fbpe_parity_options *options, fbpe_parity **out) nogil
+    fbpe_status fbpe_parity_add_utf8(fbpe_parity *p, uint32_t column, const uint8_t *text, size_t n,
+                                     int64_t count, const int32_t *atom_ids) nogil
+    fbpe_status fbpe_parity_run(fbpe_parity *p, double seconds) nogil
+    size_t fbpe_parity_num_merges(const fbpe_parity *p) nogil
+    const fbpe_parity_merge *fbpe_parity_merges(const fbpe_parity *p) nogil
+    void fbpe_parity_free(fbpe_parity *p) nogil
+    long fbpe_parity_live_blocks() nogil
+
+
+def parity_live_blocks():
+    """C blocks held by all parity trainers now; the same before and after every training."""
+    return fbpe_parity_live_blocks()
+
+
+cdef class Parity:
+    """A parity trainer as the C side holds it; freed with this object, on every path."""
+    cdef fbpe_parity *ptr
+
+    def __dealloc__(self):
+        fbpe_parity_free(self.ptr)
+
+
+cdef int add_parity_table(fbpe_parity *p, uint32_t column, object table,
+                          const int32_t *atoms) except -1:
+    """Append the pieces of one flat table (data, offsets, counts) to a column."""
+    data, offsets, counts = table
+    cdef const uint8_t[::1] text = data
+    cdef const int64_t[::1] offs = int64_view(offsets, "offsets")
+    cdef const int64_t[::1] cnts = int64_view(counts, "counts")
+    cdef Py_ssize_t n = cnts.shape[0], i = 0
+    check_ranges(offs, n, text.shape[0])
+    cdef const uint8_t *base = &text[0] if text.shape[0] else NULL
+    cdef fbpe_status rc = FBPE_OK
+    cdef size_t size = 0, bad = 0
+    cdef int incomplete
+    with nogil:
+        for i in range(n):
+            size = <size_t>(offs[i + 1] - offs[i])
+            bad = fbpe_utf8_invalid(base + offs[i], size, 0, &incomplete)
+            if bad < size:
+                break
+            rc = fbpe_parity_add_utf8(p, column, base + offs[i], size, cnts[i], atoms)
+            if rc < 0:
+                break
+    if bad < size:
+        raise ValueError(f"piece {i} of column {column} is not valid UTF-8")
+    return check(rc, "while training")
+
+
+def train_parity_utf8(tables, dev_tables, ratios, num_merges, uint32_t first_id, atom_ids, flags,
+                      int policy, int64_t min_frequency, bint window, uint32_t window_size,
+                      double alpha, int64_t global_merges, progress,
+                      size_t max_token_bytes=FBPE_MAX_TOKEN_BYTES):
+    """Parity-aware training (functionalbpe.core.parity.train) on flat text-form tables, one
+    (data, offsets, counts) per language; dev_tables (one per language) or ratios (one float
+    per language), the other None. Returns (left, right, global count, language or -1)."""
+    cdef uint32_t n_langs = len(tables)
+    if len(flags) != first_id:
+        raise ValueError(f"flags gives {len(flags)} entries for {first_id} symbols")
+    if (dev_tables is None) == (ratios is None):
+        raise ValueError("give dev_tables or ratios")
+    cdef const uint32_t[::1] cflags = array("I", [int(f) & 0xFFFFFFFF for f in flags] or [0])
+    cdef double[::1] cratios = array("d", ratios if ratios is not None else [1.0])
+    if ratios is not None and len(ratios) != n_langs:
+        raise ValueError(f"{len(ratios)} ratios for {n_langs} languages")
+    if dev_tables is not None and len(dev_tables) != n_langs:
+        raise ValueError(f"{len(dev_tables)} dev tables for {n_langs} languages")
+    cdef const int32_t[::1] atom_ids_table = atom_table(atom_ids, first_id)
+    cdef const int32_t *atoms = &atom_ids_table[0] if atom_ids else NULL
+    cdef fbpe_parity_options o
+    o.first_id = first_id
+    o.flags = &cflags[0]
+    o.policy = policy
+    o.max_token_bytes = max_token_bytes
+    o.max_merges = -1 if num_merges is None else max(int(num_merges), 0)
+    o.min_frequency = min_frequency
+    o.n_langs = n_langs
+    o.use_dev = dev_tables is not None
+    o.ratios = NULL if ratios is None else &cratios[0]
+    o.window = window
+    o.window_size = window_size
+    o.alpha = alpha
+    o.global_merges = global_merges
+    trainer = Parity()
+    check(fbpe_parity_new(&o, &trainer.ptr), "while training",
+          "bad parity options: no language, a first_id outside 256..2**31, or a window of 0")
+    cdef uint32_t column
+    for column in range(n_langs):
+        add_parity_table(trainer.ptr, column, tables[column], atoms)
+    if dev_tables is not None:
+        for column in range(n_langs):
+            add_parity_table(trainer.ptr, n_langs + column, dev_tables[column], atoms)
+    cdef double seconds = slice_seconds
+    cdef fbpe_status rc
+    cdef size_t n = 0, k
+    cdef const fbpe_parity_merge *merges
+    bar = Progress(progress, "merging (parity)", total=num_merges)
+    while True:
+        with nogil:
+            rc = fbpe_parity_run(trainer.ptr, seconds)
+        check(rc, "while training")
+        PyErr_CheckSignals()
+        n = fbpe_parity_num_merges(trainer.ptr)
+        if n:
+            bar.update(n, f"best count {fbpe_parity_merges(trainer.ptr)[n - 1].count}")
+        if rc == FBPE_OK:
+            break
+    bar.close()
+    merges = fbpe_parity_merges(trainer.ptr)
+    return [(merges[k].left, merges[k].right, merges[k].count, merges[k].lang) for k in range(n)]

@@ -218,6 +218,9 @@ def check_fields(payload: Any, error: Type[FunctionalBPEError] = TokenizerFileEr
             isinstance(ids, list) and len(ids) == count and all(is_int(i) and 0 <= i < MAX_VOCAB_SIZE for i in ids)
         ):
             raise error(f"{field}: {excerpt(ids)} is not a list of {count} ids in 0..{MAX_VOCAB_SIZE - 1}")
+    training = payload.get("training")
+    if training is not None and not isinstance(training, dict):
+        raise error(f"training: {excerpt(training)} is not a description of the training (a JSON object)")
     if not 0 < payload["vocab_size"] <= MAX_VOCAB_SIZE:
         raise error(f"vocab_size: {excerpt(payload['vocab_size'])} is not in 1..{MAX_VOCAB_SIZE}")
 

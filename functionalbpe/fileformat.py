@@ -16,6 +16,9 @@ Layout (``"format": "functionalbpe/1"``)::
                                                own (from_tiktoken, from_hf): each byte's id;
       "merge_ids": [300, 301, ...],            each merge's id where it is not 256 + k; then
                                                ids may leave gaps (functionalbpe/core/idmap.py)
+      "training": {"objective": "parity", ...}  only after a weighted or parity-aware training
+                                               of several languages: the objective, the mix
+                                               and the parity options (docs/parity.md)
       "checksum": "sha256:..."                 over the canonical JSON of everything else
     }
 

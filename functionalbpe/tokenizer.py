@@ -93,6 +93,8 @@ class Tokenizer:
         if scheme.atoms:  # without atoms every symbol is text, and text merges with text
             check_policy(self.alphabet.merges, self.alphabet.base_flags(), policy, merge_policy)
         self.merge_counts: Optional[List[int]] = list(merge_counts) if merge_counts is not None else None
+        # How a multilingual training chose its merges (objective, mix, parity options); JSON data.
+        self.training: Optional[Dict[str, Any]] = None
         if self.merge_counts is not None and len(self.merge_counts) != len(self.alphabet.merges):
             raise FunctionalBPEError("merge_counts must have one count per merge")
         idmap = IdMap(self.alphabet, byte_ids, special_ids, merge_ids)
@@ -1026,6 +1028,8 @@ class Tokenizer:
             payload["byte_ids"] = self._idmap.byte_ids
             if self._idmap.merge_ids != list(range(self.alphabet.first_merge, self.alphabet.first_special)):
                 payload["merge_ids"] = self._idmap.merge_ids
+        if self.training is not None:
+            payload["training"] = self.training
         return payload
 
     def save(self, path: "os.PathLike[str] | str") -> None:
@@ -1094,6 +1098,7 @@ class Tokenizer:
             raise TokenizerFileError(str(exc)) from None
         if tok.special_tokens != specials:
             raise TokenizerFileError("the special token ids do not match the tokens")
+        tok.training = payload.get("training")
         if tok.vocab_size != payload["vocab_size"]:
             raise TokenizerFileError(
                 f"vocab_size says {payload['vocab_size']} but the file holds {tok.vocab_size} ids"

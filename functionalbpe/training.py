@@ -21,12 +21,13 @@ Example::
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union
 
 from .checks import integer, special_tokens_checked
 from .core import trainer
 from .core._native import NATIVE, thread_count
 from .core.alphabet import Alphabet, num_merges_for, policy_code
+from .core.languages import combine, describe, multipliers, parity_options_for, scale, table_bytes
 from .core.piecetable import PieceTable
 from .core.reference import OnMerge
 from .counts import PieceCounts
@@ -45,7 +46,7 @@ BACKENDS = trainer.BACKENDS
 
 
 def train(
-    corpus: Union[str, Iterable[str]],
+    corpus: Union[str, Iterable[str], Mapping[str, Any]],
     vocab_size: Optional[int] = 32768,
     scheme: Union[str, Scheme] = "plain",
     pattern: Optional[str] = None,
@@ -56,6 +57,16 @@ def train(
     progress: ProgressSpec = None,
     threads: Optional[int] = None,
     trace: TraceSpec = None,
+    *,
+    weights: Optional[Mapping[str, float]] = None,
+    temperature: Optional[float] = None,
+    objective: str = "frequency",
+    dev: Optional[Mapping[str, Any]] = None,
+    target_ratios: Optional[Mapping[str, float]] = None,
+    parity_variant: str = "base",
+    window_size: int = 100,
+    alpha: float = 2,
+    global_merges: int = 0,
     **scheme_options: Any,
 ) -> Tokenizer:
     """Train a byte-level BPE tokenizer.
@@ -87,6 +98,20 @@ def train(
     as U+FFFD. Running out of memory raises :class:`~functionalbpe.errors.OutOfMemoryError`,
     which says what to reduce.
 
+    **Several languages.** A dict ``{language: corpus}`` keeps its languages apart: each is
+    counted on its own, and ``weights={language: w}`` or ``temperature=α`` (``p_l ∝ n_l^α``,
+    as XLM-R and mT5 sample) scale each language's counts exactly before they are added
+    (:mod:`functionalbpe.core.languages` gives the rule and its rounding). Without either,
+    the languages are simply added: the same merges as training on their concatenation.
+
+    ``objective="parity"`` trains parity-aware BPE (:mod:`functionalbpe.core.parity`): each
+    merge is the most frequent pair of the language worst off now, measured on ``dev``
+    (``{language: texts}``, the same text in every language) or against ``target_ratios``
+    (``{language: compression ratio}``); ``parity_variant="window"`` with ``window_size``
+    and ``alpha`` balances over a moving window; ``global_merges=M`` makes the first ``M``
+    merges by global frequency. Merge counts stay the global counts. The tokenizer records
+    the objective, the mix and their parameters in ``tok.training``.
+
     >>> import functionalbpe as fb
     >>> tok = fb.train(["low lower lowest"] * 3, vocab_size=260, special_tokens=["<|eot|>"], progress=False)
     >>> tok.merges[:2], tok.special_tokens
@@ -103,20 +128,83 @@ def train(
         the_scheme = resolve(scheme, pattern, **scheme_options)
     alphabet = Alphabet(the_scheme.atoms)
     num_merges = num_merges_for(vocab_size, len(alphabet.atoms), len(specials))
+    if objective not in ("frequency", "parity"):
+        raise FunctionalBPEError(f"objective must be 'frequency' or 'parity', got {objective!r}")
+    if counted is not None or not isinstance(corpus, Mapping):
+        if weights is not None or temperature is not None or objective != "frequency":
+            raise FunctionalBPEError(
+                "weights, temperature and objective='parity' are about languages: give the corpus as "
+                "a dict {language: corpus}"
+            )
+        tracer = None if trace is None else MergeTracer(trace, alphabet, the_scheme)
+        raw = counted.table if counted is not None else _count(corpus, the_scheme, specials, threads, progress)
+        merges = _learn(the_scheme.transform(raw), alphabet, num_merges, merge_policy, min_frequency, progress,
+                        backend, tracer)
+        if tracer is not None:
+            tracer.close()
+        return _tokenizer(the_scheme, merges, specials, merge_policy)
+
+    # Several languages: each counted and transformed on its own, then weighed.
+    languages = _languages(corpus)
+    if weights is not None and temperature is not None:
+        raise FunctionalBPEError("give weights or temperature, not both")
+    parity_options: Dict[str, Any] = {}
+    if objective == "parity":
+        if trace is not None:
+            raise FunctionalBPEError("trace= follows the frequency objective's merge loop; parity-aware "
+                                     "training has no runner-up to show")
+        parity_options = parity_options_for(list(languages), dev, target_ratios, parity_variant, window_size,
+                                            alpha, global_merges)
+    elif dev is not None or target_ratios is not None:
+        raise FunctionalBPEError("dev and target_ratios measure parity: they need objective='parity'")
     tracer = None if trace is None else MergeTracer(trace, alphabet, the_scheme)
+    raws = {lang: _count(text, the_scheme, specials, threads, progress) for lang, text in languages.items()}
+    factors = multipliers({lang: table_bytes(raw) for lang, raw in raws.items()}, weights, temperature)
+    tables = [scale(the_scheme.transform(raw), factors[lang]) for lang, raw in raws.items()]
+    if objective == "frequency":
+        merges = _learn(combine(tables), alphabet, num_merges, merge_policy, min_frequency, progress, backend,
+                        tracer)
+        if tracer is not None:
+            tracer.close()
+    else:
+        dev_tables = None
+        if dev is not None:
+            dev_tables = [the_scheme.transform(_count(dev[lang], the_scheme, specials, threads, False))
+                          for lang in languages]
+        try:
+            merges = trainer.train_parity(
+                tables, alphabet, num_merges, dev=dev_tables, merge_policy=merge_policy,
+                min_frequency=min_frequency, progress=progress, backend=backend, **parity_options,
+            )
+        except MemoryError:
+            raise OutOfMemoryError("out of memory while learning merges: train on less text") from None
+    tok = _tokenizer(the_scheme, merges, specials, merge_policy)
+    if weights is not None or temperature is not None or objective != "frequency":
+        tok.training = describe(list(languages), objective, factors, weights, temperature, parity_options,
+                                dev is not None)
+    return tok
+
+
+def _languages(corpus: Mapping[str, Any]) -> Dict[str, Any]:
+    """The languages of a dict corpus, checked: at least one, each named by a non-empty str."""
+    if not corpus:
+        raise FunctionalBPEError("a dict corpus needs at least one language")
+    for lang in corpus:
+        if not isinstance(lang, str) or not lang:
+            raise FunctionalBPEError(f"a language is named by a non-empty str, got {lang!r}")
+    return dict(corpus)
+
+
+def _count(corpus: Any, scheme: Scheme, specials: Tuple[str, ...], threads: Optional[int],
+           progress: ProgressSpec) -> PieceTable:
     try:
-        raw = counted.table if counted is not None else count(corpus, the_scheme, specials, threads, progress)
+        return count(corpus, scheme, specials, threads, progress)
     except MemoryError:
         raise OutOfMemoryError(
             "out of memory while counting the corpus: the count holds every distinct piece, in one "
             "table per thread; train on less text (max_chars=..., CLI --max-chars) or on fewer "
             "threads (threads=..., CLI --threads)"
         ) from None
-    symbols = the_scheme.transform(raw)
-    merges = _learn(symbols, alphabet, num_merges, merge_policy, min_frequency, progress, backend, tracer)
-    if tracer is not None:
-        tracer.close()
-    return _tokenizer(the_scheme, merges, specials, merge_policy)
 
 
 def train_from_counts(

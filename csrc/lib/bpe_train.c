@@ -62,6 +62,7 @@
  *   (benchmarks/bench_train.py prints both, side by side).
  */
 #include "bpe_train.h"
+#include "counted.h"
 #include "hash.h"
 #include "merge_policy.h"
 #include "utf8.h"
@@ -69,66 +70,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(_WIN32)
-#include <windows.h>
-static double now_seconds(void) {
-    LARGE_INTEGER f, c;
-    QueryPerformanceFrequency(&f);
-    QueryPerformanceCounter(&c);
-    return (double)c.QuadPart / (double)f.QuadPart;
-}
-#else
-#include <time.h>
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-#endif
-
 /* ---- allocation, counted so that the tests can see every block come back ---- */
 
 static long live_blocks;
 
-#if defined(__GNUC__) || defined(__clang__)
-#define COUNT_BLOCKS(d) __atomic_add_fetch(&live_blocks, (d), __ATOMIC_RELAXED)
-#else
-#define COUNT_BLOCKS(d) (live_blocks += (d))
-#endif
+long fbpe_live_blocks(void) { return fbpe_count_blocks(&live_blocks, 0); }
 
-long fbpe_live_blocks(void) { return COUNT_BLOCKS(0); }
-
-static void *xmalloc(size_t size) {
-    void *p = malloc(size ? size : 1);
-    if (p) COUNT_BLOCKS(1);
-    return p;
-}
-
-static void *xcalloc(size_t n, size_t size) {
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (p) COUNT_BLOCKS(1);
-    return p;
-}
-
-/* Grow *p to hold `want` elements of `size` bytes (doubling). FBPE_OK or FBPE_ENOMEM. */
-static fbpe_status grow(void **p, size_t *cap, size_t want, size_t size) {
-    if (want <= *cap) return FBPE_OK;
-    size_t n = fbpe_grow_to(*cap, 8, want, size);
-    if (!n) return FBPE_ENOMEM;
-    void *q = realloc(*p, n * size);
-    if (!q) return FBPE_ENOMEM;
-    if (!*p) COUNT_BLOCKS(1);
-    *p = q;
-    *cap = n;
-    return FBPE_OK;
-}
-
-static void xfree(void *p) {
-    if (p) {
-        free(p);
-        COUNT_BLOCKS(-1);
-    }
-}
+#define now_seconds fbpe_now_seconds
+#define xmalloc(size) fbpe_counted_malloc(&live_blocks, (size))
+#define xcalloc(n, size) fbpe_counted_calloc(&live_blocks, (n), (size))
+#define grow(p, cap, want, size) fbpe_counted_grow(&live_blocks, (p), (cap), (want), (size))
+#define xfree(p) fbpe_counted_free(&live_blocks, (p))
 
 /* ---- pieces ----
  * One stream of uint32 words. Each piece is a header of three words -- its current length,

@@ -39,7 +39,9 @@ from ..errors import FunctionalBPEError
 from ..filecheck import MAX_TOKEN_BYTES
 from ..progress import Progress, ProgressSpec
 from ._native import NATIVE
+from . import parity
 from .alphabet import Alphabet, can_merge, merged_flags
+from .parity import check_parity_options
 from .piecetable import PieceTable
 from .reference import Merge, OnMerge, Pair, best_pair_key, check_options, check_token_bytes, merge, symbol_lengths
 
@@ -243,3 +245,62 @@ def _runner_up(heap: List[Tuple[int, int, int]], stats: Mapping[Pair, int], best
             return (a, b, -neg_count) if -neg_count >= min_frequency else None
         heapq.heappop(heap)
     return None
+
+
+def train_parity(
+    tables: Sequence[PieceTable],
+    alphabet: Alphabet,
+    num_merges: Optional[int],
+    *,
+    dev: Optional[Sequence[PieceTable]] = None,
+    target_ratios: Optional[Sequence[float]] = None,
+    variant: str = "base",
+    window_size: int = 100,
+    alpha: float = 2,
+    global_merges: int = 0,
+    merge_policy: str = "prefix",
+    min_frequency: int = 1,
+    progress: ProgressSpec = False,
+    backend: str = "auto",
+) -> List[Merge]:
+    """Parity-aware training (:mod:`functionalbpe.core.parity`) on one table of text-form
+    pieces per language, with ``dev`` tables (one per language) or ``target_ratios``.
+
+    ``"fast"``: the C trainer of ``csrc/lib/bpe_parity.c``, incremental; ``"python"``: the
+    lesson itself, which recounts everything before each merge (fine for tests and small
+    corpora, slow on real ones). Both give the same merges, which the tests check.
+
+    >>> from functionalbpe.core.alphabet import Alphabet
+    >>> en, el = PieceTable.from_dict({"the": 5}), PieceTable.from_dict({"το": 2})
+    >>> train_parity([en, el], Alphabet(), 1, dev=[en, el])  # English takes 15 dev tokens, Greek 8
+    [(104, 101, 5)]
+    """
+    first_id = alphabet.num_fixed
+    check_parity_options(len(tables), dev, target_ratios, variant, window_size, alpha, global_merges)
+    policy, flags = check_options(first_id, alphabet.base_flags(), merge_policy, min_frequency)
+    min_frequency = min(min_frequency, MAX_COUNT)
+    compiled = compiled_trainer(backend)
+    if compiled is not None:
+        flat = [(t.data, t.offsets, t.counts) for t in tables]
+        dev_flat = None if dev is None else [(t.data, t.offsets, t.counts) for t in dev]
+        ratios = None if target_ratios is None else [float(r) for r in target_ratios]
+        atom_ids = {atom.char: alphabet.atom_id(atom.char) for atom in alphabet.atoms}
+        merges = compiled.train_parity_utf8(
+            flat, dev_flat, ratios, num_merges, first_id, atom_ids, flags, policy, min_frequency,
+            variant == "window", window_size, float(alpha), global_merges, progress,
+        )
+        return [(a, b, c) for a, b, c, _ in merges]
+
+    def symbols(table: PieceTable) -> Dict[Sequence[int], int]:
+        out: Dict[Sequence[int], int] = {}
+        for piece, count in table.items():
+            key = alphabet.symbols(piece)
+            out[key] = out.get(key, 0) + count
+        return out
+
+    return parity.train(
+        [symbols(t) for t in tables], num_merges, first_id,
+        dev=None if dev is None else [symbols(t) for t in dev], target_ratios=target_ratios,
+        variant=variant, window_size=window_size, alpha=alpha, global_merges=global_merges,
+        flags=flags, merge_policy=merge_policy, min_frequency=min_frequency,
+    )
