@@ -125,7 +125,8 @@ def test_a_token_is_taken_whole_only_if_its_merges_make_it():
     assert bpe.whole_token(b"ab") == 256 and bpe.whole_token(b"abc") is None
     assert bpe.num_self_encoding == 2 and not bpe.all_self_encoding
     assert encode_piece(list(b"abc"), ranks_from_merges(merges, 256)) == [256, 99]
-    assert bpe.encode_pieces(["abc", "abc"]) == [256, 99, 256, 99]  # the second from the cache
+    assert bpe.encode_pieces(["abc", "abc"]) == [256, 99, 256, 99]
+    assert bpe.encode_pieces(["abcabc", "abcabc"]) == [256, 99, 256, 99] * 2  # then cached
 
 
 def test_encoder_matches_reference_on_pieces(tok):
