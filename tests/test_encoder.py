@@ -272,6 +272,8 @@ def test_encode_batch_equals_encode(tok):
     assert tok.encode_batch(docs, disallowed_special=()) == ordinary
     with pytest.raises(fb.SpecialTokenError, match="endoftext"):
         tok.encode_batch(docs)
+    plain = docs[:-2] + ["a\ud800b"]  # a lone surrogate reads as U+FFFD, as in encode
+    assert tok.encode_batch(plain, threads=2) == [tok.encode(d) for d in plain]
 
 
 def test_threads_share_a_tokenizer(tok):
