@@ -2,6 +2,7 @@
 
     python benchmarks/update_readme.py                 # runs the bench (about 8 minutes), then edits
     python benchmarks/update_readme.py --from out.json # uses a saved ``bench --json`` result
+    python benchmarks/update_readme.py -- --corpus a.txt --corpus b.txt  # bench's own options
 
 The section lies between the markers ``<!-- bench:start -->`` and ``<!-- bench:end -->``;
 everything else in the README is left as it is.
@@ -29,24 +30,28 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--from", dest="source", help="a JSON file written by `functionalbpe bench --json`")
     ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"))
+    ap.add_argument("bench_args", nargs="*", help="options for functionalbpe bench (after --)")
     args = ap.parse_args()
+    command = " ".join([COMMAND] + args.bench_args)
     if args.source:
         with open(args.source, encoding="utf-8") as fh:
-            report = json.load(fh)
+            reports = json.load(fh)["reports"]
     else:
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "bench.json")
-            subprocess.run([sys.executable, "-m", "functionalbpe", "bench", "--json", out], check=True, cwd=ROOT)
+            subprocess.run([sys.executable, "-m", "functionalbpe", "bench", "--json", out, *args.bench_args],
+                           check=True, cwd=ROOT)
             with open(out, encoding="utf-8") as fh:
-                report = json.load(fh)
+                reports = json.load(fh)["reports"]
     with open(args.readme, encoding="utf-8") as fh:
         text = fh.read()
     if START not in text or END not in text:
         sys.exit(f"{args.readme}: the markers {START} and {END} are missing")
     head, rest = text.split(START, 1)
     _, tail = rest.split(END, 1)
-    body = f"\nMeasured with `{COMMAND}` on {report['machine']['cpu']} ({report['machine']['cores']} cores):\n\n"
-    body += bench.format_markdown(report)
+    machine = reports[0]["machine"]
+    body = f"\nMeasured with `{command}` on {machine['cpu']} ({machine['cores']} cores):\n\n"
+    body += bench.format_markdown_all(reports)
     atomic_write_text(args.readme, head + START + body + END + tail)
     return 0
 

@@ -485,7 +485,16 @@ def format_markdown(report: Dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_json(report: Dict[str, Any], path: str) -> None:
+def format_markdown_all(reports: Sequence[Dict[str, Any]]) -> str:
+    """The tables of each corpus's report, under a heading naming the corpus when there are
+    several."""
+    if len(reports) == 1:
+        return format_markdown(reports[0])
+    return "\n".join(f"### {r['corpus']['name']}\n\n" + format_markdown(r) for r in reports)
+
+
+def write_json(reports: Sequence[Dict[str, Any]], path: str) -> None:
+    """``{"reports": [...]}``: one report per corpus, in the order they were given."""
     from .fileformat import atomic_write_text
 
-    atomic_write_text(path, json.dumps(report, indent=1, ensure_ascii=False) + "\n")
+    atomic_write_text(path, json.dumps({"reports": list(reports)}, indent=1, ensure_ascii=False) + "\n")

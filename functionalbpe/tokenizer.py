@@ -283,15 +283,19 @@ class Tokenizer:
             for text in texts:
                 self._refuse_disallowed(text, disallowed)
             return [self._encode_dropout(text, allowed, p, rng) for text in texts]
+        if not allowed:
+            # Every text is one ordinary part. Nothing per text is done here but the check
+            # for disallowed specials: with short texts, this thread's share of the work
+            # (holding the GIL) is what limits the threads' gain.
+            if disallowed:
+                for text in texts:
+                    self._refuse_disallowed(text, disallowed)
+            return self._encode_texts(texts, threads)
         # Cut every text into ordinary parts (encoded together, in parallel) and specials.
         parts: List[str] = []
         plans: List[List[int]] = []  # per text: indexes into parts, or -1 - special id
         for text in texts:
             self._refuse_disallowed(text, disallowed)
-            if not allowed:
-                plans.append([len(parts)])
-                parts.append(text)
-                continue
             plan = []
             for segment, is_special in self._cutter(allowed).split(text):
                 if is_special:
@@ -300,10 +304,7 @@ class Tokenizer:
                     plan.append(len(parts))
                     parts.append(segment)
             plans.append(plan)
-        try:
-            encoded = self._encoder.encode_texts(parts, threads)
-        except UnicodeEncodeError:
-            encoded = self._encoder.encode_texts([_without_surrogates(p) for p in parts], threads)
+        encoded = self._encode_texts(parts, threads)
         out: List[List[int]] = []
         for plan in plans:
             if len(plan) == 1 and plan[0] >= 0:
@@ -375,6 +376,7 @@ class Tokenizer:
                 lengths[ext(i)] = len(data)
             self._lengths = lengths
         return self._lengths[np.asarray(ids, dtype=np.int64)]
+
     def encode_batch_packed(
         self,
         texts: Iterable[str],
@@ -439,6 +441,11 @@ class Tokenizer:
         return encode_to_file(self, source, out, format=format, dtype=dtype, eot=eot, offsets=offsets,
                               threads=threads, progress=progress, allowed_special=allowed_special,
                               disallowed_special=disallowed_special, errors=errors)
+    def _encode_texts(self, texts: List[str], threads: int) -> List[List[int]]:
+        try:
+            return self._encoder.encode_texts(texts, threads)
+        except UnicodeEncodeError:
+            return self._encoder.encode_texts([_without_surrogates(t) for t in texts], threads)
 
     def count_tokens(self, text: str, *, allowed_special: SpecialSet = frozenset()) -> int:
         """How many tokens ``text`` takes. Never raises for any text: special-token text

@@ -42,13 +42,30 @@ def test_bench_command_on_a_small_corpus(tmp_path, capsys):
     assert code == 0
     table = capsys.readouterr().out
     assert "| functionalbpe |" in table and "Corpus:" in table
-    report = json.loads(out_json.read_text(encoding="utf-8"))
+    (report,) = json.loads(out_json.read_text(encoding="utf-8"))["reports"]
     assert report["corpus"]["bytes"] == corpus.stat().st_size
     assert report["training"]["functionalbpe"]["ok"]
     enc = report["encoding"]["functionalbpe"]["one_thread"]
     assert enc["tokens"] > 0 and enc["mb_per_s"] > 0
     if "tiktoken" in report["encoding"]:  # same ranks, same text: the same number of tokens
         assert report["encoding"]["tiktoken"]["one_thread"]["tokens"] == enc["tokens"]
+
+
+def test_bench_reports_each_corpus_on_its_own(tmp_path, capsys):
+    first, second = tmp_path / "a.txt", tmp_path / "b.txt"
+    first.write_text("the quick brown fox\n" * 100, encoding="utf-8")
+    second.write_text("東京で日本語を話す。\n" * 100, encoding="utf-8")
+    out_json = tmp_path / "b.json"
+    code = main(
+        ["bench", "--corpus", str(first), "--corpus", str(second), "--vocab-size", "300", "--repeats", "1",
+         "--libraries", "functionalbpe", "--no-pathological", "--json", str(out_json), "-q"]
+    )
+    assert code == 0
+    table = capsys.readouterr().out
+    assert f"### {first}" in table and f"### {second}" in table
+    reports = json.loads(out_json.read_text(encoding="utf-8"))["reports"]
+    assert [r["corpus"]["bytes"] for r in reports] == [first.stat().st_size, second.stat().st_size]
+    assert all(r["encoding"]["functionalbpe"]["one_thread"]["tokens"] > 0 for r in reports)
 
 
 def test_unknown_library_is_a_clear_error(capsys):

@@ -5,7 +5,9 @@
  *
  *   1. a piece that is itself a token (and encodes to itself) is that token: one hash probe;
  *   2. a piece seen before in this cache is looked up (pieces repeat a lot in real text);
- *   3. otherwise its symbols (bytes, atoms as one id each) are merged by rank, lowest merged
+ *   3. a long piece is cut where no merge can join across, and each part is encoded
+ *      as in 1, 2 and 4 (CJK prose, base64: long pieces that rarely repeat whole);
+ *   4. otherwise its symbols (bytes, atoms as one id each) are merged by rank, lowest merged
  *      id first: a plain scan for short pieces, a sweep over buckets of positions for long
  *      ones, so that a megabyte of spaces costs about as much as a megabyte of prose.
  *
@@ -65,6 +67,13 @@ typedef struct {
     fbpe_vocab_slot *vocab_slots;
     size_t vocab_mask;
     uint32_t num_self_encoding; /* tokens in vocab_slots */
+
+    /* Where a merge can join: one bit per merged token, set at the hash of the bytes on
+     * either side of the point where its two parts meet (up to two each side, and how
+     * many). A byte boundary of a piece whose surrounding bytes set no bit is never merged
+     * across (bpe.c, "cutting a piece"). */
+    uint64_t *join_bits;
+    unsigned join_shift; /* fbpe_slot_u64 over 2^(64 - join_shift) bits */
 
     /* Atoms: atom_of[cp - 0xE000] is the atom id of a private-use code point, 0 when that
      * code point is not an atom. NULL for a scheme without atoms. */

@@ -86,13 +86,18 @@ fbpe_status fbpe_encode_cached(const fbpe_cache *raw, const fbpe_splitter *sp, c
 }
 
 void fbpe_encode_batch(fbpe_bpe *b, const fbpe_splitter *sp, fbpe_text_batch *batch) {
+    size_t w = fbpe_take_next(&batch->next_worker);
+    if (w >= batch->num_workers) return;
+    fbpe_ids *out = &batch->outs[w];
     fbpe_cache *cache = fbpe_cache_take(b);
     for (;;) {
         size_t k = fbpe_take_next(&batch->next);
         if (k >= batch->num_units) break;
         fbpe_text_unit *u = &batch->units[k];
-        fbpe_ids_init(&u->out);
-        u->status = fbpe_encode_text(b, cache, sp, u->data, u->len, &u->out);
+        u->worker = w;
+        u->off = out->len;
+        u->status = fbpe_encode_text(b, cache, sp, u->data, u->len, out);
+        u->count = out->len - u->off;
     }
     fbpe_cache_give(b, cache);
 }

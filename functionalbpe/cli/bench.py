@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any, List
+from typing import Any, List, Optional, Tuple
 
 from ..errors import FunctionalBPEError
 from ..fileformat import atomic_write_text
@@ -21,8 +21,12 @@ def add_parser(sub: Any) -> None:
         description="Train and encode with functionalbpe and every installed peer (rustbpe, HF tokenizers, "
         "SentencePiece, bpeasy, tiktoken) on the same text in one run, and print the ratios.",
     )
-    p.add_argument("--corpus", nargs="+", metavar="FILE", default=None, help="files (default: the Python standard library)")
-    p.add_argument("--max-mb", type=positive_number, default=None, help="use at most this many MB of the corpus")
+    p.add_argument(
+        "--corpus", nargs="+", action="append", metavar="FILE", default=None,
+        help="the files of one corpus; give --corpus again for another corpus, each measured and "
+        "reported on its own (default: the Python standard library)",
+    )
+    p.add_argument("--max-mb", type=positive_number, default=None, help="use at most this many MB of each corpus")
     p.add_argument("--vocab-size", type=VOCAB_SIZE, default=32768, help="the vocabulary every library trains to (default: 32768)")
     p.add_argument("--threads", type=THREADS, default=None, help="threads for every library (default: all cores)")
     p.add_argument("--repeats", type=COUNT, default=3, help="alternating runs per library; the best is kept")
@@ -45,35 +49,46 @@ def run(args: argparse.Namespace) -> int:
     unknown = set(libraries or ()) - set(known)
     if unknown:
         raise FunctionalBPEError(f"--libraries: unknown {sorted(unknown)}; choose from {', '.join(known)}")
-    if args.corpus:
-        corpus = files(*args.corpus)
-        name = ", ".join(args.corpus)
+    corpora = args.corpus or [None]
+    reports = []
+    for k, paths in enumerate(corpora):
+        name, docs = _read_corpus(paths, args.max_mb)
+        config = bench.BenchConfig(
+            docs=docs,
+            corpus_name=name,
+            vocab_size=args.vocab_size,
+            threads=args.threads or os.cpu_count() or 1,
+            repeats=args.repeats,
+            libraries=libraries,
+            skip_training=args.no_training,
+            # The inputs are the same whatever the corpus: measured once, with the first.
+            skip_pathological=args.no_pathological or k > 0,
+        )
+        reports.append(bench.run_bench(config, quiet=args.quiet))
+    text = bench.format_markdown_all(reports)
+    sys.stdout.write(text)
+    if args.json:
+        bench.write_json(reports, args.json)
+    if args.markdown:
+        atomic_write_text(args.markdown, text)
+    return 0
+
+
+def _read_corpus(paths: Optional[List[str]], max_mb: Optional[float]) -> Tuple[str, List[str]]:
+    """The name and the documents of one corpus (None: the standard library), at most
+    ``max_mb`` MB of it."""
+    if paths:
+        corpus = files(*paths)
+        name = ", ".join(paths)
     else:
         corpus = files(*stdlib_sources(), errors="replace")
         name = f"Python {sys.version_info.major}.{sys.version_info.minor} standard library (*.py)"
     docs: List[str] = []
     total = 0
-    limit = int(args.max_mb * 1e6) if args.max_mb else None
+    limit = int(max_mb * 1e6) if max_mb else None
     for doc in corpus:
         if limit is not None and total + len(doc) > limit and docs:
             break
         docs.append(doc)
         total += len(doc)
-    config = bench.BenchConfig(
-        docs=docs,
-        corpus_name=name,
-        vocab_size=args.vocab_size,
-        threads=args.threads or os.cpu_count() or 1,
-        repeats=args.repeats,
-        libraries=libraries,
-        skip_training=args.no_training,
-        skip_pathological=args.no_pathological,
-    )
-    report = bench.run_bench(config, quiet=args.quiet)
-    text = bench.format_markdown(report)
-    sys.stdout.write(text)
-    if args.json:
-        bench.write_json(report, args.json)
-    if args.markdown:
-        atomic_write_text(args.markdown, text)
-    return 0
+    return name, docs
