@@ -264,14 +264,3 @@ def num_merges_for(vocab_size: Optional[int], num_atoms: int, num_specials: int)
         raise VocabSizeError(f"vocab_size {vocab_size} is above {MAX_VOCAB_SIZE}, the most ids a tokenizer holds")
     return vocab_size - fixed
 
-
-def check_policy(merges: Sequence[Tuple[int, int]], flags: List[int], policy: int, name: str) -> None:
-    """Every merge is one that merge policy ``name`` (code ``policy``) allows: a file cannot
-    hold what training would never have made. ``flags``: those of the bytes and atoms."""
-    flags = list(flags)
-    for k, (a, b) in enumerate(merges):
-        if not can_merge(policy, flags[a], flags[b]):
-            raise FunctionalBPEError(
-                f"merges[{k}]: {excerpt((a, b))} joins tokens that merge policy {name!r} never merges"
-            )
-        flags.append(merged_flags(flags[a], flags[b]))
