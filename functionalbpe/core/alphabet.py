@@ -263,4 +263,3 @@ def num_merges_for(vocab_size: Optional[int], num_atoms: int, num_specials: int)
     if vocab_size > MAX_VOCAB_SIZE:
         raise VocabSizeError(f"vocab_size {vocab_size} is above {MAX_VOCAB_SIZE}, the most ids a tokenizer holds")
     return vocab_size - fixed
-
