@@ -147,3 +147,28 @@ def test_the_examples_in_the_docstrings():
 
     assert doctest.testmod(languages).failed == 0
     assert doctest.testmod(parity).failed == 0
+
+
+def test_the_command_line_trains_languages_as_the_api(tmp_path):
+    """`train --lang ... --weight ...` and `--objective parity --dev ...` give the tokenizers of
+    fb.train with the same dict corpus and options."""
+    from functionalbpe.cli import main
+
+    texts = {"en": "the cat sat on the mat. " * 30, "el": "η γάτα κάθεται στο χαλί. " * 5}
+    dev = {"en": "the cat sat.", "el": "η γάτα κάθεται."}
+    args = []
+    for lang, text in texts.items():
+        (tmp_path / f"{lang}.txt").write_text(text, encoding="utf-8")
+        (tmp_path / f"{lang}.dev").write_text(dev[lang], encoding="utf-8")
+        args += ["--lang", f"{lang}={tmp_path / f'{lang}.txt'}"]
+    out = tmp_path / "tok.json"
+    assert main(["train", *args, "--weight", "el=3", "--vocab-size", "300", "-o", str(out), "-q"]) == 0
+    api = fb.train(texts, vocab_size=300, weights={"en": 1, "el": 3}, progress=False)
+    assert fb.Tokenizer.load(out).merges == api.merges
+    devs = [a for lang in texts for a in ("--dev", f"{lang}={tmp_path / f'{lang}.dev'}")]
+    assert main(["train", *args, *devs, "--objective", "parity", "--vocab-size", "300", "-o", str(out), "-q"]) == 0
+    api = fb.train(texts, vocab_size=300, objective="parity", dev=dev, progress=False)
+    assert fb.Tokenizer.load(out).merges == api.merges
+    assert fb.Tokenizer.load(out).training == api.training
+    assert main(["train", *args, "--weight", "fr=2", "--vocab-size", "300", "-o", str(out), "-q"]) == 2
+    assert main(["train", str(tmp_path / "en.txt"), "--weight", "en=2", "--vocab-size", "300", "-o", str(out)]) == 2

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 from contextlib import contextmanager
-from typing import Any, Callable, Dict, Iterator, List, NoReturn, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, NoReturn, Optional, Sequence, Tuple
 
 from ..core._native import MAX_THREADS
 from ..core.alphabet import MAX_VOCAB_SIZE
@@ -133,10 +133,27 @@ def add_corpus_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-doc-chars", type=LIMIT, default=None, metavar="N", help="keep the first N characters of a longer document")
 
 
-def corpus_files(args: argparse.Namespace) -> Files:
-    """The files of ``args.inputs``, read as ``add_corpus_args`` says."""
-    return files(*args.inputs, errors=args.encoding_errors, field=args.field, max_chars=args.max_chars,
-                 max_doc_chars=args.max_doc_chars)
+def corpus_files(args: argparse.Namespace, paths: Optional[Sequence[str]] = None) -> Files:
+    """The files of ``paths`` (default: ``args.inputs``), read as ``add_corpus_args`` says."""
+    return files(*(args.inputs if paths is None else paths), errors=args.encoding_errors, field=args.field,
+                 max_chars=args.max_chars, max_doc_chars=args.max_doc_chars)
+
+
+def named_values(items: List[str], flag: str) -> Dict[str, str]:
+    """``["en=a.txt", "de=b.txt"]`` → ``{"en": "a.txt", "de": "b.txt"}``; each name once.
+
+    >>> named_values(["en=corpus/en", "de=de.txt"], "--lang")
+    {'en': 'corpus/en', 'de': 'de.txt'}
+    """
+    out: Dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name or not value:
+            raise FunctionalBPEError(f"{flag} {item!r}: write NAME=VALUE, e.g. {flag} en=corpus/en/")
+        if name in out:
+            raise FunctionalBPEError(f"{flag}: {name!r} is given twice")
+        out[name] = value
+    return out
 
 
 def parse_options(items: List[str]) -> Dict[str, Any]:

@@ -1,19 +1,23 @@
 """``functionalbpe train FILE... --vocab-size N``: train a tokenizer on files and save it;
 ``functionalbpe train --counts a.counts b.counts ... --vocab-size N``: on piece counts written
-by ``functionalbpe count`` (docs/counts.md), which gives the tokenizer of their text.
+by ``functionalbpe count`` (docs/counts.md), which gives the tokenizer of their text;
+``functionalbpe train --lang en=en/ --lang el=el.txt [--weight el=3 | --temperature 0.3]
+[--objective parity --dev en=dev.en --dev el=dev.el] --vocab-size N``: several languages,
+weighed or trained for parity (docs/parity.md).
 """
 from __future__ import annotations
 
 import argparse
 import sys
 import time
-from typing import Any
+from typing import Any, Dict
 
 from ..counts import PieceCounts
 from ..errors import FunctionalBPEError
 from ..fileformat import check_output_path
 from ..training import BACKENDS, train
-from .common import COUNT, VOCAB_SIZE, add_corpus_args, add_scheme_args, corpus_files, scheme_options
+from .common import (COUNT, LIMIT, VOCAB_SIZE, add_corpus_args, add_scheme_args, corpus_files, named_values,
+                     positive_number, scheme_options)
 
 
 def add_parser(sub: Any) -> None:
@@ -36,13 +40,56 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--trace", default=None, metavar="FILE.tsv",
                    help="write one line per merge: the pair, the tokens, its count and the runner-up")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    g = p.add_argument_group("several languages (docs/parity.md)")
+    g.add_argument("--lang", action="append", default=[], metavar="NAME=PATH",
+                   help="one language's files, directory or glob (repeatable); the languages are counted apart")
+    g.add_argument("--weight", action="append", default=[], metavar="NAME=W",
+                   help="multiply a language's counts by W relative to the others (repeatable; default 1)")
+    g.add_argument("--temperature", type=float, default=None, metavar="ALPHA",
+                   help="weigh each language by its size to the power ALPHA - 1 (p ∝ n^ALPHA, as XLM-R samples)")
+    g.add_argument("--objective", choices=["frequency", "parity"], default="frequency",
+                   help="frequency: the most frequent pair overall; parity: the most frequent pair of the "
+                   "language whose --dev text costs the most tokens now (default: frequency)")
+    g.add_argument("--dev", action="append", default=[], metavar="NAME=PATH",
+                   help="a language's development text for --objective parity, the same text in every language")
+    g.add_argument("--parity-variant", choices=["base", "window"], default="base",
+                   help="window: balance over the last --window-size merges (default: base)")
+    g.add_argument("--window-size", type=COUNT, default=100, help="merges in the window (default: 100)")
+    g.add_argument("--alpha", type=positive_number, default=2.0, help="the window variant's alpha (default: 2)")
+    g.add_argument("--global-merges", type=LIMIT, default=0, metavar="M",
+                   help="make the first M merges by global frequency, then parity (default: 0)")
     p.set_defaults(run=run)
+
+
+def language_options(args: argparse.Namespace) -> Dict[str, Any]:
+    """train()'s keyword options for ``--lang`` corpora: the weights or temperature, the
+    objective and the parity options."""
+    if not args.lang:
+        if args.weight or args.temperature is not None or args.objective != "frequency" or args.dev:
+            raise FunctionalBPEError("--weight, --temperature, --objective and --dev are about languages: "
+                                     "give each language's corpus with --lang NAME=PATH")
+        return {}
+    weights = None
+    if args.weight:
+        weights = {lang: 1.0 for lang in named_values(args.lang, "--lang")}
+        for lang, text in named_values(args.weight, "--weight").items():
+            try:
+                weights[lang] = positive_number(text)
+            except argparse.ArgumentTypeError as exc:
+                raise FunctionalBPEError(f"--weight {lang}={text}: {exc}") from None
+    dev = {lang: corpus_files(args, [path]) for lang, path in named_values(args.dev, "--dev").items()} or None
+    options: Dict[str, Any] = dict(weights=weights, temperature=args.temperature, objective=args.objective, dev=dev)
+    if args.objective == "parity":
+        options.update(parity_variant=args.parity_variant, window_size=args.window_size, alpha=args.alpha,
+                       global_merges=args.global_merges)
+    return options
 
 
 def run(args: argparse.Namespace) -> int:
     check_output_path(args.out)  # before hours of training, not after
-    if bool(args.inputs) == bool(args.counts):
-        raise FunctionalBPEError("give either FILEs to train on or --counts COUNTS..., not both or neither")
+    if (bool(args.inputs) + bool(args.counts) + bool(args.lang)) != 1:
+        raise FunctionalBPEError("give one of FILEs to train on, --counts COUNTS... or --lang NAME=PATH...")
+    languages = language_options(args)  # checked before anything is read
     if args.trace is not None:
         check_output_path(args.trace)
     start = time.perf_counter()
@@ -50,6 +97,9 @@ def run(args: argparse.Namespace) -> int:
         # One table held at a time besides the sum: memory is the result's.
         corpus: Any = PieceCounts.merge(PieceCounts.load(path) for path in args.counts)
         source = f"{len(args.counts)} counts files"
+    elif args.lang:
+        corpus = {lang: corpus_files(args, [path]) for lang, path in named_values(args.lang, "--lang").items()}
+        source = f"{len(corpus)} languages"
     else:
         corpus = corpus_files(args)
         source = f"{len(corpus)} files"
@@ -65,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
         progress=False if args.quiet else True,
         threads=args.threads,
         trace=args.trace,
+        **languages,
         **scheme_options(args),
     )
     tok.save(args.out)
