@@ -286,36 +286,51 @@ cdef int check_ranges(const int64_t[::1] offs, Py_ssize_t n, Py_ssize_t size) ex
     return 0
 
 
-def train_merges_utf8(const uint8_t[::1] data, offsets, counts, num_merges, uint32_t first_id,
-                      atom_ids, flags, int policy, int64_t min_frequency, progress, on_merge=None):
-    """Training on pieces laid out flat: piece i is data[offsets[i]:offsets[i+1]] (UTF-8 text
-    form), occurring counts[i] times. offsets and counts: int64 buffers (array 'q', numpy)."""
+ctypedef fbpe_status (*add_piece_fn)(void *target, const uint8_t *text, size_t n, int64_t count,
+                                     const int32_t *atoms) noexcept nogil
+
+
+cdef fbpe_status corpus_piece(void *target, const uint8_t *text, size_t n, int64_t count,
+                              const int32_t *atoms) noexcept nogil:
+    return fbpe_corpus_add_utf8(<fbpe_corpus *>target, text, n, count, atoms)
+
+
+cdef int add_flat_table(add_piece_fn add, void *target, const uint8_t[::1] data, offsets, counts,
+                        const int32_t *atoms, str where) except -1:
+    """Hand the pieces of a flat table (piece i is data[offsets[i]:offsets[i+1]], occurring
+    counts[i] times) to ``add``, each checked as UTF-8 first, without the GIL."""
     cdef const int64_t[::1] offs = int64_view(offsets, "offsets")
     cdef const int64_t[::1] cnts = int64_view(counts, "counts")
     cdef Py_ssize_t n = cnts.shape[0], i = 0
     check_ranges(offs, n, data.shape[0])
-    cdef const int32_t[::1] table = atom_table(atom_ids, first_id)
-    cdef const int32_t *atoms = &table[0] if atom_ids else NULL
     cdef const uint8_t *base = &data[0] if data.shape[0] else NULL
     cdef fbpe_status rc = FBPE_OK
     cdef size_t size = 0, bad = 0
     cdef int incomplete
-    corpus = Corpus()
     with nogil:
         for i in range(n):
             size = <size_t>(offs[i + 1] - offs[i])
             bad = fbpe_utf8_invalid(base + offs[i], size, 0, &incomplete)
             if bad < size:
                 break
-            rc = fbpe_corpus_add_utf8(corpus.ptr, base + offs[i], size, cnts[i], atoms)
+            rc = add(target, base + offs[i], size, cnts[i], atoms)
             if rc < 0:
                 break
     if bad < size:
         raise ValueError(
-            f"piece {i} is not valid UTF-8: byte {offs[i] + bad} of the data "
+            f"piece {i}{where} is not valid UTF-8: byte {offs[i] + bad} of the data "
             f"({bytes(data[offs[i]:offs[i + 1]])!r})"
         )
-    check(rc, "while training")
+    return check(rc, "while training")
+
+
+def train_merges_utf8(const uint8_t[::1] data, offsets, counts, num_merges, uint32_t first_id,
+                      atom_ids, flags, int policy, int64_t min_frequency, progress, on_merge=None):
+    """Training on pieces laid out flat: piece i is data[offsets[i]:offsets[i+1]] (UTF-8 text
+    form), occurring counts[i] times. offsets and counts: int64 buffers (array 'q', numpy)."""
+    cdef const int32_t[::1] table = atom_table(atom_ids, first_id)
+    corpus = Corpus()
+    add_flat_table(corpus_piece, corpus.ptr, data, offsets, counts, &table[0] if atom_ids else NULL, "")
     return run_merges(corpus, first_id, flags, policy, num_merges, min_frequency, progress,
                       FBPE_MAX_TOKEN_BYTES, on_merge)
 
@@ -367,31 +382,25 @@ cdef class Parity:
         fbpe_parity_free(self.ptr)
 
 
+cdef struct parity_column:
+    fbpe_parity *trainer
+    uint32_t column
+
+
+cdef fbpe_status parity_piece(void *target, const uint8_t *text, size_t n, int64_t count,
+                              const int32_t *atoms) noexcept nogil:
+    cdef parity_column *c = <parity_column *>target
+    return fbpe_parity_add_utf8(c.trainer, c.column, text, n, count, atoms)
+
+
 cdef int add_parity_table(fbpe_parity *p, uint32_t column, object table,
                           const int32_t *atoms) except -1:
     """Append the pieces of one flat table (data, offsets, counts) to a column."""
     data, offsets, counts = table
-    cdef const uint8_t[::1] text = data
-    cdef const int64_t[::1] offs = int64_view(offsets, "offsets")
-    cdef const int64_t[::1] cnts = int64_view(counts, "counts")
-    cdef Py_ssize_t n = cnts.shape[0], i = 0
-    check_ranges(offs, n, text.shape[0])
-    cdef const uint8_t *base = &text[0] if text.shape[0] else NULL
-    cdef fbpe_status rc = FBPE_OK
-    cdef size_t size = 0, bad = 0
-    cdef int incomplete
-    with nogil:
-        for i in range(n):
-            size = <size_t>(offs[i + 1] - offs[i])
-            bad = fbpe_utf8_invalid(base + offs[i], size, 0, &incomplete)
-            if bad < size:
-                break
-            rc = fbpe_parity_add_utf8(p, column, base + offs[i], size, cnts[i], atoms)
-            if rc < 0:
-                break
-    if bad < size:
-        raise ValueError(f"piece {i} of column {column} is not valid UTF-8")
-    return check(rc, "while training")
+    cdef parity_column target
+    target.trainer = p
+    target.column = column
+    return add_flat_table(parity_piece, &target, data, offsets, counts, atoms, f" of column {column}")
 
 
 def train_parity_utf8(tables, dev_tables, ratios, num_merges, uint32_t first_id, atom_ids, flags,
