@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Iterator, List, Optional, Union
+from typing import Any, Iterator, Optional, Union
 
 from ..core._native import MAX_THREADS
 from ..errors import FunctionalBPEError, SpecialTokenError
 from ..text.corpus import Files, files
 from ..tokenfile import FORMATS, SUFFIXES, encode_stream
 from ..tokenizer import Tokenizer
-from .common import THREADS, check_output, read_input, streamed_output
+from .common import THREADS, check_output, documents, read_input, streamed_output
 
 HELP = "text to token ids: a token file for training, or one line of ids per document"
 TEXT = "text"
@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
             source = lines_of(source)
     else:
         text = read_input(None, args.encoding_errors)
-        source = _lines(text) if args.lines else [text]
+        source = documents(text, args.lines)
     allowed = "all" if args.allow_special else frozenset()
     progress = False if args.quiet else None
     try:
@@ -113,15 +113,6 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _lines(text: str) -> List[str]:
-    """A text's lines, as ``--lines`` reads them: the empty line after a final newline is
-    not a document."""
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
-
-
 def lines_of(corpus: Files) -> Iterator[str]:
     """Every line of every document, read a block at a time: memory holds one block and the
     line that crosses it."""
@@ -129,7 +120,7 @@ def lines_of(corpus: Files) -> Iterator[str]:
     for unit, ends in corpus.document_units():
         text = carry + (unit if isinstance(unit, str) else unit.decode("utf-8"))
         if ends:
-            yield from _lines(text)
+            yield from documents(text, lines=True)
             carry = ""
         else:
             *done, carry = text.split("\n")
