@@ -66,7 +66,7 @@ def job_tiktoken(tok_path: str, corpus: List[str], out: str) -> Dict[str, Any]:
     import numpy as np
 
     import functionalbpe as fb
-    from functionalbpe import tokenfile
+    from functionalbpe.pipeline import tokenfile
     from functionalbpe.text.corpus import Files
 
     tok = fb.Tokenizer.load(tok_path)

@@ -26,7 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import functionalbpe as fb  # noqa: E402
-from functionalbpe import bench  # noqa: E402
+from functionalbpe.measure import compare as bench  # noqa: E402
 from functionalbpe.core._native import NATIVE  # noqa: E402
 from functionalbpe.cli.stdlib import stdlib_sources  # noqa: E402
 from functionalbpe.text.corpus import files  # noqa: E402

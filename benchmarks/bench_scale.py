@@ -37,7 +37,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import functionalbpe as fb  # noqa: E402
-from functionalbpe import bench  # noqa: E402
+from functionalbpe.measure import compare as bench  # noqa: E402
 from functionalbpe.cli.stdlib import stdlib_sources  # noqa: E402
 from functionalbpe.core._native import NATIVE  # noqa: E402
 from functionalbpe.counts import add_tables  # noqa: E402
@@ -91,7 +91,7 @@ def count_shards(groups: List[List[str]]) -> Tuple[List[fb.PieceCounts], float, 
 def on_cluster(paths: List[str], workers: int) -> float:
     import distributed
 
-    import functionalbpe.dask as fbdask
+    import functionalbpe.pipeline.cluster as fbdask
 
     with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:

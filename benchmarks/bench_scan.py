@@ -36,7 +36,7 @@ import regex
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from functionalbpe import bench  # noqa: E402  (machine_info, library_versions, measure)
+from functionalbpe.measure import compare as bench  # noqa: E402  (machine_info, library_versions, measure)
 from functionalbpe.text.charclasses import unicode_version  # noqa: E402
 from functionalbpe.cli.stdlib import stdlib_sources  # noqa: E402
 from functionalbpe.core._native import NATIVE  # noqa: E402

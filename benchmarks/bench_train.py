@@ -26,7 +26,7 @@ from typing import Any, Callable, Dict, List, Sequence
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from functionalbpe import bench  # noqa: E402
+from functionalbpe.measure import compare as bench  # noqa: E402
 from functionalbpe.core import trainer  # noqa: E402
 from functionalbpe.core._native import NATIVE  # noqa: E402
 from functionalbpe.core.alphabet import Alphabet  # noqa: E402

@@ -19,8 +19,8 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from functionalbpe import bench  # noqa: E402
-from functionalbpe.fileformat import atomic_write_text  # noqa: E402
+from functionalbpe.measure import compare as bench  # noqa: E402
+from functionalbpe.util.output import atomic_write_text  # noqa: E402
 
 START, END = "<!-- bench:start -->", "<!-- bench:end -->"
 COMMAND = "functionalbpe bench --json bench.json"

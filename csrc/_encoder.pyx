@@ -1,6 +1,6 @@
 # cython: language_level=3
-# distutils: sources = csrc/lib/bpe.c csrc/lib/encode_text.c
-# distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/bpe.h csrc/lib/encode_text.h csrc/lib/scan.h csrc/lib/scanners.h csrc/lib/markers.h csrc/lib/markers_scan.h csrc/lib/splitter.h csrc/lib/take_next.h csrc/status.pxd
+# distutils: sources = csrc/lib/encode.c csrc/lib/encode_text.c
+# distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/encode.h csrc/lib/encode_text.h csrc/lib/scan.h csrc/lib/scanners.h csrc/lib/markers.h csrc/lib/markers_scan.h csrc/lib/splitter.h csrc/lib/take_next.h csrc/status.pxd
 """The compiled encoder and decoder: merge tables applied at memory speed.
 
 Performance notes (what was tried, and why it is like this):
@@ -18,7 +18,7 @@ Performance notes (what was tried, and why it is like this):
   from one call to the next. A cache that reaches 65,536 pieces starts again from empty.
 * A piece that is neither a token nor cached, 16 bytes or longer, is first cut at every
   boundary that no merge can join across (a bit table of the bytes around each merge's
-  meeting point, csrc/lib/bpe.c), and each part is looked up and merged alone: the result
+  meeting point, csrc/lib/encode.c), and each part is looked up and merged alone: the result
   is the same, and the parts (single CJK characters and short words) are tokens or repeat.
   Pieces of 3 bytes or fewer are merged each time: cheaper than a cache lookup and insert.
   Chinese clauses under the gpt4 pattern are long pieces that seldom repeat whole; on 695 KB
@@ -81,7 +81,7 @@ from status cimport (
 import functionalbpe._scanner as _scanner
 
 
-cdef extern from "lib/bpe.h":
+cdef extern from "lib/encode.h":
     ctypedef struct fbpe_ids:
         uint32_t *ids
         size_t len

@@ -1,11 +1,11 @@
 # cython: language_level=3
-# distutils: sources = csrc/lib/bpe_train.c csrc/lib/bpe_parity.c
-# distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/bpe_train.h csrc/lib/bpe_parity.h csrc/lib/counted.h csrc/lib/merge_policy.h csrc/status.pxd csrc/utf8.pxd
+# distutils: sources = csrc/lib/train.c csrc/lib/train_parity.c
+# distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/train.h csrc/lib/train_parity.h csrc/lib/counted.h csrc/lib/merge_policy.h csrc/status.pxd csrc/utf8.pxd
 """The fast BPE trainer: counted pieces into flat C arrays, then the C merge loop.
 
 Use it through :mod:`functionalbpe.core.fast`, which has the reference's names and falls back to
 the reference when this module is not built. The merge loop itself, its data layout and
-its measured costs are in ``csrc/lib/bpe_train.c``; this file only moves data in and out
+its measured costs are in ``csrc/lib/train.c``; this file only moves data in and out
 and keeps Python's promises: the loop runs without the GIL in time slices, and between
 slices the progress bar is drawn and Ctrl-C is honoured, with every C block freed.
 
@@ -41,7 +41,7 @@ from status cimport FBPE_ENOMEM, FBPE_MAX_TOKEN_BYTES, FBPE_OK, check, fbpe_stat
 
 from utf8 cimport fbpe_utf8_invalid
 
-cdef extern from "lib/bpe_train.h":
+cdef extern from "lib/train.h":
     ctypedef struct fbpe_corpus:
         pass
     ctypedef struct fbpe_trainer:
@@ -335,9 +335,9 @@ def train_merges_utf8(const uint8_t[::1] data, offsets, counts, num_merges, uint
                       FBPE_MAX_TOKEN_BYTES, on_merge)
 
 
-# ---- parity-aware training (csrc/lib/bpe_parity.c; the lesson: functionalbpe/core/parity.py) ----
+# ---- parity-aware training (csrc/lib/train_parity.c; the lesson: functionalbpe/core/parity.py) ----
 
-cdef extern from "lib/bpe_parity.h":
+cdef extern from "lib/train_parity.h":
     ctypedef struct fbpe_parity:
         pass
     ctypedef struct fbpe_parity_options:

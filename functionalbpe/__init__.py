@@ -5,6 +5,8 @@
     >>> tok.decode(tok.encode("the cat"))
     'the cat'
 """
+import os as _os
+
 from .text.corpus import Files, files
 from .errors import (
     CorpusError,
@@ -31,6 +33,9 @@ from .training import count_pieces, train
 from .counts import PieceCounts, count
 
 from ._version import __version__
+
+# Old module paths (functionalbpe.dask) resolve to the modules' homes in their layers.
+__path__.append(_os.path.join(_os.path.dirname(__file__), "_compat"))
 
 __all__ = [
     "train",

@@ -39,13 +39,15 @@ from itertools import accumulate
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 
-from .checks import integer, special_tokens_checked
+from .util.checks import integer, special_tokens_checked
 from .core._native import NATIVE
 from .core.piecetable import PieceTable
 from .errors import CountsFileError, FunctionalBPEError, TokenizerFileError
-from .fileformat import atomic_write_text, read_bytes
-from .filecheck import MAX_COUNT, MAX_TOTAL_TOKEN_BYTES, excerpt, special_token_bytes
-from .progress import ProgressSpec
+from .util.output import atomic_write_text
+from .formats.reading import read_bytes
+from .core.limits import MAX_COUNT, MAX_TOTAL_TOKEN_BYTES, special_token_bytes
+from .util.checks import excerpt
+from .util.progress import ProgressSpec
 from .schemes.base import Scheme
 from .schemes.registry import make_scheme, resolve
 from .text.counting import Corpus

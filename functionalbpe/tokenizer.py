@@ -37,23 +37,24 @@ from typing import (
 
 from .core._native import thread_count
 from .core.alphabet import NUM_BYTES, Alphabet, check_policy, policy_code
-from .checks import bpe_text, plain_str
-from .checks import without_surrogates as _without_surrogates
+from .util.checks import bpe_text, plain_str
+from .util.checks import without_surrogates as _without_surrogates
 from .core.dropout import check_dropout
 from .core.encoder import Encoder, pack
-from .decoding import Decoding
+from .core.decoding import Decoding
 from .errors import FunctionalBPEError, SpecialTokenError, TokenizerFileError, UnknownTokenError
-from .filecheck import check_fields, excerpt
-from .fileformat import FORMAT, read_payload, write_payload
+from .formats.tokenizer_file import check_fields
+from .util.checks import excerpt
+from .formats.tokenizer_file import FORMAT, read_payload, write_payload
 from .core.idmap import IdMap
 from .text.patterns import special_cutter
 from .schemes.base import Scheme
 from .schemes.registry import make_scheme, scheme_from_file
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .streaming import StreamDecoder
+    from .core.streaming import StreamDecoder
     from .teach.encode_trace import EncodingTrace
-    from .tokenfile import EncodeSummary
+    from .pipeline.tokenfile import EncodeSummary
 
 SpecialSet = Union[str, AbstractSet[str], Collection[str]]
 
@@ -342,14 +343,14 @@ class Tokenizer:
         A character that BPE cut in two is given to every token holding a byte of it (no
         span is empty; neighbours share a character only where one was cut). For a scheme,
         the tokens of a piece it rewrites (instructions, markers and the rest) all get the
-        span of that piece. The rules: :mod:`functionalbpe.offsets`.
+        span of that piece. The rules: :mod:`functionalbpe.core.offsets`.
 
         >>> import functionalbpe as fb
         >>> tok = fb.train(["ab ab"], vocab_size=257, progress=False)
         >>> tok.encode_with_offsets("ab é")
         ([256, 32, 195, 169], [(0, 2), (2, 3), (3, 4), (3, 4)])
         """
-        from .offsets import scheme_spans, token_spans
+        from .core.offsets import scheme_spans, token_spans
 
         text = bpe_text(text)
         if not self.scheme.atoms:
@@ -426,7 +427,7 @@ class Tokenizer:
         """Encode a corpus (a path, ``fb.files(...)`` or an iterable of documents) into a
         token file for training: ``npy``, raw ``bin`` or llm.c's ``llmc``, each document's ids
         followed by ``eot``, streamed on all cores in bounded memory, written whole or not at
-        all. See :func:`functionalbpe.tokenfile.encode_to_file` and docs/tokenfiles.md.
+        all. See :func:`functionalbpe.pipeline.tokenfile.encode_to_file` and docs/tokenfiles.md.
 
         >>> import functionalbpe as fb, numpy as np, os, tempfile
         >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<|eot|>"], progress=False)
@@ -436,7 +437,7 @@ class Tokenizer:
         >>> np.load(path).tolist()
         [256, 257, 98, 257]
         """
-        from .tokenfile import encode_to_file
+        from .pipeline.tokenfile import encode_to_file
 
         return encode_to_file(self, source, out, format=format, dtype=dtype, eot=eot, offsets=offsets,
                               threads=threads, progress=progress, allowed_special=allowed_special,
@@ -609,7 +610,7 @@ class Tokenizer:
         >>> d.feed([0xC3]), d.feed([0xA9]), d.finish()
         ('', 'é', '')
         """
-        from .streaming import StreamDecoder
+        from .core.streaming import StreamDecoder
 
         return StreamDecoder(self._decoding, errors)
 
@@ -1012,7 +1013,7 @@ class Tokenizer:
     # -- files ----------------------------------------------------------------------------
 
     def to_payload(self) -> Dict[str, Any]:
-        """The tokenizer as the JSON data its file holds (:mod:`functionalbpe.fileformat`).
+        """The tokenizer as the JSON data its file holds (:mod:`functionalbpe.formats.tokenizer_file`).
 
         >>> import functionalbpe as fb
         >>> fb.train(["ab ab"], vocab_size=257, progress=False).to_payload()["merges"]
@@ -1040,7 +1041,7 @@ class Tokenizer:
         return payload
 
     def save(self, path: "os.PathLike[str] | str") -> None:
-        """Write the tokenizer file atomically (see :mod:`functionalbpe.fileformat`).
+        """Write the tokenizer file atomically (see :mod:`functionalbpe.formats.tokenizer_file`).
 
         >>> import os, tempfile, functionalbpe as fb
         >>> tok = fb.train(["ab ab"], vocab_size=257, progress=False)
@@ -1069,7 +1070,7 @@ class Tokenizer:
     @classmethod
     def from_payload(cls, payload: Dict[str, Any]) -> "Tokenizer":
         """The tokenizer a payload (a file's contents, a pickle's state) describes. Every field
-        is checked before anything is built from it (functionalbpe/filecheck.py); anything
+        is checked before anything is built from it (functionalbpe/core/limits.py); anything
         wrong is a :class:`TokenizerFileError` naming the field and the entry.
 
         >>> import functionalbpe as fb

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union
 
-from .checks import integer, special_tokens_checked
+from .util.checks import integer, special_tokens_checked
 from .core import trainer
 from .core._native import NATIVE, thread_count
 from .core.alphabet import Alphabet, num_merges_for, policy_code
@@ -32,7 +32,7 @@ from .core.piecetable import PieceTable
 from .core.reference import OnMerge
 from .counts import PieceCounts
 from .errors import FunctionalBPEError, OutOfMemoryError
-from .progress import ProgressSpec
+from .util.progress import ProgressSpec
 from .schemes.base import Scheme
 from .schemes.registry import resolve
 from .schemes.plain import PlainScheme
@@ -91,7 +91,7 @@ def train(
     (``"atomic"``, ``"prefix"``, ``"free"``): which merges a scheme's operators may take part
     in (docs/training.md); the plain scheme has none. ``progress``: shown on stderr when it
     is a terminal (None), always (True) or never (False), or given to a callable
-    (:mod:`functionalbpe.progress`). ``threads``: counting threads, None for all cores.
+    (:mod:`functionalbpe.util.progress`). ``threads``: counting threads, None for all cores.
     ``**scheme_options`` go to the scheme named by ``scheme`` (e.g. ``case=False``).
 
     Text is read as ``encode`` reads it: a ``str`` subclass as its ``str``, a lone surrogate

@@ -151,7 +151,7 @@ def test_a_failed_save_leaves_the_old_file(tmp_path, monkeypatch):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(counts_module.PieceCounts, "to_bytes", lambda self: b"x" * 10)
-    monkeypatch.setattr("functionalbpe.fileformat.os.replace", broken)
+    monkeypatch.setattr("functionalbpe.util.output.os.replace", broken)
     with pytest.raises(fb.OutputError, match="No space left"):
         fb.count(["new"], pattern="gpt2").save(path)
     assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["a.counts"]

@@ -21,7 +21,7 @@ distributed = pytest.importorskip("distributed")
 import dask  # noqa: E402
 import dask.bag as db  # noqa: E402
 
-import functionalbpe.dask as fbdask  # noqa: E402
+import functionalbpe.pipeline.cluster as fbdask  # noqa: E402
 
 SCHEMES = [("plain", {"pattern": "gpt2"}), ("functional", {}), ("markers", {"punct": True})]
 WORDS = ["the", "The", "cat", "sat", "naïve", "café", "2024", "...", "ééé", "\n", "  ", "zzzz", "Straße", "x"]

@@ -108,7 +108,7 @@ def byte_merge_tables(draw) -> List[Tuple[int, int]]:
 @settings(max_examples=300)
 @given(merges=byte_merge_tables(), pieces=st.lists(st.text(CUT_ALPHABET, max_size=80), max_size=6))
 def test_pieces_cut_where_no_merge_joins_encode_as_the_reference(merges, pieces):
-    # Long pieces are cut where no merge can join across (bpe.c); the cut parts are cached,
+    # Long pieces are cut where no merge can join across (encode.c); the cut parts are cached,
     # so a piece that shares parts with an earlier one comes partly from the cache.
     bpe = ENCODER.BPE([], merges)
     ranks = ranks_from_merges(merges, 256)

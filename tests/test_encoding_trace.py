@@ -9,7 +9,7 @@ import pytest
 import functionalbpe as fb
 from functionalbpe.cli import main
 from functionalbpe.core.reference import merge
-from functionalbpe.display import visible
+from functionalbpe.util.display import visible
 from functionalbpe.teach.encode_trace import merge_tree
 
 hypothesis = pytest.importorskip("hypothesis")

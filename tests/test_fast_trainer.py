@@ -316,7 +316,7 @@ def test_interrupted_cli_training_leaves_no_file(tmp_path, monkeypatch):
 
     from functionalbpe import cli
     from functionalbpe.cli.common import EXIT_INTERRUPTED
-    from functionalbpe.progress import Progress
+    from functionalbpe.util.progress import Progress
 
     rng = random.Random(1)
     words = ["".join(rng.choice("abcdefgh") for _ in range(rng.randint(1, 9))) for _ in range(5000)]

@@ -28,10 +28,11 @@ from pathlib import Path
 import pytest
 
 import functionalbpe as fb
-from functionalbpe import filecheck, fileformat
+from functionalbpe.core import limits as filecheck
+from functionalbpe.formats import tokenizer_file as fileformat
 from functionalbpe.core import _native
 from functionalbpe.errors import TokenizerFileError
-from functionalbpe.fileformat import checksum, write_payload
+from functionalbpe.formats.tokenizer_file import checksum, write_payload
 from functionalbpe.peers.tiktoken import tiktoken_parts
 
 hypothesis = pytest.importorskip("hypothesis")
@@ -346,7 +347,7 @@ def test_huge_integers_and_duplicate_keys_are_refused(payload, tmp_path):
 
 
 def test_a_file_larger_than_the_limit_is_not_read_to_the_end(tmp_path, monkeypatch):
-    monkeypatch.setattr(fileformat, "MAX_FILE_BYTES", 1000)
+    monkeypatch.setattr("functionalbpe.formats.reading.MAX_FILE_BYTES", 1000)
     refused(raw_file(tmp_path, " " * 1001), "larger than 1000 bytes")
     if os.path.exists("/dev/zero"):
         refused(Path("/dev/zero"), "not a regular file")  # a device that never ends: not read at all

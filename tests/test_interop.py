@@ -295,7 +295,7 @@ def test_schemes_refuse_to_export(tmp_path, scheme):
 
 
 def test_a_file_with_bad_imported_ids_is_refused(tok, tmp_path):
-    from functionalbpe.fileformat import write_payload
+    from functionalbpe.formats.tokenizer_file import write_payload
 
     for key, value, message in [
         ("byte_ids", list(range(255)) + [0], "the id 0 is given to two tokens"),

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import functionalbpe as fb
 from functionalbpe.schemes import markerclasses as MC
 from functionalbpe.schemes import markers as M
-from functionalbpe.checks import bpe_text
+from functionalbpe.util.checks import bpe_text
 from functionalbpe.core._native import NATIVE
 from functionalbpe.text.charclasses import _every_code_point
 from functionalbpe.schemes.markers import BoundaryMarkers

@@ -146,7 +146,7 @@ def test_old_files_keep_shift_codes_apart():
     payload = apart.to_payload()
     assert payload["scheme_options"]["merge_shift_codes"] is False
     del payload["scheme_options"]["merge_shift_codes"]
-    from functionalbpe.fileformat import checksum
+    from functionalbpe.formats.tokenizer_file import checksum
 
     payload["checksum"] = checksum(payload)
     old = fb.Tokenizer.from_payload(payload)

@@ -19,7 +19,7 @@ import functionalbpe as fb
 from functionalbpe.text import pattern_limits
 from functionalbpe.text import patterns
 from functionalbpe.errors import PatternError, TokenizerFileError
-from functionalbpe.fileformat import read_payload, write_payload
+from functionalbpe.formats.tokenizer_file import read_payload, write_payload
 from functionalbpe.schemes.registry import make_scheme
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from functionalbpe.text import charclasses
 from functionalbpe.core._native import NATIVE
-from functionalbpe.checks import bpe_text
+from functionalbpe.util.checks import bpe_text
 from functionalbpe.core.piecetable import PieceTable
 from functionalbpe.schemes.plain import PlainScheme
 from functionalbpe.text.counting import count

@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import functionalbpe as fb
-from functionalbpe.checks import bpe_text
+from functionalbpe.util.checks import bpe_text
 from functionalbpe.text import corpus as corpus_module
 from functionalbpe.core._native import NATIVE
 from functionalbpe.text.corpus import Files, _cut_safely

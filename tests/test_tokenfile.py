@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import functionalbpe as fb
-from functionalbpe import tokenfile
+from functionalbpe.pipeline import tokenfile
 from functionalbpe.errors import FunctionalBPEError, SpecialTokenError
-from functionalbpe.tokenfile import choose_dtype, read_token_file
+from functionalbpe.pipeline.tokenfile import choose_dtype, read_token_file
 
 EOT = "<|endoftext|>"
 TEXT = "The cat sat on the mat. The dog sat on the log.\nnaïve café, 中文 ✓ 😀\n" * 4

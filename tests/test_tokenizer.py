@@ -149,7 +149,7 @@ def test_bad_checksum_is_refused(tok, tmp_path):
 
 
 def test_inconsistent_file_with_valid_checksum_is_refused(tok, tmp_path):
-    from functionalbpe.fileformat import write_payload
+    from functionalbpe.formats.tokenizer_file import write_payload
 
     payload = tok.to_payload()
     payload["merges"] = payload["merges"] + [[10**6, 1]]

@@ -34,7 +34,7 @@ PACKAGE = Path(fb.__file__).resolve().parent
 
 # Leaves: modules every stage may use without calling back into another stage.
 LEAVES = {
-    "checks", "errors", "progress", "filecheck", "core/_native", "core/alphabet", "core/piecetable",
+    "util/checks", "errors", "util/progress", "core/limits", "core/_native", "core/alphabet", "core/piecetable",
     "core/cache", "text/patterns", "text/pattern_limits", "text/charclasses",
 }
 # The scheme's own modules: it is the value the line carries.

@@ -17,7 +17,7 @@ from functionalbpe.core import reference
 from functionalbpe.core import trainer as face
 from functionalbpe.core._native import NATIVE
 from functionalbpe.core.alphabet import POLICY_CODES
-from functionalbpe.display import show_text_form
+from functionalbpe.util.display import show_text_form
 from functionalbpe.teach.merge_trace import TSV_COLUMNS
 
 hypothesis = pytest.importorskip("hypothesis")
@@ -153,7 +153,7 @@ def test_shown_tokens_are_one_line():
 def test_examples_in_the_docstrings():
     import doctest
 
-    from functionalbpe import display
+    from functionalbpe.util import display
 
     for module in (display, reference):
         result = doctest.testmod(module)

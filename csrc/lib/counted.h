@@ -1,4 +1,4 @@
-/* What the two merge loops (bpe_train.c, bpe_parity.c) share: a monotonic clock, for their
+/* What the two merge loops (train.c, train_parity.c) share: a monotonic clock, for their
  * time slices, and allocation counted in a counter of the caller's, so that the tests can
  * see every block of each loop come back (fbpe_live_blocks, fbpe_parity_live_blocks). */
 #ifndef FBPE_COUNTED_H

@@ -8,7 +8,7 @@
 #ifndef FBPE_ENCODE_TEXT_H
 #define FBPE_ENCODE_TEXT_H
 
-#include "bpe.h"
+#include "encode.h"
 #include "splitter.h"
 
 /* Encode UTF-8 text s[0..n) that holds no special token, cut as `sp` says; append the ids

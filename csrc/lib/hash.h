@@ -6,7 +6,7 @@
  * a probe compares two words held in the slot it has already loaded, instead of following
  * a pointer to the bytes; a longer one compares the rest with memcmp. The piece counter
  * (piecetable.h), the encoder's table of whole tokens and its caches, and the reader of
- * tiktoken's ranks (bpe.c) all key their strings with fbpe_key_make.
+ * tiktoken's ranks (encode.c) all key their strings with fbpe_key_make.
  */
 #ifndef FBPE_HASH_H
 #define FBPE_HASH_H

@@ -1,5 +1,5 @@
 """``functionalbpe bench``: training and encoding side by side with the installed peers
-(:mod:`functionalbpe.bench` does the measuring; this is its command line)."""
+(:mod:`functionalbpe.measure.compare` does the measuring; this is its command line)."""
 from __future__ import annotations
 
 import argparse
@@ -8,7 +8,7 @@ import sys
 from typing import Any, List, Optional, Tuple
 
 from ..errors import FunctionalBPEError
-from ..fileformat import atomic_write_text
+from ..util.output import atomic_write_text
 from ..text.corpus import files
 from .common import COUNT, THREADS, VOCAB_SIZE, check_output, positive_number
 from .stdlib import stdlib_sources
@@ -40,7 +40,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import bench
+    from ..measure import compare as bench
 
     check_output(args.json)
     check_output(args.markdown)

@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, Iterator, List, NoReturn, Optional, Sequ
 from ..core._native import MAX_THREADS
 from ..core.alphabet import MAX_VOCAB_SIZE
 from ..errors import FunctionalBPEError
-from ..fileformat import atomic_write_text, check_output_path
+from ..util.output import atomic_write_text, check_output_path
 from ..schemes.base import NORMAL_FORMS
 from ..schemes.registry import SCHEMES
 from ..text.corpus import Files, decode_utf8, files, read_text
@@ -244,7 +244,7 @@ def write_output(path: Optional[str], text: str) -> None:
 def streamed_output(path: Optional[str]) -> Iterator[Callable[[bytes], object]]:
     """A ``write(bytes)`` for output made a piece at a time: to ``path`` whole or not at all
     (a temporary file renamed at the end, removed on failure), or to stdout as it comes."""
-    from ..tokenfile import PendingFile  # numpy only where it is used: the CLI starts without it
+    from ..pipeline.tokenfile import PendingFile  # numpy only where it is used: the CLI starts without it
 
     if path is None:
         yield sys.stdout.buffer.write

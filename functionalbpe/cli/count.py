@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from ..counts import count
-from ..fileformat import check_output_path
+from ..util.output import check_output_path
 from .common import add_corpus_args, add_scheme_args, corpus_files, scheme_options
 
 HELP = "count the pieces of files into a counts file, to train on later"
@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     options = scheme_options(args)
     start = time.perf_counter()
     if args.dask:
-        from .. import dask as on_dask  # the one home of dask: imported only when asked for
+        from ..pipeline import cluster as on_dask  # the one home of dask: imported only when asked for
 
         counts = on_dask.count(list(args.inputs), scheme=args.scheme, pattern=args.pattern,
                                special_tokens=args.special, client=args.dask, field=args.field,

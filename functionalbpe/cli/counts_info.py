@@ -2,7 +2,7 @@
 
 Distinct pieces, pieces in all, the memory the table takes, how it was counted (scheme,
 options, pattern, special tokens, pruning) and its most frequent pieces, whitespace made
-visible (:mod:`functionalbpe.display`).
+visible (:mod:`functionalbpe.util.display`).
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import json
 from typing import Any, List
 
 from ..counts import PieceCounts
-from ..display import visible
+from ..util.display import visible
 from .common import whole_number, write_output
 
 HELP = "show what a counts file holds"

@@ -1,7 +1,7 @@
 """``functionalbpe decode -t tok.json [FILE]``: ids back to text.
 
 ``FILE`` is a token file (``.npy``, ``.bin``: raw or llm.c's, or ``--format``) read with
-:func:`functionalbpe.tokenfile.read_token_file` and decoded a slice at a time (``--range
+:func:`functionalbpe.pipeline.tokenfile.read_token_file` and decoded a slice at a time (``--range
 START:END`` for part of it), or text: one document of ids per line.
 
 Example::
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
 def decode_token_file(tok: Tokenizer, args: argparse.Namespace) -> None:
     """The text of a token file's ids (or of ``--range``), decoded a slice at a time with the
     streaming decoder: the same text as decoding them at once, in bounded memory."""
-    from ..tokenfile import choose_dtype, read_token_file
+    from ..pipeline.tokenfile import choose_dtype, read_token_file
 
     dtype = args.dtype or choose_dtype(tok.vocab_size).name
     ids = read_token_file(args.input, args.format, dtype)

@@ -5,7 +5,7 @@ import argparse
 import time
 from typing import Any
 
-from ..display import show_token
+from ..util.display import show_token
 from ..text.corpus import files
 from ..training import train
 from .common import VOCAB_SIZE, positive_number

@@ -2,7 +2,7 @@
 
 The inputs are what ``train`` takes (files, directories, globs, ``.jsonl`` with ``--field``,
 ``.gz``), or stdin when there are none. With ``-o ids.npy`` / ``-o ids.bin`` (or ``--format``)
-the ids go to a token file for training (:mod:`functionalbpe.tokenfile`); otherwise they are
+the ids go to a token file for training (:mod:`functionalbpe.pipeline.tokenfile`); otherwise they are
 written as text, one line of ids per document. Either way the corpus is read in blocks and
 encoded on all cores, in bounded memory, with progress on stderr (``--quiet``: none).
 
@@ -20,7 +20,7 @@ from typing import Any, Iterator, Optional, Union
 from ..core._native import MAX_THREADS
 from ..errors import FunctionalBPEError, SpecialTokenError
 from ..text.corpus import Files, files
-from ..tokenfile import FORMATS, SUFFIXES, encode_stream
+from ..pipeline.tokenfile import FORMATS, SUFFIXES, encode_stream
 from ..tokenizer import Tokenizer
 from .common import THREADS, check_output, documents, read_input, streamed_output
 
@@ -130,7 +130,7 @@ def lines_of(corpus: Files) -> Iterator[str]:
 def write_lines(chunks: Iterator[Any], path: Optional[str]) -> None:
     """The ids of each document on a line, separated by spaces; to ``path`` whole or not at
     all, or to stdout as they come."""
-    from ..tokenfile import spaced_digits
+    from ..pipeline.tokenfile import spaced_digits
 
     with streamed_output(path) as write:
         in_line = False  # ids of the current document already written

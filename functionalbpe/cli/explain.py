@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import Any
 
-from ..display import paint
+from ..util.display import paint
 from ..errors import FunctionalBPEError
 from ..teach.encode_trace import explain_lines, merge_tree
 from ..tokenizer import Tokenizer

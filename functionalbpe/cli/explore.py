@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import Any
 
-from ..fileformat import check_output_path
+from ..util.output import check_output_path
 from ..teach.explorer import EXAMPLES, MAX_REPLAY_MERGES, write_explorer
 from ..tokenizer import Tokenizer
 from .common import read_input, whole_number

@@ -1,7 +1,7 @@
 """``functionalbpe pieces -t tok.json [FILE]``: the pieces BPE sees, each with its tokens.
 
 Each line is a piece as :meth:`Tokenizer.explain` shows it — whitespace made visible
-(:mod:`functionalbpe.display`), a scheme's atoms as glyphs — then its ids, then its tokens
+(:mod:`functionalbpe.util.display`), a scheme's atoms as glyphs — then its ids, then its tokens
 as strings. With ``--color`` the piece is written as its tokens on alternating background
 colours (ANSI, as the tiktokenizer page colours them).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..display import paint, visible
+from ..util.display import paint, visible
 from ..teach.vocab import shower
 from .common import add_text_io, tokenizer_and_documents, write_output
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import FunctionalBPEError
-from ..fileformat import atomic_write_text
+from ..util.output import atomic_write_text
 from ..measure.measures import RESULTS
 from ..peers.registry import ADAPTERS
 from ..text.corpus import files

@@ -14,7 +14,7 @@ from typing import Any, Dict
 
 from ..counts import PieceCounts
 from ..errors import FunctionalBPEError
-from ..fileformat import check_output_path
+from ..util.output import check_output_path
 from ..training import BACKENDS, train
 from .common import (COUNT, LIMIT, VOCAB_SIZE, add_corpus_args, add_scheme_args, corpus_files, named_values,
                      positive_number, scheme_options)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Dict, Optional, Sequence
 
-from ..checks import integer
+from ..util.checks import integer
 
 # The most threads one call may use (the compiled core's FBPE_MAX_THREADS, csrc/lib/bounds.h:
 # the piece counter holds threads squared tables, which an int stops counting past 46,340).

@@ -29,9 +29,10 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import regex
 
-from ..checks import integer
+from ..util.checks import integer
 from ..errors import FunctionalBPEError, VocabSizeError
-from ..filecheck import MAX_VOCAB_SIZE, check_merges, excerpt, special_token_bytes
+from .limits import MAX_VOCAB_SIZE, check_merges, special_token_bytes
+from ..util.checks import excerpt
 
 # Kind flags of a symbol or token. A merged token ORs the kinds of its parts.
 TEXT = 1
@@ -170,7 +171,7 @@ class Alphabet:
         self.vocab_size = self.first_special + len(self.specials)
         self._atom_ids: Dict[str, int] = {a.char: self.first_atom + i for i, a in enumerate(self.atoms)}
         # Ids defined before use, no pair twice, token lengths within the limits: checked
-        # before anything is built from the merges (functionalbpe/filecheck.py).
+        # before anything is built from the merges (functionalbpe/core/limits.py).
         check_merges(self.merges, self.first_merge, special_bytes)
         self._bytes: Optional[List[bytes]] = None
         self._flags: Optional[List[int]] = None

@@ -24,7 +24,8 @@ from typing import List, Optional, Sequence
 
 from .alphabet import NUM_BYTES, Alphabet
 from ..errors import FunctionalBPEError
-from ..filecheck import MAX_VOCAB_SIZE, excerpt
+from .limits import MAX_VOCAB_SIZE
+from ..util.checks import excerpt
 
 
 class IdMap:

@@ -54,7 +54,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Deque, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ..filecheck import MAX_TOKEN_BYTES
+from .limits import MAX_TOKEN_BYTES
 from .alphabet import can_merge, merged_flags
 from .reference import Merge, Pair, best_pair_key, check_options, check_token_bytes, get_stats, merge, symbol_lengths
 

@@ -5,7 +5,7 @@ minbpe (Karpathy): count the pairs with :func:`get_stats`, take the best, :func:
 everywhere, repeat. Three rules make it this project's BPE rather than the textbook one,
 and every trainer here keeps them: the tie rule (:func:`best_pair_key`), the merge policy
 (which kinds of symbols may merge: :func:`functionalbpe.core.alphabet.can_merge`) and the
-longest token a tokenizer may hold (``max_token_bytes``, :mod:`functionalbpe.filecheck`).
+longest token a tokenizer may hold (``max_token_bytes``, :mod:`functionalbpe.core.limits`).
 
 It recounts every pair of every piece before every merge, which is slow on purpose: there is
 no bookkeeping to get wrong. The trainer that ``train()`` runs
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from ..filecheck import ATOM_BYTES, MAX_TOKEN_BYTES
+from .limits import ATOM_BYTES, MAX_TOKEN_BYTES
 from .alphabet import TEXT, can_merge, merged_flags, policy_code
 
 Pair = Tuple[int, int]

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 from .._version import __version__
 from .measures import RESULTS
 from .metrics import merge_savings
-from ..display import visible
+from ..util.display import visible
 from .tables import Table, example_lines, tables, tokenizer_lines
 
 if TYPE_CHECKING:  # pragma: no cover

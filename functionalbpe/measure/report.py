@@ -46,8 +46,8 @@ from .measures import (
 from .tally import ChunkText, Tally
 from ..text.chunks import CHUNK_CHARS, source_bytes, text_chunks
 from ..errors import CorpusError, FunctionalBPEError
-from ..fileformat import atomic_write_text
-from ..progress import Progress, ProgressSpec
+from ..util.output import atomic_write_text
+from ..util.progress import Progress, ProgressSpec
 from ..schemes.base import Scheme
 from ..schemes.registry import make_scheme
 from ..tokenizer import Tokenizer

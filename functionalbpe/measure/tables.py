@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, List, Sequence, Tuple
 
-from ..display import visible
+from ..util.display import visible
 from .measures import FAIRNESS, FAMILIES, RESULT_MEASURES, VOCABULARY_MEASURES, Measure, fmt_int
 from .measures import columns as measure_columns
 

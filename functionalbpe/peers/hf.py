@@ -33,8 +33,10 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Se
 
 from ..core.alphabet import NUM_BYTES
 from ..errors import FunctionalBPEError, OutputError, TokenizerFileError
-from ..filecheck import MAX_TOKEN_BYTES, MAX_VOCAB_SIZE, excerpt, is_int
-from ..fileformat import atomic_write_text, read_bytes
+from ..core.limits import MAX_TOKEN_BYTES, MAX_VOCAB_SIZE
+from ..util.checks import excerpt, is_int
+from ..util.output import atomic_write_text
+from ..formats.reading import read_bytes
 from ..measure.face import PathLike, ReportTokenizer, byte_piece, require, text_surfaces
 from ..text.patterns import GPT2, PATTERNS
 from . import bytelevel

@@ -9,7 +9,7 @@ Anything else is refused. (``Tokenizer.from_tiktoken`` builds a tokenizer from w
 module reads; ``Tokenizer.to_tiktoken`` hands it the ranks to write.)
 
 Every rank file — imported, or measured by the report — is read by :func:`read_ranks`, which
-holds ranks, token lengths and the total to the limits of :mod:`functionalbpe.filecheck`.
+holds ranks, token lengths and the total to the limits of :mod:`functionalbpe.core.limits`.
 
 Example::
 
@@ -28,8 +28,10 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 from ..core._native import NATIVE
 from ..core.alphabet import NUM_BYTES
 from ..errors import FunctionalBPEError, TokenizerFileError
-from ..filecheck import MAX_TOKEN_BYTES, MAX_TOTAL_TOKEN_BYTES, MAX_VOCAB_SIZE, excerpt
-from ..fileformat import atomic_write_text, read_bytes
+from ..core.limits import MAX_TOKEN_BYTES, MAX_TOTAL_TOKEN_BYTES, MAX_VOCAB_SIZE
+from ..util.checks import excerpt
+from ..util.output import atomic_write_text
+from ..formats.reading import read_bytes
 from ..measure.face import PathLike, ReportTokenizer, require, text_surfaces
 from ..text.patterns import resolve_pattern
 from .base import EncoderParts, Peer
@@ -137,7 +139,7 @@ def tiktoken_parts(ranks: Dict[bytes, int], token: bytes, below: int) -> List[by
     The pairs wait in a heap under (rank, start), and a popped pair that has changed since
     is skipped, so that a token of n bytes costs O(n log n) lookups rather than tiktoken's
     n rescans (a 20 KB token took seconds that way). The compiled twin is
-    ``fbpe_tiktoken_parts`` in csrc/lib/bpe.c.
+    ``fbpe_tiktoken_parts`` in csrc/lib/encode.c.
 
     >>> tiktoken_parts({b"a": 0, b"b": 1, b"ab": 2, b"abb": 3}, b"abb", 3)
     [b'ab', b'b']

@@ -154,7 +154,7 @@ class Scheme(ABC):
     def decodable_prefix(self, text: str) -> int:
         """How many characters of a text form that may still grow can be decoded now.
 
-        The incremental decoder (:class:`functionalbpe.streaming.StreamDecoder`) calls this
+        The incremental decoder (:class:`functionalbpe.core.streaming.StreamDecoder`) calls this
         with the text form received so far and emits ``decode(text[:n])`` at once, keeping
         the rest. ``n`` must be such that whatever text form ``more`` follows::
 

@@ -40,7 +40,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import regex
 
-from ..checks import plain_str
+from ..util.checks import plain_str
 from ..core._native import JOIN_RUNS, NATIVE, Scanner
 from ..core.alphabet import OPERATOR, Atom
 from ..core.cache import BoundedCache

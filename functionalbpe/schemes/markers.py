@@ -49,7 +49,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import regex
 
-from ..checks import plain_str
+from ..util.checks import plain_str
 from ..core._native import MARKERS_CASE, MARKERS_DIGITS, MARKERS_PUNCT, NATIVE, Scanner, markers_variant
 from ..core.alphabet import BOUNDARY as BOUNDARY_KIND
 from ..core.alphabet import OPERATOR, SHIFT, SHIFT_MERGES, Atom

@@ -38,10 +38,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
 
-from ..checks import bpe_text
+from ..util.checks import bpe_text
 from ..core.alphabet import NUM_BYTES
 from ..core.reference import merge
-from ..display import show_text_form
+from ..util.display import show_text_form
 from ..text.patterns import special_cutter
 from .vocab import byte_ids, shower
 

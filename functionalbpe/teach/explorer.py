@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from ..core.alphabet import NUM_BYTES, Alphabet, can_merge, merged_flags, policy_code
 from ..core.reference import best_pair_key, get_stats, merge
-from ..display import show_text_form
+from ..util.display import show_text_form
 from ..errors import FunctionalBPEError
-from ..fileformat import atomic_write_text
+from ..util.output import atomic_write_text
 from ..training import train
 from .explorer_page import PAGE
 from .js_patterns import TEMPLATES, js_regex

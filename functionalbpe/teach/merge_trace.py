@@ -28,8 +28,8 @@ from typing import Callable, List, Optional, Union
 
 from ..core.alphabet import NUM_BYTES, Alphabet
 from ..core.reference import Merge
-from ..display import show_text_form
-from ..fileformat import atomic_write_text, check_output_path
+from ..util.display import show_text_form
+from ..util.output import atomic_write_text, check_output_path
 from ..schemes.base import Scheme
 
 TSV_COLUMNS = (
@@ -44,7 +44,7 @@ class MergeRecord:
 
     ``rank`` counts merges from 0 (the earliest merge is applied first when encoding); ``id``
     is the token it made. ``left_token``, ``right_token`` and ``token`` are shown as
-    :func:`functionalbpe.display.show_text_form` shows them. ``count`` is how often the pair
+    :func:`functionalbpe.util.display.show_text_form` shows them. ``count`` is how often the pair
     occurred when it was chosen. ``runner_up`` is the pair that came second (the next by the
     same rule: highest count, then smallest pair) and ``runner_up_count`` its count, or both
     None when no other pair occurred ``min_frequency`` times.

@@ -7,7 +7,7 @@ bytes, then every merge in the order it was learned::
 
 id, the two tokens merged, the token made, and how often the pair occurred when training
 chose it (when the tokenizer file keeps the counts). Tokens are shown with visible glyphs
-(:func:`functionalbpe.display.show_text_form`): ``␣`` for a space, ``↵`` for a newline,
+(:func:`functionalbpe.util.display.show_text_form`): ``␣`` for a space, ``↵`` for a newline,
 ``<c3>`` for a byte that is not a whole character, an atom as its scheme writes it.
 
 Example::
@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable, Dict, List
 
 from ..core.alphabet import NUM_BYTES
-from ..display import show_text_form
+from ..util.display import show_text_form
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..tokenizer import Tokenizer

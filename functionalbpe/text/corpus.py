@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import BinaryIO, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import cuts as chunking
-from ..checks import bpe_text
+from ..util.checks import bpe_text
 from ..errors import CorpusError
 from .patterns import trie_regex
 

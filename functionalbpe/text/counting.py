@@ -14,7 +14,7 @@ Python object per piece; otherwise the scheme's ``raw_pieces`` cut each text and
 whatever the number of threads.
 
 Text is read as training and encoding read it: a lone surrogate as U+FFFD
-(:mod:`functionalbpe.checks`); a scheme that normalizes (``Scheme.normalize``) sees each
+(:mod:`functionalbpe.util.checks`); a scheme that normalizes (``Scheme.normalize``) sees each
 special-free part normalized, as encoding does.
 
 Example::
@@ -30,11 +30,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Sequence, Union
 
-from ..checks import bpe_text, bpe_utf8, plain_str
+from ..util.checks import bpe_text, bpe_utf8, plain_str
 from ..core._native import NATIVE, thread_count
 from ..core.piecetable import PieceTable
 from ..errors import FunctionalBPEError
-from ..progress import Progress, ProgressSpec
+from ..util.progress import Progress, ProgressSpec
 from .corpus import Files
 from .patterns import special_cutter
 

@@ -23,7 +23,7 @@ import regex
 
 from . import pattern_limits as limits
 from ..core._native import NATIVE, Scanner
-from ..checks import plain_str
+from ..util.checks import plain_str
 from ..errors import PatternError
 from .pattern_limits import PROBE_TEXT, shown
 

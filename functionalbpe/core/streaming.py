@@ -22,16 +22,16 @@ import operator
 from bisect import bisect_right
 from typing import TYPE_CHECKING, Iterable, List, Tuple, Union
 
-from .errors import DecodeError
+from functionalbpe.errors import DecodeError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .decoding import Decoding
+    from functionalbpe.core.decoding import Decoding
 
 
 class StreamDecoder:
     """Incremental decoding for one stream of ids (make one with ``tok.stream_decoder()``).
 
-    It takes the tokenizer's :class:`~functionalbpe.decoding.Decoding`, the kernel that
+    It takes the tokenizer's :class:`~functionalbpe.core.decoding.Decoding`, the kernel that
     ``decode`` uses, and applies its steps as the ids arrive. Not for use from several
     threads at once; make one decoder per stream.
     """

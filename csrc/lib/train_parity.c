@@ -2,7 +2,7 @@
  *
  * The reference recounts every pair of every language, and re-measures every language,
  * before each merge. Here everything is counted once and then kept up to date by the merge
- * itself, as in the frequency trainer (bpe_train.c): a merge of (a, b) visits only the pieces
+ * itself, as in the frequency trainer (train.c): a merge of (a, b) visits only the pieces
  * that hold the pair, training and dev pieces alike, and changes only what they change.
  *
  * Data
@@ -46,7 +46,7 @@
  * per pair of the piece); looking up every language's table for each new pair, instead of
  * listing the languages that got it, another 10%.
  */
-#include "bpe_parity.h"
+#include "train_parity.h"
 #include "counted.h"
 #include "hash.h"
 #include "merge_policy.h"

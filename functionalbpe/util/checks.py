@@ -19,9 +19,10 @@ Example::
 from __future__ import annotations
 
 import operator
+import reprlib
 from typing import Optional, Sequence
 
-from .errors import FunctionalBPEError
+from functionalbpe.errors import FunctionalBPEError
 
 
 def integer(
@@ -105,3 +106,24 @@ def special_tokens_checked(special_tokens: "Sequence[str] | str") -> "tuple[str,
 
 
 __all__ = ["integer", "plain_str", "without_surrogates", "bpe_text", "bpe_utf8", "special_tokens_checked"]
+
+
+_repr = reprlib.Repr()
+_repr.maxstring = _repr.maxother = 60
+_repr.maxlong = 40
+_repr.maxlevel = 2
+_repr.maxlist = _repr.maxtuple = _repr.maxdict = 4
+
+
+def excerpt(value: object) -> str:
+    """``repr(value)`` cut to a readable length: a message never embeds a 20 KB token.
+
+    >>> excerpt("x" * 1000)
+    "'xxxxxxxxxxxxxxxxxxxxxxxxxxx...xxxxxxxxxxxxxxxxxxxxxxxxxxxx'"
+    """
+    return _repr.repr(value)
+
+
+def is_int(value: object) -> bool:
+    """A JSON integer: an ``int`` that is not a ``bool``."""
+    return type(value) is int

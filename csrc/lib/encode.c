@@ -1,6 +1,6 @@
-/* The BPE encoder core; see bpe.h for what it does and csrc/_encoder.pyx for why it is
+/* The BPE encoder core; see encode.h for what it does and csrc/_encoder.pyx for why it is
  * built this way. */
-#include "bpe.h"
+#include "encode.h"
 #include "hash.h"
 #include "utf8.h"
 

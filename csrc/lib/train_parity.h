@@ -1,7 +1,7 @@
 /* Parity-aware BPE: the merges of functionalbpe/core/parity.py, made incrementally.
- * See bpe_parity.c for the bookkeeping. */
-#ifndef FBPE_BPE_PARITY_H
-#define FBPE_BPE_PARITY_H
+ * See train_parity.c for the bookkeeping. */
+#ifndef FBPE_TRAIN_PARITY_H
+#define FBPE_TRAIN_PARITY_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* The BPE merge loop in plain C: counted pieces in, merge table out.
- * See bpe_train.c for the data layout, the cost of one merge and what was measured. */
-#ifndef FBPE_BPE_TRAIN_H
-#define FBPE_BPE_TRAIN_H
+ * See train.c for the data layout, the cost of one merge and what was measured. */
+#ifndef FBPE_TRAIN_H
+#define FBPE_TRAIN_H
 
 #include <stddef.h>
 #include <stdint.h>

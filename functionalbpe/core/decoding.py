@@ -9,7 +9,7 @@ text form back into text. A special token decodes as its own text.
 
 :class:`Decoding` is that kernel, built once per tokenizer from public parts (the alphabet,
 the scheme, the id map and the encoder's byte joiner). :class:`Tokenizer` decodes with it,
-and :class:`~functionalbpe.streaming.StreamDecoder` applies the same steps to ids that
+and :class:`~functionalbpe.core.streaming.StreamDecoder` applies the same steps to ids that
 arrive one by one — so the two cannot disagree.
 
 Example::
@@ -27,12 +27,12 @@ from __future__ import annotations
 import operator
 from typing import TYPE_CHECKING, Callable, Iterable, List, NoReturn, Optional, Sequence, Tuple
 
-from .errors import DecodeError
+from functionalbpe.errors import DecodeError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .core.alphabet import Alphabet
-    from .core.idmap import IdMap
-    from .schemes.base import Scheme
+    from functionalbpe.core.alphabet import Alphabet
+    from functionalbpe.core.idmap import IdMap
+    from functionalbpe.schemes.base import Scheme
 
 # The bytes of internal ids, joined; None when one of them is not an id (or not an int).
 Joiner = Callable[[Sequence[int]], Optional[bytes]]

@@ -14,8 +14,8 @@
  * The table is read-only once built, so any number of threads may encode with it at once;
  * each thread takes a cache of its own from the encoder's pool (fbpe_cache_take).
  */
-#ifndef FBPE_BPE_H
-#define FBPE_BPE_H
+#ifndef FBPE_ENCODE_H
+#define FBPE_ENCODE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -71,7 +71,7 @@ typedef struct {
     /* Where a merge can join: one bit per merged token, set at the hash of the bytes on
      * either side of the point where its two parts meet (up to two each side, and how
      * many). A byte boundary of a piece whose surrounding bytes set no bit is never merged
-     * across (bpe.c, "cutting a piece"). */
+     * across (encode.c, "cutting a piece"). */
     uint64_t *join_bits;
     unsigned join_shift; /* fbpe_slot_u64 over 2^(64 - join_shift) bits */
 

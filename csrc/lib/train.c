@@ -61,7 +61,7 @@
  *   peak. rustbpe's whole training of the same corpus takes about 3.4 s on a quiet machine
  *   (benchmarks/bench_train.py prints both, side by side).
  */
-#include "bpe_train.h"
+#include "train.h"
 #include "counted.h"
 #include "hash.h"
 #include "merge_policy.h"

@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, Callable, Iterable, List, Sequence, Tuple
 
 import numpy as np
 
-from .errors import FunctionalBPEError
+from functionalbpe.errors import FunctionalBPEError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .schemes.base import Scheme
+    from functionalbpe.schemes.base import Scheme
 
 Span = Tuple[int, int]
 

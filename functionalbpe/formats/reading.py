@@ -1,0 +1,58 @@
+"""Reading an untrusted file: its size bounded before it is read, its JSON guarded.
+
+    >>> import json
+    >>> json.loads('{"a": 1, "a": 2}', object_pairs_hook=json_object)
+    Traceback (most recent call last):
+    ...
+    functionalbpe.formats.reading.DuplicateKey: a
+"""
+from __future__ import annotations
+
+import os
+import stat
+from typing import Any, Dict
+
+from ..core.limits import MAX_FILE_BYTES
+from ..errors import TokenizerFileError
+
+
+def read_bytes(path: "os.PathLike[str] | str", what: str = "tokenizer file", limit: "int | None" = None) -> bytes:
+    """The contents of a file; a missing or unreadable one is a TokenizerFileError, and so is
+    one of more than ``limit`` bytes (default MAX_FILE_BYTES; read no further: a device such
+    as /dev/zero never ends)."""
+    name = os.fspath(path)
+    limit = MAX_FILE_BYTES if limit is None else limit
+    try:
+        info = os.stat(name)
+        mode = info.st_mode
+        if stat.S_ISDIR(mode):
+            raise TokenizerFileError(f"{name}: is a directory, not a {what}")
+        if not stat.S_ISREG(mode):
+            # /dev/zero would be read forever, a pipe would block: neither is a file.
+            raise TokenizerFileError(f"{name}: not a regular file; give the path of a {what}")
+        with open(name, "rb") as fh:
+            # No more than the file's size is asked for (read() allocates what it is asked).
+            data = fh.read(min(limit, info.st_size) + 1)
+    except FileNotFoundError:
+        raise TokenizerFileError(f"{name}: no such {what}") from None
+    except IsADirectoryError:
+        raise TokenizerFileError(f"{name}: is a directory, not a {what}") from None
+    except OSError as exc:
+        raise TokenizerFileError(f"{name}: cannot read: {exc.strerror}") from None
+    if len(data) > limit:
+        raise TokenizerFileError(f"{name}: larger than {limit} bytes, the limit for a {what}")
+    return data
+
+
+def json_object(pairs: "list[tuple[str, Any]]") -> Dict[str, Any]:
+    """A JSON object; a key given twice is an error (json keeps the last one silently)."""
+    out: Dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+class DuplicateKey(Exception):
+    pass

@@ -1,0 +1,263 @@
+"""The tokenizer file: one versioned UTF-8 JSON document, written atomically.
+
+Layout (``"format": "functionalbpe/1"``)::
+
+    {
+      "format": "functionalbpe/1",
+      "scheme": "plain", "scheme_options": {},
+      "pattern": {"name": "gpt4", "regex": "..."},
+      "merge_policy": "prefix",
+      "atoms": [[57344, "ARG 0"], ...],        code point and name, in id order from 256
+      "merges": [[104, 105], ...],             merge k has id 256 + len(atoms) + k
+      "merge_counts": [1234, ...] or null,     the pair's count when it was merged
+      "special_tokens": {"<|endoftext|>": 50000},
+      "vocab_size": 50001,
+      "byte_ids": [33, 34, ...],               only in a vocabulary imported with ids of its
+                                               own (from_tiktoken, from_hf): each byte's id;
+      "merge_ids": [300, 301, ...],            each merge's id where it is not 256 + k; then
+                                               ids may leave gaps (functionalbpe/core/idmap.py)
+      "training": {"objective": "parity", ...}  only after a weighted or parity-aware training
+                                               of several languages: the objective, the mix
+                                               and the parity options (docs/parity.md)
+      "checksum": "sha256:..."                 over the canonical JSON of everything else
+    }
+
+The file is written to a temporary file next to the target and renamed over it, so a
+reader never sees half a file. Loading checks everything and says what is wrong.
+
+Example::
+
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.json")
+    >>> write_payload(path, {"format": FORMAT, "merges": []}, check=False)
+    >>> read_payload(path, check=False)["format"]
+    'functionalbpe/1'
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import Any, Dict
+
+from itertools import chain
+from typing import Type
+
+from ..core.limits import MAX_COUNT, MAX_VOCAB_SIZE, special_token_bytes
+from ..errors import FunctionalBPEError, TokenizerFileError
+from ..util.checks import excerpt, is_int
+from ..util.output import atomic_write_text
+from .reading import DuplicateKey, json_object, read_bytes
+
+FORMAT = "functionalbpe/1"
+
+
+
+def checksum(payload: Dict[str, Any]) -> str:
+    """The checksum of a payload: sha256 of its canonical JSON (UTF-8), checksum left out.
+
+    A string that is not valid Unicode (a lone surrogate) cannot be written as UTF-8: that
+    is a TokenizerFileError naming where it is.
+    """
+    body = {k: v for k, v in payload.items() if k != "checksum"}
+    canonical = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    try:
+        data = canonical.encode("utf-8")
+    except UnicodeEncodeError:
+        where = first_bad_text(body) or "a string"
+        raise TokenizerFileError(f"{where} is not valid Unicode (it holds a lone surrogate)") from None
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def write_payload(path: "os.PathLike[str] | str", payload: Dict[str, Any], check: bool = True) -> None:
+    payload = dict(payload)
+    if check:
+        payload["checksum"] = checksum(payload)
+    atomic_write_text(path, _format(payload))
+
+
+def _format(payload: Dict[str, Any]) -> str:
+    """JSON with one field per line and one merge (or atom) per line: diffable by eye."""
+    fields = []
+    for key, value in payload.items():
+        if isinstance(value, list) and value and isinstance(value[0], list):
+            rows = ",\n  ".join(json.dumps(v, ensure_ascii=False, separators=(",", ":")) for v in value)
+            text = "[\n  " + rows + "\n ]"
+        else:
+            text = json.dumps(value, ensure_ascii=False)
+        fields.append(f" {json.dumps(key)}: {text}")
+    return "{\n" + ",\n".join(fields) + "\n}\n"
+
+
+def read_payload(path: "os.PathLike[str] | str", check: bool = True) -> Dict[str, Any]:
+    name = os.fspath(path)
+    raw = read_bytes(path)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TokenizerFileError(
+            f"{name}: not a functionalbpe tokenizer file (invalid UTF-8 at byte offset {exc.start})"
+        ) from None
+    if not text.strip():
+        raise TokenizerFileError(f"{name}: the file is empty")
+    try:
+        payload = json.loads(text, object_pairs_hook=json_object)
+    except json.JSONDecodeError as exc:
+        hint = " (the file looks truncated)" if exc.pos >= len(text.rstrip()) else ""
+        raise TokenizerFileError(
+            f"{name}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{hint}"
+        ) from None
+    except DuplicateKey as exc:
+        raise TokenizerFileError(f"{name}: the key {excerpt(exc.args[0])} appears twice in one object") from None
+    except RecursionError:
+        raise TokenizerFileError(f"{name}: the JSON is nested too deeply for a tokenizer file") from None
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise TokenizerFileError(f"{name}: not a tokenizer file: {str(exc)[:100]}") from None
+    if not isinstance(payload, dict) or "format" not in payload:
+        raise TokenizerFileError(f"{name}: not a functionalbpe tokenizer file (no \"format\" field)")
+    if payload["format"] != FORMAT:
+        raise TokenizerFileError(
+            f"{name}: format is {excerpt(payload['format'])} but this version of functionalbpe reads "
+            f"{FORMAT!r}; load it with the version that wrote it"
+        )
+    if not check:
+        return payload
+    for key, kind in REQUIRED.items():
+        if key not in payload:
+            raise TokenizerFileError(f"{name}: the field {key!r} is missing")
+        if not isinstance(payload[key], kind) or (kind is int and not is_int(payload[key])):
+            raise TokenizerFileError(
+                f"{name}: the field {key!r} should be a {kind.__name__}, found {type(payload[key]).__name__}"
+            )
+    try:
+        expected = checksum(payload)
+    except TokenizerFileError as exc:
+        raise TokenizerFileError(f"{name}: {exc}") from None
+    except RecursionError:
+        raise TokenizerFileError(f"{name}: the JSON is nested too deeply for a tokenizer file") from None
+    if payload["checksum"] != expected:
+        raise TokenizerFileError(
+            f"{name}: checksum mismatch: the file was changed or damaged after it was written; "
+            "retrain, or restore it from a copy"
+        )
+    return payload
+
+
+# -- the fields of a file (or a pickle) ---------------------------------------------------------
+
+# Field -> the type it must have; "checksum" only in a file, "format" in both.
+FIELDS: Dict[str, type] = {
+    "format": str,
+    "scheme": str,
+    "scheme_options": dict,
+    "pattern": dict,
+    "merge_policy": str,
+    "atoms": list,
+    "merges": list,
+    "special_tokens": dict,
+    "vocab_size": int,
+}
+
+
+def check_fields(payload: Any, error: Type[FunctionalBPEError] = TokenizerFileError) -> None:
+    """The structure of a tokenizer payload, field by field, before anything is built from it:
+    types, sizes, ids and counts. What the fields mean together (merges defined before use,
+    lengths, the scheme) is checked when the tokenizer is built."""
+    if not isinstance(payload, dict):
+        raise error(f"a tokenizer is a JSON object, found {type(payload).__name__}")
+    for key, kind in FIELDS.items():
+        if key not in payload:
+            raise error(f"the field {key!r} is missing")
+        value = payload[key]
+        if not isinstance(value, kind) or (kind is int and not is_int(value)):
+            raise error(f"the field {key!r} should be a {kind.__name__}, found {type(value).__name__}")
+    for key in ("format", "scheme", "scheme_options", "pattern", "merge_policy", "atoms"):
+        _check_text(payload[key], key, error)  # special tokens are checked below
+    options = payload["scheme_options"]
+    for key, value in options.items():
+        if not isinstance(key, str) or not (value is None or isinstance(value, (bool, int, str))):
+            raise error(f"scheme_options: {excerpt(key)}: {excerpt(value)} is not an option (a name and a scalar)")
+    pattern = payload["pattern"]
+    for key in ("name", "regex"):
+        if not isinstance(pattern.get(key), str):
+            raise error(f"pattern: the field {key!r} should be a string, found {excerpt(pattern.get(key))}")
+    for k, atom in enumerate(payload["atoms"]):
+        if not (isinstance(atom, list) and len(atom) == 2 and is_int(atom[0]) and isinstance(atom[1], str)):
+            raise error(f"atoms[{k}]: {excerpt(atom)} is not an atom (a code point and a name)")
+    merges = payload["merges"]
+    if len(merges) > MAX_VOCAB_SIZE:
+        raise error(f"merges: {len(merges)} merges; a tokenizer holds at most {MAX_VOCAB_SIZE} ids")
+    # Pairs of plain ints, checked in C over the whole list (a loop would be the slow part).
+    if merges and not (
+        set(map(type, merges)) == {list} and set(map(len, merges)) == {2}
+        and set(map(type, chain.from_iterable(merges))) == {int}
+    ):
+        k = next(k for k, m in enumerate(merges) if not (type(m) is list and len(m) == 2 and all(map(is_int, m))))
+        raise error(f"merges[{k}]: {excerpt(merges[k])} is not a merge (a pair of integer ids)")
+    counts = payload.get("merge_counts")
+    if counts is not None:
+        if not isinstance(counts, list) or len(counts) != len(merges):
+            found = f"{len(counts)} counts" if isinstance(counts, list) else f"a {type(counts).__name__}"
+            raise error(f"merge_counts: should be null or one count per merge ({len(merges)}), found {found}")
+        if counts and not (set(map(type, counts)) == {int} and min(counts) >= 0 and max(counts) <= MAX_COUNT):
+            k = next(k for k, c in enumerate(counts) if not (is_int(c) and 0 <= c <= MAX_COUNT))
+            raise error(f"merge_counts[{k}]: {excerpt(counts[k])} is not a count (an integer in 0..2**63-1)")
+    specials = payload["special_tokens"]
+    special_token_bytes(list(specials), "special_tokens", error)
+    seen: Dict[int, str] = {}
+    for token, ident in specials.items():
+        if not is_int(ident) or not 0 <= ident < MAX_VOCAB_SIZE:
+            raise error(
+                f"special_tokens: {excerpt(token)} has the id {excerpt(ident)}; an id is an integer in "
+                f"0..{MAX_VOCAB_SIZE - 1}"
+            )
+        if ident in seen:
+            raise error(f"special_tokens: {excerpt(token)} and {excerpt(seen[ident])} have the same id {ident}")
+        seen[ident] = token
+    for field, count in (("byte_ids", 256), ("merge_ids", len(merges))):
+        ids = payload.get(field)
+        if ids is not None and not (
+            isinstance(ids, list) and len(ids) == count and all(is_int(i) and 0 <= i < MAX_VOCAB_SIZE for i in ids)
+        ):
+            raise error(f"{field}: {excerpt(ids)} is not a list of {count} ids in 0..{MAX_VOCAB_SIZE - 1}")
+    training = payload.get("training")
+    if training is not None and not isinstance(training, dict):
+        raise error(f"training: {excerpt(training)} is not a description of the training (a JSON object)")
+    if not 0 < payload["vocab_size"] <= MAX_VOCAB_SIZE:
+        raise error(f"vocab_size: {excerpt(payload['vocab_size'])} is not in 1..{MAX_VOCAB_SIZE}")
+
+
+def first_bad_text(value: Any, path: str = "") -> "str | None":
+    """Where in ``value`` (JSON data) a string is not valid Unicode (it holds a lone
+    surrogate, which a ``\\ud800`` escape puts there), as ``field[k] key: 'text'``; None if
+    nowhere. Linear, and without recursion however deep the data.
+
+    >>> first_bad_text({"special_tokens": {"<s>": 1, "\\ud800": 2}})
+    "special_tokens key: '\\\\ud800'"
+    """
+    stack = [(value, path)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return f"{where}: {excerpt(item)}"
+        elif isinstance(item, list):
+            stack.extend((v, f"{where}[{k}]") for k, v in reversed(list(enumerate(item))))
+        elif isinstance(item, dict):
+            for k, v in reversed(list(item.items())):
+                stack.append((v, f"{where}[{excerpt(k)}]" if where else str(k)))
+                stack.append((k, f"{where} key" if where else "a key"))
+    return None
+
+
+def _check_text(value: Any, field: str, error: Type[FunctionalBPEError]) -> None:
+    """Every string in ``value`` is valid Unicode (what UTF-8 and the regex engine take)."""
+    where = first_bad_text(value, field)
+    if where is not None:
+        raise error(f"{where} is not valid Unicode (it holds a lone surrogate)")
+
+
+# The fields every file has, with their types (check_fields looks further).
+REQUIRED = {**FIELDS, "checksum": str}
