@@ -37,7 +37,7 @@ sys.path.insert(0, ROOT)
 import functionalbpe as fb  # noqa: E402
 from functionalbpe.core._native import NATIVE  # noqa: E402
 from functionalbpe.cli.stdlib import stdlib_sources  # noqa: E402
-from functionalbpe.peers.tiktoken import merges_from_ranks  # noqa: E402
+from functionalbpe.formats.tiktoken import merges_from_ranks  # noqa: E402
 from functionalbpe.schemes.registry import make_scheme  # noqa: E402
 
 PATTERN = "gpt4"

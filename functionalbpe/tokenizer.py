@@ -36,7 +36,7 @@ from typing import (
 )
 
 from .core._native import thread_count
-from .core.alphabet import NUM_BYTES, Alphabet, check_policy, policy_code
+from .core.alphabet import Alphabet, check_policy, policy_code
 from .util.checks import bpe_text, plain_str
 from .util.checks import without_surrogates as _without_surrogates
 from .core.dropout import check_dropout
@@ -618,7 +618,7 @@ class Tokenizer:
     #
     # Thin aliases, so that code written for a tiktoken Encoding or an HF tokenizer runs on
     # a Tokenizer. tiktoken's names speak bytes; HF's speak vocabulary strings, the tokens
-    # written in GPT-2's byte-to-character table (peers/bytelevel.py), as in to_hf's file.
+    # written in GPT-2's byte-to-character table (formats/bytelevel.py), as in to_hf's file.
 
     @property
     def n_vocab(self) -> int:
@@ -721,7 +721,7 @@ class Tokenizer:
         >>> vocab["Ġa"], vocab["a"], len(vocab)
         (256, 97, 257)
         """
-        from .peers.bytelevel import written
+        from .formats.bytelevel import written
 
         vocab = {written(data): i for data, i in self._ids_by_bytes().items()}
         vocab.update(self._special_ids)
@@ -734,7 +734,7 @@ class Tokenizer:
         >>> fb.train([" a a"], vocab_size=257, progress=False).token_to_id("Ġa")
         256
         """
-        from .peers.bytelevel import read
+        from .formats.bytelevel import read
 
         if token in self._special_ids:
             return self._special_ids[token]
@@ -748,7 +748,7 @@ class Tokenizer:
         >>> fb.train([" a a"], vocab_size=257, progress=False).id_to_token(256)
         'Ġa'
         """
-        from .peers.bytelevel import written
+        from .formats.bytelevel import written
 
         try:
             internal = self._decoding.internal([token])[0]
@@ -798,7 +798,7 @@ class Tokenizer:
         >>> open(path).read().splitlines()[256]
         'YWI= 256'
         """
-        from .peers.tiktoken import write_ranks
+        from .formats.tiktoken import write_ranks
 
         write_ranks(path, self._ranks("a .tiktoken file", taken_whole=True))
 
@@ -836,7 +836,8 @@ class Tokenizer:
         >>> fb.Tokenizer.from_tiktoken(enc).encode("ab <e>", allowed_special="all")
         [256, 32, 257]
         """
-        from .peers.tiktoken import encoding_parts, merges_from_ranks, read_ranks
+        from .formats.tiktoken import merges_from_ranks, read_ranks
+        from .peers.tiktoken import encoding_parts
 
         if isinstance(source, (str, os.PathLike)):
             name = os.fspath(source)
@@ -887,7 +888,7 @@ class Tokenizer:
         >>> sorted(os.listdir(out))
         ['special_tokens_map.json', 'tokenizer.json', 'tokenizer_config.json']
         """
-        from .peers.hf import write_hf
+        from .formats.hf import write_hf
 
         write_hf(path, self._hf_document(), _roles(bos_token, eos_token, pad_token, unk_token), model_max_length)
 
@@ -915,7 +916,7 @@ class Tokenizer:
         return transformers_tokenizer(self._hf_document(), roles, model_max_length)
 
     def _hf_document(self) -> Dict[str, Any]:
-        from .peers.hf import tokenizer_json
+        from .formats.hf import tokenizer_json
 
         ranks = self._ranks("an HF tokenizer.json", taken_whole=False)
         table = self.alphabet.all_token_bytes()
@@ -945,7 +946,7 @@ class Tokenizer:
         >>> fb.Tokenizer.from_hf(path).encode("ab<s>", allowed_special="all")
         [256, 257]
         """
-        from .peers.hf import read_hf
+        from .formats.hf import read_hf
 
         got = read_hf(source)
         try:

@@ -29,11 +29,11 @@ import pytest
 
 import functionalbpe as fb
 from functionalbpe.core import limits as filecheck
-from functionalbpe.formats import tokenizer_file as fileformat
+
 from functionalbpe.core import _native
 from functionalbpe.errors import TokenizerFileError
 from functionalbpe.formats.tokenizer_file import checksum, write_payload
-from functionalbpe.peers.tiktoken import tiktoken_parts
+from functionalbpe.formats.tiktoken import tiktoken_parts
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings  # noqa: E402

@@ -12,8 +12,8 @@ from hypothesis import given
 import functionalbpe as fb
 from functionalbpe.core._native import NATIVE
 from functionalbpe.errors import FunctionalBPEError, TokenizerFileError
-from functionalbpe.peers.bytelevel import bytes_to_unicode
-from functionalbpe.peers.tiktoken import merges_from_ranks
+from functionalbpe.formats.bytelevel import bytes_to_unicode
+from functionalbpe.formats.tiktoken import merges_from_ranks
 
 from .conftest import read_corpus
 from .helpers import hf_export, stdlib_text, tricky_text

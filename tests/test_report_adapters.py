@@ -7,7 +7,7 @@ import pytest
 import functionalbpe as fb
 from functionalbpe.errors import FunctionalBPEError, TokenizerFileError
 from functionalbpe.measure.adapters import as_report_tokenizer, load_tokenizer
-from functionalbpe.peers.bytelevel import unicode_to_bytes
+from functionalbpe.formats.bytelevel import unicode_to_bytes
 from functionalbpe.peers.hf import HFTokenizer
 from functionalbpe.peers.sentencepiece import SentencePieceTokenizer
 from functionalbpe.peers.tiktoken import TiktokenTokenizer

@@ -27,12 +27,12 @@ from __future__ import annotations
 import operator
 from typing import TYPE_CHECKING, Callable, Iterable, List, NoReturn, Optional, Sequence, Tuple
 
-from functionalbpe.errors import DecodeError
+from ..errors import DecodeError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from functionalbpe.core.alphabet import Alphabet
-    from functionalbpe.core.idmap import IdMap
-    from functionalbpe.schemes.base import Scheme
+    from ..core.alphabet import Alphabet
+    from ..core.idmap import IdMap
+    from ..schemes.base import Scheme
 
 # The bytes of internal ids, joined; None when one of them is not an id (or not an int).
 Joiner = Callable[[Sequence[int]], Optional[bytes]]

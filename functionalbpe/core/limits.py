@@ -32,7 +32,7 @@ Example::
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence, Tuple, Type
+from typing import Dict, List, Sequence, Tuple, Type
 
 from ..errors import FunctionalBPEError
 from ..util.checks import excerpt

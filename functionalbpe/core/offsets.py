@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, Callable, Iterable, List, Sequence, Tuple
 
 import numpy as np
 
-from functionalbpe.errors import FunctionalBPEError
+from ..errors import FunctionalBPEError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from functionalbpe.schemes.base import Scheme
+    from ..schemes.base import Scheme
 
 Span = Tuple[int, int]
 

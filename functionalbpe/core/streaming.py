@@ -22,10 +22,10 @@ import operator
 from bisect import bisect_right
 from typing import TYPE_CHECKING, Iterable, List, Tuple, Union
 
-from functionalbpe.errors import DecodeError
+from ..errors import DecodeError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from functionalbpe.core.decoding import Decoding
+    from ..core.decoding import Decoding
 
 
 class StreamDecoder:

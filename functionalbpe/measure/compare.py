@@ -41,8 +41,8 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from functionalbpe.peers.base import TrainHook
-from functionalbpe.peers.registry import PEERS
+from ..peers.base import TrainHook
+from ..peers.registry import PEERS
 
 # The pattern every library trains with (a name of functionalbpe.PATTERNS).
 PATTERN = "gpt4"
@@ -79,7 +79,7 @@ def library_versions() -> Dict[str, Optional[str]]:
         except metadata.PackageNotFoundError:
             out[name] = None
     if out["functionalbpe"] is None:  # running from a source tree
-        from functionalbpe._version import __version__
+        from .._version import __version__
 
         out["functionalbpe"] = __version__
     return out
@@ -306,7 +306,7 @@ def run_bench(config: BenchConfig, quiet: bool = False) -> Dict[str, Any]:
 
     import functionalbpe as fb
 
-    from functionalbpe.core._native import thread_count
+    from ..core._native import thread_count
 
     config.threads = thread_count(config.threads) or os.cpu_count() or 1
     for var in ("RAYON_NUM_THREADS", "RAYON_RS_NUM_CPUS"):
@@ -495,6 +495,6 @@ def format_markdown_all(reports: Sequence[Dict[str, Any]]) -> str:
 
 def write_json(reports: Sequence[Dict[str, Any]], path: str) -> None:
     """``{"reports": [...]}``: one report per corpus, in the order they were given."""
-    from functionalbpe.util.output import atomic_write_text
+    from ..util.output import atomic_write_text
 
     atomic_write_text(path, json.dumps({"reports": list(reports)}, indent=1, ensure_ascii=False) + "\n")

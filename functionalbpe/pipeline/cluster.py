@@ -26,13 +26,13 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import dask
 from dask import delayed
 
-from functionalbpe.util.checks import special_tokens_checked
-from functionalbpe.counts import PieceCounts
-from functionalbpe.counts import count as count_counts
-from functionalbpe.errors import FunctionalBPEError
-from functionalbpe.schemes.base import Scheme
-from functionalbpe.schemes.registry import resolve
-from functionalbpe.text.corpus import files
+from ..util.checks import special_tokens_checked
+from ..counts import PieceCounts
+from ..counts import count as count_counts
+from ..errors import FunctionalBPEError
+from ..schemes.base import Scheme
+from ..schemes.registry import resolve
+from ..text.corpus import files
 
 # What a worker needs to count as the caller asked: plain data, rebuilt there.
 Spec = Tuple[str, str, Dict[str, Any], Tuple[str, ...], int]

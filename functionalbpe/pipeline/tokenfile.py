@@ -59,15 +59,15 @@ from typing import (
 
 import numpy as np
 
-from functionalbpe.util.checks import integer
-from functionalbpe.core._native import thread_count
-from functionalbpe.errors import FunctionalBPEError, OutputError
-from functionalbpe.util.output import check_output_path
-from functionalbpe.util.progress import Progress, ProgressSpec
-from functionalbpe.text.corpus import Files, files
+from ..util.checks import integer
+from ..core._native import thread_count
+from ..errors import FunctionalBPEError, OutputError
+from ..util.output import check_output_path
+from ..util.progress import Progress, ProgressSpec
+from ..text.corpus import Files, files
 
 if TYPE_CHECKING:  # pragma: no cover
-    from functionalbpe.tokenizer import Tokenizer
+    from ..tokenizer import Tokenizer
 
 SpecialSet = Union[str, AbstractSet[str], Collection[str]]
 PathLike = Union[str, "os.PathLike[str]"]

@@ -20,9 +20,13 @@ from __future__ import annotations
 
 import operator
 import reprlib
-from typing import Optional, Sequence
+import os
+from typing import Optional, Sequence, Union
 
-from functionalbpe.errors import FunctionalBPEError
+from ..errors import FunctionalBPEError
+
+# What every function that takes a file name accepts.
+PathLike = Union[str, "os.PathLike[str]"]
 
 
 def integer(

@@ -1,0 +1,379 @@
+"""HF `tokenizer.json` (and a `save_pretrained` directory), written and read as plain data.
+
+What :func:`tokenizer_json` writes: a ``Split`` pre-tokenizer with the pattern, then
+``ByteLevel`` (bytes as printable characters, :mod:`.bytelevel`, no regex of its own), a
+``BPE`` model whose vocabulary and merges are the tokenizer's, written in those characters,
+special tokens as added tokens, a ``ByteLevel`` decoder. Given a directory, :func:`write_hf`
+writes what ``save_pretrained`` would: that file, ``tokenizer_config.json`` naming the class
+and the special tokens' roles, and ``special_tokens_map.json``, so that transformers'
+``AutoTokenizer`` loads it with bos/eos/pad set.
+
+What :func:`read_hf` reads: a byte-level BPE ``tokenizer.json`` — GPT-2's ``ByteLevel``
+pre-tokenizer, or a ``Split`` regex then ``ByteLevel`` — with its ids kept whatever their
+layout; anything that would make HF's ids differ from ours (a normalizer, a post-processor
+that adds tokens, another model) is refused, naming the part.
+
+Example::
+
+    >>> ranks = {bytes([b]): b + 1 for b in range(256)} | {b" a": 257}
+    >>> doc = tokenizer_json(ranks, [(b" ", b"a")], r"\\s?\\w+", {"<s>": 0}, True)
+    >>> doc["model"]["vocab"]["Ġa"], doc["model"]["merges"], doc["added_tokens"][0]["content"]
+    (257, ['Ġ a'], '<s>')
+    >>> read_hf(doc).merges, read_hf(doc).merge_ids, read_hf(doc).special_tokens
+    ([(32, 97)], [257], {'<s>': 0})
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+from ..core.alphabet import NUM_BYTES
+from ..core.limits import MAX_TOKEN_BYTES, MAX_VOCAB_SIZE
+from ..errors import FunctionalBPEError, OutputError, TokenizerFileError
+from ..text.patterns import GPT2
+from ..util.checks import PathLike, excerpt, is_int
+from ..util.output import atomic_write_text
+from . import bytelevel
+from .reading import read_bytes
+
+
+def tokenizer_json(
+    ranks: Dict[bytes, int],
+    merges: Sequence[Tuple[bytes, bytes]],
+    pattern: str,
+    special_tokens: Dict[str, int],
+    ignore_merges: bool,
+) -> Dict[str, Any]:
+    """The ``tokenizer.json`` document of a byte-level BPE vocabulary: ``ranks`` (token bytes
+    → id), ``merges`` (as byte pairs, in order), the ``pattern`` regex and the special tokens.
+    ``ignore_merges``: a word that is a token may skip the merges (only if the merges would
+    give that very token)."""
+    written = bytelevel.written
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [
+            {
+                "id": i,
+                "content": s,
+                "single_word": False,
+                "lstrip": False,
+                "rstrip": False,
+                "normalized": False,
+                "special": True,
+            }
+            for s, i in special_tokens.items()
+        ],
+        "normalizer": None,
+        "pre_tokenizer": {
+            "type": "Sequence",
+            "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False},
+                {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
+            ],
+        },
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": ignore_merges,
+            "vocab": {written(data): i for data, i in ranks.items()},
+            "merges": [f"{written(a)} {written(b)}" for a, b in merges],
+        },
+    }
+
+
+# The special-token roles transformers knows, as ``to_hf`` takes them.
+ROLES = ("bos_token", "eos_token", "pad_token", "unk_token")
+
+
+def transformers_config(
+    special_tokens: Dict[str, int], roles: Dict[str, Optional[str]], model_max_length: Optional[int]
+) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """``tokenizer_config.json`` and ``special_tokens_map.json`` for a ``tokenizer.json`` with
+    these special tokens: the class to load (``PreTrainedTokenizerFast``, which both
+    transformers 4.x and 5.x resolve), each named role, and every special token marked
+    special (so that ``skip_special_tokens`` drops it).
+
+    >>> config, roles = transformers_config({"<s>": 3, "<pad>": 4}, {"eos_token": "<s>", "pad_token": "<pad>"}, 512)
+    >>> config["tokenizer_class"], config["eos_token"], config["model_max_length"], roles["pad_token"]
+    ('PreTrainedTokenizerFast', '<s>', 512, '<pad>')
+    """
+    named = {role: token for role, token in roles.items() if token is not None}
+    for role, token in named.items():
+        if token not in special_tokens:
+            raise FunctionalBPEError(
+                f"{role}={token!r} is not a special token of this tokenizer (it has "
+                f"{excerpt(sorted(special_tokens))}); train with special_tokens=[..., {token!r}] to have it"
+            )
+    others = [s for s in special_tokens if s not in named.values()]
+    special_map: Dict[str, Any] = dict(named)
+    if others:
+        special_map["additional_special_tokens"] = others
+    config: Dict[str, Any] = {
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        "clean_up_tokenization_spaces": False,
+        "added_tokens_decoder": {
+            str(i): {"content": s, "lstrip": False, "normalized": False, "rstrip": False, "single_word": False, "special": True}
+            for s, i in special_tokens.items()
+        },
+        **special_map,
+    }
+    if model_max_length is not None:
+        if not is_int(model_max_length) or model_max_length <= 0:
+            raise FunctionalBPEError(f"model_max_length={model_max_length!r} is not a positive integer")
+        config["model_max_length"] = model_max_length
+    return config, special_map
+
+
+def write_hf(
+    path: PathLike,
+    document: Dict[str, Any],
+    roles: Dict[str, Optional[str]],
+    model_max_length: Optional[int],
+) -> None:
+    """Write ``document`` (a ``tokenizer.json``) to ``path``: the file alone if the path ends
+    in ``.json``, else a directory as ``save_pretrained`` leaves it (with
+    :func:`transformers_config`). Missing directories are created; each file is written
+    atomically; every error names ``path`` as given."""
+    name = os.fspath(path)
+    if not name:
+        raise OutputError("the output path is empty; give a directory (or a path ending in .json)")
+    specials = {entry["content"]: entry["id"] for entry in document["added_tokens"]}
+    config, special_map = transformers_config(specials, roles, model_max_length)
+    text = json.dumps(document, ensure_ascii=False, indent=1) + "\n"
+    if name.endswith(".json"):
+        _make_directory(os.path.dirname(name), name)
+        atomic_write_text(name, text)
+        return
+    _make_directory(name, name)
+    atomic_write_text(os.path.join(name, "tokenizer.json"), text)
+    for file_name, content in (("tokenizer_config.json", config), ("special_tokens_map.json", special_map)):
+        atomic_write_text(os.path.join(name, file_name), json.dumps(content, ensure_ascii=False, indent=2) + "\n")
+
+
+def _make_directory(directory: str, name: str) -> None:
+    if not directory or os.path.isdir(directory):
+        return
+    try:
+        os.makedirs(directory)
+    except FileExistsError:
+        raise OutputError(
+            f"{name}: cannot write there: {directory} is a file, not a directory (give a directory, "
+            "or a path ending in .json for tokenizer.json alone)"
+        ) from None
+    except OSError as exc:
+        # makedirs names the first part it could not make: a file in the way, a permission.
+        raise OutputError(f"{name}: cannot create the directory: {exc.strerror or exc}") from None
+
+
+class Imported(NamedTuple):
+    """A byte-level BPE vocabulary read from HF, in the internal layout with its own ids."""
+
+    byte_ids: List[int]  # each byte's id
+    merges: List[Tuple[int, int]]  # internal ids: bytes are 0..255, merge k is 256 + k
+    merge_ids: List[int]  # each merge's id
+    pattern: str
+    special_tokens: Dict[str, int]  # the added tokens
+    ignore_merges: bool  # HF takes a word that is a token whole
+    origin: str  # the file (or object) it came from, for messages
+
+
+def read_hf(source: Any) -> Imported:
+    """Read a byte-level BPE ``tokenizer.json``: a path, a directory holding one, a
+    ``tokenizers.Tokenizer``, a transformers fast tokenizer, or the parsed document.
+
+    Refused, naming the part (a :class:`TokenizerFileError`): another model than BPE, byte
+    fallback or subword prefixes, a normalizer (it changes the text), a post-processor that
+    adds tokens, a pre-tokenizer other than ``ByteLevel`` or ``Split`` + ``ByteLevel``,
+    added tokens that strip spaces, and vocabularies that are not a merge table over all
+    256 bytes."""
+    document, origin = _document(source)
+    if not isinstance(document, dict) or not isinstance(document.get("model"), dict):
+        raise TokenizerFileError(f"{origin}: not a tokenizer.json (no 'model' object)")
+    model = document["model"]
+    if model.get("type", "BPE") != "BPE":
+        _refuse(origin, "model", f"the model is {model.get('type')!r}; only BPE can be imported")
+    for key in ("byte_fallback", "continuing_subword_prefix", "end_of_word_suffix"):
+        if model.get(key):
+            _refuse(origin, f"model.{key}", f"{excerpt(model[key])} is not byte-level BPE")
+    if not _empty(document.get("normalizer"), "normalizers"):
+        _refuse(origin, "normalizer", f"a {_kind(document['normalizer'])} normalizer changes the text before BPE")
+    _check_post_processor(document.get("post_processor"), origin)
+    pattern = _pattern(document.get("pre_tokenizer"), origin)
+    specials = _added_tokens(document.get("added_tokens") or [], origin)
+    vocab, merges = model.get("vocab"), model.get("merges")
+    if not isinstance(vocab, dict) or not isinstance(merges, list):
+        raise TokenizerFileError(f"{origin}: model: the vocab (an object) or the merges (a list) are missing")
+    if len(vocab) > MAX_VOCAB_SIZE or len(merges) > MAX_VOCAB_SIZE:
+        raise TokenizerFileError(f"{origin}: model: more than {MAX_VOCAB_SIZE} tokens or merges")
+    byte_ids, table, merge_ids = _merge_table(vocab, merges, specials, origin)
+    return Imported(byte_ids, table, merge_ids, pattern, specials, bool(model.get("ignore_merges")), origin)
+
+
+def _document(source: Any) -> Tuple[Any, str]:
+    if isinstance(source, dict):
+        return source, "the tokenizer.json document"
+    if isinstance(source, (str, os.PathLike)):
+        name = os.fspath(source)
+        path = os.path.join(name, "tokenizer.json") if os.path.isdir(name) else name
+        raw = read_bytes(path, "tokenizer.json")
+        try:
+            return json.loads(raw.decode("utf-8")), path
+        except UnicodeDecodeError as exc:
+            raise TokenizerFileError(f"{path}: not a tokenizer.json (invalid UTF-8 at byte offset {exc.start})") from None
+        except json.JSONDecodeError as exc:
+            raise TokenizerFileError(f"{path}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        except RecursionError:
+            raise TokenizerFileError(f"{path}: the JSON is nested too deeply for a tokenizer.json") from None
+        except ValueError as exc:  # an integer of more digits than Python converts
+            raise TokenizerFileError(f"{path}: not a tokenizer.json: {str(exc)[:100]}") from None
+    # A library object is only possible if its library is loaded: look there, import nothing.
+    tokenizers = sys.modules.get("tokenizers")
+    if tokenizers is not None and isinstance(source, tokenizers.Tokenizer):
+        return json.loads(source.to_str()), "the tokenizers.Tokenizer"
+    transformers = sys.modules.get("transformers")
+    if transformers is not None and isinstance(source, transformers.PreTrainedTokenizerFast):
+        return json.loads(source.backend_tokenizer.to_str()), f"the {type(source).__name__}"
+    raise FunctionalBPEError(
+        "from_hf takes the path of a tokenizer.json, a directory holding one, a tokenizers.Tokenizer "
+        f"or a transformers fast tokenizer, not a {type(source).__name__}"
+    )
+
+
+def _refuse(origin: str, part: str, why: str) -> None:
+    raise TokenizerFileError(f"{origin}: {part}: {why}; functionalbpe imports byte-level BPE as HF would encode it (docs/interop.md)")
+
+
+def _kind(component: Any) -> str:
+    return repr(component.get("type")) if isinstance(component, dict) else excerpt(component)
+
+
+def _empty(component: Any, list_key: str) -> bool:
+    """No component, or a Sequence of none."""
+    return component is None or (
+        isinstance(component, dict) and component.get("type") == "Sequence" and not component.get(list_key)
+    )
+
+
+def _check_post_processor(processor: Any, origin: str) -> None:
+    # ByteLevel's post-processor only trims offsets, and a template of the text alone (what
+    # transformers 5 sets when no BOS/EOS is added) adds nothing; the others add tokens.
+    parts = processor.get("processors") if isinstance(processor, dict) and processor.get("type") == "Sequence" else [processor]
+    for part in parts or []:
+        if part is None or (isinstance(part, dict) and part.get("type") == "ByteLevel"):
+            continue
+        if isinstance(part, dict) and part.get("type") == "TemplateProcessing":
+            single = part.get("single")
+            if isinstance(single, list) and all(isinstance(item, dict) and list(item) == ["Sequence"] for item in single):
+                continue
+        _refuse(origin, "post_processor", f"a {_kind(part)} post-processor adds tokens to what is encoded")
+
+
+def _pattern(pre: Any, origin: str) -> str:
+    """The regex that cuts text as the pre-tokenizer does."""
+    steps = pre.get("pretokenizers") if isinstance(pre, dict) and pre.get("type") == "Sequence" else [pre]
+    if not isinstance(steps, list) or not steps or not all(isinstance(s, dict) for s in steps):
+        _refuse(origin, "pre_tokenizer", f"{_kind(pre)} is not ByteLevel or Split + ByteLevel")
+    *splits, last = steps
+    if last.get("type") != "ByteLevel":
+        _refuse(origin, "pre_tokenizer", f"the last step is {_kind(last)}, not ByteLevel")
+    if last.get("add_prefix_space"):
+        _refuse(origin, "pre_tokenizer", "ByteLevel with add_prefix_space puts a space before the text")
+    uses_regex = last.get("use_regex", True)
+    if not splits:
+        if not uses_regex:
+            _refuse(origin, "pre_tokenizer", "ByteLevel without its regex does not cut the text at all")
+        return GPT2  # ByteLevel's own regex is GPT-2's
+    if len(splits) != 1 or uses_regex:
+        _refuse(origin, "pre_tokenizer", "only one Split before a ByteLevel without its own regex can be imported")
+    split = splits[0]
+    pattern = split.get("pattern") if isinstance(split.get("pattern"), dict) else {}
+    if split.get("type") != "Split" or split.get("behavior") != "Isolated" or split.get("invert") or "Regex" not in pattern:
+        _refuse(origin, "pre_tokenizer", f"{excerpt(split)} is not a Split on a regex that isolates its matches")
+    if not isinstance(pattern["Regex"], str) or not pattern["Regex"]:
+        _refuse(origin, "pre_tokenizer", "the Split regex is not a string")
+    return str(pattern["Regex"])
+
+
+def _added_tokens(entries: Any, origin: str) -> Dict[str, int]:
+    """Added tokens become special tokens at their ids (HF matches each in any text: pass
+    ``allowed_special="all"`` to encode as HF does)."""
+    out: Dict[str, int] = {}
+    if not isinstance(entries, list):
+        raise TokenizerFileError(f"{origin}: added_tokens: not a list")
+    for k, entry in enumerate(entries):
+        if not isinstance(entry, dict) or not isinstance(entry.get("content"), str) or not is_int(entry.get("id")):
+            raise TokenizerFileError(f"{origin}: added_tokens[{k}]: {excerpt(entry)} is not a token with an id")
+        for flag in ("lstrip", "rstrip", "single_word"):
+            if entry.get(flag):
+                _refuse(origin, f"added_tokens[{k}]", f"{excerpt(entry['content'])} has {flag} set, which changes the text around it")
+        if entry["content"] in out:
+            raise TokenizerFileError(f"{origin}: added_tokens[{k}]: {excerpt(entry['content'])} is given twice")
+        out[entry["content"]] = entry["id"]
+    return out
+
+
+def _merge_table(
+    vocab: Dict[str, Any], merges: List[Any], specials: Dict[str, int], origin: str
+) -> Tuple[List[int], List[Tuple[int, int]], List[int]]:
+    """(the byte ids, the merges in the internal layout, the merge ids) of an HF vocabulary."""
+    ids: Dict[bytes, int] = {}  # every token but the added ones, as bytes
+    for token, ident in vocab.items():
+        if token in specials and specials[token] == ident:
+            continue  # an added token kept in the vocabulary as well
+        data = bytelevel.read(token)
+        if not is_int(ident):
+            raise TokenizerFileError(f"{origin}: model.vocab: {excerpt(token)}: {excerpt(ident)} is not an id")
+        if data is None or not data or len(data) > MAX_TOKEN_BYTES:
+            raise TokenizerFileError(
+                f"{origin}: model.vocab: {excerpt(token)} (id {ident}) is not a byte-level token (bytes written "
+                f"as GPT-2's printable characters, at most {MAX_TOKEN_BYTES} of them)"
+            )
+        if data in ids:
+            raise TokenizerFileError(f"{origin}: model.vocab: the bytes {excerpt(data)} are two tokens")
+        ids[data] = ident
+    missing = [b for b in range(NUM_BYTES) if bytes([b]) not in ids]
+    if missing:
+        raise TokenizerFileError(
+            f"{origin}: model.vocab: {len(missing)} of the 256 single bytes are not tokens (the first is "
+            f"{bytes([missing[0]])!r}); byte-level BPE needs every byte (train with "
+            "initial_alphabet=ByteLevel.alphabet())"
+        )
+    internal = {bytes([b]): b for b in range(NUM_BYTES)}
+    table: List[Tuple[int, int]] = []
+    merge_ids: List[int] = []
+    for k, merge in enumerate(merges):
+        # HF writes a merge as "left right" or (since tokenizers 0.20) as [left, right].
+        parts = merge.split(" ") if isinstance(merge, str) else merge
+        if not (isinstance(parts, list) and len(parts) == 2 and all(isinstance(p, str) for p in parts)):
+            raise TokenizerFileError(f"{origin}: model.merges[{k}]: {excerpt(merge)} is not a pair of tokens")
+        left, right = bytelevel.read(parts[0]), bytelevel.read(parts[1])
+        if left not in internal or right not in internal:
+            raise TokenizerFileError(
+                f"{origin}: model.merges[{k}]: {excerpt(merge)} merges a token that no merge before it makes"
+            )
+        assert left is not None and right is not None
+        joined = left + right
+        if joined not in ids or joined in internal:
+            why = "is not in the vocabulary" if joined not in ids else "is made by an earlier merge too"
+            raise TokenizerFileError(f"{origin}: model.merges[{k}]: {excerpt(merge)} makes {excerpt(joined)}, which {why}")
+        internal[joined] = NUM_BYTES + len(table)
+        table.append((internal[left], internal[right]))
+        merge_ids.append(ids[joined])
+    unmade = next((data for data in ids if data not in internal), None)
+    if unmade is not None:
+        raise TokenizerFileError(
+            f"{origin}: model.vocab: the token {excerpt(unmade)} (id {ids[unmade]}) is neither a byte nor made "
+            "by a merge; functionalbpe's vocabulary is the bytes and the merges"
+        )
+    return [ids[bytes([b])] for b in range(NUM_BYTES)], table, merge_ids

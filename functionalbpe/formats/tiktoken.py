@@ -1,0 +1,207 @@
+"""The ``.tiktoken`` rank file, and the merge table rebuilt from ranks.
+
+A ``.tiktoken`` file holds one token per line: its bytes in base64, a space, its rank (its
+id). There are no merges: tiktoken merges, at each step, the adjacent pair whose joined bytes
+have the lowest rank, and takes a piece that is a token whole. :func:`merges_from_ranks`
+rebuilds a merge table from that: the parts of each token are what tiktoken's own procedure
+makes of its bytes with the ranks below it — exactly two tokens in a BPE merge table.
+Anything else is refused.
+
+Every rank file — imported, or measured by the report — is read by :func:`read_ranks`, which
+holds ranks, token lengths and the total to the limits of :mod:`functionalbpe.core.limits`.
+
+Example::
+
+    >>> merges_from_ranks({bytes([b]): b for b in range(256)} | {b"ab": 256, b"abc": 300})[1:]
+    ([(97, 98), (256, 99)], [256, 300])
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import heapq
+import os
+from typing import Dict, List, Tuple
+
+from ..core._native import NATIVE
+from ..core.alphabet import NUM_BYTES
+from ..core.limits import MAX_TOKEN_BYTES, MAX_TOTAL_TOKEN_BYTES, MAX_VOCAB_SIZE
+from ..errors import TokenizerFileError
+from ..util.checks import PathLike, excerpt
+from ..util.output import atomic_write_text
+from .reading import read_bytes
+
+
+def read_ranks(path: PathLike) -> Dict[bytes, int]:
+    """Read a ``.tiktoken`` file: ``{token bytes: rank}``; errors name the file and line.
+
+    >>> import tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "r.tiktoken")
+    >>> _ = open(p, "w").write("YQ== 0\\nYg== 1\\n")
+    >>> read_ranks(p)
+    {b'a': 0, b'b': 1}
+    """
+    name = os.fspath(path)
+    raw = read_bytes(path, "rank file")
+    ranks: Dict[bytes, int] = {}
+    seen_ranks: Dict[int, int] = {}
+    total = 0
+    for number, line in enumerate(raw.splitlines(), 1):
+        if not line.strip():
+            continue
+        fields = line.split()
+        try:
+            if len(fields) != 2:
+                raise ValueError
+            token = base64.b64decode(fields[0], validate=True)
+            rank = int(fields[1])
+        except (ValueError, binascii.Error):
+            shown = line[:60].decode("ascii", "replace")
+            raise TokenizerFileError(
+                f"{name}: line {number}: expected '<base64 token> <rank>' (a base64 token, a space and "
+                f"a rank), found {shown!r}"
+            ) from None
+        if not token or not 0 <= rank < MAX_VOCAB_SIZE:
+            raise TokenizerFileError(
+                f"{name}: line {number}: an empty token, or a rank outside 0..{MAX_VOCAB_SIZE - 1}"
+            )
+        total += len(token)
+        if len(token) > MAX_TOKEN_BYTES or total > MAX_TOTAL_TOKEN_BYTES:
+            raise TokenizerFileError(
+                f"{name}: line {number}: the token {excerpt(token)} of {len(token)} bytes passes the "
+                f"limit of {MAX_TOKEN_BYTES} bytes per token or {MAX_TOTAL_TOKEN_BYTES} in all"
+            )
+        if token in ranks:
+            raise TokenizerFileError(f"{name}: line {number}: the token {excerpt(token)} appears twice")
+        if rank in seen_ranks:
+            raise TokenizerFileError(
+                f"{name}: line {number}: rank {rank} was already given on line {seen_ranks[rank]}"
+            )
+        ranks[token] = rank
+        seen_ranks[rank] = number
+    if not ranks:
+        raise TokenizerFileError(f"{name}: the file holds no ranks")
+    return ranks
+
+
+def write_ranks(path: PathLike, ranks: Dict[bytes, int]) -> None:
+    """Write ``{token bytes: rank}`` as a ``.tiktoken`` file (in the dict's order), atomically."""
+    lines = [f"{base64.b64encode(data).decode('ascii')} {rank}\n" for data, rank in ranks.items()]
+    atomic_write_text(path, "".join(lines))
+
+
+def tiktoken_parts(ranks: Dict[bytes, int], token: bytes, below: int) -> List[bytes]:
+    """What tiktoken's procedure makes of ``token`` with the ranks below ``below``: merge the
+    adjacent pair whose joined bytes have the lowest rank (the leftmost of equal ranks),
+    again and again.
+
+    The pairs wait in a heap under (rank, start), and a popped pair that has changed since
+    is skipped, so that a token of n bytes costs O(n log n) lookups rather than tiktoken's
+    n rescans (a 20 KB token took seconds that way). The compiled twin is
+    ``fbpe_tiktoken_parts`` in csrc/lib/encode.c.
+
+    >>> tiktoken_parts({b"a": 0, b"b": 1, b"ab": 2, b"abb": 3}, b"abb", 3)
+    [b'ab', b'b']
+    """
+    n = len(token)
+    # Part i is token[i:ends[i]]; parts are linked by start (nexts, prevs); n means none.
+    ends = list(range(1, n + 1))
+    prevs = list(range(-1, n - 1))
+
+    def joined_rank(i: int) -> int:
+        if ends[i] >= n:
+            return below
+        rank = ranks.get(token[i : ends[ends[i]]], below)
+        return rank if rank < below else below
+
+    pair_rank = [joined_rank(i) for i in range(n)]
+    heap = [(rank, i) for i, rank in enumerate(pair_rank) if rank < below]
+    heapq.heapify(heap)
+    while heap:
+        rank, at = heapq.heappop(heap)
+        if pair_rank[at] != rank:
+            continue  # stale: the pair at `at` has changed since it was filed
+        gone = ends[at]
+        ends[at] = ends[gone]
+        if ends[at] < n:
+            prevs[ends[at]] = at
+        pair_rank[gone] = below
+        for i in (at, prevs[at]):
+            if i >= 0:
+                pair_rank[i] = joined_rank(i)
+                if pair_rank[i] < below:
+                    heapq.heappush(heap, (pair_rank[i], i))
+    parts = []
+    i = 0
+    while i < n:
+        parts.append(token[i : ends[i]])
+        i = ends[i]
+    return parts
+
+
+def merges_from_ranks(
+    ranks: Dict[bytes, int], origin: str = "the ranks"
+) -> Tuple[List[int], List[Tuple[int, int]], List[int]]:
+    """Rebuild a merge table from tiktoken ranks.
+
+    Returns ``(byte_ids, merges, merge_ids)``: the rank of each of the 256 bytes, the merges
+    in rank order in the internal layout (a byte's id is its value; merge ``k`` is id
+    ``256 + k``), and the rank of each merge. Only the order of the ranks of longer tokens
+    matters to tiktoken's procedure, so the ranks may come in any layout (bytes anywhere,
+    gaps): :mod:`functionalbpe.core.idmap` keeps them as the tokenizer's ids. Raises
+    :class:`TokenizerFileError` when the ranks are not a BPE merge table.
+    """
+    byte_ids = [-1] * NUM_BYTES
+    longer: List[Tuple[int, bytes]] = []
+    for token, rank in ranks.items():
+        if len(token) == 1:
+            byte_ids[token[0]] = rank
+        else:
+            longer.append((rank, token))
+    missing = [b for b in range(NUM_BYTES) if byte_ids[b] < 0]
+    if missing:
+        raise TokenizerFileError(
+            f"{origin}: {len(missing)} of the 256 single bytes have no rank (the first is "
+            f"{bytes([missing[0]])!r}); byte-level BPE needs every byte as a token"
+        )
+    longer.sort()
+    longest = 1
+    for rank, token in longer:
+        # Two tokens of lower rank together are at most twice the longest: a longer token
+        # is refused here, before anything is spent on its bytes.
+        if len(token) > 2 * longest:
+            raise TokenizerFileError(
+                f"{origin}: the token {excerpt(token)} (rank {rank}) is not a merge of two tokens of lower "
+                f"rank: it is {len(token)} bytes, longer than any two of them together ({2 * longest})"
+            )
+        longest = max(longest, len(token))
+    internal = {bytes([b]): b for b in range(NUM_BYTES)}
+    merges: List[Tuple[int, int]] = []
+    splits = _splits(ranks, longer)
+    for (rank, token), (count, cut) in zip(longer, splits):
+        if count != 2:
+            # The parts are worth showing (and computing again) only for a short token.
+            shown = f" {excerpt(tiktoken_parts(ranks, token, rank))}" if len(token) <= 256 else ""
+            raise TokenizerFileError(
+                f"{origin}: the token {excerpt(token)} (rank {rank}) is not a merge of two tokens of lower "
+                f"rank: with the ranks below it, its bytes come out as {count} tokens{shown}; these "
+                "ranks are not a BPE merge table"
+            )
+        merges.append((internal[token[:cut]], internal[token[cut:]]))
+        internal[token] = NUM_BYTES + len(merges) - 1
+    return byte_ids, merges, [rank for rank, _ in longer]
+
+
+def _splits(ranks: Dict[bytes, int], longer: List[Tuple[int, bytes]]) -> List[Tuple[int, int]]:
+    """(number of parts, end of the first) for each longer token, in C when it is built."""
+    module = NATIVE.encoder
+    if module is None:
+        out = []
+        for rank, token in longer:
+            parts = tiktoken_parts(ranks, token, rank)
+            out.append((len(parts), len(parts[0])))
+        return out
+    # The compiled twin takes the tokens in rank order; only the order of the longer
+    # tokens' ranks matters (a single byte is never a joined pair), so the bytes go first.
+    by_rank = [bytes([b]) for b in range(NUM_BYTES)] + [token for _, token in longer]
+    return module.tiktoken_splits(by_rank)[NUM_BYTES:]
