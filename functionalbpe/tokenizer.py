@@ -19,45 +19,27 @@ from __future__ import annotations
 
 import os
 import random
-from typing import (
-    TYPE_CHECKING,
-    AbstractSet,
-    Any,
-    Collection,
-    Dict,
-    FrozenSet,
-    Iterable,
-    List,
-    Optional,
-    Sequence,
-    Tuple,
-    Type,
-    Union,
-)
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from .core._native import thread_count
 from .core.alphabet import Alphabet, check_policy, policy_code
-from .util.checks import bpe_text, plain_str
-from .util.checks import without_surrogates as _without_surrogates
+from .core.decoding import Decoding
 from .core.dropout import check_dropout
 from .core.encoder import Encoder, pack
-from .core.decoding import Decoding
-from .errors import FunctionalBPEError, SpecialTokenError, TokenizerFileError, UnknownTokenError
-from .formats.tokenizer_file import check_fields
-from .util.checks import excerpt
-from .formats.tokenizer_file import FORMAT, read_payload, write_payload
 from .core.idmap import IdMap
-from .text.patterns import special_cutter
+from .core.vocabulary import Vocabulary
+from .errors import FunctionalBPEError, TokenizerFileError, UnknownTokenError
+from .formats.imported import Imported
+from .formats.tokenizer_file import parts_from_payload, payload_of, read_payload, write_payload
 from .schemes.base import Scheme
-from .schemes.registry import make_scheme, scheme_from_file
+from .schemes.registry import make_scheme
+from .text.specials import SpecialPolicy, SpecialSet
+from .util.checks import bpe_text, excerpt, plain_str
 
 if TYPE_CHECKING:  # pragma: no cover
     from .core.streaming import StreamDecoder
     from .teach.encode_trace import EncodingTrace
     from .pipeline.tokenfile import EncodeSummary
-
-SpecialSet = Union[str, AbstractSet[str], Collection[str]]
-
 
 class Tokenizer:
     """A trained byte-level BPE tokenizer: a scheme (how text becomes pieces), a merge
@@ -98,18 +80,13 @@ class Tokenizer:
         self.training: Optional[Dict[str, Any]] = None
         if self.merge_counts is not None and len(self.merge_counts) != len(self.alphabet.merges):
             raise FunctionalBPEError("merge_counts must have one count per merge")
-        idmap = IdMap(self.alphabet, byte_ids, special_ids, merge_ids)
-        self._idmap: Optional[IdMap] = None if idmap.identity else idmap
-        self._special_ids = {s: idmap.external(i) for s, i in self.alphabet.special_ids().items()}
-        # "All special tokens" is one object with its cutter kept here: finding the cutter by
-        # an equal set would compare every token on each call (0.5 ms for 20,000 tokens).
-        self._all_specials = frozenset(self._special_ids)
-        self._all_cutter: Any = None
-        self._by_bytes: Optional[Dict[bytes, int]] = None  # encode_single_token's table, made on first use
-        self._lengths: Any = None  # each id's length in bytes (a numpy array), for offsets
-        output_ids = None if self._idmap is None else idmap.external_ids[: self.alphabet.first_special]
-        self._encoder = Encoder(self.alphabet, scheme, output_ids)
-        self._decoding = Decoding(self.alphabet, scheme, self._encoder.decode_bytes, self._idmap)
+        # The ids as written (an imported vocabulary's own; the identity for one trained here).
+        self._idmap = IdMap(self.alphabet, byte_ids, special_ids, merge_ids)
+        self._specials = SpecialPolicy({s: self._idmap.external(i) for s, i in self.alphabet.special_ids().items()})
+        mapped = None if self._idmap.identity else self._idmap
+        self._encoder = Encoder(self.alphabet, scheme, mapped and mapped.external_ids[: self.alphabet.first_special])
+        self._decoding = Decoding(self.alphabet, scheme, self._encoder.decode_bytes, mapped)
+        self._vocab = Vocabulary(self.alphabet, self._idmap, self._encoder)
 
     # -- what it is ---------------------------------------------------------------------
 
@@ -122,8 +99,6 @@ class Tokenizer:
         >>> fb.train(["ab ab"], vocab_size=257, progress=False).merges
         [(97, 98)]
         """
-        if self._idmap is None:
-            return list(self.alphabet.merges)
         ext = self._idmap.external
         return [(ext(a), ext(b)) for a, b in self.alphabet.merges]
 
@@ -135,7 +110,7 @@ class Tokenizer:
         >>> fb.train(["ab ab"], vocab_size=258, special_tokens=["<s>"], progress=False).vocab_size
         258
         """
-        return self.alphabet.vocab_size if self._idmap is None else self._idmap.size
+        return self._idmap.size
 
     @property
     def special_tokens(self) -> Dict[str, int]:
@@ -145,7 +120,7 @@ class Tokenizer:
         >>> fb.train(["ab"], vocab_size=257, special_tokens=["<s>"], progress=False).special_tokens
         {'<s>': 256}
         """
-        return dict(self._special_ids)
+        return dict(self._specials.ids)
 
     @property
     def pattern(self) -> str:
@@ -180,7 +155,7 @@ class Tokenizer:
         return (
             f"<functionalbpe.Tokenizer scheme={self.scheme.name} pattern={self.scheme.pattern_name} "
             f"vocab_size={self.vocab_size} merges={len(self.alphabet.merges)} "
-            f"specials={len(self._special_ids)}>"
+            f"specials={len(self._specials.ids)}>"
         )
 
     # -- encoding -------------------------------------------------------------------------
@@ -192,13 +167,7 @@ class Tokenizer:
         >>> fb.train(["ab ab"], vocab_size=257, progress=False).encode_ordinary("ab")
         [256]
         """
-        if not text:
-            return []
-        text = plain_str(text)
-        try:
-            return self._encoder.encode_text(text)
-        except UnicodeEncodeError:
-            return self._encoder.encode_text(_without_surrogates(text))
+        return self._encoder.encode_text(plain_str(text)) if text else []
 
     def encode(
         self,
@@ -230,20 +199,13 @@ class Tokenizer:
         [97, 98, 32, 97, 98]
         """
         text = plain_str(text)
-        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
-        self._refuse_disallowed(text, disallowed)
+        allowed, disallowed = self._specials.sets(allowed_special, disallowed_special)
+        self._specials.refuse(text, disallowed)
         p = check_dropout(dropout)
         if p:
-            return self._encode_dropout(text, allowed, p, random.Random(seed))
-        if not allowed:
-            return self.encode_ordinary(text)
-        out: List[int] = []
-        for segment, is_special in self._cutter(allowed).split(text):
-            if is_special:
-                out.append(self._special_ids[segment])
-            else:
-                out.extend(self.encode_ordinary(segment))
-        return out
+            rng = random.Random(seed)
+            return self._specials.encode(bpe_text(text), allowed, lambda t: self._encoder.encode_text_dropout(t, p, rng))
+        return self._specials.encode(text, allowed, self.encode_ordinary)
 
     def encode_batch(
         self,
@@ -277,58 +239,21 @@ class Tokenizer:
         else:
             name = "threads"
         threads = thread_count(threads, name=name)
-        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        allowed, disallowed = self._specials.sets(allowed_special, disallowed_special)
+        if disallowed:
+            # Nothing else per text is done here: with short texts, this thread's share of
+            # the work (holding the GIL) is what limits the threads' gain.
+            for text in texts:
+                self._specials.refuse(text, disallowed)
         p = check_dropout(dropout)
         if p:
             rng = random.Random(seed)
-            for text in texts:
-                self._refuse_disallowed(text, disallowed)
-            return [self._encode_dropout(text, allowed, p, rng) for text in texts]
+            dropped = lambda t: self._encoder.encode_text_dropout(t, p, rng)  # noqa: E731
+            return [self._specials.encode(bpe_text(text), allowed, dropped) for text in texts]
         if not allowed:
-            # Every text is one ordinary part. Nothing per text is done here but the check
-            # for disallowed specials: with short texts, this thread's share of the work
-            # (holding the GIL) is what limits the threads' gain.
-            if disallowed:
-                for text in texts:
-                    self._refuse_disallowed(text, disallowed)
-            return self._encode_texts(texts, threads)
-        # Cut every text into ordinary parts (encoded together, in parallel) and specials.
-        parts: List[str] = []
-        plans: List[List[int]] = []  # per text: indexes into parts, or -1 - special id
-        for text in texts:
-            self._refuse_disallowed(text, disallowed)
-            plan = []
-            for segment, is_special in self._cutter(allowed).split(text):
-                if is_special:
-                    plan.append(-1 - self._special_ids[segment])
-                else:
-                    plan.append(len(parts))
-                    parts.append(segment)
-            plans.append(plan)
-        encoded = self._encode_texts(parts, threads)
-        out: List[List[int]] = []
-        for plan in plans:
-            if len(plan) == 1 and plan[0] >= 0:
-                out.append(encoded[plan[0]])
-                continue
-            ids: List[int] = []
-            for k in plan:
-                if k >= 0:
-                    ids.extend(encoded[k])
-                else:
-                    ids.append(-1 - k)
-            out.append(ids)
-        return out
-
-    def _encode_dropout(self, text: str, allowed: FrozenSet[str], p: float, rng: random.Random) -> List[int]:
-        text = bpe_text(text)
-        out: List[int] = []
-        for segment, is_special in self._cutter(allowed).split(text) if allowed else [(text, False)]:
-            if is_special:
-                out.append(self._special_ids[segment])
-            elif segment:
-                out.extend(self._encoder.encode_text_dropout(segment, p, rng))
-        return out
+            return self._encoder.encode_texts(texts, threads)
+        # Ordinary parts of every text encoded together, in parallel; specials in between.
+        return self._specials.encode_batch(texts, allowed, lambda parts: self._encoder.encode_texts(parts, threads))
 
     def encode_with_offsets(
         self,
@@ -355,28 +280,13 @@ class Tokenizer:
         text = bpe_text(text)
         if not self.scheme.atoms:
             ids = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
-            return ids, token_spans(text, self._token_lengths(ids))
-        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
-        self._refuse_disallowed(text, disallowed)
-        segments = self._cutter(allowed).split(text) if allowed else [(text, False)]
+            return ids, token_spans(text, self._vocab.lengths(ids))
+        allowed, disallowed = self._specials.sets(allowed_special, disallowed_special)
+        self._specials.refuse(text, disallowed)
+        segments = self._specials.segments(text, allowed)
         return scheme_spans(
-            segments, self.scheme, self._encoder.encode_pieces, self._special_ids.__getitem__, self._token_lengths
+            segments, self.scheme, self._encoder.encode_pieces, self._specials.ids.__getitem__, self._vocab.lengths
         )
-
-    def _token_lengths(self, ids: List[int]) -> Any:
-        """The byte length of each of the tokenizer's ``ids``."""
-        import numpy as np
-
-        if self._lengths is None:
-            # One array indexed by the tokenizer's own ids (0 for a gap), so that the lengths
-            # of a whole encoding are one numpy lookup.
-            table = self.alphabet.all_token_bytes()
-            lengths = np.zeros(self.vocab_size, dtype=np.int64)
-            ext = (lambda i: i) if self._idmap is None else self._idmap.external
-            for i, data in enumerate(table):
-                lengths[ext(i)] = len(data)
-            self._lengths = lengths
-        return self._lengths[np.asarray(ids, dtype=np.int64)]
 
     def encode_batch_packed(
         self,
@@ -396,18 +306,15 @@ class Tokenizer:
         >>> fb.train(["ab ab"], vocab_size=257, progress=False).encode_batch_packed(["ab", "b"], width=2)
         (b'\\x00\\x01b\\x00', [1, 1])
         """
-        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        allowed, disallowed = self._specials.sets(allowed_special, disallowed_special)
         if allowed:
             lists = self.encode_batch(texts, threads, allowed_special=allowed, disallowed_special=disallowed)
             return pack(lists, width), [len(ids) for ids in lists]
         texts = list(map(plain_str, texts))
         threads = thread_count(threads)
         for text in texts:
-            self._refuse_disallowed(text, disallowed)
-        try:
-            return self._encoder.encode_texts_packed(texts, threads, width)
-        except UnicodeEncodeError:
-            return self._encoder.encode_texts_packed([_without_surrogates(t) for t in texts], threads, width)
+            self._specials.refuse(text, disallowed)
+        return self._encoder.encode_texts_packed(texts, threads, width)
 
     def encode_to_file(
         self,
@@ -442,11 +349,7 @@ class Tokenizer:
         return encode_to_file(self, source, out, format=format, dtype=dtype, eot=eot, offsets=offsets,
                               threads=threads, progress=progress, allowed_special=allowed_special,
                               disallowed_special=disallowed_special, errors=errors)
-    def _encode_texts(self, texts: List[str], threads: int) -> List[List[int]]:
-        try:
-            return self._encoder.encode_texts(texts, threads)
-        except UnicodeEncodeError:
-            return self._encoder.encode_texts([_without_surrogates(t) for t in texts], threads)
+
 
     def count_tokens(self, text: str, *, allowed_special: SpecialSet = frozenset()) -> int:
         """How many tokens ``text`` takes. Never raises for any text: special-token text
@@ -456,62 +359,9 @@ class Tokenizer:
         >>> fb.train(["ab ab"], vocab_size=257, pattern="gpt2", progress=False).count_tokens("ab ab")
         3
         """
-        text = plain_str(text)
-        allowed, _ = self._special_sets(allowed_special, ())
-        segments = self._cutter(allowed).split(text) if allowed else [(text, False)]
-        total = 0
-        for segment, is_special in segments:
-            if is_special:
-                total += 1
-            elif segment:
-                try:
-                    total += self._encoder.count_text(segment)
-                except UnicodeEncodeError:
-                    total += self._encoder.count_text(_without_surrogates(segment))
-        return total
-
-    def _special_sets(
-        self, allowed_special: SpecialSet, disallowed_special: SpecialSet
-    ) -> Tuple[FrozenSet[str], FrozenSet[str]]:
-        specials = self._all_specials
-        if allowed_special == "all":
-            allowed = specials
-        else:
-            allowed = frozenset(map(plain_str, allowed_special))
-            unknown = allowed - specials
-            if unknown:
-                raise SpecialTokenError(
-                    f"allowed_special names {sorted(unknown)!r}, which this tokenizer does not have; "
-                    f"its special tokens are {sorted(specials)!r}"
-                )
-        if disallowed_special == "all":
-            disallowed = specials - allowed if allowed else specials
-        else:
-            disallowed = frozenset(map(plain_str, disallowed_special))
-        return allowed, disallowed
-
-    def _cutter(self, specials: FrozenSet[str]) -> Any:
-        """What cuts ``specials`` out of text (``patterns.special_cutter``)."""
-        if specials is not self._all_specials:
-            return special_cutter(specials)
-        if self._all_cutter is None:
-            self._all_cutter = special_cutter(specials)
-        return self._all_cutter
-
-    def _refuse_disallowed(self, text: str, disallowed: FrozenSet[str]) -> None:
-        if not disallowed:
-            return
-        found = self._cutter(disallowed).search(text)
-        if found is not None:
-            offset, segment = found
-            error = SpecialTokenError(
-                f"the text contains the special token {segment!r} at offset {offset}, which "
-                f"is disallowed; pass allowed_special={{{segment!r}}} (or 'all') to encode it "
-                "as the special token, or disallowed_special=() / encode_ordinary() to encode "
-                "it as ordinary text"
-            )
-            error.token, error.offset = segment, offset  # for a caller that words it its own way (the CLI)
-            raise error
+        allowed, _ = self._specials.sets(allowed_special, ())
+        segments = self._specials.segments(plain_str(text), allowed)
+        return sum(1 if special else self._encoder.count_text(part) for part, special in segments if part)
 
     def pieces(self, text: str) -> List[str]:
         """The pieces BPE sees for ``text``, atoms shown as glyphs; special tokens as they are.
@@ -521,7 +371,7 @@ class Tokenizer:
         ['Hi', ' there']
         """
         out: List[str] = []
-        for segment, is_special in self._cutter(self._all_specials).split(plain_str(text)):
+        for segment, is_special in self._specials.segments(plain_str(text), self._specials.all):
             if is_special:
                 out.append(segment)
             else:
@@ -536,9 +386,9 @@ class Tokenizer:
         [('ab', [256]), (' ab', [32, 256])]
         """
         out: List[Tuple[str, List[int]]] = []
-        for segment, is_special in self._cutter(self._all_specials).split(plain_str(text)):
+        for segment, is_special in self._specials.segments(plain_str(text), self._specials.all):
             if is_special:
-                out.append((segment, [self._special_ids[segment]]))
+                out.append((segment, [self._specials.ids[segment]]))
                 continue
             out.extend((self.scheme.show(p), self._encoder.encode_piece(p)) for p in self.scheme.split(segment))
         return out
@@ -648,7 +498,7 @@ class Tokenizer:
         >>> fb.train(["ab"], vocab_size=257, special_tokens=["<|endoftext|>"], progress=False).eot_token
         256
         """
-        return self._special_id("<|endoftext|>")
+        return self._specials.id_of("<|endoftext|>")
 
     @property
     def special_tokens_set(self) -> "set[str]":
@@ -658,7 +508,7 @@ class Tokenizer:
         >>> fb.train(["ab"], vocab_size=257, special_tokens=["<s>"], progress=False).special_tokens_set
         {'<s>'}
         """
-        return set(self._special_ids)
+        return set(self._specials.all)
 
     def encode_single_token(self, text_or_bytes: Union[str, bytes]) -> int:
         """The id of the one token whose text (a special token's, or UTF-8) or bytes are
@@ -670,14 +520,14 @@ class Tokenizer:
         (256, 97, 257)
         """
         if isinstance(text_or_bytes, str):
-            if text_or_bytes in self._special_ids:
-                return self._special_ids[text_or_bytes]
+            if text_or_bytes in self._specials.ids:
+                return self._specials.ids[text_or_bytes]
             data = text_or_bytes.encode("utf-8")
         elif isinstance(text_or_bytes, (bytes, bytearray)):
             data = bytes(text_or_bytes)
         else:
             raise FunctionalBPEError(f"encode_single_token takes a str or bytes, not a {type(text_or_bytes).__name__}")
-        found = self._ids_by_bytes().get(data)
+        found = self._vocab.ids_by_bytes().get(data)
         if found is None:
             raise UnknownTokenError(f"no single token is {excerpt(text_or_bytes)}")
         return found
@@ -723,8 +573,8 @@ class Tokenizer:
         """
         from .formats.bytelevel import written
 
-        vocab = {written(data): i for data, i in self._ids_by_bytes().items()}
-        vocab.update(self._special_ids)
+        vocab = {written(data): i for data, i in self._vocab.ids_by_bytes().items()}
+        vocab.update(self._specials.ids)
         return vocab
 
     def token_to_id(self, token: str) -> Optional[int]:
@@ -736,10 +586,10 @@ class Tokenizer:
         """
         from .formats.bytelevel import read
 
-        if token in self._special_ids:
-            return self._special_ids[token]
+        if token in self._specials.ids:
+            return self._specials.ids[token]
         data = read(token)
-        return None if data is None else self._ids_by_bytes().get(data)
+        return None if data is None else self._vocab.ids_by_bytes().get(data)
 
     def id_to_token(self, token: int) -> Optional[str]:
         """HF's vocabulary string of an id (see :meth:`get_vocab`); None if it is not an id.
@@ -758,11 +608,6 @@ class Tokenizer:
             return self.alphabet.specials[internal - self.alphabet.first_special]
         return written(self.alphabet.token_bytes(internal))
 
-    def _special_id(self, text: str) -> int:
-        if text not in self._special_ids:
-            raise UnknownTokenError(f"{text!r} is not a special token here (they are {sorted(self._special_ids)!r})")
-        return self._special_ids[text]
-
     def _known_id(self, token: int) -> int:
         try:
             self._decoding.internal([token])
@@ -770,22 +615,13 @@ class Tokenizer:
             raise UnknownTokenError(f"{token!r} is not an id of this tokenizer") from None
         return token
 
-    def _ids_by_bytes(self) -> Dict[bytes, int]:
-        """``{token bytes: id}`` of the ordinary tokens (the lowest id where two share bytes)."""
-        if self._by_bytes is None:
-            table = self.alphabet.all_token_bytes()
-            ext = (lambda i: i) if self._idmap is None else self._idmap.external
-            by_bytes: Dict[bytes, int] = {}
-            for i in range(self.alphabet.first_special):
-                by_bytes.setdefault(table[i], ext(i))
-            self._by_bytes = by_bytes
-        return self._by_bytes
-
     # -- other libraries ------------------------------------------------------------------
     #
-    # Each library's files live in functionalbpe/peers/, which reads and writes plain data
+    # Each library's files live in functionalbpe/formats/, which reads and writes plain data
     # (ranks, merges as bytes, the pattern, the special tokens) and never sees a Tokenizer:
-    # the tokenizer hands over its data here, and builds itself from what a reader returns.
+    # the tokenizer hands over its data there, and builds itself from what a reader returns.
+    # Only the objects of another library (a tiktoken Encoding, a transformers tokenizer)
+    # come from that library's one home in functionalbpe/peers/.
 
     def to_tiktoken(self, path: "os.PathLike[str] | str") -> None:
         """Write the ``.tiktoken`` rank file (base64 token, space, rank; one per line).
@@ -836,29 +672,9 @@ class Tokenizer:
         >>> fb.Tokenizer.from_tiktoken(enc).encode("ab <e>", allowed_special="all")
         [256, 32, 257]
         """
-        from .formats.tiktoken import merges_from_ranks, read_ranks
-        from .peers.tiktoken import encoding_parts
+        from .formats.tiktoken import read_tiktoken
 
-        if isinstance(source, (str, os.PathLike)):
-            name = os.fspath(source)
-            ranks, own_pattern, own_specials = read_ranks(source), "gpt4", {}
-        else:
-            ranks, own_pattern, own_specials = encoding_parts(source)
-            name = f"the tiktoken Encoding {getattr(source, 'name', '?')!r}"
-        byte_ids, merges, merge_ids = merges_from_ranks(ranks, name)
-        if special_tokens is None:
-            specials: Dict[str, int] = dict(own_specials)
-        elif isinstance(special_tokens, dict):
-            specials = dict(special_tokens)
-        else:
-            first_special = max(ranks.values()) + 1
-            specials = {s: first_special + k for k, s in enumerate(special_tokens)}
-        tok = cls(
-            make_scheme("plain", pattern or own_pattern), merges, list(specials),
-            byte_ids=byte_ids, merge_ids=merge_ids, special_ids=list(specials.values()),
-        )
-        tok._refuse_tokens_bpe_would_split(name, TokenizerFileError)
-        return tok
+        return cls._imported(read_tiktoken(source, pattern, special_tokens))
 
     def to_hf(
         self,
@@ -924,8 +740,7 @@ class Tokenizer:
         # A word that is in the vocabulary may skip the merges (faster in HF) only if the
         # merges would give that very token: true of every table a trainer makes; the
         # compiled encoder checks it when it is built, so it is known rather than assumed.
-        native = self._encoder.native
-        whole = bool(native is not None and native.all_self_encoding)
+        whole = self._vocab.self_encoding()
         return tokenizer_json(ranks, merges, self.pattern, self.special_tokens, ignore_merges=whole)
 
     @classmethod
@@ -948,7 +763,11 @@ class Tokenizer:
         """
         from .formats.hf import read_hf
 
-        got = read_hf(source)
+        return cls._imported(read_hf(source))
+
+    @classmethod
+    def _imported(cls, got: Imported) -> "Tokenizer":
+        """The tokenizer of a vocabulary read from another library, its ids kept."""
         try:
             tok = cls(
                 make_scheme("plain", got.pattern), got.merges, list(got.special_tokens),
@@ -956,60 +775,12 @@ class Tokenizer:
             )
         except FunctionalBPEError as exc:
             raise TokenizerFileError(f"{got.origin}: {exc}") from None
-        if got.ignore_merges:  # HF takes a word that is a token whole, as tiktoken does
-            tok._refuse_tokens_bpe_would_split(got.origin, TokenizerFileError)
+        if got.ignore_merges:  # a word that is a token is taken whole: the merges must agree
+            tok._vocab.refuse_tokens_bpe_would_split(got.origin, TokenizerFileError)
         return tok
 
     def _ranks(self, what: str, taken_whole: bool) -> Dict[bytes, int]:
-        """``{token bytes: id}`` of every token but the special ones, in id order: the
-        vocabulary as tiktoken and HF key it. Refused, saying why: a scheme (the libraries
-        cannot apply it), two tokens with the same bytes, and with ``taken_whole`` (tiktoken
-        takes a piece that is a token whole) a token its merges do not make of its bytes."""
-        if self.scheme.atoms:
-            raise FunctionalBPEError(
-                f"{what} can only hold the plain scheme: the {self.scheme.name!r} scheme rewrites text "
-                "into atoms before BPE, and other libraries cannot apply that rewrite, so the export "
-                "would encode different ids; save it with Tokenizer.save() instead (docs/interop.md)"
-            )
-        if taken_whole:
-            self._refuse_tokens_bpe_would_split("this tokenizer")
-        table = self.alphabet.all_token_bytes()
-        ext = (lambda i: i) if self._idmap is None else self._idmap.external
-        seen: Dict[bytes, int] = {}
-        for i in range(self.alphabet.first_special):
-            data = table[i]
-            if data in seen:
-                raise FunctionalBPEError(
-                    f"tokens {ext(seen[data])} and {ext(i)} have the same bytes {excerpt(data)}; a rank "
-                    "file (and an HF vocabulary) needs each token's bytes to be unique"
-                )
-            seen[data] = i
-        return {data: ext(i) for data, i in sorted(seen.items(), key=lambda item: ext(item[1]))}
-
-    def _refuse_tokens_bpe_would_split(
-        self, origin: str, error: Type[FunctionalBPEError] = FunctionalBPEError
-    ) -> None:
-        """tiktoken takes a piece that is a token whole; functionalbpe applies the merges. The
-        two can only agree if every token's own bytes merge back into it: check that. (True of
-        every table a trainer makes, and of every rank file ``merges_from_ranks`` accepts, as
-        far as a randomized search of small tables could tell; a hand-made merge table can
-        break it.)"""
-        native = self._encoder.native
-        if native is not None and native.all_self_encoding:
-            return
-        from .core.reference import encode_piece
-
-        table = self.alphabet.all_token_bytes()
-        ranks = self._encoder.ranks
-        ext = (lambda i: i) if self._idmap is None else self._idmap.external
-        for i in range(self.alphabet.first_merge, self.alphabet.first_special):
-            ids = encode_piece(list(table[i]), ranks)
-            if ids != [i]:
-                raise error(
-                    f"{origin}: the token {excerpt(table[i])} (id {i}) is not what its merges make of its own "
-                    f"bytes ({excerpt([ext(j) for j in ids])}); tiktoken would take it whole where "
-                    "functionalbpe applies the merges, so the two would disagree"
-                )
+        return self._vocab.ranks(what, self.scheme.name if self.scheme.atoms else None, taken_whole)
 
     # -- files ----------------------------------------------------------------------------
 
@@ -1020,26 +791,10 @@ class Tokenizer:
         >>> fb.train(["ab ab"], vocab_size=257, progress=False).to_payload()["merges"]
         [[97, 98]]
         """
-        payload = {
-            "format": FORMAT,
-            "scheme": self.scheme.name,
-            "scheme_options": self.scheme.options(),
-            "pattern": {"name": self.scheme.pattern_name, "regex": self.scheme.pattern},
-            "merge_policy": self.merge_policy,
-            "atoms": [[ord(a.char), a.name] for a in self.alphabet.atoms],
-            "merges": [list(m) for m in self.alphabet.merges],
-            "merge_counts": self.merge_counts,
-            "special_tokens": self.special_tokens,
-            "vocab_size": self.vocab_size,
-        }
-        if self._idmap is not None:
-            # Only imported vocabularies have these: their bytes and merges keep their own ids.
-            payload["byte_ids"] = self._idmap.byte_ids
-            if self._idmap.merge_ids != list(range(self.alphabet.first_merge, self.alphabet.first_special)):
-                payload["merge_ids"] = self._idmap.merge_ids
-        if self.training is not None:
-            payload["training"] = self.training
-        return payload
+        return payload_of(
+            self.scheme, self.merge_policy, self.alphabet, self.merge_counts, self.special_tokens, self._idmap,
+            self.training,
+        )
 
     def save(self, path: "os.PathLike[str] | str") -> None:
         """Write the tokenizer file atomically (see :mod:`functionalbpe.formats.tokenizer_file`).
@@ -1079,33 +834,12 @@ class Tokenizer:
         >>> fb.Tokenizer.from_payload(tok.to_payload()) == tok
         True
         """
-        check_fields(payload)
+        scheme, parts = parts_from_payload(payload)
         try:
-            scheme = scheme_from_file(payload["scheme"], payload["pattern"]["regex"], payload["scheme_options"])
-        except (FunctionalBPEError, KeyError, TypeError) as exc:
-            raise TokenizerFileError(f"the scheme cannot be rebuilt: {exc}") from None
-        atoms = [[ord(a.char), a.name] for a in scheme.atoms]
-        if payload["atoms"] != atoms:
-            raise TokenizerFileError(
-                f"the atoms do not match those of scheme {scheme.name!r} in this version "
-                f"({len(payload['atoms'])} in the file, {len(atoms)} expected)"
-            )
-        merges = payload["merges"]
-        specials = payload["special_tokens"]
-        try:
-            tok = cls(
-                scheme,
-                [tuple(m) for m in merges],
-                list(specials),
-                payload["merge_policy"],
-                payload.get("merge_counts"),
-                byte_ids=payload.get("byte_ids"),
-                special_ids=list(specials.values()),
-                merge_ids=payload.get("merge_ids"),
-            )
+            tok = cls(scheme, **parts)
         except FunctionalBPEError as exc:
             raise TokenizerFileError(str(exc)) from None
-        if tok.special_tokens != specials:
+        if tok.special_tokens != payload["special_tokens"]:
             raise TokenizerFileError("the special token ids do not match the tokens")
         tok.training = payload.get("training")
         if tok.vocab_size != payload["vocab_size"]:

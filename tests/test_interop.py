@@ -316,7 +316,7 @@ def test_an_import_that_would_disagree_with_tiktoken_is_refused():
     # randomized search over small tables found none); a hand-made merge table does.
     tok = fb.Tokenizer(fb.make_scheme("plain"), [(97, 98), (98, 99), (97, 257)])
     with pytest.raises(TokenizerFileError, match="x.tiktoken: the token b'abc' \\(id 258\\)"):
-        tok._refuse_tokens_bpe_would_split("x.tiktoken", TokenizerFileError)
+        tok._vocab.refuse_tokens_bpe_would_split("x.tiktoken", TokenizerFileError)
 
 
 def test_from_a_tiktoken_encoding_object(tok, tiktoken_enc):

@@ -26,6 +26,7 @@ from .alphabet import Alphabet
 from .cache import BoundedCache
 from .dropout import encode_piece_dropout
 from .reference import encode_piece, ranks_from_merges
+from ..util.checks import without_surrogates
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..schemes.base import Scheme
@@ -116,7 +117,15 @@ class Encoder:
         return out
 
     def encode_text(self, text: str) -> List[int]:
-        """The ids of a text that holds no special token (needs a scheme)."""
+        """The ids of a text that holds no special token (needs a scheme). A lone surrogate
+        (which UTF-8 cannot hold) is read as U+FFFD, as tiktoken reads it: the text is
+        rewritten only when it holds one, which the UTF-8 encoding in C finds out."""
+        try:
+            return self._encode_text(text)
+        except UnicodeEncodeError:
+            return self._encode_text(without_surrogates(text))
+
+    def _encode_text(self, text: str) -> List[int]:
         if self.scanner is not None:
             return self.native.encode_text(text, self.scanner)
         scheme = self.scheme
@@ -154,7 +163,10 @@ class Encoder:
     def encode_texts(self, texts: List[str], threads: Optional[int] = None) -> List[List[int]]:
         """:meth:`encode_text` of each text; on ``threads`` threads with the C scanner."""
         if self.scanner is not None:
-            return self.native.encode_texts(texts, self.scanner, threads)
+            try:
+                return self.native.encode_texts(texts, self.scanner, threads)
+            except UnicodeEncodeError:
+                return self.native.encode_texts(list(map(without_surrogates, texts)), self.scanner, threads)
         return [self.encode_text(t) for t in texts]
 
     def encode_texts_packed(self, texts: List[str], threads: Optional[int], width: int) -> Tuple[bytes, List[int]]:
@@ -162,13 +174,20 @@ class Encoder:
         4), one text's after another, and the number of ids of each text: no Python int per
         id with the C scanner."""
         if self.scanner is not None:
-            return self.native.encode_texts_packed(texts, self.scanner, threads, width)
+            try:
+                return self.native.encode_texts_packed(texts, self.scanner, threads, width)
+            except UnicodeEncodeError:
+                texts = list(map(without_surrogates, texts))
+                return self.native.encode_texts_packed(texts, self.scanner, threads, width)
         lists = self.encode_texts(texts, threads)
         return pack(lists, width), [len(ids) for ids in lists]
 
     def count_text(self, text: str) -> int:
         if self.scanner is not None:
-            return self.native.count_text(text, self.scanner)
+            try:
+                return self.native.count_text(text, self.scanner)
+            except UnicodeEncodeError:
+                return self.native.count_text(without_surrogates(text), self.scanner)
         return len(self.encode_text(text))
 
     def decode_bytes(self, ids: Sequence[int]) -> Optional[bytes]:

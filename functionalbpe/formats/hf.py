@@ -36,6 +36,7 @@ from ..text.patterns import GPT2
 from ..util.checks import PathLike, excerpt, is_int
 from ..util.output import atomic_write_text
 from . import bytelevel
+from .imported import Imported
 from .reading import read_bytes
 
 
@@ -174,18 +175,6 @@ def _make_directory(directory: str, name: str) -> None:
     except OSError as exc:
         # makedirs names the first part it could not make: a file in the way, a permission.
         raise OutputError(f"{name}: cannot create the directory: {exc.strerror or exc}") from None
-
-
-class Imported(NamedTuple):
-    """A byte-level BPE vocabulary read from HF, in the internal layout with its own ids."""
-
-    byte_ids: List[int]  # each byte's id
-    merges: List[Tuple[int, int]]  # internal ids: bytes are 0..255, merge k is 256 + k
-    merge_ids: List[int]  # each merge's id
-    pattern: str
-    special_tokens: Dict[str, int]  # the added tokens
-    ignore_merges: bool  # HF takes a word that is a token whole
-    origin: str  # the file (or object) it came from, for messages
 
 
 def read_hf(source: Any) -> Imported:

@@ -21,14 +21,15 @@ import base64
 import binascii
 import heapq
 import os
-from typing import Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..core._native import NATIVE
 from ..core.alphabet import NUM_BYTES
 from ..core.limits import MAX_TOKEN_BYTES, MAX_TOTAL_TOKEN_BYTES, MAX_VOCAB_SIZE
-from ..errors import TokenizerFileError
+from ..errors import FunctionalBPEError, TokenizerFileError
 from ..util.checks import PathLike, excerpt
 from ..util.output import atomic_write_text
+from .imported import Imported
 from .reading import read_bytes
 
 
@@ -205,3 +206,58 @@ def _splits(ranks: Dict[bytes, int], longer: List[Tuple[int, bytes]]) -> List[Tu
     # tokens' ranks matters (a single byte is never a joined pair), so the bytes go first.
     by_rank = [bytes([b]) for b in range(NUM_BYTES)] + [token for _, token in longer]
     return module.tiktoken_splits(by_rank)[NUM_BYTES:]
+
+
+def encoding_parts(encoding: Any) -> Tuple[Dict[bytes, int], str, Dict[str, int]]:
+    """The ranks, pattern and special tokens of a ``tiktoken.Encoding``.
+
+    tiktoken keeps them in the attributes its constructor fills (``_mergeable_ranks``,
+    ``_pat_str``, ``_special_tokens``) and has no public getter for the ranks; anything
+    without them is not an Encoding, and is refused as such. The ranks are held to the
+    limits of :func:`read_ranks`.
+    """
+    try:
+        ranks, pattern, specials = encoding._mergeable_ranks, encoding._pat_str, encoding._special_tokens
+    except AttributeError:
+        raise FunctionalBPEError(
+            f"from_tiktoken takes a .tiktoken path or a tiktoken.Encoding, not a {type(encoding).__name__}"
+        ) from None
+    total = 0
+    for token in ranks:
+        total += len(token)
+        if len(token) > MAX_TOKEN_BYTES or total > MAX_TOTAL_TOKEN_BYTES:
+            raise TokenizerFileError(
+                f"the Encoding's token {excerpt(token)} passes the limit of {MAX_TOKEN_BYTES} bytes per "
+                f"token or {MAX_TOTAL_TOKEN_BYTES} in all"
+            )
+    return dict(ranks), str(pattern), dict(specials)
+
+
+def read_tiktoken(
+    source: Any, pattern: Optional[str] = None, special_tokens: Union[Dict[str, int], Sequence[str], None] = None
+) -> Imported:
+    """A tiktoken vocabulary — a ``.tiktoken`` path, or a ``tiktoken.Encoding`` — with its
+    merge table rebuilt from the ranks (:meth:`Tokenizer.from_tiktoken` says the rules).
+
+    >>> import tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "r.tiktoken")
+    >>> write_ranks(p, {bytes([b]): b for b in range(256)} | {b"ab": 256})
+    >>> got = read_tiktoken(p, special_tokens=["<e>"])
+    >>> got.merges, got.pattern, got.special_tokens
+    ([(97, 98)], 'gpt4', {'<e>': 257})
+    """
+    if isinstance(source, (str, os.PathLike)):
+        origin = os.fspath(source)
+        ranks, own_pattern, own_specials = read_ranks(source), "gpt4", {}
+    else:
+        ranks, own_pattern, own_specials = encoding_parts(source)
+        origin = f"the tiktoken Encoding {getattr(source, 'name', '?')!r}"
+    byte_ids, merges, merge_ids = merges_from_ranks(ranks, origin)
+    if special_tokens is None:
+        specials: Dict[str, int] = dict(own_specials)
+    elif isinstance(special_tokens, dict):
+        specials = dict(special_tokens)
+    else:
+        first_special = max(ranks.values()) + 1
+        specials = {s: first_special + k for k, s in enumerate(special_tokens)}
+    return Imported(byte_ids, merges, merge_ids, pattern or own_pattern, specials, True, origin)

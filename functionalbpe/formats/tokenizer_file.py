@@ -38,16 +38,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import Any, Dict
-
 from itertools import chain
-from typing import Type
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Type
 
 from ..core.limits import MAX_COUNT, MAX_VOCAB_SIZE, special_token_bytes
 from ..errors import FunctionalBPEError, TokenizerFileError
 from ..util.checks import excerpt, is_int
 from ..util.output import atomic_write_text
+from ..schemes.registry import scheme_from_file
 from .reading import DuplicateKey, json_object, read_bytes
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..core.alphabet import Alphabet
+    from ..core.idmap import IdMap
+    from ..schemes.base import Scheme
 
 FORMAT = "functionalbpe/1"
 
@@ -261,3 +265,64 @@ def _check_text(value: Any, field: str, error: Type[FunctionalBPEError]) -> None
 
 # The fields every file has, with their types (check_fields looks further).
 REQUIRED = {**FIELDS, "checksum": str}
+
+
+# -- a tokenizer's parts to and from a payload ------------------------------------------------
+
+
+def payload_of(
+    scheme: "Scheme",
+    merge_policy: str,
+    alphabet: "Alphabet",
+    merge_counts: "Optional[List[int]]",
+    special_tokens: Dict[str, int],
+    idmap: "IdMap",
+    training: "Optional[Dict[str, Any]]",
+) -> Dict[str, Any]:
+    """The JSON data of a tokenizer file for a tokenizer's parts (``Tokenizer.to_payload``)."""
+    payload: Dict[str, Any] = {
+        "format": FORMAT,
+        "scheme": scheme.name,
+        "scheme_options": scheme.options(),
+        "pattern": {"name": scheme.pattern_name, "regex": scheme.pattern},
+        "merge_policy": merge_policy,
+        "atoms": [[ord(a.char), a.name] for a in alphabet.atoms],
+        "merges": [list(m) for m in alphabet.merges],
+        "merge_counts": merge_counts,
+        "special_tokens": special_tokens,
+        "vocab_size": idmap.size,
+    }
+    if not idmap.identity:
+        # Only imported vocabularies have these: their bytes and merges keep their own ids.
+        payload["byte_ids"] = idmap.byte_ids
+        if idmap.merge_ids != list(range(alphabet.first_merge, alphabet.first_special)):
+            payload["merge_ids"] = idmap.merge_ids
+    if training is not None:
+        payload["training"] = training
+    return payload
+
+
+def parts_from_payload(payload: Any) -> "Tuple[Scheme, Dict[str, Any]]":
+    """The scheme of a payload (a file's contents, a pickle's state) and the rest of the
+    tokenizer's constructor arguments, every field checked first (:func:`check_fields`)."""
+    check_fields(payload)
+    try:
+        scheme = scheme_from_file(payload["scheme"], payload["pattern"]["regex"], payload["scheme_options"])
+    except (FunctionalBPEError, KeyError, TypeError) as exc:
+        raise TokenizerFileError(f"the scheme cannot be rebuilt: {exc}") from None
+    atoms = [[ord(a.char), a.name] for a in scheme.atoms]
+    if payload["atoms"] != atoms:
+        raise TokenizerFileError(
+            f"the atoms do not match those of scheme {scheme.name!r} in this version "
+            f"({len(payload['atoms'])} in the file, {len(atoms)} expected)"
+        )
+    specials = payload["special_tokens"]
+    return scheme, {
+        "merges": [tuple(m) for m in payload["merges"]],
+        "special_tokens": list(specials),
+        "merge_policy": payload["merge_policy"],
+        "merge_counts": payload.get("merge_counts"),
+        "byte_ids": payload.get("byte_ids"),
+        "special_ids": list(specials.values()),
+        "merge_ids": payload.get("merge_ids"),
+    }

@@ -27,31 +27,6 @@ def encoding(name: str, pattern: str, ranks: Dict[bytes, int], special_tokens: D
     return tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=special_tokens)
 
 
-def encoding_parts(encoding: Any) -> Tuple[Dict[bytes, int], str, Dict[str, int]]:
-    """The ranks, pattern and special tokens of a ``tiktoken.Encoding``.
-
-    tiktoken keeps them in the attributes its constructor fills (``_mergeable_ranks``,
-    ``_pat_str``, ``_special_tokens``) and has no public getter for the ranks; anything
-    without them is not an Encoding, and is refused as such. The ranks are held to the
-    limits of :func:`read_ranks`.
-    """
-    try:
-        ranks, pattern, specials = encoding._mergeable_ranks, encoding._pat_str, encoding._special_tokens
-    except AttributeError:
-        raise FunctionalBPEError(
-            f"from_tiktoken takes a .tiktoken path or a tiktoken.Encoding, not a {type(encoding).__name__}"
-        ) from None
-    total = 0
-    for token in ranks:
-        total += len(token)
-        if len(token) > MAX_TOKEN_BYTES or total > MAX_TOTAL_TOKEN_BYTES:
-            raise TokenizerFileError(
-                f"the Encoding's token {excerpt(token)} passes the limit of {MAX_TOKEN_BYTES} bytes per "
-                f"token or {MAX_TOTAL_TOKEN_BYTES} in all"
-            )
-    return dict(ranks), str(pattern), dict(specials)
-
-
 # -- from ranks to merges -------------------------------------------------------------------
 
 
