@@ -1,0 +1,215 @@
+"""Exports to and imports from tiktoken and HF, on a Tokenizer.
+
+Each library's files live in :mod:`functionalbpe.formats`, which reads and writes plain data
+(ranks, merges as bytes, the pattern, the special tokens) and never sees a Tokenizer: the
+tokenizer hands over its data there, and builds itself from what a reader returns. Only the
+objects of another library (a tiktoken ``Encoding``, a transformers tokenizer) come from
+that library's one home in :mod:`functionalbpe.peers`. The Tokenizer inherits these methods;
+what they use of it is declared here.
+
+    >>> import os, tempfile, functionalbpe as fb
+    >>> tok = fb.train(["ab ab"], vocab_size=257, progress=False)
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.tiktoken")
+    >>> tok.to_tiktoken(path)
+    >>> fb.Tokenizer.from_tiktoken(path).encode("ab ab") == tok.encode("ab ab")
+    True
+"""
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Type, TypeVar, Union
+
+from ..core.alphabet import Alphabet
+from ..core.encoder import Encoder
+from ..core.vocabulary import Vocabulary
+from ..errors import FunctionalBPEError, TokenizerFileError
+from ..formats.imported import Imported
+from ..schemes.base import Scheme
+from ..schemes.registry import make_scheme
+
+T = TypeVar("T", bound="Exchange")
+
+
+class Exchange:
+    """``to_tiktoken``, ``from_tiktoken``, ``to_hf``, ``from_hf`` and their kin."""
+
+    # What the exports use of the tokenizer (set by Tokenizer.__init__, defined by it).
+    scheme: Scheme
+    alphabet: Alphabet
+    _encoder: Encoder
+    _vocab: Vocabulary
+
+    if TYPE_CHECKING:  # pragma: no cover
+
+        def __init__(self, scheme: Scheme, merges: Sequence[Any], special_tokens: Sequence[str] = (),
+                     **ids: Any) -> None: ...
+
+        @property
+        def pattern(self) -> str: ...
+
+        @property
+        def special_tokens(self) -> Dict[str, int]: ...
+
+    def to_tiktoken(self, path: "os.PathLike[str] | str") -> None:
+        """Write the ``.tiktoken`` rank file (base64 token, space, rank; one per line).
+
+        Plain scheme only: tiktoken cannot apply a scheme's transform (docs/interop.md).
+
+        >>> import os, tempfile, functionalbpe as fb
+        >>> path = os.path.join(tempfile.mkdtemp(), "t.tiktoken")
+        >>> fb.train(["ab ab"], vocab_size=257, progress=False).to_tiktoken(path)
+        >>> open(path).read().splitlines()[256]
+        'YWI= 256'
+        """
+        from ..formats.tiktoken import write_ranks
+
+        write_ranks(path, self._ranks("a .tiktoken file", taken_whole=True))
+
+    def as_tiktoken_encoding(self, name: str = "functionalbpe") -> Any:
+        """A ``tiktoken.Encoding`` with these ranks, pattern and special tokens (needs
+        tiktoken; plain scheme only).
+
+        >>> import tiktoken, functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=257, progress=False)
+        >>> tok.as_tiktoken_encoding().encode("ab ab") == tok.encode("ab ab")
+        True
+        """
+        from ..peers.tiktoken import encoding
+
+        return encoding(name, self.pattern, self._ranks("a tiktoken Encoding", taken_whole=True), self.special_tokens)
+
+    @classmethod
+    def from_tiktoken(
+        cls: Type[T],
+        source: "os.PathLike[str] | str | Any",
+        pattern: Optional[str] = None,
+        special_tokens: Union[Dict[str, int], Sequence[str], None] = None,
+    ) -> T:
+        """Import a tiktoken vocabulary: a ``.tiktoken`` rank file, or a ``tiktoken.Encoding``.
+
+        The merge table is rebuilt from the ranks, and the ids stay the ranks, whatever their
+        layout (:mod:`functionalbpe.core.idmap`). A file holds no pattern: ``pattern``
+        defaults to ``"gpt4"``; an ``Encoding`` brings its own pattern and special tokens
+        (``pattern``/``special_tokens`` override them). ``special_tokens`` maps each special
+        token to its id (tiktoken's form) or lists them (ids follow the ranks).
+
+        >>> import tiktoken, functionalbpe as fb
+        >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256}
+        >>> enc = tiktoken.Encoding("t", pat_str=r"\\S+|\\s+", mergeable_ranks=ranks, special_tokens={"<e>": 257})
+        >>> fb.Tokenizer.from_tiktoken(enc).encode("ab <e>", allowed_special="all")
+        [256, 32, 257]
+        """
+        from ..formats.tiktoken import read_tiktoken
+
+        return cls._imported(read_tiktoken(source, pattern, special_tokens))
+
+    def to_hf(
+        self,
+        path: "os.PathLike[str] | str",
+        *,
+        bos_token: Optional[str] = None,
+        eos_token: Optional[str] = None,
+        pad_token: Optional[str] = None,
+        unk_token: Optional[str] = None,
+        model_max_length: Optional[int] = None,
+    ) -> None:
+        """Write the tokenizer for HF: a directory as ``save_pretrained`` leaves it
+        (``tokenizer.json``, ``tokenizer_config.json``, ``special_tokens_map.json``), which
+        transformers' ``AutoTokenizer.from_pretrained`` loads with the named special tokens
+        set; or, for a path ending in ``.json``, the ``tokenizer.json`` alone. Missing
+        directories are created. Either encodes our ids (special tokens as added tokens,
+        always recognized). Plain scheme only.
+
+        ``bos_token``, ``eos_token``, ``pad_token``, ``unk_token``: which of the special
+        tokens play these roles (``padding=True`` needs ``pad_token``);
+        ``model_max_length``: the length transformers truncates to.
+
+        >>> import os, tempfile, functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<|eot|>"], progress=False)
+        >>> out = os.path.join(tempfile.mkdtemp(), "hf")
+        >>> tok.to_hf(out, eos_token="<|eot|>", pad_token="<|eot|>")
+        >>> sorted(os.listdir(out))
+        ['special_tokens_map.json', 'tokenizer.json', 'tokenizer_config.json']
+        """
+        from ..formats.hf import write_hf
+
+        write_hf(path, self._hf_document(), _roles(bos_token, eos_token, pad_token, unk_token), model_max_length)
+
+    def to_transformers(
+        self,
+        *,
+        bos_token: Optional[str] = None,
+        eos_token: Optional[str] = None,
+        pad_token: Optional[str] = None,
+        unk_token: Optional[str] = None,
+        model_max_length: Optional[int] = None,
+    ) -> Any:
+        """This tokenizer as a transformers ``PreTrainedTokenizerFast`` (what :meth:`to_hf`
+        writes, loaded), with the same options. Needs transformers; plain scheme only.
+
+        >>> import functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<pad>"], progress=False)
+        >>> hf = tok.to_transformers(pad_token="<pad>")
+        >>> hf(["ab", "ab ab"], padding=True)["input_ids"]
+        [[256, 257, 257], [256, 32, 256]]
+        """
+        from ..peers.hf import transformers_tokenizer
+
+        roles = _roles(bos_token, eos_token, pad_token, unk_token)
+        return transformers_tokenizer(self._hf_document(), roles, model_max_length)
+
+    def _hf_document(self) -> Dict[str, Any]:
+        from ..formats.hf import tokenizer_json
+
+        ranks = self._ranks("an HF tokenizer.json", taken_whole=False)
+        table = self.alphabet.all_token_bytes()
+        merges = [(table[a], table[b]) for a, b in self.alphabet.merges]
+        # A word that is in the vocabulary may skip the merges (faster in HF) only if the
+        # merges would give that very token: true of every table a trainer makes; the
+        # compiled encoder checks it when it is built, so it is known rather than assumed.
+        whole = self._vocab.self_encoding()
+        return tokenizer_json(ranks, merges, self.pattern, self.special_tokens, ignore_merges=whole)
+
+    @classmethod
+    def from_hf(cls: Type[T], source: "os.PathLike[str] | str | Any") -> T:
+        """Import a byte-level BPE tokenizer from HF: the path of a ``tokenizer.json``, a
+        directory holding one, a ``tokenizers.Tokenizer`` or a transformers fast tokenizer.
+
+        The ids stay HF's, whatever their layout (special tokens first or last); added
+        tokens become special tokens, so ``encode(text, allowed_special="all")`` gives the
+        ids HF's ``encode(text, add_special_tokens=False)`` gives. What would make the ids
+        differ (a normalizer, a post-processor that adds tokens, a model other than BPE) is
+        refused with a :class:`TokenizerFileError` naming the part.
+
+        >>> import os, tempfile, functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<s>"], progress=False)
+        >>> path = os.path.join(tempfile.mkdtemp(), "tokenizer.json")
+        >>> tok.to_hf(path)
+        >>> fb.Tokenizer.from_hf(path).encode("ab<s>", allowed_special="all")
+        [256, 257]
+        """
+        from ..formats.hf import read_hf
+
+        return cls._imported(read_hf(source))
+
+    @classmethod
+    def _imported(cls: Type[T], got: Imported) -> T:
+        """The tokenizer of a vocabulary read from another library, its ids kept."""
+        try:
+            tok = cls(
+                make_scheme("plain", got.pattern), got.merges, list(got.special_tokens),
+                byte_ids=got.byte_ids, merge_ids=got.merge_ids, special_ids=list(got.special_tokens.values()),
+            )
+        except FunctionalBPEError as exc:
+            raise TokenizerFileError(f"{got.origin}: {exc}") from None
+        if got.ignore_merges:  # a word that is a token is taken whole: the merges must agree
+            tok._vocab.refuse_tokens_bpe_would_split(got.origin, TokenizerFileError)
+        return tok
+
+    def _ranks(self, what: str, taken_whole: bool) -> Dict[bytes, int]:
+        return self._vocab.ranks(what, self.scheme.name if self.scheme.atoms else None, taken_whole)
+
+
+def _roles(bos: Optional[str], eos: Optional[str], pad: Optional[str], unk: Optional[str]) -> Dict[str, Optional[str]]:
+    """to_hf's role options by transformers' names for them."""
+    return {"bos_token": bos, "eos_token": eos, "pad_token": pad, "unk_token": unk}
