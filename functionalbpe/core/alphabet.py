@@ -31,7 +31,7 @@ import regex
 
 from ..util.checks import integer
 from ..errors import FunctionalBPEError, VocabSizeError
-from .limits import MAX_VOCAB_SIZE, check_merges, special_token_bytes
+from .limits import check_merges, special_token_bytes
 from ..util.checks import excerpt
 
 # Kind flags of a symbol or token. A merged token ORs the kinds of its parts.

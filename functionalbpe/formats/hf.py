@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..core.alphabet import NUM_BYTES
 from ..core.limits import MAX_TOKEN_BYTES, MAX_VOCAB_SIZE

@@ -28,16 +28,22 @@ Example::
 """
 from __future__ import annotations
 
-import os
 import re
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Protocol, Set
 
 from ..errors import FunctionalBPEError
+from ..util.checks import PathLike
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..tokenizer import Tokenizer
+    from ..schemes.base import Scheme
 
-PathLike = Union[str, "os.PathLike[str]"]
+
+class Ours(Protocol):
+    """What the report reads of one of our tokenizers (a :class:`functionalbpe.Tokenizer`):
+    declared here so that the faces of other libraries never reach the tokenizer's module."""
+
+    scheme: "Scheme"
+    merge_policy: str
 
 
 class ReportTokenizer:
@@ -49,7 +55,7 @@ class ReportTokenizer:
     """
 
     kind = "?"
-    tokenizer: "Optional[Tokenizer]" = None
+    tokenizer: "Optional[Ours]" = None
     # How the report and its command line find a library's files (each adapter declares its own).
     suffix = ""  # a file with this suffix is one of its tokenizers (".tiktoken")
     json_field = ""  # or: a JSON file with this top-level field is ("model")

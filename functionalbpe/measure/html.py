@@ -22,7 +22,7 @@ from __future__ import annotations
 import base64
 import html
 import io
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Protocol, Tuple
 
 from .._version import __version__
 from .measures import RESULTS
@@ -30,8 +30,26 @@ from .metrics import merge_savings
 from ..util.display import visible
 from .tables import Table, example_lines, tables, tokenizer_lines
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .report import Report
+
+
+class Report(Protocol):
+    """What the page shows of a report (:class:`functionalbpe.measure.report.Report` is one)."""
+
+    settings: Dict[str, Any]
+    tokenizers: Dict[str, Any]
+
+    @property
+    def baseline(self) -> str: ...
+
+    def corpus_order(self) -> List[str]: ...
+
+    def results(self) -> List[Dict[str, Any]]: ...
+
+    def totals(self) -> List[Dict[str, Any]]: ...
+
+    def tokenizer_rows(self) -> List[Dict[str, Any]]: ...
+
+    def example(self) -> Dict[str, Any]: ...
 
 # A bar this many times longer than another puts the axis on a log scale.
 LOG_SCALE_RATIO = 10

@@ -8,11 +8,9 @@ rebuilt from ranks, are plain data in :mod:`functionalbpe.formats.tiktoken`
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set
 
 from ..errors import FunctionalBPEError, TokenizerFileError
-from ..core.limits import MAX_TOKEN_BYTES, MAX_TOTAL_TOKEN_BYTES
-from ..util.checks import excerpt
 from ..measure.face import PathLike, ReportTokenizer, require, text_surfaces
 from ..text.patterns import resolve_pattern
 from ..formats.tiktoken import read_ranks

@@ -65,12 +65,12 @@ from ..errors import FunctionalBPEError, OutputError
 from ..util.output import check_output_path
 from ..util.progress import Progress, ProgressSpec
 from ..text.corpus import Files, files
+from ..util.checks import PathLike
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..tokenizer import Tokenizer
 
 SpecialSet = Union[str, AbstractSet[str], Collection[str]]
-PathLike = Union[str, "os.PathLike[str]"]
 
 FORMATS = ("npy", "bin", "llmc")
 SUFFIXES = {".npy": "npy", ".bin": "bin"}

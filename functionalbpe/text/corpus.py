@@ -50,8 +50,8 @@ from . import cuts as chunking
 from ..util.checks import bpe_text
 from ..errors import CorpusError
 from .patterns import trie_regex
+from ..util.checks import PathLike
 
-PathLike = Union[str, "os.PathLike[str]"]
 _GLOB_CHARS = set("*?[")
 # How much of a file found in a directory is sniffed for NUL bytes (binary files are skipped).
 _SNIFF = 8192
