@@ -12,9 +12,19 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
-from typing import Dict, Iterator, List, Set
+import re
+from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 PACKAGE = Path(__file__).resolve().parent.parent / "functionalbpe"
+DESIGN = PACKAGE.parent / "docs" / "design.md"
+
+# The one upward import allowed, with its reason (docs/design.md says it too).
+ALLOWED_UPWARD = {
+    ("functionalbpe.interop.exchange", "functionalbpe.peers.tiktoken"):
+        "as_tiktoken_encoding returns a tiktoken.Encoding, built in tiktoken's one home",
+    ("functionalbpe.interop.exchange", "functionalbpe.peers.hf"):
+        "to_transformers returns a transformers tokenizer, built in transformers' one home",
+}
 
 
 def module_names(root: Path) -> Dict[str, Path]:
@@ -34,31 +44,33 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def _imports(node: ast.AST) -> Iterator[ast.AST]:
-    """Every Import / ImportFrom under ``node``, skipping ``if TYPE_CHECKING:`` bodies."""
+def _imports(node: ast.AST, type_only: bool) -> Iterator[ast.AST]:
+    """Every Import / ImportFrom under ``node``; those in ``if TYPE_CHECKING:`` bodies only
+    with ``type_only``."""
     for child in ast.iter_child_nodes(node):
-        if isinstance(child, ast.If) and _is_type_checking(child.test):
+        if isinstance(child, ast.If) and _is_type_checking(child.test) and not type_only:
             for other in child.orelse:
-                yield from _imports_in(other)
+                yield from _imports_in(other, type_only)
             continue
-        yield from _imports_in(child)
+        yield from _imports_in(child, type_only)
 
 
-def _imports_in(node: ast.AST) -> Iterator[ast.AST]:
+def _imports_in(node: ast.AST, type_only: bool) -> Iterator[ast.AST]:
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         yield node
     else:
-        yield from _imports(node)
+        yield from _imports(node, type_only)
 
 
-def import_graph(root: Path) -> Dict[str, Set[str]]:
-    """``{module: modules of the package it imports}``."""
+def import_graph(root: Path, type_only: bool = False) -> Dict[str, Set[str]]:
+    """``{module: modules of the package it imports}``; with ``type_only``, the imports made
+    for the type checker alone count too."""
     modules = module_names(root)
     graph: Dict[str, Set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
         is_package = path.name == "__init__.py"
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        for node in _imports(tree):
+        for node in _imports(tree, type_only):
             targets: List[str] = []
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
@@ -169,8 +181,80 @@ def _circle(graph: Dict[str, Set[str]], group: List[str]) -> List[str]:
     raise AssertionError(f"no circle in {group}")  # pragma: no cover (Tarjan found one)
 
 
-def test_no_import_cycle_in_the_package():
+def layer_table(design: Path) -> Dict[str, int]:
+    """``{path inside the package: layer}`` from the table under "## Layers" in design.md:
+    each row's first cell is the layer, the second names modules and folders in backticks."""
+    text = design.read_text(encoding="utf-8")
+    section = text.split("## Layers", 1)[1].split("\n## ", 1)[0]
+    table: Dict[str, int] = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 2 and cells[0].isdigit():
+            for path in re.findall(r"`([^`]+)`", cells[1]):
+                table[path] = int(cells[0])
+    return table
+
+
+def layer_of(root: Path, module: str, table: Dict[str, int]) -> Optional[int]:
+    """The layer of a dotted module of the package at ``root``: the row naming its file, else
+    the row of the nearest folder holding it; None if no row places it."""
+    path = module_names(root)[module].relative_to(root)
+    best: Optional[Tuple[int, int]] = None
+    for entry, layer in table.items():
+        name = entry.rstrip("/")
+        if str(path) == name or (entry.endswith("/") and str(path).startswith(entry)):
+            if best is None or len(name) > best[0]:
+                best = (len(name), layer)
+    return best[1] if best else None
+
+
+def upward_imports(root: Path, table: Dict[str, int], allowed: Dict[Tuple[str, str], str]) -> List[str]:
+    """Every runtime import of a module from a higher layer, as ``a (layer) -> b (layer)``."""
+    graph = import_graph(root)
+    found = []
+    for module in sorted(graph):
+        for target in sorted(graph[module]):
+            low, high = layer_of(root, module, table), layer_of(root, target, table)
+            if low is not None and high is not None and high > low and (module, target) not in allowed:
+                found.append(f"{module} (layer {low}) -> {target} (layer {high})")
+    return found
+
+
+def test_every_module_has_a_layer_and_every_row_names_what_exists():
+    table = layer_table(DESIGN)
+    assert len(table) > 20
+    missing = [p for p in table if not (PACKAGE / p.rstrip("/")).exists()]
+    assert not missing, f"docs/design.md's layer table names what is not in the package: {missing}"
+    unplaced = [m for m in module_names(PACKAGE) if layer_of(PACKAGE, m, table) is None]
+    assert not unplaced, f"modules no row of docs/design.md's layer table places: {unplaced}"
+
+
+def test_imports_only_go_down():
+    found = upward_imports(PACKAGE, layer_table(DESIGN), ALLOWED_UPWARD)
+    assert not found, "upward imports (a module imports a higher layer):\n" + "\n".join(found)
     graph = import_graph(PACKAGE)
+    for module, target in ALLOWED_UPWARD:  # an exception that is no longer needed goes
+        assert target in graph[module], f"{module} -> {target} is allowed but not made"
+
+
+def test_a_planted_upward_import_is_found(tmp_path):
+    pkg = write_package(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/low/__init__.py": "",
+        "pkg/low/a.py": "def f():\n    from ..high import b\n    return b\n",
+        "pkg/high.py": "from .low import a\n",
+    })
+    design = tmp_path / "design.md"
+    design.write_text("## Layers\n\n| layer | modules |\n|---|---|\n| 1 | `low/` |\n| 2 | `high.py`, `__init__.py` |\n")
+    table = layer_table(design)
+    assert table == {"low/": 1, "high.py": 2, "__init__.py": 2}
+    assert upward_imports(pkg, table, {}) == ["pkg.low.a (layer 1) -> pkg.high (layer 2)"]
+    assert upward_imports(pkg, table, {("pkg.low.a", "pkg.high"): "a reason"}) == []
+
+
+def test_no_import_cycle_in_the_package_counting_type_only_imports():
+    graph = import_graph(PACKAGE, type_only=True)
+    assert any(graph[m] - import_graph(PACKAGE)[m] for m in graph)  # type-only edges are read
     found = cycles(graph)
     shown = []
     for circle in found:
@@ -221,6 +305,7 @@ def test_a_circle_through_a_function_level_import_is_found(tmp_path):
     })
     graph = import_graph(pkg)
     assert graph["pkg.c"] == set()  # TYPE_CHECKING only
+    assert import_graph(pkg, type_only=True)["pkg.c"] == {"pkg.a"}
     assert graph["pkg.d"] == {"pkg.c", "pkg.sub.b"}
     assert graph["pkg"] == {"pkg.a"}
     assert cycles(graph) == [["pkg.a", "pkg.sub.b", "pkg.a"]]

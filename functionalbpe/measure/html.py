@@ -22,34 +22,16 @@ from __future__ import annotations
 import base64
 import html
 import io
-from typing import Any, Dict, List, Optional, Protocol, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from .._version import __version__
 from .measures import RESULTS
 from .metrics import merge_savings
+from .shown import Shown
 from ..util.display import visible
 from .tables import Table, example_lines, tables, tokenizer_lines
 
 
-
-class Report(Protocol):
-    """What the page shows of a report (:class:`functionalbpe.measure.report.Report` is one)."""
-
-    settings: Dict[str, Any]
-    tokenizers: Dict[str, Any]
-
-    @property
-    def baseline(self) -> str: ...
-
-    def corpus_order(self) -> List[str]: ...
-
-    def results(self) -> List[Dict[str, Any]]: ...
-
-    def totals(self) -> List[Dict[str, Any]]: ...
-
-    def tokenizer_rows(self) -> List[Dict[str, Any]]: ...
-
-    def example(self) -> Dict[str, Any]: ...
 
 # A bar this many times longer than another puts the axis on a log scale.
 LOG_SCALE_RATIO = 10
@@ -73,7 +55,7 @@ code { background: #f4f4f4; padding: 0 0.2em; }
 """
 
 
-def render_html(report: "Report", title: str = "Tokenizer report") -> str:
+def render_html(report: "Shown", title: str = "Tokenizer report") -> str:
     s = report.settings
     parts = [
         "<!DOCTYPE html>",
@@ -112,7 +94,7 @@ def render_html(report: "Report", title: str = "Tokenizer report") -> str:
     return "\n".join(parts) + "\n"
 
 
-def example_html(report: "Report") -> List[str]:
+def example_html(report: "Shown") -> List[str]:
     """The example sentence cut into each tokenizer's tokens, side by side."""
     example = report.example()
     if not example["text"]:
@@ -149,7 +131,7 @@ def render_table_html(table: Table) -> str:
 # -- plots ----------------------------------------------------------------------------------------
 
 
-def plots(report: "Report") -> Optional[List[Tuple[str, str, str]]]:
+def plots(report: "Shown") -> Optional[List[Tuple[str, str, str]]]:
     """``[(caption, base64 PNG, note), ...]``, or None when matplotlib is not installed."""
     try:
         # Figures made without pyplot need no backend and leave a user's matplotlib state alone.
@@ -220,7 +202,7 @@ def plots(report: "Report") -> Optional[List[Tuple[str, str, str]]]:
     return out
 
 
-def _family_plots(report: "Report", names: List[str], colour: Dict[str, str]) -> List[Tuple[str, str, str]]:
+def _family_plots(report: "Shown", names: List[str], colour: Dict[str, str]) -> List[Tuple[str, str, str]]:
     """The Lorenz curves, the numbers and the indents: plots of the measures' own tables."""
     from matplotlib.figure import Figure
 

@@ -27,7 +27,6 @@ import math
 import os
 import weakref
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Set, Tuple, Union
 
 import numpy as np
@@ -43,7 +42,7 @@ from .measures import (
     VocabularyUse,
     compute,
 )
-from .tally import ChunkText, Tally
+from .tally import ChunkText, Tally, TextCounts, Vocabulary
 from ..text.chunks import CHUNK_CHARS, source_bytes, text_chunks
 from ..errors import CorpusError, FunctionalBPEError
 from ..util.output import atomic_write_text
@@ -74,45 +73,6 @@ SORTABLE = tuple(RESULTS)
 
 
 # -- gathering counts -------------------------------------------------------------------------
-
-
-@dataclass
-class TextCounts:
-    """What a corpus is, counted while it streams past."""
-
-    documents: int = 0
-    words: int = 0
-    chars: int = 0
-    bytes: int = 0
-    lines: int = 0
-    # Whether the document read so far ends in a line without its line feed.
-    open_line: bool = field(default=False, compare=False, repr=False)
-
-    def add(self, chunk: Union[str, ChunkText], starts_document: bool) -> None:
-        if isinstance(chunk, str):
-            chunk = ChunkText(chunk, starts_document, code=False, python=False)
-        if starts_document:
-            self.finish()
-        self.documents += starts_document
-        self.words += chunk.words
-        self.chars += chunk.chars
-        self.bytes += len(chunk.raw)
-        self.lines += chunk.feeds
-        if chunk.text:
-            self.open_line = not chunk.text.endswith("\n")
-
-    def finish(self) -> None:
-        """The document has ended: its last line counts even without a line feed."""
-        self.lines += self.open_line
-        self.open_line = False
-
-    def __iadd__(self, other: "TextCounts") -> "TextCounts":
-        self.documents += other.documents
-        self.words += other.words
-        self.chars += other.chars
-        self.bytes += other.bytes
-        self.lines += other.lines
-        return self
 
 
 def report(
@@ -409,17 +369,6 @@ def _coverage_schemes(named: Mapping[str, ReportTokenizer]) -> Dict[str, Tuple[S
 
 
 # -- the report ----------------------------------------------------------------------------------
-
-
-@dataclass
-class Vocabulary:
-    """What a tokenizer's vocabulary is, computed once per report."""
-
-    entries: List[int]
-    byte_tokens: Dict[int, int]
-    unknown: Set[int]
-    surfaces: Dict[int, str]
-    special: Set[int] = field(default_factory=set)
 
 
 class Report:

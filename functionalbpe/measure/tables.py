@@ -22,7 +22,7 @@ from .measures import FAIRNESS, FAMILIES, RESULT_MEASURES, VOCABULARY_MEASURES, 
 from .measures import columns as measure_columns
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .report import Report
+    from .shown import Shown
 
 
 @dataclass
@@ -38,7 +38,7 @@ def _cells(row: Dict[str, Any], measures: List[Measure]) -> List[str]:
     return [m.format(row[m.key]) for m in measures]
 
 
-def tables(report: "Report") -> List[Table]:
+def tables(report: "Shown") -> List[Table]:
     """The tables of a report, in the order every renderer shows them."""
     settings = report.settings
     columns = measure_columns(RESULT_MEASURES, report)
@@ -86,7 +86,7 @@ def tables(report: "Report") -> List[Table]:
     return [results, totals, vocab, corpora] + family_tables(report)
 
 
-def family_tables(report: "Report") -> List[Table]:
+def family_tables(report: "Shown") -> List[Table]:
     """One table per family of measures (numbers, code, ...), each corpus's rows then the
     totals ("all"); a family none of whose columns says anything in this report is left out."""
     settings = report.settings
@@ -118,7 +118,7 @@ def family_tables(report: "Report") -> List[Table]:
     return out
 
 
-def tokenizer_lines(report: "Report") -> List[str]:
+def tokenizer_lines(report: "Shown") -> List[str]:
     """One line per tokenizer: its name and what it is."""
     baseline = report.baseline
     return [
@@ -127,7 +127,7 @@ def tokenizer_lines(report: "Report") -> List[str]:
     ]
 
 
-def example_lines(report: "Report") -> List[Tuple[str, List[str], List[str]]]:
+def example_lines(report: "Shown") -> List[Tuple[str, List[str], List[str]]]:
     """Per tokenizer: (name, unused examples, duplicate families), whitespace made visible."""
     out = []
     for row in report.tokenizer_rows():
@@ -152,7 +152,7 @@ def render_table_text(table: Table) -> str:
     return "\n".join(out)
 
 
-def render_text(report: "Report") -> str:
+def render_text(report: "Shown") -> str:
     parts = [line for line in tokenizer_lines(report)]
     for table in tables(report):
         parts.append("")
@@ -176,7 +176,7 @@ def render_table_markdown(table: Table) -> str:
     return "\n".join(out)
 
 
-def render_markdown(report: "Report", title: str = "Tokenizer report") -> str:
+def render_markdown(report: "Shown", title: str = "Tokenizer report") -> str:
     s = report.settings
     parts = [
         f"# {title}",

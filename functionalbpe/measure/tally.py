@@ -38,8 +38,9 @@ import keyword
 import re
 import tokenize
 from collections import Counter
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Set, Tuple, Union
 
 import numpy as np
 
@@ -589,3 +590,53 @@ class Tally:
             lines[depth] += n
             spent[depth] += tokens * n
         return {d: spent[d] / lines[d] for d in sorted(lines)}
+
+
+@dataclass
+class TextCounts:
+    """What a corpus is, counted while it streams past."""
+
+    documents: int = 0
+    words: int = 0
+    chars: int = 0
+    bytes: int = 0
+    lines: int = 0
+    # Whether the document read so far ends in a line without its line feed.
+    open_line: bool = field(default=False, compare=False, repr=False)
+
+    def add(self, chunk: Union[str, ChunkText], starts_document: bool) -> None:
+        if isinstance(chunk, str):
+            chunk = ChunkText(chunk, starts_document, code=False, python=False)
+        if starts_document:
+            self.finish()
+        self.documents += starts_document
+        self.words += chunk.words
+        self.chars += chunk.chars
+        self.bytes += len(chunk.raw)
+        self.lines += chunk.feeds
+        if chunk.text:
+            self.open_line = not chunk.text.endswith("\n")
+
+    def finish(self) -> None:
+        """The document has ended: its last line counts even without a line feed."""
+        self.lines += self.open_line
+        self.open_line = False
+
+    def __iadd__(self, other: "TextCounts") -> "TextCounts":
+        self.documents += other.documents
+        self.words += other.words
+        self.chars += other.chars
+        self.bytes += other.bytes
+        self.lines += other.lines
+        return self
+
+
+@dataclass
+class Vocabulary:
+    """What a tokenizer's vocabulary is, computed once per report."""
+
+    entries: List[int]
+    byte_tokens: Dict[int, int]
+    unknown: Set[int]
+    surfaces: Dict[int, str]
+    special: Set[int] = field(default_factory=set)

@@ -68,7 +68,7 @@ from ..text.corpus import Files, files
 from ..util.checks import PathLike
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..tokenizer import Tokenizer
+    from ..interop.protocol import Tokenizes
 
 SpecialSet = Union[str, AbstractSet[str], Collection[str]]
 
@@ -171,7 +171,7 @@ def choose_dtype(vocab_size: int, dtype: Any = None) -> np.dtype:
     return chosen
 
 
-def _eot_id(tok: "Tokenizer", eot: Union[None, str, int]) -> Optional[int]:
+def _eot_id(tok: "Tokenizes", eot: Union[None, str, int]) -> Optional[int]:
     if eot is None:
         return None
     if isinstance(eot, str):
@@ -206,7 +206,7 @@ def _as_source(source: Any, errors: str) -> Union[Files, Iterable[str]]:
     return source
 
 
-def _units(source: Union[Files, Iterable[str]], tok: "Tokenizer") -> Iterator[Tuple[str, bool]]:
+def _units(source: Union[Files, Iterable[str]], tok: "Tokenizes") -> Iterator[Tuple[str, bool]]:
     """The text in order, as ``(text, ends_document)``: files in blocks when the scheme's
     pieces survive a safe cut, else (and for documents given as ``str``) whole documents."""
     if isinstance(source, Files):
@@ -354,7 +354,7 @@ class Chunk:
 
 
 def encode_stream(
-    tok: "Tokenizer",
+    tok: "Tokenizes",
     source: Any,
     *,
     dtype: Any = None,
@@ -449,7 +449,7 @@ def _failing_document(batch: _Batch, encode: Callable[[_Batch], Tuple[bytes, Lis
 
 
 def encode_to_file(
-    tok: "Tokenizer",
+    tok: "Tokenizes",
     source: Any,
     out: PathLike,
     *,

@@ -46,7 +46,7 @@ from ..text.patterns import special_cutter
 from .vocab import byte_ids, shower
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..tokenizer import Tokenizer
+    from ..interop.protocol import Tokenizes
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ class EncodingTrace:
         return [i for p in self.pieces for i in p.ids]
 
 
-def trace(tok: "Tokenizer", text: str) -> EncodingTrace:
+def trace(tok: "Tokenizes", text: str) -> EncodingTrace:
     """Encode ``text`` step by step (special tokens allowed, as ``allowed_special="all"``)."""
     text = bpe_text(text)
     alphabet = tok.alphabet
@@ -128,7 +128,7 @@ def trace(tok: "Tokenizer", text: str) -> EncodingTrace:
     return EncodingTrace(text, tuple(pieces))
 
 
-def _externalizer(tok: "Tokenizer") -> Callable[[Sequence[int]], List[int]]:
+def _externalizer(tok: "Tokenizes") -> Callable[[Sequence[int]], List[int]]:
     """Internal ids (bytes in byte order) to the tokenizer's ids (an imported vocabulary's
     bytes keep their own). Merges and atoms are the same in both."""
     table = byte_ids(tok)
@@ -137,7 +137,7 @@ def _externalizer(tok: "Tokenizer") -> Callable[[Sequence[int]], List[int]]:
     return lambda ids: [table[i] if i < NUM_BYTES else i for i in ids]
 
 
-def explain_lines(tok: "Tokenizer", text: str, paint: Optional[Callable[[int, str], str]] = None) -> List[str]:
+def explain_lines(tok: "Tokenizes", text: str, paint: Optional[Callable[[int, str], str]] = None) -> List[str]:
     """The trace as text: per piece, its text form (for a scheme), the symbols it starts
     from, one line per merge with the symbols after it, and its ids. ``paint(k, shown)``
     colours the k-th token of the final line (the CLI's ``--color``)."""
@@ -177,7 +177,7 @@ def _symbols(ids: Sequence[int], show: Callable[[int], str]) -> str:
     return "".join(f"[{show(i)}]" for i in ids)
 
 
-def merge_tree(tok: "Tokenizer", token: int) -> List[str]:
+def merge_tree(tok: "Tokenizes", token: int) -> List[str]:
     """How ``token`` was built: the token, then the two it merged, down to bytes and atoms."""
     show = shower(tok)
     parts: Dict[int, Tuple[int, int]] = {tok.alphabet.first_merge + k: pair for k, pair in enumerate(tok.merges)}

@@ -25,10 +25,10 @@ from ..core.alphabet import NUM_BYTES
 from ..util.display import show_text_form
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..tokenizer import Tokenizer
+    from ..interop.protocol import Tokenizes
 
 
-def shower(tok: "Tokenizer") -> Callable[[int], str]:
+def shower(tok: "Tokenizes") -> Callable[[int], str]:
     """``show(id)``: how a token of ``tok`` is written for a person (memoized per id)."""
     memo: Dict[int, str] = {}
     specials = {i: s for s, i in tok.special_tokens.items()}
@@ -44,12 +44,12 @@ def shower(tok: "Tokenizer") -> Callable[[int], str]:
     return show
 
 
-def byte_ids(tok: "Tokenizer") -> List[int]:
+def byte_ids(tok: "Tokenizes") -> List[int]:
     """The id of each byte 0..255 (a vocabulary imported from tiktoken keeps its own)."""
     return list(tok.to_payload().get("byte_ids") or range(NUM_BYTES))
 
 
-def vocab_lines(tok: "Tokenizer") -> List[str]:
+def vocab_lines(tok: "Tokenizes") -> List[str]:
     """Every token of ``tok``, one line each: specials, atoms, bytes, then the merges."""
     show = shower(tok)
     lines = [f"{i:>6}  [{s}]  special" for s, i in sorted(tok.special_tokens.items(), key=lambda kv: kv[1])]
