@@ -5,7 +5,9 @@
     >>> tok.decode(tok.encode("the cat"))
     'the cat'
 """
+import importlib
 import os as _os
+from typing import TYPE_CHECKING, Any, List
 
 from .text.corpus import Files, files
 from .errors import (
@@ -25,7 +27,6 @@ from .schemes.functional import Functionalizer
 from .schemes.markers import BoundaryMarkers
 from .schemes import functional, markers
 from .text.patterns import PATTERNS, pretokenize
-from .measure.report import Report, full_coverage_vocab_size, report
 from .schemes.base import Scheme
 from .schemes.registry import make_scheme
 from .tokenizer import Tokenizer
@@ -33,6 +34,31 @@ from .training import count_pieces, train
 from .counts import PieceCounts, count
 
 from ._version import __version__
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .measure.report import Report, full_coverage_vocab_size, report
+
+# Loaded on first use (PEP 562), so that `import functionalbpe` costs what encoding and
+# training need: the report and its measures bring numpy and every installed peer.
+_LAZY = {
+    "report": ("functionalbpe.measure.report", "report"),
+    "Report": ("functionalbpe.measure.report", "Report"),
+    "full_coverage_vocab_size": ("functionalbpe.measure.report", "full_coverage_vocab_size"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        module, attribute = _LAZY[name]
+        value = getattr(importlib.import_module(module), attribute)
+        globals()[name] = value  # later lookups do not come here again
+        return value
+    raise AttributeError(f"module 'functionalbpe' has no attribute {name!r}")
+
+
+def __dir__() -> List[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 # Old module paths (functionalbpe.dask) resolve to the modules' homes in their layers.
 __path__.append(_os.path.join(_os.path.dirname(__file__), "_compat"))
