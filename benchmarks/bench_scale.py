@@ -103,12 +103,12 @@ def on_cluster(paths: List[str], workers: int) -> float:
 
 def growth(tables: List[fb.PieceCounts], sizes: List[float]) -> List[Tuple[float, int]]:
     """(MB so far, distinct pieces so far) after each shard."""
-    tally = NATIVE.tally.Tally()
+    total = NATIVE.summer.CountsSum()
     points, so_far = [], 0.0
     for t, mb in zip(tables, sizes):
-        tally.add(t.table.data, t.table.offsets, t.table.counts)
+        total.add(t.table.data, t.table.offsets, t.table.counts)
         so_far += mb
-        points.append((so_far, len(tally)))
+        points.append((so_far, len(total)))
     return points
 
 

@@ -20,7 +20,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 
 from array import array
 
-from .progress import Progress
+from .util.progress import Progress
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object o)
@@ -42,7 +42,7 @@ from status cimport FBPE_ENOMEM, FBPE_MAX_TOKEN_BYTES, FBPE_OK, check, fbpe_stat
 from utf8 cimport fbpe_utf8_invalid
 
 cdef extern from "lib/train.h":
-    ctypedef struct fbpe_corpus:
+    ctypedef struct fbpe_pieces:
         pass
     ctypedef struct fbpe_trainer:
         pass
@@ -50,13 +50,13 @@ cdef extern from "lib/train.h":
         uint32_t left
         uint32_t right
         int64_t count
-    fbpe_corpus *fbpe_corpus_new() nogil
-    void fbpe_corpus_free(fbpe_corpus *corpus) nogil
-    uint32_t *fbpe_corpus_reserve(fbpe_corpus *corpus, size_t n) nogil
-    fbpe_status fbpe_corpus_commit(fbpe_corpus *corpus, size_t n, int64_t count) nogil
-    fbpe_status fbpe_corpus_add_utf8(fbpe_corpus *corpus, const uint8_t *text, size_t n,
+    fbpe_pieces *fbpe_pieces_new() nogil
+    void fbpe_pieces_free(fbpe_pieces *counted) nogil
+    uint32_t *fbpe_pieces_reserve(fbpe_pieces *counted, size_t n) nogil
+    fbpe_status fbpe_pieces_commit(fbpe_pieces *counted, size_t n, int64_t count) nogil
+    fbpe_status fbpe_pieces_add_utf8(fbpe_pieces *counted, const uint8_t *text, size_t n,
                                      int64_t count, const int32_t *atom_ids) nogil
-    fbpe_status fbpe_trainer_new(fbpe_corpus *corpus, uint32_t first_id, const uint32_t *flags,
+    fbpe_status fbpe_trainer_new(fbpe_pieces *counted, uint32_t first_id, const uint32_t *flags,
                                  int policy, int64_t max_merges, int64_t min_frequency,
                                  size_t max_token_bytes, fbpe_trainer **out) nogil
     fbpe_status fbpe_trainer_run(fbpe_trainer *trainer, double seconds) nogil
@@ -109,7 +109,7 @@ cdef int64_t piece_count(object count) except -1:
         ) from None
 
 
-cdef int add_symbols(fbpe_corpus *corpus, object symbols, int64_t count,
+cdef int add_symbols(fbpe_pieces *counted, object symbols, int64_t count,
                      uint32_t first_id) except -1:
     """Append one piece given as a sequence of symbol ids."""
     cdef Py_ssize_t n, i
@@ -120,7 +120,7 @@ cdef int add_symbols(fbpe_corpus *corpus, object symbols, int64_t count,
     n = PySequence_Fast_GET_SIZE(seq)
     if n < 2:
         return 0
-    out = fbpe_corpus_reserve(corpus, <size_t>n)
+    out = fbpe_pieces_reserve(counted, <size_t>n)
     if out == NULL:
         check(FBPE_ENOMEM, "while training")
     items = PySequence_Fast_ITEMS(seq)
@@ -132,21 +132,21 @@ cdef int add_symbols(fbpe_corpus *corpus, object symbols, int64_t count,
                 f"(first_id is {first_id})"
             )
         out[i] = <uint32_t>v
-    return check(fbpe_corpus_commit(corpus, <size_t>n, count), "while training")
+    return check(fbpe_pieces_commit(counted, <size_t>n, count), "while training")
 
 
-cdef int add_text(fbpe_corpus *corpus, object piece, int64_t count,
+cdef int add_text(fbpe_pieces *counted, object piece, int64_t count,
                   const int32_t *atom_ids) except -1:
     """Append one piece given in text form: UTF-8 bytes, atoms as their own ids."""
     if type(piece) is not str:
         raise TypeError(f"text-form pieces must be str, got {type(piece).__name__}: {piece!r}")
     if PyUnicode_IS_ASCII(piece):
         # ASCII holds no atom, and its str storage already is its UTF-8
-        return check(fbpe_corpus_add_utf8(corpus, <const uint8_t *>PyUnicode_DATA(piece),
+        return check(fbpe_pieces_add_utf8(counted, <const uint8_t *>PyUnicode_DATA(piece),
                                           <size_t>PyUnicode_GET_LENGTH(piece), count, NULL),
                      "while training")
     encoded = PyUnicode_AsUTF8String(piece)
-    return check(fbpe_corpus_add_utf8(corpus, <const uint8_t *>PyBytes_AS_STRING(encoded),
+    return check(fbpe_pieces_add_utf8(counted, <const uint8_t *>PyBytes_AS_STRING(encoded),
                                       <size_t>PyBytes_GET_SIZE(encoded), count, atom_ids),
                  "while training")
 
@@ -174,17 +174,17 @@ cdef object int64_view(object buffer, str name):
     return view.cast("B").cast("q")
 
 
-cdef class Corpus:
+cdef class Pieces:
     """The pieces as the C side holds them; freed with this object, on every path."""
-    cdef fbpe_corpus *ptr
+    cdef fbpe_pieces *ptr
 
     def __cinit__(self):
-        self.ptr = fbpe_corpus_new()
+        self.ptr = fbpe_pieces_new()
         if self.ptr == NULL:
             check(FBPE_ENOMEM, "while training")
 
     def __dealloc__(self):
-        fbpe_corpus_free(self.ptr)
+        fbpe_pieces_free(self.ptr)
 
 
 cdef object report_merges(fbpe_trainer *trainer, size_t done, size_t n, object on_merge):
@@ -200,10 +200,10 @@ cdef object report_merges(fbpe_trainer *trainer, size_t done, size_t n, object o
         on_merge((merges[k].left, merges[k].right, merges[k].count), second)
 
 
-cdef list run_merges(Corpus corpus, uint32_t first_id, object flags, int policy,
+cdef list run_merges(Pieces counted, uint32_t first_id, object flags, int policy,
                      object num_merges, int64_t min_frequency, object progress,
                      size_t max_token_bytes=FBPE_MAX_TOKEN_BYTES, object on_merge=None):
-    """Train on a filled corpus (``flags``: one per id below ``first_id``); ``on_merge``,
+    """Train on filled counted pieces (``flags``: one per id below ``first_id``); ``on_merge``,
     if given, is called with each merge and the pair that came second (a trace)."""
     if len(flags) != first_id:
         raise ValueError(f"flags gives {len(flags)} entries for {first_id} symbols")
@@ -217,7 +217,7 @@ cdef list run_merges(Corpus corpus, uint32_t first_id, object flags, int policy,
     cdef const fbpe_trained_merge *merges
     cdef size_t n, k, reported = 0
     with nogil:
-        rc = fbpe_trainer_new(corpus.ptr, first_id, &cflags[0], policy, max_merges,
+        rc = fbpe_trainer_new(counted.ptr, first_id, &cflags[0], policy, max_merges,
                               min_frequency, max_token_bytes, &trainer)
     check(rc, "while training")
     if on_merge is not None:
@@ -248,13 +248,13 @@ def train_merges(pieces, num_merges, uint32_t first_id, flags, int policy,
                  int64_t min_frequency, progress, size_t max_token_bytes=FBPE_MAX_TOKEN_BYTES,
                  on_merge=None):
     """reference.train_merges over {symbol sequence: count}, arguments already checked."""
-    corpus = Corpus()
+    counted = Pieces()
     cdef int64_t count
     for symbols, raw_count in pieces.items():
         count = piece_count(raw_count)
         if count > 0:
-            add_symbols(corpus.ptr, symbols, count, first_id)
-    return run_merges(corpus, first_id, flags, policy, num_merges, min_frequency, progress, max_token_bytes,
+            add_symbols(counted.ptr, symbols, count, first_id)
+    return run_merges(counted, first_id, flags, policy, num_merges, min_frequency, progress, max_token_bytes,
                       on_merge)
 
 
@@ -263,13 +263,13 @@ def train_merges_from_text(pieces, num_merges, uint32_t first_id, atom_ids, flag
     """Training on {text-form piece: count}; atom_ids maps each atom character to its id."""
     cdef const int32_t[::1] table = atom_table(atom_ids, first_id)
     cdef const int32_t *atoms = &table[0] if atom_ids else NULL
-    corpus = Corpus()
+    counted = Pieces()
     cdef int64_t count
     for piece, raw_count in pieces.items():
         count = piece_count(raw_count)
         if count > 0:
-            add_text(corpus.ptr, piece, count, atoms)
-    return run_merges(corpus, first_id, flags, policy, num_merges, min_frequency, progress)
+            add_text(counted.ptr, piece, count, atoms)
+    return run_merges(counted, first_id, flags, policy, num_merges, min_frequency, progress)
 
 
 cdef int check_ranges(const int64_t[::1] offs, Py_ssize_t n, Py_ssize_t size) except -1:
@@ -290,9 +290,9 @@ ctypedef fbpe_status (*add_piece_fn)(void *target, const uint8_t *text, size_t n
                                      const int32_t *atoms) noexcept nogil
 
 
-cdef fbpe_status corpus_piece(void *target, const uint8_t *text, size_t n, int64_t count,
+cdef fbpe_status counted_piece(void *target, const uint8_t *text, size_t n, int64_t count,
                               const int32_t *atoms) noexcept nogil:
-    return fbpe_corpus_add_utf8(<fbpe_corpus *>target, text, n, count, atoms)
+    return fbpe_pieces_add_utf8(<fbpe_pieces *>target, text, n, count, atoms)
 
 
 cdef int add_flat_table(add_piece_fn add, void *target, const uint8_t[::1] data, offsets, counts,
@@ -329,9 +329,9 @@ def train_merges_utf8(const uint8_t[::1] data, offsets, counts, num_merges, uint
     """Training on pieces laid out flat: piece i is data[offsets[i]:offsets[i+1]] (UTF-8 text
     form), occurring counts[i] times. offsets and counts: int64 buffers (array 'q', numpy)."""
     cdef const int32_t[::1] table = atom_table(atom_ids, first_id)
-    corpus = Corpus()
-    add_flat_table(corpus_piece, corpus.ptr, data, offsets, counts, &table[0] if atom_ids else NULL, "")
-    return run_merges(corpus, first_id, flags, policy, num_merges, min_frequency, progress,
+    counted = Pieces()
+    add_flat_table(counted_piece, counted.ptr, data, offsets, counts, &table[0] if atom_ids else NULL, "")
+    return run_merges(counted, first_id, flags, policy, num_merges, min_frequency, progress,
                       FBPE_MAX_TOKEN_BYTES, on_merge)
 
 

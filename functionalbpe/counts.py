@@ -316,11 +316,11 @@ def add_tables(tables: Iterable[PieceTable]) -> PieceTable:
 
 
 class _Sum:
-    """Tables added one at a time: into the C tally, or a dict on the pure-Python path."""
+    """Tables added one at a time: into the C sum, or a dict on the pure-Python path."""
 
     def __init__(self) -> None:
-        module = NATIVE.tally
-        self.tally = module.Tally() if module is not None else None
+        module = NATIVE.summer
+        self.summer = module.CountsSum() if module is not None else None
         self.dict: Dict[str, int] = {}
         self.only: Optional[PieceTable] = None  # while one table is added, it is the sum: no copy
         self.added = 0
@@ -336,9 +336,9 @@ class _Sum:
         self.added += 1
 
     def _add(self, t: PieceTable, k: int) -> None:
-        if self.tally is not None:
+        if self.summer is not None:
             try:
-                self.tally.add(t.data, t.offsets, t.counts)
+                self.summer.add(t.data, t.offsets, t.counts)
             except (OverflowError, ValueError) as exc:
                 raise FunctionalBPEError(f"merging table {k}: {exc}") from None
             return
@@ -352,8 +352,8 @@ class _Sum:
     def result(self) -> PieceTable:
         if self.only is not None:
             return self.only
-        if self.tally is not None:
-            return PieceTable(*self.tally.flat())
+        if self.summer is not None:
+            return PieceTable(*self.summer.flat())
         return PieceTable.from_dict(self.dict)
 
 
@@ -533,10 +533,10 @@ def _check_utf8(text: bytes, error: Any, block: int = 1 << 24) -> None:
 
 def _first_repeat(table: PieceTable) -> Optional[int]:
     """The index of the first piece that appeared earlier in the table, or None."""
-    module = NATIVE.tally
+    module = NATIVE.summer
     if module is not None:
         try:
-            module.Tally().add(table.data, table.offsets, table.counts)
+            module.CountsSum().add(table.data, table.offsets, table.counts)
             return None
         except ValueError:
             pass  # checked above: the one rule left is a repeat; found below, in Python

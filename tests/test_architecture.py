@@ -319,3 +319,16 @@ def test_a_circle_through_a_package_init_is_found(tmp_path):
         "pkg/m/x.py": "def y():\n    from .. import VERSION\n    return VERSION\n",
     })
     assert cycles(import_graph(pkg)) == [["pkg", "pkg.m.x", "pkg"]]
+
+
+def test_the_compiled_modules_import_modules_that_exist():
+    """A .pyx module's Python-level imports are not seen by the graph above (it is not
+    Python source); each ``from .x import`` in csrc/ must name a module of the package."""
+    modules = module_names(PACKAGE)
+    pyx = sorted((PACKAGE.parent / "csrc").glob("*.pyx"))
+    assert pyx
+    for path in pyx:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            found = re.match(r"\s*from \.([\w.]+) import ", line)
+            if found:
+                assert f"functionalbpe.{found.group(1)}" in modules, f"{path.name}: {line.strip()}"

@@ -126,10 +126,10 @@ def test_counts_too_large_for_the_trainer_are_one_clear_error():
         fb.train(huge, vocab_size=300, backend="fast", progress=False)
 
 
-def test_the_c_tally_refuses_what_is_not_a_count():
-    tally_module = fb.core._native.NATIVE.tally
-    if tally_module is None:
-        pytest.skip("the compiled tally is not built")
+def test_the_c_sum_refuses_what_is_not_a_count():
+    summer = fb.core._native.NATIVE.summer
+    if summer is None:
+        pytest.skip("the compiled sum of counts is not built")
     for data, offsets, counts in [
         (b"ab", [0, 1, 1, 2], [1, 1, 1]),  # an empty piece
         (b"ab", [0, 1, 2], [1, 0]),  # a count of 0
@@ -138,14 +138,14 @@ def test_the_c_tally_refuses_what_is_not_a_count():
         (b"ab", [1, 2], [1]),  # not from 0
     ]:
         with pytest.raises(ValueError, match="piece"):
-            tally_module.Tally().add(data, array("q", offsets), array("q", counts))
+            summer.CountsSum().add(data, array("q", offsets), array("q", counts))
     with pytest.raises(ValueError, match="one more"):
-        tally_module.Tally().add(b"a", array("q", [0]), array("q", [1]))
+        summer.CountsSum().add(b"a", array("q", [0]), array("q", [1]))
     # a piece given twice in one table, though an earlier table has it already
-    tally = tally_module.Tally()
-    tally.add(b"a", array("q", [0, 1]), array("q", [1]))
+    total = summer.CountsSum()
+    total.add(b"a", array("q", [0, 1]), array("q", [1]))
     with pytest.raises(ValueError, match="piece 1"):
-        tally.add(b"aa", array("q", [0, 1, 2]), array("q", [1, 1]))
+        total.add(b"aa", array("q", [0, 1, 2]), array("q", [1, 1]))
 
 
 def test_an_empty_table_merges_like_any_other():

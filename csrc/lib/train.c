@@ -31,7 +31,7 @@
  *   candidate pushed. A pair gains count only in the merge that creates its newer symbol,
  *   so a count that reaches zero stays zero and its slot goes at once.
  *
- * What each choice is worth, measured against the simpler thing it stands in for. Corpus:
+ * What each choice is worth, measured against the simpler thing it stands in for. Pieces:
  * the .py files of the Python 3.11 standard library (31.5 MB), gpt4 pattern: 118,609
  * distinct pieces, 986,550 bytes in them, 32,512 merges (vocabulary 32768). Loop alone
  * (fbpe_trainer_run): CPU seconds, best of 18 runs on a busy 2-core VM, and instructions
@@ -90,7 +90,7 @@ long fbpe_live_blocks(void) { return fbpe_count_blocks(&live_blocks, 0); }
 
 #define HEADER 3
 
-struct fbpe_corpus {
+struct fbpe_pieces {
     uint32_t *words;
     size_t n_words, cap_words;
     size_t n_pieces;
@@ -103,22 +103,22 @@ static inline int64_t piece_count(const uint32_t *header) {
     return count;
 }
 
-fbpe_corpus *fbpe_corpus_new(void) { return (fbpe_corpus *)xcalloc(1, sizeof(fbpe_corpus)); }
+fbpe_pieces *fbpe_pieces_new(void) { return (fbpe_pieces *)xcalloc(1, sizeof(fbpe_pieces)); }
 
-void fbpe_corpus_free(fbpe_corpus *c) {
+void fbpe_pieces_free(fbpe_pieces *c) {
     if (!c) return;
     xfree(c->words);
     xfree(c);
 }
 
-uint32_t *fbpe_corpus_reserve(fbpe_corpus *c, size_t n) {
+uint32_t *fbpe_pieces_reserve(fbpe_pieces *c, size_t n) {
     if (n > SIZE_MAX / 2 ||
         grow((void **)&c->words, &c->cap_words, c->n_words + HEADER + n, sizeof(uint32_t)))
         return NULL;
     return c->words + c->n_words + HEADER;
 }
 
-fbpe_status fbpe_corpus_commit(fbpe_corpus *c, size_t n, int64_t count) {
+fbpe_status fbpe_pieces_commit(fbpe_pieces *c, size_t n, int64_t count) {
     if (n < 2 || count < 1) return FBPE_OK;
     /* pieces are named by 32-bit offsets: 16 GiB of symbols in distinct pieces at most */
     if (n > UINT32_MAX || c->n_words + HEADER + n > UINT32_MAX) return FBPE_ETOOLONG;
@@ -136,10 +136,10 @@ fbpe_status fbpe_corpus_commit(fbpe_corpus *c, size_t n, int64_t count) {
     return FBPE_OK;
 }
 
-fbpe_status fbpe_corpus_add_utf8(fbpe_corpus *c, const uint8_t *s, size_t n, int64_t count,
+fbpe_status fbpe_pieces_add_utf8(fbpe_pieces *c, const uint8_t *s, size_t n, int64_t count,
                                  const int32_t *atom_ids) {
     if (n < 2 || count < 1) return FBPE_OK; /* no pair: one byte, or nothing */
-    uint32_t *out = fbpe_corpus_reserve(c, n);
+    uint32_t *out = fbpe_pieces_reserve(c, n);
     if (!out) return FBPE_ENOMEM;
     size_t m = 0;
     if (!atom_ids) {
@@ -156,7 +156,7 @@ fbpe_status fbpe_corpus_add_utf8(fbpe_corpus *c, const uint8_t *s, size_t n, int
             out[m++] = s[i++];
         }
     }
-    return fbpe_corpus_commit(c, m, count);
+    return fbpe_pieces_commit(c, m, count);
 }
 
 /* ---- where lists: power-of-two blocks from a slab ----
@@ -499,7 +499,7 @@ typedef struct {
 } gain_entry;
 
 struct fbpe_trainer {
-    fbpe_corpus *corpus;
+    fbpe_pieces *counted;
     uint32_t first_id;
     int policy;
     int check_policy; /* 0 when no pair can ever be refused (fbpe_policy_never_refuses) */
@@ -669,12 +669,12 @@ static inline uint32_t symbol_bytes(uint32_t id) { return id < 256 ? 1 : 3; }
 
 /* Count the pairs of every piece into the table, each with the pieces that hold it. */
 static fbpe_status count_pairs(fbpe_trainer *t) {
-    const fbpe_corpus *corpus = t->corpus;
-    const uint32_t *words = corpus->words;
+    const fbpe_pieces *counted = t->counted;
+    const uint32_t *words = counted->words;
     /* A guess at the number of distinct pairs, to size the table once for the start. */
-    if (table_init(&t->pairs, corpus->n_pieces + 1024)) return FBPE_ENOMEM;
+    if (table_init(&t->pairs, counted->n_pieces + 1024)) return FBPE_ENOMEM;
     t->pairs.lists = &t->lists;
-    for (size_t off = 0; off < corpus->n_words;) {
+    for (size_t off = 0; off < counted->n_words;) {
         uint32_t n = words[off];
         int64_t count = piece_count(words + off);
         const uint32_t *s = words + off + HEADER;
@@ -694,7 +694,7 @@ static fbpe_status count_pairs(fbpe_trainer *t) {
     return FBPE_OK;
 }
 
-fbpe_status fbpe_trainer_new(fbpe_corpus *corpus, uint32_t first_id, const uint32_t *flags,
+fbpe_status fbpe_trainer_new(fbpe_pieces *counted, uint32_t first_id, const uint32_t *flags,
                              int policy, int64_t max_merges, int64_t min_frequency,
                              size_t max_token_bytes, fbpe_trainer **out) {
     fbpe_status rc = FBPE_ENOMEM;
@@ -702,7 +702,7 @@ fbpe_status fbpe_trainer_new(fbpe_corpus *corpus, uint32_t first_id, const uint3
     if (first_id >= UINT32_MAX) return FBPE_EIDS;
     fbpe_trainer *t = (fbpe_trainer *)xcalloc(1, sizeof(fbpe_trainer));
     if (!t) return FBPE_ENOMEM;
-    t->corpus = corpus;
+    t->counted = counted;
     t->first_id = first_id;
     t->policy = policy;
     t->check_policy = !fbpe_policy_never_refuses(flags, first_id);
@@ -715,10 +715,10 @@ fbpe_status fbpe_trainer_new(fbpe_corpus *corpus, uint32_t first_id, const uint3
 
     /* A token is a run of symbols inside one piece: if no piece is longer than the limit,
      * no merge can pass it, and the loop need not look at lengths. */
-    for (size_t off = 0; off < corpus->n_words && !t->check_length;) {
-        uint32_t n = corpus->words[off];
+    for (size_t off = 0; off < counted->n_words && !t->check_length;) {
+        uint32_t n = counted->words[off];
         size_t bytes = 0;
-        for (uint32_t i = 0; i < n; i++) bytes += symbol_bytes(corpus->words[off + HEADER + i]);
+        for (uint32_t i = 0; i < n; i++) bytes += symbol_bytes(counted->words[off + HEADER + i]);
         t->check_length = bytes > t->max_token_bytes;
         off += HEADER + n;
     }
@@ -752,7 +752,7 @@ const fbpe_trained_merge *fbpe_trainer_merges(const fbpe_trainer *t) { return t-
  * the counts at the positions that changed. */
 static fbpe_status merge_in_piece(fbpe_trainer *t, uint32_t off, uint32_t a, uint32_t b,
                                   uint32_t c) {
-    uint32_t *header = t->corpus->words + off;
+    uint32_t *header = t->counted->words + off;
     uint32_t *s = header + HEADER;
     uint32_t n = header[0];
     uint32_t i = 0;
@@ -925,7 +925,7 @@ static fbpe_status merge_once(fbpe_trainer *t) {
     fbpe_status rc = FBPE_OK;
     for (uint32_t k = 0; k < n_where && rc == FBPE_OK; k++) {
         /* the pieces are far apart in memory and known in advance: ask for them early */
-        if (k + PREFETCH_AHEAD < n_where) PREFETCH(t->corpus->words + where[k + PREFETCH_AHEAD]);
+        if (k + PREFETCH_AHEAD < n_where) PREFETCH(t->counted->words + where[k + PREFETCH_AHEAD]);
         rc = merge_in_piece(t, where[k], a, b, c);
     }
     slab_free(&t->lists, where, where_capacity(n_where));

@@ -8,7 +8,7 @@
 
 #include "bounds.h" /* the status codes */
 
-typedef struct fbpe_corpus fbpe_corpus;
+typedef struct fbpe_pieces fbpe_pieces;
 typedef struct fbpe_trainer fbpe_trainer;
 
 typedef struct {
@@ -18,23 +18,23 @@ typedef struct {
 
 /* The distinct pieces, stored back to back. A piece with a count below 1 or fewer than two
  * symbols has no pair and is dropped, as the reference drops it. */
-fbpe_corpus *fbpe_corpus_new(void);
-void fbpe_corpus_free(fbpe_corpus *corpus);
+fbpe_pieces *fbpe_pieces_new(void);
+void fbpe_pieces_free(fbpe_pieces *counted);
 /* Room for a piece of n symbols (write them, then commit); NULL when out of memory. */
-uint32_t *fbpe_corpus_reserve(fbpe_corpus *corpus, size_t n);
-fbpe_status fbpe_corpus_commit(fbpe_corpus *corpus, size_t n, int64_t count);
+uint32_t *fbpe_pieces_reserve(fbpe_pieces *counted, size_t n);
+fbpe_status fbpe_pieces_commit(fbpe_pieces *counted, size_t n, int64_t count);
 /* A piece in UTF-8 text form: each byte is a symbol, except that a private-use character
  * U+E000..U+EFFF whose atom_ids entry (indexed by code point - 0xE000) is not -1 is that atom
  * id. atom_ids may be NULL (no atoms). */
-fbpe_status fbpe_corpus_add_utf8(fbpe_corpus *corpus, const uint8_t *text, size_t n, int64_t count,
+fbpe_status fbpe_pieces_add_utf8(fbpe_pieces *counted, const uint8_t *text, size_t n, int64_t count,
                                  const int32_t *atom_ids);
 
-/* Count the pairs of the corpus (which the trainer borrows and rewrites in place) into a
+/* Count the pairs of the counted pieces (which the trainer borrows and rewrites in place) into a
  * new trainer, *out. flags: the kind flags of ids 0 .. first_id-1. max_merges < 0: until no
  * pair is left. A pair whose token would be longer than max_token_bytes (a byte counts 1,
  * an atom 3: the text form) is never merged, as a pair the policy forbids is never merged:
  * what training makes, a tokenizer file can hold (FBPE_MAX_TOKEN_BYTES). */
-fbpe_status fbpe_trainer_new(fbpe_corpus *corpus, uint32_t first_id, const uint32_t *flags,
+fbpe_status fbpe_trainer_new(fbpe_pieces *counted, uint32_t first_id, const uint32_t *flags,
                              int policy, int64_t max_merges, int64_t min_frequency,
                              size_t max_token_bytes, fbpe_trainer **out);
 /* Merge until done (FBPE_OK) or until about `seconds` have passed (FBPE_MORE; at least one

@@ -42,7 +42,7 @@ ROLES: Dict[str, str] = {
     "encoder": "_encoder",
     "scanner": "_scanner",
     "describer": "_functional",
-    "tally": "_tally",
+    "summer": "_counts",
 }
 
 # The option bits of the compiled boundary-marker scheme (csrc/lib/markers.h) and the letter
@@ -134,9 +134,9 @@ class Native:
         return self.module("describer")
 
     @property
-    def tally(self) -> Optional[ModuleType]:
-        """Piece counts added together (``csrc/_tally.pyx``)."""
-        return self.module("tally")
+    def summer(self) -> Optional[ModuleType]:
+        """Piece counts added together (``csrc/_counts.pyx``)."""
+        return self.module("summer")
 
     def present(self) -> Dict[str, bool]:
         """``{role: whether its module is present and wanted}``."""

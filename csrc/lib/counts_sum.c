@@ -1,5 +1,5 @@
-/* Adding counted tables together (tally.h). */
-#include "tally.h"
+/* Adding counted tables together (counts_sum.h). */
+#include "counts_sum.h"
 
 #include "hash.h"
 
@@ -24,12 +24,12 @@ static fbpe_status check_flat(size_t data_len, const int64_t *offsets, const int
     return FBPE_OK;
 }
 
-fbpe_status fbpe_tally_add(fbpe_table *t, uint64_t table, const uint8_t *data, size_t data_len,
+fbpe_status fbpe_counts_add(fbpe_table *t, uint64_t table, const uint8_t *data, size_t data_len,
                            const int64_t *offsets, const int64_t *counts, size_t n, size_t *bad) {
     fbpe_status status = check_flat(data_len, offsets, counts, n, bad);
     if (status) return status;
     /* A piece repeated within one table would be summed silently: such a table is not one
-     * that any count makes. The entries' first-occurrence slots, which a tally never needs
+     * that any count makes. The entries' first-occurrence slots, which a sum never needs
      * (its entries are in order already), hold the number of the last table that added to
      * each entry: a hit on an entry this table has added to already is a repeat. */
     for (size_t i = 0; i < n; i++) {

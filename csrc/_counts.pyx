@@ -1,15 +1,15 @@
 # cython: language_level=3
-# distutils: sources = csrc/lib/tally.c csrc/lib/piecetable.c
-# distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/piecetable.h csrc/lib/tally.h csrc/piecetable.pxd csrc/status.pxd
+# distutils: sources = csrc/lib/counts_sum.c csrc/lib/piecetable.c
+# distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/piecetable.h csrc/lib/counts_sum.h csrc/piecetable.pxd csrc/status.pxd
 """Adding counted tables together in C: the merge of piece counts made anywhere.
 
-A :class:`Tally` holds one piece hash table (csrc/lib/piecetable.h) and adds flat tables
-into it (csrc/lib/tally.c): memory is the result's, plus the one table being added, and no
+A :class:`CountsSum` holds one piece hash table (csrc/lib/piecetable.h) and adds flat tables
+into it (csrc/lib/counts_sum.c): memory is the result's, plus the one table being added, and no
 Python object is made per piece. Pieces come out in order of first appearance over the
 tables in the order they were added; a sum past 2^63 - 1 is an ``OverflowError``.
 
     >>> from array import array
-    >>> t = Tally()
+    >>> t = CountsSum()
     >>> t.add(b"abc", array("q", [0, 1, 3]), array("q", [2, 1]))
     >>> t.add(b"bcd", array("q", [0, 2, 3]), array("q", [5, 1]))
     >>> data, offsets, counts = t.flat()
@@ -27,14 +27,14 @@ from status cimport FBPE_EINVALID, FBPE_EOVERFLOW, check, fbpe_status
 import array as pyarray
 
 
-cdef extern from "lib/tally.h":
-    fbpe_status fbpe_tally_add(fbpe_table *t, uint64_t table, const uint8_t *data, size_t data_len,
+cdef extern from "lib/counts_sum.h":
+    fbpe_status fbpe_counts_add(fbpe_table *t, uint64_t table, const uint8_t *data, size_t data_len,
                                const int64_t *offsets, const int64_t *counts, size_t n,
                                size_t *bad) nogil
 
 
-cdef class Tally:
-    """Piece counts added together (see the module's docstring). After an error the tally
+cdef class CountsSum:
+    """Piece counts added together (see the module's docstring). After an error the sum
     may hold part of a table, and refuses further use."""
     cdef fbpe_table table
     cdef bint broken
@@ -56,11 +56,11 @@ cdef class Tally:
         cdef fbpe_status status
         cdef const uint8_t *p = &data[0] if data.shape[0] else <const uint8_t *>b""
         if self.broken:
-            raise ValueError("this tally failed earlier and holds part of a table")
+            raise ValueError("this sum failed earlier and holds part of a table")
         if <size_t>offsets.shape[0] != n + 1:
             raise ValueError(f"{offsets.shape[0]} offsets for {n} counts; there must be one more")
         with nogil:
-            status = fbpe_tally_add(&self.table, self.added + 1, p, data.shape[0], &offsets[0],
+            status = fbpe_counts_add(&self.table, self.added + 1, p, data.shape[0], &offsets[0],
                                     &counts[0] if n else <const int64_t *>NULL, n, &bad)
         if status < 0:
             self.broken = True
@@ -72,7 +72,7 @@ cdef class Tally:
         cdef size_t k, n = self.table.size, total = 0, at = 0
         cdef const fbpe_entry *e
         if self.broken:
-            raise ValueError("this tally failed earlier and holds part of a table")
+            raise ValueError("this sum failed earlier and holds part of a table")
         for k in range(n):
             total += self.table.entries[k].len
         data = PyBytes_FromStringAndSize(NULL, total)

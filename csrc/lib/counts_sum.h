@@ -13,8 +13,8 @@
  * (FBPE_EOVERFLOW), never a wrapped count, and never saturated either, which would change
  * the merges silently.
  */
-#ifndef FBPE_TALLY_H
-#define FBPE_TALLY_H
+#ifndef FBPE_COUNTS_SUM_H
+#define FBPE_COUNTS_SUM_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -28,7 +28,7 @@
  * FBPE_EINVALID and `t` unchanged. A piece given twice in one table is FBPE_EINVALID too, a
  * sum of counts past 2^63 - 1 is FBPE_EOVERFLOW, and either, like FBPE_ENOMEM, leaves part of
  * the table added: `t` must then be thrown away. *bad is the index of the piece at fault. */
-fbpe_status fbpe_tally_add(fbpe_table *t, uint64_t table, const uint8_t *data, size_t data_len,
+fbpe_status fbpe_counts_add(fbpe_table *t, uint64_t table, const uint8_t *data, size_t data_len,
                            const int64_t *offsets, const int64_t *counts, size_t n, size_t *bad);
 
 #endif
