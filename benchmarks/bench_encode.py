@@ -16,7 +16,7 @@ documents of about 16 KB at line ends.
 
 Printed per corpus: MB/s and tokens/s with one thread (a loop over documents:
 ``encode_ordinary`` / ``encode_ordinary`` / ``encode``) and with all threads (each
-library's batch call), and tiktoken's time over ours (the issue's target: at least 3 on one
+library's batch call), and tiktoken's time over ours (the target: at least 3 on one
 thread). Then the hostile inputs: a megabyte of spaces, of one letter, of newlines, of ``^``,
 each as one text, against our speed on ordinary text (target: within 3x).
 ``--cpu`` times one-thread runs in CPU time of this process rather than wall time, which a

@@ -7,7 +7,7 @@
 One process, the documents in memory; the two schemes alternate (plain, markers, plain, ...)
 and the best of ``--repeat`` runs of each is kept. Training is the whole
 ``fb.train(docs, vocab_size, scheme=...)``; counting is its first stage alone
-(``functionalbpe.text.counting.count``); encoding is ``tok.encode(doc)`` over every document on one thread, with
+(``functionalbpe.text.counting.count_table``); encoding is ``tok.encode(doc)`` over every document on one thread, with
 the tokenizers just trained. The plain scheme uses its default pattern (gpt4). With
 ``--python`` the markers' pieces are also counted once with the Python reference
 (``BoundaryMarkers.python_pieces`` and a Counter): what the FUNCTIONALBPE_PUREPYTHON=1
@@ -31,7 +31,7 @@ from functionalbpe.core._native import NATIVE  # noqa: E402
 from functionalbpe.cli.stdlib import stdlib_sources  # noqa: E402
 from functionalbpe.text.corpus import files  # noqa: E402
 from functionalbpe.schemes.registry import make_scheme  # noqa: E402
-from functionalbpe.text.counting import count  # noqa: E402
+from functionalbpe.text.counting import count_table  # noqa: E402
 
 OPTIONS = ("punct", "digits", "case")
 
@@ -85,7 +85,7 @@ def main(argv: Sequence[str] = ()) -> int:
     tokenizers = {name: train(name)() for name in ("plain", "markers")}
     report("training", best_of(args.repeat, {name: train(name) for name in tokenizers}), n_bytes)
     schemes = {name: tok.scheme for name, tok in tokenizers.items()}
-    report("counting", best_of(args.repeat, {n: (lambda s=s: count(docs, s)) for n, s in schemes.items()}), n_bytes)
+    report("counting", best_of(args.repeat, {n: (lambda s=s: count_table(docs, s)) for n, s in schemes.items()}), n_bytes)
 
     def encode(tok) -> Callable[[], object]:
         return lambda: [tok.encode(d, disallowed_special=()) for d in docs]
@@ -100,7 +100,7 @@ def main(argv: Sequence[str] = ()) -> int:
         for doc in docs:
             counts.update(scheme.python_pieces(doc))
         seconds = time.perf_counter() - start
-        same = dict(counts) == count(docs, scheme).to_dict()
+        same = dict(counts) == count_table(docs, scheme).to_dict()
         print(f"python    markers pieces counted by the reference: {seconds:.3f} s "
               f"({n_bytes / seconds / 1e6:.1f} MB/s); same counts as the compiled path: {same}")
     return 0

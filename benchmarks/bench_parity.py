@@ -26,7 +26,7 @@ from functionalbpe.core import trainer  # noqa: E402
 from functionalbpe.core.alphabet import Alphabet  # noqa: E402
 from functionalbpe.core.languages import combine  # noqa: E402
 from functionalbpe.schemes.plain import PlainScheme  # noqa: E402
-from functionalbpe.text.counting import count  # noqa: E402
+from functionalbpe.text.counting import count_table  # noqa: E402
 
 
 def best(fn, repeat):
@@ -58,8 +58,8 @@ def main() -> None:
         whole["parity"].append(best(lambda: fb.train(corpus, objective="parity", dev=dev, **kw), 1))
     # The merge stage alone, on tables counted once.
     scheme = PlainScheme("gpt4")
-    tables = [count(text, scheme) for text in corpus.values()]
-    dev_tables = [count(lines, scheme) for lines in dev.values()]
+    tables = [count_table(text, scheme) for text in corpus.values()]
+    dev_tables = [count_table(lines, scheme) for lines in dev.values()]
     joined = combine(tables)
     merges = args.vocab_size - 256
     loop_plain = best(lambda: trainer.train(joined, Alphabet(), merges), args.repeat)

@@ -84,7 +84,7 @@ def count_shards(groups: List[List[str]]) -> Tuple[List[fb.PieceCounts], float, 
         seconds += time.perf_counter() - start
         cpu += time.process_time() - start_cpu
     for g in groups[:3]:  # the counter's hash table, per piece (a few shards suffice)
-        fb.text.counting.count(fb.files(*g, errors="replace"), fb.make_scheme("plain"), threads=1, report=reports.append)
+        fb.text.counting.count_table(fb.files(*g, errors="replace"), fb.make_scheme("plain"), threads=1, report=reports.append)
     return tables, seconds, cpu, reports
 
 

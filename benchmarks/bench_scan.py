@@ -7,7 +7,7 @@ without site-packages), about 30 MB, held in memory as documents. Measured in on
 
 * **scan+count** — ``functionalbpe.count_pieces`` with the compiled scanner, for every
   built-in pattern: one thread (MB/s of wall time, and of the thread's CPU time, which a
-  busy machine inflates less), and all cores (wall time); and ``text.counting.count``, the
+  busy machine inflates less), and all cores (wall time); and ``text.counting.count_table``, the
   same counts as a flat ``PieceTable`` instead of a dict (what training hands on);
 * **regex+Counter** — ``regex.findall`` with the same pattern into a ``collections.Counter``:
   what the pure-Python path does (one pass; it is slow);
@@ -41,7 +41,7 @@ from functionalbpe.text.charclasses import unicode_version  # noqa: E402
 from functionalbpe.cli.stdlib import stdlib_sources  # noqa: E402
 from functionalbpe.core._native import NATIVE  # noqa: E402
 from functionalbpe.schemes.plain import PlainScheme  # noqa: E402
-from functionalbpe.text.counting import count  # noqa: E402
+from functionalbpe.text.counting import count_table  # noqa: E402
 from functionalbpe.training import count_pieces  # noqa: E402
 from functionalbpe.text.patterns import PATTERNS  # noqa: E402
 
@@ -124,7 +124,7 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, object]:
     for pattern in patterns:
         one = best_of(args.repeat, lambda: count_pieces(docs, pattern, threads=1))
         row("scan+count -> dict, 1 thread", pattern, one["wall"], one["cpu"])
-        flat = best_of(args.repeat, lambda: count(docs, PlainScheme(pattern), threads=1))
+        flat = best_of(args.repeat, lambda: count_table(docs, PlainScheme(pattern), threads=1))
         row("scan+count -> flat, 1 thread", pattern, flat["wall"], flat["cpu"], "PieceTable: no str per piece")
         allc = best_of(args.repeat, lambda: count_pieces(docs, pattern, threads=threads))
         row(f"scan+count -> dict, {threads} thr", pattern, allc["wall"])

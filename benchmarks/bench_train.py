@@ -9,7 +9,7 @@ library's threads and memory cannot touch the next, and each child's peak memory
 read); the libraries alternate, A B C A B C ..., and the best time of each is kept.
 
 Printed: the wall time and peak memory (above the documents already loaded) of each whole
-training, our time as a fraction of each peer's (the issue's targets: at most 0.3x rustbpe,
+training, our time as a fraction of each peer's (the targets: at most 0.3x rustbpe,
 0.15x HF tokenizers, and no more memory than rustbpe); then our own stages: counting, and
 the merge stage alone (counted pieces in, merge table out), itself split into loading the
 pieces into C arrays plus counting pairs, and the merge loop. Finally whether our merge
@@ -34,7 +34,7 @@ from functionalbpe.cli.stdlib import stdlib_sources  # noqa: E402
 from functionalbpe.text.corpus import files  # noqa: E402
 from functionalbpe.text.patterns import PATTERNS  # noqa: E402
 from functionalbpe.schemes.plain import PlainScheme  # noqa: E402
-from functionalbpe.text.counting import count  # noqa: E402
+from functionalbpe.text.counting import count_table  # noqa: E402
 
 PEERS = ("rustbpe", "tokenizers")
 
@@ -44,7 +44,7 @@ def our_stages(docs: Sequence[str], vocab_size: int, threads: int) -> Callable[[
 
     def run() -> Dict[str, float]:
         start = time.perf_counter()
-        counts = count(docs, PlainScheme(bench.PATTERN), threads=threads)
+        counts = count_table(docs, PlainScheme(bench.PATTERN), threads=threads)
         counted = time.perf_counter()
         trainer.train(counts, Alphabet(), 0)  # pieces into C arrays, pairs counted
         loaded = time.perf_counter()
@@ -64,7 +64,7 @@ def our_stages(docs: Sequence[str], vocab_size: int, threads: int) -> Callable[[
 
 def our_table(docs: Sequence[str], vocab_size: int) -> Callable[[], List[bytes]]:
     def run() -> List[bytes]:
-        counts = count(docs, PlainScheme(bench.PATTERN))
+        counts = count_table(docs, PlainScheme(bench.PATTERN))
         merges = trainer.train(counts, Alphabet(), vocab_size - 256)
         return Alphabet(merges=[(a, b) for a, b, _ in merges]).all_token_bytes()
 

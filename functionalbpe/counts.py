@@ -51,7 +51,7 @@ from .util.progress import ProgressSpec
 from .schemes.base import Scheme
 from .schemes.registry import make_scheme, resolve
 from .text.counting import Corpus
-from .text.counting import count as count_table
+from .text.counting import count_table
 
 # -- the file's layout (docs/counts.md) ----------------------------------------------------------
 

@@ -3,7 +3,7 @@
 1. **resolve** the scheme — a name with its pattern and options, or a scheme object
    (:func:`functionalbpe.schemes.registry.resolve`);
 2. **count** the scheme's raw pieces of the corpus, special tokens cut out
-   (:func:`functionalbpe.text.counting.count`: a table of distinct pieces and their counts);
+   (:func:`functionalbpe.text.counting.count_table`: a table of distinct pieces and their counts);
 3. **transform** that table into the table of text-form pieces (``Scheme.transform``; the
    plain scheme's is the identity);
 4. **merge**: learn the merges from it (:func:`functionalbpe.core.trainer.train`, in C or in
@@ -37,7 +37,7 @@ from .schemes.base import Scheme
 from .schemes.registry import resolve
 from .schemes.plain import PlainScheme
 from .teach.merge_trace import MergeTracer, TraceSpec
-from .text.counting import count
+from .text.counting import count_table
 from .text.patterns import as_pattern, compile_pattern
 from .tokenizer import Tokenizer
 
@@ -198,7 +198,7 @@ def _languages(corpus: Mapping[str, Any]) -> Dict[str, Any]:
 def _count(corpus: Any, scheme: Scheme, specials: Tuple[str, ...], threads: Optional[int],
            progress: ProgressSpec) -> PieceTable:
     try:
-        return count(corpus, scheme, specials, threads, progress)
+        return count_table(corpus, scheme, specials, threads, progress)
     except MemoryError:
         raise OutOfMemoryError(
             "out of memory while counting the corpus: the count holds every distinct piece, in one "
@@ -258,7 +258,7 @@ def count_pieces(
     # on the probe text that a scheme's pattern must pass: text that it covers counts.
     scheme = PlainScheme(as_pattern(pattern))
     compile_pattern(scheme.pattern)
-    return count(corpus, scheme, special_tokens, threads, progress, report).to_dict()
+    return count_table(corpus, scheme, special_tokens, threads, progress, report).to_dict()
 
 
 def _counted(corpus: object) -> Optional[PieceCounts]:

@@ -136,7 +136,7 @@ def test_numpy_ids_decode(tok, case_tok):
 
 # -- the boundary-marker scheme's hook --------------------------------------------------------
 
-markers = pytest.importorskip("functionalbpe.schemes.markers")
+from functionalbpe.schemes import markers  # noqa: E402
 
 
 @pytest.mark.parametrize("options", [{}, {"punct": True, "digits": True, "case": True}])
@@ -171,7 +171,7 @@ def test_stream_with_markers_emits_before_the_end(markers_tok):
 
 # -- the Functionalizer's hook --------------------------------------------------------------
 
-functional = pytest.importorskip("functionalbpe.schemes.functional")
+from functionalbpe.schemes import functional  # noqa: E402
 
 REPEATS = ["aaaa", "#" * 9, "abababab", "Éééé", "ÀÀÀ", "xyzxyzxyz", "ŞŞŞŞ", "  ", "\n\n\n"]
 functional_text = st.lists(st.one_of(tricky_text, st.sampled_from(REPEATS)), max_size=6).map("".join)

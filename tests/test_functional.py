@@ -25,7 +25,7 @@ from functionalbpe.schemes.functional import (
     describe_repeats,
 )
 from functionalbpe.schemes.registry import make_scheme
-from functionalbpe.text.counting import count
+from functionalbpe.text.counting import count_table
 
 from .conftest import read_corpus
 
@@ -275,7 +275,7 @@ def test_count_equals_counting_the_split(documents, options, pattern):
     expected = Counter()
     for doc in documents:
         expected.update(f.split(doc))
-    assert f.transform(count(documents, f)).to_dict() == dict(expected)
+    assert f.transform(count_table(documents, f)).to_dict() == dict(expected)
 
 
 @given(texts)

@@ -16,7 +16,7 @@ from functionalbpe.core.trainer import heap_train, train_merges
 from functionalbpe.cli import main
 from functionalbpe.errors import DecodeError
 from functionalbpe.schemes.functional import ATOMS, Functionalizer
-from functionalbpe.text.counting import count
+from functionalbpe.text.counting import count_table
 
 from .conftest import read_corpus
 from .helpers import stdlib_text, tricky_text
@@ -41,7 +41,7 @@ MIXED = [
 def pieces_of(scheme, docs):
     """The symbol ids of the scheme's text-form pieces of ``docs``, counted."""
     alphabet = Alphabet(scheme.atoms)
-    return {alphabet.symbols(piece): n for piece, n in scheme.transform(count(docs, scheme)).items()}
+    return {alphabet.symbols(piece): n for piece, n in scheme.transform(count_table(docs, scheme)).items()}
 
 
 @pytest.fixture(scope="module")
@@ -184,7 +184,7 @@ def test_each_distinct_piece_is_described_once(monkeypatch, pattern):
     monkeypatch.setattr(Functionalizer, "describe", recording)
     docs = stdlib_text(100_000) + MIXED + ["1111111111 ha ha ha"] * 3
     scheme = Functionalizer(pattern=pattern)
-    counts = scheme.transform(count(docs, scheme)).to_dict()
+    counts = scheme.transform(count_table(docs, scheme)).to_dict()
     monkeypatch.undo()
     fresh = Functionalizer(pattern=pattern)
     raw, expected = Counter(), Counter()

@@ -121,7 +121,7 @@ def load_limited(path: Path) -> str:
     return result.stdout
 
 
-# -- the attacks of the issue -------------------------------------------------------------------
+# -- the attacks, one test each -------------------------------------------------------------------
 
 
 def test_doubling_merges_that_wrapped_the_c_offsets_are_refused(tmp_path):

@@ -217,7 +217,7 @@ BAD_THREADS = [0, -1, MAX_THREADS + 1, 65537, 2.5, "x", True]
 
 @pytest.mark.parametrize("threads", BAD_THREADS)
 def test_threads_are_checked_by_every_function(threads):
-    from functionalbpe.text.counting import count
+    from functionalbpe.text.counting import count_table
 
     tok = fb.train(["ab ab"], vocab_size=257, progress=False)
     message = f"threads must be an integer from 1 to {MAX_THREADS}"
@@ -226,8 +226,8 @@ def test_threads_are_checked_by_every_function(threads):
         lambda: fb.train(["ab ab"], vocab_size=None, scheme="markers", threads=threads, progress=False),
         lambda: fb.train(["ab ab"], vocab_size=None, scheme="functional", threads=threads, progress=False),
         lambda: fb.count_pieces(["ab ab"], threads=threads),
-        lambda: count(["ab ab"], fb.make_scheme("markers"), threads=threads),
-        lambda: count(["ab ab"], fb.make_scheme("functional"), threads=threads),
+        lambda: count_table(["ab ab"], fb.make_scheme("markers"), threads=threads),
+        lambda: count_table(["ab ab"], fb.make_scheme("functional"), threads=threads),
         lambda: tok.encode_batch(["ab"] * 10, threads),
         lambda: tok.encode_batch(["ab"] * 10, threads=threads),
         lambda: tok.encode_batch(["ab"] * 10, num_threads=threads),

@@ -14,7 +14,7 @@ from functionalbpe.errors import DecodeError, FunctionalBPEError
 from functionalbpe.schemes.markers import BOUNDARY, LITERAL, TITLE, UPPER, BoundaryMarkers, units
 from functionalbpe.text.patterns import pretokenize
 from functionalbpe.schemes.registry import make_scheme
-from functionalbpe.text.counting import count
+from functionalbpe.text.counting import count_table
 
 from .conftest import read_corpus
 
@@ -348,7 +348,7 @@ def test_count_equals_split():
     for t in texts:
         for p in scheme.split(t):
             expected[p] = expected.get(p, 0) + 1
-    assert scheme.transform(count(texts, scheme)).to_dict() == expected
+    assert scheme.transform(count_table(texts, scheme)).to_dict() == expected
 
 
 # -- real text --------------------------------------------------------------------------

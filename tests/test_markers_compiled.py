@@ -20,7 +20,7 @@ from functionalbpe.util.checks import bpe_text
 from functionalbpe.core._native import NATIVE
 from functionalbpe.text.charclasses import _every_code_point
 from functionalbpe.schemes.markers import BoundaryMarkers
-from functionalbpe.text.counting import count
+from functionalbpe.text.counting import count_table
 from functionalbpe.training import train_from_counts
 
 from .conftest import read_corpus
@@ -177,7 +177,7 @@ def test_count_equals_the_reference(threads, corpus, options):
     expected: Counter = Counter()
     for text in corpus:
         expected.update(scheme.python_pieces(bpe_text(text)))  # counting reads a lone surrogate as U+FFFD
-    counted = count(corpus, scheme, threads=threads)
+    counted = count_table(corpus, scheme, threads=threads)
     assert list(counted.items()) == list(expected.items())  # the same order too
 
 
@@ -188,7 +188,7 @@ def test_count_in_parallel_equals_the_reference():
     expected: Counter = Counter()
     for text in corpus:
         expected.update(scheme.python_pieces(text))
-    assert list(count(corpus, scheme, threads=3).items()) == list(expected.items())
+    assert list(count_table(corpus, scheme, threads=3).items()) == list(expected.items())
 
 
 def test_counter_cuts_out_special_tokens():
@@ -262,7 +262,7 @@ def test_merges_equal_those_from_the_reference_counts(corpora):
         reference: Counter = Counter()
         for doc in docs:
             reference.update(scheme.python_pieces(doc))
-        compiled = count(docs, scheme)
+        compiled = count_table(docs, scheme)
         assert compiled.to_dict() == dict(reference)
         tok = fb.train(docs, vocab_size=2000, scheme="markers", progress=False, **options)
         expected = train_from_counts(dict(reference), scheme, vocab_size=2000)

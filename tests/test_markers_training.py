@@ -15,7 +15,7 @@ from functionalbpe.cli import main
 from functionalbpe.errors import DecodeError
 from functionalbpe.schemes.registry import make_scheme
 from functionalbpe.core.trainer import heap_train
-from functionalbpe.text.counting import count
+from functionalbpe.text.counting import count_table
 
 from .conftest import read_corpus
 from .test_markers import ALL_OPTIONS, EXAMPLE, any_text
@@ -114,7 +114,7 @@ def test_malformed_ids_are_a_clear_error():
 def test_heap_trainer_equals_the_lesson_on_marker_pieces(policy, merge_shift_codes):
     scheme = make_scheme("markers", punct=True, digits=True, case=True, merge_shift_codes=merge_shift_codes)
     alphabet = Alphabet(scheme.atoms)
-    pieces = {alphabet.symbols(piece): n for piece, n in scheme.transform(count(CORPUS, scheme)).items()}
+    pieces = {alphabet.symbols(piece): n for piece, n in scheme.transform(count_table(CORPUS, scheme)).items()}
     args = (pieces, 150, alphabet.first_merge)
     expected = reference.train(*args, flags=alphabet.base_flags(), merge_policy=policy)
     assert heap_train(*args, flags=alphabet.base_flags(), merge_policy=policy) == expected

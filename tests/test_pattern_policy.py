@@ -24,7 +24,7 @@ from functionalbpe.schemes.registry import make_scheme
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# The pattern: exponential on "a" * 40 + "!", and it drops a lone "b".
+# A hostile pattern: exponential on "a" * 40 + "!", and it drops a lone "b".
 DROPS_AND_HANGS = r"(a|aa)+b|[^b]"
 # The same backtracking, with an alternative for "b", so that it tiles every text.
 HANGS = r"(a|aa)+b|[^b]|b"

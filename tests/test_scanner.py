@@ -17,7 +17,7 @@ from functionalbpe.core._native import NATIVE
 from functionalbpe.util.checks import bpe_text
 from functionalbpe.core.piecetable import PieceTable
 from functionalbpe.schemes.plain import PlainScheme
-from functionalbpe.text.counting import count
+from functionalbpe.text.counting import count_table
 from functionalbpe.text.patterns import PATTERNS
 from functionalbpe.training import count_pieces
 
@@ -189,7 +189,7 @@ def test_count_equals_regex_counter_in_order(docs, name, threads):
     expected: Counter = Counter()
     for doc in docs:
         expected.update(regex.findall(PATTERNS[name], bpe_text(doc)))
-    got = count(docs, PlainScheme(name), threads=threads)
+    got = count_table(docs, PlainScheme(name), threads=threads)
     assert list(got.items()) == list(expected.items())  # same counts, same first-seen order
     assert len(got) == len(expected) and got.offsets[-1] == len(got.data)
 
@@ -213,9 +213,9 @@ def test_threads_do_not_change_the_result():
     from .helpers import stdlib_text
 
     docs = stdlib_text(3_000_000)
-    one = count(docs, PlainScheme("gpt4"), threads=1)
+    one = count_table(docs, PlainScheme("gpt4"), threads=1)
     for threads in (2, 3, 8, None):
-        assert count(docs, PlainScheme("gpt4"), threads=threads) == one
+        assert count_table(docs, PlainScheme("gpt4"), threads=threads) == one
 
 
 @needs_scanner
@@ -265,7 +265,7 @@ def test_surrogates_and_nul_are_counted_like_regex():
 
 @given(docs_strategy, st.sampled_from(NAMES), st.integers(1, 4))
 def test_flat_table_equals_the_dict(docs, name, threads):
-    table = count(docs, PlainScheme(name), threads=threads)
+    table = count_table(docs, PlainScheme(name), threads=threads)
     expected = count_pieces(docs, name, threads=1)
     assert table.to_dict() == expected and list(table.items()) == list(expected.items())
     assert PieceTable.from_dict(expected) == table
@@ -390,5 +390,5 @@ def test_joined_runs_survive_the_safe_cuts_of_the_paper_split(tmp_path, block):
     text = "def f(x):\n        return x.y  # z\n\n    a = b,c\n" * 30 + "x" + " " * 600 + "!\n" + "Ab. Cd.\n" * 20
     path = tmp_path / "code.txt"
     path.write_text(text, encoding="utf-8")
-    assert count(Files([path], block_bytes=block), scheme).to_dict() == dict(Counter(scheme.raw_pieces(text)))
+    assert count_table(Files([path], block_bytes=block), scheme).to_dict() == dict(Counter(scheme.raw_pieces(text)))
     assert dict(Counter(scheme.raw_pieces(text))) == dict(Counter(joined(regex.findall(PATTERNS["functionalizer"], text))))

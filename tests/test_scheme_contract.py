@@ -17,7 +17,7 @@ import functionalbpe as fb
 from functionalbpe.core._native import NATIVE
 from functionalbpe.schemes.base import Compiled, Scheme
 from functionalbpe.schemes.registry import SCHEMES, make_scheme, resolve
-from functionalbpe.text.counting import count
+from functionalbpe.text.counting import count_table
 
 from .helpers import tricky_text
 
@@ -68,7 +68,7 @@ def test_the_transform_of_the_count_is_the_count_of_the_split(key, docs):
         clean = doc.encode("utf-8", "replace").decode("utf-8")  # counting reads a lone surrogate as U+FFFD
         raw.update(scheme.raw_pieces(clean))
         expected.update(scheme.split(clean))
-    table = count(docs, scheme, threads=2)
+    table = count_table(docs, scheme, threads=2)
     assert list(table.items()) == list(raw.items())  # in order of first occurrence
     assert list(scheme.transform(table).items()) == list(expected.items())
 
@@ -80,10 +80,10 @@ def test_a_declared_scanner_counts_what_raw_pieces_count(key, docs):
     scheme = build(key)
     if NATIVE.scanner_for(scheme.compiled().scanner) is None:
         pytest.skip("no compiled scanner declared, or none built")
-    compiled = count(docs, scheme)
+    compiled = count_table(docs, scheme)
     os.environ["FUNCTIONALBPE_PUREPYTHON"] = "1"
     try:
-        assert count(docs, scheme) == compiled
+        assert count_table(docs, scheme) == compiled
     finally:
         del os.environ["FUNCTIONALBPE_PUREPYTHON"]
 

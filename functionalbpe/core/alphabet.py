@@ -12,7 +12,7 @@ boundary marker, a shift code). In a scheme's text form it is a private-use char
 BPE sees it as one id of its own, never as the three UTF-8 bytes of that character.
 
 Every symbol has a *kind* (text, operator, boundary, shift); a merged token has the kinds of
-its parts. The merge policy (training.md) says which pairs of kinds may merge. The policy is
+its parts. The merge policy (docs/training.md) says which pairs of kinds may merge. The policy is
 written once, here, as :func:`can_merge`; the fast trainer and the encoder carry a C copy
 that the tests compare against this one for every combination of flags.
 
@@ -95,7 +95,7 @@ def merged_flags(left: int, right: int) -> int:
 def can_merge(policy: int, left: int, right: int) -> bool:
     """May tokens with these flags merge under ``policy`` (a code from ``POLICY_CODES``)?
 
-    The table of training.md, plus its one rule that holds under every policy::
+    The table of docs/training.md, plus its one rule that holds under every policy::
 
         policy   op+op  op+text  boundary+text  shift+anything
         atomic   no     no       yes            no

@@ -1,6 +1,6 @@
 """Counting: a corpus becomes the table of a scheme's raw pieces, each with its count.
 
-This is the first stage of training, and usually the slowest. :func:`count` is its one
+This is the first stage of training, and usually the slowest. :func:`count_table` is its one
 entry point: it reads the corpus (one text, an iterable of documents, or
 :func:`functionalbpe.files`), cuts special tokens out, cuts the rest into the scheme's *raw
 pieces* (``Scheme.raw_pieces``: what the scheme's transform then turns into text-form
@@ -20,7 +20,7 @@ special-free part normalized, as encoding does.
 Example::
 
     >>> from functionalbpe.schemes.plain import PlainScheme
-    >>> count(["a a a", "a"], PlainScheme("gpt2")).to_dict()
+    >>> count_table(["a a a", "a"], PlainScheme("gpt2")).to_dict()
     {'a': 2, ' a': 2}
 """
 from __future__ import annotations
@@ -70,7 +70,7 @@ class CountReport:
         )
 
 
-def count(
+def count_table(
     corpus: Corpus,
     scheme: "Scheme",
     special_tokens: Sequence[str] = (),
@@ -136,7 +136,7 @@ def _count_compiled(scheme: "Scheme", units: Iterable[Union[str, bytes]], specia
     normalize = scheme.normalize is not None
     cutter = special_cutter(frozenset(specials)) if specials and normalize else None
     scanner = scheme.compiled().scanner
-    assert scanner is not None  # count() comes here only for a declared scanner
+    assert scanner is not None  # count_table() comes here only for a declared scanner
     counter = NATIVE.piece_counter(scanner, threads, () if normalize else specials)
     stats.backend = f"compiled, {counter.threads} threads"
     shown = time.perf_counter()
