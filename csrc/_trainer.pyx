@@ -1,6 +1,6 @@
 # cython: language_level=3
 # distutils: sources = csrc/lib/train.c csrc/lib/train_parity.c
-# distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/train.h csrc/lib/train_parity.h csrc/lib/counted.h csrc/lib/merge_policy.h csrc/status.pxd csrc/utf8.pxd
+# distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/train.h csrc/lib/train_parity.h csrc/lib/counted.h csrc/lib/pair_heap.h csrc/lib/merge_policy.h csrc/status.pxd csrc/utf8.pxd
 """The fast BPE trainer: counted pieces into flat C arrays, then the C merge loop.
 
 Use it through :mod:`functionalbpe.core.fast`, which has the reference's names and falls back to

@@ -174,7 +174,7 @@ def test_out_of_memory_during_training_is_one_line(tmp_path):
     # Everything is imported first; then the address space may grow by 8 MB only, far less
     # than counting 300,000 distinct words takes.
     prelude = (
-        "import resource, functionalbpe.training, functionalbpe.core.trainer, functionalbpe.text.corpus\n"
+        "import resource, functionalbpe.cli, functionalbpe.training, functionalbpe.core.trainer, functionalbpe.text.corpus\n"
         "from functionalbpe.core._native import NATIVE\n"
         "NATIVE.present()\n"
         "size = int(next(l for l in open('/proc/self/status') if l.startswith('VmSize')).split()[1]) * 1024\n"
@@ -363,7 +363,7 @@ def test_out_of_memory_says_what_to_reduce(monkeypatch):
     with pytest.raises(OutOfMemoryError, match="out of memory while learning merges from 2 distinct pieces") as info:
         fb.train(["ab ab"], vocab_size=300, pattern=r"\S+|\s+", backend="python", progress=False)
     assert isinstance(info.value, MemoryError) and "vocab_size" in str(info.value)
-    monkeypatch.setattr(functionalbpe.training, "count", no_memory)
+    monkeypatch.setattr(functionalbpe.training, "count_table", no_memory)
     with pytest.raises(OutOfMemoryError, match="out of memory while counting the corpus.*max_chars"):
         fb.train(["ab ab"], vocab_size=300, progress=False)
 

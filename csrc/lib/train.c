@@ -61,8 +61,13 @@
  *   peak. rustbpe's whole training of the same corpus takes about 3.4 s on a quiet machine
  *   (benchmarks/bench_train.py prints both, side by side).
  */
+/* clock_gettime (counted.h) is POSIX: ask for it, so that -std=c11 compiles this file too. */
+#if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 199309L
+#endif
 #include "train.h"
 #include "counted.h"
+#include "pair_heap.h"
 #include "hash.h"
 #include "merge_policy.h"
 #include "utf8.h"
@@ -259,10 +264,6 @@ static void slab_destroy(where_slab *s) {
 
 #define EMPTY_KEY UINT64_MAX /* the pair (2**32-1, 2**32-1): ids stay below 2**32-1 */
 
-static inline uint64_t pair_key(uint32_t left, uint32_t right) {
-    return ((uint64_t)left << 32) | right;
-}
-
 /* The table is two parallel arrays: the probed part, 16 bytes a slot (four to a cache line),
  * and the where lists, touched only when a pair is merged or created. */
 typedef struct {
@@ -418,65 +419,6 @@ static fbpe_status where_add(where_slab *slab, where_list *w, uint32_t piece) {
 
 /* ---- the candidates ---- */
 
-typedef struct {
-    int64_t count;
-    uint64_t key;
-} candidate;
-
-/* THE ORDERING RULE, the C twin of reference.best_pair_key (key (-count, left, right), the
- * minimum wins): the higher count is better; on a tie, the smaller (left, right) is better.
- * key = left << 32 | right, so comparing keys as unsigned integers compares the pairs
- * lexicographically. */
-static inline int better(candidate x, candidate y) {
-    return x.count > y.count || (x.count == y.count && x.key < y.key);
-}
-
-/* A 4-ary max-heap: half the depth of a binary one, and the four children of a node share
- * a cache line. */
-typedef struct {
-    candidate *items;
-    size_t n, cap;
-} pair_heap;
-
-static void heap_sift_down(pair_heap *h, size_t i) {
-    candidate *a = h->items;
-    candidate x = a[i];
-    size_t n = h->n;
-    for (;;) {
-        size_t first = 4 * i + 1;
-        if (first >= n) break;
-        size_t last = first + 4 < n ? first + 4 : n;
-        size_t c = first;
-        for (size_t k = first + 1; k < last; k++)
-            if (better(a[k], a[c])) c = k;
-        if (!better(a[c], x)) break;
-        a[i] = a[c];
-        i = c;
-    }
-    a[i] = x;
-}
-
-static fbpe_status heap_push(pair_heap *h, int64_t count, uint64_t key) {
-    if (grow((void **)&h->items, &h->cap, h->n + 1, sizeof(candidate))) return FBPE_ENOMEM;
-    candidate x = {count, key};
-    size_t i = h->n++;
-    while (i > 0) {
-        size_t p = (i - 1) / 4;
-        if (!better(x, h->items[p])) break;
-        h->items[i] = h->items[p];
-        i = p;
-    }
-    h->items[i] = x;
-    return FBPE_OK;
-}
-
-static candidate heap_pop(pair_heap *h) {
-    candidate top = h->items[0];
-    h->items[0] = h->items[--h->n];
-    if (h->n) heap_sift_down(h, 0);
-    return top;
-}
-
 /* ---- the trainer ---- */
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -521,8 +463,8 @@ struct fbpe_trainer {
      * others wait unordered in the bucket of their count's power of two. The heap stays
      * small, most pairs (counted once or twice) never cost a heap operation, and lowering
      * the floor reads only the bucket that moves into the heap. */
-    pair_heap heap;
-    candidate *bucket[64];
+    fbpe_pair_heap heap;
+    fbpe_candidate *bucket[64];
     size_t n_bucket[64], cap_bucket[64];
     int64_t floor;
     /* the changes of the current merge, per id (room for cap_ids ids) */
@@ -614,11 +556,11 @@ static inline int log2_floor(int64_t count) {
 }
 
 static fbpe_status add_candidate(fbpe_trainer *t, int64_t count, uint64_t key) {
-    if (count >= t->floor) return heap_push(&t->heap, count, key);
+    if (count >= t->floor) return fbpe_heap_push(&t->heap, &live_blocks, count, key);
     int k = log2_floor(count);
-    if (grow((void **)&t->bucket[k], &t->cap_bucket[k], t->n_bucket[k] + 1, sizeof(candidate)))
+    if (grow((void **)&t->bucket[k], &t->cap_bucket[k], t->n_bucket[k] + 1, sizeof(fbpe_candidate)))
         return FBPE_ENOMEM;
-    candidate c = {count, key};
+    fbpe_candidate c = {count, key};
     t->bucket[k][t->n_bucket[k]++] = c;
     return FBPE_OK;
 }
@@ -632,14 +574,14 @@ static fbpe_status lower_floor(fbpe_trainer *t) {
     /* bucket k holds counts below 2**(k+1) */
     if (k < 0 || (k < 62 && ((int64_t)2 << k) - 1 < t->min_frequency)) return FBPE_OK;
     size_t n = t->n_bucket[k];
-    if (grow((void **)&t->heap.items, &t->heap.cap, t->heap.n + n, sizeof(candidate)))
+    if (grow((void **)&t->heap.items, &t->heap.cap, t->heap.n + n, sizeof(fbpe_candidate)))
         return FBPE_ENOMEM;
-    memcpy(t->heap.items + t->heap.n, t->bucket[k], n * sizeof(candidate));
+    memcpy(t->heap.items + t->heap.n, t->bucket[k], n * sizeof(fbpe_candidate));
     t->heap.n += n;
     t->n_bucket[k] = 0;
     t->floor = (int64_t)1 << k;
     for (size_t i = t->heap.n / 4 + 1; i-- > 0;)
-        if (i < t->heap.n) heap_sift_down(&t->heap, i);
+        if (i < t->heap.n) fbpe_heap_sift_down(&t->heap, i);
     return FBPE_MORE;
 }
 
@@ -684,7 +626,7 @@ static fbpe_status count_pairs(fbpe_trainer *t) {
             if (!mergeable(t, s[i], s[i + 1])) continue;
             int created = 0;
             size_t k;
-            if (table_upsert(&t->pairs, pair_key(s[i], s[i + 1]), &k, &created) ||
+            if (table_upsert(&t->pairs, fbpe_pair_key(s[i], s[i + 1]), &k, &created) ||
                 where_add(&t->lists, &t->pairs.where[k], (uint32_t)off))
                 return FBPE_ENOMEM;
             t->pairs.slots[k].count += count;
@@ -770,12 +712,12 @@ static fbpe_status merge_in_piece(fbpe_trainer *t, uint32_t off, uint32_t a, uin
                 /* a b a b: the pair (b, a) between them becomes (c, c); when a == b,
                  * (b, a) is the merged pair itself, which is gone already */
                 if (a != b && mergeable(t, b, a)) lose(t->loss_y, t->ys, &t->n_ys, a, w);
-                if (mergeable(t, c, c)) TRY(gain(t, t->gain_x, c, pair_key(c, c), w, off));
+                if (mergeable(t, c, c)) TRY(gain(t, t->gain_x, c, fbpe_pair_key(c, c), w, off));
             } else if (j > 0) {
                 uint32_t x = s[j - 1]; /* (x, a) is never the merged pair: x a b with
                                           x == a == b would have matched one earlier */
                 if (mergeable(t, x, a)) lose(t->loss_x, t->xs, &t->n_xs, x, w);
-                if (mergeable(t, x, c)) TRY(gain(t, t->gain_x, x, pair_key(x, c), w, off));
+                if (mergeable(t, x, c)) TRY(gain(t, t->gain_x, x, fbpe_pair_key(x, c), w, off));
             }
             s[j++] = c;
             i += 2;
@@ -786,7 +728,7 @@ static fbpe_status merge_in_piece(fbpe_trainer *t, uint32_t off, uint32_t a, uin
                 /* (b, y) is the merged pair only in a a a with a == b */
                 if (!(a == b && y == b) && mergeable(t, b, y))
                     lose(t->loss_y, t->ys, &t->n_ys, y, w);
-                if (mergeable(t, c, y)) TRY(gain(t, t->gain_y, y, pair_key(c, y), w, off));
+                if (mergeable(t, c, y)) TRY(gain(t, t->gain_y, y, fbpe_pair_key(c, y), w, off));
             }
             s[j++] = y;
             i++;
@@ -803,12 +745,12 @@ static fbpe_status apply_changes(fbpe_trainer *t, uint32_t a, uint32_t b, uint32
     fbpe_status rc = FBPE_OK;
     for (size_t k = 0; k < t->n_xs && rc == FBPE_OK; k++) {
         uint32_t x = t->xs[k];
-        rc = pair_lose(t, pair_key(x, a), t->loss_x[x]);
+        rc = pair_lose(t, fbpe_pair_key(x, a), t->loss_x[x]);
         t->loss_x[x] = 0;
     }
     for (size_t k = 0; k < t->n_ys && rc == FBPE_OK; k++) {
         uint32_t y = t->ys[k];
-        rc = pair_lose(t, pair_key(b, y), t->loss_y[y]);
+        rc = pair_lose(t, fbpe_pair_key(b, y), t->loss_y[y]);
         t->loss_y[y] = 0;
     }
     t->n_xs = t->n_ys = 0;
@@ -851,13 +793,13 @@ static fbpe_status apply_changes(fbpe_trainer *t, uint32_t a, uint32_t b, uint32
 
 /* Take the best live candidate out of the heap into *best, its table slot into *slot
  * (FBPE_MORE), or say that none is left at min_frequency or above (FBPE_OK). */
-static fbpe_status pop_best(fbpe_trainer *t, candidate *best, ptrdiff_t *slot) {
+static fbpe_status pop_best(fbpe_trainer *t, fbpe_candidate *best, ptrdiff_t *slot) {
     for (;;) {
         if (t->heap.n == 0) {
             fbpe_status rc = lower_floor(t);
             if (rc != FBPE_MORE) return rc; /* none left, or an error */
         }
-        *best = heap_pop(&t->heap);
+        *best = fbpe_heap_pop(&t->heap);
         *slot = table_find(&t->pairs, best->key);
         if (*slot < 0) continue; /* the pair is gone */
         int64_t live = t->pairs.slots[*slot].count;
@@ -877,7 +819,7 @@ static fbpe_status note_runner_up(fbpe_trainer *t) {
         return FBPE_ENOMEM;
     fbpe_trained_merge none = {0, 0, 0}, *out = &t->runner_ups[t->n_merges];
     *out = none;
-    candidate next;
+    fbpe_candidate next;
     ptrdiff_t slot;
     fbpe_status rc = pop_best(t, &next, &slot);
     if (rc != FBPE_MORE) return rc; /* FBPE_OK: no runner-up */
@@ -891,7 +833,7 @@ static fbpe_status note_runner_up(fbpe_trainer *t) {
 /* Make one merge (FBPE_MORE), or say that there is none (FBPE_OK). */
 static fbpe_status merge_once(fbpe_trainer *t) {
     if (t->max_merges >= 0 && (int64_t)t->n_merges >= t->max_merges) return FBPE_OK;
-    candidate best;
+    fbpe_candidate best;
     ptrdiff_t slot;
     fbpe_status found = pop_best(t, &best, &slot);
     if (found != FBPE_MORE) return found;

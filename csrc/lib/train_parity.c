@@ -46,8 +46,13 @@
  * per pair of the piece); looking up every language's table for each new pair, instead of
  * listing the languages that got it, another 10%.
  */
+/* clock_gettime (counted.h) is POSIX: ask for it, so that -std=c11 compiles this file too. */
+#if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 199309L
+#endif
 #include "train_parity.h"
 #include "counted.h"
+#include "pair_heap.h"
 #include "hash.h"
 #include "merge_policy.h"
 #include "utf8.h"
@@ -143,52 +148,6 @@ static slot *table_upsert(table *t, uint64_t key, int64_t fresh, int *created) {
     return &t->slots[i];
 }
 
-/* ---- heaps of candidates: the best (highest count, then smallest key) on top ---- */
-
-typedef struct {
-    int64_t count;
-    uint64_t key;
-} entry;
-
-typedef struct {
-    entry *items;
-    size_t n, cap;
-} heap;
-
-static inline int better(entry x, entry y) {
-    return x.count > y.count || (x.count == y.count && x.key < y.key);
-}
-
-static fbpe_status heap_push(heap *h, int64_t count, uint64_t key) {
-    if (grow((void **)&h->items, &h->cap, h->n + 1, sizeof(entry))) return FBPE_ENOMEM;
-    entry e = {count, key};
-    size_t i = h->n++;
-    while (i > 0) {
-        size_t up = (i - 1) / 2;
-        if (!better(e, h->items[up])) break;
-        h->items[i] = h->items[up];
-        i = up;
-    }
-    h->items[i] = e;
-    return FBPE_OK;
-}
-
-static void heap_pop(heap *h) {
-    entry last = h->items[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t kid = 2 * i + 1;
-        if (kid >= h->n) break;
-        if (kid + 1 < h->n && better(h->items[kid + 1], h->items[kid])) kid++;
-        if (!better(h->items[kid], last)) break;
-        h->items[i] = h->items[kid];
-        i = kid;
-    }
-    if (h->n) h->items[i] = last;
-}
-
-/* ---- the trainer ---- */
-
 #define HEADER 5 /* length, column, count (two words), last visit */
 
 struct fbpe_parity {
@@ -209,7 +168,7 @@ struct fbpe_parity {
     uint32_t *where_n, *where_cap;
     size_t n_pairs, cap_pairs;
     table *lang;       /* per language: key -> count */
-    heap *heaps;       /* per language, then the global one */
+    fbpe_pair_heap *heaps;       /* per language, then the global one */
     int64_t *tokens;   /* per column */
     int64_t *start;    /* training tokens before the first merge */
     /* the window: the last window_size languages chosen by parity */
@@ -218,7 +177,7 @@ struct fbpe_parity {
     /* scratch */
     size_t *fresh;     /* pair numbers created by the current merge */
     size_t n_fresh, cap_fresh;
-    entry *fresh_lang; /* (language, pair) counted for the first time by the current merge */
+    fbpe_candidate *fresh_lang; /* (language, pair) counted for the first time by the current merge */
     size_t n_fresh_lang, cap_fresh_lang;
     uint32_t *order;   /* candidate languages */
     double *score;
@@ -232,10 +191,6 @@ struct fbpe_parity {
 #else
 #define PREFETCH(addr) ((void)0)
 #endif
-
-static inline uint64_t pair_key(uint32_t left, uint32_t right) {
-    return ((uint64_t)left << 32) | right;
-}
 
 static inline int64_t get_count(const uint32_t *h) {
     int64_t c;
@@ -264,7 +219,7 @@ static fbpe_status init(fbpe_parity *p, const fbpe_parity_options *o) {
         p->o.ratios = ratios;
     }
     p->lang = (table *)xcalloc(L, sizeof(table));
-    p->heaps = (heap *)xcalloc(L + 1, sizeof(heap));
+    p->heaps = (fbpe_pair_heap *)xcalloc(L + 1, sizeof(fbpe_pair_heap));
     p->tokens = (int64_t *)xcalloc(p->n_columns, sizeof(int64_t));
     p->start = (int64_t *)xcalloc(L, sizeof(int64_t));
     p->in_window = (uint32_t *)xcalloc(L, sizeof(uint32_t));
@@ -439,7 +394,7 @@ static int holds(const uint32_t *h, uint32_t a, uint32_t b) {
 static fbpe_status bump(fbpe_parity *p, uint32_t x, uint32_t y, uint32_t lang, int64_t delta,
                         int listed, uint32_t off) {
     if (!mergeable(p, x, y)) return FBPE_OK;
-    uint64_t key = pair_key(x, y);
+    uint64_t key = fbpe_pair_key(x, y);
     size_t k = pair_number(p, key, p->started);
     if (k == (size_t)-1) return FBPE_ENOMEM;
     if (lang != NO_LANG) {
@@ -450,7 +405,7 @@ static fbpe_status bump(fbpe_parity *p, uint32_t x, uint32_t y, uint32_t lang, i
         c->value += delta;
         if (created && p->started) {
             if (grow((void **)&p->fresh_lang, &p->cap_fresh_lang, p->n_fresh_lang + 1,
-                     sizeof(entry)))
+                     sizeof(fbpe_candidate)))
                 return FBPE_ENOMEM;
             p->fresh_lang[p->n_fresh_lang].count = lang; /* the language; its count comes later */
             p->fresh_lang[p->n_fresh_lang++].key = key;
@@ -519,17 +474,17 @@ static int64_t live_count(const fbpe_parity *p, uint32_t col, uint64_t key) {
 }
 
 /* The best live entry of heap `col` (stale entries fixed on the way), or count 0. */
-static fbpe_status best_of(fbpe_parity *p, uint32_t col, entry *best) {
-    heap *h = &p->heaps[col];
+static fbpe_status best_of(fbpe_parity *p, uint32_t col, fbpe_candidate *best) {
+    fbpe_pair_heap *h = &p->heaps[col];
     while (h->n) {
-        entry top = h->items[0];
+        fbpe_candidate top = h->items[0];
         int64_t live = live_count(p, col, top.key);
         if (live == top.count) {
             *best = top;
             return FBPE_OK;
         }
-        heap_pop(h);
-        if (live > 0 && heap_push(h, live, top.key)) return FBPE_ENOMEM;
+        fbpe_heap_pop(h);
+        if (live > 0 && fbpe_heap_push(h, &live_blocks, live, top.key)) return FBPE_ENOMEM;
     }
     best->count = 0;
     best->key = 0;
@@ -544,13 +499,13 @@ static fbpe_status start(fbpe_parity *p) {
     for (uint32_t l = 0; l < p->o.n_langs; l++) p->start[l] = p->tokens[l];
     p->started = 1;
     for (size_t k = 0; k < p->n_pairs; k++)
-        if (p->global[k] > 0 && heap_push(&p->heaps[p->o.n_langs], p->global[k], p->keys[k]))
+        if (p->global[k] > 0 && fbpe_heap_push(&p->heaps[p->o.n_langs], &live_blocks, p->global[k], p->keys[k]))
             return FBPE_ENOMEM;
     for (uint32_t l = 0; l < p->o.n_langs; l++) {
         const table *t = &p->lang[l];
         for (size_t i = 0; i < t->cap; i++)
             if (t->slots[i].key != EMPTY_KEY && t->slots[i].value > 0 &&
-                heap_push(&p->heaps[l], t->slots[i].value, t->slots[i].key))
+                fbpe_heap_push(&p->heaps[l], &live_blocks, t->slots[i].value, t->slots[i].key))
                 return FBPE_ENOMEM;
     }
     return FBPE_OK;
@@ -565,7 +520,7 @@ static double behind(const fbpe_parity *p, uint32_t l) {
 
 /* The column whose best pair is merged next (n_langs: global) and that pair; FBPE_OK with
  * best->count == 0 when training is over. */
-static fbpe_status choose(fbpe_parity *p, uint32_t *col, entry *best) {
+static fbpe_status choose(fbpe_parity *p, uint32_t *col, fbpe_candidate *best) {
     uint32_t L = p->o.n_langs;
     if ((int64_t)p->n_merges < p->o.global_merges) {
         *col = L;
@@ -577,7 +532,7 @@ static fbpe_status choose(fbpe_parity *p, uint32_t *col, entry *best) {
     /* the candidates, worst off first (ties: the language given first) */
     size_t n = 0;
     for (uint32_t l = 0; l < L; l++) {
-        entry e;
+        fbpe_candidate e;
         fbpe_status rc = best_of(p, l, &e);
         if (rc) return rc;
         if (e.count < 1 || e.count < p->o.min_frequency) continue;
@@ -621,7 +576,7 @@ static fbpe_status choose(fbpe_parity *p, uint32_t *col, entry *best) {
 
 static fbpe_status merge_once(fbpe_parity *p, int *done) {
     uint32_t col;
-    entry best;
+    fbpe_candidate best;
     fbpe_status rc = choose(p, &col, &best);
     if (rc) return rc;
     if (best.count == 0) {
@@ -672,14 +627,14 @@ static fbpe_status merge_once(fbpe_parity *p, int *done) {
     /* the new pairs enter the heaps with their counts after the whole merge */
     for (size_t i = 0; i < p->n_fresh; i++) {
         size_t f = p->fresh[i];
-        if (p->global[f] > 0 && heap_push(&p->heaps[p->o.n_langs], p->global[f], p->keys[f]))
+        if (p->global[f] > 0 && fbpe_heap_push(&p->heaps[p->o.n_langs], &live_blocks, p->global[f], p->keys[f]))
             return FBPE_ENOMEM;
     }
     for (size_t i = 0; i < p->n_fresh_lang; i++) {
         uint32_t l = (uint32_t)p->fresh_lang[i].count;
         uint64_t key = p->fresh_lang[i].key;
         int64_t live = live_count(p, l, key);
-        if (live > 0 && heap_push(&p->heaps[l], live, key)) return FBPE_ENOMEM;
+        if (live > 0 && fbpe_heap_push(&p->heaps[l], &live_blocks, live, key)) return FBPE_ENOMEM;
     }
     return FBPE_OK;
 }
