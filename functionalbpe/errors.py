@@ -58,3 +58,8 @@ class OutputError(FunctionalBPEError, OSError):
 
 class OutOfMemoryError(FunctionalBPEError, MemoryError):
     """Memory ran out; the message says what to reduce."""
+
+
+class SmallerVocabularyWarning(UserWarning):
+    """Training stopped before ``vocab_size``: no pair was left, or the best pair occurred
+    fewer than ``min_frequency`` times. The message gives both sizes and the reason."""

@@ -21,6 +21,8 @@ Example::
 """
 from __future__ import annotations
 
+import os
+import warnings
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union
 
 from .util.checks import integer, special_tokens_checked
@@ -31,7 +33,7 @@ from .core.languages import combine, describe, multipliers, parity_options_for, 
 from .core.piecetable import PieceTable
 from .core.reference import OnMerge
 from .counts import PieceCounts
-from .errors import FunctionalBPEError, OutOfMemoryError
+from .errors import FunctionalBPEError, OutOfMemoryError, SmallerVocabularyWarning
 from .util.progress import ProgressSpec
 from .schemes.base import Scheme
 from .schemes.registry import resolve
@@ -119,6 +121,7 @@ def train(
     """
     # Everything is checked before the corpus is read: a bad size or backend fails at once.
     min_frequency = _check_options(backend, merge_policy, min_frequency)
+    _warn_if_a_path(corpus)
     threads = thread_count(threads)
     counted = _counted(corpus)
     if counted is not None:  # counted already: the scheme and specials are the counts'
@@ -142,7 +145,7 @@ def train(
                         backend, tracer)
         if tracer is not None:
             tracer.close()
-        return _tokenizer(the_scheme, merges, specials, merge_policy)
+        return _said_if_smaller(_tokenizer(the_scheme, merges, specials, merge_policy), vocab_size, min_frequency)
 
     # Several languages: each counted and transformed on its own, then weighed.
     languages = _languages(corpus)
@@ -182,6 +185,27 @@ def train(
     if weights is not None or temperature is not None or objective != "frequency":
         tok.training = describe(list(languages), objective, factors, weights, temperature, parity_options,
                                 dev is not None)
+    return _said_if_smaller(tok, vocab_size, min_frequency)
+
+
+def _warn_if_a_path(corpus: Any) -> None:
+    """A short one-line str naming a file is almost surely meant as that file, not as text."""
+    if isinstance(corpus, str) and len(corpus) < 4096 and "\n" not in corpus and os.path.isfile(corpus):
+        warnings.warn(
+            f"the corpus is the string {corpus!r}, which is the path of a file: training reads its "
+            f"characters, not the file; to train on the file, pass functionalbpe.files({corpus!r})",
+            stacklevel=3,
+        )
+
+
+def _said_if_smaller(tok: Tokenizer, vocab_size: Optional[int], min_frequency: int) -> Tokenizer:
+    """A :class:`SmallerVocabularyWarning` when training stopped before ``vocab_size``."""
+    if vocab_size is not None and tok.vocab_size < vocab_size:
+        why = "no pair of tokens was left to merge" if min_frequency <= 1 else (
+            f"no pair was left that occurs at least min_frequency={min_frequency} times")
+        warnings.warn(SmallerVocabularyWarning(
+            f"the tokenizer has {tok.vocab_size} ids, not the {vocab_size} asked: {why} (train on more text)"
+        ), stacklevel=3)
     return tok
 
 

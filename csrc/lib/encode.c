@@ -266,7 +266,8 @@ static void sweep_free(sweep *w) {
 
 static fbpe_status heap_push(sweep *w, uint32_t rank) {
     if (w->heap_len == w->heap_cap) {
-        size_t cap = w->heap_cap ? 2 * w->heap_cap : 64;
+        size_t cap = fbpe_grow_to(w->heap_cap, 64, w->heap_len + 1, sizeof(uint64_t));
+        if (!cap) return FBPE_ENOMEM;
         uint64_t *grown = (uint64_t *)realloc(w->heap, cap * sizeof(uint64_t));
         if (!grown) return FBPE_ENOMEM;
         w->heap = grown;
@@ -325,7 +326,8 @@ static inline fbpe_status file_position(sweep *w, uint32_t rank, uint32_t p) {
     }
     if (!bk) {
         if (w->num_buckets == w->cap_buckets) {
-            size_t cap = w->cap_buckets ? 2 * w->cap_buckets : 64;
+            size_t cap = fbpe_grow_to(w->cap_buckets, 64, w->num_buckets + 1, sizeof(bucket));
+            if (!cap) return FBPE_ENOMEM;
             bucket *grown = (bucket *)realloc(w->buckets, cap * sizeof(bucket));
             if (!grown) return FBPE_ENOMEM;
             w->buckets = grown;

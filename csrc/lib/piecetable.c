@@ -38,7 +38,8 @@ static fbpe_status reindex(fbpe_table *t, size_t capacity) {
 fbpe_status fbpe_table_reserve(fbpe_table *t) {
     if (t->size >= FBPE_MAX_ENTRIES) return FBPE_ENOMEM;
     if (t->size + 1 > t->entries_cap) {
-        size_t cap = t->entries_cap ? 2 * t->entries_cap : 512;
+        size_t cap = fbpe_grow_to(t->entries_cap, 512, t->size + 1, sizeof(fbpe_entry));
+        if (!cap) return FBPE_ENOMEM;
         fbpe_entry *entries = realloc(t->entries, cap * sizeof *entries);
         if (!entries) return FBPE_ENOMEM;
         t->entries = entries;

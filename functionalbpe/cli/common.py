@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from contextlib import contextmanager
 from typing import Any, Callable, Dict, Iterator, List, NoReturn, Optional, Sequence, Tuple
 
@@ -33,9 +34,13 @@ EXIT_INTERRUPTED = 130
 
 
 def run(command: Callable[[argparse.Namespace], Optional[int]], args: argparse.Namespace) -> int:
-    """Run a subcommand; whatever bad input causes becomes one line on stderr."""
+    """Run a subcommand; whatever bad input causes becomes one line on stderr, and so does
+    each warning the API gives (``functionalbpe: warning: ...``, without Python's file and
+    line)."""
     try:
-        return command(args) or 0
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return command(args) or 0
     except FunctionalBPEError as exc:
         error(str(exc))
     except OSError as exc:
@@ -51,6 +56,10 @@ def run(command: Callable[[argparse.Namespace], Optional[int]], args: argparse.N
 
 def error(message: str) -> None:
     sys.stderr.write(f"functionalbpe: error: {message}\n")
+
+
+def _show_warning(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+    sys.stderr.write(f"functionalbpe: warning: {message}\n")
 
 
 class Parser(argparse.ArgumentParser):

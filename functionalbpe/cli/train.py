@@ -14,6 +14,7 @@ from typing import Any, Dict
 
 from ..counts import PieceCounts
 from ..errors import FunctionalBPEError
+from ..util.display import plural
 from ..util.output import check_output_path
 from ..training import BACKENDS, train
 from .common import (COUNT, LIMIT, VOCAB_SIZE, add_corpus_args, add_scheme_args, corpus_files, named_values,
@@ -96,13 +97,13 @@ def run(args: argparse.Namespace) -> int:
     if args.counts:
         # One table held at a time besides the sum: memory is the result's.
         corpus: Any = PieceCounts.merge(PieceCounts.load(path) for path in args.counts)
-        source = f"{len(args.counts)} counts files"
+        source = plural(len(args.counts), "counts file", "counts files")
     elif args.lang:
         corpus = {lang: corpus_files(args, [path]) for lang, path in named_values(args.lang, "--lang").items()}
-        source = f"{len(corpus)} languages"
+        source = plural(len(corpus), "language")
     else:
         corpus = corpus_files(args)
-        source = f"{len(corpus)} files"
+        source = plural(len(corpus), "file")
     tok = train(
         corpus,
         vocab_size=args.vocab_size,
@@ -121,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     tok.save(args.out)
     if not args.quiet:
         sys.stderr.write(
-            f"wrote {args.out}: {tok.vocab_size} ids ({len(tok.merges)} merges) from {source} "
+            f"wrote {args.out}: {plural(tok.vocab_size, 'id')} ({plural(len(tok.merges), 'merge')}) from {source} "
             f"in {time.perf_counter() - start:.1f}s\n"
         )
     return 0

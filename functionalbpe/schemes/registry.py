@@ -10,7 +10,9 @@ Example::
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional, Type, Union
+import difflib
+import inspect
+from typing import Any, Callable, Dict, Optional, Tuple, Type, Union
 
 from ..errors import FunctionalBPEError
 from .base import Scheme
@@ -34,10 +36,53 @@ def make_scheme(name: str = "plain", pattern: Optional[str] = None, **options: A
     >>> make_scheme("plain", "gpt2").split("Hi there"), make_scheme("functional").name
     (['Hi', ' there'], 'functional')"""
     build: Callable[..., Scheme] = scheme_class(name)  # each class takes its own options
+    unknown = [key for key in options if key not in scheme_options(name)]
+    if unknown:
+        raise FunctionalBPEError(unknown_option(unknown[0], name))
     try:
         return build(pattern=pattern, **options)
     except TypeError as exc:
         raise FunctionalBPEError(f"bad option for scheme {name!r}: {exc}") from None
+
+
+# Other libraries' names for train()'s options: what a user of minbpe, SentencePiece, HF
+# tokenizers or tiktoken types first.
+OTHER_NAMES = {
+    "verbose": "progress=True (a progress bar; trace= gives one record per merge)",
+    "show_progress": "progress=True",
+    "num_threads": "threads=",
+    "n_threads": "threads=",
+    "special_tokens_list": "special_tokens=",
+    "min_freq": "min_frequency=",
+    "regex": "pattern=",
+    "pat_str": "pattern=",
+    "vocab": "vocab_size=",
+}
+
+
+def scheme_options(name: str) -> Tuple[str, ...]:
+    """The keyword options the scheme ``name`` takes (its constructor's, but ``pattern``).
+
+    >>> scheme_options("plain")
+    ('normalize',)
+    """
+    parameters = inspect.signature(scheme_class(name).__init__).parameters
+    return tuple(p for p in parameters if p not in ("self", "pattern"))
+
+
+def unknown_option(key: str, scheme: str, caller: str = "train") -> str:
+    """The message for an option neither ``caller`` nor the scheme takes: the closest valid
+    name, or what the option is called here when it is another library's name."""
+    from_train = ("vocab_size", "scheme", "pattern", "special_tokens", "min_frequency", "merge_policy",
+                  "backend", "progress", "trace", "threads")
+    valid = from_train + scheme_options(scheme)
+    if key in OTHER_NAMES:
+        hint = f"; here it is {OTHER_NAMES[key]}"
+    else:
+        close = difflib.get_close_matches(key, valid, n=1)
+        hint = f"; did you mean {close[0]}=?" if close else ""
+    return (f"no option {key!r} for {caller}() or the {scheme!r} scheme{hint} (the scheme takes "
+            f"{', '.join(scheme_options(scheme)) or 'no option'}; see help(functionalbpe.{caller}))")
 
 
 def scheme_from_file(name: str, pattern: Optional[str], options: Dict[str, Any]) -> Scheme:

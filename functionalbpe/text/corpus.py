@@ -212,7 +212,7 @@ class Files:
 
 
 def files(
-    *patterns: PathLike,
+    *patterns: Union[PathLike, Sequence[PathLike]],
     errors: str = "strict",
     field: str = "text",
     max_chars: Optional[int] = None,
@@ -233,10 +233,14 @@ def files(
     >>> fb.train(fb.files(os.path.join(d, "*.txt")), vocab_size=257, progress=False).merges
     [(97, 98)]
     """
+    # A list of paths (as glob.glob returns them) stands for its paths.
+    patterns = tuple(p for given in patterns for p in (given if isinstance(given, (list, tuple)) else (given,)))
     if not patterns:
         raise CorpusError("no input files given")
     found: List[Path] = []
     for pattern in patterns:
+        if not isinstance(pattern, (str, os.PathLike)):
+            raise CorpusError(f"files() takes paths, directories and glob patterns, not a {type(pattern).__name__}")
         text = os.fspath(pattern)
         if _GLOB_CHARS & set(text) and not os.path.exists(text):
             matches = sorted(glob.glob(text, recursive=True))

@@ -28,7 +28,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, Sequence, Union
 
 from ..util.checks import bpe_text, bpe_utf8, plain_str
 from ..core._native import NATIVE, thread_count
@@ -119,13 +119,19 @@ def _units(corpus: Corpus, specials: Sequence[str], whole_documents: bool) -> It
     return _checked(corpus)
 
 
-def _checked(documents: Iterable[str]) -> Iterator[str]:
+def _checked(documents: Iterable[Any]) -> Iterator[str]:
+    """The documents of an iterable: each a str, or a batch of them (a list or tuple of str,
+    as HF's ``train_from_iterator`` takes them)."""
     for doc in documents:
-        if not isinstance(doc, str):
+        if isinstance(doc, str):
+            yield doc  # a str subclass is read as its str where it is read (plain_str, bpe_text)
+        elif isinstance(doc, (list, tuple)) and all(isinstance(d, str) for d in doc):
+            yield from doc
+        else:
             raise FunctionalBPEError(
-                f"a document must be a str, got {type(doc).__name__}; for files use functionalbpe.files(...)"
+                f"a document must be a str (or a list of str: a batch), got {type(doc).__name__}; "
+                "for files use functionalbpe.files(...)"
             )
-        yield doc  # a str subclass is read as its str where it is read (plain_str, bpe_text)
 
 
 def _count_compiled(scheme: "Scheme", units: Iterable[Union[str, bytes]], specials: Sequence[str],

@@ -80,3 +80,12 @@ def paint(k: int, shown: str) -> str:
     '\\x1b[30;48;5;153mab\\x1b[0m'
     """
     return f"\x1b[30;48;5;{ANSI_BACKGROUNDS[k % len(ANSI_BACKGROUNDS)]}m{shown}{ANSI_RESET}"
+
+
+def plural(count: int, noun: str, many: str = "") -> str:
+    """``count`` and ``noun``, the noun in the plural unless the count is 1.
+
+    >>> plural(1, "document"), plural(1234, "document"), plural(2, "counts file", "counts files")
+    ('1 document', '1,234 documents', '2 counts files')
+    """
+    return f"{count:,} {noun if count == 1 else (many or noun + 's')}"
