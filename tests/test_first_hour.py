@@ -87,3 +87,96 @@ def test_the_command_says_it_in_one_line(tmp_path, capsys):
     warning = [line for line in err.splitlines() if line.startswith("functionalbpe: warning:")]
     assert len(warning) == 1 and "not the 5000 asked" in warning[0]
     assert "training.py" not in err and "from 1 file " in err
+
+
+# -- another library's file given to the wrong loader, or to the command -------------------
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return fb.train(TEXT, vocab_size=270, special_tokens=["<|endoftext|>"], progress=False)
+
+
+def gpt2_files(tok, folder):
+    import json
+
+    (folder / "encoder.json").write_text(json.dumps(tok.get_vocab()), encoding="utf-8")
+    lines = ["#version: 0.2"] + [" ".join(tok.id_to_token(i) for i in m) for m in tok.merges]
+    (folder / "vocab.bpe").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder / "encoder.json", folder / "vocab.bpe"
+
+
+def test_loading_another_librarys_file_names_the_right_loader(tok, tmp_path):
+    tok.to_hf(tmp_path / "tokenizer.json")
+    tok.to_tiktoken(tmp_path / "t.tiktoken")
+    encoder, merges = gpt2_files(tok, tmp_path)
+    for path, loader in ((tmp_path / "tokenizer.json", "from_hf"), (tmp_path / "t.tiktoken", "from_tiktoken"),
+                         (encoder, "from_gpt2"), (merges, "from_gpt2")):
+        with pytest.raises(fb.TokenizerFileError, match=f"load it with functionalbpe.Tokenizer.{loader}"):
+            fb.Tokenizer.load(path)
+
+
+def test_gpt2s_own_files_give_the_same_ids(tok, tmp_path):
+    encoder, merges = gpt2_files(tok, tmp_path)
+    gpt2 = fb.Tokenizer.from_gpt2(encoder, merges)
+    text = "the cat sat on the log<|endoftext|>the mat"
+    assert gpt2.encode(text, allowed_special="all") == tok.encode(text, allowed_special="all")
+    assert gpt2.special_tokens == tok.special_tokens
+    tokenizers = pytest.importorskip("tokenizers")  # HF reads the same files
+    hf = tokenizers.Tokenizer(tokenizers.models.BPE.from_file(str(encoder), str(merges)))
+    hf.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    assert hf.encode("the cat sat on the log").ids == gpt2.encode("the cat sat on the log")
+
+
+def test_the_command_takes_any_librarys_tokenizer(tok, tmp_path, capsys):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("the cat sat", encoding="utf-8")
+    tok.to_hf(tmp_path / "hf")
+    tok.to_tiktoken(tmp_path / "t.tiktoken")
+    gpt2_files(tok, tmp_path)
+    expected = " ".join(map(str, tok.encode("the cat sat")))
+    for given in (tmp_path / "hf", tmp_path / "t.tiktoken", tmp_path / "encoder.json"):
+        assert main(["encode", "-t", str(given), str(corpus)]) == 0
+        assert capsys.readouterr().out.strip() == expected, given
+
+
+# -- pieces and explain: one way to give the text -------------------------------------------------
+
+
+def test_pieces_and_explain_take_a_text_or_a_file(tok, tmp_path, capsys):
+    path = tmp_path / "tok.json"
+    tok.save(path)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("the dog", encoding="utf-8")
+    for command in ("pieces", "explain"):
+        outputs = []
+        for args in (["the dog"], [str(notes)], ["--input", str(notes)], ["--text", "the dog"]):
+            assert main([command, "-t", str(path), *args, "--no-color"]) == 0
+            outputs.append(capsys.readouterr().out)
+        assert len(set(outputs)) == 1 and "dog" in outputs[0], command
+        assert main([command, "-t", str(path), "--text", str(notes), "--no-color"]) == 0
+        assert "notes" in capsys.readouterr().out  # --text: the string, though a file has that name
+
+
+def test_encode_lines_then_decode_gives_the_lines_back(tok, tmp_path, capsys):
+    path = tmp_path / "tok.json"
+    tok.save(path)
+    text = tmp_path / "in.txt"
+    text.write_text("the cat\nthe dog\n", encoding="utf-8")
+    assert main(["encode", "-t", str(path), "--lines", str(text), "-o", str(tmp_path / "ids.txt")]) == 0
+    for lines, expected in ((["--lines"], "the cat\nthe dog\n"), ([], "the cat\nthe dog")):
+        assert main(["decode", "-t", str(path), *lines, str(tmp_path / "ids.txt")]) == 0
+        assert capsys.readouterr().out == expected
+
+
+def test_pieces_columns_align_on_wide_characters(tmp_path, capsys):
+    from functionalbpe.util.display import width
+
+    cjk = fb.train(["日本語のテキスト 日本語 テキスト"] * 3, vocab_size=270, progress=False)
+    path = tmp_path / "tok.json"
+    cjk.save(path)
+    assert main(["pieces", "-t", str(path), "--text", "日本語 テキスト ab", "--no-color"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert any(width(r.split(" ")[0]) > len(r.split(" ")[0]) for r in rows)  # wide pieces are shown
+    # every row's ids begin in the same terminal column (len() would count the CJK rows short)
+    assert len({width(r[: r.index(next(t for t in r.split(" ") if t.isdigit()))]) for r in rows}) == 1, rows

@@ -14,6 +14,7 @@ Example::
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 from contextlib import contextmanager
@@ -27,6 +28,7 @@ from ..schemes.base import NORMAL_FORMS
 from ..schemes.registry import SCHEMES
 from ..text.corpus import Files, decode_utf8, files, read_text
 from ..text.patterns import PATTERNS
+from ..formats.sniff import kind_of
 from ..tokenizer import Tokenizer
 
 EXIT_ERROR = 2
@@ -204,17 +206,67 @@ def scheme_options(args: argparse.Namespace) -> Dict[str, Any]:
 def add_text_io(p: argparse.ArgumentParser) -> None:
     """The arguments of the commands that read text or ids and write the result."""
     p.add_argument("input", nargs="?", metavar="FILE", help="input file (default: stdin)")
-    p.add_argument("--tokenizer", "-t", required=True, help="a tokenizer file written by `train`")
+    add_tokenizer(p)
     p.add_argument("--lines", action="store_true", help="one document per line instead of one per input")
     p.add_argument("--output", "-o", default=None, help="output file (default: stdout)")
+
+
+TOKENIZER_HELP = ("a tokenizer: a file written by `train`, an HF tokenizer.json (or its directory), a "
+                  "tiktoken rank file (read with the gpt4 pattern), or GPT-2's encoder.json/vocab.bpe (or "
+                  "their directory)")
+
+
+def add_tokenizer(p: argparse.ArgumentParser) -> None:
+    """The --tokenizer option of every command that applies one."""
+    p.add_argument("--tokenizer", "-t", required=True, help=TOKENIZER_HELP)
+
+
+def open_tokenizer(path: str) -> Tokenizer:
+    """The tokenizer at ``path``, whichever library's file it is (``formats/sniff.py``)."""
+    kind = kind_of(path)
+    if kind == "hf":
+        return Tokenizer.from_hf(path)
+    if kind == "tiktoken":
+        return Tokenizer.from_tiktoken(path)
+    if kind == "gpt2":
+        folder = path if os.path.isdir(path) else os.path.dirname(path) or "."
+        encoder, merges = os.path.join(folder, "encoder.json"), os.path.join(folder, "vocab.bpe")
+        if not (os.path.isfile(encoder) and os.path.isfile(merges)):
+            raise FunctionalBPEError(f"{path}: GPT-2's files are encoder.json and vocab.bpe side by side; {folder} lacks one")
+        return Tokenizer.from_gpt2(encoder, merges)
+    return Tokenizer.load(path)
 
 
 def tokenizer_and_documents(args: argparse.Namespace) -> Tuple[Tokenizer, List[str]]:
     """For the commands that read text: the output path checked, the tokenizer loaded, the
     input read as documents (``add_text_io``'s arguments, and ``--encoding-errors``)."""
     check_output(args.output)
-    tok = Tokenizer.load(args.tokenizer)
+    tok = open_tokenizer(args.tokenizer)
     return tok, documents(read_input(args.input, args.encoding_errors), args.lines)
+
+
+def add_text_or_file(p: argparse.ArgumentParser) -> None:
+    """The input of the commands that show one text (``pieces``, ``explain``): one argument,
+    read as a file when it is the path of one and as the text itself otherwise; ``--text``
+    and ``--input`` say which; neither reads stdin."""
+    p.add_argument("source", nargs="?", metavar="TEXT_OR_FILE",
+                   help="a file to read, or else the text itself (default: stdin)")
+    p.add_argument("--text", default=None, help="this text, even if a file has its name")
+    p.add_argument("--input", "-i", default=None, metavar="FILE", help="read the text from this file")
+    p.add_argument("--encoding-errors", default="strict", choices=["strict", "replace"],
+                   help="invalid UTF-8 in the input: an error, or read as U+FFFD (default: strict)")
+
+
+def text_or_file(args: argparse.Namespace) -> str:
+    """The text ``add_text_or_file``'s arguments name."""
+    given = [x for x in (args.source, args.text, args.input) if x is not None]
+    if len(given) > 1:
+        raise FunctionalBPEError("give the text (or a file) once: as the argument, with --text or with --input")
+    if args.text is not None:
+        return args.text
+    if args.input is not None or (args.source is not None and os.path.exists(args.source)):
+        return read_input(args.input or args.source, args.encoding_errors)
+    return args.source if args.source is not None else read_input(None, args.encoding_errors)
 
 
 def read_input(path: Optional[str], errors: str = "strict") -> str:

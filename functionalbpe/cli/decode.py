@@ -17,7 +17,7 @@ from typing import Any, List, Optional, Tuple
 from ..errors import FunctionalBPEError
 from ..tokenizer import Tokenizer
 from .encode import FORMATS, SUFFIXES
-from .common import add_text_io, check_output, read_input, streamed_output, write_output
+from .common import open_tokenizer, add_text_io, check_output, read_input, streamed_output, write_output
 
 HELP = "token ids (a token file, or one document per line) to text"
 
@@ -78,7 +78,7 @@ def is_token_file(args: argparse.Namespace) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     check_output(args.output)
-    tok = Tokenizer.load(args.tokenizer)
+    tok = open_tokenizer(args.tokenizer)
     if is_token_file(args):
         decode_token_file(tok, args)
         return 0
@@ -94,8 +94,9 @@ def run(args: argparse.Namespace) -> int:
             texts.append(tok.decode(parse_ids(line), errors=args.errors))
         except FunctionalBPEError as exc:
             raise FunctionalBPEError(f"{name}: line {number}: {exc}") from None
-    sep = "\n" if args.lines else ""
-    write_output(args.output, "".join(t + sep for t in texts))
+    # One document per line of ids, as `encode` writes them: with --lines each is a line of
+    # text again; without, documents are parted by a newline (one document: its text alone).
+    write_output(args.output, "".join(t + "\n" for t in texts) if args.lines else "\n".join(texts))
     return 0
 
 

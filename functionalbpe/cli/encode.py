@@ -21,8 +21,7 @@ from ..core._native import MAX_THREADS
 from ..errors import FunctionalBPEError, SpecialTokenError
 from ..text.corpus import Files, files
 from ..pipeline.tokenfile import FORMATS, SUFFIXES, encode_stream
-from ..tokenizer import Tokenizer
-from .common import THREADS, check_output, documents, read_input, streamed_output
+from .common import add_tokenizer, open_tokenizer, THREADS, check_output, documents, read_input, streamed_output
 
 HELP = "text to token ids: a token file for training, or one line of ids per document"
 TEXT = "text"
@@ -33,7 +32,7 @@ TEXT_SLICE = 1 << 20
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("encode", help=HELP, description=HELP[0].upper() + HELP[1:] + ".")
     p.add_argument("inputs", nargs="*", metavar="INPUT", help="files, directories or glob patterns (default: stdin)")
-    p.add_argument("--tokenizer", "-t", required=True, help="a tokenizer file written by `train`")
+    add_tokenizer(p)
     p.add_argument("--output", "-o", default=None,
                    help="output file: .npy or .bin is a token file, anything else text (default: text on stdout)")
     p.add_argument("--format", choices=FORMATS + (TEXT,), default=None,
@@ -77,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         raise FunctionalBPEError("a token file needs -o PATH (binary ids are not written to the terminal)")
     if kind == TEXT and args.offsets is not None:
         raise FunctionalBPEError("--offsets goes with a token file (-o ids.npy or ids.bin)")
-    tok = Tokenizer.load(args.tokenizer)
+    tok = open_tokenizer(args.tokenizer)
     eot = args.eot
     if isinstance(eot, int) and str(eot) in tok.special_tokens:
         eot = str(eot)  # a special token written in digits

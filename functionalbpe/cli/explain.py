@@ -15,16 +15,15 @@ from ..util.display import paint
 from ..errors import FunctionalBPEError
 from ..teach.encode_trace import explain_lines, merge_tree
 from ..tokenizer import Tokenizer
-from .common import check_output, read_input, write_output
+from .common import add_text_or_file, add_tokenizer, check_output, open_tokenizer, text_or_file, write_output
 
 HELP = "show how a text is encoded, one merge at a time"
 
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("explain", help=HELP, description=HELP[0].upper() + HELP[1:] + ".")
-    p.add_argument("text", nargs="?", help="the text (default: read --input, or stdin)")
-    p.add_argument("--tokenizer", "-t", required=True, help="a tokenizer file written by `train`")
-    p.add_argument("--input", "-i", default=None, metavar="FILE", help="read the text from a file")
+    add_text_or_file(p)
+    add_tokenizer(p)
     p.add_argument("--tree", type=int, default=None, metavar="ID", help="show the merge tree of one token instead")
     p.add_argument("--color", action=argparse.BooleanOptionalAction, default=None,
                    help="colour the tokens (default: when writing to a terminal)")
@@ -34,13 +33,13 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_output(args.output)
-    tok = Tokenizer.load(args.tokenizer)
+    tok = open_tokenizer(args.tokenizer)
     if args.tree is not None:
         if not 0 <= args.tree < tok.vocab_size or not _is_token(tok, args.tree):
             raise FunctionalBPEError(f"--tree {args.tree}: no such token (ids are 0..{tok.vocab_size - 1})")
         lines = merge_tree(tok, args.tree)
     else:
-        text = args.text if args.text is not None else read_input(args.input)
+        text = text_or_file(args)
         color = args.color if args.color is not None else (args.output is None and sys.stdout.isatty())
         lines = explain_lines(tok, text, paint if color else None)
     write_output(args.output, "".join(line + "\n" for line in lines))

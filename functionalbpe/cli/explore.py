@@ -12,15 +12,14 @@ from typing import Any
 
 from ..util.output import check_output_path
 from ..teach.explorer import EXAMPLES, MAX_REPLAY_MERGES, write_explorer
-from ..tokenizer import Tokenizer
-from .common import read_input, whole_number
+from .common import add_tokenizer, open_tokenizer, read_input, whole_number
 
 HELP = "write a self-contained HTML page that tokenizes as you type"
 
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("explore", help=HELP, description=HELP[0].upper() + HELP[1:] + ".")
-    p.add_argument("--tokenizer", "-t", required=True, help="a tokenizer file written by `train`")
+    add_tokenizer(p)
     p.add_argument("--output", "-o", default="explorer.html", help="the page to write (default: explorer.html)")
     p.add_argument("--train-on", default=None, metavar="FILE", help="a small text whose training the page replays")
     p.add_argument("--replay-merges", type=whole_number(1, MAX_REPLAY_MERGES), default=50, metavar="N",
@@ -33,7 +32,7 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_output_path(args.output)
-    tok = Tokenizer.load(args.tokenizer)
+    tok = open_tokenizer(args.tokenizer)
     small = read_input(args.train_on) if args.train_on is not None else None
     write_explorer(tok, args.output, train_on=small, replay_merges=args.replay_merges,
                    examples=args.example or EXAMPLES)

@@ -8,40 +8,46 @@ colours (ANSI, as the tiktokenizer page colours them).
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
-from ..util.display import paint, visible
+from ..util.display import pad, paint, visible, width
 from ..teach.vocab import shower
-from .common import add_text_io, tokenizer_and_documents, write_output
+from .common import add_text_or_file, add_tokenizer, check_output, documents, open_tokenizer, text_or_file, write_output
 
 HELP = "show the pieces BPE sees and the tokens of each"
 
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("pieces", help=HELP, description=HELP[0].upper() + HELP[1:] + ".")
-    add_text_io(p)
-    p.add_argument("--encoding-errors", default="strict", choices=["strict", "replace"],
-                   help="invalid UTF-8 in the input: an error, or read as U+FFFD (default: strict)")
-    p.add_argument("--color", action="store_true", help="colour each token (ANSI), as tiktokenizer does")
+    add_text_or_file(p)
+    add_tokenizer(p)
+    p.add_argument("--lines", action="store_true", help="one document per line: a blank line after each")
+    p.add_argument("--color", action=argparse.BooleanOptionalAction, default=None,
+                   help="colour each token (ANSI), as tiktokenizer does (default: when writing to a terminal)")
+    p.add_argument("--output", "-o", default=None, help="output file (default: stdout)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    tok, docs = tokenizer_and_documents(args)
+    check_output(args.output)
+    tok = open_tokenizer(args.tokenizer)
+    docs = documents(text_or_file(args), args.lines)
+    color = args.color if args.color is not None else (args.output is None and sys.stdout.isatty())
     show = shower(tok)
     out = []
     k = 0  # tokens so far: the colours alternate across the whole document
     for doc in docs:
         for shown, ids in tok.explain(doc):
             tokens = [show(i) for i in ids]
-            if args.color:
+            if color:
                 first = "".join(paint(k + j, t) for j, t in enumerate(tokens))
-                width = sum(map(len, tokens))
+                shown_width = sum(map(width, tokens))
                 k += len(ids)
-                out.append(f"{first}{' ' * max(24 - width, 0)} {' '.join(map(str, ids))}\n")
+                out.append(f"{first}{' ' * max(24 - shown_width, 0)} {' '.join(map(str, ids))}\n")
             else:
                 text = visible(shown)
-                out.append(f"{text:<24} {' '.join(map(str, ids)):<16} {''.join(f'[{t}]' for t in tokens)}\n")
+                out.append(f"{pad(text, 24)} {' '.join(map(str, ids)):<16} {''.join(f'[{t}]' for t in tokens)}\n")
         if args.lines:
             out.append("\n")
     write_output(args.output, "".join(out))

@@ -8,21 +8,20 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..tokenizer import Tokenizer
-from .common import check_output, write_output
+from .common import add_tokenizer, open_tokenizer, check_output, write_output
 
 HELP = "list the vocabulary: atoms, specials, bytes, then [a][b] -> [ab] per merge"
 
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("vocab", help=HELP, description=HELP[0].upper() + HELP[1:] + ".")
-    p.add_argument("--tokenizer", "-t", required=True, help="a tokenizer file written by `train`")
+    add_tokenizer(p)
     p.add_argument("--output", "-o", default=None, help="output file (default: stdout)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     check_output(args.output)
-    tok = Tokenizer.load(args.tokenizer)
+    tok = open_tokenizer(args.tokenizer)
     write_output(args.output, "".join(line + "\n" for line in tok.vocab_lines()))
     return 0

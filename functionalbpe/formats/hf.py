@@ -37,7 +37,7 @@ from ..util.checks import PathLike, excerpt, is_int
 from ..util.output import atomic_write_text
 from . import bytelevel
 from .imported import Imported
-from .reading import read_bytes
+from .reading import DuplicateKey, json_object, read_bytes
 
 
 def tokenizer_json(
@@ -366,3 +366,60 @@ def _merge_table(
             "by a merge; functionalbpe's vocabulary is the bytes and the merges"
         )
     return [ids[bytes([b])] for b in range(NUM_BYTES)], table, merge_ids
+
+
+# -- GPT-2's own files ---------------------------------------------------------------------------
+
+
+def read_gpt2(encoder_json: PathLike, vocab_bpe: PathLike) -> Imported:
+    """GPT-2's original files: ``encoder.json`` (each token in GPT-2's byte characters, and
+    its id) and ``vocab.bpe`` (a ``#version`` line, then one merge a line, two tokens apart by
+    a space), read as the byte-level BPE tokenizer they make — the HF ``tokenizer.json`` of
+    GPT-2 says the same. ``<|endoftext|>`` (or any entry whose text is not GPT-2 bytes) is a
+    special token at its id.
+
+    >>> import json, os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> vocab = {bytelevel.written(bytes([b])): b for b in range(256)} | {"Ġa": 256, "<|endoftext|>": 257}
+    >>> _ = open(os.path.join(d, "encoder.json"), "w").write(json.dumps(vocab))
+    >>> _ = open(os.path.join(d, "vocab.bpe"), "w").write("#version: 0.2\\nĠ a\\n")
+    >>> got = read_gpt2(os.path.join(d, "encoder.json"), os.path.join(d, "vocab.bpe"))
+    >>> got.merges, got.special_tokens
+    ([(32, 97)], {'<|endoftext|>': 257})
+    """
+    name = os.fspath(encoder_json)
+    raw = read_bytes(encoder_json, "GPT-2 encoder.json")
+    try:
+        vocab = json.loads(raw.decode("utf-8"), object_pairs_hook=json_object)
+    except UnicodeDecodeError as exc:
+        raise TokenizerFileError(f"{name}: not an encoder.json (invalid UTF-8 at byte offset {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise TokenizerFileError(f"{name}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except DuplicateKey as exc:
+        raise TokenizerFileError(f"{name}: the token {excerpt(exc.args[0])} appears twice") from None
+    except (RecursionError, ValueError) as exc:
+        raise TokenizerFileError(f"{name}: not an encoder.json: {str(exc)[:100]}") from None
+    if not isinstance(vocab, dict):
+        raise TokenizerFileError(f"{name}: not an encoder.json (a JSON object of token: id)")
+    merges_name = os.fspath(vocab_bpe)
+    try:
+        text = read_bytes(vocab_bpe, "GPT-2 vocab.bpe").decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TokenizerFileError(f"{merges_name}: not a vocab.bpe (invalid UTF-8 at byte offset {exc.start})") from None
+    merges = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or (number == 1 and line.startswith("#version")):
+            continue
+        if len(line.split(" ")) != 2:
+            raise TokenizerFileError(f"{merges_name}: line {number}: {excerpt(line)} is not a merge (two tokens and a space)")
+        merges.append(line)
+    # A token that is neither a byte nor what a merge makes is a special token.
+    made = set(bytelevel.bytes_to_unicode()) | {line.replace(" ", "") for line in merges}
+    added = [{"content": token, "id": ident, "special": True} for token, ident in vocab.items() if token not in made]
+    document = {
+        "model": {"type": "BPE", "vocab": vocab, "merges": merges},
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
+        "added_tokens": added,
+    }
+    got = read_hf(document)
+    return got._replace(origin=f"{name} and {merges_name}")

@@ -47,6 +47,7 @@ from ..util.checks import excerpt, is_int
 from ..util.output import atomic_write_text
 from ..schemes.registry import scheme_from_file
 from .reading import DuplicateKey, json_object, read_bytes
+from .sniff import LOADERS, kind_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.alphabet import Alphabet
@@ -54,6 +55,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..schemes.base import Scheme
 
 FORMAT = "functionalbpe/1"
+
+# The libraries a file given to Tokenizer.load may come from instead, as messages name them.
+NAMES = {"hf": "Hugging Face tokenizer.json", "tiktoken": "tiktoken rank", "gpt2": "GPT-2 encoder.json/vocab.bpe"}
 
 
 
@@ -95,6 +99,11 @@ def _format(payload: Dict[str, Any]) -> str:
 
 def read_payload(path: "os.PathLike[str] | str", check: bool = True) -> Dict[str, Any]:
     name = os.fspath(path)
+    other = kind_of(path)
+    if other not in (None, "functionalbpe"):
+        raise TokenizerFileError(
+            f"{name}: a {NAMES[other]} file, not a functionalbpe tokenizer file; load it with {LOADERS[other]}"
+        )
     raw = read_bytes(path)
     try:
         text = raw.decode("utf-8")

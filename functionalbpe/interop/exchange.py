@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Type, TypeVar, 
 from ..core.alphabet import Alphabet
 from ..core.encoder import Encoder
 from ..core.vocabulary import Vocabulary
-from ..errors import FunctionalBPEError, TokenizerFileError
+from ..errors import FunctionalBPEError, PatternError, TokenizerFileError
 from ..formats.imported import Imported
 from ..schemes.base import Scheme
 from ..schemes.registry import make_scheme
@@ -193,6 +193,26 @@ class Exchange:
         return cls._imported(read_hf(source))
 
     @classmethod
+    def from_gpt2(cls: Type[T], encoder_json: Union[str, "os.PathLike[str]"], vocab_bpe: Union[str, "os.PathLike[str]"]) -> T:
+        """Import GPT-2's original files, ``encoder.json`` and ``vocab.bpe`` (what OpenAI
+        published with GPT-2; HF's ``gpt2`` repository holds them too), with their ids:
+        ``<|endoftext|>`` is the special token 50256.
+
+        >>> import json, os, tempfile, functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<|endoftext|>"], progress=False)
+        >>> d = tempfile.mkdtemp()
+        >>> _ = open(os.path.join(d, "encoder.json"), "w").write(json.dumps(tok.get_vocab()))
+        >>> merges = ["#version: 0.2"] + [" ".join(tok.id_to_token(i) for i in m) for m in tok.merges]
+        >>> _ = open(os.path.join(d, "vocab.bpe"), "w").write("\\n".join(merges))
+        >>> gpt2 = fb.Tokenizer.from_gpt2(os.path.join(d, "encoder.json"), os.path.join(d, "vocab.bpe"))
+        >>> gpt2.encode("ab ab<|endoftext|>", allowed_special="all")
+        [256, 32, 256, 257]
+        """
+        from ..formats.hf import read_gpt2
+
+        return cls._imported(read_gpt2(encoder_json, vocab_bpe))
+
+    @classmethod
     def _imported(cls: Type[T], got: Imported) -> T:
         """The tokenizer of a vocabulary read from another library, its ids kept."""
         try:
@@ -200,6 +220,8 @@ class Exchange:
                 make_scheme("plain", got.pattern), got.merges, list(got.special_tokens),
                 byte_ids=got.byte_ids, merge_ids=got.merge_ids, special_ids=list(got.special_tokens.values()),
             )
+        except PatternError:
+            raise  # the pattern was given to the call, not read from the file
         except FunctionalBPEError as exc:
             raise TokenizerFileError(f"{got.origin}: {exc}") from None
         if got.ignore_merges:  # a word that is a token is taken whole: the merges must agree

@@ -14,6 +14,7 @@ Example::
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Callable
 
 # Space, newline, tab and carriage return as the glyphs of the Unicode "Control Pictures"
@@ -89,3 +90,27 @@ def plural(count: int, noun: str, many: str = "") -> str:
     ('1 document', '1,234 documents', '2 counts files')
     """
     return f"{count:,} {noun if count == 1 else (many or noun + 's')}"
+
+
+def width(text: str) -> int:
+    """The columns ``text`` takes on a terminal: two for a wide character (CJK, most emoji:
+    East Asian width W or F), none for a combining mark or a zero-width one, one otherwise.
+
+    >>> width("abc"), width("日本"), width("é"), width("e\u0301")
+    (3, 4, 1, 1)
+    """
+    total = 0
+    for char in text:
+        if unicodedata.combining(char) or char in "\u200b\u200c\u200d\ufe0f":
+            continue
+        total += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+    return total
+
+
+def pad(text: str, columns: int) -> str:
+    """``text`` padded with spaces to ``columns`` terminal columns (:func:`width`).
+
+    >>> pad("日本", 6) + "|", pad("ab", 6) + "|"
+    ('日本  |', 'ab    |')
+    """
+    return text + " " * max(columns - width(text), 0)
