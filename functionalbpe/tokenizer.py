@@ -35,6 +35,7 @@ from .formats.tokenizer_file import parts_from_payload, payload_of, read_payload
 from .schemes.base import Scheme
 from .text.specials import SpecialPolicy, SpecialSet
 from .util.checks import bpe_text, plain_str
+from .util.display import show_text_form
 
 if TYPE_CHECKING:  # pragma: no cover
     from .core.streaming import StreamDecoder
@@ -150,6 +151,21 @@ class Tokenizer(OtherLibraryNames, Exchange):
         b'ab'
         """
         return self.alphabet.token_bytes(self._decoding.internal([token])[0])
+
+    def token_text(self, token: int) -> str:
+        """A token as a person reads it, whatever the scheme: a special token as it is, an
+        atom as its name (``⟨CAP 0⟩``, ``¦``), whitespace as glyphs (``␣``, ``↵``), bytes that
+        are not a whole character as ``<xx>``. What ``vocab``, ``pieces``, ``explain``, the
+        explorer and the report show; :class:`UnknownTokenError` if it is not an id here.
+
+        >>> import functionalbpe as fb
+        >>> tok = fb.train(["Hello hello"], vocab_size=None, scheme="functional", progress=False)
+        >>> [tok.token_text(i) for i in tok.encode("Hello")]
+        ['⟨CAP 0⟩', 'hello']
+        """
+        if token in self._specials.ids.values():
+            return next(s for s, i in self._specials.ids.items() if i == token)
+        return show_text_form(self.token_bytes(self._known_id(token)), self.scheme.show)
 
     def __repr__(self) -> str:
         return (

@@ -180,3 +180,26 @@ def test_pieces_columns_align_on_wide_characters(tmp_path, capsys):
     assert any(width(r.split(" ")[0]) > len(r.split(" ")[0]) for r in rows)  # wide pieces are shown
     # every row's ids begin in the same terminal column (len() would count the CJK rows short)
     assert len({width(r[: r.index(next(t for t in r.split(" ") if t.isdigit()))]) for r in rows}) == 1, rows
+
+
+# -- a token as a person reads it ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scheme, options, text, expected", [
+    ("functional", {}, "Hello", ["⟨CAP 0⟩", "hello"]),
+    ("markers", {"case": True}, "The cat", ["↑¦the¦", "¦cat¦"]),
+    ("plain", {}, "The cat", ["The", "␣cat"]),
+])
+def test_token_text_is_readable_for_every_scheme(scheme, options, text, expected):
+    tok = fb.train(["The cat sat. The cat. Hello hello the cat"] * 3, vocab_size=None, scheme=scheme,
+                   progress=False, **options)
+    shown = [tok.token_text(i) for i in tok.encode(text)]
+    assert shown == expected
+    assert "\ufffd" not in "".join(shown)
+    assert tok.vocab_lines()[-1].split()[0].isdigit()  # vocab_lines shows the same forms
+
+
+def test_token_text_of_a_special_and_of_no_token(tok):
+    assert tok.token_text(tok.special_tokens["<|endoftext|>"]) == "<|endoftext|>"
+    with pytest.raises(fb.UnknownTokenError):
+        tok.token_text(10**6)

@@ -22,7 +22,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable, Dict, List
 
 from ..core.alphabet import NUM_BYTES
-from ..util.display import show_text_form
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..interop.protocol import Tokenizes
@@ -31,14 +30,11 @@ if TYPE_CHECKING:  # pragma: no cover
 def shower(tok: "Tokenizes") -> Callable[[int], str]:
     """``show(id)``: how a token of ``tok`` is written for a person (memoized per id)."""
     memo: Dict[int, str] = {}
-    specials = {i: s for s, i in tok.special_tokens.items()}
 
     def show(token: int) -> str:
         text = memo.get(token)
         if text is None:
-            special = specials.get(token)
-            text = special if special is not None else show_text_form(tok.token_bytes(token), tok.scheme.show)
-            memo[token] = text
+            text = memo[token] = tok.token_text(token)
         return text
 
     return show
