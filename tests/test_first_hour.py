@@ -203,3 +203,19 @@ def test_token_text_of_a_special_and_of_no_token(tok):
     assert tok.token_text(tok.special_tokens["<|endoftext|>"]) == "<|endoftext|>"
     with pytest.raises(fb.UnknownTokenError):
         tok.token_text(10**6)
+
+
+# -- several languages on the command line ---------------------------------------------------------
+
+
+def test_parity_without_dev_speaks_the_commands_language(tmp_path, capsys):
+    en, el = tmp_path / "en.txt", tmp_path / "el.txt"
+    en.write_text("the cat sat on the mat\n" * 5, encoding="utf-8")
+    el.write_text("η γάτα κάθεται στο χαλί\n" * 5, encoding="utf-8")
+    base = ["train", "--lang", f"en={en}", "--lang", f"el={el}", "--objective", "parity", "--vocab-size", "300",
+            "-q", "-o", str(tmp_path / "t.json")]
+    assert main(base) == 2
+    err = capsys.readouterr().err
+    assert "--dev NAME=PATH" in err and "neither was given" in err and "not both" not in err
+    assert main(base + ["--target-ratio", "en=4", "--target-ratio", "el=4"]) == 0
+    assert fb.Tokenizer.load(tmp_path / "t.json").training["objective"] == "parity"

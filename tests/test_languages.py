@@ -101,9 +101,16 @@ def test_scale_rounds_half_up_and_keeps_every_piece():
     assert combine([table, PieceTable.from_dict({"d": 1, "a": 2})]).to_dict() == {"a": 3, "b": 2, "c": 3, "d": 1}
 
 
+def test_a_language_the_weights_leave_out_weighs_one_as_on_the_command_line():
+    corpus = {"en": ["the cat sat on the mat"] * 3, "de": ["die Katze sass auf der Matte"] * 2}
+    some = train(corpus, weights={"de": 4})
+    every = train(corpus, weights={"en": 1, "de": 4})
+    assert some.merges == every.merges
+    assert some.merges != train(corpus).merges
+
+
 @pytest.mark.parametrize("kwargs, message", [
     (dict(weights={"en": 1}, temperature=0.3), "not both"),
-    (dict(weights={"en": 1}), "every language"),
     (dict(weights={"en": 1, "de": 0}), "positive"),
     (dict(weights={"en": 1, "de": float("nan")}), "positive"),
     (dict(weights={"en": 1, "de": 1, "fr": 1}), "'fr'"),

@@ -180,7 +180,7 @@ def test_parity_helps_the_language_behind():
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(objective="fair"), "objective"),
-    (dict(objective="parity"), "dev="),
+    (dict(objective="parity"), "dev=.*--dev NAME=PATH.*neither was given"),
     (dict(objective="parity", dev=DEV, target_ratios={"en": 1, "el": 1, "ru": 1}), "not both"),
     (dict(objective="parity", dev={"en": ["x"]}), "languages of the corpus"),
     (dict(objective="parity", dev=DEV, parity_variant="sliding"), "parity_variant"),

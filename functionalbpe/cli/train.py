@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 from ..counts import PieceCounts
 from ..errors import FunctionalBPEError
@@ -53,6 +53,9 @@ def add_parser(sub: Any) -> None:
                    "language whose --dev text costs the most tokens now (default: frequency)")
     g.add_argument("--dev", action="append", default=[], metavar="NAME=PATH",
                    help="a language's development text for --objective parity, the same text in every language")
+    g.add_argument("--target-ratio", action="append", default=[], metavar="NAME=R",
+                   help="instead of --dev: the compression ratio (bytes per token) --objective parity aims at "
+                   "for a language, one per --lang")
     g.add_argument("--parity-variant", choices=["base", "window"], default="base",
                    help="window: balance over the last --window-size merges (default: base)")
     g.add_argument("--window-size", type=COUNT, default=100, help="merges in the window (default: 100)")
@@ -66,7 +69,7 @@ def language_options(args: argparse.Namespace) -> Dict[str, Any]:
     """train()'s keyword options for ``--lang`` corpora: the weights or temperature, the
     objective and the parity options."""
     if not args.lang:
-        if args.weight or args.temperature is not None or args.objective != "frequency" or args.dev:
+        if args.weight or args.temperature is not None or args.objective != "frequency" or args.dev or args.target_ratio:
             raise FunctionalBPEError("--weight, --temperature, --objective and --dev are about languages: "
                                      "give each language's corpus with --lang NAME=PATH")
         return {}
@@ -79,7 +82,16 @@ def language_options(args: argparse.Namespace) -> Dict[str, Any]:
             except argparse.ArgumentTypeError as exc:
                 raise FunctionalBPEError(f"--weight {lang}={text}: {exc}") from None
     dev = {lang: corpus_files(args, [path]) for lang, path in named_values(args.dev, "--dev").items()} or None
-    options: Dict[str, Any] = dict(weights=weights, temperature=args.temperature, objective=args.objective, dev=dev)
+    ratios: Optional[Dict[str, float]] = None
+    if args.target_ratio:
+        ratios = {}
+        for lang, text in named_values(args.target_ratio, "--target-ratio").items():
+            try:
+                ratios[lang] = positive_number(text)
+            except ValueError as exc:
+                raise FunctionalBPEError(f"--target-ratio {lang}={text}: {exc}") from None
+    options: Dict[str, Any] = dict(weights=weights, temperature=args.temperature, objective=args.objective, dev=dev,
+                                   target_ratios=ratios)
     if args.objective == "parity":
         options.update(parity_variant=args.parity_variant, window_size=args.window_size, alpha=args.alpha,
                        global_merges=args.global_merges)

@@ -74,14 +74,13 @@ def multipliers(
         if not isinstance(weights, Mapping):
             raise FunctionalBPEError(f"weights must be a dict {{language: weight}}, got {type(weights).__name__}")
         unknown = sorted(set(weights) - set(sizes), key=str)
-        missing = sorted(set(sizes) - set(weights), key=str)
-        if unknown or missing:
+        if unknown:
             raise FunctionalBPEError(
-                "weights must name every language of the corpus and no other"
-                + (f"; not in the corpus: {', '.join(map(repr, unknown))}" if unknown else "")
-                + (f"; without a weight: {', '.join(map(repr, missing))}" if missing else "")
+                f"weights name languages that are not in the corpus: {', '.join(map(repr, unknown))} "
+                f"(its languages are {', '.join(map(repr, sizes))})"
             )
-        raw = {lang: _positive(weights[lang], f"the weight of {lang!r}") for lang in sizes}
+        # A language the weights leave out weighs 1, as on the command line.
+        raw = {lang: _positive(weights.get(lang, 1), f"the weight of {lang!r}") for lang in sizes}
     elif temperature is not None:
         if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not math.isfinite(temperature):
             raise FunctionalBPEError(f"temperature must be a finite number (XLM-R uses 0.3), got {temperature!r}")
@@ -151,6 +150,14 @@ def parity_options_for(languages: Sequence[str], dev: Optional[Mapping[str, Any]
                 f"{name} must name the languages of the corpus ({', '.join(map(repr, languages))}), "
                 f"got {', '.join(map(repr, given))}"
             )
+    if dev is None and target_ratios is None:
+        raise FunctionalBPEError(
+            "objective='parity' measures each language on dev texts (dev={language: texts}; on the command "
+            "line --dev NAME=PATH for every --lang) or against target_ratios={language: ratio} (--target-ratio "
+            "NAME=R); neither was given"
+        )
+    if dev is not None and target_ratios is not None:
+        raise FunctionalBPEError("give dev texts (--dev) or target ratios (--target-ratio), not both")
     ratios = None if target_ratios is None else [target_ratios[lang] for lang in languages]
     options: Dict[str, Any] = dict(target_ratios=ratios, variant=variant, window_size=window_size,
                                    alpha=alpha, global_merges=global_merges)
