@@ -244,12 +244,34 @@ class PieceCounts(Mapping[str, int]):
             asked = PieceCounts(self.table, resolve(scheme, pattern, **scheme_options), self.special_tokens)
             _check_same(self, asked, 1, "train was asked for")
         specials = special_tokens_checked(special_tokens)
-        if specials and specials != self.special_tokens:
+        if not specials or specials == self.special_tokens:
+            return self.scheme, self.special_tokens
+        dropped = [s for s in self.special_tokens if s not in specials]
+        if dropped:
             raise FunctionalBPEError(
-                f"the counts were made with the special tokens {excerpt(list(self.special_tokens))}; "
-                f"train was given {excerpt(list(specials))} (leave special_tokens out to use the counts')"
+                f"the counts were made with the special tokens {excerpt(list(self.special_tokens))}, which cut "
+                f"the text; train was given {excerpt(list(specials))}, without {excerpt(dropped)} (leave "
+                "special_tokens out to use the counts', or add tokens to them)"
             )
-        return self.scheme, self.special_tokens
+        for token in specials:
+            if token not in self.special_tokens:
+                self._check_never_counted(token)
+        return self.scheme, specials
+
+    def _check_never_counted(self, token: str) -> None:
+        """A special token can be added to counts made without it only if the text never held
+        it: then cutting it out would have changed nothing. Proof: one of its characters is in
+        no counted piece (had the text held the token, each of its characters would be in some
+        piece). The characters are looked for as UTF-8 in the pieces' bytes, where a whole
+        character's bytes can only stand for that character."""
+        text = self.scheme.prepare(token)
+        if any(char.encode("utf-8", "surrogatepass") not in self.table.data for char in set(text)):
+            return
+        raise FunctionalBPEError(
+            f"the special token {excerpt(token)} cannot be added to these counts: every character of it is in "
+            "some counted piece, so the text may have held it, and it was counted as ordinary text; count "
+            f"again with special_tokens including {excerpt(token)}"
+        )
 
     # -- bytes and files -----------------------------------------------------------------------
 

@@ -212,3 +212,23 @@ def test_the_cli_counts_merges_and_trains_as_on_the_text(tmp_path, capsys):
     (tmp_path / "bad.counts").write_bytes(b"FBPECNTS")
     assert main(["counts-info", str(tmp_path / "bad.counts")]) == 2
     assert "bad.counts: truncated" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("scheme", ["plain", "functional", "markers"])
+def test_a_special_token_the_text_never_held_is_added_from_the_counts(scheme):
+    docs = ["the cat sat on the mat", "The dog, 123 times!"] * 3
+    counts = fb.count(docs, scheme=scheme)
+    added = fb.train(counts, vocab_size=None, special_tokens=["<|endoftext|>"], progress=False)
+    direct = fb.train(docs, vocab_size=None, scheme=scheme, special_tokens=["<|endoftext|>"], progress=False)
+    assert added == direct
+    assert added.encode("cat<|endoftext|>", allowed_special="all")[-1] == added.special_tokens["<|endoftext|>"]
+
+
+def test_a_special_token_the_text_may_have_held_is_refused_with_the_reason():
+    docs = ["a <|x|> b", "c d"]
+    counts = fb.count(docs)  # "<|x|>" was counted as ordinary text
+    with pytest.raises(FunctionalBPEError, match=r"every character of it is in some counted piece.*count again"):
+        fb.train(counts, special_tokens=["<|x|>"], progress=False)
+    kept = fb.count(["a <s> b"], special_tokens=["<s>"])
+    both = fb.train(kept, vocab_size=None, special_tokens=["<s>", "<|endoftext|>"], progress=False)
+    assert list(both.special_tokens) == ["<s>", "<|endoftext|>"]
