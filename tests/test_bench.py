@@ -71,3 +71,28 @@ def test_bench_reports_each_corpus_on_its_own(tmp_path, capsys):
 def test_unknown_library_is_a_clear_error(capsys):
     assert main(["bench", "--libraries", "nope", "--max-mb", "0.01", "-q"]) == 2
     assert "unknown ['nope']" in capsys.readouterr().err
+
+
+DOCS = ["the quick brown fox jumps over the lazy dog, again and again"] * 200
+
+
+def test_a_training_after_the_parent_used_a_thread_pool_does_not_hang():
+    """A fork of a process whose rayon pool ran hangs on the pool's locks; the bench's
+    training children start from a fresh interpreter instead."""
+    tokenizers = pytest.importorskip("tokenizers")
+    hf = tokenizers.Tokenizer(tokenizers.models.BPE())
+    hf.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel()
+    hf.train_from_iterator(DOCS, tokenizers.trainers.BpeTrainer(vocab_size=300, show_progress=False))
+    hf.encode_batch(DOCS * 50)  # the parent's pool has run
+    out = bench.measure_training("tokenizers", DOCS, 300, 2, timeout=120)
+    assert out["ok"], out
+    assert out["result"] is not None
+
+
+def test_a_training_childs_peak_memory_is_its_own():
+    ballast = bytearray(400_000_000)  # the parent's memory, which a forked child would inherit
+    ballast[::4096] = b"x" * len(ballast[::4096])
+    out = bench.measure_training("functionalbpe", DOCS, 300, 1, timeout=120)
+    assert out["ok"], out
+    assert out["peak_bytes"] < 150_000_000  # a fork's peak would hold the parent's 400 MB
+    del ballast

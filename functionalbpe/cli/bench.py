@@ -65,8 +65,11 @@ def run(args: argparse.Namespace) -> int:
             skip_pathological=args.no_pathological or k > 0,
         )
         reports.append(bench.run_bench(config, quiet=args.quiet))
+        # Each corpus as soon as it is measured: a long run shows its results as it goes.
+        show = bench.format_markdown if len(corpora) == 1 else bench.format_markdown_of_corpus
+        sys.stdout.write(show(reports[-1]) + ("\n" if k + 1 < len(corpora) else ""))
+        sys.stdout.flush()
     text = bench.format_markdown_all(reports)
-    sys.stdout.write(text)
     if args.json:
         bench.write_json(reports, args.json)
     if args.markdown:

@@ -1,10 +1,9 @@
 """``functionalbpe bench``: training and encoding side by side with the installed peers.
 
 Every library works on the same documents, already in memory, in the same run of the
-command. Training runs in a child process forked from the runner, so that one library's
-threads, caches and memory cannot slow the next, and so that peak memory can be read per
-library (the peak resident set of the child above what it inherited). Encoding runs in the
-runner itself. Libraries alternate — A B C, A B C, ... — for several repetitions, and the
+command. Training runs in a child process that starts from a fresh interpreter (forkserver),
+so that one library's threads, caches and memory cannot slow or hang the next, and so that
+peak memory is the child's own (its ``VmHWM``). Encoding runs in the runner itself. Libraries alternate — A B C, A B C, ... — for several repetitions, and the
 best time of each is kept: the machine only ever makes a run slower, never faster.
 
 What is compared:
@@ -39,7 +38,7 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..peers.base import TrainHook
 from ..peers.registry import PEERS
@@ -124,11 +123,36 @@ def _child(fn: Callable[[], Any], conn: Any) -> None:
         conn.close()
 
 
+def _train_child(name: str, docs: Sequence[str], vocab_size: int, threads: int, conn: Any) -> None:
+    """A training, built and run in a fresh interpreter (the target of :func:`measure_training`)."""
+    _child(trainer(name, docs, vocab_size, threads), conn)
+
+
+def fresh_context() -> Any:
+    """Children that start from a fresh interpreter, never a fork of this one: a fork of a
+    process whose Rust thread pool (rayon: HF tokenizers, rustbpe) has run can hang on its
+    locks, and it inherits the parent's memory, which hides the child's own peak."""
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+
+
+def measure_training(name: str, docs: Sequence[str], vocab_size: int, threads: int, timeout: float) -> Dict[str, Any]:
+    """Train library ``name`` in a fresh child (:func:`fresh_context`); its wall time, its own
+    peak memory (``VmHWM`` read in the child, above its resident set before training) and
+    result, or the timeout or error. The documents reach the child before the clock starts."""
+    return _wait(fresh_context(), _train_child, (name, list(docs), vocab_size, threads), timeout)
+
+
 def measure(fn: Callable[[], Any], timeout: float) -> Dict[str, Any]:
-    """Run ``fn`` in a forked child; its wall time, peak memory and result (or timeout/error)."""
-    ctx = multiprocessing.get_context("fork")
+    """Run ``fn`` in a forked child; its wall time, peak memory and result (or timeout/error).
+    For what holds no thread pool (one text encoded at a time); training goes through
+    :func:`measure_training`."""
+    return _wait(multiprocessing.get_context("fork"), _child, (fn,), timeout)
+
+
+def _wait(ctx: Any, target: Callable[..., None], args: Tuple[Any, ...], timeout: float) -> Dict[str, Any]:
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(fn, child))
+    proc = ctx.Process(target=target, args=(*args, child))
     proc.start()
     child.close()
     if parent.poll(timeout):
@@ -296,11 +320,9 @@ def _timed(fn: Callable[[], Any]) -> Dict[str, Any]:
 def run_bench(config: BenchConfig, quiet: bool = False) -> Dict[str, Any]:
     """Measure everything in ``config``; return the report (see :func:`format_markdown`).
 
-    Order matters: Rust thread pools (rayon) hang in a child forked after the parent used
-    them. So training runs first, each in a forked child of a parent that has not touched
-    any pool; encoding then runs in this process; the pathological inputs, encoded one text
-    at a time (no pool), run in children again so that one that never finishes can be
-    stopped.
+    Training runs in fresh children (:func:`measure_training`); encoding then runs in this
+    process; the pathological inputs, encoded one text at a time with the pools switched off,
+    run in forked children so that one that never finishes can be stopped.
     """
     import tempfile
 
@@ -337,8 +359,7 @@ def run_bench(config: BenchConfig, quiet: bool = False) -> Dict[str, Any]:
         for rep in range(config.repeats):
             for name in runs:
                 _say(f"train {name} (run {rep + 1}/{config.repeats}) ...", quiet)
-                run = training[name](docs, config.vocab_size, config.threads, PATTERN)
-                runs[name].append(measure(run, config.train_timeout))
+                runs[name].append(measure_training(name, docs, config.vocab_size, config.threads, config.train_timeout))
         report["training"] = {name: _best(r) for name, r in runs.items()}
 
     _say("training the tokenizer used for encoding ...", quiet)
@@ -490,7 +511,13 @@ def format_markdown_all(reports: Sequence[Dict[str, Any]]) -> str:
     several."""
     if len(reports) == 1:
         return format_markdown(reports[0])
-    return "\n".join(f"### {r['corpus']['name']}\n\n" + format_markdown(r) for r in reports)
+    return "\n".join(map(format_markdown_of_corpus, reports))
+
+
+def format_markdown_of_corpus(report: Dict[str, Any]) -> str:
+    """One corpus's tables under a heading naming it (what the command prints as each corpus
+    is done)."""
+    return f"### {report['corpus']['name']}\n\n" + format_markdown(report)
 
 
 def write_json(reports: Sequence[Dict[str, Any]], path: str) -> None:
