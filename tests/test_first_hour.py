@@ -219,3 +219,24 @@ def test_parity_without_dev_speaks_the_commands_language(tmp_path, capsys):
     assert "--dev NAME=PATH" in err and "neither was given" in err and "not both" not in err
     assert main(base + ["--target-ratio", "en=4", "--target-ratio", "el=4"]) == 0
     assert fb.Tokenizer.load(tmp_path / "t.json").training["objective"] == "parity"
+
+
+# -- progress -----------------------------------------------------------------------------------
+
+
+def test_counting_progress_knows_the_total_and_ends_at_it(tmp_path):
+    path = tmp_path / "a.txt"
+    path.write_text("the cat sat on the mat\n" * 2000, encoding="utf-8")
+    seen = []
+    fb.train(fb.files(path), vocab_size=260, progress=lambda *update: seen.append(update))
+    counting = [u for u in seen if u[0] == "counting"]
+    assert counting[-1] == ("counting", path.stat().st_size, path.stat().st_size, "done")
+    assert all(total == path.stat().st_size for _, _, total, _ in counting)
+
+
+def test_the_bar_shows_share_rate_and_time_left():
+    from functionalbpe.util.progress import Progress
+
+    line = Progress(False, "counting", total=10_000_000, unit=" MB", scale=1e6).line(2_500_000, 5.0)
+    assert "2.5/10.0 MB 25%" in line and "0.5 MB/s" in line and "15s left" in line
+    assert Progress(False, "counting", unit=" MB", scale=1e6).line(300_000, 0.1).startswith("counting: 0.3 MB ")

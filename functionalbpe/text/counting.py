@@ -94,7 +94,7 @@ def count_table(
     start = time.perf_counter()
     units = _units(corpus, specials, whole_documents=not declared.cuts_safely)
     counter = NATIVE.scanner_for(declared.scanner)
-    with Progress(progress, "counting", unit=" MB") as bar:
+    with Progress(progress, "counting", total=_known_size(corpus), unit=" MB", scale=1e6) as bar:
         if counter is not None:
             table = _count_compiled(scheme, units, specials, threads, stats, bar)
         else:
@@ -105,6 +105,14 @@ def count_table(
     if report is not None:
         report(stats)
     return table
+
+
+def _known_size(corpus: Corpus) -> Optional[int]:
+    """The bytes counting will read, when the files say it (plain text files: their size);
+    None for texts in memory and for files whose text is not their bytes (compressed, JSON)."""
+    if isinstance(corpus, Files) and not any(p.suffix in (".gz", ".zst", ".jsonl", ".json", ".parquet") for p in corpus.paths):
+        return corpus.total_bytes()
+    return None
 
 
 def _units(corpus: Corpus, specials: Sequence[str], whole_documents: bool) -> Iterable[Union[str, bytes]]:
@@ -171,9 +179,10 @@ def _count_compiled(scheme: "Scheme", units: Iterable[Union[str, bytes]], specia
             if time.perf_counter() - shown > 0.5:
                 shown = time.perf_counter()
                 held, memory = counter.stats()
-                bar.update(counter.bytes_counted // 1_000_000, f"{held:,} pieces held, {memory / 1e6:,.0f} MB")
+                bar.update(counter.bytes_counted, f"{held:,} pieces held, {memory / 1e6:,.0f} MB")
         table = PieceTable(*counter.flat())
         stats.bytes = counter.bytes_counted
+        bar.update(stats.bytes, f"{len(table):,} distinct pieces")
         stats.unique_pieces, stats.table_bytes = counter.stats()
         return table
     finally:
@@ -205,8 +214,9 @@ def _count_python(scheme: "Scheme", units: Iterable[Union[str, bytes]], specials
                     counts.update(raw_pieces(segment))
         if size // 1_000_000 != shown:
             shown = size // 1_000_000
-            bar.update(shown, f"{len(counts):,} unique pieces")
+            bar.update(size, f"{len(counts):,} distinct pieces")
     stats.documents, stats.chars, stats.bytes = documents, chars, size
+    bar.update(size, f"{len(counts):,} distinct pieces")
     stats.unique_pieces = len(counts)
     # A dict slot, a str and an int per distinct piece: roughly what CPython spends.
     stats.table_bytes = sum(map(len, counts)) + (49 + 28 + 24) * len(counts)
