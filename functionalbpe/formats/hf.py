@@ -141,11 +141,12 @@ def write_hf(
     document: Dict[str, Any],
     roles: Dict[str, Optional[str]],
     model_max_length: Optional[int],
-) -> None:
+) -> Tuple[str, ...]:
     """Write ``document`` (a ``tokenizer.json``) to ``path``: the file alone if the path ends
     in ``.json``, else a directory as ``save_pretrained`` leaves it (with
     :func:`transformers_config`). Missing directories are created; each file is written
-    atomically; every error names ``path`` as given."""
+    atomically; every error names ``path`` as given. Returns the files written, as
+    ``save_pretrained`` does."""
     name = os.fspath(path)
     if not name:
         raise OutputError("the output path is empty; give a directory (or a path ending in .json)")
@@ -155,11 +156,14 @@ def write_hf(
     if name.endswith(".json"):
         _make_directory(os.path.dirname(name), name)
         atomic_write_text(name, text)
-        return
+        return (name,)
     _make_directory(name, name)
-    atomic_write_text(os.path.join(name, "tokenizer.json"), text)
+    written = [os.path.join(name, "tokenizer.json")]
+    atomic_write_text(written[0], text)
     for file_name, content in (("tokenizer_config.json", config), ("special_tokens_map.json", special_map)):
-        atomic_write_text(os.path.join(name, file_name), json.dumps(content, ensure_ascii=False, indent=2) + "\n")
+        written.append(os.path.join(name, file_name))
+        atomic_write_text(written[-1], json.dumps(content, ensure_ascii=False, indent=2) + "\n")
+    return tuple(written)
 
 
 def _make_directory(directory: str, name: str) -> None:

@@ -17,7 +17,7 @@ what they use of it is declared here.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Type, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Tuple, Type, TypeVar, Union
 
 from ..core.alphabet import Alphabet
 from ..core.encoder import Encoder
@@ -112,7 +112,7 @@ class Exchange:
         pad_token: Optional[str] = None,
         unk_token: Optional[str] = None,
         model_max_length: Optional[int] = None,
-    ) -> None:
+    ) -> Tuple[str, ...]:
         """Write the tokenizer for HF: a directory as ``save_pretrained`` leaves it
         (``tokenizer.json``, ``tokenizer_config.json``, ``special_tokens_map.json``), which
         transformers' ``AutoTokenizer.from_pretrained`` loads with the named special tokens
@@ -127,13 +127,14 @@ class Exchange:
         >>> import os, tempfile, functionalbpe as fb
         >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<|eot|>"], progress=False)
         >>> out = os.path.join(tempfile.mkdtemp(), "hf")
-        >>> tok.to_hf(out, eos_token="<|eot|>", pad_token="<|eot|>")
+        >>> [os.path.basename(f) for f in tok.to_hf(out, eos_token="<|eot|>", pad_token="<|eot|>")]
+        ['tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json']
         >>> sorted(os.listdir(out))
         ['special_tokens_map.json', 'tokenizer.json', 'tokenizer_config.json']
         """
         from ..formats.hf import write_hf
 
-        write_hf(path, self._hf_document(), _roles(bos_token, eos_token, pad_token, unk_token), model_max_length)
+        return write_hf(path, self._hf_document(), _roles(bos_token, eos_token, pad_token, unk_token), model_max_length)
 
     def to_transformers(
         self,
@@ -184,7 +185,7 @@ class Exchange:
         >>> import os, tempfile, functionalbpe as fb
         >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<s>"], progress=False)
         >>> path = os.path.join(tempfile.mkdtemp(), "tokenizer.json")
-        >>> tok.to_hf(path)
+        >>> _ = tok.to_hf(path)
         >>> fb.Tokenizer.from_hf(path).encode("ab<s>", allowed_special="all")
         [256, 257]
         """
