@@ -236,3 +236,16 @@ def test_files_that_are_no_tokenizer_are_refused(tmp_path):
         load_tokenizer(tmp_path / "m.model")
     with pytest.raises(TokenizerFileError, match="no such file"):
         load_tokenizer(tmp_path / "missing.json")
+
+
+def test_the_example_row_keeps_sentencepieces_word_marks(sp_model):
+    import sentencepiece as spm
+
+    sp = spm.SentencePieceProcessor(model_file=sp_model)
+    tok = load_tokenizer(sp_model)
+    from functionalbpe.measure.report import token_texts
+
+    text = "All's well that ends well"
+    shown = token_texts(tok, text)
+    assert shown == [sp.id_to_piece(i) for i in sp.encode(text)]
+    assert "".join(shown).replace("▁", " ").strip() == text  # the spaces are there, as ▁

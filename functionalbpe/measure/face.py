@@ -109,6 +109,11 @@ class ReportTokenizer:
         """Whether :meth:`decode` gives text."""
         return False
 
+    def piece(self, token: int) -> Optional[str]:
+        """The token as the library writes it in its vocabulary, its own word-boundary mark
+        kept (SentencePiece's ``▁``); None where the text of the token is what to show."""
+        return None
+
     def token_lengths(self) -> Optional[List[int]]:
         """The byte length of every id, when the tokens of a text are its UTF-8 bytes one after
         the other (so token boundaries are byte offsets of the text); else None."""

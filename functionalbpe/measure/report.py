@@ -257,6 +257,9 @@ def token_texts(tok: ReportTokenizer, text: str) -> List[str]:
             out.append(data[at: at + lengths[i]].decode("utf-8", "replace"))
             at += lengths[i]
         return out
+    pieces = [tok.piece(i) for i in ids]
+    if ids and all(p is not None for p in pieces):
+        return [str(p) for p in pieces]
     if tok.can_decode():
         return [tok.decode([i]) or "" for i in ids]
     return [str(i) for i in ids]

@@ -146,6 +146,11 @@ class HFTokenizer(ReportTokenizer):
     def decode(self, ids: List[int]) -> Optional[str]:
         return self.hf.decode(ids, skip_special_tokens=False)
 
+    def piece(self, token: int) -> Optional[str]:
+        # With Metaspace (▁ for a space) the vocabulary's string shows where words begin;
+        # byte-level vocabularies are shown from their bytes instead.
+        return self.hf.id_to_token(token) if self.space_marker else None
+
     def can_decode(self) -> bool:
         return True
 

@@ -87,6 +87,9 @@ class SentencePieceTokenizer(ReportTokenizer):
     def can_decode(self) -> bool:
         return True
 
+    def piece(self, token: int) -> Optional[str]:
+        return str(self.sp.id_to_piece(token))  # "▁ALL": decoded alone it would lose its space
+
     def describe(self) -> str:
         return f"SentencePiece, {self.vocab_size} pieces"
 
