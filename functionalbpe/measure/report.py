@@ -258,11 +258,9 @@ def token_texts(tok: ReportTokenizer, text: str) -> List[str]:
             at += lengths[i]
         return out
     pieces = [tok.piece(i) for i in ids]
-    if ids and all(p is not None for p in pieces):
-        return [str(p) for p in pieces]
     if tok.can_decode():
-        return [tok.decode([i]) or "" for i in ids]
-    return [str(i) for i in ids]
+        return [p if p is not None else tok.decode([i]) or "" for p, i in zip(pieces, ids)]
+    return [p if p is not None else str(i) for p, i in zip(pieces, ids)]
 
 
 # Each tokenizer's table of token lengths, built once (a tally is made per corpus).

@@ -88,6 +88,8 @@ class SentencePieceTokenizer(ReportTokenizer):
         return True
 
     def piece(self, token: int) -> Optional[str]:
+        if self.sp.is_byte(token):
+            return None  # "<0x27>": shown decoded, as the byte it stands for
         return str(self.sp.id_to_piece(token))  # "▁ALL": decoded alone it would lose its space
 
     def describe(self) -> str:
