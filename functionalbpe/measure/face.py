@@ -134,7 +134,7 @@ def require(module: str, what: str, extra: str = "peers") -> Any:
     except ImportError:
         raise FunctionalBPEError(
             f"{what} needs the {module} package, which is not installed; "
-            f"pip install {module} (or functionalbpe[{extra}])"
+            f"pip install {module} (from a clone of functionalbpe: pip install -e '.[{extra}]')"
         ) from None
 
 

@@ -72,7 +72,7 @@ def render_html(report: "Shown", title: str = "Tokenizer report") -> str:
     images = plots(report)
     if images is None:
         parts.append(
-            '<p class="note">Plots need matplotlib: <code>pip install functionalbpe[plot]</code>.</p>'
+            '<p class="note">Plots need matplotlib: <code>pip install matplotlib</code> (from a clone of functionalbpe: <code>pip install -e ".[plot]"</code>).</p>'
         )
     else:
         for caption, data, note in images:
