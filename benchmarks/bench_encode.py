@@ -27,12 +27,14 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import importlib.util
 import sys
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+if importlib.util.find_spec("functionalbpe") is None:  # not installed: the checkout itself
+    sys.path.insert(0, ROOT)
 
 import functionalbpe as fb  # noqa: E402
 from functionalbpe.core._native import NATIVE  # noqa: E402
@@ -205,6 +207,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--tokenizer", help="a saved tokenizer to use instead of training one")
     parser.add_argument("--cpu", action="store_true", help="time one-thread runs in CPU time, not wall time")
     args = parser.parse_args(argv)
+    print(f"functionalbpe {fb.__version__}: {fb.core._native.NATIVE.describe()}", file=sys.stderr)
 
     max_bytes = int(args.max_mb * 1e6)
     code = read_documents(stdlib_sources(), max_bytes, split=False)

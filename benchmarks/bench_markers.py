@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import importlib.util
 import sys
 import time
 from collections import Counter
 from typing import Callable, Dict, List, Sequence
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+if importlib.util.find_spec("functionalbpe") is None:  # not installed: the checkout itself
+    sys.path.insert(0, ROOT)
 
 import functionalbpe as fb  # noqa: E402
 from functionalbpe.measure import compare as bench  # noqa: E402
@@ -61,6 +63,7 @@ def main(argv: Sequence[str] = ()) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--python", action="store_true", help="also count with the Python reference pieces (slow)")
     args = parser.parse_args(argv or None)
+    print(f"functionalbpe {fb.__version__}: {fb.core._native.NATIVE.describe()}", file=sys.stderr)
     chosen = [o for o in args.options.split(",") if o]
     if any(o not in OPTIONS for o in chosen):
         parser.error(f"--options takes {', '.join(OPTIONS)}")

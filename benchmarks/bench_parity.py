@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import importlib.util
 import sys
 import timeit
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+if importlib.util.find_spec("functionalbpe") is None:  # not installed: the checkout itself
+    sys.path.insert(0, str(ROOT))
 
 import functionalbpe as fb  # noqa: E402
 from functionalbpe.core import trainer  # noqa: E402
@@ -42,6 +44,7 @@ def main() -> None:
     ap.add_argument("--dev-lines", type=int, default=2000)
     ap.add_argument("--repeat", type=int, default=2)
     args = ap.parse_args()
+    print(f"functionalbpe {fb.__version__}: {fb.core._native.NATIVE.describe()}", file=sys.stderr)
     corpora = Path(args.corpora)
     langs = sorted(p.stem.split("_", 1)[1] for p in (corpora / "parallel").glob("lohelp_*.txt")
                    if (corpora / "nl" / f"{p.stem.split('_', 1)[1]}.txt").is_file())

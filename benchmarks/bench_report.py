@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import importlib.util
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if importlib.util.find_spec("functionalbpe") is None:  # not installed: the checkout itself
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import functionalbpe as fb  # noqa: E402
 from functionalbpe.measure.adapters import as_report_tokenizer, load_tokenizer  # noqa: E402
@@ -44,6 +46,7 @@ def main() -> None:
     ap.add_argument("--limit-mb", type=float, default=0, help="at most this many MB of each file (0: all)")
     ap.add_argument("--vocab", type=int, default=8192)
     args = ap.parse_args()
+    print(f"functionalbpe {fb.__version__}: {fb.core._native.NATIVE.describe()}", file=sys.stderr)
     limit = int(args.limit_mb * 2**20)
     files = sorted(p for d in ("nl", "parallel", "code") for p in (CORPORA / d).glob("*.txt"))
     corpora = {f"{p.parent.name}/{p.stem}": read(p, limit) for p in files}

@@ -29,12 +29,14 @@ import glob
 import math
 import os
 import random
+import importlib.util
 import sys
 import time
 from typing import Any, Dict, List, Sequence, Tuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+if importlib.util.find_spec("functionalbpe") is None:  # not installed: the checkout itself
+    sys.path.insert(0, ROOT)
 
 import functionalbpe as fb  # noqa: E402
 from functionalbpe.measure import compare as bench  # noqa: E402
@@ -151,6 +153,7 @@ def main() -> None:
     p.add_argument("--prune-vocab-size", type=int, default=8192)
     p.add_argument("--no-cluster", action="store_true", help="skip the LocalCluster measurement")
     args = p.parse_args()
+    print(f"functionalbpe {fb.__version__}: {fb.core._native.NATIVE.describe()}", file=sys.stderr)
 
     groups = shards(args.max_mb)
     paths = [path for g in groups for path in g]

@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import platform
+import importlib.util
 import sys
 import time
 from collections import Counter
@@ -34,8 +35,10 @@ from typing import Callable, Dict, List, Optional
 
 import regex
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if importlib.util.find_spec("functionalbpe") is None:  # not installed: the checkout itself
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import functionalbpe as fb  # noqa: E402
 from functionalbpe.measure import compare as bench  # noqa: E402  (machine_info, library_versions, measure)
 from functionalbpe.text.charclasses import unicode_version  # noqa: E402
 from functionalbpe.cli.stdlib import stdlib_sources  # noqa: E402
@@ -97,6 +100,7 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, object]:
     parser.add_argument("--no-rustbpe", action="store_true")
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args(argv)
+    print(f"functionalbpe {fb.__version__}: {fb.core._native.NATIVE.describe()}", file=sys.stderr)
     patterns = [p for p in args.patterns.split(",") if p]
     scanner = NATIVE.scanner
     if scanner is None:

@@ -19,13 +19,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import importlib.util
 import sys
 import time
 from typing import Any, Callable, Dict, List, Sequence
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+if importlib.util.find_spec("functionalbpe") is None:  # not installed: the checkout itself
+    sys.path.insert(0, ROOT)
 
+import functionalbpe as fb  # noqa: E402
 from functionalbpe.measure import compare as bench  # noqa: E402
 from functionalbpe.core import trainer  # noqa: E402
 from functionalbpe.core._native import NATIVE  # noqa: E402
@@ -91,6 +94,7 @@ def main(argv: Sequence[str] = ()) -> int:
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per run")
     parser.add_argument("--no-check", action="store_true", help="skip the comparison with rustbpe's table")
     args = parser.parse_args(argv or None)
+    print(f"functionalbpe {fb.__version__}: {fb.core._native.NATIVE.describe()}", file=sys.stderr)
 
     for var in ("RAYON_NUM_THREADS", "RAYON_RS_NUM_CPUS"):
         os.environ[var] = str(args.threads)

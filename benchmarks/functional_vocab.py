@@ -26,11 +26,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import importlib.util
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if importlib.util.find_spec("functionalbpe") is None:  # not installed: the checkout itself
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import functionalbpe as fb  # noqa: E402
 from functionalbpe.core._native import NATIVE  # noqa: E402

@@ -25,12 +25,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import importlib.util
 import sys
 import time
 from pathlib import Path
 from typing import Dict, List, Tuple
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if importlib.util.find_spec("functionalbpe") is None:  # not installed: the checkout itself
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import functionalbpe as fb  # noqa: E402
 from functionalbpe.schemes.markers import BOUNDARY, TITLE, UPPER  # noqa: E402

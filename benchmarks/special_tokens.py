@@ -14,11 +14,13 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import importlib.util
 import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.getcwd())
+if importlib.util.find_spec("functionalbpe") is None:  # not installed: the checkout itself
+    sys.path.insert(0, os.getcwd())
 
 import functionalbpe as fb  # noqa: E402
 from functionalbpe.text.patterns import split_special  # noqa: E402

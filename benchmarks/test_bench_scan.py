@@ -8,6 +8,7 @@ so a fast wrong answer fails.
 from __future__ import annotations
 
 import os
+import importlib.util
 import sys
 from collections import Counter
 from pathlib import Path
@@ -17,7 +18,8 @@ import pytest
 pytest.importorskip("pytest_benchmark")
 import regex  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if importlib.util.find_spec("functionalbpe") is None:  # not installed: the checkout itself
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from functionalbpe.core._native import NATIVE  # noqa: E402
 from functionalbpe.text.patterns import PATTERNS  # noqa: E402

@@ -13,11 +13,13 @@ import argparse
 import json
 import os
 import subprocess
+import importlib.util
 import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+if importlib.util.find_spec("functionalbpe") is None:  # not installed: the checkout itself
+    sys.path.insert(0, ROOT)
 
 from functionalbpe.measure import compare as bench  # noqa: E402
 from functionalbpe.util.output import atomic_write_text  # noqa: E402

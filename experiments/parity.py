@@ -30,13 +30,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import importlib.util
 import sys
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+if importlib.util.find_spec("functionalbpe") is None:  # not installed: the checkout itself
+    sys.path.insert(0, str(ROOT))
 
 import functionalbpe as fb  # noqa: E402
 from functionalbpe.measure.fairness import gini, token_premium  # noqa: E402
@@ -160,6 +162,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     args = parser().parse_args(argv)
+    print(f"functionalbpe {fb.__version__}: {fb.core._native.NATIVE.describe()}", file=sys.stderr)
     results = run(args)
     print(table(results))
     if args.json:

@@ -25,13 +25,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import importlib.util
 import sys
 import time
 from pathlib import Path
 from typing import Dict, List
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+if importlib.util.find_spec("functionalbpe") is None:  # not installed: the checkout itself
+    sys.path.insert(0, str(ROOT))
 
 import functionalbpe as fb  # noqa: E402
 from functionalbpe.errors import FunctionalBPEError  # noqa: E402
@@ -68,6 +70,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default=str(ROOT / "experiments" / "out"), help="output folder")
     parser.add_argument("--quiet", "-q", action="store_true")
     args = parser.parse_args(argv)
+    print(f"functionalbpe {fb.__version__}: {fb.core._native.NATIVE.describe()}", file=sys.stderr)
 
     folder = corpora_path(args.corpora) / "parallel"
     files = sorted(folder.glob("lohelp_*.txt"))

@@ -34,15 +34,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import importlib.util
 import sys
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if importlib.util.find_spec("functionalbpe") is None:  # not installed: the checkout itself
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import functionalbpe as fb  # noqa: E402
 from functionalbpe.schemes.functional import PAPER_PROFILES  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # splits.py beside this script
+from splits import SplitError, split  # noqa: E402
+from splits import documents as cut_documents  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPORA = Path(os.environ.get("FUNCTIONALBPE_CORPORA", ROOT.parent / "shared" / "corpora"))
@@ -72,13 +78,12 @@ PAPER: Dict[Tuple[str, str], Dict[str, str]] = {
 
 
 def documents(path: Path, chars: int) -> Tuple[List[str], List[str]]:
-    """The first ``chars`` characters of a corpus (cut at a line end) as documents split at
-    blank lines: every tenth held out, the rest to train on."""
+    """The first ``chars`` characters of a corpus (cut at a line end) as documents
+    (:mod:`splits`: at blank lines, else at lines): every tenth held out, the rest to train on."""
     text = path.read_text(encoding="utf-8")
     if len(text) > chars:
         text = text[: text.rfind("\n", 0, chars) + 1]
-    docs = [d + "\n\n" for d in text.split("\n\n") if d.strip()]
-    return [d for i, d in enumerate(docs) if i % 10 != 9], [d for i, d in enumerate(docs) if i % 10 == 9]
+    return split(cut_documents(text, str(path)))
 
 
 def measure(train: Sequence[str], held: Sequence[str], profile: Dict[str, Any]) -> Dict[str, Any]:
@@ -156,11 +161,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     parser.add_argument("--quiet", "-q", action="store_true")
     args = parser.parse_args(argv)
+    print(f"functionalbpe {fb.__version__}: {fb.core._native.NATIVE.describe()}", file=sys.stderr)
     missing = [c for c in args.corpus if not (args.corpora / c).is_file()]
     if missing:
         parser.error(f"corpora not found under {args.corpora}: {', '.join(missing)} (set --corpora or FUNCTIONALBPE_CORPORA)")
     log = None if args.quiet else (lambda line: print(line, file=sys.stderr))
-    results = reproduce(args.corpora, args.chars, args.corpus, log=log, split=args.split)
+    try:
+        results = reproduce(args.corpora, args.chars, args.corpus, log=log, split=args.split)
+    except SplitError as exc:
+        parser.error(str(exc))
     print(f"{args.chars:,} characters per corpus, every 10th document held out; BPE to exhaustion (128k target); "
           f"split: {args.split}\n")
     print(table(results))

@@ -26,16 +26,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import importlib.util
 import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if importlib.util.find_spec("functionalbpe") is None:  # not installed: the checkout itself
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 import functionalbpe as fb  # noqa: E402
 from functionalbpe.schemes.markers import PAPER_PROFILES  # noqa: E402
 from markers_measure import vocabulary_stats  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # splits.py beside this script
+from splits import SplitError, split  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPORA = Path(os.environ.get("FUNCTIONALBPE_CORPORA", ROOT.parent / "shared" / "corpora"))
@@ -54,7 +59,9 @@ def lines(path: Path, chars: int) -> Tuple[List[str], List[str]]:
     text = path.read_text(encoding="utf-8")[:chars]
     docs = [" ".join(line.split()) for line in text.splitlines()]
     docs = [d for d in docs if d]
-    return [d for i, d in enumerate(docs) if i % 10 != 9], [d for i, d in enumerate(docs) if i % 10 == 9]
+    if len(docs) < 2:
+        raise SplitError(f"{path}: {len(docs)} line(s); at least 2 are needed, one to train on and one to hold out")
+    return split(docs)
 
 
 def measure(train: Sequence[str], held: Sequence[str], vocab_size: int, profile: Dict[str, Any]) -> Dict[str, Any]:
@@ -126,11 +133,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     parser.add_argument("--quiet", "-q", action="store_true")
     args = parser.parse_args(argv)
+    print(f"functionalbpe {fb.__version__}: {fb.core._native.NATIVE.describe()}", file=sys.stderr)
     missing = [lang for lang in args.langs if not (args.corpora / "nl" / f"{lang}.txt").is_file()]
     if missing:
         parser.error(f"no nl/<lang>.txt under {args.corpora} for {', '.join(missing)} (set --corpora or FUNCTIONALBPE_CORPORA)")
     log = None if args.quiet else (lambda line: print(line, file=sys.stderr))
-    results = reproduce(args.corpora, args.chars, args.vocab_size, args.langs, log=log)
+    try:
+        results = reproduce(args.corpora, args.chars, args.vocab_size, args.langs, log=log)
+    except SplitError as exc:
+        parser.error(str(exc))
     print(f"Characters per token per line (white space normalized), vocabulary {args.vocab_size}, "
           f"{args.chars:,} characters per language, every 10th line held out\n")
     print(table(results))

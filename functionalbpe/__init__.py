@@ -9,6 +9,7 @@ import importlib
 import os as _os
 from typing import TYPE_CHECKING, Any, List
 
+from .core._native import NATIVE as _NATIVE
 from .text.corpus import Files, files
 from .errors import (
     CorpusError,
@@ -59,6 +60,10 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> List[str]:
     return sorted(set(globals()) | set(_LAZY))
 
+
+# Loading one compiled module now says, once and at import, if the compiled core is missing
+# or broken (a RuntimeWarning naming why); FUNCTIONALBPE_PUREPYTHON=1 asks for Python.
+_NATIVE.module("trainer")
 
 # Old module paths (functionalbpe.dask) resolve to the modules' homes in their layers.
 __path__.append(_os.path.join(_os.path.dirname(__file__), "_compat"))

@@ -102,3 +102,18 @@ def test_no_c_file_includes_another():
         with open(os.path.join(lib, name), encoding="utf-8") as f:
             offenders += [f"{name}: {line.strip()}" for line in f if line.startswith("#include") and '.c"' in line]
     assert offenders == []
+
+
+@pytest.mark.parametrize("pure, warned", [("", True), ("1", False)])
+def test_a_missing_compiled_core_is_said_once_at_import(pure, warned):
+    import subprocess
+    import sys
+
+    code = ("import sys, warnings; warnings.simplefilter('always'); sys.modules['functionalbpe._trainer'] = None\n"
+            "import functionalbpe as fb; fb.train(['ab ab'], vocab_size=257, progress=False)\n"
+            "from functionalbpe.core._native import NATIVE; print(NATIVE.describe())")
+    env = {**os.environ, "FUNCTIONALBPE_PUREPYTHON": pure}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.count("compiled core did not load") == (1 if warned else 0), out.stderr
+    assert out.stdout.startswith("pure Python")

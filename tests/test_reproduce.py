@@ -80,3 +80,26 @@ def test_one_command_each(corpora, tmp_path, name, args):
                            "--json", str(out), "-q", *args], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert "| paper |" in proc.stdout and json.loads(out.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("lines, ok", [(["En el principio creó Dios los cielos y la tierra."] * 30, True),
+                                       (["Un solo versículo."], False), ([], False)])
+def test_the_scripts_take_a_corpus_of_verses_one_line_or_none(tmp_path, lines, ok):
+    """A corpus without blank lines (one verse a line) is split at lines; one too small to
+    split is one clear line and exit status 2, never a traceback."""
+    text = "".join(f"{k} {line}\n" for k, line in enumerate(lines))
+    (tmp_path / "nl").mkdir()
+    (tmp_path / "nl" / "es.txt").write_text(text, encoding="utf-8")
+    (tmp_path / "bible.txt").write_text(text, encoding="utf-8")
+    runs = [
+        [sys.executable, str(ROOT / "experiments" / "reproduce_markers.py"), "--corpora", str(tmp_path),
+         "--langs", "es", "--chars", "20000", "--vocab-size", "600", "-q"],
+        [sys.executable, str(ROOT / "experiments" / "reproduce_functionalizer.py"), "--corpora", str(tmp_path),
+         "--corpus", "bible.txt", "--chars", "20000", "-q"],
+    ]
+    for command in runs:
+        out = subprocess.run(command, capture_output=True, text=True, timeout=300)
+        assert "Traceback" not in out.stderr, out.stderr
+        assert out.returncode == (0 if ok else 2), out.stderr
+        if not ok:
+            assert "at least 2 are needed" in out.stderr

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import warnings
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Dict, Optional, Sequence
@@ -90,11 +91,29 @@ class Scanner:
         return self.name + JOINED if self.options & JOIN_RUNS else self.name
 
 
+_warned = False
+
+
+def _warn_once(reason: str) -> None:
+    """Say once per process that the compiled core did not load, and why: the pure-Python
+    path gives the same results 10 to 100 times slower, which should never go unnoticed."""
+    global _warned
+    if not _warned:
+        _warned = True
+        warnings.warn(
+            f"functionalbpe's compiled core did not load ({reason}); everything runs in pure Python, "
+            "much slower. Reinstall with a C compiler (pip install -v . shows the build), or set "
+            "FUNCTIONALBPE_PUREPYTHON=1 to ask for Python and silence this",
+            RuntimeWarning, stacklevel=4,
+        )
+
+
 class Native:
     """Which compiled parts are present and wanted; one instance, :data:`NATIVE`."""
 
     def __init__(self) -> None:
         self._modules: Dict[str, Optional[ModuleType]] = {}
+        self._missing: Dict[str, str] = {}  # role -> why its module did not load
 
     @staticmethod
     def switched_off() -> bool:
@@ -109,9 +128,26 @@ class Native:
         if role not in self._modules:
             try:
                 self._modules[role] = importlib.import_module(f"functionalbpe.{ROLES[role]}")
-            except ImportError:
+            except ImportError as exc:
                 self._modules[role] = None
+                self._missing[role] = f"{type(exc).__name__}: {exc}"
+                _warn_once(self._missing[role])
         return self._modules[role]
+
+    def describe(self) -> str:
+        """Which core runs, for a script to print before it measures anything.
+
+        >>> NATIVE.describe().startswith(("compiled core", "pure Python"))
+        True
+        """
+        if self.switched_off():
+            return "pure Python (FUNCTIONALBPE_PUREPYTHON is set)"
+        present = self.present()
+        if all(present.values()):
+            where = os.path.dirname(self.module("encoder").__file__)  # type: ignore[union-attr]
+            return f"compiled core ({', '.join(sorted(ROLES.values()))} from {where})"
+        missing = ", ".join(f"{role}: {self._missing.get(role, 'not built')}" for role, ok in present.items() if not ok)
+        return f"pure Python for {missing}"
 
     @property
     def trainer(self) -> Optional[ModuleType]:
