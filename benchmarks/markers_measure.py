@@ -78,11 +78,18 @@ def vocabulary_stats(tok: fb.Tokenizer) -> Dict[str, int]:
         except UnicodeDecodeError:
             continue  # part of a character: not alphabetic
 
+    def unshifted(entry: str) -> str:
+        return entry.replace(TITLE, "").replace(UPPER, "")
+
     def core(entry: str) -> str:
+        entry = unshifted(entry)
         return entry[1:].replace(BOUNDARY, "") if entry.startswith(" ") else entry.replace(BOUNDARY, "")
 
     alphabetic = {e for e in entries if core(e).isalpha()}
-    case_dups = sum(1 for e in alphabetic if e != e.lower() and e.lower() in entries)
+    # A case variant: the entry lower-cased is an entry too, or (markers) the entry carries a
+    # shift code and its unshifted twin is an entry (↑¦the¦ beside ¦the¦).
+    case_dups = sum(1 for e in alphabetic if (e != e.lower() and e.lower() in entries)
+                    or (unshifted(e) != e and unshifted(e).lower() in entries))
     space_dups = sum(1 for e in alphabetic if not e.startswith(" ") and " " + e in entries)
     forms: Dict[str, int] = {}
     for e in alphabetic:

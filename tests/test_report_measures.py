@@ -594,3 +594,18 @@ def test_every_measure_is_defined_in_the_docs():
     # Rényi's keys are listed together as `renyi_efficiency_1`, `_2`, `_2_5`, `_3`.
     missing = [k for k in missing if not (k.startswith("renyi_efficiency_") and "`renyi_efficiency_1`" in page)]
     assert missing == []
+
+
+def test_a_token_with_a_shift_code_is_a_case_variant_of_its_twin():
+    from functionalbpe.measure.metrics import case_key, families
+
+    assert families({1: "¦the¦", 2: "↑¦the¦", 3: "⇑¦the¦", 4: "¦cat¦"}, case_key) == [[1, 2, 3]]
+    tok = fb.train(["The cat. the cat. THE CAT. The end, the end."] * 20, vocab_size=None, scheme="markers",
+                   case=True, progress=False)
+    surfaces = {i: tok.scheme.show(tok.token_bytes(i).decode("utf-8", "replace"))
+                for i in range(tok.alphabet.first_merge, tok.alphabet.first_special)}
+    shifted = [s for s in surfaces.values() if s.startswith("↑") and s[1:] in surfaces.values()]
+    assert shifted  # the trainer merged a shift code into a word it also has unshifted
+    r = fb.report({"m": tok}, {"t": "The cat and the end."}, progress=False)
+    row = next(row for row in r.tokenizer_rows() if row["name"] == "m")
+    assert row["case_families"] >= len(shifted)

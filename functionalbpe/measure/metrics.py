@@ -206,9 +206,19 @@ def unused_entries(entries: Iterable[int], counts: Mapping[int, int]) -> List[in
     return [t for t in entries if not counts.get(t)]
 
 
+# The boundary-marker scheme's shift codes as surfaces show them: ``↑¦the¦`` is ``The``
+# written as a lower-case word after a code, so it is a case variant of ``¦the¦``.
+SHIFT_GLYPHS = str.maketrans("", "", "↑⇑")
+
+
 def case_key(surface: str) -> str:
-    """The key of a case family: the surface lower-cased (``str.lower``)."""
-    return surface.lower()
+    """The key of a case family: the surface lower-cased (``str.lower``), shift codes left
+    out (a token that carries one is a case variant of its unshifted twin).
+
+    >>> case_key("The"), case_key("↑¦the¦"), case_key("⇑¦wow¦")
+    ('the', '¦the¦', '¦wow¦')
+    """
+    return surface.translate(SHIFT_GLYPHS).lower()
 
 
 def space_key(surface: str) -> str:
