@@ -36,11 +36,12 @@ from .counts import PieceCounts
 from .errors import FunctionalBPEError, OutOfMemoryError, SmallerVocabularyWarning
 from .util.progress import ProgressSpec
 from .schemes.base import Scheme
-from .schemes.registry import resolve
+from .schemes.registry import make_scheme, resolve
 from .schemes.plain import PlainScheme
 from .teach.merge_trace import MergeTracer, TraceSpec
 from .text.counting import count_table
-from .text.patterns import as_pattern, compile_pattern
+from .text.corpus import Files
+from .text.patterns import SUPERWORDS, as_pattern, compile_pattern
 from .tokenizer import Tokenizer
 
 # What ``backend=`` accepts: "python" and "reference" name the same pure-Python trainer.
@@ -69,6 +70,8 @@ def train(
     window_size: int = 100,
     alpha: float = 2,
     global_merges: int = 0,
+    base: Union[Tokenizer, str, "os.PathLike[str]", None] = None,
+    superwords: Optional[int] = None,
     **scheme_options: Any,
 ) -> Tokenizer:
     """Train a byte-level BPE tokenizer.
@@ -122,6 +125,19 @@ def train(
     # Everything is checked before the corpus is read: a bad size or backend fails at once.
     min_frequency = _check_options(backend, merge_policy, min_frequency)
     _warn_if_a_path(corpus)
+    if superwords is not None or base is not None:
+        if scheme != "plain" or scheme_options or trace is not None or isinstance(corpus, Mapping) or (
+                weights, temperature, objective) != (None, None, "frequency"):
+            raise FunctionalBPEError(
+                "base= and superwords= continue the base tokenizer's scheme on one corpus: give no scheme, "
+                "scheme option, trace, languages or parity objective with them"
+            )
+        if superwords is not None:
+            base = _superword_stage1(corpus, vocab_size, superwords, base, special_tokens,
+                                     min_frequency, merge_policy, backend, progress, threads)
+            pattern = SUPERWORDS if pattern is None else pattern
+        return _continue(corpus, vocab_size, _as_tokenizer(base), pattern, special_tokens, min_frequency,
+                         merge_policy, backend, progress, threads)
     threads = thread_count(threads)
     counted = _counted(corpus)
     if counted is not None:  # counted already: the scheme and specials are the counts'
@@ -185,6 +201,79 @@ def train(
     if weights is not None or temperature is not None or objective != "frequency":
         tok.training = describe(list(languages), objective, factors, weights, temperature, parity_options,
                                 dev is not None)
+    return _said_if_smaller(tok, vocab_size, min_frequency)
+
+
+def _as_tokenizer(base: Any) -> Tokenizer:
+    if isinstance(base, Tokenizer):
+        return base
+    if isinstance(base, (str, os.PathLike)):
+        return Tokenizer.from_file(base)
+    raise FunctionalBPEError(f"base is a Tokenizer or the path of a tokenizer file, not a {type(base).__name__}")
+
+
+def _superword_stage1(corpus: Any, vocab_size: Optional[int], superwords: int, base: Any,
+                      special_tokens: Sequence[str], min_frequency: int, merge_policy: str, backend: str,
+                      progress: ProgressSpec, threads: Optional[int]) -> Tokenizer:
+    """SuperBPE's first stage: ordinary BPE up to ``superwords`` ids (or the base given)."""
+    t = integer(superwords, "superwords", 257, None if vocab_size is None else vocab_size)
+    if base is not None:
+        raise FunctionalBPEError("give superwords=T (train both stages here) or base= (its merges are stage 1), not both")
+    if isinstance(corpus, PieceCounts):
+        raise FunctionalBPEError("superwords= counts the text twice, with two patterns: give the text, not counts")
+    corpus = list(corpus) if not isinstance(corpus, (str, Files)) else corpus
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SmallerVocabularyWarning)  # said of the whole training
+        return train(corpus, t, special_tokens=special_tokens,
+                     min_frequency=min_frequency, merge_policy=merge_policy, backend=backend, progress=progress,
+                     threads=threads)
+
+
+def _continue(corpus: Any, vocab_size: Optional[int], base: Tokenizer, pattern: Optional[str],
+              special_tokens: Sequence[str], min_frequency: int, merge_policy: str, backend: str,
+              progress: ProgressSpec, threads: Optional[int]) -> Tokenizer:
+    """Continued training: ``base``'s ids all kept, its merges replayed first, the new merges
+    learned on ``corpus`` (cut by ``pattern`` when given, else by the base's) after them."""
+    if merge_policy != "prefix" and merge_policy != base.merge_policy:
+        raise FunctionalBPEError(f"the merge policy is the base's ({base.merge_policy!r}), not {merge_policy!r}")
+    old = base.scheme
+    the_scheme = old if pattern is None else make_scheme(old.name, pattern, **old.options())
+    new_specials = [s for s in special_tokens_checked(special_tokens) if s not in base.special_tokens]
+    specials = tuple(base.special_tokens) + tuple(new_specials)
+    if vocab_size is None:
+        num_merges: Optional[int] = None
+    else:
+        size = integer(vocab_size, "vocab_size", 1)
+        num_merges = size - base.vocab_size - len(new_specials)
+        if num_merges < 0:
+            raise FunctionalBPEError(
+                f"vocab_size {size} is smaller than the base's {base.vocab_size} ids"
+                + (f" and {len(new_specials)} new special tokens" if new_specials else "")
+            )
+    counted = _counted(corpus)
+    if counted is not None:
+        the_scheme, _ = counted.training_input(the_scheme, None, specials, {})
+        raw = counted.table
+    else:
+        raw = _count(corpus, the_scheme, specials, thread_count(threads), progress)
+    alphabet = Alphabet(the_scheme.atoms)
+    new = trainer.resume(the_scheme.transform(raw), alphabet, base.alphabet.merges, num_merges,
+                         merge_policy=base.merge_policy, min_frequency=min_frequency, progress=progress,
+                         backend=backend)
+    ids = base._idmap
+    first_new = base.vocab_size  # the new ids come after every id of the base
+    merge_counts = None if base.merge_counts is None else list(base.merge_counts) + [c for _, _, c in new]
+    tok = Tokenizer(
+        the_scheme, list(base.alphabet.merges) + [(a, b) for a, b, _ in new], list(specials),
+        merge_policy=base.merge_policy, merge_counts=merge_counts,
+        byte_ids=ids.byte_ids, merge_ids=ids.merge_ids + list(range(first_new, first_new + len(new))),
+        special_ids=list(base.special_tokens.values()) + list(range(first_new + len(new), first_new + len(new) + len(new_specials))),
+    )
+    tok.training = {
+        "objective": "frequency",
+        "continued_from": {"vocab_size": base.vocab_size, "merges": len(base.alphabet.merges),
+                           "pattern": base.pattern, "merge_counts_kept": base.merge_counts is not None},
+    }
     return _said_if_smaller(tok, vocab_size, min_frequency)
 
 

@@ -28,7 +28,6 @@ from ..schemes.base import NORMAL_FORMS
 from ..schemes.registry import SCHEMES
 from ..text.corpus import Files, decode_utf8, files, read_text
 from ..text.patterns import PATTERNS
-from ..formats.sniff import kind_of
 from ..tokenizer import Tokenizer
 
 EXIT_ERROR = 2
@@ -222,19 +221,8 @@ def add_tokenizer(p: argparse.ArgumentParser) -> None:
 
 
 def open_tokenizer(path: str) -> Tokenizer:
-    """The tokenizer at ``path``, whichever library's file it is (``formats/sniff.py``)."""
-    kind = kind_of(path)
-    if kind == "hf":
-        return Tokenizer.from_hf(path)
-    if kind == "tiktoken":
-        return Tokenizer.from_tiktoken(path)
-    if kind == "gpt2":
-        folder = path if os.path.isdir(path) else os.path.dirname(path) or "."
-        encoder, merges = os.path.join(folder, "encoder.json"), os.path.join(folder, "vocab.bpe")
-        if not (os.path.isfile(encoder) and os.path.isfile(merges)):
-            raise FunctionalBPEError(f"{path}: GPT-2's files are encoder.json and vocab.bpe side by side; {folder} lacks one")
-        return Tokenizer.from_gpt2(encoder, merges)
-    return Tokenizer.load(path)
+    """The tokenizer at ``path``, whichever library's file it is (``Tokenizer.from_file``)."""
+    return Tokenizer.from_file(path)
 
 
 def tokenizer_and_documents(args: argparse.Namespace) -> Tuple[Tokenizer, List[str]]:

@@ -41,6 +41,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--trace", default=None, metavar="FILE.tsv",
                    help="write one line per merge: the pair, the tokens, its count and the runner-up")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    grow = p.add_argument_group("growing a vocabulary (docs/superwords.md)")
+    grow.add_argument("--base", default=None, metavar="TOKENIZER",
+                      help="continue training this tokenizer (ours, an HF tokenizer.json, a tiktoken rank file, "
+                      "GPT-2's files): every id of it kept, its merges first, the new ones learned on FILEs")
+    grow.add_argument("--superwords", type=COUNT, default=None, metavar="T",
+                      help="SuperBPE: ordinary BPE up to T ids, then merges across words (the stage-2 pattern, "
+                      "or --pattern) up to --vocab-size")
     g = p.add_argument_group("several languages (docs/parity.md)")
     g.add_argument("--lang", action="append", default=[], metavar="NAME=PATH",
                    help="one language's files, directory or glob (repeatable); the languages are counted apart")
@@ -98,6 +105,15 @@ def language_options(args: argparse.Namespace) -> Dict[str, Any]:
     return options
 
 
+def growing(args: argparse.Namespace) -> Dict[str, Any]:
+    """train()'s options for --base and --superwords."""
+    if args.base is None and args.superwords is None:
+        return {}
+    if args.lang or args.counts is not None and args.superwords is not None:
+        raise FunctionalBPEError("--base and --superwords train on FILEs (--base also on --counts), not on --lang")
+    return {"base": args.base, "superwords": args.superwords}
+
+
 def run(args: argparse.Namespace) -> int:
     check_output_path(args.out)  # before hours of training, not after
     if (bool(args.inputs) + bool(args.counts) + bool(args.lang)) != 1:
@@ -128,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
         progress=False if args.quiet else True,
         threads=args.threads,
         trace=args.trace,
+        **growing(args),
         **languages,
         **scheme_options(args),
     )

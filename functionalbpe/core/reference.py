@@ -119,11 +119,13 @@ def train(
     min_frequency: int = 1,
     max_token_bytes: int = MAX_TOKEN_BYTES,
     on_merge: Optional[OnMerge] = None,
+    lengths: Optional[Sequence[int]] = None,
 ) -> List[Merge]:
     """Learn up to ``num_merges`` merges (``None``: until no pair is left).
 
     ``pieces`` maps each distinct piece (a sequence of symbol ids below ``first_id``) to its
-    count. ``flags`` gives the kind flags of ids ``0 .. first_id-1`` (default: all text).
+    count. ``flags`` gives the kind flags of ids ``0 .. first_id-1`` (default: all text), and
+    ``lengths`` the bytes each stands for (default: 1 for a byte, 3 for an atom).
     Returns ``(left, right, count)`` per merge; merge ``k`` gets id ``first_id + k``.
     ``on_merge(merge, runner_up)``, if given, hears of each merge as it is made, with the
     pair that came second (:data:`OnMerge`).
@@ -131,7 +133,7 @@ def train(
     policy, flags = check_options(first_id, flags, merge_policy, min_frequency)
     max_token_bytes = check_token_bytes(max_token_bytes)
     # lengths[id]: the bytes the symbol stands for, so that no token outgrows the limit.
-    lengths = symbol_lengths(first_id)
+    lengths = symbol_lengths(first_id) if lengths is None else list(lengths)
     # The distinct pieces as lists of ids, each with its count (a piece of count 0 is not there).
     words = {tuple(piece): count for piece, count in pieces.items() if count > 0}
     merges: List[Merge] = []
@@ -164,6 +166,44 @@ def train(
         #    spells back into the pair, so merging loses nothing.
         words = {tuple(merge(word, pair, new_id)): count for word, count in words.items()}
     return merges
+
+
+def resume(
+    pieces: Mapping[Sequence[int], int],
+    base: Sequence[Pair],
+    num_merges: Optional[int],
+    first_id: int,
+    *,
+    flags: Optional[Sequence[int]] = None,
+    merge_policy: str = "prefix",
+    min_frequency: int = 1,
+    max_token_bytes: int = MAX_TOKEN_BYTES,
+) -> List[Merge]:
+    """Continued training: learn up to ``num_merges`` merges after those of ``base``.
+
+    ``base`` holds merges made already (pairs, in order; merge ``k`` has id
+    ``first_id + k``), perhaps on other text. They come first: replay them on every piece, as
+    encoding would, then train on what is left, numbering the new merges after them. Pieces
+    that the base merges make equal are counted together. Only the new merges are returned.
+
+    >>> base = [(104, 105)]                        # "hi" was learned before
+    >>> [(a, b) for a, b, _ in resume({tuple(b"hihi"): 3}, base, None, 256)]
+    [(256, 256)]
+    """
+    ranks = ranks_from_merges(base, first_id)
+    replayed: Dict[Tuple[int, ...], int] = {}
+    for piece, count in pieces.items():
+        if count > 0:
+            key = tuple(encode_piece(piece, ranks))
+            replayed[key] = replayed.get(key, 0) + count
+    # The base merges' symbols have the kinds and lengths of their parts, as in training.
+    flags = list(flags) if flags is not None else [TEXT] * first_id
+    lengths = symbol_lengths(first_id)
+    for a, b in base:
+        flags.append(merged_flags(flags[a], flags[b]))
+        lengths.append(lengths[a] + lengths[b])
+    return train(replayed, num_merges, first_id + len(base), flags=flags, merge_policy=merge_policy,
+                 min_frequency=min_frequency, max_token_bytes=max_token_bytes, lengths=lengths)
 
 
 def runner_up(stats: Mapping[Pair, int], best: Pair, min_frequency: int = 1) -> Optional[Merge]:

@@ -138,6 +138,51 @@ def train_merges(
                       on_merge=on_merge)
 
 
+def resume(
+    symbols: PieceTable,
+    alphabet: Alphabet,
+    base: Sequence[Pair],
+    num_merges: Optional[int],
+    *,
+    merge_policy: str = "prefix",
+    min_frequency: int = 1,
+    progress: ProgressSpec = False,
+    backend: str = "auto",
+) -> List[Merge]:
+    """Continued training (:func:`functionalbpe.core.reference.resume`, the lesson) on
+    text-form pieces counted in ``symbols``: the ``base`` merges (ids from
+    ``alphabet.num_fixed`` on) are replayed on each distinct piece by the encoder — in C when
+    it is built — and the merge loop goes on from there. Only the new merges are returned.
+
+    >>> from functionalbpe.core.alphabet import Alphabet
+    >>> resume(PieceTable.from_dict({"hihi": 3}), Alphabet(), [(104, 105)], None, backend="python")
+    [(256, 256, 3)]
+    """
+    from .encoder import Encoder
+
+    first_id = alphabet.num_fixed
+    encoder = Encoder(Alphabet(alphabet.atoms, base))
+    replayed: Dict[Sequence[int], int] = {}
+    for piece, count in symbols.items():
+        if count > 0:
+            key = tuple(encoder.encode_piece(piece))
+            replayed[key] = replayed.get(key, 0) + count
+    flags = list(alphabet.base_flags())
+    lengths = symbol_lengths(first_id)
+    for a, b in base:
+        flags.append(merged_flags(flags[a], flags[b]))
+        lengths.append(lengths[a] + lengths[b])
+    # The C loop estimates a symbol's bytes for its length limit (1 or 3), which matters only
+    # for a piece of more than MAX_TOKEN_BYTES; the limit is checked again when the tokenizer
+    # is built. The Python one is given the lengths, as the lesson is.
+    compiled = compiled_trainer(backend)
+    if compiled is not None:
+        return train_merges(replayed, num_merges, first_id + len(base), flags=flags, merge_policy=merge_policy,
+                            min_frequency=min_frequency, progress=progress, backend=backend)
+    return heap_train(replayed, num_merges, first_id + len(base), flags=flags, merge_policy=merge_policy,
+                      min_frequency=min_frequency, progress=progress, lengths=lengths)
+
+
 def heap_train(
     pieces: Mapping[Sequence[int], int],
     num_merges: Optional[int],
@@ -149,6 +194,7 @@ def heap_train(
     progress: ProgressSpec = False,
     max_token_bytes: int = MAX_TOKEN_BYTES,
     on_merge: Optional[OnMerge] = None,
+    lengths: Optional[Sequence[int]] = None,
 ) -> List[Merge]:
     """The Python backend: :func:`functionalbpe.core.reference.train`, incrementally.
 
@@ -157,7 +203,7 @@ def heap_train(
     """
     policy, flags = check_options(first_id, flags, merge_policy, min_frequency)
     max_token_bytes = check_token_bytes(max_token_bytes)
-    lengths = symbol_lengths(first_id)
+    lengths = symbol_lengths(first_id) if lengths is None else list(lengths)
 
     def mergeable(pair: Pair) -> bool:
         return can_merge(policy, flags[pair[0]], flags[pair[1]]) and (

@@ -194,6 +194,37 @@ class Exchange:
         return cls._imported(read_hf(source))
 
     @classmethod
+    def from_file(cls: Type[T], path: Union[str, "os.PathLike[str]"]) -> T:
+        """Any tokenizer file this library reads, known by its form (``formats/sniff.py``):
+        ours (:meth:`load`), an HF ``tokenizer.json`` or its directory (:meth:`from_hf`), a
+        tiktoken rank file with the gpt4 pattern (:meth:`from_tiktoken`), or GPT-2's
+        ``encoder.json`` and ``vocab.bpe`` side by side (:meth:`from_gpt2`; either file, or
+        their directory).
+
+        >>> import os, tempfile, functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=257, progress=False)
+        >>> path = os.path.join(tempfile.mkdtemp(), "t.tiktoken")
+        >>> tok.to_tiktoken(path)
+        >>> fb.Tokenizer.from_file(path).encode("ab ab") == tok.encode("ab ab")
+        True
+        """
+        from ..formats.sniff import kind_of
+
+        name = os.fspath(path)
+        kind = kind_of(name)
+        if kind == "hf":
+            return cls.from_hf(name)
+        if kind == "tiktoken":
+            return cls.from_tiktoken(name)
+        if kind == "gpt2":
+            folder = name if os.path.isdir(name) else os.path.dirname(name) or "."
+            encoder, merges = os.path.join(folder, "encoder.json"), os.path.join(folder, "vocab.bpe")
+            if not (os.path.isfile(encoder) and os.path.isfile(merges)):
+                raise TokenizerFileError(f"{name}: GPT-2's files are encoder.json and vocab.bpe side by side; {folder} lacks one")
+            return cls.from_gpt2(encoder, merges)
+        return cls.load(name)  # type: ignore[attr-defined, no-any-return]
+
+    @classmethod
     def from_gpt2(cls: Type[T], encoder_json: Union[str, "os.PathLike[str]"], vocab_bpe: Union[str, "os.PathLike[str]"]) -> T:
         """Import GPT-2's original files, ``encoder.json`` and ``vocab.bpe`` (what OpenAI
         published with GPT-2; HF's ``gpt2`` repository holds them too), with their ids:

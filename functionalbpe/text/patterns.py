@@ -77,6 +77,16 @@ FUNCTIONALIZER_LLAMA = (
     r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
 )
 
+# SuperBPE's second stage (Liu, Hayase et al. 2025; the pattern of its
+# ``scripts/extend_tokenizer.sh``): only numbers of up to three digits, runs of two or more
+# punctuation marks, and runs of spaces before a space are cut out, as an HF
+# ``Split(behavior="isolated")`` cuts them; the text between them — words with their single
+# spaces and punctuation, "by the way, I think " — is one piece, so merges may cross words.
+# The last alternative spells "the text between" out (a run of characters at none of which
+# a cut begins), so ``findall`` yields exactly the isolated split's pieces.
+SUPERWORD_CUTS = r"""\p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S)"""
+SUPERWORDS = "(?s:" + SUPERWORD_CUTS + "|(?:(?!" + SUPERWORD_CUTS + ").)+)"
+
 PATTERNS = {
     "gpt2": GPT2,
     "gpt4": GPT4,

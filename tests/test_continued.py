@@ -1,0 +1,123 @@
+"""Growing a vocabulary: continued training from any BPE tokenizer, and superwords.
+
+The lesson (``core/reference.resume``), the heap trainer and the C loop give the same new
+merges; a continued tokenizer keeps every id of its base; superwords are continued training
+with SuperBPE's second-stage pattern.
+"""
+from __future__ import annotations
+
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+import pytest
+
+import functionalbpe as fb
+from functionalbpe.core import reference, trainer
+from functionalbpe.core._native import NATIVE
+from functionalbpe.core.alphabet import Alphabet
+from functionalbpe.core.piecetable import PieceTable
+from functionalbpe.text.patterns import SUPERWORD_CUTS, SUPERWORDS, pretokenize
+
+TEXT = ["By the way, I think the cat sat on the mat. By the way, the dog sat on the log, 2024!!"] * 30
+MORE = ["The mat and the log are by the way, and the rat ate the cat's hat at 12:30..."] * 30
+
+words = st.text(alphabet="abcd ", min_size=1, max_size=8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(words, st.integers(1, 50), min_size=1, max_size=12),
+       st.dictionaries(words, st.integers(1, 50), min_size=1, max_size=12),
+       st.integers(0, 6), st.one_of(st.none(), st.integers(0, 10)))
+def test_the_fast_resume_equals_the_lesson(first, second, base_merges, num_merges):
+    base = [(a, b) for a, b, _ in reference.train({tuple(k.encode()): v for k, v in first.items()}, base_merges, 256)]
+    expected = reference.resume({tuple(k.encode()): v for k, v in second.items()}, base, num_merges, 256)
+    table = PieceTable.from_dict(second)
+    assert trainer.resume(table, Alphabet(), base, num_merges, backend="python") == expected
+    if NATIVE.trainer is not None:
+        assert trainer.resume(table, Alphabet(), base, num_merges, backend="fast") == expected
+
+
+def test_resuming_from_no_merges_is_training():
+    table = PieceTable.from_dict({"hug": 10, "pug": 5, "hugs": 5})
+    assert trainer.resume(table, Alphabet(), [], None) == trainer.train(table, Alphabet(), None)
+
+
+def test_a_continued_tokenizer_keeps_every_id_of_its_base():
+    base = fb.train(TEXT, vocab_size=300, special_tokens=["<|endoftext|>"], progress=False)
+    tok = fb.train(MORE, vocab_size=base.vocab_size + 30, base=base, special_tokens=["<|pad|>"], progress=False)
+    assert tok.merges[: len(base.merges)] == base.merges
+    assert all(tok.token_bytes(i) == base.token_bytes(i) for i in range(base.vocab_size) if i not in base.special_tokens.values())
+    assert tok.special_tokens == {**base.special_tokens, "<|pad|>": tok.vocab_size - 1}
+    assert base.vocab_size + 1 < tok.vocab_size <= base.vocab_size + 30  # (MORE runs out of pairs)
+    for text in TEXT[:1] + MORE[:1]:
+        assert tok.decode(tok.encode(text)) == text
+    # Where no new merge applies, the encoding is the base's.
+    assert tok.encode("zq") == base.encode("zq")
+    assert tok.training["continued_from"]["merges"] == len(base.merges)
+    with pytest.raises(fb.FunctionalBPEError, match="smaller than the base's"):
+        fb.train(MORE, vocab_size=base.vocab_size - 1, base=base, progress=False)
+
+
+@pytest.mark.parametrize("form", ["tiktoken", "hf"])
+def test_continued_training_from_another_librarys_file(form, tmp_path):
+    ours = fb.train(TEXT, vocab_size=320, special_tokens=["<|endoftext|>"], progress=False)
+    if form == "tiktoken":
+        path = tmp_path / "base.tiktoken"
+        ours.to_tiktoken(path)
+        base = fb.Tokenizer.from_tiktoken(path, special_tokens={"<|endoftext|>": 400})  # a special after a gap
+    else:
+        path = tmp_path / "tokenizer.json"
+        ours.to_hf(path)
+        base = fb.Tokenizer.from_hf(path)
+    tok = fb.train(MORE, vocab_size=base.vocab_size + 20, base=path if form == "hf" else base, progress=False)
+    assert tok.merges[: len(base.merges)] == base.merges
+    for i in range(base.vocab_size):
+        try:
+            before = base.decode_single_token_bytes(i)
+        except fb.UnknownTokenError:
+            continue  # a gap stays a gap
+        assert tok.decode_single_token_bytes(i) == before
+    assert tok.special_tokens == base.special_tokens
+    for text in TEXT[:1] + MORE[:1]:
+        assert tok.decode(tok.encode(text, allowed_special="all")) == text
+    if form == "hf":
+        transformers = pytest.importorskip("transformers")
+        out = tmp_path / "extended"
+        tok.to_hf(out)
+        hf = transformers.AutoTokenizer.from_pretrained(str(out))
+        assert hf(MORE[0], add_special_tokens=False)["input_ids"] == tok.encode(MORE[0])
+
+
+# -- superwords ------------------------------------------------------------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="ab 1,.!\n", max_size=40))
+def test_the_superword_pattern_is_an_isolated_split(text):
+    pieces, at = [], 0
+    for m in regex.finditer(SUPERWORD_CUTS, text):
+        if m.start() > at:
+            pieces.append(text[at : m.start()])
+        pieces.append(m.group())
+        at = m.end()
+    if at < len(text):
+        pieces.append(text[at:])
+    assert pretokenize(text, SUPERWORDS) == pieces
+
+
+def test_superwords_are_continued_training_with_the_stage_two_pattern():
+    stage1 = fb.train(TEXT + MORE, vocab_size=300, progress=False)
+    both = fb.train(TEXT + MORE, vocab_size=360, superwords=300, progress=False)
+    assert both.merges == fb.train(TEXT + MORE, vocab_size=360, base=stage1, pattern=SUPERWORDS, progress=False).merges
+    assert both.pattern == SUPERWORDS
+    shown = [both.token_text(i) for i in range(stage1.vocab_size, both.vocab_size)]
+    assert any("␣" in t.strip("␣") for t in shown)  # a token that crosses a space: a superword
+    long_text = " ".join(TEXT + MORE) * 20  # a stage-two piece can be a whole paragraph
+    assert both.decode(both.encode(long_text)) == long_text
+
+
+def test_superwords_take_fewer_tokens_than_plain_bpe_of_the_same_size():
+    plain = fb.train(TEXT + MORE, vocab_size=360, progress=False)
+    sw = fb.train(TEXT + MORE, vocab_size=360, superwords=300, progress=False)
+    held = "By the way, the cat sat on the log and the dog sat on the mat."
+    assert len(sw.encode(held)) < len(plain.encode(held))
