@@ -121,3 +121,15 @@ def test_superwords_take_fewer_tokens_than_plain_bpe_of_the_same_size():
     sw = fb.train(TEXT + MORE, vocab_size=360, superwords=300, progress=False)
     held = "By the way, the cat sat on the log and the dog sat on the mat."
     assert len(sw.encode(held)) < len(plain.encode(held))
+
+
+def test_a_superword_tokenizer_exports_to_hf_and_tiktoken_with_the_same_ids(tmp_path):
+    sw = fb.train(TEXT + MORE, vocab_size=360, superwords=300, progress=False)
+    texts = ["By the way, the dog sat.\nNext line 12345 ok!!  yes\n\n", "a\n\n\n  b ... !!\r\n/x 1234567", MORE[0] * 3]
+    tokenizers = pytest.importorskip("tokenizers")
+    sw.to_hf(tmp_path / "tokenizer.json")
+    hf = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    assert [hf.encode(t, add_special_tokens=False).ids for t in texts] == [sw.encode(t) for t in texts]
+    pytest.importorskip("tiktoken")
+    enc = sw.as_tiktoken_encoding()
+    assert [enc.encode(t) for t in texts] == [sw.encode(t) for t in texts]

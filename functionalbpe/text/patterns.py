@@ -85,7 +85,8 @@ FUNCTIONALIZER_LLAMA = (
 # The last alternative spells "the text between" out (a run of characters at none of which
 # a cut begins), so ``findall`` yields exactly the isolated split's pieces.
 SUPERWORD_CUTS = r"""\p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S)"""
-SUPERWORDS = "(?s:" + SUPERWORD_CUTS + "|(?:(?!" + SUPERWORD_CUTS + ").)+)"
+# ([\s\S], not "." with DOTALL: the same in regex, tiktoken's engine and HF's Oniguruma.)
+SUPERWORDS = SUPERWORD_CUTS + r"|(?:(?!" + SUPERWORD_CUTS + r")[\s\S])+"
 
 PATTERNS = {
     "gpt2": GPT2,
