@@ -14,14 +14,16 @@ Example::
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from contextlib import contextmanager
 from typing import Any, Callable, Dict, Iterator, List, NoReturn, Optional, Sequence, Tuple
 
 from ..core._native import MAX_THREADS
 from ..core.alphabet import MAX_VOCAB_SIZE
 from ..errors import FunctionalBPEError
-from ..util.output import atomic_write_text, check_output_path
+from ..util.output import atomic_write_text, check_output_path, remove_pending
 from ..schemes.base import NORMAL_FORMS
 from ..schemes.registry import SCHEMES
 from ..text.corpus import Files, decode_utf8, files, read_text
@@ -30,10 +32,32 @@ from ..tokenizer import Tokenizer
 
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 128 + 15
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, ``timeout``, schedulers), raised where the command is, so that it
+    unwinds as on Ctrl-C: every temporary output file is removed on the way out."""
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise Terminated()
 
 
 def run(command: Callable[[argparse.Namespace], Optional[int]], args: argparse.Namespace) -> int:
     """Run a subcommand; whatever bad input causes becomes one line on stderr."""
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return _run(command, args)
+    finally:
+        remove_pending()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _run(command: Callable[[argparse.Namespace], Optional[int]], args: argparse.Namespace) -> int:
     try:
         return command(args) or 0
     except FunctionalBPEError as exc:
@@ -43,6 +67,9 @@ def run(command: Callable[[argparse.Namespace], Optional[int]], args: argparse.N
         error(f"{where}{exc.strerror or exc}")
     except MemoryError:
         error("out of memory; give the command less input (or, for train, see --max-chars and --threads)")
+    except Terminated:
+        sys.stderr.write("functionalbpe: terminated; no output was written\n")
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
         sys.stderr.write("functionalbpe: interrupted; no output was written\n")
         return EXIT_INTERRUPTED

@@ -35,12 +35,10 @@ from __future__ import annotations
 
 import os
 import struct
-import tempfile
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import (
-    IO,
     Callable,
     TYPE_CHECKING,
     AbstractSet,
@@ -61,8 +59,8 @@ import numpy as np
 
 from ..util.checks import integer
 from ..core._native import thread_count
-from ..errors import FunctionalBPEError, OutputError
-from ..util.output import check_output_path
+from ..errors import FunctionalBPEError
+from ..util.output import PendingOutput, check_output_path
 from ..util.progress import Progress, ProgressSpec
 from ..text.corpus import Files, files
 
@@ -276,59 +274,11 @@ def header_for(format: str, dtype: np.dtype, length: int) -> bytes:
     return b""
 
 
-class PendingFile:
-    """A file written beside ``path`` under a temporary name: :meth:`finish` puts it on disk,
-    :meth:`rename` puts it in place, :meth:`discard` removes it. Failures name ``path``."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.tmp: Optional[str] = None
-        try:
-            if os.path.exists(path) and not os.path.isfile(path):
-                # /dev/null, a pipe: written to directly; renaming over it would replace it.
-                self.fh: IO[bytes] = open(path, "wb")
-                return
-            directory = os.path.dirname(os.path.abspath(path))
-            fd, self.tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=directory)
-            umask = os.umask(0)  # mkstemp makes the file owner-only; give it a plain open()'s mode
-            os.umask(umask)
-            os.chmod(self.tmp, 0o666 & ~umask)
-            self.fh = os.fdopen(fd, "wb")
-        except OSError as exc:
-            raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
-
-    def write(self, data: Any) -> None:
-        try:
-            self.fh.write(data)
-        except OSError as exc:
-            raise OutputError(f"{self.path}: cannot write: {exc.strerror or exc}") from None
-
-    def finish(self, header: bytes = b"") -> None:
-        """Write ``header`` over the start of the file and put it all on disk."""
-        try:
-            if header:
-                self.fh.seek(0)
-                self.fh.write(header)
-            self.fh.flush()
-            if self.tmp is not None:
-                os.fsync(self.fh.fileno())
-            self.fh.close()
-        except OSError as exc:
-            raise OutputError(f"{self.path}: cannot write: {exc.strerror or exc}") from None
-
-    def rename(self) -> None:
-        if self.tmp is None:
-            return
-        try:
-            os.replace(self.tmp, self.path)
-        except OSError as exc:
-            raise OutputError(f"{self.path}: cannot write: {exc.strerror or exc}") from None
-
-    def discard(self) -> None:
-        """Close and remove the temporary file, if it is still there."""
-        self.fh.close()
-        if self.tmp is not None:
-            _remove(self.tmp)
+class PendingFile(PendingOutput):
+    """A file written beside ``path`` under a temporary name (``util.output.PendingOutput``:
+    symlinks written through, devices and pipes streamed, the temporary file removed on any
+    failure): :meth:`finish` puts it on disk, :meth:`rename` puts it in place,
+    :meth:`discard` removes it. Failures name ``path``."""
 
 
 def _remove(path: str) -> None:
@@ -485,7 +435,7 @@ def encode_to_file(
                            allowed_special=allowed_special, disallowed_special=disallowed_special)
     start = time.perf_counter()
     tokens = documents = bytes_in = 0
-    token_file = PendingFile(target)
+    token_file = PendingFile(target, seekable=kind != "bin")  # npy and llm.c rewrite their header
     index_file = PendingFile(index_path) if index_path is not None else None
     try:
         token_file.write(header_for(kind, dtype, 0))
