@@ -56,3 +56,23 @@ def json_object(pairs: "list[tuple[str, Any]]") -> Dict[str, Any]:
 
 class DuplicateKey(Exception):
     pass
+
+
+def read_head(path: "os.PathLike[str] | str", what: str, count: int, limit: int) -> "tuple[bytes, int]":
+    """The first ``count`` bytes of a regular file and its size, read without reading the
+    rest (a header is checked before a file is read whole); errors as :func:`read_bytes`."""
+    name = os.fspath(path)
+    try:
+        info = os.stat(name)
+        if stat.S_ISDIR(info.st_mode):
+            raise TokenizerFileError(f"{name}: is a directory, not a {what}")
+        if not stat.S_ISREG(info.st_mode):
+            raise TokenizerFileError(f"{name}: not a regular file; give the path of a {what}")
+        if info.st_size > limit:
+            raise TokenizerFileError(f"{name}: larger than {limit} bytes, the limit for a {what}")
+        with open(name, "rb") as fh:
+            return fh.read(count), info.st_size
+    except FileNotFoundError:
+        raise TokenizerFileError(f"{name}: no such {what}") from None
+    except OSError as exc:
+        raise TokenizerFileError(f"{name}: cannot read: {exc.strerror}") from None
