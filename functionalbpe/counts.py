@@ -97,7 +97,12 @@ def count(
         scheme_options["normalize"] = normalize
     specials = special_tokens_checked(special_tokens)
     the_scheme = resolve(scheme, pattern, **scheme_options)
-    return PieceCounts(count_table(corpus, the_scheme, specials, threads, progress), the_scheme, specials)
+    try:
+        table = count_table(corpus, the_scheme, specials, threads, progress)
+    except MemoryError:
+        raise OutOfMemoryError("out of memory while counting pieces: count less text at a time "
+                               "(several counts files merge) or with fewer threads") from None
+    return PieceCounts(table, the_scheme, specials)
 
 
 class PieceCounts(Mapping[str, int]):
@@ -280,6 +285,8 @@ class PieceCounts(Mapping[str, int]):
     @classmethod
     def from_bytes(cls, data: bytes, name: str = "counts") -> "PieceCounts":
         """The table of :meth:`to_bytes`, checked as a file is (``name`` goes in the messages)."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise CountsFileError(f"{name}: PieceCounts.from_bytes takes bytes, got {type(data).__name__}")
         return _read(memoryview(data).toreadonly(), name)
 
     def save(self, path: Any) -> None:

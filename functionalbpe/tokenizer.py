@@ -37,7 +37,7 @@ from typing import (
 
 from .core._native import thread_count
 from .core.alphabet import Alphabet, check_policy, policy_code
-from .util.checks import bpe_text, plain_str
+from .util.checks import bpe_text, plain_str, seed_value, special_set
 from .util.checks import without_surrogates as _without_surrogates
 from .core.dropout import check_dropout
 from .core.encoder import Encoder, pack
@@ -234,7 +234,7 @@ class Tokenizer:
         self._refuse_disallowed(text, disallowed)
         p = check_dropout(dropout)
         if p:
-            return self._encode_dropout(text, allowed, p, random.Random(seed))
+            return self._encode_dropout(text, allowed, p, random.Random(seed_value(seed)))
         if not allowed:
             return self.encode_ordinary(text)
         out: List[int] = []
@@ -280,7 +280,7 @@ class Tokenizer:
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
         p = check_dropout(dropout)
         if p:
-            rng = random.Random(seed)
+            rng = random.Random(seed_value(seed))
             for text in texts:
                 self._refuse_disallowed(text, disallowed)
             return [self._encode_dropout(text, allowed, p, rng) for text in texts]
@@ -477,7 +477,7 @@ class Tokenizer:
         if allowed_special == "all":
             allowed = specials
         else:
-            allowed = frozenset(map(plain_str, allowed_special))
+            allowed = special_set(allowed_special, "allowed_special")
             unknown = allowed - specials
             if unknown:
                 raise SpecialTokenError(
@@ -487,7 +487,7 @@ class Tokenizer:
         if disallowed_special == "all":
             disallowed = specials - allowed if allowed else specials
         else:
-            disallowed = frozenset(map(plain_str, disallowed_special))
+            disallowed = special_set(disallowed_special, "disallowed_special")
         return allowed, disallowed
 
     def _cutter(self, specials: FrozenSet[str]) -> Any:

@@ -78,3 +78,123 @@ def test_counts_just_under_the_bound_train_and_save(tmp_path, backend):
     tok = fb.train(PieceCounts(table, make_scheme("plain"), ()), vocab_size=257, backend=backend, progress=False)
     tok.save(tmp_path / "t.json")
     assert fb.Tokenizer.load(tmp_path / "t.json").merges == tok.merges
+
+
+# -- item 11, 17: from_hf -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def hf_doc(tmp_path_factory):
+    pytest.importorskip("tokenizers")
+    tok = fb.train(["hello world " * 10], vocab_size=270, progress=False)
+    directory = tmp_path_factory.mktemp("hf")
+    tok.to_hf(directory)
+    return json.loads((directory / "tokenizer.json").read_text())
+
+
+@pytest.mark.parametrize("processors", [5, "x", {"a": 1}])
+def test_hf_post_processor_sequence_of_a_non_list(hf_doc, processors):
+    doc = {**hf_doc, "post_processor": {"type": "Sequence", "processors": processors}}
+    with pytest.raises(fb.TokenizerFileError, match="post_processor.processors"):
+        fb.Tokenizer.from_hf(doc)
+
+
+def test_hf_dropout_is_refused_not_ignored(hf_doc):
+    doc = json.loads(json.dumps(hf_doc))
+    doc["model"]["dropout"] = 0.1
+    with pytest.raises(fb.TokenizerFileError, match="model.dropout"):
+        fb.Tokenizer.from_hf(doc)
+    doc["model"]["dropout"] = "x"
+    with pytest.raises(fb.TokenizerFileError, match="model.dropout"):
+        fb.Tokenizer.from_hf(doc)
+    doc["model"]["dropout"] = None
+    assert fb.Tokenizer.from_hf(doc).decode(fb.Tokenizer.from_hf(doc).encode("hello")) == "hello"
+
+
+# -- item 17: token files -------------------------------------------------------------------
+
+
+def test_truncated_llmc_file_is_refused_not_read_as_raw_ids(tmp_path):
+    from functionalbpe.pipeline.tokenfile import read_token_file
+
+    tok = fb.train(["hello world " * 10], vocab_size=270, progress=False)
+    path = tmp_path / "ids.bin"
+    tok.encode_to_file(["hello world " * 10], path, format="llmc", progress=False)
+    assert len(read_token_file(path)) > 0
+    path.write_bytes(path.read_bytes()[:-2])
+    with pytest.raises(FunctionalBPEError, match="truncated"):
+        read_token_file(path, dtype="uint16")
+
+
+def test_npy_declaring_gigabytes_is_refused_before_mapping(tmp_path):
+    from functionalbpe.pipeline.tokenfile import read_token_file
+
+    path = tmp_path / "big.npy"
+    header = "{'descr': '<u4', 'fortran_order': False, 'shape': (1073741824,), }"
+    header = header.ljust(128 - 10 - 1) + "\n"
+    path.write_bytes(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + bytes(16))
+    assert path.stat().st_size == 144
+    with pytest.raises(FunctionalBPEError, match="1,073,741,824 ids"):
+        read_token_file(path)
+
+
+# -- item 14: wrong types and names ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def small():
+    return fb.train(["hello world " * 10], vocab_size=270, special_tokens=["<s>"], progress=False)
+
+
+def test_numpy_integer_seed_is_an_integer(small):
+    np = pytest.importorskip("numpy")
+    assert small.encode("hello world", dropout=0.5, seed=np.int64(3)) == small.encode("hello world", dropout=0.5, seed=3)
+    with pytest.raises(FunctionalBPEError, match="seed"):
+        small.encode("hello world", dropout=0.5, seed=[1])
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda t: t.encode("hi", allowed_special=5), "allowed_special"),
+    (lambda t: t.encode("hi", disallowed_special=5), "disallowed_special"),
+    (lambda t: t.encode("hi", allowed_special=[5]), "allowed_special"),
+    (lambda t: t.encode_batch(["hi"], allowed_special=5), "allowed_special"),
+    (lambda t: PieceCounts.from_bytes("text"), "from_bytes takes bytes"),
+    (lambda t: fb.Tokenizer.load(None), "NoneType"),
+    (lambda t: PieceCounts.load(None), "NoneType"),
+])
+def test_wrong_types_are_the_packages_error_naming_the_argument(small, call, name):
+    with pytest.raises(FunctionalBPEError, match=name):
+        call(small)
+
+
+def test_read_token_file_with_an_unknown_dtype(tmp_path):
+    from functionalbpe.pipeline.tokenfile import read_token_file
+
+    path = tmp_path / "ids.bin"
+    path.write_bytes(bytes(4))
+    with pytest.raises(FunctionalBPEError, match="dtype"):
+        read_token_file(path, dtype="foo")
+    with pytest.raises(FunctionalBPEError, match="path"):
+        read_token_file(None)
+
+
+def test_count_out_of_memory_is_the_packages_error(monkeypatch):
+    def no_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(counts_module, "count_table", no_memory)
+    with pytest.raises(fb.OutOfMemoryError, match="counting"):
+        fb.count(["a b"], progress=False)
+
+
+@pytest.mark.parametrize("key", ["pattern", "scheme", "vocab_size", "threads", "backend", "name", "corpus"])
+def test_cli_option_named_like_a_parameter(tmp_path, capsys, key):
+    from functionalbpe.cli import main
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello world")
+    code = main(["train", str(corpus), "--vocab-size", "260", "-o", str(tmp_path / "t.json"), "--option", f"{key}=x"])
+    err = capsys.readouterr().err
+    assert code == 2 and "is not a scheme option" in err and "Traceback" not in err
+    code = main(["count", str(corpus), "-o", str(tmp_path / "c.counts"), "--option", f"{key}=1"])
+    assert code == 2 and "is not a scheme option" in capsys.readouterr().err

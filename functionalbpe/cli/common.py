@@ -206,14 +206,36 @@ def parse_options(items: List[str]) -> Dict[str, Any]:
 
 
 def scheme_options(args: argparse.Namespace) -> Dict[str, Any]:
-    """The scheme's keyword options: ``--option KEY=VALUE`` and ``--normalize``, which must agree."""
+    """The scheme's keyword options: ``--option KEY=VALUE`` and ``--normalize``, which must agree.
+    A key that is a parameter of ``train`` or ``count`` (``pattern``, ``vocab_size``...) is no
+    scheme option: it has a flag of its own."""
     options = parse_options(args.option)
+    for key in options:
+        if key in _NOT_OPTIONS:
+            flag = "--" + key.replace("_", "-")
+            raise FunctionalBPEError(f"--option {key}=...: {key!r} is not a scheme option (see {flag} or --help)")
     if args.normalize is not None:
         if options.get("normalize", args.normalize) != args.normalize:
             raise FunctionalBPEError(
                 f"--normalize {args.normalize} and --option normalize={options['normalize']} disagree; give one")
         options["normalize"] = args.normalize
     return options
+
+
+def _parameters() -> "frozenset[str]":
+    import inspect
+
+    from ..counts import count
+    from ..training import train
+
+    names = set()
+    for function in (train, count):
+        names |= {p.name for p in inspect.signature(function).parameters.values() if p.kind != p.VAR_KEYWORD}
+    # and those of functionalbpe.dask.count (imported only with --dask)
+    return frozenset(names - {"normalize"}) | {"name", "client", "split_every", "task_bytes", "retries", "field", "errors"}
+
+
+_NOT_OPTIONS = _parameters()
 
 
 # -- input and output -------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ def read_bytes(path: "os.PathLike[str] | str", what: str = "tokenizer file", lim
     """The contents of a file; a missing or unreadable one is a TokenizerFileError, and so is
     one of more than ``limit`` bytes (default MAX_FILE_BYTES; read no further: a device such
     as /dev/zero never ends)."""
-    name = os.fspath(path)
+    name = _name(path, what)
     limit = MAX_FILE_BYTES if limit is None else limit
     try:
         info = os.stat(name)
@@ -42,6 +42,16 @@ def read_bytes(path: "os.PathLike[str] | str", what: str = "tokenizer file", lim
     if len(data) > limit:
         raise TokenizerFileError(f"{name}: larger than {limit} bytes, the limit for a {what}")
     return data
+
+
+def _name(path: Any, what: str) -> str:
+    """A path as a str; anything that is not a path is a TokenizerFileError."""
+    if isinstance(path, bytes):
+        return os.fsdecode(path)
+    if not isinstance(path, str) and not hasattr(path, "__fspath__"):
+        raise TokenizerFileError(f"the path of a {what} should be a str or os.PathLike, got {type(path).__name__}")
+    name = os.fspath(path)
+    return os.fsdecode(name) if isinstance(name, bytes) else name
 
 
 def json_object(pairs: "list[tuple[str, Any]]") -> Dict[str, Any]:

@@ -90,8 +90,8 @@ def _format(payload: Dict[str, Any]) -> str:
 
 
 def read_payload(path: "os.PathLike[str] | str", check: bool = True) -> Dict[str, Any]:
-    name = os.fspath(path)
-    raw = read_bytes(path)
+    raw = read_bytes(path)  # a path that is not one is refused here
+    name = os.fsdecode(os.fspath(path))
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -49,7 +49,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import regex
 
-from ..util.checks import plain_str
+from ..util.checks import excerpt, plain_str
 from ..core._native import MARKERS_CASE, MARKERS_DIGITS, MARKERS_PUNCT, NATIVE, Scanner, markers_variant
 from ..core.alphabet import BOUNDARY as BOUNDARY_KIND
 from ..core.alphabet import OPERATOR, SHIFT, SHIFT_MERGES, Atom
@@ -318,7 +318,7 @@ class BoundaryMarkers(Scheme):
         if pattern not in (None, "markers", UNITS):
             raise FunctionalBPEError(
                 "the markers scheme cuts text into its own units (word, digit, punct, space, "
-                f"other; see docs/markers.md) and takes no pattern, got pattern={pattern!r}"
+                f"other; see docs/markers.md) and takes no pattern, got pattern={excerpt(pattern)}"
             )
         super().__init__(PATTERN, normalize)
         for name, value in (("punct", punct), ("digits", digits), ("case", case), ("merge_shift_codes", merge_shift_codes)):
