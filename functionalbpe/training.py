@@ -171,6 +171,12 @@ def train(
         if dev is not None:
             dev_tables = [the_scheme.transform(_count(dev[lang], the_scheme, specials, threads, False))
                           for lang in languages]
+            empty = [lang for lang, table in zip(languages, dev_tables) if not table.total]
+            if empty:
+                # Nothing to measure: every merge would leave that language's cost at 0.
+                raise FunctionalBPEError(
+                    f"dev: the dev text of {', '.join(map(repr, empty))} is empty; parity is measured on "
+                    "the same text in every language, so give each one a dev text")
         try:
             merges = trainer.train_parity(
                 tables, alphabet, num_merges, dev=dev_tables, merge_policy=merge_policy,

@@ -198,3 +198,64 @@ def test_cli_option_named_like_a_parameter(tmp_path, capsys, key):
     assert code == 2 and "is not a scheme option" in err and "Traceback" not in err
     code = main(["count", str(corpus), "-o", str(tmp_path / "c.counts"), "--option", f"{key}=1"])
     assert code == 2 and "is not a scheme option" in capsys.readouterr().err
+
+
+# -- item 6: language mixes; item 17: empty dev sets ----------------------------------------
+
+LANGS = {"en": ["hello world " * 30], "de": ["hallo welt"]}
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"weights": {"en": 1e15, "de": 1e-9}},
+    {"weights": {"en": 1e18, "de": 1}},
+    {"temperature": 1000},
+    {"temperature": 1e5},
+    {"temperature": 1e6},
+    {"temperature": 1e9},
+    {"temperature": -1e9},
+])
+def test_language_mix_parameters_past_the_bounds(kwargs):
+    with pytest.raises(FunctionalBPEError, match="weight|temperature"):
+        fb.train(LANGS, vocab_size=270, progress=False, **kwargs)
+
+
+def test_large_global_merges_is_the_packages_error():
+    with pytest.raises(FunctionalBPEError, match="global_merges"):
+        fb.train(LANGS, vocab_size=270, objective="parity", target_ratios={"en": 1, "de": 1},
+                 global_merges=2**70, progress=False)
+
+
+def test_language_mix_within_the_bounds_trains():
+    tok = fb.train(LANGS, vocab_size=270, temperature=3, progress=False)
+    assert tok.decode(tok.encode("hallo welt")) == "hallo welt"
+
+
+def test_parity_with_an_empty_dev_set_is_an_error():
+    with pytest.raises(FunctionalBPEError, match="dev text of 'de' is empty"):
+        fb.train(LANGS, vocab_size=270, objective="parity", dev={"en": ["hello"], "de": [""]}, progress=False)
+
+
+@pytest.mark.parametrize("flags", [["--weight", "en=1e15", "--weight", "de=1e-9"], ["--temperature", "1000"],
+                                   ["--temperature", "1e9"], ["--global-merges", "1" + "0" * 23]])
+def test_cli_language_mix_errors_are_one_line(tmp_path, capsys, flags):
+    from functionalbpe.cli import main
+
+    (tmp_path / "en.txt").write_text("hello world " * 30)
+    (tmp_path / "de.txt").write_text("hallo welt")
+    extra = ["--objective", "parity", "--dev", f"en={tmp_path / 'en.txt'}", "--dev", f"de={tmp_path / 'de.txt'}"] \
+        if flags[0] == "--global-merges" else []
+    with pytest.raises(SystemExit) if flags[0] == "--global-merges" else _nothing() as raised:
+        code = main(["train", "--lang", f"en={tmp_path / 'en.txt'}", "--lang", f"de={tmp_path / 'de.txt'}",
+                     "--vocab-size", "270", "-o", str(tmp_path / "t.json"), "-q", *flags, *extra])
+    if raised is not None:
+        code = raised.value.code
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+class _nothing:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
