@@ -259,3 +259,69 @@ class _nothing:
 
     def __exit__(self, *exc):
         return False
+
+
+# -- items 12, 15, 18: the report and counts-info -------------------------------------------
+
+
+@pytest.mark.parametrize("text, match", [("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+                                         ('{"a": ' + "9" * 5000 + "}", "not a tokenizer file")])
+def test_report_reads_json_with_the_loaders_guards(tmp_path, capsys, text, match):
+    from functionalbpe.cli import main
+
+    (tmp_path / "t.json").write_text(text)
+    (tmp_path / "c.txt").write_text("hello")
+    code = main(["report", "-t", str(tmp_path / "t.json"), str(tmp_path / "c.txt"), "-q"])
+    err = capsys.readouterr().err
+    assert code == 2 and match in err and "Traceback" not in err
+
+
+def test_report_on_a_tokenizer_with_id_gaps(tmp_path):
+    from functionalbpe.measure.adapters import load_tokenizer
+
+    tiktoken = pytest.importorskip("tiktoken")
+    del tiktoken
+    tok = fb.train(["hello world " * 30], vocab_size=270, progress=False)
+    ranks = tmp_path / "r.tiktoken"
+    tok.to_tiktoken(ranks)
+    gapped = fb.Tokenizer.from_tiktoken(ranks, special_tokens={"<|end|>": tok.vocab_size + 5})
+    path = tmp_path / "gapped.json"
+    gapped.save(path)
+    lengths = load_tokenizer(path).token_lengths()
+    assert lengths[tok.vocab_size + 5] == len("<|end|>") and lengths[tok.vocab_size] == 0
+    from functionalbpe.cli import main
+
+    (tmp_path / "c.txt").write_text("hello world")
+    assert main(["report", "-t", str(path), str(tmp_path / "c.txt"), "-q"]) == 0
+
+
+def test_markdown_report_escapes_html_in_names(tmp_path):
+    from functionalbpe.cli import main
+
+    tok = fb.train(["hello world " * 30], vocab_size=270, progress=False)
+    tok.save(tmp_path / "t.json")
+    (tmp_path / "c.txt").write_text("hello world")
+    out = tmp_path / "r.md"
+    assert main(["report", "-t", f"<img src onerror>={tmp_path / 't.json'}",
+                 f"<script>x</script>={tmp_path / 'c.txt'}", "--markdown", str(out), "-q"]) == 0
+    text = out.read_text()
+    assert "<img" not in text and "<script>" not in text
+    assert "&lt;img src onerror&gt;" in text and "&lt;script&gt;" in text
+
+
+def test_markdown_code_span_holds_backticks():
+    from functionalbpe.measure.tables import _md_code
+
+    assert _md_code("a`<b>`c") == "`` a`<b>`c ``"
+    assert _md_code("plain") == "`plain`"
+
+
+def test_counts_info_shows_control_characters_escaped(tmp_path, capsys):
+    from functionalbpe.cli import main
+
+    counts = fb.count(["\x1b[2J\x07 \x9b31m \u202eevil"] * 3, pattern=r"\S+|\s+", progress=False)
+    counts.save(tmp_path / "c.counts")
+    assert main(["counts-info", str(tmp_path / "c.counts")]) == 0
+    out = capsys.readouterr().out
+    assert not any(ch in out for ch in "\x1b\x07\x9b\u202e")
+    assert "\\x1b[2J\\x07" in out and "\\x9b31m" in out and "\\u202eevil" in out

@@ -8,6 +8,7 @@
 """
 from __future__ import annotations
 
+import json
 import os
 import stat
 from typing import Any, Dict
@@ -86,3 +87,24 @@ def read_head(path: "os.PathLike[str] | str", what: str, count: int, limit: int)
         raise TokenizerFileError(f"{name}: no such {what}") from None
     except OSError as exc:
         raise TokenizerFileError(f"{name}: cannot read: {exc.strerror}") from None
+
+
+def read_json(path: "os.PathLike[str] | str", what: str = "tokenizer file") -> Any:
+    """A JSON file, read with every guard of :func:`read_bytes` (its size bounded) and parsed
+    with the loader's: invalid UTF-8 or JSON, nesting deeper than Python parses, an integer
+    of more digits than it converts, a key given twice — each a TokenizerFileError naming
+    the file."""
+    raw = read_bytes(path, what)
+    name = _name(path, what)
+    try:
+        return json.loads(raw.decode("utf-8"), object_pairs_hook=json_object)
+    except UnicodeDecodeError as exc:
+        raise TokenizerFileError(f"{name}: not a {what} (invalid UTF-8 at byte offset {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise TokenizerFileError(f"{name}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise TokenizerFileError(f"{name}: the JSON is nested too deeply for a {what}") from None
+    except DuplicateKey as exc:
+        raise TokenizerFileError(f"{name}: the key {str(exc)[:40]!r} is given twice in one object") from None
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise TokenizerFileError(f"{name}: not a {what}: {str(exc)[:100]}") from None
