@@ -572,7 +572,7 @@ class Tokenizer:
 
     # -- decoding -------------------------------------------------------------------------
 
-    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+    def decode_bytes(self, ids: Iterable[int], max_output: Optional[int] = None) -> bytes:
         """The bytes of the decoded text (for a scheme: its decoded text, as UTF-8).
 
         For the plain scheme this is the exact concatenation of the tokens' bytes, valid
@@ -582,10 +582,12 @@ class Tokenizer:
         >>> fb.train(["ab"], vocab_size=257, progress=False).decode_bytes([256, 0xC3])
         b'ab\\xc3'
         """
-        return self._decoding.decode_bytes(ids)
+        return self._decoding.decode_bytes(ids, max_output)
 
-    def decode(self, ids: Iterable[int], errors: str = "strict") -> str:
+    def decode(self, ids: Iterable[int], errors: str = "strict", max_output: Optional[int] = None) -> str:
         """Decode ids to text. ``errors`` is as for ``bytes.decode`` ("strict", "replace", ...).
+        ``max_output``: the most characters this call may make (default: 256 per id, at
+        least 16,777,216; ``core.decoding.output_budget``), past which it is a DecodeError.
 
         With "strict", ids that do not form valid UTF-8 raise :class:`DecodeError` naming
         the first offending token.
@@ -595,7 +597,7 @@ class Tokenizer:
         >>> tok.decode([256, 0xC3], errors="replace")
         'ab\ufffd'
         """
-        return self._decoding.decode(ids, errors)
+        return self._decoding.decode(ids, errors, max_output)
 
     def stream_decoder(self, errors: str = "strict") -> "StreamDecoder":
         """An incremental decoder for ids that arrive one by one (streaming generation).
