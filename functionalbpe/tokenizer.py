@@ -999,13 +999,13 @@ class Tokenizer:
         native = self._encoder.native
         if native is not None and native.all_self_encoding:
             return
-        from .core.reference import encode_piece
+        from .core.dropout import encode_piece_dropout  # with p=0: the merges, on a heap (n log n)
 
         table = self.alphabet.all_token_bytes()
         ranks = self._encoder.ranks
         ext = (lambda i: i) if self._idmap is None else self._idmap.external
         for i in range(self.alphabet.first_merge, self.alphabet.first_special):
-            ids = encode_piece(list(table[i]), ranks)
+            ids = encode_piece_dropout(list(table[i]), ranks, 0.0, None)  # type: ignore[arg-type]
             if ids != [i]:
                 raise error(
                     f"{origin}: the token {excerpt(table[i])} (id {i}) is not what its merges make of its own "

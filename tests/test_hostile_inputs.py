@@ -178,3 +178,59 @@ def test_fuzzed_hf_files_import_or_are_refused(hf_document, tmp_path_factory, da
             return
         ids = imported.encode("Hello wörld <|endoftext|>", allowed_special="all")
         assert imported.decode(ids) == "Hello wörld <|endoftext|>"
+
+
+# -- issue 29 item 3: rank files of prefix chains -------------------------------------------
+
+from functionalbpe.core import _native  # noqa: E402
+from functionalbpe.formats.tiktoken import tiktoken_parts  # noqa: E402
+
+from .test_hostile_files import naive_tiktoken_parts  # noqa: E402
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(vocab=st.lists(st.text(alphabet="ab", min_size=2, max_size=7).map(str.encode), max_size=30, unique=True))
+def test_every_split_with_recorded_splits_is_tiktokens(vocab):
+    """The Python and the compiled procedures, run over all ranks in order (so that each
+    uses the splits of the tokens before it), give tiktoken's parts for every token."""
+    ranks = {bytes([b]): b for b in range(256)}
+    for t in vocab:
+        ranks.setdefault(t, len(ranks))
+    by_rank = sorted(ranks, key=ranks.get)
+    expected = [naive_tiktoken_parts(ranks, t, r) for r, t in enumerate(by_rank)]
+    pairs: dict = {}
+    assert [tiktoken_parts(ranks, t, r, pairs) for r, t in enumerate(by_rank)] == expected
+    encoder = _native.NATIVE.encoder
+    if encoder is not None:
+        assert encoder.tiktoken_splits(by_rank) == [(len(p), len(p[0])) for p in expected]
+
+
+class _CountingRanks(dict):
+    hashed = 0
+
+    def get(self, key, default=None):
+        _CountingRanks.hashed += len(key)
+        return super().get(key, default)
+
+
+def test_a_prefix_chain_is_read_in_linear_work():
+    """Every prefix of one string a token: tiktoken's procedure on each looked up joins of
+    every length again (n^3 bytes hashed: 8,000 ranks took 86 s); with the splits found so
+    far the bytes hashed are linear in the file."""
+    import random
+
+    rng = random.Random(0)
+    seq = bytes(rng.randrange(256) for _ in range(1001))
+    ranks = _CountingRanks({bytes([b]): b for b in range(256)})
+    for k in range(2, len(seq) + 1):
+        ranks[seq[:k]] = 256 + k - 2
+    from functionalbpe.formats.tiktoken import merges_from_ranks
+
+    pairs: dict = {}
+    _CountingRanks.hashed = 0
+    for k in range(2, len(seq) + 1):
+        assert tiktoken_parts(ranks, seq[:k], 256 + k - 2, pairs) == [seq[:k - 1], seq[k - 1:k]]
+    file_bytes = sum(len(t) for t in ranks)
+    assert _CountingRanks.hashed < 4 * file_bytes  # was about n/3 times the file
+    _, merges, _ = merges_from_ranks(dict(ranks))
+    assert merges[-1] == (256 + 998, seq[1000])
