@@ -177,7 +177,7 @@ def _run_on(task: Any, client: Any, retries: int) -> bytes:
 
     if isinstance(client, str):
         try:
-            connected = Client(client, timeout="10s")
+            connected = Client(client, timeout="10s", set_as_default=False)
         except (ValueError, OSError, TimeoutError) as exc:
             raise FunctionalBPEError(f"cannot reach the Dask scheduler {client!r}: {str(exc)[:200]}") from None
         with connected:

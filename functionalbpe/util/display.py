@@ -32,7 +32,7 @@ _UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u20
 
 
 def terminal_safe(text: str) -> str:
-    """``text`` with the characters a terminal would act on written as escapes.
+    r"""``text`` with the characters a terminal would act on written as escapes.
 
     >>> terminal_safe("a\x1b[2Jb\x07\x9b")
     'a\\x1b[2Jb\\x07\\x9b'
