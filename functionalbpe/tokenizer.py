@@ -46,7 +46,7 @@ from .errors import FunctionalBPEError, SpecialTokenError, TokenizerFileError, U
 from .formats.tokenizer_file import check_fields
 from .util.checks import excerpt
 from .formats.tokenizer_file import FORMAT, read_payload, write_payload
-from .core.idmap import IdMap
+from .core.idmap import IdMap, keeps_internal_ids
 from .text.patterns import special_cutter
 from .schemes.base import Scheme
 from .schemes.registry import make_scheme, scheme_from_file
@@ -98,16 +98,18 @@ class Tokenizer:
         self.training: Optional[Dict[str, Any]] = None
         if self.merge_counts is not None and len(self.merge_counts) != len(self.alphabet.merges):
             raise FunctionalBPEError("merge_counts must have one count per merge")
-        idmap = IdMap(self.alphabet, byte_ids, special_ids, merge_ids)
-        self._idmap: Optional[IdMap] = None if idmap.identity else idmap
-        self._special_ids = {s: idmap.external(i) for s, i in self.alphabet.special_ids().items()}
+        idmap = None if keeps_internal_ids(self.alphabet, byte_ids, special_ids, merge_ids) else \
+            IdMap(self.alphabet, byte_ids, special_ids, merge_ids)
+        self._idmap: Optional[IdMap] = None if idmap is None or idmap.identity else idmap
+        external = (lambda i: i) if idmap is None else idmap.external
+        self._special_ids = {s: external(i) for s, i in self.alphabet.special_ids().items()}
         # "All special tokens" is one object with its cutter kept here: finding the cutter by
         # an equal set would compare every token on each call (0.5 ms for 20,000 tokens).
         self._all_specials = frozenset(self._special_ids)
         self._all_cutter: Any = None
         self._by_bytes: Optional[Dict[bytes, int]] = None  # encode_single_token's table, made on first use
         self._lengths: Any = None  # each id's length in bytes (a numpy array), for offsets
-        output_ids = None if self._idmap is None else idmap.external_ids[: self.alphabet.first_special]
+        output_ids = None if self._idmap is None else self._idmap.external_ids[: self.alphabet.first_special]
         self._encoder = Encoder(self.alphabet, scheme, output_ids)
         self._decoding = Decoding(self.alphabet, scheme, self._encoder.decode_bytes, self._idmap)
 

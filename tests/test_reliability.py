@@ -325,3 +325,31 @@ def test_counts_info_shows_control_characters_escaped(tmp_path, capsys):
     out = capsys.readouterr().out
     assert not any(ch in out for ch in "\x1b\x07\x9b\u202e")
     assert "\\x1b[2J\\x07" in out and "\\x9b31m" in out and "\\u202eevil" in out
+
+
+# -- item 4: loading a large vocabulary ------------------------------------------------------
+
+
+def test_a_file_with_internal_ids_builds_no_id_map(tmp_path, monkeypatch):
+    """The id map is a Python loop over every id (seconds for 4 M ids); a file whose ids are
+    the internal layout, as every trained tokenizer's are, needs none."""
+    from functionalbpe.core import idmap
+
+    tok = fb.train(["hello world " * 20], vocab_size=280, special_tokens=["<s>"], progress=False)
+    tok.save(tmp_path / "t.json")
+
+    def no_map(*args, **kwargs):
+        raise AssertionError("an IdMap was built for internal ids")
+
+    monkeypatch.setattr(idmap.IdMap, "__init__", no_map)
+    loaded = fb.Tokenizer.load(tmp_path / "t.json")
+    assert loaded.decode(loaded.encode("hello world<s>", allowed_special="all")) == "hello world<s>"
+    monkeypatch.undo()
+    gapped = fb.Tokenizer.from_tiktoken(_ranks_file(tok, tmp_path), special_tokens={"<s>": 400})
+    assert gapped.encode("<s>", allowed_special="all") == [400]
+
+
+def _ranks_file(tok, tmp_path):
+    path = tmp_path / "r.tiktoken"
+    fb.train(["hello world " * 20], vocab_size=279, progress=False).to_tiktoken(path)
+    return path

@@ -28,6 +28,26 @@ from .limits import MAX_VOCAB_SIZE
 from ..util.checks import excerpt
 
 
+def keeps_internal_ids(
+    alphabet: Alphabet,
+    byte_ids: Optional[Sequence[int]] = None,
+    special_ids: Optional[Sequence[int]] = None,
+    merge_ids: Optional[Sequence[int]] = None,
+) -> bool:
+    """Whether the ids given are the internal layout (no IdMap is needed): a list compare in
+    C, where building the map takes a Python loop over every id (a second of a large load)."""
+    first_merge, first = alphabet.first_merge, alphabet.first_special
+
+    def same(ids: Optional[Sequence[int]], start: int, stop: int) -> bool:
+        if ids is None:
+            return True
+        listed = list(ids)
+        return listed == list(range(start, stop)) and (stop - start > 512 or all(type(v) is int for v in listed))
+
+    return same(byte_ids, 0, NUM_BYTES) and same(special_ids, first, alphabet.vocab_size) and \
+        same(merge_ids, first_merge, first)
+
+
 class IdMap:
     """How the ids of one tokenizer differ from the internal layout: the external id of each
     byte, merge and special token (None for a part that keeps the internal ids)."""
