@@ -122,6 +122,8 @@ class PendingOutput:
             umask = os.umask(0)  # mkstemp makes the file owner-only; give it a plain open()'s mode
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)
+        except OutputError:
+            raise
         except OSError as exc:
             self.discard()
             raise _failed(path, exc) from None
