@@ -32,6 +32,7 @@ import hashlib
 import heapq
 import json
 import operator
+import os
 import struct
 import sys
 import zlib
@@ -42,9 +43,9 @@ from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Seque
 from .util.checks import integer, special_tokens_checked
 from .core._native import NATIVE
 from .core.piecetable import PieceTable
-from .errors import CountsFileError, FunctionalBPEError, TokenizerFileError
+from .errors import CountsFileError, FunctionalBPEError, OutOfMemoryError, TokenizerFileError
 from .util.output import atomic_write_text
-from .formats.reading import read_bytes
+from .formats.reading import read_bytes, read_head
 from .core.limits import MAX_COUNT, MAX_TOTAL_TOKEN_BYTES, special_token_bytes
 from .util.checks import excerpt
 from .util.progress import ProgressSpec
@@ -96,7 +97,12 @@ def count(
         scheme_options["normalize"] = normalize
     specials = special_tokens_checked(special_tokens)
     the_scheme = resolve(scheme, pattern, **scheme_options)
-    return PieceCounts(count_table(corpus, the_scheme, specials, threads, progress), the_scheme, specials)
+    try:
+        table = count_table(corpus, the_scheme, specials, threads, progress)
+    except MemoryError:
+        raise OutOfMemoryError("out of memory while counting pieces: count less text at a time "
+                               "(several counts files merge) or with fewer threads") from None
+    return PieceCounts(table, the_scheme, specials)
 
 
 class PieceCounts(Mapping[str, int]):
@@ -301,6 +307,8 @@ class PieceCounts(Mapping[str, int]):
     @classmethod
     def from_bytes(cls, data: bytes, name: str = "counts") -> "PieceCounts":
         """The table of :meth:`to_bytes`, checked as a file is (``name`` goes in the messages)."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise CountsFileError(f"{name}: PieceCounts.from_bytes takes bytes, got {type(data).__name__}")
         return _read(memoryview(data).toreadonly(), name)
 
     def save(self, path: Any) -> None:
@@ -310,11 +318,24 @@ class PieceCounts(Mapping[str, int]):
     @classmethod
     def load(cls, path: Any) -> "PieceCounts":
         """Read a counts file; anything wrong is a :class:`CountsFileError` naming what."""
+        if not isinstance(path, (str, bytes)) and not hasattr(path, "__fspath__"):
+            raise CountsFileError(f"PieceCounts.load: path should be a file path, not {type(path).__name__}")
+        name = os.fsdecode(path)
         try:
-            data = read_bytes(path, "counts file", MAX_COUNTS_FILE_BYTES)
+            # The header first, then the checksum a block at a time: a file is read whole
+            # only once it is known to be one a writer made (a sparse 2 GB file costs nothing).
+            head, size = read_head(name, "counts file", HEADER.size, MAX_COUNTS_FILE_BYTES)
+            _check_header(head, size, lambda message: CountsFileError(f"{name}: {message}"))
+            if not _checksum_holds(name, size):
+                raise CountsFileError(
+                    f"{name}: checksum mismatch (offset {size - CHECKSUM_BYTES}): the file was changed or "
+                    "damaged after it was written; count again, or restore it from a copy")
+            data = read_bytes(name, "counts file", MAX_COUNTS_FILE_BYTES)
         except TokenizerFileError as exc:
             raise CountsFileError(str(exc)) from None
-        return cls.from_bytes(data, str(path))
+        except MemoryError:
+            raise OutOfMemoryError(f"{name}: out of memory reading a counts file of {size:,} bytes") from None
+        return cls.from_bytes(data, name)
 
     def __reduce__(self) -> Tuple[Any, Tuple[bytes]]:
         # Pickled (by multiprocessing, by Dask) as the compact, checked file bytes.
@@ -400,16 +421,14 @@ def _check_same(first: PieceCounts, other: PieceCounts, k: int, what: str = "") 
 # -- reading, with full distrust -------------------------------------------------------------------
 
 
-def _read(data: memoryview, name: str) -> PieceCounts:
-    def bad(message: str) -> CountsFileError:
-        return CountsFileError(f"{name}: {message}")
-
-    size = len(data)
+def _check_header(head: bytes, size: int, bad: Any) -> Tuple[int, int, int, int, int]:
+    """The header's fields (flags, metadata size, pieces, table bytes, body size), checked
+    against each other and against the file's ``size``."""
     if size < HEADER.size + CHECKSUM_BYTES:
-        if bytes(data[:len(MAGIC)]) != MAGIC[:size]:
+        if head[:len(MAGIC)] != MAGIC[:min(size, len(head))]:
             raise bad("not a functionalbpe counts file (no FBPECNTS at offset 0)")
         raise bad(f"truncated: {size} bytes, shorter than the {HEADER.size + CHECKSUM_BYTES} of an empty table")
-    magic, version, flags, meta_len, pieces, data_len, body_len = HEADER.unpack_from(data)
+    magic, version, flags, meta_len, pieces, data_len, body_len = HEADER.unpack_from(head)
     if magic != MAGIC:
         raise bad("not a functionalbpe counts file (no FBPECNTS at offset 0)")
     if version != VERSION:
@@ -424,6 +443,28 @@ def _read(data: memoryview, name: str) -> PieceCounts:
     if expected != size:
         what = "truncated" if expected > size else "has bytes past its end"
         raise bad(f"{what}: the header (offsets 16 and 40) says {expected} bytes, the file has {size}")
+    return flags, meta_len, pieces, data_len, body_len
+
+
+def _checksum_holds(name: str, size: int) -> bool:
+    digest = hashlib.sha256()
+    with open(name, "rb") as fh:
+        left = size - CHECKSUM_BYTES
+        while left:
+            block = fh.read(min(left, 1 << 20))
+            if not block:
+                return False
+            digest.update(block)
+            left -= len(block)
+        return fh.read(CHECKSUM_BYTES) == digest.digest()
+
+
+def _read(data: memoryview, name: str) -> PieceCounts:
+    def bad(message: str) -> CountsFileError:
+        return CountsFileError(f"{name}: {message}")
+
+    size = len(data)
+    flags, meta_len, pieces, data_len, body_len = _check_header(bytes(data[:HEADER.size]), size, bad)
     if hashlib.sha256(data[:-CHECKSUM_BYTES]).digest() != bytes(data[-CHECKSUM_BYTES:]):
         raise bad(f"checksum mismatch (offset {size - CHECKSUM_BYTES}): the file was changed or damaged "
                   "after it was written; count again, or restore it from a copy")
@@ -472,6 +513,8 @@ def _metadata(raw: bytes, bad: Any) -> Tuple[Scheme, Tuple[str, ...], Optional[i
     if pruned is not None and not (type(pruned) is int and 1 <= pruned <= MAX_COUNT):
         raise bad(f"{where}: pruned_below should be null or a count, found {excerpt(pruned)}")
     for key, value in meta["scheme_options"].items():
+        if key in ("name", "pattern"):  # they have fields of their own; make_scheme's parameters
+            raise bad(f"{where}: scheme_options: {excerpt(key)} is not an option (it has a field of its own)")
         if not (value is None or isinstance(value, (bool, int, str))):
             raise bad(f"{where}: scheme_options: {excerpt(key)}: {excerpt(value)} is not an option (a scalar)")
     pattern = meta["pattern"]

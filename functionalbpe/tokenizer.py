@@ -34,7 +34,7 @@ from .interop.names import OtherLibraryNames
 from .formats.tokenizer_file import parts_from_payload, payload_of, read_payload, write_payload
 from .schemes.base import Scheme
 from .text.specials import SpecialPolicy, SpecialSet
-from .util.checks import bpe_text, plain_str
+from .util.checks import bpe_text, plain_str, seed_value
 from .util.display import show_text_form
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -82,7 +82,7 @@ class Tokenizer(OtherLibraryNames, Exchange):
         if self.merge_counts is not None and len(self.merge_counts) != len(self.alphabet.merges):
             raise FunctionalBPEError("merge_counts must have one count per merge")
         # The ids as written (an imported vocabulary's own; the identity for one trained here).
-        self._idmap = IdMap(self.alphabet, byte_ids, special_ids, merge_ids)
+        self._idmap = IdMap(self.alphabet, byte_ids, special_ids, merge_ids)  # cheap when they are internal
         self._specials = SpecialPolicy({s: self._idmap.external(i) for s, i in self.alphabet.special_ids().items()})
         mapped = None if self._idmap.identity else self._idmap
         self._encoder = Encoder(self.alphabet, scheme, mapped and mapped.external_ids[: self.alphabet.first_special])
@@ -219,7 +219,7 @@ class Tokenizer(OtherLibraryNames, Exchange):
         self._specials.refuse(text, disallowed)
         p = check_dropout(dropout)
         if p:
-            rng = random.Random(seed)
+            rng = random.Random(seed_value(seed))
             return self._specials.encode(bpe_text(text), allowed, lambda t: self._encoder.encode_text_dropout(t, p, rng))
         return self._specials.encode(text, allowed, self.encode_ordinary)
 
@@ -263,7 +263,7 @@ class Tokenizer(OtherLibraryNames, Exchange):
                 self._specials.refuse(text, disallowed)
         p = check_dropout(dropout)
         if p:
-            rng = random.Random(seed)
+            rng = random.Random(seed_value(seed))
             dropped = lambda t: self._encoder.encode_text_dropout(t, p, rng)  # noqa: E731
             return [self._specials.encode(bpe_text(text), allowed, dropped) for text in texts]
         if not allowed:
@@ -438,7 +438,7 @@ class Tokenizer(OtherLibraryNames, Exchange):
 
     # -- decoding -------------------------------------------------------------------------
 
-    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+    def decode_bytes(self, ids: Iterable[int], max_output: Optional[int] = None) -> bytes:
         """The bytes of the decoded text (for a scheme: its decoded text, as UTF-8).
 
         For the plain scheme this is the exact concatenation of the tokens' bytes, valid
@@ -448,10 +448,12 @@ class Tokenizer(OtherLibraryNames, Exchange):
         >>> fb.train(["ab"], vocab_size=257, progress=False).decode_bytes([256, 0xC3])
         b'ab\\xc3'
         """
-        return self._decoding.decode_bytes(ids)
+        return self._decoding.decode_bytes(ids, max_output)
 
-    def decode(self, ids: Iterable[int], errors: str = "strict") -> str:
+    def decode(self, ids: Iterable[int], errors: str = "strict", max_output: Optional[int] = None) -> str:
         """Decode ids to text. ``errors`` is as for ``bytes.decode`` ("strict", "replace", ...).
+        ``max_output``: the most characters this call may make (default: 256 per id, at
+        least 16,777,216; ``core.decoding.output_budget``), past which it is a DecodeError.
 
         With "strict", ids that do not form valid UTF-8 raise :class:`DecodeError` naming
         the first offending token.
@@ -461,7 +463,7 @@ class Tokenizer(OtherLibraryNames, Exchange):
         >>> tok.decode([256, 0xC3], errors="replace")
         'ab\ufffd'
         """
-        return self._decoding.decode(ids, errors)
+        return self._decoding.decode(ids, errors, max_output)
 
     def stream_decoder(self, errors: str = "strict") -> "StreamDecoder":
         """An incremental decoder for ids that arrive one by one (streaming generation).

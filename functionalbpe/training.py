@@ -190,6 +190,12 @@ def train(
         if dev is not None:
             dev_tables = [the_scheme.transform(_count(dev[lang], the_scheme, specials, threads, False))
                           for lang in languages]
+            empty = [lang for lang, table in zip(languages, dev_tables) if not table.total]
+            if empty:
+                # Nothing to measure: every merge would leave that language's cost at 0.
+                raise FunctionalBPEError(
+                    f"dev: the dev text of {', '.join(map(repr, empty))} is empty; parity is measured on "
+                    "the same text in every language, so give each one a dev text")
         try:
             merges = trainer.train_parity(
                 tables, alphabet, num_merges, dev=dev_tables, merge_policy=merge_policy,
@@ -266,7 +272,7 @@ def _continue(corpus: Any, vocab_size: Optional[int], base: Tokenizer, pattern: 
     tok = Tokenizer(
         the_scheme, list(base.alphabet.merges) + [(a, b) for a, b, _ in new], list(specials),
         merge_policy=base.merge_policy, merge_counts=merge_counts,
-        byte_ids=ids.byte_ids, merge_ids=ids.merge_ids + list(range(first_new, first_new + len(new))),
+        byte_ids=ids.byte_ids, merge_ids=list(ids.merge_ids) + list(range(first_new, first_new + len(new))),
         special_ids=list(base.special_tokens.values()) + list(range(first_new + len(new), first_new + len(new) + len(new_specials))),
     )
     tok.training = {

@@ -84,7 +84,7 @@ def test_a_training_after_the_parent_used_a_thread_pool_does_not_hang():
     hf.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel()
     hf.train_from_iterator(DOCS, tokenizers.trainers.BpeTrainer(vocab_size=300, show_progress=False))
     hf.encode_batch(DOCS * 50)  # the parent's pool has run
-    out = bench.measure_training("tokenizers", DOCS, 300, 2, timeout=120)
+    out = bench.measure_training(bench.trainers()["tokenizers"], DOCS, 300, 2, timeout=120)
     assert out["ok"], out
     assert out["result"] is not None
 
@@ -92,7 +92,7 @@ def test_a_training_after_the_parent_used_a_thread_pool_does_not_hang():
 def test_a_training_childs_peak_memory_is_its_own():
     ballast = bytearray(400_000_000)  # the parent's memory, which a forked child would inherit
     ballast[::4096] = b"x" * len(ballast[::4096])
-    out = bench.measure_training("functionalbpe", DOCS, 300, 1, timeout=120)
+    out = bench.measure_training(bench.trainers()["functionalbpe"], DOCS, 300, 1, timeout=120)
     assert out["ok"], out
     assert out["peak_bytes"] < 150_000_000  # a fork's peak would hold the parent's 400 MB
     del ballast

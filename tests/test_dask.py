@@ -128,3 +128,54 @@ def test_the_cli_counts_on_the_cluster_and_trains_on_the_counts(client, shard_fi
     assert main(["train", "--counts", str(out), "--vocab-size", "700", "-o", str(tok), "-q"]) == 0
     expected = fb.train(fb.files(*shard_files), scheme="functional", vocab_size=700, progress=False)
     assert fb.Tokenizer.load(tok).merges == expected.merges
+
+
+# -- issue 29: errors of the package, and files read anew when they change --------------------
+
+
+def test_a_file_restored_after_a_failed_count_is_read_anew(client, tmp_path, monkeypatch):
+    shard = tmp_path / "a.txt"
+    shard.write_text("one two")
+    original = fbdask._partitions
+
+    def vanish_after_planning(*args, **kwargs):
+        parts = original(*args, **kwargs)
+        shard.unlink()  # gone when the task runs
+        return parts
+
+    monkeypatch.setattr(fbdask, "_partitions", vanish_after_planning)
+    with pytest.raises(Exception):
+        fbdask.count([str(shard)], client=client)
+    monkeypatch.setattr(fbdask, "_partitions", original)
+    shard.write_text("three four five")
+    assert dict(fbdask.count([str(shard)], client=client)) == dict(fb.count(["three four five"], progress=False))
+    shard.write_text("six")
+    assert dict(fbdask.count([str(shard)], client=client)) == dict(fb.count(["six"], progress=False))
+
+
+@pytest.mark.parametrize("kwargs, name", [({"task_bytes": "x"}, "task_bytes"), ({"client": 5}, "client"),
+                                          ({"retries": -1}, "retries")])
+def test_wrong_arguments_are_the_packages_error(tmp_path, kwargs, name):
+    shard = tmp_path / "a.txt"
+    shard.write_text("one two")
+    with pytest.raises(fb.FunctionalBPEError, match=name):
+        fbdask.count([str(shard)], **kwargs)
+
+
+def test_cli_count_on_an_address_that_is_not_one(tmp_path, capsys):
+    shard = tmp_path / "a.txt"
+    shard.write_text("one two")
+    code = main(["count", str(shard), "-o", str(tmp_path / "c.counts"), "--dask", "bogus-address", "-q"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Dask scheduler 'bogus-address'" in err and "Traceback" not in err
+
+
+def test_a_dying_worker_is_the_packages_error(monkeypatch):
+    from distributed import KilledWorker
+
+    def killed(task, client, retries):
+        raise KilledWorker("count-part-1", None, 3)
+
+    monkeypatch.setattr(fbdask, "_run_on", killed)
+    with pytest.raises(fb.FunctionalBPEError, match="worker died"):
+        fbdask._compute(None, None, 0)

@@ -62,10 +62,13 @@ def test_markers_reproduction_shape_and_signs(corpora):
     assert list(results["mean_change"]) == [*fb.markers.PAPER_PROFILES, "[w,p,d,↑], shift codes apart"]
     mean, dup = results["mean_change"], results["case_duplicate_share"]
     # As in the paper: marking words alone costs compression, marking punctuation and digits
-    # too costs far less, and shift codes remove most case duplicates.
+    # too costs far less.
     assert mean["[w]"] < mean["[w,p]"] < 0
     assert abs(mean["[w,p,d,↑]"]) < abs(mean["[w]"])
-    assert dup["[w,p,d,↑]"] < dup["plain"] / 2
+    # Counting a token that carries a shift code as a case variant of its unshifted twin
+    # (↑¦the¦ beside ¦the¦), merging shift codes does not remove case duplicates; keeping them
+    # apart does.
+    assert dup["[w,p,d,↑], shift codes apart"] < dup["plain"] / 2
     assert "| [w,p,d,↑] |" in module.table(results)
 
 

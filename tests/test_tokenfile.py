@@ -196,10 +196,13 @@ def test_reading_damaged_token_files(tmp_path):
     np.save(tmp_path / "g.npy", np.zeros(3, dtype=np.float32))
     with pytest.raises(FunctionalBPEError, match="integers"):
         read_token_file(tmp_path / "g.npy")
-    # A raw .bin that happens to start like an llm.c header but has the wrong size is raw.
+    # A .bin that starts with llm.c's header but has the wrong size is a truncated llm.c
+    # file (issue 29), not raw ids with the header read as ids; format="bin" reads it raw.
     header[:3] = (20240520, 1, 5)
     (tmp_path / "r.bin").write_bytes(header.tobytes() + b"\0" * 2)
-    assert len(read_token_file(tmp_path / "r.bin", dtype="uint16")) == 513
+    with pytest.raises(FunctionalBPEError, match="truncated"):
+        read_token_file(tmp_path / "r.bin", dtype="uint16")
+    assert len(read_token_file(tmp_path / "r.bin", "bin", dtype="uint16")) == 513
     np.save(tmp_path / "e.npy", np.zeros(0, np.uint16))
     assert len(read_token_file(tmp_path / "e.npy")) == 0
     (tmp_path / "e.bin").write_bytes(b"")

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import warnings
 from contextlib import contextmanager
 from typing import Any, Callable, Dict, Iterator, List, NoReturn, Optional, Sequence, Tuple
@@ -23,7 +25,7 @@ from typing import Any, Callable, Dict, Iterator, List, NoReturn, Optional, Sequ
 from ..core._native import MAX_THREADS
 from ..core.alphabet import MAX_VOCAB_SIZE
 from ..errors import FunctionalBPEError
-from ..util.output import atomic_write_text, check_output_path
+from ..util.output import atomic_write_text, check_output_path, remove_pending
 from ..schemes.base import NORMAL_FORMS
 from ..schemes.registry import SCHEMES
 from ..text.corpus import Files, decode_utf8, files, read_text
@@ -32,12 +34,34 @@ from ..tokenizer import Tokenizer
 
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 128 + 15
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, ``timeout``, schedulers), raised where the command is, so that it
+    unwinds as on Ctrl-C: every temporary output file is removed on the way out."""
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise Terminated()
 
 
 def run(command: Callable[[argparse.Namespace], Optional[int]], args: argparse.Namespace) -> int:
     """Run a subcommand; whatever bad input causes becomes one line on stderr, and so does
     each warning the API gives (``functionalbpe: warning: ...``, without Python's file and
     line)."""
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return _run(command, args)
+    finally:
+        remove_pending()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _run(command: Callable[[argparse.Namespace], Optional[int]], args: argparse.Namespace) -> int:
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
@@ -49,6 +73,9 @@ def run(command: Callable[[argparse.Namespace], Optional[int]], args: argparse.N
         error(f"{where}{exc.strerror or exc}")
     except MemoryError:
         error("out of memory; give the command less input (or, for train, see --max-chars and --threads)")
+    except Terminated:
+        sys.stderr.write("functionalbpe: terminated; no output was written\n")
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
         sys.stderr.write("functionalbpe: interrupted; no output was written\n")
         return EXIT_INTERRUPTED
@@ -189,14 +216,36 @@ def parse_options(items: List[str]) -> Dict[str, Any]:
 
 
 def scheme_options(args: argparse.Namespace) -> Dict[str, Any]:
-    """The scheme's keyword options: ``--option KEY=VALUE`` and ``--normalize``, which must agree."""
+    """The scheme's keyword options: ``--option KEY=VALUE`` and ``--normalize``, which must agree.
+    A key that is a parameter of ``train`` or ``count`` (``pattern``, ``vocab_size``...) is no
+    scheme option: it has a flag of its own."""
     options = parse_options(args.option)
+    for key in options:
+        if key in _NOT_OPTIONS:
+            flag = "--" + key.replace("_", "-")
+            raise FunctionalBPEError(f"--option {key}=...: {key!r} is not a scheme option (see {flag} or --help)")
     if args.normalize is not None:
         if options.get("normalize", args.normalize) != args.normalize:
             raise FunctionalBPEError(
                 f"--normalize {args.normalize} and --option normalize={options['normalize']} disagree; give one")
         options["normalize"] = args.normalize
     return options
+
+
+def _parameters() -> "frozenset[str]":
+    import inspect
+
+    from ..counts import count
+    from ..training import train
+
+    names = set()
+    for function in (train, count):
+        names |= {p.name for p in inspect.signature(function).parameters.values() if p.kind != p.VAR_KEYWORD}
+    # and those of functionalbpe.dask.count (imported only with --dask)
+    return frozenset(names - {"normalize"}) | {"name", "client", "split_every", "task_bytes", "retries", "field", "errors"}
+
+
+_NOT_OPTIONS = _parameters()
 
 
 # -- input and output -------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import json
 from typing import Any, List
 
 from ..counts import PieceCounts
-from ..util.display import visible
+from ..util.display import terminal_safe, visible
 from .common import whole_number, write_output
 
 HELP = "show what a counts file holds"
@@ -47,5 +47,6 @@ def run(args: argparse.Namespace) -> int:
     out = []
     for path in args.inputs:
         out += [f"{path}:"] + describe(PieceCounts.load(path), args.top)
-    write_output(None, "\n".join(out) + "\n")
+    # Pieces, specials and patterns come from the file: shown, never sent to the terminal raw.
+    write_output(None, terminal_safe("\n".join(out)) + "\n")
     return 0

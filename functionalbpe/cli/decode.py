@@ -17,15 +17,19 @@ from typing import Any, List, Optional, Tuple
 from ..errors import FunctionalBPEError
 from ..tokenizer import Tokenizer
 from .encode import FORMATS, SUFFIXES
-from .common import open_tokenizer, add_text_io, check_output, read_input, streamed_output, write_output
+from ..core.decoding import output_budget
+from .common import add_text_io, check_output, open_tokenizer, read_input, streamed_output, whole_number, write_output
 
 HELP = "token ids (a token file, or one document per line) to text"
 
 # An id longer than this is out of range for any tokenizer; int() is not even tried on it
 # (Python refuses more than 4,300 digits).
 _MAX_ID_DIGITS = 20
-# Ids decoded at a time from a token file: a few MB of text, whatever the file's size.
-SLICE_IDS = 1 << 20
+# Ids decoded at a time from a token file, and the most text one slice may make: memory is
+# one slice's text whatever the file's size, and ids that amplify (a scheme's repeat
+# instructions, a vocabulary of megabyte tokens) are refused, not decoded into gigabytes.
+SLICE_IDS = 1 << 16
+SLICE_OUTPUT = 1 << 26
 
 
 def add_parser(sub: Any) -> None:
@@ -37,6 +41,9 @@ def add_parser(sub: Any) -> None:
                    help="the ids' type in a raw .bin file (default: uint16 when the vocabulary fits)")
     p.add_argument("--range", type=parse_range, default=None, metavar="START:END",
                    help="decode only the ids from START up to END (a token file)")
+    p.add_argument("--max-output", type=whole_number(0), default=None, metavar="N",
+                   help="the most characters the command may write (default: 256 per id, at least 16 M; "
+                   "a token file is decoded in slices of at most 64 M characters each)")
     p.set_defaults(run=run)
 
 
@@ -89,9 +96,12 @@ def run(args: argparse.Namespace) -> int:
     if lines and lines[-1] == "":
         lines.pop()
     texts = []
+    left = args.max_output
     for number, line in enumerate(lines, 1):
         try:
-            texts.append(tok.decode(parse_ids(line), errors=args.errors))
+            texts.append(tok.decode(parse_ids(line), errors=args.errors, max_output=left))
+            if left is not None:
+                left -= len(texts[-1])
         except FunctionalBPEError as exc:
             raise FunctionalBPEError(f"{name}: line {number}: {exc}") from None
     # One document per line of ids, as `encode` writes them: with --lines each is a line of
@@ -112,15 +122,17 @@ def decode_token_file(tok: Tokenizer, args: argparse.Namespace) -> None:
     if start > len(ids):
         raise FunctionalBPEError(f"{args.input}: --range starts at {start}, after its {len(ids):,} ids")
     decoder = tok.stream_decoder(args.errors)
+    left = output_budget(args.max_output, max(0, end - start))
     with streamed_output(args.output) as write:
         for at in range(start, end, SLICE_IDS):
             piece = ids[at:min(at + SLICE_IDS, end)].tolist()
             try:
-                text = decoder.feed(piece)
+                text = decoder.feed(piece, max_output=min(left, SLICE_OUTPUT))
             except FunctionalBPEError as exc:
-                raise FunctionalBPEError(f"{args.input}: in the ids from {at:,}: {exc}") from None
+                raise FunctionalBPEError(f"{args.input}: in the ids from {at:,}: {exc}; see --max-output") from None
+            left -= len(text)
             write(text.encode("utf-8"))
         try:
-            write(decoder.finish().encode("utf-8"))
+            write(decoder.finish(max_output=min(left, SLICE_OUTPUT)).encode("utf-8"))
         except FunctionalBPEError as exc:
             raise FunctionalBPEError(f"{args.input}: at the end: {exc}") from None

@@ -17,8 +17,8 @@ from ..errors import FunctionalBPEError
 from ..util.display import plural
 from ..util.output import check_output_path
 from ..training import BACKENDS, train
-from .common import (COUNT, LIMIT, VOCAB_SIZE, add_corpus_args, add_scheme_args, corpus_files, named_values,
-                     positive_number, scheme_options)
+from .common import (COUNT, VOCAB_SIZE, add_corpus_args, add_scheme_args, corpus_files, named_values,
+                     positive_number, scheme_options, whole_number)
 
 
 def add_parser(sub: Any) -> None:
@@ -67,7 +67,7 @@ def add_parser(sub: Any) -> None:
                    help="window: balance over the last --window-size merges (default: base)")
     g.add_argument("--window-size", type=COUNT, default=100, help="merges in the window (default: 100)")
     g.add_argument("--alpha", type=positive_number, default=2.0, help="the window variant's alpha (default: 2)")
-    g.add_argument("--global-merges", type=LIMIT, default=0, metavar="M",
+    g.add_argument("--global-merges", type=whole_number(0, 2**31 - 1), default=0, metavar="M",
                    help="make the first M merges by global frequency, then parity (default: 0)")
     p.set_defaults(run=run)
 

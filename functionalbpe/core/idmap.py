@@ -28,6 +28,26 @@ from .limits import MAX_VOCAB_SIZE
 from ..util.checks import excerpt
 
 
+def keeps_internal_ids(
+    alphabet: Alphabet,
+    byte_ids: Optional[Sequence[int]] = None,
+    special_ids: Optional[Sequence[int]] = None,
+    merge_ids: Optional[Sequence[int]] = None,
+) -> bool:
+    """Whether the ids given are the internal layout (no IdMap is needed): a list compare in
+    C, where building the map takes a Python loop over every id (a second of a large load)."""
+    first_merge, first = alphabet.first_merge, alphabet.first_special
+
+    def same(ids: Optional[Sequence[int]], start: int, stop: int) -> bool:
+        if ids is None:
+            return True
+        listed = list(ids)
+        return listed == list(range(start, stop)) and (stop - start > 512 or all(type(v) is int for v in listed))
+
+    return same(byte_ids, 0, NUM_BYTES) and same(special_ids, first, alphabet.vocab_size) and \
+        same(merge_ids, first_merge, first)
+
+
 class IdMap:
     """How the ids of one tokenizer differ from the internal layout: the external id of each
     byte, merge and special token (None for a part that keeps the internal ids)."""
@@ -40,9 +60,21 @@ class IdMap:
         merge_ids: Optional[Sequence[int]] = None,
     ) -> None:
         first_merge, first = alphabet.first_merge, alphabet.first_special
+        self.first_special = first
+        if keeps_internal_ids(alphabet, byte_ids, special_ids, merge_ids):
+            # The identity (every tokenizer trained here, and files in that layout): ranges,
+            # not lists, so that a vocabulary of millions of ids costs nothing here.
+            self.byte_ids = list(range(NUM_BYTES))
+            self.merge_ids: Sequence[int] = range(first_merge, first)
+            self.special_ids: Sequence[int] = range(first, alphabet.vocab_size)
+            self.external_ids: Sequence[int] = range(alphabet.vocab_size)
+            self._internal: Sequence[int] = self.external_ids
+            self.size = alphabet.vocab_size
+            self.identity = True
+            return
         self.byte_ids: List[int] = list(range(NUM_BYTES)) if byte_ids is None else list(byte_ids)
-        self.merge_ids: List[int] = list(range(first_merge, first)) if merge_ids is None else list(merge_ids)
-        self.special_ids: List[int] = list(range(first, alphabet.vocab_size)) if special_ids is None else list(special_ids)
+        self.merge_ids = list(range(first_merge, first)) if merge_ids is None else list(merge_ids)
+        self.special_ids = list(range(first, alphabet.vocab_size)) if special_ids is None else list(special_ids)
         for what, ids, count in (
             ("byte_ids", self.byte_ids, NUM_BYTES),
             ("merge_ids", self.merge_ids, first - first_merge),
@@ -57,7 +89,7 @@ class IdMap:
                 )
         atoms = list(range(NUM_BYTES, first_merge))  # atoms keep their ids (never imported)
         # external[i]: the id internal token i is written as.
-        self.external_ids: List[int] = self.byte_ids + atoms + self.merge_ids + self.special_ids
+        self.external_ids = self.byte_ids + atoms + list(self.merge_ids) + list(self.special_ids)
         self.size = max(self.external_ids, default=-1) + 1
         # internal[e]: the internal token of external id e; -1 for a gap.
         self._internal = [-1] * self.size

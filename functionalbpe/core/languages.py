@@ -49,6 +49,13 @@ def table_bytes(table: PieceTable) -> int:
     return sum(c * (offsets[i + 1] - offsets[i]) for i, c in enumerate(table.counts))
 
 
+# Bounds that keep a mix exact and fast (docs/security.md): the largest multiplier, the
+# largest |temperature| (XLM-R uses 0.3; past a few the smallest language dominates anyway).
+MAX_MULTIPLIER = 10**12
+MAX_TEMPERATURE = 100
+MAX_COUNT = 2**63 - 1
+
+
 def _positive(value: object, what: str) -> Fraction:
     if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)):
         raise FunctionalBPEError(f"{what} must be a positive number, got {value!r}")
@@ -84,6 +91,14 @@ def multipliers(
     elif temperature is not None:
         if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not math.isfinite(temperature):
             raise FunctionalBPEError(f"temperature must be a finite number (XLM-R uses 0.3), got {temperature!r}")
+        if abs(temperature) > MAX_TEMPERATURE:
+            raise FunctionalBPEError(f"temperature must be from -{MAX_TEMPERATURE} to {MAX_TEMPERATURE} "
+                                     f"(XLM-R uses 0.3), got {temperature!r}")
+        present = [max(n, 1) for n in sizes.values()]
+        if present and abs(temperature - 1) * math.log(max(present) / min(present)) > math.log(MAX_MULTIPLIER):
+            raise FunctionalBPEError(
+                f"temperature {temperature!r} weighs the languages of {min(present):,} and {max(present):,} bytes "
+                f"more than {MAX_MULTIPLIER:.0e} times apart; give a temperature nearer 1")
         # An empty language has nothing to weigh: it gets the weight of one byte. An integral
         # exponent (α = 0, 1, 2) is computed exactly; any other in floating point.
         exponent = temperature - 1
@@ -95,7 +110,13 @@ def multipliers(
     else:
         return {lang: Fraction(1) for lang in sizes}
     smallest = min(raw.values(), default=Fraction(1))
-    return {lang: w / smallest for lang, w in raw.items()}
+    out = {lang: w / smallest for lang, w in raw.items()}
+    if out and max(out.values()) > MAX_MULTIPLIER:
+        what = "weights" if weights is not None else "temperature"
+        raise FunctionalBPEError(
+            f"{what}: the largest weight is {float(max(out.values())):.3g} times the smallest, more than "
+            f"{MAX_MULTIPLIER:.0e}; give weights nearer each other")
+    return out
 
 
 def scale(table: PieceTable, multiplier: Fraction) -> PieceTable:
@@ -107,7 +128,12 @@ def scale(table: PieceTable, multiplier: Fraction) -> PieceTable:
     num, den = multiplier.numerator, multiplier.denominator
     if num == den:
         return table
-    counts = array("q", [(2 * c * num + den) // (2 * den) for c in table.counts])
+    scaled = [(2 * c * num + den) // (2 * den) for c in table.counts]
+    if scaled and max(scaled) > MAX_COUNT:
+        raise FunctionalBPEError(
+            f"a language's multiplier {float(multiplier):.3g} makes a count of {max(scaled)}, more than 2**63 - 1; "
+            "give weights (or a temperature) nearer each other")
+    counts = array("q", scaled)
     return PieceTable(table.data, table.offsets, counts)
 
 

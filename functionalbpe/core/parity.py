@@ -91,8 +91,8 @@ def check_parity_options(
         raise ValueError(f"window_size must be an integer from 1 on, got {window_size!r}")
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < float("inf"):
         raise ValueError(f"alpha must be a positive, finite number, got {alpha!r}")
-    if isinstance(global_merges, bool) or not isinstance(global_merges, int) or global_merges < 0:
-        raise ValueError(f"global_merges must be an integer from 0 on, got {global_merges!r}")
+    if isinstance(global_merges, bool) or not isinstance(global_merges, int) or not 0 <= global_merges <= 2**31 - 1:
+        raise ValueError(f"global_merges must be an integer from 0 to 2**31 - 1, got {global_merges!r}")
 
 
 def tokens(table: Mapping[Tuple[int, ...], int]) -> int:

@@ -85,12 +85,14 @@ def train(
     symbols' kinds are ``alphabet.base_flags()``. Returns ``(left, right, count)`` per merge.
 
     Counts are held in 64 bits: a count, and the sum over pieces of count × (symbols − 1),
-    must stay below 2**63 (else OverflowError). ``on_merge`` hears of every merge and its
+    which bounds every pair's count, must stay below 2**63 (else FunctionalBPEError, on every
+    backend alike, before any work: no merge count can pass what a file holds). ``on_merge`` hears of every merge and its
     runner-up (:data:`functionalbpe.core.reference.OnMerge`), from either backend alike.
     """
     first_id = alphabet.num_fixed
     policy, flags = check_options(first_id, alphabet.base_flags(), merge_policy, min_frequency)
     min_frequency = min(min_frequency, MAX_COUNT)
+    check_pair_counts(symbols, alphabet)
     compiled = compiled_trainer(backend)
     if compiled is not None:
         atom_ids = {atom.char: alphabet.atom_id(atom.char) for atom in alphabet.atoms}
@@ -104,6 +106,32 @@ def train(
             pieces[alphabet.symbols(piece)] = count
     return heap_train(pieces, num_merges, first_id, flags=flags, merge_policy=merge_policy,
                       min_frequency=min_frequency, progress=progress, on_merge=on_merge)
+
+
+def check_pair_counts(symbols: PieceTable, alphabet: Alphabet) -> None:
+    """Refuse counts whose pairs could pass MAX_COUNT: the sum over pieces of count ×
+    (symbols − 1) bounds every pair count and every merge count."""
+    counts, offsets = symbols.counts, symbols.offsets
+    if not len(counts) or len(offsets) != len(counts) + 1:
+        return  # empty, or not a table: the trainer's own checks name what is wrong
+    import numpy as np
+
+    # A cheap bound first (bytes ≥ symbols, in floats); the exact sum only near the limit.
+    try:
+        lengths = np.diff(np.frombuffer(offsets, dtype=np.int64)).astype(np.float64)
+        rough = float(np.dot(np.frombuffer(counts, dtype=np.int64).astype(np.float64), np.maximum(lengths - 1, 0)))
+    except (TypeError, ValueError):
+        return  # not int64 arrays: the trainer's own checks name what is wrong
+    if rough < 2.0**62:
+        return
+    total = 0
+    for piece, count in symbols.items():
+        if count > 0:
+            total += count * max(0, len(alphabet.symbols(piece)) - 1)
+    if total > MAX_COUNT:
+        raise FunctionalBPEError(
+            f"the counts are too large to train on: pairs could occur {total} times, more than 2**63 - 1 "
+            "(counts are 64-bit, in a file as in training); scale them down")
 
 
 def train_merges(

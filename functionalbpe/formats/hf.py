@@ -199,6 +199,12 @@ def read_hf(source: Any) -> Imported:
     for key in ("byte_fallback", "continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key):
             _refuse(origin, f"model.{key}", f"{excerpt(model[key])} is not byte-level BPE")
+    dropout = model.get("dropout")
+    if dropout is not None and not (type(dropout) in (int, float) and dropout == 0):
+        # Not honoured: HF would skip merges at random on every encode, and an import gives
+        # one deterministic encoding. BPE-dropout is asked for per call: encode(dropout=p).
+        _refuse(origin, "model.dropout", f"{excerpt(dropout)} makes HF skip merges at random when it encodes "
+                "(use tok.encode(text, dropout=p) on the imported tokenizer instead)")
     if not _empty(document.get("normalizer"), "normalizers"):
         _refuse(origin, "normalizer", f"a {_kind(document['normalizer'])} normalizer changes the text before BPE")
     _check_post_processor(document.get("post_processor"), origin)
@@ -262,6 +268,8 @@ def _check_post_processor(processor: Any, origin: str) -> None:
     # ByteLevel's post-processor only trims offsets, and a template of the text alone (what
     # transformers 5 sets when no BOS/EOS is added) adds nothing; the others add tokens.
     parts = processor.get("processors") if isinstance(processor, dict) and processor.get("type") == "Sequence" else [processor]
+    if parts is not None and not isinstance(parts, list):
+        raise TokenizerFileError(f"{origin}: post_processor.processors: should be a list, found {excerpt(parts)}")
     for part in parts or []:
         if part is None or (isinstance(part, dict) and part.get("type") == "ByteLevel"):
             continue

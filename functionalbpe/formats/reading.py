@@ -8,6 +8,7 @@
 """
 from __future__ import annotations
 
+import json
 import os
 import stat
 from typing import Any, Dict
@@ -20,7 +21,7 @@ def read_bytes(path: "os.PathLike[str] | str", what: str = "tokenizer file", lim
     """The contents of a file; a missing or unreadable one is a TokenizerFileError, and so is
     one of more than ``limit`` bytes (default MAX_FILE_BYTES; read no further: a device such
     as /dev/zero never ends)."""
-    name = os.fspath(path)
+    name = _name(path, what)
     limit = MAX_FILE_BYTES if limit is None else limit
     try:
         info = os.stat(name)
@@ -44,6 +45,16 @@ def read_bytes(path: "os.PathLike[str] | str", what: str = "tokenizer file", lim
     return data
 
 
+def _name(path: Any, what: str) -> str:
+    """A path as a str; anything that is not a path is a TokenizerFileError."""
+    if isinstance(path, bytes):
+        return os.fsdecode(path)
+    if not isinstance(path, str) and not hasattr(path, "__fspath__"):
+        raise TokenizerFileError(f"the path of a {what} should be a str or os.PathLike, got {type(path).__name__}")
+    name = os.fspath(path)
+    return os.fsdecode(name) if isinstance(name, bytes) else name
+
+
 def json_object(pairs: "list[tuple[str, Any]]") -> Dict[str, Any]:
     """A JSON object; a key given twice is an error (json keeps the last one silently)."""
     out: Dict[str, Any] = {}
@@ -56,3 +67,44 @@ def json_object(pairs: "list[tuple[str, Any]]") -> Dict[str, Any]:
 
 class DuplicateKey(Exception):
     pass
+
+
+def read_head(path: "os.PathLike[str] | str", what: str, count: int, limit: int) -> "tuple[bytes, int]":
+    """The first ``count`` bytes of a regular file and its size, read without reading the
+    rest (a header is checked before a file is read whole); errors as :func:`read_bytes`."""
+    name = os.fspath(path)
+    try:
+        info = os.stat(name)
+        if stat.S_ISDIR(info.st_mode):
+            raise TokenizerFileError(f"{name}: is a directory, not a {what}")
+        if not stat.S_ISREG(info.st_mode):
+            raise TokenizerFileError(f"{name}: not a regular file; give the path of a {what}")
+        if info.st_size > limit:
+            raise TokenizerFileError(f"{name}: larger than {limit} bytes, the limit for a {what}")
+        with open(name, "rb") as fh:
+            return fh.read(count), info.st_size
+    except FileNotFoundError:
+        raise TokenizerFileError(f"{name}: no such {what}") from None
+    except OSError as exc:
+        raise TokenizerFileError(f"{name}: cannot read: {exc.strerror}") from None
+
+
+def read_json(path: "os.PathLike[str] | str", what: str = "tokenizer file") -> Any:
+    """A JSON file, read with every guard of :func:`read_bytes` (its size bounded) and parsed
+    with the loader's: invalid UTF-8 or JSON, nesting deeper than Python parses, an integer
+    of more digits than it converts, a key given twice — each a TokenizerFileError naming
+    the file."""
+    raw = read_bytes(path, what)
+    name = _name(path, what)
+    try:
+        return json.loads(raw.decode("utf-8"), object_pairs_hook=json_object)
+    except UnicodeDecodeError as exc:
+        raise TokenizerFileError(f"{name}: not a {what} (invalid UTF-8 at byte offset {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise TokenizerFileError(f"{name}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise TokenizerFileError(f"{name}: the JSON is nested too deeply for a {what}") from None
+    except DuplicateKey as exc:
+        raise TokenizerFileError(f"{name}: the key {str(exc)[:40]!r} is given twice in one object") from None
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise TokenizerFileError(f"{name}: not a {what}: {str(exc)[:100]}") from None

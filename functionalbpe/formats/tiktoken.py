@@ -91,15 +91,18 @@ def write_ranks(path: PathLike, ranks: Dict[bytes, int]) -> None:
     atomic_write_text(path, "".join(lines))
 
 
-def tiktoken_parts(ranks: Dict[bytes, int], token: bytes, below: int) -> List[bytes]:
+def tiktoken_parts(ranks: Dict[bytes, int], token: bytes, below: int,
+                   pairs: Optional[Dict[Tuple[int, int], int]] = None) -> List[bytes]:
     """What tiktoken's procedure makes of ``token`` with the ranks below ``below``: merge the
     adjacent pair whose joined bytes have the lowest rank (the leftmost of equal ranks),
     again and again.
 
     The pairs wait in a heap under (rank, start), and a popped pair that has changed since
     is skipped, so that a token of n bytes costs O(n log n) lookups rather than tiktoken's
-    n rescans (a 20 KB token took seconds that way). The compiled twin is
-    ``fbpe_tiktoken_parts`` in csrc/lib/encode.c.
+    n rescans (a 20 KB token took seconds that way). ``pairs`` maps the ranks of two tokens
+    to the rank of the token they make (the splits found so far): a join found there is not
+    looked up by its bytes, which a chain of ever longer tokens would hash again and again
+    (n^3). The compiled twin is ``fbpe_tiktoken_parts`` in csrc/lib/encode.c.
 
     >>> tiktoken_parts({b"a": 0, b"b": 1, b"ab": 2, b"abb": 3}, b"abb", 3)
     [b'ab', b'b']
@@ -108,11 +111,15 @@ def tiktoken_parts(ranks: Dict[bytes, int], token: bytes, below: int) -> List[by
     # Part i is token[i:ends[i]]; parts are linked by start (nexts, prevs); n means none.
     ends = list(range(1, n + 1))
     prevs = list(range(-1, n - 1))
+    part_rank = [ranks.get(token[i:i + 1], -1) for i in range(n)]
+    known = pairs if pairs is not None else {}
 
     def joined_rank(i: int) -> int:
         if ends[i] >= n:
             return below
-        rank = ranks.get(token[i : ends[ends[i]]], below)
+        rank = known.get((part_rank[i], part_rank[ends[i]]))
+        if rank is None:
+            rank = ranks.get(token[i : ends[ends[i]]], below)
         return rank if rank < below else below
 
     pair_rank = [joined_rank(i) for i in range(n)]
@@ -124,6 +131,7 @@ def tiktoken_parts(ranks: Dict[bytes, int], token: bytes, below: int) -> List[by
             continue  # stale: the pair at `at` has changed since it was filed
         gone = ends[at]
         ends[at] = ends[gone]
+        part_rank[at] = rank
         if ends[at] < n:
             prevs[ends[at]] = at
         pair_rank[gone] = below
@@ -137,6 +145,8 @@ def tiktoken_parts(ranks: Dict[bytes, int], token: bytes, below: int) -> List[by
     while i < n:
         parts.append(token[i : ends[i]])
         i = ends[i]
+    if pairs is not None and len(parts) == 2:
+        pairs[(part_rank[0], part_rank[ends[0]])] = below
     return parts
 
 
@@ -198,8 +208,9 @@ def _splits(ranks: Dict[bytes, int], longer: List[Tuple[int, bytes]]) -> List[Tu
     module = NATIVE.encoder
     if module is None:
         out = []
+        pairs: Dict[Tuple[int, int], int] = {}
         for rank, token in longer:
-            parts = tiktoken_parts(ranks, token, rank)
+            parts = tiktoken_parts(ranks, token, rank, pairs)
             out.append((len(parts), len(parts[0])))
         return out
     # The compiled twin takes the tokens in rank order; only the order of the longer

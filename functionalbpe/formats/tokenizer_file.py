@@ -98,13 +98,13 @@ def _format(payload: Dict[str, Any]) -> str:
 
 
 def read_payload(path: "os.PathLike[str] | str", check: bool = True) -> Dict[str, Any]:
-    name = os.fspath(path)
+    raw = read_bytes(path)  # a path that is not one is refused here
+    name = os.fsdecode(os.fspath(path))
     other = kind_of(path)
     if other not in (None, "functionalbpe"):
         raise TokenizerFileError(
             f"{name}: a {NAMES[other]} file, not a functionalbpe tokenizer file; load it with {LOADERS[other]}"
         )
-    raw = read_bytes(path)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -14,7 +14,6 @@ Example::
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Set
@@ -80,7 +79,14 @@ class FunctionalBPETokenizer(ReportTokenizer):
         scheme = self.tokenizer.scheme
         if not scheme.compiled().identity or scheme.normalize is not None:
             return None
-        return [len(self.tokenizer.token_bytes(i)) for i in range(self.vocab_size)]
+        return [self._length(i) for i in range(self.vocab_size)]
+
+    def _length(self, token: int) -> int:
+        """A token's bytes; 0 for an id no token has (an imported vocabulary's gaps)."""
+        try:
+            return len(self.tokenizer.token_bytes(token))
+        except FunctionalBPEError:
+            return 0
 
     def marker_ids(self) -> Set[int]:
         alphabet = self.tokenizer.alphabet
@@ -141,11 +147,7 @@ def load_tokenizer(path: PathLike, pattern: Optional[str] = None) -> ReportToken
 
 def _json_object(path: str) -> Dict[str, Any]:
     """The top-level object of a JSON file; ``{}`` for a file that is not one."""
-    try:
-        with open(path, "rb") as fh:
-            payload = json.loads(fh.read().decode("utf-8"))
-    except OSError as exc:
-        raise TokenizerFileError(f"{path}: cannot read: {exc.strerror}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return {}
+    from ..formats.reading import read_json
+
+    payload = read_json(path, "tokenizer file")
     return payload if isinstance(payload, dict) else {}

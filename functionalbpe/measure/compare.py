@@ -31,6 +31,7 @@ import gc
 import json
 import multiprocessing
 import os
+import pickle
 import platform
 import random
 import statistics
@@ -123,9 +124,15 @@ def _child(fn: Callable[[], Any], conn: Any) -> None:
         conn.close()
 
 
-def _train_child(name: str, docs: Sequence[str], vocab_size: int, threads: int, conn: Any) -> None:
+def _train_child(hook: TrainHook, docs: Sequence[str], vocab_size: int, threads: int, conn: Any) -> None:
     """A training, built and run in a fresh interpreter (the target of :func:`measure_training`)."""
-    _child(trainer(name, docs, vocab_size, threads), conn)
+    try:
+        run = hook(docs, vocab_size, threads, PATTERN)
+    except BaseException as exc:  # report, never hang the parent
+        conn.send({"ok": False, "error": _describe(exc), "trace": traceback.format_exc()})
+        conn.close()
+        return
+    _child(run, conn)
 
 
 def fresh_context() -> Any:
@@ -136,11 +143,17 @@ def fresh_context() -> Any:
     return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
 
 
-def measure_training(name: str, docs: Sequence[str], vocab_size: int, threads: int, timeout: float) -> Dict[str, Any]:
-    """Train library ``name`` in a fresh child (:func:`fresh_context`); its wall time, its own
-    peak memory (``VmHWM`` read in the child, above its resident set before training) and
-    result, or the timeout or error. The documents reach the child before the clock starts."""
-    return _wait(fresh_context(), _train_child, (name, list(docs), vocab_size, threads), timeout)
+def measure_training(hook: TrainHook, docs: Sequence[str], vocab_size: int, threads: int, timeout: float) -> Dict[str, Any]:
+    """Train with ``hook`` (a library's training, :func:`trainers`) in a fresh child
+    (:func:`fresh_context`); its wall time, its own peak memory (``VmHWM`` read in the child,
+    above its resident set before training) and result, or the timeout or error. The
+    documents reach the child before the clock starts. A hook that cannot be sent to another
+    interpreter (a closure, as tests make) runs in a fork instead."""
+    try:
+        pickle.dumps(hook)
+    except Exception:  # noqa: BLE001 - any reason it cannot travel
+        return measure(hook(docs, vocab_size, threads, PATTERN), timeout)
+    return _wait(fresh_context(), _train_child, (hook, list(docs), vocab_size, threads), timeout)
 
 
 def measure(fn: Callable[[], Any], timeout: float) -> Dict[str, Any]:
@@ -359,7 +372,8 @@ def run_bench(config: BenchConfig, quiet: bool = False) -> Dict[str, Any]:
         for rep in range(config.repeats):
             for name in runs:
                 _say(f"train {name} (run {rep + 1}/{config.repeats}) ...", quiet)
-                runs[name].append(measure_training(name, docs, config.vocab_size, config.threads, config.train_timeout))
+                runs[name].append(measure_training(training[name], docs, config.vocab_size, config.threads,
+                                                   config.train_timeout))
         report["training"] = {name: _best(r) for name, r in runs.items()}
 
     _say("training the tokenizer used for encoding ...", quiet)

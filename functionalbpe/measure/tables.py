@@ -14,6 +14,8 @@ Example::
 """
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, List, Sequence, Tuple
 
@@ -165,8 +167,23 @@ def render_text(report: "Shown") -> str:
 # -- Markdown -------------------------------------------------------------------------------------
 
 
+def _html_escaped(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def _md_cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    """Text for a Markdown line or cell: names are data, so HTML in them is escaped (a
+    renderer would otherwise run it), as are the table's pipes."""
+    return _html_escaped(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _md_code(text: str) -> str:
+    """A code span that holds ``text`` whatever backticks it has (CommonMark: a fence longer
+    than any run inside, padded with spaces), so a token cannot end it early."""
+    runs = [len(r) for r in re.findall("`+", text)]
+    fence = "`" * (max(runs, default=0) + 1)
+    pad = " " if runs or text.startswith(" ") else ""
+    return f"{fence}{pad}{text.replace(chr(10), ' ')}{pad}{fence}"
 
 
 def render_table_markdown(table: Table) -> str:
@@ -181,19 +198,19 @@ def render_markdown(report: "Shown", title: str = "Tokenizer report") -> str:
     parts = [
         f"# {title}",
         "",
-        f"Baseline: **{report.baseline}**. Context: {s['context']:,} tokens. Embedding: width {s['width']:,}, "
+        f"Baseline: **{_md_cell(report.baseline)}**. Context: {s['context']:,} tokens. Embedding: width {s['width']:,}, "
         f"{s['bytes_per_param']:g} bytes per parameter. Every measure is defined in docs/metrics.md.",
         "",
     ]
     parts += [f"- {_md_cell(line)}" for line in tokenizer_lines(report)]
     for table in tables(report):
-        parts += ["", f"## {table.title}", "", render_table_markdown(table)]
+        parts += ["", f"## {_html_escaped(table.title)}", "", render_table_markdown(table)]
         if table.notes:
-            parts += [""] + table.notes
+            parts += [""] + [_html_escaped(note) for note in table.notes]
     parts += ["", "## Unused entries and duplicate families", ""]
     for name, unused, families in example_lines(report):
         parts.append(f"**{_md_cell(name)}**")
-        parts.append(f"- longest unused: {_md_cell(', '.join(f'`{u}`' for u in unused)) or '–'}")
-        parts.append(f"- largest duplicate families: {_md_cell('; '.join(f'`{f}`' for f in families)) or '–'}")
+        parts.append(f"- longest unused: {', '.join(_md_code(u) for u in unused) or '–'}")
+        parts.append(f"- largest duplicate families: {'; '.join(_md_code(f) for f in families) or '–'}")
         parts.append("")
     return "\n".join(parts).rstrip("\n") + "\n"

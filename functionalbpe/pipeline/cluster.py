@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import dask
 from dask import delayed
 
-from ..util.checks import special_tokens_checked
+from ..util.checks import integer, special_tokens_checked
 from ..counts import PieceCounts
 from ..counts import count as count_counts
 from ..errors import FunctionalBPEError
@@ -79,6 +79,10 @@ def count(
     spec: Spec = (the_scheme.name, str(the_scheme.pattern), the_scheme.options(), specials, threads)
     if not isinstance(split_every, int) or isinstance(split_every, bool) or split_every < 2:
         raise FunctionalBPEError(f"split_every must be an integer of at least 2, got {split_every!r}")
+    task_bytes = integer(task_bytes, "task_bytes", 1)
+    retries = integer(retries, "retries", 0)
+    threads = integer(threads, "threads", 1)
+    _check_client(client)
     tasks = [delayed(_count_part, pure=True)(part, spec) for part in _partitions(source, field, errors, task_bytes)]
     if not tasks:
         return PieceCounts.merge([count_counts([], scheme=the_scheme, special_tokens=specials)])
@@ -112,7 +116,15 @@ def _partitions(source: Any, field: str, errors: str, task_bytes: int) -> List[A
             size = 0
         groups[-1].append(os.fspath(path))
         size += path.stat().st_size
-    return [(tuple(group), field, errors) for group in groups if group]
+    # Each file's size and modification time are part of its task (and so of the task's key):
+    # on a long-lived client a file changed, or restored after a failed count, is read anew
+    # instead of giving the result (or the error) kept for its path.
+    return [(tuple(group), field, errors, tuple(_identity(p) for p in group)) for group in groups if group]
+
+
+def _identity(path: str) -> Tuple[int, int]:
+    info = os.stat(path)
+    return info.st_size, info.st_mtime_ns
 
 
 def _is_dataframe(source: Any) -> bool:
@@ -124,7 +136,7 @@ def _count_part(part: Any, spec: Spec) -> bytes:
     """One task: a partition counted (on a worker), as counts-file bytes."""
     name, pattern, options, specials, threads = spec
     if isinstance(part, tuple):  # files, read here
-        paths, field, errors = part
+        paths, field, errors, _ = part
         corpus: Any = files(*paths, field=field, errors=errors)
     else:  # a bag's list of strings, or a pandas Series of them
         corpus = list(part)
@@ -137,13 +149,38 @@ def _merge_parts(parts: List[bytes]) -> bytes:
     return PieceCounts.merge(PieceCounts.from_bytes(p, "a table from a worker") for p in parts).to_bytes()
 
 
+def _check_client(client: Any) -> None:
+    if client is None or isinstance(client, str):
+        return
+    from distributed import Client
+
+    if not isinstance(client, Client):
+        raise FunctionalBPEError(f"client must be a distributed.Client, a scheduler address or None, got {client!r}")
+
+
 def _compute(task: Any, client: Any, retries: int) -> bytes:
     """The bytes of the last merge: on ``client`` (an address is connected to, then closed),
-    the current client, or Dask's local scheduler."""
+    the current client, or Dask's local scheduler. A scheduler that cannot be reached and a
+    worker that dies are errors of the package, naming the address or the task."""
+    from distributed import KilledWorker
+
+    try:
+        return _run_on(task, client, retries)
+    except KilledWorker as exc:
+        task = exc.args[0] if exc.args else "?"
+        raise FunctionalBPEError(f"a Dask worker died while counting (KilledWorker, task {str(task)[:100]}); "
+                                 "it may have run out of memory: give tasks less (task_bytes) or workers more") from None
+
+
+def _run_on(task: Any, client: Any, retries: int) -> bytes:
     from distributed import Client, default_client
 
     if isinstance(client, str):
-        with Client(client) as connected:
+        try:
+            connected = Client(client, timeout="10s", set_as_default=False)
+        except (ValueError, OSError, TimeoutError) as exc:
+            raise FunctionalBPEError(f"cannot reach the Dask scheduler {client!r}: {str(exc)[:200]}") from None
+        with connected:
             return connected.compute(task, retries=retries).result()
     if client is None:
         try:

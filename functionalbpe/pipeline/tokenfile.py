@@ -35,12 +35,10 @@ from __future__ import annotations
 
 import os
 import struct
-import tempfile
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import (
-    IO,
     Callable,
     TYPE_CHECKING,
     AbstractSet,
@@ -61,8 +59,8 @@ import numpy as np
 
 from ..util.checks import integer
 from ..core._native import thread_count
-from ..errors import FunctionalBPEError, OutputError
-from ..util.output import check_output_path
+from ..errors import FunctionalBPEError
+from ..util.output import PendingOutput, check_output_path
 from ..util.progress import Progress, ProgressSpec
 from ..text.corpus import Files, files
 from ..util.checks import PathLike
@@ -276,59 +274,11 @@ def header_for(format: str, dtype: np.dtype, length: int) -> bytes:
     return b""
 
 
-class PendingFile:
-    """A file written beside ``path`` under a temporary name: :meth:`finish` puts it on disk,
-    :meth:`rename` puts it in place, :meth:`discard` removes it. Failures name ``path``."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.tmp: Optional[str] = None
-        try:
-            if os.path.exists(path) and not os.path.isfile(path):
-                # /dev/null, a pipe: written to directly; renaming over it would replace it.
-                self.fh: IO[bytes] = open(path, "wb")
-                return
-            directory = os.path.dirname(os.path.abspath(path))
-            fd, self.tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=directory)
-            umask = os.umask(0)  # mkstemp makes the file owner-only; give it a plain open()'s mode
-            os.umask(umask)
-            os.chmod(self.tmp, 0o666 & ~umask)
-            self.fh = os.fdopen(fd, "wb")
-        except OSError as exc:
-            raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
-
-    def write(self, data: Any) -> None:
-        try:
-            self.fh.write(data)
-        except OSError as exc:
-            raise OutputError(f"{self.path}: cannot write: {exc.strerror or exc}") from None
-
-    def finish(self, header: bytes = b"") -> None:
-        """Write ``header`` over the start of the file and put it all on disk."""
-        try:
-            if header:
-                self.fh.seek(0)
-                self.fh.write(header)
-            self.fh.flush()
-            if self.tmp is not None:
-                os.fsync(self.fh.fileno())
-            self.fh.close()
-        except OSError as exc:
-            raise OutputError(f"{self.path}: cannot write: {exc.strerror or exc}") from None
-
-    def rename(self) -> None:
-        if self.tmp is None:
-            return
-        try:
-            os.replace(self.tmp, self.path)
-        except OSError as exc:
-            raise OutputError(f"{self.path}: cannot write: {exc.strerror or exc}") from None
-
-    def discard(self) -> None:
-        """Close and remove the temporary file, if it is still there."""
-        self.fh.close()
-        if self.tmp is not None:
-            _remove(self.tmp)
+class PendingFile(PendingOutput):
+    """A file written beside ``path`` under a temporary name (``util.output.PendingOutput``:
+    symlinks written through, devices and pipes streamed, the temporary file removed on any
+    failure): :meth:`finish` puts it on disk, :meth:`rename` puts it in place,
+    :meth:`discard` removes it. Failures name ``path``."""
 
 
 def _remove(path: str) -> None:
@@ -485,7 +435,7 @@ def encode_to_file(
                            allowed_special=allowed_special, disallowed_special=disallowed_special)
     start = time.perf_counter()
     tokens = documents = bytes_in = 0
-    token_file = PendingFile(target)
+    token_file = PendingFile(target, seekable=kind != "bin")  # npy and llm.c rewrite their header
     index_file = PendingFile(index_path) if index_path is not None else None
     try:
         token_file.write(header_for(kind, dtype, 0))
@@ -574,14 +524,16 @@ def read_token_file(path: PathLike, format: Optional[str] = None, dtype: Any = N
     >>> read_token_file(path).tolist()
     [104, 105]
     """
+    if not isinstance(path, str) and not hasattr(path, "__fspath__"):
+        raise FunctionalBPEError(f"read_token_file: path should be a str or os.PathLike, got {type(path).__name__}")
     name = os.fspath(path)
     kind = choose_format(name, format)
     try:
         size = os.path.getsize(name)
         if kind == "npy":
             return _read_npy(name)
-        if kind == "bin" and format is None and _llmc_count(name, size) is not None:
-            kind = "llmc"
+        if kind == "bin" and format is None and _starts_like_llmc(name, size):
+            kind = "llmc"  # then its size must be the header's: a truncated one is refused
         if kind == "llmc":
             count = _llmc_count(name, size, required=True)
             assert count is not None
@@ -591,7 +543,10 @@ def read_token_file(path: PathLike, format: Optional[str] = None, dtype: Any = N
             return _memmap(name, np.dtype(f"<u{width}"), LLMC_HEADER_BYTES, count)
         if dtype is None:
             raise FunctionalBPEError(f"{name}: a raw .bin file does not say its dtype; give dtype (uint16 or uint32)")
-        found = DTYPES.get(np.dtype(dtype).name)
+        try:
+            found = DTYPES.get(np.dtype(dtype).name)
+        except (TypeError, ValueError):
+            found = None
         if found is None:
             raise FunctionalBPEError(f"dtype must be uint16 or uint32, got {dtype!r}")
         if size % found.itemsize:
@@ -607,6 +562,14 @@ def _memmap(name: str, dtype: np.dtype, offset: int, count: int) -> np.ndarray:
     if count == 0:  # an empty map is refused by mmap itself
         return np.zeros(0, dtype=dtype)
     return np.memmap(name, dtype=dtype, mode="r", offset=offset, shape=(count,))
+
+
+def _starts_like_llmc(name: str, size: int) -> bool:
+    """Whether a file starts with llm.c's magic and version (raw ids almost never do)."""
+    if size < 8:
+        return False
+    with open(name, "rb") as fh:
+        return struct.unpack("<ii", fh.read(8)) in LLMC_KINDS.values()
 
 
 def _llmc_count(name: str, size: int, required: bool = False) -> Optional[int]:
@@ -633,12 +596,32 @@ def _llmc_count(name: str, size: int, required: bool = False) -> Optional[int]:
 
 
 def _read_npy(name: str) -> np.ndarray:
+    """The ids of a .npy file, memory-mapped after its header is checked against the file's
+    size: a 112-byte file that declares 4 GiB of ids is refused, not mapped."""
+    from numpy.lib import format as npy_format
+
     try:
-        ids = np.load(name, mmap_mode="r", allow_pickle=False)
-    except (ValueError, EOFError, SyntaxError, TypeError) as exc:
-        raise FunctionalBPEError(f"{name}: not a .npy token file ({exc})") from None
-    if not isinstance(ids, np.ndarray) or ids.ndim != 1:
-        raise FunctionalBPEError(f"{name}: a token file holds a 1-D array, this one has shape {getattr(ids, 'shape', '?')}")
-    if ids.dtype.kind not in "ui":
-        raise FunctionalBPEError(f"{name}: a token file holds integers, this one {ids.dtype}")
-    return ids
+        with open(name, "rb") as fh:
+            version = npy_format.read_magic(fh)
+            if version == (1, 0):
+                shape, fortran, dtype = npy_format.read_array_header_1_0(fh)
+            elif version == (2, 0):
+                shape, fortran, dtype = npy_format.read_array_header_2_0(fh)
+            else:
+                raise ValueError(f"version {version} of the .npy format is not read here")
+            offset = fh.tell()
+            size = os.fstat(fh.fileno()).st_size
+    except OSError:
+        raise
+    except Exception as exc:  # numpy parses the header with ast: any of its errors, said once
+        raise FunctionalBPEError(f"{name}: not a .npy token file ({str(exc)[:200]})") from None
+    if not isinstance(shape, tuple) or len(shape) != 1:
+        raise FunctionalBPEError(f"{name}: a token file holds a 1-D array, this one has shape {str(shape)[:60]}")
+    if dtype.kind not in "ui" or dtype.hasobject:
+        raise FunctionalBPEError(f"{name}: a token file holds integers, this one {str(dtype)[:60]}")
+    count = shape[0]
+    if count < 0 or offset + count * dtype.itemsize != size:
+        raise FunctionalBPEError(
+            f"{name}: the header says {count:,} ids of {dtype.itemsize} bytes, which the file's {size:,} bytes "
+            "do not hold exactly; the file is truncated or damaged")
+    return _memmap(name, dtype, offset, count)

@@ -49,7 +49,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import regex
 
-from ..util.checks import plain_str
+from ..util.checks import excerpt, plain_str
 from ..core._native import MARKERS_CASE, MARKERS_DIGITS, MARKERS_PUNCT, NATIVE, Scanner, markers_variant
 from ..core.alphabet import BOUNDARY as BOUNDARY_KIND
 from ..core.alphabet import OPERATOR, SHIFT, SHIFT_MERGES, Atom
@@ -218,18 +218,26 @@ def decodable_prefix(form: str) -> int:
     (2, 0)
     """
     n = len(form)
+    # n only decreases, so the last TITLE (UPPER) before n stays the one found until n
+    # passes it: each is searched for again only then, and the whole scan is linear.
+    title = upper = len(form)
     while True:
         while n and form[n - 1] == BOUNDARY:
             n -= 1
-        literal = form.rfind(LITERAL, 0, n)
+        # Only a LITERAL whose digits are not all before n matters: look no further back.
+        literal = form.rfind(LITERAL, max(0, n - LITERAL_DIGITS), n)
         if literal >= 0 and literal + 1 + LITERAL_DIGITS > n:
             n = literal
             continue
-        shift = max(form.rfind(TITLE, 0, n), form.rfind(UPPER, 0, n))
+        if title >= n:
+            title = form.rfind(TITLE, 0, n)
+        if upper >= n:
+            upper = form.rfind(UPPER, 0, n)
+        shift = max(title, upper)
         if shift >= 0:
             # The atom that ends the shifted word decides whether the shift is one an encoder
             # writes (a closing marker), so it must be in the prefix.
-            end = _ANY_ATOM.search(form, shift + 2)
+            end = _ANY_ATOM.search(form, shift + 2, n)
             if end is None or end.start() >= n:
                 n = shift
                 continue
@@ -318,7 +326,7 @@ class BoundaryMarkers(Scheme):
         if pattern not in (None, "markers", UNITS):
             raise FunctionalBPEError(
                 "the markers scheme cuts text into its own units (word, digit, punct, space, "
-                f"other; see docs/markers.md) and takes no pattern, got pattern={pattern!r}"
+                f"other; see docs/markers.md) and takes no pattern, got pattern={excerpt(pattern)}"
             )
         super().__init__(PATTERN, normalize)
         for name, value in (("punct", punct), ("digits", digits), ("case", case), ("merge_shift_codes", merge_shift_codes)):

@@ -81,8 +81,8 @@ def unknown_option(key: str, scheme: str, caller: str = "train") -> str:
     else:
         close = difflib.get_close_matches(key, valid, n=1)
         hint = f"; did you mean {close[0]}=?" if close else ""
-    return (f"no option {key!r} for {caller}() or the {scheme!r} scheme{hint} (the scheme takes "
-            f"{', '.join(scheme_options(scheme)) or 'no option'}; see help(functionalbpe.{caller}))")
+    return (f"bad option: neither {caller}() nor the {scheme!r} scheme has an option {key!r}{hint} (the scheme "
+            f"takes {', '.join(scheme_options(scheme)) or 'no option'}; see help(functionalbpe.{caller}))")
 
 
 def scheme_from_file(name: str, pattern: Optional[str], options: Dict[str, Any]) -> Scheme:

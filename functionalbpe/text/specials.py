@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import AbstractSet, Any, Callable, Collection, Dict, FrozenSet, List, Sequence, Tuple, Union
 
 from ..errors import SpecialTokenError, UnknownTokenError
-from ..util.checks import plain_str
+from ..util.checks import special_set
 from .patterns import special_cutter
 
 SpecialSet = Union[str, AbstractSet[str], Collection[str]]
@@ -47,11 +47,7 @@ class SpecialPolicy:
         if allowed_special == "all":
             allowed = specials
         else:
-            if isinstance(allowed_special, str) or not isinstance(allowed_special, Collection):
-                raise SpecialTokenError(
-                    f"allowed_special is 'all' or a set of special tokens, not {allowed_special!r}"
-                )
-            allowed = frozenset(map(plain_str, allowed_special))
+            allowed = special_set(allowed_special, "allowed_special")
             unknown = allowed - specials
             if unknown:
                 raise SpecialTokenError(
@@ -61,11 +57,7 @@ class SpecialPolicy:
         if disallowed_special == "all":
             disallowed = specials - allowed if allowed else specials
         else:
-            if isinstance(disallowed_special, str) or not isinstance(disallowed_special, Collection):
-                raise SpecialTokenError(
-                    f"disallowed_special is 'all' or a set of special tokens, not {disallowed_special!r}"
-                )
-            disallowed = frozenset(map(plain_str, disallowed_special))
+            disallowed = special_set(disallowed_special, "disallowed_special")
         return allowed, disallowed
 
     def cutter(self, specials: FrozenSet[str]) -> Any:

@@ -131,3 +131,34 @@ def excerpt(value: object) -> str:
 def is_int(value: object) -> bool:
     """A JSON integer: an ``int`` that is not a ``bool``."""
     return type(value) is int
+
+
+def special_set(value: object, name: str) -> "frozenset[str]":
+    """``allowed_special`` / ``disallowed_special`` other than ``"all"``: special tokens'
+    texts, as a set of plain ``str``; anything else is a FunctionalBPEError naming ``name``.
+
+    >>> sorted(special_set(["<s>"], "allowed_special"))
+    ['<s>']
+    """
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise FunctionalBPEError(
+            f"{name} must be 'all' or a set of special tokens' texts, got {excerpt(value)}")
+    out = []
+    for item in value:  # type: ignore[attr-defined]
+        if not isinstance(item, str):
+            raise FunctionalBPEError(f"{name}: {excerpt(item)} is not a special token's text (a str)")
+        out.append(plain_str(item))
+    return frozenset(out)
+
+
+def seed_value(seed: object) -> "int | float | str | bytes | None":
+    """A seed for ``random.Random``: None, an integer (numpy's included), a float, str or
+    bytes; anything else is a FunctionalBPEError naming ``seed``."""
+    if seed is None or isinstance(seed, (float, str, bytes, bytearray)) and not isinstance(seed, bool):
+        return seed  # type: ignore[return-value]
+    if isinstance(seed, bool):
+        return int(seed)
+    try:
+        return operator.index(seed)  # type: ignore[arg-type]
+    except TypeError:
+        raise FunctionalBPEError(f"seed must be an integer (or None), got {excerpt(seed)}") from None

@@ -27,6 +27,20 @@ def visible(text: str) -> str:
     return text.translate(VISIBLE)
 
 
+# Characters a terminal acts on (C0 but the whitespace VISIBLE shows, DEL, C1) and those
+# that reorder what follows (bidirectional overrides and isolates): never printed as they are.
+_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_safe(text: str) -> str:
+    r"""``text`` with the characters a terminal would act on written as escapes.
+
+    >>> terminal_safe("a\x1b[2Jb\x07\x9b")
+    'a\\x1b[2Jb\\x07\\x9b'
+    """
+    return _UNSAFE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text)
+
+
 def show_bytes(data: bytes) -> str:
     """Bytes as hex, one ``<xx>`` per byte.
 

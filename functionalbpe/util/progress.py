@@ -97,5 +97,9 @@ class Progress:
     def __enter__(self) -> "Progress":
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, kind: object, *exc: object) -> None:
+        if kind is None:
+            self.close()  # work that failed leaves its error alone on the last line
+        elif self._draw and self._tty:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
