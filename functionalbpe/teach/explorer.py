@@ -25,6 +25,8 @@ Example::
 """
 from __future__ import annotations
 
+import warnings
+
 import json
 import os
 from collections import Counter
@@ -33,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 from ..core.alphabet import NUM_BYTES, Alphabet, can_merge, merged_flags, policy_code
 from ..core.reference import best_pair_key, get_stats, merge
 from ..util.display import show_text_form
-from ..errors import FunctionalBPEError
+from ..errors import FunctionalBPEError, SmallerVocabularyWarning
 from ..util.output import atomic_write_text
 from ..training import train
 from .explorer_page import PAGE
@@ -147,8 +149,10 @@ def replay(tok: "Tokenizer", text: str, num_merges: int = 50) -> Dict[str, Any]:
     scheme = tok.scheme
     records: List[MergeRecord] = []
     alphabet = Alphabet(scheme.atoms)
-    train(text, vocab_size=alphabet.num_fixed + num_merges, scheme=scheme, merge_policy=tok.merge_policy,
-          progress=False, trace=records.append)
+    with warnings.catch_warnings():  # a short replay text may run out of pairs: the page says how many
+        warnings.simplefilter("ignore", SmallerVocabularyWarning)
+        train(text, vocab_size=alphabet.num_fixed + num_merges, scheme=scheme, merge_policy=tok.merge_policy,
+              progress=False, trace=records.append)
     words: Counter = Counter(alphabet.symbols(form) for form in scheme.split(text))
     table = [bytes([i]) for i in range(NUM_BYTES)] + [a.char.encode("utf-8") for a in alphabet.atoms]
     shown = [show_text_form(b, scheme.show) for b in table]
