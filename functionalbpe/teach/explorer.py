@@ -25,10 +25,9 @@ Example::
 """
 from __future__ import annotations
 
-import warnings
-
 import json
 import os
+import warnings
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
