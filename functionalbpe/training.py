@@ -11,7 +11,7 @@
 5. **build** the :class:`Tokenizer` from the scheme, the merges and the special tokens.
 
 Each stage hands the next a value and never calls back into an earlier one
-(tests/test_training_path.py traces it).
+(tests/contract/test_training_path.py traces it).
 
 Example::
 

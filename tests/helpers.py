@@ -1,5 +1,5 @@
 """Shared text and strategies for the tests. The oracle for training is the lesson,
-functionalbpe.core.reference (tests/test_reference.py checks the trainers against it)."""
+functionalbpe.core.reference (tests/core/test_reference.py checks the trainers against it)."""
 from __future__ import annotations
 
 import glob

@@ -3,7 +3,7 @@
  * A tokenizer file is untrusted input. functionalbpe/filecheck.py checks it against these
  * same limits before anything is built (and says why they are what they are); the C entry
  * points check them again, so that no caller gets past them: a table that breaks one is
- * refused with FBPE_EINVALID, never built. tests/test_hostile_files.py compares the numbers
+ * refused with FBPE_EINVALID, never built. tests/formats/test_hostile_files.py compares the numbers
  * here with the Python ones.
  */
 #ifndef FBPE_BOUNDS_H

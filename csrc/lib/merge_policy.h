@@ -2,7 +2,7 @@
  *
  * alphabet.can_merge and alphabet.merged_flags are the definition; the trainer (and the
  * encoder) need them inside loops that hold no Python objects, so they carry this copy.
- * tests/test_fast_trainer.py compares both functions with the Python ones for every
+ * tests/core/test_fast_trainer.py compares both functions with the Python ones for every
  * combination of flags and every policy, and the constants with alphabet's.
  */
 #ifndef FBPE_MERGE_POLICY_H

@@ -9,7 +9,7 @@
  * matches. For these patterns the giving back has a closed form, worked out below for each
  * alternative, so a scanner reads each run of a class once, remembers the one or two
  * positions the backtracking would land on, and returns. The rules are tested against regex
- * on hypothesis text and on real corpora (tests/test_scanner.py).
+ * on hypothesis text and on real corpora (tests/text/test_scanner.py).
  *
  * Notation: L = \p{L}, N = \p{N}, S = \s, "other" = none of L, N, S. Classes come from
  * the table measured from regex (charclasses.py); only ASCII characters are tested by value.

@@ -1,4 +1,4 @@
-"""rustbpe: the bench's hooks. (Its tests compare its merges with ours: tests/test_reference.py.)
+"""rustbpe: the bench's hooks. (Its tests compare its merges with ours: tests/core/test_reference.py.)
 
 rustbpe trains byte-level BPE with a regex pre-tokenizer and the same tie rule as ours, so on
 the plain scheme its ranks equal our merges; the bench's encoding row says whether they did.

@@ -708,7 +708,7 @@ class Functionalizer(Scheme):
         if not self._joins:
             return pretokenize(text, self.pattern)
         module = NATIVE.scanner_for(self._compiled.scanner)
-        if module is not None:  # the joined scanner: the same pieces (tests/test_scanner.py)
+        if module is not None:  # the joined scanner: the same pieces (tests/text/test_scanner.py)
             assert self._compiled.scanner is not None
             return module.scan(plain_str(text), self._compiled.scanner.module_name)
         return self._join_runs(pretokenize(text, self.pattern))

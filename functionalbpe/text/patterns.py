@@ -250,7 +250,7 @@ def pretokenize(text: str, pattern: Union[str, Pattern] = "gpt4") -> List[str]:
     ['don', "'t", ' stop']
 
     Built-in patterns go through the compiled scanner when it is built: the same pieces
-    (tests/test_scanner.py), several times faster.
+    (tests/text/test_scanner.py), several times faster.
     """
     text = plain_str(text)
     if type(pattern) is not Pattern:

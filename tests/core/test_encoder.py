@@ -1,0 +1,339 @@
+"""The encoder equals the reference (reference.encode_piece) on every piece, for every scheme
+and merge policy, on merge tables made by training and on merge tables made up at random;
+hostile inputs encode correctly; a tokenizer can be shared by threads."""
+from __future__ import annotations
+
+import pickle
+import random
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Dict, List, Tuple
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import functionalbpe as fb
+from functionalbpe.core._native import NATIVE
+from functionalbpe.core.alphabet import BOUNDARY, OPERATOR, SHIFT, Alphabet, Atom
+from functionalbpe.core.encoder import Encoder
+from functionalbpe.core.reference import encode_piece, ranks_from_merges
+from functionalbpe.schemes.base import Scheme
+
+from ..helpers import stdlib_text, tricky_text
+
+ENCODER = NATIVE.encoder
+needs_native = pytest.mark.skipif(ENCODER is None, reason="the compiled encoder is not built (or pure Python is forced)")
+
+MULTILINGUAL = (
+    "Ein naïves Café, 東京で日本語を話す。 Привет, как дела? 안녕하세요 😀👍🏽 مرحبا بالعالم "
+    "नमस्ते दुनिया Γειά σου κόσμε Xin chào thế giới! ¡Hola! ça va? "
+)
+
+
+def reference_ids(tok: fb.Tokenizer, text: str) -> List[int]:
+    """The definition: the scheme's pieces, each merged by reference.encode_piece."""
+    ranks = ranks_from_merges(tok.alphabet.merges, tok.alphabet.first_merge)
+    out: List[int] = []
+    for piece in tok.scheme.split(text):
+        out.extend(encode_piece(tok.alphabet.symbols(piece), ranks))
+    return out
+
+
+@pytest.fixture(scope="module")
+def tok() -> fb.Tokenizer:
+    size, merges = (300_000, 2000) if NATIVE.trainer else (100_000, 500)
+    docs = stdlib_text(size) + [MULTILINGUAL * 5]
+    return fb.train(docs, vocab_size=256 + merges + 1, special_tokens=["<|endoftext|>"], progress=False)
+
+
+# -- made-up merge tables ------------------------------------------------------------------
+
+
+@st.composite
+def merge_tables(draw, symbols: int = 3, max_merges: int = 40) -> Tuple[List[Tuple[int, int]], int]:
+    """Random merge tables over a few byte symbols: tokens that do not encode to themselves,
+    pairs that overlap ("a a a"), merges of merges. Returns (merges, number of symbols)."""
+    n = draw(st.integers(1, symbols))
+    tokens = list(range(97, 97 + n))
+    merges: List[Tuple[int, int]] = []
+    for _ in range(draw(st.integers(0, max_merges))):
+        pair = (draw(st.sampled_from(tokens)), draw(st.sampled_from(tokens)))
+        if pair not in merges:
+            merges.append(pair)
+            tokens.append(256 + len(merges) - 1)
+    return merges, n
+
+
+@st.composite
+def runs(draw, n: int) -> List[int]:
+    """Sequences of a few runs (the rounds over runs), long or short."""
+    out: List[int] = []
+    for _ in range(draw(st.integers(1, 6))):
+        out += [97 + draw(st.integers(0, n - 1))] * draw(st.sampled_from([1, 2, 3, 5, 64, 65, 300]))
+    return out
+
+
+@needs_native
+@given(table=merge_tables(), data=st.data())
+def test_every_merge_method_equals_the_reference(table, data):
+    merges, n = table
+    bpe = ENCODER.BPE([], merges)
+    ranks = ranks_from_merges(merges, 256)
+    symbols = data.draw(st.one_of(st.lists(st.integers(97, 96 + n), max_size=200), runs(n)))
+    want = encode_piece(symbols, ranks)
+    methods = [0, 2, 3] + ([1] if len(symbols) <= 64 else [])
+    for method in methods:
+        assert bpe.merge_symbols(symbols, method) == want, method
+    assert bpe.encode_pieces(["".join(map(chr, symbols))]) == want
+
+
+CUT_ALPHABET = "ab é中文字"
+
+
+@st.composite
+def byte_merge_tables(draw) -> List[Tuple[int, int]]:
+    """Random merges over the bytes of a few one-, two- and three-byte characters: tokens
+    that join whole characters, and tokens that join parts of two characters."""
+    tokens = sorted(set(CUT_ALPHABET.encode()))
+    merges: List[Tuple[int, int]] = []
+    for _ in range(draw(st.integers(0, 60))):
+        pair = (draw(st.sampled_from(tokens)), draw(st.sampled_from(tokens)))
+        if pair not in merges:
+            merges.append(pair)
+            tokens.append(256 + len(merges) - 1)
+    return merges
+
+
+@needs_native
+@settings(max_examples=300)
+@given(merges=byte_merge_tables(), pieces=st.lists(st.text(CUT_ALPHABET, max_size=80), max_size=6))
+def test_pieces_cut_where_no_merge_joins_encode_as_the_reference(merges, pieces):
+    # Long pieces are cut where no merge can join across (encode.c); the cut parts are cached,
+    # so a piece that shares parts with an earlier one comes partly from the cache.
+    bpe = ENCODER.BPE([], merges)
+    ranks = ranks_from_merges(merges, 256)
+    want = [i for p in pieces for i in encode_piece(list(p.encode()), ranks)]
+    assert bpe.encode_pieces(pieces) == want
+    assert bpe.encode_pieces(pieces) == want
+
+
+@needs_native
+def test_a_token_is_taken_whole_only_if_its_merges_make_it():
+    # "abc" is a token (a, bc), but "ab" merges first, so BPE never makes it from "abc".
+    merges = [(97, 98), (98, 99), (97, 257)]
+    bpe = ENCODER.BPE([], merges)
+    assert bpe.whole_token(b"ab") == 256 and bpe.whole_token(b"abc") is None
+    assert bpe.num_self_encoding == 2 and not bpe.all_self_encoding
+    assert encode_piece(list(b"abc"), ranks_from_merges(merges, 256)) == [256, 99]
+    assert bpe.encode_pieces(["abc", "abc"]) == [256, 99, 256, 99]
+    assert bpe.encode_pieces(["abcabc", "abcabc"]) == [256, 99, 256, 99] * 2  # then cached
+
+
+def test_encoder_matches_reference_on_pieces(tok):
+    enc = Encoder(tok.alphabet)
+    ranks = ranks_from_merges(tok.alphabet.merges, tok.alphabet.first_merge)
+    pieces = fb.pretokenize("".join(stdlib_text(30_000)) + MULTILINGUAL)
+    assert enc.encode_pieces(pieces) == [i for p in pieces for i in encode_piece(tok.alphabet.symbols(p), ranks)]
+
+
+@given(tricky_text)
+def test_encode_equals_reference(tok, text):
+    assert tok.encode_ordinary(text) == reference_ids(tok, text)
+
+
+def test_encode_equals_reference_on_real_text(tok, corpora):
+    from ..conftest import read_corpus
+
+    for name in ["nl/en.txt", "nl/ru.txt", "nl/ja.txt", "nl/zh-CN.txt", "nl/ar.txt", "code/go.txt"]:
+        text = read_corpus(corpora / name, 20_000)
+        assert tok.encode_ordinary(text) == reference_ids(tok, text), name
+
+
+# -- schemes with atoms ---------------------------------------------------------------------
+
+CAP, SPACE, UP = "\ue000", "\ue001", "\ue002"
+
+
+class CaseScheme(Scheme):
+    """A small scheme with atoms of three kinds, standing in for the real ones in tests:
+    a capital letter becomes CAP + its lower case (an operator), a single space between
+    words becomes a boundary atom, an all-caps word gets UP (a shift code) in front."""
+
+    name = "case-test"
+    atoms = (
+        Atom(CAP, "CAPITALIZE", OPERATOR, "^"),
+        Atom(SPACE, "BOUNDARY", BOUNDARY, "¦"),
+        Atom(UP, "UPPER", SHIFT, "⇑"),
+    )
+
+    def options(self) -> Dict[str, Any]:
+        return {}
+
+    def raw_pieces(self, text: str) -> List[str]:
+        return fb.pretokenize(self.prepare(text), self.pattern)
+
+    def piece_forms(self, piece: str) -> Tuple[str, ...]:
+        form = "".join(CAP + c.lower() if _capital(c) else c for c in piece)
+        return (form.replace(" ", SPACE) if form.startswith(" ") and len(form) > 1 else form,)
+
+    def decode(self, text: str, errors: str = "strict") -> str:
+        out, i = [], 0
+        while i < len(text):
+            if text[i] == CAP and i + 1 < len(text):
+                out.append(text[i + 1].upper())
+                i += 2
+            else:
+                out.append(" " if text[i] == SPACE else text[i])
+                i += 1
+        return "".join(out)
+
+    def decodable_prefix(self, text: str) -> int:
+        # CAP acts on the next character: hold back a CAP still waiting for it (a CAP that is
+        # itself the character after a CAP is already settled, as decode reads it).
+        i = 0
+        while i < len(text):
+            if text[i] == CAP:
+                if i + 1 == len(text):
+                    return i
+                i += 2
+            else:
+                i += 1
+        return len(text)
+
+
+def _capital(c: str) -> bool:
+    return c.isupper() and len(c.lower()) == 1 and c.lower().upper() == c
+
+
+@pytest.mark.parametrize("policy", ["atomic", "prefix", "free"])
+def test_atoms_encode_as_the_reference_for_every_policy(policy):
+    docs = stdlib_text(40_000) + ["Hello World HELLO world Über ÉCOLE"] * 20
+    scheme = CaseScheme(pattern="gpt2")
+    tok = fb.train(docs, vocab_size=256 + 3 + 300, scheme=scheme, merge_policy=policy, progress=False)
+    assert any(tok.alphabet.is_atom(t) for m in tok.alphabet.merges for t in m)  # atoms do merge
+    text = "".join(stdlib_text(20_000)) + " Hello World \ue000 \ue001"
+    assert tok.encode_ordinary(text) == reference_ids(tok, text)
+    if ENCODER is not None:
+        assert ENCODER.BPE([ord(a.char) for a in scheme.atoms], tok.alphabet.merges).all_self_encoding
+
+
+def test_real_schemes_encode_as_the_reference():
+    from functionalbpe.schemes.registry import SCHEMES, scheme_class
+
+    for name in SCHEMES:
+        try:
+            scheme_class(name)
+        except fb.FunctionalBPEError:
+            continue  # that scheme has not landed in this tree
+        docs = stdlib_text(8_000) + [MULTILINGUAL * 3]
+        size = 256 + len(fb.make_scheme(name).atoms) + 120
+        for policy in ["atomic", "prefix", "free"]:
+            tok = fb.train(docs, vocab_size=size, scheme=name, merge_policy=policy, progress=False)
+            text = "".join(stdlib_text(5_000)) + MULTILINGUAL
+            assert tok.encode_ordinary(text) == reference_ids(tok, text), (name, policy)
+            assert tok.decode(tok.encode_ordinary(text)) == text
+
+
+# -- hostile inputs -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("unit", ["^", "0", "a", "'s", " ", "\n", "\r\n", "ab", " x"])
+def test_ten_thousand_copies(tok, unit):
+    text = unit * 10_000
+    ids = tok.encode_ordinary(text)
+    assert ids == reference_ids(tok, text)
+    assert tok.decode(ids) == text
+
+
+def test_a_million_x_and_a_megabyte_of_spaces(tok):
+    for text in ["x" * 1_000_000, " " * 1_000_000, "\n" + " " * 999_999 + "x"]:
+        ids = tok.encode_ordinary(text)
+        assert tok.decode(ids) == text
+        assert ids == reference_ids(tok, text)
+
+
+def test_long_pieces_of_real_text(tok):
+    # One piece of a few hundred kilobytes of letters: the sweep, not the runs.
+    rng = random.Random(0)
+    words = [w for w in "".join(stdlib_text(50_000)).split() if w.isalpha()]
+    text = "".join(rng.choice(words) for _ in range(3_000))
+    assert tok.encode_ordinary(text) == reference_ids(tok, text)
+
+
+# -- batches, threads, pickling --------------------------------------------------------------
+
+
+def test_encode_batch_equals_encode(tok):
+    docs = stdlib_text(400_000) + [MULTILINGUAL, "", "a<|endoftext|>b", "<|endoftext|>"]
+    want = [tok.encode(d, allowed_special="all") for d in docs]
+    for threads in [1, 2, None]:
+        assert tok.encode_batch(docs, num_threads=threads, allowed_special="all") == want
+    ordinary = [tok.encode_ordinary(d) for d in docs]
+    assert tok.encode_batch(docs, disallowed_special=()) == ordinary
+    with pytest.raises(fb.SpecialTokenError, match="endoftext"):
+        tok.encode_batch(docs)
+    plain = docs[:-2] + ["a\ud800b"]  # a lone surrogate reads as U+FFFD, as in encode
+    assert tok.encode_batch(plain, threads=2) == [tok.encode(d) for d in plain]
+
+
+def test_threads_share_a_tokenizer(tok):
+    docs = stdlib_text(300_000)
+    want = [tok.encode(d) for d in docs]
+    start = threading.Barrier(4)
+
+    def work(seed: int) -> List[List[int]]:
+        order = list(range(len(docs)))
+        random.Random(seed).shuffle(order)  # each thread in its own order: caches churn
+        start.wait()
+        got = {k: tok.encode(docs[k]) for k in order}
+        return [got[k] for k in range(len(docs))]
+
+    with ThreadPoolExecutor(4) as pool:
+        for got in pool.map(work, range(4)):
+            assert got == want
+
+
+def test_pickled_tokenizer_encodes_the_same(tok):
+    again = pickle.loads(pickle.dumps(tok))
+    text = "".join(stdlib_text(50_000)) + MULTILINGUAL
+    assert again.encode_ordinary(text) == tok.encode_ordinary(text)
+    assert again == tok
+
+
+def test_lone_surrogates_read_as_replacement_characters(tok):
+    assert tok.encode("a\ud800b") == tok.encode("a\ufffdb")
+    assert tok.encode_batch(["x\udfff"]) == [tok.encode("x\ufffd")]
+    assert tok.count_tokens("\ud800") == len(tok.encode("\ufffd"))
+
+
+def test_count_tokens(tok):
+    text = "".join(stdlib_text(20_000)) + "<|endoftext|>" + MULTILINGUAL
+    assert tok.count_tokens(text) == len(tok.encode_ordinary(text))
+    assert tok.count_tokens(text, allowed_special="all") == len(tok.encode(text, allowed_special="all"))
+    assert tok.count_tokens("") == 0
+
+
+@needs_native
+def test_scanner_and_regex_pieces_give_the_same_ids(tok):
+    if tok._encoder.scanner is None:
+        pytest.skip("this build has no C scanner")
+    text = "".join(stdlib_text(100_000)) + MULTILINGUAL * 10
+    assert ENCODER.BPE([], tok.alphabet.merges).encode_pieces(fb.pretokenize(text)) == tok.encode_ordinary(text)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork on this platform")
+def test_batches_work_in_a_forked_child(tok):
+    import os
+
+    docs = stdlib_text(600_000)  # enough for the worker threads
+    want = tok.encode_batch(docs)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: the parent's worker threads do not exist here
+        ok = tok.encode_batch(docs) == want
+        os.write(write, b"1" if ok else b"0")
+        os._exit(0)
+    os.close(write)
+    answer = os.read(read, 1)
+    os.waitpid(pid, 0)
+    assert answer == b"1"
