@@ -449,24 +449,34 @@ def _jsonl_documents(path: Path, field: str, errors: str) -> Iterator[str]:
             for number, line in enumerate(fh, 1):
                 start = position
                 position += len(line)
-                text = decode_utf8(line, name, errors, start)
-                if not text.strip():
-                    continue
-                try:
-                    # Only the text field is used: numbers are read as floats, which cannot
-                    # fail, where int() refuses more than 4,300 digits.
-                    record = json.loads(text, parse_int=float)
-                except json.JSONDecodeError as exc:
-                    raise CorpusError(f"{name}: line {number}: not JSON ({exc.msg}, column {exc.colno})") from None
-                except RecursionError:
-                    raise CorpusError(f"{name}: line {number}: the JSON nests too deeply to read") from None
-                doc = record.get(field) if isinstance(record, dict) else None
-                if not isinstance(doc, str):
-                    raise CorpusError(
-                        f"{name}: line {number}: no string field {field!r}; pass field=... "
-                        "(CLI: --field) to name the field that holds the text"
-                    )
-                # Only a \u escape can make a lone surrogate.
-                yield bpe_text(doc) if b"\\u" in line else doc
+                doc = jsonl_line_document(line, number, start, name, field, errors)
+                if doc is not None:
+                    yield doc
     except _READ_ERRORS as exc:
         raise _unreadable(path, exc) from None
+
+
+def jsonl_line_document(line: bytes, number: int, offset: int, name: str, field: str, errors: str) -> Optional[str]:
+    """The document of one JSONL line (line ``number``, at byte ``offset`` of the file
+    ``name``), as tokenization reads it (:func:`bpe_text`); None for a blank line. Every
+    error names file and line. The compiled reader (``csrc/lib/jsonl.c``) reads the lines it
+    is sure of the same way and hands every other line to this function."""
+    text = decode_utf8(line, name, errors, offset)
+    if not text.strip():
+        return None
+    try:
+        # Only the text field is used: numbers are read as floats, which cannot
+        # fail, where int() refuses more than 4,300 digits.
+        record = json.loads(text, parse_int=float)
+    except json.JSONDecodeError as exc:
+        raise CorpusError(f"{name}: line {number}: not JSON ({exc.msg}, column {exc.colno})") from None
+    except RecursionError:
+        raise CorpusError(f"{name}: line {number}: the JSON nests too deeply to read") from None
+    doc = record.get(field) if isinstance(record, dict) else None
+    if not isinstance(doc, str):
+        raise CorpusError(
+            f"{name}: line {number}: no string field {field!r}; pass field=... "
+            "(CLI: --field) to name the field that holds the text"
+        )
+    # Only a \u escape can make a lone surrogate.
+    return bpe_text(doc) if b"\\u" in line else doc
