@@ -225,3 +225,22 @@ def test_the_c_reader_agrees_with_json_loads(lines):
     for number, w in enumerate(want, 1):
         if w == "error":
             assert number in left
+
+
+# ---- training counts: the same merges whatever the threads, batches counted while reading ----
+
+
+def test_training_on_files_is_the_same_for_every_thread_count(tmp_path, monkeypatch):
+    if NATIVE.scanner is not None:
+        # Batches of a few KB, each counted by every thread: many batches in flight.
+        monkeypatch.setattr(NATIVE.scanner, "BATCH_BYTES", 4096)
+        monkeypatch.setattr(NATIVE.scanner, "PARALLEL_MIN_BYTES", 0)
+    root = corpus(tmp_path / "c")
+    source = fb.Files(fb.files(root).paths, block_bytes=1000)
+    results = [fb.train(source, vocab_size=400, threads=t, progress=False) for t in (1, 2, 3)]
+    reference = fb.train(list(fb.files(root)), vocab_size=400, backend="python", progress=False)
+    for tok in results:
+        assert tok.merges == reference.merges
+    counted = [dict(fb.count(source, threads=t)) for t in (1, 2, 3)]
+    assert counted[0] == counted[1] == counted[2]
+    assert list(counted[0]) == list(counted[2])  # the order of first occurrence too
