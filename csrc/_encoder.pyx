@@ -65,6 +65,9 @@ import threading
 cdef extern from "Python.h":
     const char *PyUnicode_AsUTF8AndSize(object text, Py_ssize_t *size) except NULL
     bint PyUnicode_IS_ASCII(object text)
+    int PyUnicode_READY(object text)
+    int PyUnicode_KIND(object text)
+    void *PyUnicode_DATA(object text)
     # Borrowed and stolen references, without Cython's bookkeeping on a temporary.
     PyObject *tuple_item "PyTuple_GET_ITEM"(object t, Py_ssize_t i)
     void list_set "PyList_SET_ITEM"(object l, Py_ssize_t i, PyObject *o)
@@ -139,6 +142,9 @@ cdef extern from "lib/encode_text.h":
     ctypedef struct fbpe_text_unit:
         const uint8_t *data
         size_t len
+        const void *ucs
+        size_t ucs_len
+        int ucs_kind
         size_t worker
         size_t off
         size_t count
@@ -293,8 +299,21 @@ cdef class _TextBatch:
             self.total_bytes = size
             return
         for k in range(n):
-            self.owners.append(utf8_of(texts[k], &self.batch.units[k].data, &self.batch.units[k].len))
-            self.total_bytes += self.batch.units[k].len
+            text = texts[k]
+            if not isinstance(text, str):
+                raise TypeError(f"a text must be a str, got {type(text).__name__}")
+            if PyUnicode_IS_ASCII(text):
+                self.owners.append(utf8_of(text, &self.batch.units[k].data, &self.batch.units[k].len))
+                self.total_bytes += self.batch.units[k].len
+            else:
+                # The worker writes the UTF-8 (encode_text.h): nothing per character here.
+                if PyUnicode_READY(text) < 0:  # a no-op since 3.12; 3.11 may hold legacy strings
+                    raise MemoryError()
+                self.owners.append(text)
+                self.batch.units[k].ucs = PyUnicode_DATA(text)
+                self.batch.units[k].ucs_len = len(<str>text)
+                self.batch.units[k].ucs_kind = PyUnicode_KIND(text)
+                self.total_bytes += 2 * self.batch.units[k].ucs_len
 
     def __dealloc__(self):
         cdef size_t k
@@ -653,6 +672,18 @@ cdef class BPE:
         """:meth:`encode_texts` as one ``bytes`` of little-endian ids of ``width`` bytes (2 or
         4), one text's after another, and the number of ids of each text."""
         return self._encoded(texts, pattern, threads).packed(width)
+
+    def encode_texts_flat(self, texts, str pattern, threads=None):
+        """:meth:`encode_texts` as two arrays, ``(ids, offsets)``: the ids of every text one
+        after another (uint32) and where each text's start (uint64, one more than the texts,
+        the last the total), made in C with no Python object per id or per text."""
+        cdef _TextBatch batch = self._encoded(texts, pattern, threads)
+        cdef size_t units = batch.batch.num_units
+        import numpy
+        data, counts = batch.packed_with_eot(4, numpy.zeros(units, dtype=numpy.uint8), -1)
+        offsets = numpy.zeros(units + 1, dtype=numpy.uint64)
+        numpy.cumsum(counts, out=offsets[1:])
+        return numpy.frombuffer(data, dtype="<u4"), offsets
 
     def encode_buffer_packed(self, bytes buffer, const uint64_t[::1] ends, const uint8_t[::1] last,
                              str pattern, threads=None, int width=4, long long eot=-1):

@@ -244,3 +244,27 @@ def test_training_on_files_is_the_same_for_every_thread_count(tmp_path, monkeypa
     counted = [dict(fb.count(source, threads=t)) for t in (1, 2, 3)]
     assert counted[0] == counted[1] == counted[2]
     assert list(counted[0]) == list(counted[2])  # the order of first occurrence too
+
+
+# ---- encode_batch: lists and the flat form equal encode, text for text ----------------------
+
+BATCH_TEXTS = ["a\ud800b", "\ud83d\ude00x", "x\udc00\ud800", "héllo wörld 😀", "plain", "中文" * 3, "", " ",
+               "tail \ud83d", "The cat sat.\n" * 30, "é" * 300, "<|endoftext|> as text"]
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_encode_batch_lists_and_flat_equal_encode(tok, threads, monkeypatch):
+    if NATIVE.encoder is not None:
+        monkeypatch.setattr(NATIVE.encoder, "PARALLEL_MIN_BYTES", 0)  # every batch on the threads
+    texts = BATCH_TEXTS[:-1] * 50
+    want = [tok.encode(t) for t in texts]
+    assert tok.encode_batch(texts, threads=threads) == want
+    flat = tok.encode_batch(texts, threads=threads, flat=True)
+    assert flat.ids.dtype == np.uint32 and flat.offsets.dtype == np.uint64
+    assert len(flat) == len(texts) and flat.tolist() == want and flat[-1].tolist() == want[-1]
+    specials = dict(allowed_special="all")
+    assert tok.encode_batch(BATCH_TEXTS, threads=threads, flat=True, **specials).tolist() == \
+        [tok.encode(t, **specials) for t in BATCH_TEXTS]
+    with pytest.raises(SpecialTokenError):
+        tok.encode_batch(BATCH_TEXTS, threads=threads, flat=True)
+    assert tok.encode_batch(["ab ab"], flat=True, dropout=1.0, seed=1).tolist() == [tok.encode("ab ab", dropout=1.0)]

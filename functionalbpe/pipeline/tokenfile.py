@@ -332,7 +332,7 @@ def encode_stream(
     assert workers is not None
     resolved = _as_source(source, errors)
     batch_bytes = min(MAX_BATCH_BYTES, max(MIN_BATCH_BYTES, UNIT_BYTES * BATCH_UNITS_PER_THREAD * workers))
-    allowed, disallowed = tok._special_sets(allowed_special, disallowed_special)
+    allowed, disallowed = tok._specials.sets(allowed_special, disallowed_special)
     bar = Progress(progress, "encoding", _total_megabytes(resolved), " MB")
 
     def encode_texts(texts: List[str], ends: List[bool]) -> Encoded:
