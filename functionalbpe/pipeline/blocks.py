@@ -29,7 +29,7 @@ from ..core._native import NATIVE
 from ..text.corpus import _READ_ERRORS, Files, _display, _is_jsonl, _open, _unreadable, jsonl_line_document
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..tokenizer import Tokenizer
+    from ..interop.protocol import Tokenizes
 
 # Bytes of a JSONL file read at a time (then cut after the last whole line).
 JSONL_READ_BYTES = 1 << 20
@@ -67,7 +67,7 @@ class ByteBatch:
                 [bool(x) for x in last])
 
 
-def usable(tok: "Tokenizer", source: Any, allowed_special: Any) -> bool:
+def usable(tok: "Tokenizes", source: Any, allowed_special: Any) -> bool:
     """Whether ``source`` goes through the bytes pipeline: files, the compiled encoder with
     its scanner reading the text as it is (plain scheme with a built-in pattern, the boundary
     markers), no special token allowed (their text is cut out in Python), and text files
