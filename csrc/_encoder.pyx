@@ -49,6 +49,15 @@ Performance notes (what was tried, and why it is like this):
   machine): one array per worker instead of one per text takes a malloc and a free per
   text out of it, and Tokenizer.encode_batch no longer plans each text when no special
   token is allowed. That serial share is what still bounds the gain of a second thread.
+  Non-ASCII texts are no longer encoded to UTF-8 on the calling thread: the worker reads the
+  str's own buffer (1, 2 or 4 bytes per code point) and writes the UTF-8 into a scratch
+  array of its own, without the GIL (encode_text.c). The outer list of results is made at
+  its size; encode_texts_flat skips the lists altogether (two numpy arrays written in C).
+* Token files: encode_buffer_packed takes one buffer of bytes read from files and the ends
+  of its units, so text from a file never becomes a str; the eot id after each document is
+  written by the same C loop that packs the ids (numpy.insert did it before, a copy of every
+  id). jsonl_extract reads the text fields of a block of JSONL lines without the GIL
+  (csrc/lib/jsonl.c), leaving every line it is not sure of to Python.
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.list cimport PyList_New

@@ -26,7 +26,10 @@ from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..core._native import NATIVE
-from ..text.corpus import _READ_ERRORS, Files, _display, _is_jsonl, _open, _unreadable, jsonl_line_document
+from ..errors import CorpusError
+from ..text import cuts
+from ..text.corpus import (_READ_ERRORS, Files, _display, _is_jsonl, _is_parquet, _open, _unreadable,
+                           jsonl_line_document, parquet_batches)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..interop.protocol import Tokenizes
@@ -77,7 +80,7 @@ def usable(tok: "Tokenizes", source: Any, allowed_special: Any) -> bool:
         return False
     if getattr(tok._encoder, "scanner", None) is None:
         return False
-    jsonl = [_is_jsonl(p) for p in source.paths]
+    jsonl = [_is_jsonl(p) or _is_parquet(p) for p in source.paths]
     if any(jsonl) and (source.max_chars is not None or source.max_doc_chars is not None):
         return False
     return all(jsonl) or bool(tok.scheme.compiled().cuts_safely)
@@ -114,10 +117,13 @@ def _units(source: Files, special_tokens: Sequence[str], unit_bytes: int) -> Ite
         text_files.clear()
 
     for path in source.paths:
-        if _is_jsonl(path):
+        if _is_jsonl(path) or _is_parquet(path):
             if text_files:
                 yield from text_units()
-            yield from _jsonl_units(path, source.field, source.errors)
+            if _is_parquet(path):
+                yield from _parquet_units(path, source.field)
+            else:
+                yield from _jsonl_units(path, source.field, source.errors)
         else:
             text_files.append(path)  # consecutive text files share one reader (and max_chars)
     if text_files:
@@ -161,3 +167,22 @@ def _jsonl_units(path: Path, field: str, errors: str) -> Iterator[Tuple[bytes, n
                     return
     except _READ_ERRORS as exc:
         raise _unreadable(path, exc) from None
+
+
+def _parquet_units(path: Path, field: str) -> Iterator[Tuple[bytes, np.ndarray, np.ndarray]]:
+    """The documents of a Parquet file, straight from Arrow's buffers: the UTF-8 of a batch
+    of rows and its offsets, no ``str`` per row. The bytes are checked as UTF-8 here (the C
+    encoder reads valid UTF-8 only)."""
+    import pyarrow as pa
+
+    for column in parquet_batches(path, field):
+        if not pa.types.is_large_string(column.type):
+            column = column.cast(pa.large_string())
+        _, offsets_buffer, data_buffer = column.buffers()
+        offsets = np.frombuffer(offsets_buffer, dtype="<i8")[column.offset:column.offset + len(column) + 1]
+        first, last = int(offsets[0]), int(offsets[-1])
+        data = data_buffer.to_pybytes()[first:last] if data_buffer is not None else b""
+        bad, _ = cuts.utf8_invalid(data)
+        if bad != len(data):
+            raise CorpusError(f"{path}: column {field!r} holds invalid UTF-8 (at byte {first + bad} of a batch)")
+        yield data, (offsets[1:] - first).astype(np.uint64), np.ones(len(column), np.uint8)

@@ -88,9 +88,12 @@ NPY_MAGIC = b"\x93NUMPY\x01\x00"
 
 # Text read from a file is cut into units of about this size, so that a batch holds several
 # per thread; a batch is about UNIT_BYTES * BATCH_UNITS_PER_THREAD * threads of text, at
-# least MIN_BATCH_BYTES (small batches cost a call each) and at most MAX_BATCH_BYTES.
-UNIT_BYTES = 1 << 20
-BATCH_UNITS_PER_THREAD = 2
+# least MIN_BATCH_BYTES (small batches cost a call each) and at most MAX_BATCH_BYTES. The
+# workers of a batch wait for each other at its end: with two units of 1 MiB per thread a
+# thread could stand idle for up to a quarter of a batch; sixteen of 256 KiB bound that by
+# a thirty-second (the units themselves cost a few microseconds each in Python).
+UNIT_BYTES = 256 << 10
+BATCH_UNITS_PER_THREAD = 16
 MIN_BATCH_BYTES = 4 << 20
 MAX_BATCH_BYTES = 64 << 20
 
@@ -528,7 +531,7 @@ def _total_megabytes(source: Any) -> Optional[int]:
     text's size is not the files' (``.gz``, ``.jsonl``) or unknown."""
     if not isinstance(source, Files) or source.max_chars is not None:
         return None
-    if any(p.name.endswith((".gz", ".jsonl")) for p in source.paths):
+    if any(p.name.endswith((".gz", ".zst", ".jsonl", ".parquet")) for p in source.paths):
         return None
     try:
         return max(1, source.total_bytes() // 1_000_000)
