@@ -268,3 +268,16 @@ def test_encode_batch_lists_and_flat_equal_encode(tok, threads, monkeypatch):
     with pytest.raises(SpecialTokenError):
         tok.encode_batch(BATCH_TEXTS, threads=threads, flat=True)
     assert tok.encode_batch(["ab ab"], flat=True, dropout=1.0, seed=1).tolist() == [tok.encode("ab ab", dropout=1.0)]
+
+
+def test_the_first_error_in_the_corpus_is_the_one_raised(tok, tmp_path, tiny_blocks, monkeypatch):
+    monkeypatch.setattr(tokenfile, "MAX_BATCH_BYTES", 300)
+    # A disallowed special token in document 2, a broken record in the next batch (read while
+    # the first is encoded): the special token's error comes first, as when documents are
+    # read one at a time.
+    lines = [json.dumps({"text": "a"}), json.dumps({"text": "b <|endoftext|>"})]
+    lines += [json.dumps({"text": TEXT})] * 2 + ['{"text": broken}']
+    path = tmp_path / "e.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(SpecialTokenError, match="document 2"):
+        written(tok, fb.files(path), tmp_path / "o.npy", 2)

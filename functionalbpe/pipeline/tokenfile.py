@@ -403,8 +403,13 @@ def _stream(batches: Iterator[Any], encode: Callable[[Any], Encoded], dtype: np.
         pending: Optional[Future] = pool.submit(encode, batch) if batch is not None else None
         while batch is not None and pending is not None:
             # Read the next batch while this one is encoded: reading (and, for JSONL, taking
-            # the fields out) then costs no time of its own.
-            following = next(batches, None)
+            # the fields out) then costs no time of its own. An error of reading waits for
+            # this batch, whose own error (an earlier document's) comes first.
+            unread: Optional[BaseException] = None
+            try:
+                following = next(batches, None)
+            except Exception as exc:
+                following, unread = None, exc
             try:
                 encoded = pending.result()
             except FunctionalBPEError as exc:
@@ -412,6 +417,8 @@ def _stream(batches: Iterator[Any], encode: Callable[[Any], Encoded], dtype: np.
                 named = type(exc)(f"document {number}: {exc}")
                 named.__dict__.update(exc.__dict__)  # what the error carries (a special token's text, offset)
                 raise named from None
+            if unread is not None:
+                raise unread
             pending = pool.submit(encode, following) if following is not None else None
             data, counts, last = encoded
             with_eot = counts + (last if eot_id is not None else 0)
