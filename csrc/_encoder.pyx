@@ -808,7 +808,7 @@ def jsonl_extract(bytes data not None, bytes key not None, uint64_t lines_before
     """The documents of the whole JSONL lines ``data`` (the field ``key``, UTF-8), read in C
     with the GIL released (csrc/lib/jsonl.c): ``(text, ends, lines)``, the documents' UTF-8
     one after another, where each ends (uint64) and its line number (uint64, the first line
-    of ``data`` being ``lines_before + 1``). A line that C leaves to Python is given to
+    of ``data`` being ``lines_before + 1``), and the number of the last line read. A line that C leaves to Python is given to
     ``fallback(line, number, offset)`` (``offset``: where it starts in ``data``), which returns the document's UTF-8, None for no document
     (a blank line), or raises the error of that line.
 
@@ -841,9 +841,11 @@ def jsonl_extract(bytes data not None, bytes key not None, uint64_t lines_before
         text = PyBytes_FromStringAndSize(<const char *>d.text, d.len) if d.len else b""
         ends = numpy.empty(d.num, dtype=numpy.uint64)
         numbers = numpy.empty(d.num, dtype=numpy.uint64)
-        for k in range(d.num):
-            ends[k] = d.ends[k]
-            numbers[k] = d.lines[k]
-        return text, ends, numbers
+        if d.num:
+            ends_view = <uint64_t[:d.num]>d.ends
+            numbers_view = <uint64_t[:d.num]>d.lines
+            ends[:] = ends_view
+            numbers[:] = numbers_view
+        return text, ends, numbers, line
     finally:
         fbpe_jsonl_docs_free(&d)

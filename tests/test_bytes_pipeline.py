@@ -215,7 +215,8 @@ def test_the_c_reader_agrees_with_json_loads(lines):
         reading = python_reading(line.decode("utf-8"))
         return b"<error>" if reading == "error" else reading
 
-    text, ends, numbers = NATIVE.encoder.jsonl_extract(data, b"text", 0, by_python)
+    text, ends, numbers, last_line = NATIVE.encoder.jsonl_extract(data, b"text", 0, by_python)
+    assert last_line == len(lines)
     starts = [0] + ends[:-1].tolist()
     got = [text[a:b] for a, b in zip(starts, ends.tolist())]
     want = [python_reading(line) for line in lines]

