@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import shutil
 import sys
 import tempfile
 from typing import Any, Callable, Dict, List, Optional
@@ -80,10 +81,18 @@ def encode_scaling(tok: Any, docs: List[str], n: int = 7) -> List[Dict[str, Any]
     paired = load_paired()
     if paired is None:
         return []
-    import functionalbpe as fb
 
     threads = all_threads()
     paths = three_forms(docs)
+    try:
+        return _encode_rows(tok, paths, threads, n, paired)
+    finally:
+        shutil.rmtree(os.path.dirname(paths[".txt"]), ignore_errors=True)
+
+
+def _encode_rows(tok: Any, paths: Dict[str, str], threads: int, n: int, paired: Any) -> List[Dict[str, Any]]:
+    import functionalbpe as fb
+
     out = os.path.join(os.path.dirname(paths[".txt"]), "out.npy")
     text = open(paths[".txt"], encoding="utf-8").read()
 
@@ -91,7 +100,7 @@ def encode_scaling(tok: Any, docs: List[str], n: int = 7) -> List[Dict[str, Any]
         return lambda: tok.encode_to_file(fb.files(paths[kind]), out, threads=t, progress=False,
                                           disallowed_special=())
 
-    print(f"scaling ({threads} threads against 1; {len(text.encode()) / 1e6:.1f} MB, {len(docs):,} documents; "
+    print(f"scaling ({threads} threads against 1; {len(text.encode()) / 1e6:.1f} MB, {text.count(chr(10) * 2) + 1:,} documents; "
           f"median of {n} back-to-back pairs):")
     rows = []
     for kind in (".txt", ".jsonl", ".jsonl.gz"):
@@ -119,10 +128,18 @@ def train_scaling(docs: List[str], vocab_size: int, n: int = 5) -> List[Dict[str
     paired = load_paired()
     if paired is None:
         return []
-    import functionalbpe as fb
 
     threads = all_threads()
     paths = three_forms(docs)
+    try:
+        return _train_rows(paths, threads, vocab_size, n, paired)
+    finally:
+        shutil.rmtree(os.path.dirname(paths[".txt"]), ignore_errors=True)
+
+
+def _train_rows(paths: Dict[str, str], threads: int, vocab_size: int, n: int, paired: Any) -> List[Dict[str, Any]]:
+    import functionalbpe as fb
+
     print(f"scaling of training ({threads} threads against 1, vocabulary {vocab_size}, median of {n} pairs):")
     rows = []
     for kind in (".txt", ".jsonl", ".jsonl.gz"):
