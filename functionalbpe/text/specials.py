@@ -76,8 +76,14 @@ class SpecialPolicy:
         """A :class:`SpecialTokenError` naming the first disallowed token in ``text`` and
         how to allow it; its ``token`` and ``offset`` are kept for a caller that words the
         error its own way (the CLI)."""
-        if not disallowed or (len(disallowed) <= 8 and not any(s in text for s in disallowed)):
-            return  # str's own search first: no UTF-8 made, and most texts hold no special
+        if not disallowed:
+            return
+        if len(disallowed) <= 8:  # str's own search first: no UTF-8 made, and most texts hold none
+            for token in disallowed:  # a loop, not any(...): no generator per text
+                if token in text:
+                    break
+            else:
+                return
         found = self.cutter(disallowed).search(text)
         if found is not None:
             offset, segment = found
