@@ -280,7 +280,7 @@ def _encode_part(cls: Any, payload: Dict[str, Any], part: Any, path: str, option
     The tokenizer travels as its file's payload (checked when rebuilt) and its class."""
     tok = cls.from_payload(payload)
     if isinstance(part, tuple):  # files, read here
-        paths, field, errors = part
+        paths, field, errors, _ = part  # the files' identity only keys the task
         source: Any = files(*paths, field=field, errors=errors)
     else:  # a bag's list of strings, or a pandas Series of them
         source = list(part)
