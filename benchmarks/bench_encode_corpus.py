@@ -199,6 +199,10 @@ def main() -> None:
     parser.add_argument("--one-file", action="store_true", help="also the CLI on the corpus joined into one file")
     parser.add_argument("--one-file-mb", type=float, default=57, help="the joined file's size, about (default: 57)")
     parser.add_argument("--repeats", type=int, default=2, help="alternating runs of the two; the best is kept")
+    parser.add_argument("--scaling", action="store_true",
+                        help="only 1 thread against all, as paired ratios, on .txt, .jsonl and .jsonl.gz (scaling.py)")
+    parser.add_argument("--scaling-mb", type=float, default=30, help="the text the scaling rows use, about")
+    parser.add_argument("--pairs", type=int, default=7, help="back-to-back pairs per scaling row")
     parser.add_argument("--json", default=None)
     parser.add_argument("--child", choices=sorted(JOBS), help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
@@ -219,6 +223,16 @@ def main() -> None:
         tok = fb.train(fb.files(*corpus, max_doc_chars=300_000), vocab_size=32768, pattern="gpt4",
                        special_tokens=[EOT], progress=False)
         tok.save(tok_path)
+    if args.scaling:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import scaling
+
+        docs = scaling.paragraphs(list(fb.files(*corpus)), int(args.scaling_mb * 1e6))
+        rows = scaling.encode_scaling(fb.Tokenizer.load(tok_path), docs, n=args.pairs)
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump({"scaling": rows}, fh, indent=1)
+        return
     # The two alternate, and the best time of each is kept: a busy machine only ever makes a
     # run slower. Peak memory: the highest of the runs.
     runs: Dict[str, List[Dict[str, Any]]] = {"functionalbpe": [], "tiktoken": []}

@@ -93,8 +93,18 @@ def main(argv: Sequence[str] = ()) -> int:
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per run")
     parser.add_argument("--no-check", action="store_true", help="skip the comparison with rustbpe's table")
+    parser.add_argument("--scaling", action="store_true",
+                        help="only fb.train(fb.files(...)) on 1 thread against all, paired, on .txt, .jsonl, .jsonl.gz")
+    parser.add_argument("--pairs", type=int, default=5, help="back-to-back pairs per scaling row")
     args = parser.parse_args(argv or None)
     print(f"functionalbpe {fb.__version__}: {fb.core._native.NATIVE.describe()}", file=sys.stderr)
+    if args.scaling:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import scaling
+
+        texts = list(files(*(args.inputs or stdlib_sources()), errors="replace"))
+        scaling.train_scaling(scaling.paragraphs(texts, 1 << 62), args.vocab_size, n=args.pairs)
+        return 0
 
     for var in ("RAYON_NUM_THREADS", "RAYON_RS_NUM_CPUS"):
         os.environ[var] = str(args.threads)

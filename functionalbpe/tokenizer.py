@@ -25,7 +25,7 @@ from .core._native import thread_count
 from .core.alphabet import Alphabet, check_policy, policy_code
 from .core.decoding import Decoding
 from .core.dropout import check_dropout
-from .core.encoder import Encoder, pack
+from .core.encoder import Encoder, FlatIds, encode_batch_flat, pack
 from .core.idmap import IdMap
 from .core.vocabulary import Vocabulary
 from .errors import FunctionalBPEError, TokenizerFileError
@@ -233,7 +233,8 @@ class Tokenizer(OtherLibraryNames, Exchange):
         num_threads: Optional[int] = None,
         dropout: float = 0.0,
         seed: Optional[int] = None,
-    ) -> List[List[int]]:
+        flat: bool = False,
+    ) -> Any:
         """Encode several documents on ``threads`` threads (None: all cores); ``num_threads``
         is the same option under tiktoken's name. ``dropout`` and ``seed`` are as for
         :meth:`encode` (one random stream over the batch, in order, on the calling thread).
@@ -241,7 +242,9 @@ class Tokenizer(OtherLibraryNames, Exchange):
         The result is the same as encoding each in turn. With the compiled encoder and a
         built-in pattern the work runs without the GIL; a small batch stays on the calling
         thread. Custom patterns and the schemes cut text with Python and encode one text at
-        a time.
+        a time. ``flat=True`` returns a :class:`~functionalbpe.core.encoder.FlatIds` instead of
+        lists: one uint32 array of all the ids and the offsets of each text (``flat[k]`` is
+        text ``k``'s ids), made in C without a Python int per id.
 
         >>> import functionalbpe as fb
         >>> fb.train(["ab ab"], vocab_size=257, progress=False).encode_batch(["ab", "b"], threads=2)
@@ -262,6 +265,9 @@ class Tokenizer(OtherLibraryNames, Exchange):
             for text in texts:
                 self._specials.refuse(text, disallowed)
         p = check_dropout(dropout)
+        if flat:  # one array of ids and the offsets of each text (core/encoder.py's FlatIds)
+            return encode_batch_flat(self._encoder, texts, threads, bool(allowed or p), lambda: self.encode_batch(
+                texts, threads, allowed_special=allowed, disallowed_special=(), dropout=p, seed=seed))
         if p:
             rng = random.Random(seed_value(seed))
             dropped = lambda t: self._encoder.encode_text_dropout(t, p, rng)  # noqa: E731

@@ -2,6 +2,10 @@
  * markers_scan.h), so that each pattern's scanner is inlined into its loop below; their
  * tables are the ones the scanner's module installed (splitter.h). */
 #include "encode_text.h"
+
+#include <stdlib.h>
+
+#include "utf8.h"
 #include "markers_scan.h"
 #include "scanners.h"
 #include "take_next.h"
@@ -85,19 +89,64 @@ fbpe_status fbpe_encode_cached(const fbpe_cache *raw, const fbpe_splitter *sp, c
     return FBPE_OK;
 }
 
+static inline uint32_t ucs_at(const void *s, int kind, size_t i) {
+    if (kind == 1) return ((const uint8_t *)s)[i];
+    if (kind == 2) return ((const uint16_t *)s)[i];
+    return ((const uint32_t *)s)[i];
+}
+
+/* The UTF-8 of n code units of width kind into *buf (grown as needed); its length in *len. */
+static fbpe_status ucs_to_utf8(const void *s, int kind, size_t n, uint8_t **buf, size_t *cap,
+                               size_t *len) {
+    if (n > SIZE_MAX / 4) return FBPE_ENOMEM;
+    size_t want = 4 * n + 1;
+    if (want > *cap) {
+        size_t grown_cap = fbpe_grow_to(*cap, 4096, want, 1);
+        uint8_t *grown = grown_cap ? (uint8_t *)realloc(*buf, grown_cap) : NULL;
+        if (!grown) return FBPE_ENOMEM;
+        *buf = grown;
+        *cap = grown_cap;
+    }
+    uint8_t *dst = *buf;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t cp = ucs_at(s, kind, i);
+        if (cp >= 0xD800 && cp <= 0xDFFF) {
+            uint32_t low = i + 1 < n ? ucs_at(s, kind, i + 1) : 0;
+            if (cp <= 0xDBFF && low >= 0xDC00 && low <= 0xDFFF) {
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+                i++;
+            } else {
+                cp = 0xFFFD;
+            }
+        }
+        dst += fbpe_utf8_put(cp, dst);
+    }
+    *len = (size_t)(dst - *buf);
+    return FBPE_OK;
+}
+
 void fbpe_encode_batch(fbpe_bpe *b, const fbpe_splitter *sp, fbpe_text_batch *batch) {
     size_t w = fbpe_take_next(&batch->next_worker);
     if (w >= batch->num_workers) return;
     fbpe_ids *out = &batch->outs[w];
     fbpe_cache *cache = fbpe_cache_take(b);
+    uint8_t *scratch = NULL; /* this worker's UTF-8 of the texts given as code units */
+    size_t scratch_cap = 0;
     for (;;) {
         size_t k = fbpe_take_next(&batch->next);
         if (k >= batch->num_units) break;
         fbpe_text_unit *u = &batch->units[k];
         u->worker = w;
         u->off = out->len;
-        u->status = fbpe_encode_text(b, cache, sp, u->data, u->len, out);
+        if (u->ucs_kind) {
+            size_t n = 0;
+            u->status = ucs_to_utf8(u->ucs, u->ucs_kind, u->ucs_len, &scratch, &scratch_cap, &n);
+            if (u->status == FBPE_OK) u->status = fbpe_encode_text(b, cache, sp, scratch, n, out);
+        } else {
+            u->status = fbpe_encode_text(b, cache, sp, u->data, u->len, out);
+        }
         u->count = out->len - u->off;
     }
+    free(scratch);
     fbpe_cache_give(b, cache);
 }

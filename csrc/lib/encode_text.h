@@ -26,6 +26,14 @@ fbpe_status fbpe_encode_cached(const fbpe_cache *raw, const fbpe_splitter *sp, c
 typedef struct {
     const uint8_t *data;
     size_t len;
+    /* Or, when ucs_kind is 1, 2 or 4, the text is ucs_len code units of that width (a
+     * Python str's own buffer): the worker writes its UTF-8 itself, without the GIL, a lone
+     * surrogate as U+FFFD and a high surrogate followed by a low one as the character they
+     * encode (what Tokenizer.encode makes of such a str). Encoding every non-ASCII text to
+     * UTF-8 on the calling thread, under the GIL, was work in series with the encoding. */
+    const void *ucs;
+    size_t ucs_len;
+    int ucs_kind;
     /* Filled by the worker that takes the text: its ids are outs[worker][off .. off + count)
      * of the batch. */
     size_t worker, off, count;

@@ -21,6 +21,7 @@ from array import array
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from ..util.checks import without_surrogates
 from ._native import NATIVE
 from .alphabet import Alphabet
 from .cache import BoundedCache
@@ -169,6 +170,13 @@ class Encoder:
                 return self.native.encode_texts(list(map(without_surrogates, texts)), self.scanner, threads)
         return [self.encode_text(t) for t in texts]
 
+    def encode_texts_flat(self, texts: List[str], threads: Optional[int]) -> "FlatIds":
+        """:meth:`encode_texts` as one array of ids and the offsets of each text: no Python
+        object per id with the C scanner."""
+        if self.scanner is not None:
+            return FlatIds(*self.native.encode_texts_flat(texts, self.scanner, threads))
+        return FlatIds.from_lists(self.encode_texts(texts, threads))
+
     def encode_texts_packed(self, texts: List[str], threads: Optional[int], width: int) -> Tuple[bytes, List[int]]:
         """:meth:`encode_texts` as one ``bytes`` of little-endian ids of ``width`` bytes (2 or
         4), one text's after another, and the number of ids of each text: no Python int per
@@ -200,6 +208,58 @@ class Encoder:
         if not all(isinstance(i, int) and 0 <= i < size for i in ids):
             return None
         return b"".join([table[i] for i in ids])
+
+
+class FlatIds:
+    """The ids of a batch of texts, flat (``encode_batch(texts, flat=True)``): ``ids``, a
+    uint32 array of every text's ids one after another, and ``offsets``, a uint64 array with
+    one more entry than the texts, so that text ``k``'s ids are
+    ``ids[offsets[k]:offsets[k + 1]]`` (``flat[k]`` gives that slice, ``len(flat)`` the
+    number of texts, ``flat.tolist()`` the lists ``encode_batch`` returns).
+
+    >>> flat = FlatIds.from_lists([[1, 2], [], [3]])
+    >>> len(flat), flat[0].tolist(), flat.offsets.tolist(), flat.tolist()
+    (3, [1, 2], [0, 2, 2, 3], [[1, 2], [], [3]])
+    """
+
+    __slots__ = ("ids", "offsets")
+
+    def __init__(self, ids: Any, offsets: Any) -> None:
+        self.ids = ids
+        self.offsets = offsets
+
+    @classmethod
+    def from_lists(cls, lists: Sequence[Sequence[int]]) -> "FlatIds":
+        import numpy as np
+
+        offsets = np.zeros(len(lists) + 1, dtype=np.uint64)
+        np.cumsum([len(ids) for ids in lists], out=offsets[1:])
+        return cls(np.fromiter(chain.from_iterable(lists), dtype=np.uint32, count=int(offsets[-1])), offsets)
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def __getitem__(self, k: int) -> Any:
+        if not -len(self) <= k < len(self):
+            raise IndexError(f"text {k} of {len(self)}")
+        k %= len(self)
+        return self.ids[int(self.offsets[k]):int(self.offsets[k + 1])]
+
+    def tolist(self) -> List[List[int]]:
+        return [self[k].tolist() for k in range(len(self))]
+
+    def __repr__(self) -> str:
+        return f"<FlatIds: {len(self)} texts, {len(self.ids)} ids>"
+
+
+def encode_batch_flat(encoder: Encoder, texts: List[str], threads: int, specials_or_dropout: bool,
+                      batch: Any) -> FlatIds:
+    """``Tokenizer.encode_batch(..., flat=True)`` (disallowed specials already refused):
+    straight from C when every text reaches it whole (no special token allowed, no
+    dropout), else the lists of ``batch()`` laid flat."""
+    if specials_or_dropout:
+        return FlatIds.from_lists(batch())
+    return encoder.encode_texts_flat(texts, threads)
 
 
 def pack(lists: Iterable[Sequence[int]], width: int) -> bytes:

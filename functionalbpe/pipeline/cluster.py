@@ -1,4 +1,9 @@
-"""Counting on a Dask cluster: each partition counted on its worker, the tables merged in a tree.
+"""Counting and encoding on a Dask cluster: each partition counted (or encoded) on its worker.
+
+Counting: the tables of the partitions are merged in a tree. Encoding
+(:func:`encode_to_files`): each partition becomes a token file of its own, and a manifest
+lists them in order; concatenated in that order they are the token file
+``encode_to_file`` writes in one process.
 
 The one home of Dask in functionalbpe (the optional extra ``functionalbpe[dask]``: ``dask[bag]``
 and ``distributed``); the package imports without it. Counting is linear in the text and
@@ -33,6 +38,8 @@ from ..errors import FunctionalBPEError
 from ..schemes.base import Scheme
 from ..schemes.registry import resolve
 from ..text.corpus import files
+from ..util.output import atomic_write_text
+from .tokenfile import SUFFIXES, choose_dtype, choose_format
 
 # What a worker needs to count as the caller asked: plain data, rebuilt there.
 Spec = Tuple[str, str, Dict[str, Any], Tuple[str, ...], int]
@@ -191,4 +198,109 @@ def _run_on(task: Any, client: Any, retries: int) -> bytes:
     return client.compute(task, retries=retries).result()
 
 
-__all__ = ["count"]
+MANIFEST = "manifest.json"
+MANIFEST_FORMAT = "functionalbpe-token-files/1"
+
+
+def encode_to_files(
+    tok: Any,
+    source: Any,
+    out_dir: Any,
+    *,
+    format: str = "npy",
+    dtype: Any = None,
+    eot: Union[None, str, int] = None,
+    client: Any = None,
+    retries: int = 3,
+    threads: int = 1,
+    task_bytes: int = 64 << 20,
+    field: str = "text",
+    errors: str = "strict",
+    allowed_special: Any = frozenset(),
+    disallowed_special: Any = "all",
+) -> Dict[str, Any]:
+    """Encode ``source`` on a Dask cluster: one token file per partition in ``out_dir``
+    (``part-00000.npy``, ...; created if missing), and ``out_dir/manifest.json`` listing
+    them in order with their documents and tokens. Returns the manifest.
+
+    ``source`` is what :func:`count` takes: paths and globs (read on the workers, which must
+    see the same files and write to the same ``out_dir``; consecutive files of about
+    ``task_bytes`` make one partition), a ``dask.bag.Bag`` of strings or a dataframe string
+    column. ``format`` (``npy``, ``bin`` or ``llmc``), ``dtype``, ``eot``, ``errors``,
+    ``allowed_special`` and ``disallowed_special`` are those of
+    :meth:`Tokenizer.encode_to_file`; ``threads``: encoding threads per task. The token
+    files read one after another in the manifest's order hold exactly the ids that
+    ``tok.encode_to_file`` writes for the whole source in one process. Encoding a
+    partition is a pure function of it and every file is written under a temporary name and
+    renamed, so a task that fails and is retried (``retries=``) writes the same file.
+
+    >>> import dask.bag as db, functionalbpe as fb, tempfile
+    >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<s>"], progress=False)
+    >>> m = encode_to_files(tok, db.from_sequence(["ab", "b", "ab b"], npartitions=2), tempfile.mkdtemp(), eot="<s>")
+    >>> [(p["documents"], p["tokens"]) for p in m["parts"]], m["tokens"]
+    ([(2, 4), (1, 4)], 8)
+    """
+    kind = choose_format("part.npy", format)
+    chosen = choose_dtype(tok.vocab_size, dtype)
+    suffix = next(sfx for sfx, k in SUFFIXES.items() if k == ("bin" if kind == "llmc" else kind))
+    directory = os.fspath(out_dir)
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as exc:
+        raise FunctionalBPEError(f"{directory}: cannot make the directory: {exc.strerror or exc}") from None
+    options = dict(format=kind, dtype=chosen.name, eot=eot, threads=threads, errors=errors,
+                   allowed_special=allowed_special, disallowed_special=disallowed_special)
+    # Checked here, before any task starts (an unknown eot, a bad option): one empty document.
+    tok.encode_to_file([], os.path.join(directory, f".check{suffix}"), progress=False, **options)
+    os.unlink(os.path.join(directory, f".check{suffix}"))
+    parts = _partitions(source, field, errors, task_bytes)
+    names = [f"part-{k:05d}{suffix}" for k in range(len(parts))]
+    payload = tok.to_payload()
+    tasks = [delayed(_encode_part, pure=True)(type(tok), payload, part, os.path.join(directory, name), options)
+             for part, name in zip(parts, names)]
+    results = _compute_all(tasks, client, retries) if tasks else []
+    manifest = {
+        "format": MANIFEST_FORMAT,
+        "token_format": kind,
+        "dtype": chosen.name,
+        "eot": eot,
+        "documents": sum(r[0] for r in results),
+        "tokens": sum(r[1] for r in results),
+        "parts": [{"index": k, "path": name, "documents": r[0], "tokens": r[1]}
+                  for k, (name, r) in enumerate(zip(names, results))],
+    }
+    import json
+
+    atomic_write_text(os.path.join(directory, MANIFEST), json.dumps(manifest, indent=1) + "\n")
+    return manifest
+
+
+def _encode_part(cls: Any, payload: Dict[str, Any], part: Any, path: str, options: Dict[str, Any]) -> Tuple[int, int]:
+    """One task: a partition encoded (on a worker) into its token file: (documents, tokens).
+    The tokenizer travels as its file's payload (checked when rebuilt) and its class."""
+    tok = cls.from_payload(payload)
+    if isinstance(part, tuple):  # files, read here
+        paths, field, errors, _ = part  # the files' identity only keys the task
+        source: Any = files(*paths, field=field, errors=errors)
+    else:  # a bag's list of strings, or a pandas Series of them
+        source = list(part)
+    summary = tok.encode_to_file(source, path, progress=False, **options)
+    return summary.documents, summary.tokens
+
+
+def _compute_all(tasks: List[Any], client: Any, retries: int) -> List[Any]:
+    """The results of ``tasks``, in order, where :func:`_compute` computes one."""
+    from distributed import Client, default_client
+
+    if isinstance(client, str):
+        with Client(client) as connected:
+            return connected.gather(connected.compute(tasks, retries=retries))
+    if client is None:
+        try:
+            client = default_client()
+        except ValueError:
+            return list(dask.compute(*tasks))
+    return client.gather(client.compute(tasks, retries=retries))
+
+
+__all__ = ["count", "encode_to_files"]

@@ -64,6 +64,7 @@ from ..util.output import PendingOutput, check_output_path
 from ..util.progress import Progress, ProgressSpec
 from ..text.corpus import Files, files
 from ..util.checks import PathLike
+from . import blocks
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..interop.protocol import Tokenizes
@@ -87,9 +88,12 @@ NPY_MAGIC = b"\x93NUMPY\x01\x00"
 
 # Text read from a file is cut into units of about this size, so that a batch holds several
 # per thread; a batch is about UNIT_BYTES * BATCH_UNITS_PER_THREAD * threads of text, at
-# least MIN_BATCH_BYTES (small batches cost a call each) and at most MAX_BATCH_BYTES.
-UNIT_BYTES = 1 << 20
-BATCH_UNITS_PER_THREAD = 2
+# least MIN_BATCH_BYTES (small batches cost a call each) and at most MAX_BATCH_BYTES. The
+# workers of a batch wait for each other at its end: with two units of 1 MiB per thread a
+# thread could stand idle for up to a quarter of a batch; sixteen of 256 KiB bound that by
+# a thirty-second (the units themselves cost a few microseconds each in Python).
+UNIT_BYTES = 256 << 10
+BATCH_UNITS_PER_THREAD = 16
 MIN_BATCH_BYTES = 4 << 20
 MAX_BATCH_BYTES = 64 << 20
 
@@ -316,9 +320,14 @@ def encode_stream(
     errors: str = "strict",
 ) -> Generator[Chunk, None, None]:
     """The ids of ``source`` (see :func:`encode_to_file`) in order, a batch at a time. The
-    next batch is encoded (in C, without the GIL, on ``threads`` threads) while the caller
-    handles this one, so at most two batches are held at once. ``progress`` shows MB read
-    and tokens made."""
+    next batch is read while this one is encoded (in C, without the GIL, on ``threads``
+    threads), and encoded while the caller handles this one, so at most three batches are
+    held at once. ``progress`` shows MB read and tokens made.
+
+    Files go through the bytes pipeline (:mod:`.blocks`) where it applies: read as bytes,
+    JSONL fields taken out in C, never a ``str``; everything else through
+    :meth:`Tokenizer.encode_batch_packed`. Both give the ids of ``tok.encode`` of each
+    document."""
     # Everything is checked now, before the first batch is asked for.
     chosen = choose_dtype(tok.vocab_size, dtype)
     eot_id = _eot_id(tok, eot)
@@ -326,17 +335,65 @@ def encode_stream(
     assert workers is not None
     resolved = _as_source(source, errors)
     batch_bytes = min(MAX_BATCH_BYTES, max(MIN_BATCH_BYTES, UNIT_BYTES * BATCH_UNITS_PER_THREAD * workers))
+    allowed, disallowed = tok._specials.sets(allowed_special, disallowed_special)
+    bar = Progress(progress, "encoding", _total_megabytes(resolved), " MB")
+
+    def encode_texts(texts: List[str], ends: List[bool]) -> Encoded:
+        data, lengths = tok.encode_batch_packed(texts, workers, width=chosen.itemsize, allowed_special=allowed,
+                                                disallowed_special=disallowed)
+        last = np.asarray(ends, dtype=bool)
+        return _with_eot(data, lengths, last, chosen, eot_id)
+
+    def encode_one(text: str) -> Any:
+        return tok.encode_batch_packed([text], 1, width=chosen.itemsize, allowed_special=allowed,
+                                       disallowed_special=disallowed)
+
+    if blocks.usable(tok, resolved, allowed):
+        scanner = tok._encoder.scanner
+        native = tok._encoder.native
+        needles = [t.encode("utf-8") for t in disallowed]
+
+        def encode_bytes(batch: blocks.ByteBatch) -> Encoded:
+            buffer, ends, last = batch.arrays()
+            if any(needle in buffer for needle in needles):
+                # A disallowed special token's text (or one made by two units side by
+                # side): the str path raises the error of the right document, if any.
+                return encode_texts(*batch.texts())
+            data, counts = native.encode_buffer_packed(buffer, ends, last, scanner, workers, chosen.itemsize,
+                                                       -1 if eot_id is None else eot_id)
+            return data, counts, last.astype(bool)
+
+        byte_batches = blocks.byte_batches(resolved, list(tok.special_tokens), batch_bytes, UNIT_BYTES)
+        return _stream(byte_batches, encode_bytes, chosen, eot_id, bar, _byte_batch_texts, encode_one)
     batches = _batches(_units(resolved, tok), batch_bytes)
-
-    def encode(batch: _Batch) -> Tuple[bytes, List[int]]:
-        return tok.encode_batch_packed(batch.texts, workers, width=chosen.itemsize, allowed_special=allowed_special,
-                                       disallowed_special=disallowed_special)
-
-    return _stream(batches, encode, chosen, eot_id, Progress(progress, "encoding", _total_megabytes(resolved), " MB"))
+    return _stream(batches, lambda b: encode_texts(b.texts, b.ends), chosen, eot_id, bar, _batch_texts, encode_one)
 
 
-def _stream(batches: Iterator[_Batch], encode: Callable[[_Batch], Tuple[bytes, List[int]]], dtype: np.dtype,
-            eot_id: Optional[int], bar: Progress) -> Generator[Chunk, None, None]:
+# What encoding a batch gives: the ids as little-endian bytes (each document's eot after it),
+# the number of ids of each unit (its eot not counted) and whether each unit ends its document.
+Encoded = Tuple[bytes, np.ndarray, np.ndarray]
+
+
+def _with_eot(data: bytes, lengths: List[int], last: np.ndarray, dtype: np.dtype, eot_id: Optional[int]) -> Encoded:
+    counts = np.asarray(lengths, dtype=np.uint64)
+    if eot_id is not None and last.any():
+        at = np.cumsum(counts, dtype=np.int64)[last]
+        data = np.insert(np.frombuffer(data, dtype=dtype), at, eot_id).tobytes()
+    return data, counts, last
+
+
+def _batch_texts(batch: _Batch) -> Tuple[List[str], List[bool]]:
+    return batch.texts, batch.ends
+
+
+def _byte_batch_texts(batch: "blocks.ByteBatch") -> Tuple[List[str], List[bool]]:
+    return batch.texts()
+
+
+def _stream(batches: Iterator[Any], encode: Callable[[Any], Encoded], dtype: np.dtype,
+            eot_id: Optional[int], bar: Progress,
+            texts_of: Callable[[Any], Tuple[List[str], List[bool]]],
+            encode_one: Callable[[str], Any]) -> Generator[Chunk, None, None]:
     documents = tokens = bytes_in = 0
     starting = True  # the next text starts a document
     start = time.perf_counter()
@@ -345,34 +402,37 @@ def _stream(batches: Iterator[_Batch], encode: Callable[[_Batch], Tuple[bytes, L
         batch = next(batches, None)
         pending: Optional[Future] = pool.submit(encode, batch) if batch is not None else None
         while batch is not None and pending is not None:
+            # Read the next batch while this one is encoded: reading (and, for JSONL, taking
+            # the fields out) then costs no time of its own. An error of reading waits for
+            # this batch, whose own error (an earlier document's) comes first.
+            unread: Optional[BaseException] = None
+            try:
+                following = next(batches, None)
+            except Exception as exc:
+                following, unread = None, exc
             try:
                 encoded = pending.result()
             except FunctionalBPEError as exc:
-                number = _failing_document(batch, encode, documents + 1)
+                number = _failing_document(texts_of(batch), encode_one, documents + 1)
                 named = type(exc)(f"document {number}: {exc}")
                 named.__dict__.update(exc.__dict__)  # what the error carries (a special token's text, offset)
                 raise named from None
-            following = next(batches, None)
+            if unread is not None:
+                raise unread
             pending = pool.submit(encode, following) if following is not None else None
-            data, lengths = encoded
-            starts: List[int] = []
-            ends: List[int] = []
-            eot_at: List[int] = []  # where the eot ids go, as offsets into data's ids
-            position = inserted = 0
-            for count, last in zip(lengths, batch.ends):
-                if starting:
-                    starts.append(position + inserted)
-                position += count
-                if last:
-                    if eot_id is not None:
-                        eot_at.append(position)
-                        inserted += 1
-                    ends.append(position + inserted)
-                    documents += 1
-                starting = last
+            data, counts, last = encoded
+            with_eot = counts + (last if eot_id is not None else 0)
+            after = np.cumsum(with_eot, dtype=np.int64)
+            before = after - with_eot.astype(np.int64)
+            begins = np.empty(len(last), dtype=bool)
+            if len(last):
+                begins[0] = starting
+                begins[1:] = last[:-1]
+                starting = bool(last[-1])
+            starts = before[begins].tolist()
+            ends = after[last].tolist()
+            documents += len(ends)
             ids = np.frombuffer(data, dtype=dtype)
-            if eot_at:
-                ids = np.insert(ids, eot_at, cast(int, eot_id))  # eot_at is only filled with an eot
             tokens += len(ids)
             bytes_in += batch.size
             yield Chunk(ids, starts, ends, batch.size)
@@ -385,16 +445,18 @@ def _stream(batches: Iterator[_Batch], encode: Callable[[_Batch], Tuple[bytes, L
         pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _failing_document(batch: _Batch, encode: Callable[[_Batch], Tuple[bytes, List[int]]], first: int) -> int:
-    """The number of the first document of ``batch`` that fails to encode alone, its first
-    text being part of document ``first``: where an error of the whole batch comes from."""
+def _failing_document(batch: Tuple[List[str], List[bool]], encode: Callable[[str], Any], first: int) -> int:
+    """The number of the first document of ``batch`` (its texts and end flags) whose text
+    fails to encode alone, its first text being part of document ``first``: where an error
+    of the whole batch comes from."""
     number = first
-    for text, ends in zip(batch.texts, batch.ends):
+    texts, ends = batch
+    for text, last in zip(texts, ends):
         try:
-            encode(_Batch([text], [True], 0))
+            encode(text)
         except FunctionalBPEError:
             return number
-        number += ends
+        number += last
     return first
 
 
@@ -476,7 +538,7 @@ def _total_megabytes(source: Any) -> Optional[int]:
     text's size is not the files' (``.gz``, ``.jsonl``) or unknown."""
     if not isinstance(source, Files) or source.max_chars is not None:
         return None
-    if any(p.name.endswith((".gz", ".jsonl")) for p in source.paths):
+    if any(p.name.endswith((".gz", ".zst", ".jsonl", ".parquet")) for p in source.paths):
         return None
     try:
         return max(1, source.total_bytes() // 1_000_000)

@@ -5,8 +5,11 @@ directories (every non-hidden text file below them) and glob patterns. Nothing i
 the corpus is iterated, and each file is read when its turn comes.
 
 A file is one document, except ``.jsonl`` files: one JSON object per line, the document in
-its ``field`` (``"text"`` by default). A name ending in ``.gz`` is decompressed on the fly
-(``a.txt.gz``, ``b.jsonl.gz``).
+its ``field`` (``"text"`` by default), and Parquet files (``.parquet``): one document per
+row, in the string column ``field``. A name ending in ``.gz`` or ``.zst`` is decompressed on
+the fly (``a.txt.gz``, ``b.jsonl.zst``). ``.zst`` needs the ``zstandard`` package and
+Parquet ``pyarrow`` (``pip install functionalbpe[formats]``), imported only when such a file
+is read.
 
 Input must be UTF-8. By default a bad byte is an error that names the file and the byte
 offset; ``errors="replace"`` substitutes U+FFFD instead. A JSON string may also hold a lone
@@ -35,6 +38,7 @@ from __future__ import annotations
 import codecs
 import glob
 import gzip
+import io
 import json
 import os
 import re
@@ -44,7 +48,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import BinaryIO, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, BinaryIO, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import cuts as chunking
 from ..util.checks import bpe_text
@@ -56,10 +60,19 @@ _GLOB_CHARS = set("*?[")
 # How much of a file found in a directory is sniffed for NUL bytes (binary files are skipped).
 _SNIFF = 8192
 # Bytes read from a file at a time when streaming; a block is then cut at a safe boundary.
-BLOCK_BYTES = 4 << 20
+# 1 MiB: the counter's batch (8 MiB) then holds several blocks per thread, so that two
+# threads share a batch evenly; with 4 MiB blocks a batch was two blocks, and the last
+# batch of a file often one (a thread idle while the other counted it).
+BLOCK_BYTES = 1 << 20
 # What reading a file can raise: OSError (gzip.BadGzipFile is one), EOFError (a truncated
 # .gz file) and zlib.error (a damaged one).
 _READ_ERRORS = (OSError, EOFError, zlib.error)
+# Compressed suffixes, decompressed while reading.
+_COMPRESSED = (".gz", ".zst")
+
+
+class _DamagedFile(OSError):
+    """A compressed file (.zst) or a Parquet file that cannot be read: truncated or damaged."""
 
 
 @dataclass
@@ -166,8 +179,9 @@ class Files:
                 stats.stopped_at_max_chars = True
                 return
             stats.files += 1
-            if _is_jsonl(path):
-                for doc in _jsonl_documents(path, self.field, self.errors):
+            if _is_jsonl(path) or _is_parquet(path):
+                reader = _parquet_documents if _is_parquet(path) else _jsonl_documents
+                for doc in reader(path, self.field, self.errors):
                     room = self._room()
                     if room is not None and len(doc) > room:
                         doc = doc[:room]
@@ -261,14 +275,15 @@ def _expand(path: Path, explicit: bool) -> List[Path]:
     if path.is_file():
         # A file named on purpose is read whatever it holds; one found by a pattern or
         # under a directory is skipped when it looks binary.
-        return [path] if explicit or not _looks_binary(path) else []
+        return [path] if explicit or _is_parquet(path) or not _looks_binary(path) else []
     if path.is_dir():
         out = []
         for root, dirs, names in os.walk(path):
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
             for name in sorted(names):
                 candidate = Path(root) / name
-                if not name.startswith(".") and candidate.is_file() and not _looks_binary(candidate):
+                if not name.startswith(".") and candidate.is_file() and (
+                        _is_parquet(candidate) or not _looks_binary(candidate)):
                     out.append(candidate)
         if not out:
             raise CorpusError(f"{path}: the directory holds no text file")
@@ -280,8 +295,8 @@ def _looks_binary(path: Path) -> bool:
     try:
         with _open(path) as fh:
             return b"\0" in fh.read(_SNIFF)
-    except gzip.BadGzipFile:
-        return True  # a .gz file that is not gzip: not a text file we can read
+    except (gzip.BadGzipFile, _DamagedFile):
+        return True  # a .gz or .zst file that is not one: not a text file we can read
     except _READ_ERRORS as exc:
         raise _unreadable(path, exc) from None
 
@@ -300,6 +315,8 @@ def read_text(path: PathLike, errors: str = "strict") -> str:
 
 
 def _unreadable(path: PathLike, exc: BaseException) -> CorpusError:
+    if isinstance(exc, _DamagedFile):
+        return CorpusError(f"{path}: {exc}")
     if isinstance(exc, (EOFError, zlib.error, gzip.BadGzipFile)):
         return CorpusError(f"{path}: cannot decompress ({exc}): the .gz file is truncated, damaged or not gzip")
     if isinstance(exc, FileNotFoundError):
@@ -328,6 +345,8 @@ def _bad_utf8(name: str, data: bytes, exc: UnicodeDecodeError, base_offset: int)
 
 
 def _open(path: Path) -> BinaryIO:
+    if path.name.endswith(".zst"):
+        return io.BufferedReader(_ZstdRaw(path), 1 << 16)  # type: ignore[return-value]
     if path.name.endswith(".gz"):
         return gzip.open(path, "rb")  # type: ignore[return-value]
     return open(path, "rb")
@@ -335,12 +354,128 @@ def _open(path: Path) -> BinaryIO:
 
 def _display(path: Path) -> str:
     # Offsets in a compressed file count bytes of the decompressed text: say so.
-    return f"{path} (decompressed)" if path.name.endswith(".gz") else str(path)
+    return f"{path} (decompressed)" if path.name.endswith(_COMPRESSED) else str(path)
 
 
 def _is_jsonl(path: Path) -> bool:
-    name = path.name[:-3] if path.name.endswith(".gz") else path.name
-    return name.endswith(".jsonl")
+    return _stem(path).endswith(".jsonl")
+
+
+def _is_parquet(path: Path) -> bool:
+    return path.name.endswith(".parquet")
+
+
+def _stem(path: Path) -> str:
+    """The name without a compressed suffix."""
+    name = path.name
+    for suffix in _COMPRESSED:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _optional(module: str, path: Path) -> Any:
+    """An optional package a file format needs, or an error saying how to get it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        package = {"zstandard": "zstandard", "pyarrow.parquet": "pyarrow"}[module]
+        raise CorpusError(
+            f"{path}: reading this file needs the {package} package: pip install {package} "
+            "(or functionalbpe[formats])"
+        ) from None
+
+
+class _ZstdRaw(io.RawIOBase):
+    """A .zst file's decompressed bytes (frames one after another, as ``zstd`` writes
+    them). A file that ends inside a frame is an error: zstandard's own reader would end
+    there silently, as if the text were whole."""
+
+    def __init__(self, path: Path) -> None:
+        self._zstd = _optional("zstandard", path)
+        self._fh = open(path, "rb")
+        self._decoder: Any = None
+        self._buffer = b""
+        self._at = 0
+        self._done = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, target: Any) -> int:
+        while self._at == len(self._buffer) and not self._done:
+            chunk = self._fh.read(1 << 20)
+            if not chunk:
+                if self._decoder is not None and not self._decoder.eof:
+                    raise _DamagedFile("cannot decompress: the .zst file is truncated")
+                self._done = True
+                break
+            self._buffer, self._at = self._decompress(chunk), 0
+        n = min(len(target), len(self._buffer) - self._at)
+        target[:n] = self._buffer[self._at : self._at + n]
+        self._at += n
+        return n
+
+    def _decompress(self, chunk: bytes) -> bytes:
+        out = []
+        while chunk:
+            if self._decoder is None or self._decoder.eof:  # the next frame
+                self._decoder = self._zstd.ZstdDecompressor().decompressobj()
+            try:
+                out.append(self._decoder.decompress(chunk))
+            except self._zstd.ZstdError as exc:
+                raise _DamagedFile(f"cannot decompress ({exc}): the .zst file is damaged or not zstd") from None
+            chunk = self._decoder.unused_data if self._decoder.eof else b""
+        return b"".join(out)
+
+    def close(self) -> None:
+        self._fh.close()
+        super().close()
+
+
+# Rows of a Parquet file read at a time.
+PARQUET_BATCH_ROWS = 4096
+
+
+def parquet_batches(path: Path, field: str) -> Iterator[Any]:
+    """The string column ``field`` of a Parquet file, as pyarrow arrays of a few thousand
+    rows; a missing column, a column of another type and a null value are errors naming the
+    file (and the row)."""
+    pq = _optional("pyarrow.parquet", path)
+    import pyarrow as pa
+
+    try:
+        reader = pq.ParquetFile(path)
+        names = reader.schema_arrow.names
+        if field not in names:
+            raise CorpusError(f"{path}: no column {field!r} (its columns: {', '.join(names)}); pass field=... "
+                              "(CLI: --field) to name the column that holds the text")
+        kind = reader.schema_arrow.field(field).type
+        if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+            raise CorpusError(f"{path}: column {field!r} holds {kind}, not strings")
+        row = 0
+        for batch in reader.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=[field]):
+            column = batch.column(0)
+            if column.null_count:
+                bad = row + column.is_null().to_pylist().index(True)
+                raise CorpusError(f"{path}: row {bad}: the column {field!r} is null, not a string")
+            row += len(column)
+            yield column
+    except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
+        raise CorpusError(f"{path}: cannot read as Parquet ({exc})") from None
+
+
+def _parquet_documents(path: Path, field: str, errors: str) -> Iterator[str]:
+    """The documents of a Parquet file (valid Unicode already: Arrow checks its strings),
+    as tokenization reads them."""
+    for column in parquet_batches(path, field):
+        try:
+            docs = column.to_pylist()
+        except UnicodeDecodeError as exc:
+            raise CorpusError(f"{path}: column {field!r} holds invalid UTF-8 ({exc.reason})") from None
+        yield from docs
 
 
 def _utf8_blocks(path: Path, errors: str, block_bytes: int) -> Iterator[bytes]:
@@ -449,24 +584,34 @@ def _jsonl_documents(path: Path, field: str, errors: str) -> Iterator[str]:
             for number, line in enumerate(fh, 1):
                 start = position
                 position += len(line)
-                text = decode_utf8(line, name, errors, start)
-                if not text.strip():
-                    continue
-                try:
-                    # Only the text field is used: numbers are read as floats, which cannot
-                    # fail, where int() refuses more than 4,300 digits.
-                    record = json.loads(text, parse_int=float)
-                except json.JSONDecodeError as exc:
-                    raise CorpusError(f"{name}: line {number}: not JSON ({exc.msg}, column {exc.colno})") from None
-                except RecursionError:
-                    raise CorpusError(f"{name}: line {number}: the JSON nests too deeply to read") from None
-                doc = record.get(field) if isinstance(record, dict) else None
-                if not isinstance(doc, str):
-                    raise CorpusError(
-                        f"{name}: line {number}: no string field {field!r}; pass field=... "
-                        "(CLI: --field) to name the field that holds the text"
-                    )
-                # Only a \u escape can make a lone surrogate.
-                yield bpe_text(doc) if b"\\u" in line else doc
+                doc = jsonl_line_document(line, number, start, name, field, errors)
+                if doc is not None:
+                    yield doc
     except _READ_ERRORS as exc:
         raise _unreadable(path, exc) from None
+
+
+def jsonl_line_document(line: bytes, number: int, offset: int, name: str, field: str, errors: str) -> Optional[str]:
+    """The document of one JSONL line (line ``number``, at byte ``offset`` of the file
+    ``name``), as tokenization reads it (:func:`bpe_text`); None for a blank line. Every
+    error names file and line. The compiled reader (``csrc/lib/jsonl.c``) reads the lines it
+    is sure of the same way and hands every other line to this function."""
+    text = decode_utf8(line, name, errors, offset)
+    if not text.strip():
+        return None
+    try:
+        # Only the text field is used: numbers are read as floats, which cannot
+        # fail, where int() refuses more than 4,300 digits.
+        record = json.loads(text, parse_int=float)
+    except json.JSONDecodeError as exc:
+        raise CorpusError(f"{name}: line {number}: not JSON ({exc.msg}, column {exc.colno})") from None
+    except RecursionError:
+        raise CorpusError(f"{name}: line {number}: the JSON nests too deeply to read") from None
+    doc = record.get(field) if isinstance(record, dict) else None
+    if not isinstance(doc, str):
+        raise CorpusError(
+            f"{name}: line {number}: no string field {field!r}; pass field=... "
+            "(CLI: --field) to name the field that holds the text"
+        )
+    # Only a \u escape can make a lone surrogate.
+    return bpe_text(doc) if b"\\u" in line else doc

@@ -78,6 +78,12 @@ class SpecialPolicy:
         error its own way (the CLI)."""
         if not disallowed:
             return
+        if len(disallowed) <= 8:  # str's own search first: no UTF-8 made, and most texts hold none
+            for token in disallowed:  # a loop, not any(...): no generator per text
+                if token in text:
+                    break
+            else:
+                return
         found = self.cutter(disallowed).search(text)
         if found is not None:
             offset, segment = found

@@ -7,10 +7,20 @@ from functionalbpe.measure import compare as bench
 from functionalbpe.cli import main
 
 
+def _fresh_pages(size: int = 50_000_000) -> int:
+    """Memory the child writes in pages of its own (an anonymous map): a fork of a process
+    with free heap would otherwise reuse pages it already holds, which its peak cannot see."""
+    import mmap
+
+    area = mmap.mmap(-1, size)
+    area.write(b"x" * size)
+    return size
+
+
 def test_measure_reports_time_memory_and_result():
     out = bench.measure(lambda: sum(range(1000)), timeout=30)
     assert out["ok"] and out["result"] == 499500 and out["seconds"] >= 0
-    grown = bench.measure(lambda: len(b"x" * 50_000_000), timeout=30)  # written: every page resident
+    grown = bench.measure(_fresh_pages, timeout=30)
     assert grown["peak_bytes"] >= 40_000_000  # the child's own allocation is seen
 
 

@@ -179,3 +179,56 @@ def test_a_dying_worker_is_the_packages_error(monkeypatch):
     monkeypatch.setattr(fbdask, "_run_on", killed)
     with pytest.raises(fb.FunctionalBPEError, match="worker died"):
         fbdask._compute(None, None, 0)
+
+# ---- encode_to_files: one token file per partition, a manifest, equal to encode_to_file ----
+
+
+@pytest.fixture(scope="module")
+def eot_tok():
+    return fb.train(DOCS, vocab_size=300, special_tokens=["<|endoftext|>"], progress=False)
+
+
+def concatenated(out_dir, manifest):
+    import numpy as np
+
+    from functionalbpe.pipeline.tokenfile import read_token_file
+
+    on_disk = json.loads((out_dir / fbdask.MANIFEST).read_text())
+    assert on_disk == manifest
+    parts = [read_token_file(out_dir / p["path"], format=manifest["token_format"]) for p in manifest["parts"]]
+    assert [len(p) for p in parts] == [p["tokens"] for p in manifest["parts"]]
+    return np.concatenate(parts).tolist() if parts else []
+
+
+@pytest.mark.parametrize("format", ["npy", "llmc"])
+def test_files_encoded_on_the_cluster_equal_one_machine(client, eot_tok, shard_files, tmp_path, format):
+    import numpy as np
+
+    one = tmp_path / "one.npy"
+    eot_tok.encode_to_file(fb.files(*shard_files), one, eot="<|endoftext|>", progress=False)
+    manifest = fbdask.encode_to_files(eot_tok, [str(p) for p in shard_files], tmp_path / "parts", format=format,
+                                      eot="<|endoftext|>", client=client, task_bytes=1)
+    assert len(manifest["parts"]) == len(shard_files)
+    assert manifest["documents"] == len(DOCS)
+    assert concatenated(tmp_path / "parts", manifest) == np.load(one).tolist()
+
+
+def test_a_bag_encoded_on_the_cluster_equals_one_machine(client, eot_tok, tmp_path):
+    import numpy as np
+
+    one = tmp_path / "one.npy"
+    eot_tok.encode_to_file(DOCS, one, eot="<|endoftext|>", progress=False)
+    bag = db.from_sequence(DOCS, npartitions=5)
+    manifest = fbdask.encode_to_files(eot_tok, bag, tmp_path / "parts", eot="<|endoftext|>", client=client)
+    assert [p["index"] for p in manifest["parts"]] == list(range(5))
+    assert sum(p["documents"] for p in manifest["parts"]) == len(DOCS)
+    assert concatenated(tmp_path / "parts", manifest) == np.load(one).tolist()
+
+
+def test_encode_to_files_refuses_bad_options_at_once(eot_tok, tmp_path):
+    from functionalbpe.errors import FunctionalBPEError
+
+    with pytest.raises(FunctionalBPEError, match="eot"):
+        fbdask.encode_to_files(eot_tok, DOCS, tmp_path / "x", eot="<|nope|>")
+    with pytest.raises(FunctionalBPEError, match="format"):
+        fbdask.encode_to_files(eot_tok, DOCS, tmp_path / "x", format="zip")

@@ -1,0 +1,118 @@
+"""``.zst`` and Parquet files in ``fb.files``: the same documents as the same text in ``.txt``
+(and ``.jsonl``) files, so training, counting and ``encode_to_file`` give the same merges,
+counts and ids; damaged files are errors naming them. Each test is skipped without its
+optional package (``pip install functionalbpe[formats]``)."""
+import json
+
+import numpy as np
+import pytest
+
+import functionalbpe as fb
+from functionalbpe.errors import CorpusError
+from functionalbpe.pipeline import blocks, tokenfile
+
+EOT = "<|endoftext|>"
+DOCS = ["The cat sat on the mat.\nnaïve café, 中文 ✓ 😀\n" * 40, "", "short one", "x y z\n" * 300,
+        "tab\there \\ \"quoted\" \u2028 line"]
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return fb.train(DOCS * 3, vocab_size=320, special_tokens=[EOT], progress=False)
+
+
+@pytest.fixture
+def tiny(monkeypatch):
+    monkeypatch.setattr(tokenfile, "UNIT_BYTES", 64)
+    monkeypatch.setattr(tokenfile, "MIN_BATCH_BYTES", 300)
+    monkeypatch.setattr(tokenfile, "MAX_BATCH_BYTES", 700)
+    monkeypatch.setattr(blocks, "JSONL_READ_BYTES", 50)
+
+
+def txt_dir(root, docs):
+    root.mkdir()
+    for k, doc in enumerate(docs):
+        (root / f"{k:03d}.txt").write_text(doc, encoding="utf-8")
+    return root
+
+
+def ids(tok, source, path, threads=2):
+    tok.encode_to_file(source, path, eot=EOT, threads=threads, progress=False)
+    return np.load(path).tolist()
+
+
+def same_everywhere(tok, source, reference, tmp_path):
+    assert list(source) == list(reference)
+    assert ids(tok, source, tmp_path / "a.npy", 1) == ids(tok, source, tmp_path / "b.npy", 2) == \
+        ids(tok, reference, tmp_path / "c.npy")
+    assert dict(fb.count(source, threads=2)) == dict(fb.count(reference, threads=2))
+    assert fb.train(source, vocab_size=300, progress=False).merges == \
+        fb.train(reference, vocab_size=300, progress=False).merges
+
+
+def zst_write(path, data, frames=3):
+    zstandard = pytest.importorskip("zstandard")
+    step = max(1, len(data) // frames)
+    compressor = zstandard.ZstdCompressor()
+    path.write_bytes(b"".join(compressor.compress(data[i:i + step]) for i in range(0, len(data), step)))
+
+
+def test_zst_text_and_jsonl_files_read_as_their_text(tok, tmp_path, tiny):
+    reference = txt_dir(tmp_path / "txt", DOCS)
+    root = tmp_path / "zst"
+    root.mkdir()
+    for k, doc in enumerate(DOCS):
+        zst_write(root / f"{k:03d}.txt.zst", doc.encode("utf-8"))
+    same_everywhere(tok, fb.files(root), fb.files(reference), tmp_path)
+    lines = "".join(json.dumps({"text": d}) + "\n" for d in DOCS).encode()
+    (tmp_path / "d.jsonl").write_bytes(lines)
+    zst_write(tmp_path / "d.jsonl.zst", lines, frames=7)
+    same_everywhere(tok, fb.files(tmp_path / "d.jsonl.zst"), fb.files(tmp_path / "d.jsonl"), tmp_path)
+
+
+def test_damaged_zst_files_are_errors_naming_them(tok, tmp_path):
+    pytest.importorskip("zstandard")
+    zst_write(tmp_path / "whole.txt.zst", ("some text " * 5000).encode(), frames=1)
+    data = (tmp_path / "whole.txt.zst").read_bytes()
+    (tmp_path / "cut.txt.zst").write_bytes(data[: len(data) // 2])
+    (tmp_path / "junk.txt.zst").write_bytes(b"not zstd at all" * 10)
+    for name, why in (("cut.txt.zst", "truncated"), ("junk.txt.zst", "damaged")):
+        with pytest.raises(CorpusError, match=why) as caught:
+            list(fb.files(tmp_path / name))
+        assert name in str(caught.value)
+        with pytest.raises(CorpusError, match=why):
+            tok.encode_to_file(fb.files(tmp_path / name), tmp_path / "o.npy", progress=False)
+
+
+def parquet_write(path, columns):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    pq.write_table(pa.table(columns), path, row_group_size=2)
+
+
+def test_parquet_rows_read_as_documents(tok, tmp_path, tiny, monkeypatch):
+    from functionalbpe.text import corpus
+
+    monkeypatch.setattr(corpus, "PARQUET_BATCH_ROWS", 2)  # several batches, each a slice of the column
+    parquet_write(tmp_path / "d.parquet", {"id": list(range(len(DOCS))), "text": DOCS, "body": DOCS[::-1]})
+    reference = txt_dir(tmp_path / "txt", DOCS)
+    same_everywhere(tok, fb.files(tmp_path / "d.parquet"), fb.files(reference), tmp_path)
+    assert list(fb.files(tmp_path / "d.parquet", field="body")) == DOCS[::-1]
+    # Found in a directory too (Parquet holds NUL bytes, yet it is not skipped as binary).
+    (tmp_path / "dir").mkdir()
+    parquet_write(tmp_path / "dir" / "d.parquet", {"text": DOCS})
+    assert list(fb.files(tmp_path / "dir")) == DOCS
+
+
+def test_bad_parquet_files_are_errors_naming_them(tok, tmp_path):
+    parquet_write(tmp_path / "n.parquet", {"text": ["a", None, "b"]})
+    parquet_write(tmp_path / "i.parquet", {"text": [1, 2]})
+    (tmp_path / "junk.parquet").write_bytes(b"PAR1 not really")
+    cases = [("n.parquet", "text", "row 1"), ("i.parquet", "text", "not strings"), ("n.parquet", "body", "no column"),
+             ("junk.parquet", "text", "cannot read as Parquet")]
+    for name, field, why in cases:
+        with pytest.raises(CorpusError, match=why) as caught:
+            list(fb.files(tmp_path / name, field=field))
+        assert name in str(caught.value)
+        with pytest.raises(CorpusError, match=why):
+            tok.encode_to_file(fb.files(tmp_path / name, field=field), tmp_path / "o.npy", progress=False)
