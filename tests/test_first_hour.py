@@ -240,3 +240,10 @@ def test_the_bar_shows_share_rate_and_time_left():
     line = Progress(False, "counting", total=10_000_000, unit=" MB", scale=1e6).line(2_500_000, 5.0)
     assert "2.5/10.0 MB 25%" in line and "0.5 MB/s" in line and "15s left" in line
     assert Progress(False, "counting", unit=" MB", scale=1e6).line(300_000, 0.1).startswith("counting: 0.3 MB ")
+
+
+def test_a_text_given_to_encode_to_file_as_a_path_says_how_to_encode_it(tok, tmp_path):
+    with pytest.raises(fb.CorpusError, match=r"no such file.*pass it in a list"):
+        tok.encode_to_file("the cat sat", tmp_path / "ids.npy")
+    summary = tok.encode_to_file(["the cat sat"], tmp_path / "ids.npy", progress=False)
+    assert "from 1 document," in str(summary)

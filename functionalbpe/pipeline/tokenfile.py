@@ -59,8 +59,9 @@ import numpy as np
 
 from ..util.checks import integer
 from ..core._native import thread_count
-from ..errors import FunctionalBPEError
+from ..errors import CorpusError, FunctionalBPEError
 from ..util.output import PendingOutput, check_output_path
+from ..util.display import plural
 from ..util.progress import Progress, ProgressSpec
 from ..text.corpus import Files, files
 from ..util.checks import PathLike
@@ -122,7 +123,7 @@ class EncodeSummary:
     def __str__(self) -> str:
         return (
             f"wrote {self.path} ({self.format}, {self.dtype}): {self.tokens:,} tokens from "
-            f"{self.documents:,} documents, {self.bytes_in / 1e6:,.1f} MB in {self.seconds:.1f}s "
+            f"{plural(self.documents, 'document')}, {self.bytes_in / 1e6:,.1f} MB in {self.seconds:.1f}s "
             f"({self.mb_per_second:,.1f} MB/s, {self.tokens_per_second / 1e6:,.2f} M tokens/s)"
         )
 
@@ -197,6 +198,12 @@ def _as_source(source: Any, errors: str) -> Union[Files, Iterable[str]]:
     """A path (str or os.PathLike: a file, directory or glob) is read with ``files``; Files
     is used as it is; any other iterable is the documents."""
     if isinstance(source, (str, os.PathLike)):
+        name = os.fspath(source)
+        if isinstance(source, str) and not os.path.exists(name) and not set("*?[") & set(name):
+            raise CorpusError(
+                f"{name[:60]}: no such file or directory (a str source is a path; to encode a text, "
+                "pass it in a list: encode_to_file([text], ...))"
+            )
         return files(source, errors=errors)
     if isinstance(source, Files):
         return source
