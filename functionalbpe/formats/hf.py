@@ -37,7 +37,7 @@ from ..util.checks import PathLike, excerpt, is_int
 from ..util.output import atomic_write_text
 from . import bytelevel
 from .imported import Imported
-from .reading import DuplicateKey, json_object, read_bytes
+from .reading import read_bytes, read_json
 
 
 def tokenizer_json(
@@ -225,17 +225,7 @@ def _document(source: Any) -> Tuple[Any, str]:
     if isinstance(source, (str, os.PathLike)):
         name = os.fspath(source)
         path = os.path.join(name, "tokenizer.json") if os.path.isdir(name) else name
-        raw = read_bytes(path, "tokenizer.json")
-        try:
-            return json.loads(raw.decode("utf-8")), path
-        except UnicodeDecodeError as exc:
-            raise TokenizerFileError(f"{path}: not a tokenizer.json (invalid UTF-8 at byte offset {exc.start})") from None
-        except json.JSONDecodeError as exc:
-            raise TokenizerFileError(f"{path}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-        except RecursionError:
-            raise TokenizerFileError(f"{path}: the JSON is nested too deeply for a tokenizer.json") from None
-        except ValueError as exc:  # an integer of more digits than Python converts
-            raise TokenizerFileError(f"{path}: not a tokenizer.json: {str(exc)[:100]}") from None
+        return read_json(path, "tokenizer.json"), path
     # A library object is only possible if its library is loaded: look there, import nothing.
     tokenizers = sys.modules.get("tokenizers")
     if tokenizers is not None and isinstance(source, tokenizers.Tokenizer):
@@ -400,17 +390,7 @@ def read_gpt2(encoder_json: PathLike, vocab_bpe: PathLike) -> Imported:
     ([(32, 97)], {'<|endoftext|>': 257})
     """
     name = os.fspath(encoder_json)
-    raw = read_bytes(encoder_json, "GPT-2 encoder.json")
-    try:
-        vocab = json.loads(raw.decode("utf-8"), object_pairs_hook=json_object)
-    except UnicodeDecodeError as exc:
-        raise TokenizerFileError(f"{name}: not an encoder.json (invalid UTF-8 at byte offset {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise TokenizerFileError(f"{name}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-    except DuplicateKey as exc:
-        raise TokenizerFileError(f"{name}: the token {excerpt(exc.args[0])} appears twice") from None
-    except (RecursionError, ValueError) as exc:
-        raise TokenizerFileError(f"{name}: not an encoder.json: {str(exc)[:100]}") from None
+    vocab = read_json(encoder_json, "GPT-2 encoder.json")
     if not isinstance(vocab, dict):
         raise TokenizerFileError(f"{name}: not an encoder.json (a JSON object of token: id)")
     merges_name = os.fspath(vocab_bpe)
