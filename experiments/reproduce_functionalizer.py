@@ -47,7 +47,7 @@ import functionalbpe as fb  # noqa: E402
 from functionalbpe.schemes.functional import PAPER_PROFILES  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # splits.py beside this script
-from splits import SplitError, split  # noqa: E402
+from splits import SplitError, split, warn_if_leaking  # noqa: E402
 from splits import documents as cut_documents  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,6 +115,7 @@ def reproduce(corpora: Path, chars: int, names: Sequence[str] = tuple(CORPORA),
     results: Dict[str, Dict[str, Any]] = {}
     for name in names:
         train, held = documents(corpora / name, chars)
+        warn_if_leaking(train, held, name)
         rows = results[name] = {}
         for config in configs:
             profile = dict(PAPER_PROFILES[config])

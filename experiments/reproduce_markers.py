@@ -40,7 +40,7 @@ from functionalbpe.schemes.markers import PAPER_PROFILES  # noqa: E402
 from markers_measure import vocabulary_stats  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # splits.py beside this script
-from splits import SplitError, split  # noqa: E402
+from splits import SplitError, split, warn_if_leaking  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPORA = Path(os.environ.get("FUNCTIONALBPE_CORPORA", ROOT.parent / "shared" / "corpora"))
@@ -83,6 +83,7 @@ def reproduce(corpora: Path, chars: int, vocab_size: int, langs: Sequence[str] =
     per_lang: Dict[str, Dict[str, Any]] = {}
     for lang in langs:
         train, held = lines(corpora / "nl" / f"{lang}.txt", chars)
+        warn_if_leaking(train, held, lang)
         rows = per_lang[lang] = {}
         for config, profile in CONFIGS.items():
             rows[config] = measure(train, held, vocab_size, profile)

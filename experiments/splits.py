@@ -46,3 +46,14 @@ def overlap(train: Sequence[str], held: Sequence[str]) -> float:
     """The share of ``held`` documents that stand verbatim (white space aside) in ``train``."""
     seen = set(map(_key, train))
     return sum(_key(d) in seen for d in held) / len(held) if held else 0.0
+
+
+def warn_if_leaking(train: Sequence[str], held: Sequence[str], name: str) -> float:
+    """The overlap of a split, said loudly on stderr when it is above :data:`MAX_OVERLAP`."""
+    import sys
+
+    share = overlap(train, held)
+    if share > MAX_OVERLAP:
+        print(f"WARNING: {name}: {share:.1%} of the held-out documents are verbatim in the training ones "
+              f"(above {MAX_OVERLAP:.0%}); the figures favour what memorizes them", file=sys.stderr)
+    return share
