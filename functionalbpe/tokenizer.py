@@ -25,7 +25,7 @@ from .core._native import thread_count
 from .core.alphabet import Alphabet, check_policy, policy_code
 from .core.decoding import Decoding
 from .core.dropout import check_dropout
-from .core.encoder import Encoder, FlatIds, encode_batch_flat, pack
+from .core.encoder import Encoder, encode_batch_flat, pack
 from .core.idmap import IdMap
 from .core.vocabulary import Vocabulary
 from .errors import FunctionalBPEError, TokenizerFileError

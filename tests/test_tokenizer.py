@@ -3,7 +3,7 @@ import json
 import pickle
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
 
 import functionalbpe as fb
 from functionalbpe.errors import DecodeError, SpecialTokenError, TokenizerFileError

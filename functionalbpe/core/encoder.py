@@ -27,7 +27,6 @@ from .alphabet import Alphabet
 from .cache import BoundedCache
 from .dropout import encode_piece_dropout
 from .reference import encode_piece, ranks_from_merges
-from ..util.checks import without_surrogates
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..schemes.base import Scheme

@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 
 import functionalbpe as fb
 from functionalbpe.core._native import NATIVE
-from functionalbpe.core.alphabet import BOUNDARY, OPERATOR, SHIFT, Alphabet, Atom
+from functionalbpe.core.alphabet import BOUNDARY, OPERATOR, SHIFT, Atom
 from functionalbpe.core.encoder import Encoder
 from functionalbpe.core.reference import encode_piece, ranks_from_merges
 from functionalbpe.schemes.base import Scheme

@@ -11,7 +11,6 @@ import json
 import os
 import struct
 
-import numpy as np
 import pytest
 
 import functionalbpe as fb

@@ -22,7 +22,7 @@ from functionalbpe.text import corpus as corpus_module
 from functionalbpe.core._native import NATIVE
 from functionalbpe.text.corpus import Files, _cut_safely
 from functionalbpe.training import count_pieces
-from functionalbpe.text.patterns import PATTERNS, RegexCutter, special_cutter, split_special, trie_regex
+from functionalbpe.text.patterns import PATTERNS, RegexCutter, split_special, trie_regex
 
 scanner = NATIVE.scanner
 needs_scanner = pytest.mark.skipif(scanner is None, reason="the compiled scanner is not built")
