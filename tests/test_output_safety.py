@@ -1,4 +1,4 @@
-"""Output paths that are links, devices or pipes; SIGTERM; a full disk (issue 29, items 7-9).
+"""Output paths that are links, devices or pipes; SIGTERM; a full disk.
 
 A symlink is written through (its target replaced, the link kept), a device or FIFO is
 written directly as a stream, no temporary file is ever left, and every failure is an

@@ -1,4 +1,4 @@
-"""Issue 29's error contract and bounds, one test per item (the output paths, signals and
+"""The error contract and the bounds of the reliability round, one test per attack (the output paths, signals and
 full disks are in tests/test_output_safety.py)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Decoding is bounded by what the caller allows (issue 29, items 1 and 2): a small file of
+"""Decoding is bounded by what the caller allows: a small file of
 valid ids can ask for gigabytes of text through a scheme's repeat instructions, and a
 stream of atoms waiting for their base must not be rescanned at every id."""
 from __future__ import annotations

@@ -179,7 +179,7 @@ def test_fuzzed_hf_files_import_or_are_refused(hf_document, tmp_path_factory, da
         assert imported.decode(ids) == "Hello wörld <|endoftext|>"
 
 
-# -- issue 29 item 3: rank files of prefix chains -------------------------------------------
+# -- rank files of prefix chains -----------------------------------------------------------
 
 from functionalbpe.core import _native  # noqa: E402
 from functionalbpe.formats.tiktoken import tiktoken_parts  # noqa: E402

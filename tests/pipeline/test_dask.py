@@ -130,7 +130,7 @@ def test_the_cli_counts_on_the_cluster_and_trains_on_the_counts(client, shard_fi
     assert fb.Tokenizer.load(tok).merges == expected.merges
 
 
-# -- issue 29: errors of the package, and files read anew when they change --------------------
+# -- errors of the package, and files read anew when they change ------------------------------
 
 
 def test_a_file_restored_after_a_failed_count_is_read_anew(client, tmp_path, monkeypatch):

@@ -197,7 +197,7 @@ def test_reading_damaged_token_files(tmp_path):
     with pytest.raises(FunctionalBPEError, match="integers"):
         read_token_file(tmp_path / "g.npy")
     # A .bin that starts with llm.c's header but has the wrong size is a truncated llm.c
-    # file (issue 29), not raw ids with the header read as ids; format="bin" reads it raw.
+    # file, not raw ids with the header read as ids; format="bin" reads it raw.
     header[:3] = (20240520, 1, 5)
     (tmp_path / "r.bin").write_bytes(header.tobytes() + b"\0" * 2)
     with pytest.raises(FunctionalBPEError, match="truncated"):
