@@ -78,16 +78,7 @@ def row(name: str, result: Any, target: str = "") -> Dict[str, Any]:
 def encode_scaling(tok: Any, docs: List[str], n: int = 7) -> List[Dict[str, Any]]:
     """encode_to_file 1 vs all threads on the three forms; .txt against encode_ordinary;
     .jsonl against .txt; encode_batch (lists, flat) on paragraphs and on short lines."""
-    paired = load_paired()
-    if paired is None:
-        return []
-
-    threads = all_threads()
-    paths = three_forms(docs)
-    try:
-        return _encode_rows(tok, paths, threads, n, paired)
-    finally:
-        shutil.rmtree(os.path.dirname(paths[".txt"]), ignore_errors=True)
+    return _on_three_forms(docs, lambda paths, threads, paired: _encode_rows(tok, paths, threads, n, paired))
 
 
 def _encode_rows(tok: Any, paths: Dict[str, str], threads: int, n: int, paired: Any) -> List[Dict[str, Any]]:
@@ -125,14 +116,18 @@ def _encode_rows(tok: Any, paths: Dict[str, str], threads: int, n: int, paired: 
 def train_scaling(docs: List[str], vocab_size: int, n: int = 5) -> List[Dict[str, Any]]:
     """fb.train(fb.files(...), threads=all) against threads=1 on the three forms (the same
     merges checked)."""
+    return _on_three_forms(docs, lambda paths, threads, paired: _train_rows(paths, threads, vocab_size, n, paired))
+
+
+def _on_three_forms(docs: List[str], rows: Any) -> List[Dict[str, Any]]:
+    """``rows(paths, threads, paired)`` on the documents written as .txt, .jsonl and
+    .jsonl.gz, the files removed after; nothing without paired.py."""
     paired = load_paired()
     if paired is None:
         return []
-
-    threads = all_threads()
     paths = three_forms(docs)
     try:
-        return _train_rows(paths, threads, vocab_size, n, paired)
+        return rows(paths, all_threads(), paired)
     finally:
         shutil.rmtree(os.path.dirname(paths[".txt"]), ignore_errors=True)
 

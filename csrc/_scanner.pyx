@@ -384,6 +384,23 @@ def safe_cut(const uint8_t[::1] data, size_t lo=0, hi=None):
     return cut
 
 
+def _wait_all(futures):
+    """Wait for every future, even through Ctrl-C (the workers read a batch's texts and
+    write its tables, so nothing may be freed before they are done); the first failure, or
+    None."""
+    failure = None
+    for f in futures:
+        while True:
+            try:
+                f.result()
+                break
+            except BaseException as exc:
+                failure = failure or exc
+                if not isinstance(exc, KeyboardInterrupt) or f.done():
+                    break
+    return failure
+
+
 class BadUTF8(ValueError):
     """Invalid UTF-8 in bytes given to :meth:`PieceCounter.add_bytes`.
 
@@ -728,16 +745,7 @@ cdef class PieceCounter:
         if self.flying is None:
             return
         futures, self.flying = self.flying, None
-        failure = None
-        for f in futures:
-            while True:
-                try:
-                    f.result()
-                    break
-                except BaseException as exc:
-                    failure = failure or exc
-                    if not isinstance(exc, KeyboardInterrupt) or f.done():
-                        break
+        failure = _wait_all(futures)
         try:
             if failure is not None:
                 raise failure
@@ -775,17 +783,7 @@ cdef class PieceCounter:
             fn(0)
         except BaseException as exc:
             failure = exc
-        # The workers read the batch's texts and write the tables: wait for every one of
-        # them, even through Ctrl-C, before anything is freed; then raise the first failure.
-        for f in futures:
-            while True:
-                try:
-                    f.result()
-                    break
-                except BaseException as exc:
-                    failure = failure or exc
-                    if not isinstance(exc, KeyboardInterrupt) or f.done():
-                        break
+        failure = failure or _wait_all(futures)
         if failure is not None:
             raise failure
 
