@@ -132,6 +132,13 @@ class Pattern(str):
         return str.__str__(self)
 
     @property
+    def cuts_proven(self) -> bool:
+        """Are the safe cuts of :mod:`functionalbpe.text.cuts` proven for its pieces? Only for
+        the built-in patterns, case by case; any other pattern is read whole, a document at a
+        time, since a cut there may change the pieces on either side of it."""
+        return self.name in PATTERNS
+
+    @property
     def trusted(self) -> bool:
         """Does it run without a time limit? (built-in patterns and schemes' own)"""
         return self.name != "custom"

@@ -372,3 +372,23 @@ def test_spaced_digits_is_join_of_str():
     for ids in ([], [0], [9, 10, 99, 100, 4194303], rng.integers(0, 1 << 22, 5000)):
         ids = np.asarray(ids, dtype=np.uint32)
         assert tokenfile.spaced_digits(ids) == "".join(" " + str(i) for i in ids.tolist()).encode()
+
+
+# Custom patterns whose pieces a safe cut of text/cuts.py would change: one cuts every 7
+# characters (a cut inside a line shifts every later piece of it), the other is SuperBPE's
+# second stage, whose pieces cross words and punctuation.
+@pytest.mark.parametrize("pattern", [r"[^\n]{1,7}|\n", fb.text.patterns.SUPERWORDS])
+@pytest.mark.parametrize("block", [64, 200, 1024])
+def test_token_files_of_custom_patterns_are_encode_s(tmp_path, monkeypatch, pattern, block):
+    text = ("The cat sat. On the mat!! Then (it) left:\nnaïve café, 中文 ✓ 😀 " * 60 + "\n") * 8
+    tok = fb.train([text], vocab_size=300, pattern=pattern, special_tokens=[EOT], progress=False)
+    path = tmp_path / "a.txt"
+    path.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(tokenfile, "UNIT_BYTES", block)
+    monkeypatch.setattr(tokenfile, "MIN_BATCH_BYTES", 2 * block)
+    tok.encode_to_file(path, tmp_path / "ids.npy", eot=EOT, threads=2, progress=False)
+    assert np.load(tmp_path / "ids.npy").tolist() == expected(tok, [text])
+    # Counting reads files in blocks too: the counts of a file are those of its text.
+    blocks = fb.Files([path], block_bytes=block)
+    got = fb.count(blocks, pattern=pattern, progress=False)
+    assert list(got.items()) == list(fb.count([text], pattern=pattern, progress=False).items())
