@@ -102,7 +102,7 @@ def tokenizer_for(docs: Sequence[str], vocab_size: int) -> Tuple[fb.Tokenizer, s
     trainer = rustbpe.Tokenizer()
     trainer.train_from_iterator(iter(docs), vocab_size=vocab_size, pattern=fb.PATTERNS[PATTERN])
     ranks = {bytes(token): rank for token, rank in trainer.get_mergeable_ranks()}
-    byte_ids, merges, merge_ids = merges_from_ranks(ranks, "rustbpe")
+    byte_ids, merges, merge_ids, _ = merges_from_ranks(ranks, "rustbpe")
     tok = fb.Tokenizer(make_scheme("plain", PATTERN), merges, byte_ids=byte_ids, merge_ids=merge_ids)
     return tok, "trained by rustbpe (the same merge table as ours; the fast trainer is not built here)"
 

@@ -110,6 +110,7 @@ cdef extern from "lib/encode.h":
     void fbpe_ids_init(fbpe_ids *v) nogil
     void fbpe_ids_free(fbpe_ids *v) nogil
     fbpe_status fbpe_ids_reserve(fbpe_ids *v, size_t extra) nogil
+    fbpe_status fbpe_bpe_add_joins(fbpe_bpe *b, const uint32_t *joins, size_t num, int whole_pieces) nogil
     fbpe_status fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint32_t *merges,
                              size_t num_merges, const uint8_t *const *specials,
                              const size_t *special_lens, size_t num_specials, fbpe_bpe **out) nogil
@@ -483,7 +484,7 @@ cdef class BPE:
     cdef tuple id_objects
     cdef fbpe_cache *raw_cache  # encode_cached's: raw piece -> ids of its text form
 
-    def __cinit__(self, atoms, merges, specials=(), output_ids=None):
+    def __cinit__(self, atoms, merges, specials=(), output_ids=None, joins=(), bint whole_pieces=False):
         cdef size_t num_atoms = len(atoms), num_merges = len(merges), num_specials = len(specials)
         cdef fbpe_status rc
         if num_atoms > 0x1000 or num_merges > FBPE_MAX_VOCAB_SIZE or num_specials > FBPE_MAX_VOCAB_SIZE:
@@ -512,7 +513,9 @@ cdef class BPE:
                                   special_lens, num_specials, &self.b)
             check(rc, "for the merge table",
                   "the merge table is inconsistent (a merge of an id not defined before it, a pair "
-                  "merged twice, a bad atom) or passes a limit of functionalbpe.filecheck")
+                  "merged twice, a bad atom) or passes a limit of functionalbpe.core.limits")
+            if joins or whole_pieces:
+                self._add_joins(joins, whole_pieces)
             if output_ids is None:
                 self.id_objects = tuple(range(self.b.num_tokens))
             else:
@@ -524,6 +527,22 @@ cdef class BPE:
             free(pairs)
             free(special_ptrs)
             free(special_lens)
+
+    def _add_joins(self, joins, bint whole_pieces):
+        cdef size_t n = len(joins), k
+        cdef fbpe_status rc
+        cdef uint32_t *flat = <uint32_t *>malloc((3 * n + 1) * sizeof(uint32_t))
+        if not flat:
+            raise MemoryError()
+        try:
+            for k in range(n):
+                flat[3 * k], flat[3 * k + 1], flat[3 * k + 2] = joins[k]
+            with nogil:
+                rc = fbpe_bpe_add_joins(self.b, flat, n, whole_pieces)
+            check(rc, "for the joins", "a join names an id out of range, bytes that are not its "
+                  "token's, or a pair given twice")
+        finally:
+            free(flat)
 
     def __dealloc__(self):
         fbpe_cache_delete(self.raw_cache)

@@ -66,10 +66,15 @@ class Tokenizer(OtherLibraryNames, Exchange):
         byte_ids: Optional[Sequence[int]] = None,
         special_ids: Optional[Sequence[int]] = None,
         merge_ids: Optional[Sequence[int]] = None,
+        joins: Sequence[Tuple[int, int, int]] = (),
+        whole_pieces: bool = False,
     ) -> None:
         """``byte_ids``, ``merge_ids`` and ``special_ids`` keep the ids of an imported
         vocabulary (see :mod:`functionalbpe.core.idmap`); leave them out for the standard
-        layout."""
+        layout. ``joins`` (``(left, right, token)`` in internal ids: pairs that make a token
+        without being its merge) and ``whole_pieces`` (a piece that is a token's bytes is that
+        token) make a vocabulary that merges cannot describe alone encode as tiktoken does
+        (docs/interop.md, *Tokens no merge makes*); a trained tokenizer needs neither."""
         policy = policy_code(merge_policy)
         self.scheme = scheme
         self.merge_policy = merge_policy
@@ -85,7 +90,8 @@ class Tokenizer(OtherLibraryNames, Exchange):
         self._idmap = IdMap(self.alphabet, byte_ids, special_ids, merge_ids)  # cheap when they are internal
         self._specials = SpecialPolicy({s: self._idmap.external(i) for s, i in self.alphabet.special_ids().items()})
         mapped = None if self._idmap.identity else self._idmap
-        self._encoder = Encoder(self.alphabet, scheme, mapped and mapped.external_ids[: self.alphabet.first_special])
+        self._encoder = Encoder(self.alphabet, scheme, mapped and mapped.external_ids[: self.alphabet.first_special],
+                                joins, whole_pieces)
         self._decoding = Decoding(self.alphabet, scheme, self._encoder.decode_bytes, mapped)
         self._vocab = Vocabulary(self.alphabet, self._idmap, self._encoder)
 
@@ -499,7 +505,7 @@ class Tokenizer(OtherLibraryNames, Exchange):
         """
         return payload_of(
             self.scheme, self.merge_policy, self.alphabet, self.merge_counts, self.special_tokens, self._idmap,
-            self.training,
+            self.training, self._encoder.joins, self._encoder.whole_pieces,
         )
 
     def save(self, path: "os.PathLike[str] | str") -> None:

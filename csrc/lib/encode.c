@@ -541,9 +541,102 @@ static size_t merge_runs(const fbpe_bpe *b, uint32_t *ids, size_t n, int *more) 
     return m;
 }
 
+/* ---- merging in any order: a heap of (rank, position) ----------------------------------
+ *
+ * With joins (fbpe_bpe_add_joins) a merge can make a pair that ranks before the pair just
+ * merged ('.:.' + ':' makes '.:.:', ranked before '.:.' in Llama 3), so neither the sweep
+ * nor the rounds over runs, which take each rank once, apply. tiktoken's own procedure
+ * does: merge the lowest-ranked pair, the leftmost of equals, again and again. Each pair is
+ * filed under (rank, position) in a binary heap; a popped entry whose pair has changed
+ * since is skipped, so a piece of n symbols costs O(n log n). */
+
+static void heap_sift_up(uint64_t *h, size_t i) {
+    while (i) {
+        size_t parent = (i - 1) / 2;
+        if (h[parent] <= h[i]) break;
+        uint64_t t = h[parent];
+        h[parent] = h[i];
+        h[i] = t;
+        i = parent;
+    }
+}
+
+static void heap_sift_down(uint64_t *h, size_t n, size_t i) {
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < n && h[l] < h[m]) m = l;
+        if (l + 1 < n && h[l + 1] < h[m]) m = l + 1;
+        if (m == i) return;
+        uint64_t t = h[m];
+        h[m] = h[i];
+        h[i] = t;
+        i = m;
+    }
+}
+
+static fbpe_status merge_heap(const fbpe_bpe *b, uint32_t *ids, size_t n, size_t *len_out) {
+    *len_out = n;
+    if (n < 2) return FBPE_OK;
+    /* next, prev, the rank of the pair starting at each position, and the heap: each pair
+     * is filed once at the start and once per merge beside it, at most 3n entries. */
+    uint32_t *next = (uint32_t *)malloc(fbpe_array_bytes(n, 3 * sizeof(uint32_t)));
+    uint64_t *heap = (uint64_t *)malloc(fbpe_array_bytes(n, 3 * sizeof(uint64_t)));
+    if (!next || !heap) {
+        free(next);
+        free(heap);
+        return FBPE_ENOMEM;
+    }
+    uint32_t *prev = next + n, *pair = next + 2 * n;
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        next[i] = i + 1 < n ? (uint32_t)(i + 1) : NONE;
+        prev[i] = i ? (uint32_t)(i - 1) : NONE;
+        pair[i] = i + 1 < n ? rank_of(b, ids[i], ids[i + 1]) : FBPE_NO_RANK;
+        if (pair[i] != FBPE_NO_RANK) heap[len++] = (uint64_t)pair[i] << 32 | i;
+    }
+    for (size_t i = len / 2; i--;) heap_sift_down(heap, len, i);
+    while (len) {
+        uint64_t top = heap[0];
+        heap[0] = heap[--len];
+        heap_sift_down(heap, len, 0);
+        uint32_t p = (uint32_t)top, r = (uint32_t)(top >> 32);
+        if (ids[p] == DEAD || pair[p] != r) continue; /* stale: the pair has changed */
+        uint32_t q = next[p];
+        ids[p] = r;
+        ids[q] = DEAD;
+        next[p] = next[q];
+        if (next[q] != NONE) prev[next[q]] = p;
+        pair[q] = FBPE_NO_RANK;
+        uint32_t sides[2] = {prev[p], p};
+        for (int k = 0; k < 2; k++) {
+            uint32_t at = sides[k];
+            if (at == NONE) continue;
+            pair[at] = next[at] == NONE ? FBPE_NO_RANK : rank_of(b, ids[at], ids[next[at]]);
+            if (pair[at] != FBPE_NO_RANK) {
+                heap[len] = (uint64_t)pair[at] << 32 | at;
+                heap_sift_up(heap, len++);
+            }
+        }
+    }
+    size_t m = 0;
+    for (uint32_t p = 0; p != NONE; p = next[p]) ids[m++] = ids[p];
+    *len_out = m;
+    free(next);
+    free(heap);
+    return FBPE_OK;
+}
+
 fbpe_status fbpe_merge(const fbpe_bpe *b, uint32_t *ids, size_t n, int method, size_t *len) {
     *len = n;
     if (n >= UINT32_MAX) return FBPE_ETOOLONG; /* positions and run lengths are 32-bit */
+    if (b->any_order && !(method == 1 && n <= SHORT_PIECE)) {
+        /* The short scan already takes the lowest, leftmost pair one at a time. */
+        if (n <= SHORT_PIECE) {
+            *len = merge_short(b, ids, n);
+            return FBPE_OK;
+        }
+        return merge_heap(b, ids, n, len);
+    }
     if (method == 1 || (method == 0 && n <= SHORT_PIECE)) {
         if (n > SHORT_PIECE) return FBPE_EINVALID;
         *len = merge_short(b, ids, n);
@@ -763,20 +856,22 @@ static inline int may_join(const fbpe_bpe *b, const uint8_t *s, size_t i, size_t
     return 0;
 }
 
+/* The bit of the place where `left` ends inside `token` (which begins with it). */
+static void set_join_bit(fbpe_bpe *b, uint32_t token, uint32_t left) {
+    size_t c, len;
+    const uint8_t *t = token_bytes(b, token, &len);
+    token_bytes(b, left, &c);
+    size_t bit = fbpe_slot_u64(join_key(t + c, c >= 2 ? 2 : 1, len - c >= 2 ? 2 : 1), b->join_shift);
+    b->join_bits[bit >> 6] |= (uint64_t)1 << (bit & 63);
+}
+
 static fbpe_status build_join_bits(fbpe_bpe *b) {
     size_t num_merges = b->num_tokens - b->num_fixed;
     size_t bits = pow2_at_least(JOIN_BITS_PER_MERGE * num_merges + 64);
     b->join_bits = (uint64_t *)calloc(bits / 64, sizeof(uint64_t));
     if (!b->join_bits) return FBPE_ENOMEM;
     b->join_shift = fbpe_slot_shift(bits);
-    for (size_t k = 0; k < num_merges; k++) {
-        size_t c, len;
-        const uint8_t *t = token_bytes(b, b->num_fixed + (uint32_t)k, &len);
-        token_bytes(b, b->left[k], &c);
-        size_t bit = fbpe_slot_u64(join_key(t + c, c >= 2 ? 2 : 1, len - c >= 2 ? 2 : 1),
-                                   b->join_shift);
-        b->join_bits[bit >> 6] |= (uint64_t)1 << (bit & 63);
-    }
+    for (size_t k = 0; k < num_merges; k++) set_join_bit(b, b->num_fixed + (uint32_t)k, b->left[k]);
     return FBPE_OK;
 }
 
@@ -816,6 +911,9 @@ static fbpe_status encode_part(const fbpe_bpe *b, fbpe_cache *cache, const uint8
     fbpe_key key;
     fbpe_key_make(&key, s, n, readable);
     uint32_t id = whole_token(b, &key);
+    /* Only the whole piece, never a part cut from it: tiktoken looks a piece up whole. */
+    if (id == FBPE_NO_RANK && may_cut && b->piece_slots)
+        id = slot_find(b->piece_slots, b->piece_mask, b->tok_bytes, b->tok_off, &key);
     if (id != FBPE_NO_RANK) {
         if (reserve(out, 1)) return FBPE_ENOMEM;
         out->ids[out->len++] = id;
@@ -953,25 +1051,34 @@ static fbpe_status index_atoms(fbpe_bpe *b, const uint32_t *atom_cps) {
     return FBPE_OK;
 }
 
-/* (left, right) -> merged id, at most half full; a pair merged twice is refused. */
-static fbpe_status build_pair_table(fbpe_bpe *b) {
+/* File (left, right) -> id; a pair given twice is refused. */
+static fbpe_status pair_insert(fbpe_bpe *b, uint32_t left, uint32_t right, uint32_t id) {
+    uint64_t key = ((uint64_t)left << 32) | right;
+    size_t i = fbpe_slot_u64(key, b->pair_shift);
+    while (b->pair_keys[i] != UINT64_MAX) {
+        if (b->pair_keys[i] == key) return FBPE_EINVALID;
+        i = (i + 1) & b->pair_mask;
+    }
+    b->pair_keys[i] = key;
+    b->pair_ids[i] = id;
+    return FBPE_OK;
+}
+
+/* (left, right) -> merged id for the merges and `extra` pairs more, at most half full. */
+static fbpe_status build_pair_table(fbpe_bpe *b, size_t extra) {
     size_t num_merges = b->num_tokens - b->num_fixed;
-    size_t cap = pow2_at_least(2 * num_merges + 2);
-    b->pair_keys = (uint64_t *)malloc(cap * sizeof(uint64_t));
-    b->pair_ids = (uint32_t *)malloc(cap * sizeof(uint32_t));
+    size_t cap = pow2_at_least(2 * (num_merges + extra) + 2);
+    free(b->pair_keys);
+    free(b->pair_ids);
+    b->pair_keys = (uint64_t *)malloc(fbpe_array_bytes(cap, sizeof(uint64_t)));
+    b->pair_ids = (uint32_t *)malloc(fbpe_array_bytes(cap, sizeof(uint32_t)));
     if (!b->pair_keys || !b->pair_ids) return FBPE_ENOMEM;
     memset(b->pair_keys, 0xFF, cap * sizeof(uint64_t));
     b->pair_mask = cap - 1;
     b->pair_shift = fbpe_slot_shift(cap);
     for (size_t k = 0; k < num_merges; k++) {
-        uint64_t key = ((uint64_t)b->left[k] << 32) | b->right[k];
-        size_t i = fbpe_slot_u64(key, b->pair_shift);
-        while (b->pair_keys[i] != UINT64_MAX) {
-            if (b->pair_keys[i] == key) return FBPE_EINVALID;
-            i = (i + 1) & b->pair_mask;
-        }
-        b->pair_keys[i] = key;
-        b->pair_ids[i] = b->num_fixed + (uint32_t)k;
+        fbpe_status rc = pair_insert(b, b->left[k], b->right[k], b->num_fixed + (uint32_t)k);
+        if (rc) return rc;
     }
     return FBPE_OK;
 }
@@ -1025,7 +1132,7 @@ fbpe_status fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint3
     b->num_ids = b->num_tokens + (uint32_t)num_specials;
     if ((rc = copy_merges(b, merges)) ||
         (rc = lay_out_tokens(b, atom_cps, specials, special_lens)) ||
-        (rc = index_atoms(b, atom_cps)) || (rc = build_pair_table(b)) ||
+        (rc = index_atoms(b, atom_cps)) || (rc = build_pair_table(b, 0)) ||
         (rc = build_whole_tokens(b)) || (rc = build_join_bits(b))) {
         fbpe_bpe_free(b);
         return rc;
@@ -1034,8 +1141,49 @@ fbpe_status fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint3
     return FBPE_OK;
 }
 
+fbpe_status fbpe_bpe_add_joins(fbpe_bpe *b, const uint32_t *joins, size_t num, int whole_pieces) {
+    /* Distinct pairs make distinct (token, place) splits: fewer than all tokens' bytes. */
+    if (num > b->tok_off[b->num_tokens]) return FBPE_EINVALID;
+    for (size_t k = 0; k < num; k++) {
+        uint32_t l = joins[3 * k], r = joins[3 * k + 1], t = joins[3 * k + 2];
+        if (l >= b->num_tokens || r >= b->num_tokens || t < b->num_fixed || t >= b->num_tokens)
+            return FBPE_EINVALID;
+        size_t nl, nr, nt;
+        const uint8_t *pl = token_bytes(b, l, &nl), *pr = token_bytes(b, r, &nr);
+        const uint8_t *pt = token_bytes(b, t, &nt);
+        if (nl + nr != nt || memcmp(pl, pt, nl) || memcmp(pr, pt + nl, nr)) return FBPE_EINVALID;
+    }
+    fbpe_status rc = build_pair_table(b, num);
+    for (size_t k = 0; k < num && rc == FBPE_OK; k++) {
+        rc = pair_insert(b, joins[3 * k], joins[3 * k + 1], joins[3 * k + 2]);
+        set_join_bit(b, joins[3 * k + 2], joins[3 * k]);
+    }
+    if (rc) return rc;
+    b->any_order = num > 0;
+    /* Which tokens encode to themselves depends on every pair: build that table again. */
+    free(b->vocab_slots);
+    b->vocab_slots = NULL;
+    b->num_self_encoding = 0;
+    if ((rc = build_whole_tokens(b))) return rc;
+    if (!whole_pieces || b->num_self_encoding == b->num_tokens - 256) return FBPE_OK;
+    size_t cap = pow2_at_least(2 * (size_t)(b->num_tokens - 256 - b->num_self_encoding) + 2);
+    b->piece_slots = (fbpe_vocab_slot *)calloc(cap, sizeof(fbpe_vocab_slot));
+    if (!b->piece_slots) return FBPE_ENOMEM;
+    b->piece_mask = cap - 1;
+    for (uint32_t i = b->num_fixed; i < b->num_tokens; i++) {
+        size_t len;
+        const uint8_t *t = token_bytes(b, i, &len);
+        if (fbpe_whole_token(b, t, len) == i) continue;
+        fbpe_key k;
+        fbpe_key_make(&k, t, len, len);
+        slot_insert(b->piece_slots, b->piece_mask, &k, i);
+    }
+    return FBPE_OK;
+}
+
 void fbpe_bpe_free(fbpe_bpe *b) {
     if (!b) return;
+    free(b->piece_slots);
     free((void *)b->left);
     free((void *)b->right);
     free(b->pair_keys);

@@ -79,6 +79,15 @@ typedef struct {
      * code point is not an atom. NULL for a scheme without atoms. */
     uint32_t *atom_of;
 
+    /* Joins: pairs that make a token without being its merge (fbpe_bpe_add_joins). Then a
+     * merge may make a pair that ranks before it, and pieces merge by the lowest-ranked,
+     * leftmost pair one at a time (merge_heap) rather than one rank at a time. */
+    int any_order;
+    /* Tokens taken whole when a piece is exactly their bytes although their own bytes merge
+     * into other tokens (tiktoken's rule, HF's ignore_merges); NULL when there are none. */
+    fbpe_vocab_slot *piece_slots;
+    size_t piece_mask;
+
     /* Caches waiting to be taken (a tiny lock guards the array). */
     fbpe_cache *pool[FBPE_POOL_SIZE];
     size_t pool_len;
@@ -95,6 +104,14 @@ fbpe_status fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint3
                          size_t num_merges, const uint8_t *const *specials,
                          const size_t *special_lens, size_t num_specials, fbpe_bpe **out);
 void fbpe_bpe_free(fbpe_bpe *b);
+
+/* Add `num` joins, triples (left, right, token) in `joins`: the pair (left, right) makes
+ * `token` (whose bytes are theirs together) although token's merge is another pair, as
+ * tiktoken joins any two adjacent parts whose bytes are a token. `whole_pieces`: a piece that
+ * is a token's bytes is that token, even where its bytes merge into others. Call it once,
+ * right after fbpe_bpe_new. FBPE_OK, FBPE_ENOMEM, or FBPE_EINVALID (an id out of range, bytes
+ * that do not match, a pair given twice). */
+fbpe_status fbpe_bpe_add_joins(fbpe_bpe *b, const uint32_t *joins, size_t num, int whole_pieces);
 
 /* The merged id of the pair (a, b), or FBPE_NO_RANK. Its rank: a lower id merged earlier. */
 uint32_t fbpe_rank(const fbpe_bpe *b, uint32_t left, uint32_t right);

@@ -21,6 +21,7 @@ from array import array
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from ..errors import FunctionalBPEError
 from ..util.checks import without_surrogates
 from ._native import NATIVE
 from .alphabet import Alphabet
@@ -55,11 +56,21 @@ class Encoder:
         alphabet: Alphabet,
         scheme: "Optional[Scheme]" = None,
         output_ids: Optional[Sequence[int]] = None,
+        joins: Sequence[Tuple[int, int, int]] = (),
+        whole_pieces: bool = False,
     ) -> None:
         """``output_ids[i]`` is the id that token ``i`` is written as (the ids of an
-        imported vocabulary, :mod:`functionalbpe.core.idmap`); by default ``i`` itself."""
+        imported vocabulary, :mod:`functionalbpe.core.idmap`); by default ``i`` itself.
+
+        ``joins`` and ``whole_pieces`` make an imported vocabulary encode as its library does
+        (:func:`check_joins`): ``(left, right, token)`` pairs that make a token without being
+        its merge, after which pieces merge by the lowest-ranked leftmost pair one at a time,
+        as tiktoken does; and a piece that is a token's bytes taken as that token."""
         self.alphabet = alphabet
         self.scheme = scheme
+        self.joins = check_joins(alphabet, joins)
+        self.whole_pieces = bool(whole_pieces)
+        self._whole: Optional[Dict[bytes, int]] = None
         self._ranks: Optional[Dict[Tuple[int, int], int]] = None
         self._cache: BoundedCache[str, Tuple[int, ...]] = BoundedCache(CACHE_LIMIT)
         self._raw_cache: BoundedCache[str, Tuple[int, ...]] = BoundedCache(CACHE_LIMIT)
@@ -68,7 +79,8 @@ class Encoder:
         self.native: Any = None
         if module is not None:
             atoms = [ord(a.char) for a in alphabet.atoms]
-            self.native = module.BPE(atoms, alphabet.merges, alphabet.specials, output_ids)
+            self.native = module.BPE(atoms, alphabet.merges, alphabet.specials, output_ids, self.joins,
+                                     self.whole_pieces)
         # The C scanner's name for the scheme's text-form pieces (text to ids in C: the text
         # as it is, so not for a scheme that normalizes), or for its raw pieces (ids cached
         # per raw piece, in C, of the prepared text); None where Python cuts.
@@ -88,16 +100,34 @@ class Encoder:
 
     @property
     def ranks(self) -> Dict[Tuple[int, int], int]:
+        """Every pair that merges, and the id it makes (a lower id merges first)."""
         if self._ranks is None:
-            self._ranks = ranks_from_merges(self.alphabet.merges, self.alphabet.first_merge)
+            ranks = ranks_from_merges(self.alphabet.merges, self.alphabet.first_merge)
+            ranks.update(((left, right), token) for left, right, token in self.joins)
+            self._ranks = ranks
         return self._ranks
+
+    def _merged(self, piece: str) -> List[int]:
+        """The internal ids of one text-form piece: the reference, or (with joins, where a
+        merge can make a pair that ranks before it) the lowest-ranked leftmost pair one at a
+        time, which is the dropout encoder with nothing dropped."""
+        if self.whole_pieces:
+            if self._whole is None:
+                table = self.alphabet.all_token_bytes()
+                self._whole = {table[i]: i for i in range(self.alphabet.first_merge, self.alphabet.first_special)}
+            token = self._whole.get(piece.encode("utf-8", "surrogatepass"))
+            if token is not None:
+                return [token]
+        if self.joins:
+            return encode_piece_dropout(self.alphabet.symbols(piece), self.ranks, 0.0, random.Random(0))
+        return encode_piece(self.alphabet.symbols(piece), self.ranks)
 
     def encode_piece(self, piece: str) -> List[int]:
         if self.native is not None:
             return self.native.encode_pieces((piece,))
         ids = self._cache.get(piece)
         if ids is None:
-            ids = tuple(encode_piece(self.alphabet.symbols(piece), self.ranks))
+            ids = tuple(self._merged(piece))
             if self._output_ids is not None:
                 ids = tuple(self._output_ids[i] for i in ids)
             self._cache.put(piece, ids)
@@ -207,6 +237,37 @@ class Encoder:
         if not all(isinstance(i, int) and 0 <= i < size for i in ids):
             return None
         return b"".join([table[i] for i in ids])
+
+
+def check_joins(alphabet: Alphabet, joins: Sequence[Tuple[int, int, int]]) -> List[Tuple[int, int, int]]:
+    """``joins`` as a list of ``(left, right, token)``, checked: ids of tokens (not special
+    ones), ``token`` a merged one whose bytes are ``left``'s and ``right``'s together, and
+    no pair that is a merge or another join.
+
+    >>> check_joins(Alphabet(merges=[(97, 97), (256, 97), (97, 256)]), [(97, 256, 257)])
+    Traceback (most recent call last):
+    ...
+    functionalbpe.errors.FunctionalBPEError: joins[0]: (97, 256, 257): the pair (97, 256) is a merge already
+    """
+    out: List[Tuple[int, int, int]] = []
+    if not joins:
+        return out
+    table = alphabet.all_token_bytes()
+    pairs = set(alphabet.merges)
+    first, end = alphabet.first_merge, alphabet.first_special
+    for k, join in enumerate(joins):
+        if not (isinstance(join, (tuple, list)) and len(join) == 3 and all(type(v) is int for v in join)):
+            raise FunctionalBPEError(f"joins[{k}]: {join!r} is not three ids (left, right, token)")
+        left, right, token = join
+        if not (0 <= left < end and 0 <= right < end and first <= token < end):
+            raise FunctionalBPEError(f"joins[{k}]: {tuple(join)}: an id out of range (tokens 0..{end - 1}, merged ones from {first})")
+        if table[left] + table[right] != table[token]:
+            raise FunctionalBPEError(f"joins[{k}]: {tuple(join)}: the bytes of {left} and {right} together are not those of {token}")
+        if (left, right) in pairs:
+            raise FunctionalBPEError(f"joins[{k}]: {tuple(join)}: the pair ({left}, {right}) is a merge already")
+        pairs.add((left, right))
+        out.append((left, right, token))
+    return out
 
 
 class FlatIds:

@@ -215,8 +215,8 @@ def read_hf(source: Any) -> Imported:
         raise TokenizerFileError(f"{origin}: model: the vocab (an object) or the merges (a list) are missing")
     if len(vocab) > MAX_VOCAB_SIZE or len(merges) > MAX_VOCAB_SIZE:
         raise TokenizerFileError(f"{origin}: model: more than {MAX_VOCAB_SIZE} tokens or merges")
-    byte_ids, table, merge_ids = _merge_table(vocab, merges, specials, origin)
-    return Imported(byte_ids, table, merge_ids, pattern, specials, bool(model.get("ignore_merges")), origin)
+    byte_ids, table, merge_ids, joins = _merge_table(vocab, merges, specials, origin)
+    return Imported(byte_ids, table, merge_ids, pattern, specials, bool(model.get("ignore_merges")), origin, joins)
 
 
 def _document(source: Any) -> Tuple[Any, str]:
@@ -316,8 +316,17 @@ def _added_tokens(entries: Any, origin: str) -> Dict[str, int]:
 
 def _merge_table(
     vocab: Dict[str, Any], merges: List[Any], specials: Dict[str, int], origin: str
-) -> Tuple[List[int], List[Tuple[int, int]], List[int]]:
-    """(the byte ids, the merges in the internal layout, the merge ids) of an HF vocabulary."""
+) -> Tuple[List[int], List[Tuple[int, int]], List[int], List[Tuple[int, int, int]]]:
+    """(the byte ids, the merges in the internal layout, the merge ids, the joins) of an HF
+    vocabulary.
+
+    HF ranks a pair by the place of its merge in the list, and a token may be made by more
+    than one merge: the ``tokenizer.json`` that transformers' ``TikTokenConverter`` writes
+    lists every pair of tokens that makes a token (Llama 3: 280,147 merges for 127,744
+    tokens), in the order of the tokens' ranks, and a token's first merge may join a token
+    made later (``Ġ`` + ``ĠĠĠ``). So the tokens are laid out in the order of their first
+    merge (which is their rank); each takes as its merge the first of its merges whose two
+    tokens come before it, and its other merges become joins (``Tokenizer(joins=...)``)."""
     ids: Dict[bytes, int] = {}  # every token but the added ones, as bytes
     for token, ident in vocab.items():
         if token in specials and specials[token] == ident:
@@ -341,33 +350,50 @@ def _merge_table(
             "initial_alphabet=ByteLevel.alphabet())"
         )
     internal = {bytes([b]): b for b in range(NUM_BYTES)}
-    table: List[Tuple[int, int]] = []
-    merge_ids: List[int] = []
+    pairs: List[Tuple[bytes, bytes, bytes]] = []  # (left, right, token) of each merge
+    seen = set()
     for k, merge in enumerate(merges):
         # HF writes a merge as "left right" or (since tokenizers 0.20) as [left, right].
         parts = merge.split(" ") if isinstance(merge, str) else merge
         if not (isinstance(parts, list) and len(parts) == 2 and all(isinstance(p, str) for p in parts)):
             raise TokenizerFileError(f"{origin}: model.merges[{k}]: {excerpt(merge)} is not a pair of tokens")
         left, right = bytelevel.read(parts[0]), bytelevel.read(parts[1])
-        if left not in internal or right not in internal:
-            raise TokenizerFileError(
-                f"{origin}: model.merges[{k}]: {excerpt(merge)} merges a token that no merge before it makes"
-            )
+        if left not in ids or right not in ids:
+            raise TokenizerFileError(f"{origin}: model.merges[{k}]: {excerpt(merge)} joins a token that is not in the vocabulary")
         assert left is not None and right is not None
         joined = left + right
-        if joined not in ids or joined in internal:
-            why = "is not in the vocabulary" if joined not in ids else "is made by an earlier merge too"
-            raise TokenizerFileError(f"{origin}: model.merges[{k}]: {excerpt(merge)} makes {excerpt(joined)}, which {why}")
-        internal[joined] = NUM_BYTES + len(table)
-        table.append((internal[left], internal[right]))
-        merge_ids.append(ids[joined])
+        if joined not in ids:
+            raise TokenizerFileError(f"{origin}: model.merges[{k}]: {excerpt(merge)} makes {excerpt(joined)}, which is not in the vocabulary")
+        if (left, right) in seen:
+            raise TokenizerFileError(f"{origin}: model.merges[{k}]: {excerpt(merge)} is listed twice")
+        seen.add((left, right))
+        if joined not in internal:  # its first merge: its place in the order
+            internal[joined] = len(internal)
+        pairs.append((left, right, joined))
     unmade = next((data for data in ids if data not in internal), None)
     if unmade is not None:
         raise TokenizerFileError(
             f"{origin}: model.vocab: the token {excerpt(unmade)} (id {ids[unmade]}) is neither a byte nor made "
             "by a merge; functionalbpe's vocabulary is the bytes and the merges"
         )
-    return [ids[bytes([b])] for b in range(NUM_BYTES)], table, merge_ids
+    # Each token's merge: the first of its merges whose tokens both come before it.
+    chosen: Dict[bytes, Tuple[int, int]] = {}
+    joins: List[Tuple[int, int, int]] = []
+    for left, right, joined in pairs:
+        a, b, t = internal[left], internal[right], internal[joined]
+        if joined not in chosen and a < t and b < t:
+            chosen[joined] = (a, b)
+        else:
+            joins.append((a, b, t))
+    order = sorted(internal, key=internal.__getitem__)[NUM_BYTES:]
+    never = next((data for data in order if data not in chosen), None)
+    if never is not None:
+        raise TokenizerFileError(
+            f"{origin}: model.merges: every merge that makes {excerpt(never)} joins a token first made by a later "
+            "merge; functionalbpe needs each token made by two tokens made before it"
+        )
+    table = [chosen[data] for data in order]
+    return [ids[bytes([b])] for b in range(NUM_BYTES)], table, [ids[data] for data in order], joins
 
 
 # -- GPT-2's own files ---------------------------------------------------------------------------

@@ -21,3 +21,6 @@ class Imported(NamedTuple):
     special_tokens: Dict[str, int]  # the added tokens
     ignore_merges: bool  # a word that is a token is taken whole (tiktoken always, HF when set)
     origin: str  # the file (or object) it came from, for messages
+    # (left, right, token), internal ids: pairs that make a token without being its merge, for
+    # tokens no merge of two earlier ones makes (Llama 3's; Tokenizer(joins=...)).
+    joins: List[Tuple[int, int, int]] = []

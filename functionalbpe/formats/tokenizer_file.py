@@ -16,6 +16,11 @@ Layout (``"format": "functionalbpe/1"``)::
                                                own (from_tiktoken, from_hf): each byte's id;
       "merge_ids": [300, 301, ...],            each merge's id where it is not 256 + k; then
                                                ids may leave gaps (functionalbpe/core/idmap.py)
+      "joins": [[46, 1256, 1300], ...],        only in an imported vocabulary with tokens its
+                                               merges cannot make: pairs (left, right, token,
+                                               internal ids) that make a token besides its merge
+      "whole_pieces": true,                    only when set: a piece that is a token's bytes is
+                                               that token (tiktoken's rule, HF's ignore_merges)
       "training": {"objective": "parity", ...}  only after a weighted or parity-aware training
                                                of several languages: the objective, the mix
                                                and the parity options (docs/parity.md)
@@ -39,9 +44,9 @@ import hashlib
 import json
 import os
 from itertools import chain
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Type
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Type
 
-from ..core.limits import MAX_COUNT, MAX_VOCAB_SIZE, special_token_bytes
+from ..core.limits import MAX_COUNT, MAX_TOTAL_TOKEN_BYTES, MAX_VOCAB_SIZE, special_token_bytes
 from ..errors import FunctionalBPEError, TokenizerFileError
 from ..util.checks import excerpt, is_int
 from ..util.output import atomic_write_text
@@ -233,6 +238,17 @@ def check_fields(payload: Any, error: Type[FunctionalBPEError] = TokenizerFileEr
             isinstance(ids, list) and len(ids) == count and all(is_int(i) and 0 <= i < MAX_VOCAB_SIZE for i in ids)
         ):
             raise error(f"{field}: {excerpt(ids)} is not a list of {count} ids in 0..{MAX_VOCAB_SIZE - 1}")
+    joins = payload.get("joins", [])
+    if not isinstance(joins, list) or len(joins) > MAX_TOTAL_TOKEN_BYTES:
+        raise error(f"joins: {excerpt(joins)} is not a list of (left, right, token) ids")
+    if joins and not (
+        set(map(type, joins)) == {list} and set(map(len, joins)) == {3}
+        and set(map(type, chain.from_iterable(joins))) == {int}
+    ):
+        k = next(k for k, j in enumerate(joins) if not (type(j) is list and len(j) == 3 and all(map(is_int, j))))
+        raise error(f"joins[{k}]: {excerpt(joins[k])} is not a join (three integer ids: left, right, token)")
+    if not isinstance(payload.get("whole_pieces", False), bool):
+        raise error(f"whole_pieces: {excerpt(payload['whole_pieces'])} should be true or false")
     training = payload.get("training")
     if training is not None and not isinstance(training, dict):
         raise error(f"training: {excerpt(training)} is not a description of the training (a JSON object)")
@@ -287,6 +303,8 @@ def payload_of(
     special_tokens: Dict[str, int],
     idmap: "IdMap",
     training: "Optional[Dict[str, Any]]",
+    joins: "Sequence[Tuple[int, int, int]]" = (),
+    whole_pieces: bool = False,
 ) -> Dict[str, Any]:
     """The JSON data of a tokenizer file for a tokenizer's parts (``Tokenizer.to_payload``)."""
     payload: Dict[str, Any] = {
@@ -306,6 +324,11 @@ def payload_of(
         payload["byte_ids"] = idmap.byte_ids
         if idmap.merge_ids != list(range(alphabet.first_merge, alphabet.first_special)):
             payload["merge_ids"] = idmap.merge_ids
+    # Written only when there are some, so that every other file is what it always was.
+    if joins:
+        payload["joins"] = [list(j) for j in joins]
+    if whole_pieces:
+        payload["whole_pieces"] = True
     if training is not None:
         payload["training"] = training
     return payload
@@ -334,4 +357,6 @@ def parts_from_payload(payload: Any) -> "Tuple[Scheme, Dict[str, Any]]":
         "byte_ids": payload.get("byte_ids"),
         "special_ids": list(specials.values()),
         "merge_ids": payload.get("merge_ids"),
+        "joins": [tuple(j) for j in payload.get("joins", [])],
+        "whole_pieces": payload.get("whole_pieces", False),
     }

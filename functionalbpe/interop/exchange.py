@@ -248,17 +248,17 @@ class Exchange:
     def _imported(cls: Type[T], got: Imported) -> T:
         """The tokenizer of a vocabulary read from another library, its ids kept."""
         try:
-            tok = cls(
+            # A word that is a token is taken whole where the library does (tiktoken always,
+            # HF with ignore_merges), whatever its bytes would merge into.
+            return cls(
                 make_scheme("plain", got.pattern), got.merges, list(got.special_tokens),
                 byte_ids=got.byte_ids, merge_ids=got.merge_ids, special_ids=list(got.special_tokens.values()),
+                joins=got.joins, whole_pieces=got.ignore_merges,
             )
         except PatternError:
             raise  # the pattern was given to the call, not read from the file
         except FunctionalBPEError as exc:
             raise TokenizerFileError(f"{got.origin}: {exc}") from None
-        if got.ignore_merges:  # a word that is a token is taken whole: the merges must agree
-            tok._vocab.refuse_tokens_bpe_would_split(got.origin, TokenizerFileError)
-        return tok
 
     def _ranks(self, what: str, taken_whole: bool) -> Dict[bytes, int]:
         return self._vocab.ranks(what, self.scheme.name if self.scheme.atoms else None, taken_whole)

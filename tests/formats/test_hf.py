@@ -216,7 +216,9 @@ def refusal_cases():
         (lambda d: d["model"]["vocab"].pop("Ā"), "model.vocab: 1 of the 256 single bytes"),
         (lambda d: d["model"]["merges"].insert(0, "x y"), r"model.merges\[0\]: 'x y' makes b'xy', which is not in"),
         (lambda d: d["model"]["vocab"].update({"zzzq": 5000}), r"model.vocab: the token b'zzzq' \(id 5000\) is neither a byte nor made by a merge"),
-        (lambda d: d["model"]["merges"].append(d["model"]["merges"][0]), r"model.merges\[300\]: .* which is made by an earlier merge too"),
+        (lambda d: d["model"]["merges"].append(d["model"]["merges"][0]), r"model.merges\[300\]: .* is listed twice"),
+        # A token whose only merge joins a token made after it: no merge table can hold it.
+        (lambda d: d["model"]["merges"].reverse(), r"model.merges: every merge that makes .* joins a token first made by a later merge"),
         (lambda d: d["model"]["vocab"].update({"日": 5000}), r"model.vocab: '日' \(id 5000\) is not a byte-level token"),
         (lambda d: d["model"]["vocab"].update({"a": "x"}), "model.vocab: 'a': 'x' is not an id"),
     ]

@@ -231,5 +231,5 @@ def test_a_prefix_chain_is_read_in_linear_work():
         assert tiktoken_parts(ranks, seq[:k], 256 + k - 2, pairs) == [seq[:k - 1], seq[k - 1:k]]
     file_bytes = sum(len(t) for t in ranks)
     assert _CountingRanks.hashed < 4 * file_bytes  # was about n/3 times the file
-    _, merges, _ = merges_from_ranks(dict(ranks))
+    _, merges, _, _ = merges_from_ranks(dict(ranks))
     assert merges[-1] == (256 + 998, seq[1000])

@@ -203,7 +203,7 @@ def test_merges_from_ranks_known_answer():
     assert merges_from_ranks(ranks)[1] == [(97, 98), (256, 99), (32, 32), (258, 258)]
     # Only the order of the ranks of the longer tokens matters: any layout gives those merges.
     shifted = {t: (r + 7 if len(t) == 1 else 2 * r - 512) for t, r in ranks.items()}
-    assert merges_from_ranks(shifted) == ([b + 7 for b in range(256)], merges_from_ranks(ranks)[1], [0, 2, 4, 6])
+    assert merges_from_ranks(shifted) == ([b + 7 for b in range(256)], merges_from_ranks(ranks)[1], [0, 2, 4, 6], [])
 
 
 def test_as_tiktoken_encoding_has_the_specials(tok, tiktoken_enc):
