@@ -275,6 +275,8 @@ cdef class _TextBatch:
     cdef fbpe_splitter split
     cdef list owners
     cdef tuple id_objects
+    cdef BPE bpe  # kept alive: b and out_map are its
+    cdef const uint32_t *out_map  # the ids written for each token, or NULL: its own
     cdef public size_t total_bytes
 
     def __cinit__(self, BPE bpe, texts, str pattern, size_t workers, buffer=None, const uint64_t[::1] ends=None):
@@ -284,6 +286,8 @@ cdef class _TextBatch:
         cdef const uint8_t *base
         cdef size_t start = 0, size
         self.b = bpe.b
+        self.bpe = bpe
+        self.out_map = bpe.out_map
         self.id_objects = bpe.id_objects
         splitter_of(pattern, &self.split)
         self.batch.units = <fbpe_text_unit *>calloc(n + 1, sizeof(fbpe_text_unit))
@@ -375,6 +379,7 @@ cdef class _TextBatch:
         bytes and where its documents end, with no Python object per id or per unit."""
         cdef size_t k, j, n, total = 0, units = self.batch.num_units
         cdef const uint32_t *ids
+        cdef const uint32_t *out_map = self.out_map
         cdef uint8_t *dst
         cdef uint32_t value, widest = 0
         cdef bint with_eot = eot >= 0
@@ -402,7 +407,7 @@ cdef class _TextBatch:
                 n = u.count
                 counted[k] = n
                 for j in range(n + (1 if with_eot and last[k] else 0)):
-                    value = ids[j] if j < n else <uint32_t>eot
+                    value = (out_map[ids[j]] if out_map else ids[j]) if j < n else <uint32_t>eot
                     widest |= value
                     dst[0] = value & 0xFF
                     dst[1] = (value >> 8) & 0xFF
@@ -420,6 +425,7 @@ cdef class _TextBatch:
         id (making the list and then an array of it cost more than the encoding)."""
         cdef size_t k, j, n, total = 0
         cdef const uint32_t *ids
+        cdef const uint32_t *out_map = self.out_map
         cdef uint8_t *dst
         cdef uint32_t value, widest = 0
         if width != 2 and width != 4:
@@ -439,7 +445,7 @@ cdef class _TextBatch:
             n = u.count
             with nogil:
                 for j in range(n):
-                    value = ids[j]
+                    value = out_map[ids[j]] if out_map else ids[j]
                     widest |= value
                     dst[0] = value & 0xFF
                     dst[1] = (value >> 8) & 0xFF
@@ -482,6 +488,9 @@ cdef class BPE:
     """
     cdef fbpe_bpe *b
     cdef tuple id_objects
+    # The id written for each token where ids leave C as numbers (token files, flat batches),
+    # as id_objects is where they leave as Python ints; NULL when every token is its own id.
+    cdef uint32_t *out_map
     cdef fbpe_cache *raw_cache  # encode_cached's: raw piece -> ids of its text form
 
     def __cinit__(self, atoms, merges, specials=(), output_ids=None, joins=(), bint whole_pieces=False):
@@ -522,6 +531,14 @@ cdef class BPE:
                 self.id_objects = tuple(int(i) for i in output_ids)
                 if len(self.id_objects) != self.b.num_tokens:
                     raise ValueError(f"output_ids gives {len(self.id_objects)} ids for {self.b.num_tokens} tokens")
+                if self.id_objects != tuple(range(self.b.num_tokens)):
+                    self.out_map = <uint32_t *>malloc(self.b.num_tokens * sizeof(uint32_t))
+                    if not self.out_map:
+                        raise MemoryError()
+                    for k in range(self.b.num_tokens):
+                        if not 0 <= self.id_objects[k] <= 0xFFFFFFFF:
+                            raise ValueError(f"output id {self.id_objects[k]} is not a 32-bit id")
+                        self.out_map[k] = self.id_objects[k]
         finally:
             free(atom_cps)
             free(pairs)
@@ -545,6 +562,7 @@ cdef class BPE:
             free(flat)
 
     def __dealloc__(self):
+        free(self.out_map)
         fbpe_cache_delete(self.raw_cache)
         fbpe_bpe_free(self.b)
 

@@ -110,6 +110,26 @@ class Tokenizer(OtherLibraryNames, Exchange):
         return [(ext(a), ext(b)) for a, b in self.alphabet.merges]
 
     @property
+    def joins(self) -> List[Tuple[int, int, int]]:
+        """Pairs that make a token although another pair is its merge, as ``(left id, right
+        id, token id)``: only in an imported vocabulary whose tokens merges alone cannot make
+        (Llama 3's; docs/interop.md). Empty for every tokenizer trained here.
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=257, progress=False).joins
+        []
+        """
+        ext = self._idmap.external
+        return [(ext(a), ext(b), ext(t)) for a, b, t in self._encoder.joins]
+
+    @property
+    def whole_pieces(self) -> bool:
+        """Is a piece that is a token's bytes always that token (tiktoken's rule, HF's
+        ``ignore_merges``), even where its bytes would merge into others? For a tokenizer
+        trained here every token is what its bytes merge into, so this changes nothing."""
+        return self._encoder.whole_pieces
+
+    @property
     def vocab_size(self) -> int:
         """One more than the largest id (the size of a model's embedding table).
 

@@ -136,7 +136,7 @@ def train(
             base = _superword_stage1(corpus, vocab_size, superwords, base, special_tokens,
                                      min_frequency, merge_policy, backend, progress, threads)
             pattern = SUPERWORDS if pattern is None else pattern
-        return _continue(corpus, vocab_size, _as_tokenizer(base), pattern, special_tokens, min_frequency,
+        return _continue(corpus, vocab_size, _as_tokenizer(base, pattern), pattern, special_tokens, min_frequency,
                          merge_policy, backend, progress, threads)
     threads = thread_count(threads)
     counted = _counted(corpus)
@@ -210,11 +210,14 @@ def train(
     return _said_if_smaller(tok, vocab_size, min_frequency)
 
 
-def _as_tokenizer(base: Any) -> Tokenizer:
+def _as_tokenizer(base: Any, pattern: Optional[str]) -> Tokenizer:
+    """The base tokenizer; ``pattern`` is a rank file's own (which holds none)."""
     if isinstance(base, Tokenizer):
         return base
     if isinstance(base, (str, os.PathLike)):
-        return Tokenizer.from_file(base)
+        from .formats.sniff import kind_of
+
+        return Tokenizer.from_file(base, pattern if kind_of(os.fspath(base)) == "tiktoken" else None)
     raise FunctionalBPEError(f"base is a Tokenizer or the path of a tokenizer file, not a {type(base).__name__}")
 
 
@@ -274,6 +277,10 @@ def _continue(corpus: Any, vocab_size: Optional[int], base: Tokenizer, pattern: 
         merge_policy=base.merge_policy, merge_counts=merge_counts,
         byte_ids=ids.byte_ids, merge_ids=list(ids.merge_ids) + list(range(first_new, first_new + len(new))),
         special_ids=list(base.special_tokens.values()) + list(range(first_new + len(new), first_new + len(new) + len(new_specials))),
+        # The base's joins keep its tokens as it makes them (the new merges were learned on
+        # the replay of its merges, which its joins change in a few pieces).
+        joins=[(ids.to_internal([a])[0], ids.to_internal([b])[0], ids.to_internal([t])[0]) for a, b, t in base.joins],
+        whole_pieces=base.whole_pieces,
     )
     tok.training = {
         "objective": "frequency",

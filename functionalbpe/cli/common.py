@@ -260,25 +260,28 @@ def add_text_io(p: argparse.ArgumentParser) -> None:
 
 
 TOKENIZER_HELP = ("a tokenizer: a file written by `train`, an HF tokenizer.json (or its directory), a "
-                  "tiktoken rank file (read with the gpt4 pattern), or GPT-2's encoder.json/vocab.bpe (or "
-                  "their directory)")
+                  "tiktoken rank file (OpenAI's published ones are known; any other needs --pattern), or "
+                  "GPT-2's encoder.json/vocab.bpe (or their directory)")
 
 
 def add_tokenizer(p: argparse.ArgumentParser) -> None:
-    """The --tokenizer option of every command that applies one."""
+    """The --tokenizer option of every command that applies one, and the pattern of a rank file."""
     p.add_argument("--tokenizer", "-t", required=True, help=TOKENIZER_HELP)
+    p.add_argument("--pattern", default=None,
+                   help="the pattern of a tiktoken rank file given to --tokenizer (which holds none): a name "
+                        "(gpt4, llama3, o200k, ...) or a regex; not needed for OpenAI's published files")
 
 
-def open_tokenizer(path: str) -> Tokenizer:
-    """The tokenizer at ``path``, whichever library's file it is (``Tokenizer.from_file``)."""
-    return Tokenizer.from_file(path)
+def open_tokenizer(args: argparse.Namespace) -> Tokenizer:
+    """The tokenizer of --tokenizer, whichever library's file it is (``Tokenizer.from_file``)."""
+    return Tokenizer.from_file(args.tokenizer, args.pattern)
 
 
 def tokenizer_and_documents(args: argparse.Namespace) -> Tuple[Tokenizer, List[str]]:
     """For the commands that read text: the output path checked, the tokenizer loaded, the
     input read as documents (``add_text_io``'s arguments, and ``--encoding-errors``)."""
     check_output(args.output)
-    tok = open_tokenizer(args.tokenizer)
+    tok = open_tokenizer(args)
     return tok, documents(read_input(args.input, args.encoding_errors), args.lines)
 
 

@@ -85,7 +85,7 @@ def is_token_file(args: argparse.Namespace) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     check_output(args.output)
-    tok = open_tokenizer(args.tokenizer)
+    tok = open_tokenizer(args)
     if is_token_file(args):
         decode_token_file(tok, args)
         return 0

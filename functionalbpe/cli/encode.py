@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         raise FunctionalBPEError("a token file needs -o PATH (binary ids are not written to the terminal)")
     if kind == TEXT and args.offsets is not None:
         raise FunctionalBPEError("--offsets goes with a token file (-o ids.npy or ids.bin)")
-    tok = open_tokenizer(args.tokenizer)
+    tok = open_tokenizer(args)
     eot = args.eot
     if isinstance(eot, int) and str(eot) in tok.special_tokens:
         eot = str(eot)  # a special token written in digits

@@ -33,7 +33,7 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_output(args.output)
-    tok = open_tokenizer(args.tokenizer)
+    tok = open_tokenizer(args)
     if args.tree is not None:
         if not 0 <= args.tree < tok.vocab_size or not _is_token(tok, args.tree):
             raise FunctionalBPEError(f"--tree {args.tree}: no such token (ids are 0..{tok.vocab_size - 1})")

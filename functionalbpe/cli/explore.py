@@ -32,7 +32,7 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_output_path(args.output)
-    tok = open_tokenizer(args.tokenizer)
+    tok = open_tokenizer(args)
     small = read_input(args.train_on) if args.train_on is not None else None
     write_explorer(tok, args.output, train_on=small, replay_merges=args.replay_merges,
                    examples=args.example or EXAMPLES)

@@ -31,7 +31,7 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_output(args.output)
-    tok = open_tokenizer(args.tokenizer)
+    tok = open_tokenizer(args)
     docs = documents(text_or_file(args), args.lines)
     color = args.color if args.color is not None else (args.output is None and sys.stdout.isatty())
     show = shower(tok)

@@ -22,6 +22,6 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_output(args.output)
-    tok = open_tokenizer(args.tokenizer)
+    tok = open_tokenizer(args)
     write_output(args.output, "".join(line + "\n" for line in tok.vocab_lines()))
     return 0

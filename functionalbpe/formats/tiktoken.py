@@ -18,23 +18,71 @@ Example::
 from __future__ import annotations
 
 import base64
+import hashlib
+import zlib
 import binascii
 import heapq
 import os
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
 
 from ..core._native import NATIVE
 from ..core.alphabet import NUM_BYTES
 from ..core.limits import MAX_TOKEN_BYTES, MAX_TOTAL_TOKEN_BYTES, MAX_VOCAB_SIZE
 from ..errors import FunctionalBPEError, TokenizerFileError
+from ..text.patterns import CL100K, O200K, R50K
 from ..util.checks import PathLike, excerpt
 from ..util.output import atomic_write_text
 from .imported import Imported
 from .reading import read_bytes
 
 
+class Published(NamedTuple):
+    """One of OpenAI's rank files: its name, and what tiktoken pairs it with."""
+
+    name: str
+    pattern: str
+    special_tokens: Dict[str, int]
+
+
+_ENDOFTEXT = "<|endoftext|>"
+# By the SHA-256 of the file's bytes: the hashes tiktoken checks its downloads against.
+PUBLISHED: Dict[str, Published] = {
+    "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930": Published(
+        "r50k_base", R50K, {_ENDOFTEXT: 50256}),
+    "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069": Published(
+        "p50k_base", R50K, {_ENDOFTEXT: 50256}),
+    "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7": Published(
+        "cl100k_base", CL100K,
+        {_ENDOFTEXT: 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259, "<|fim_suffix|>": 100260,
+         "<|endofprompt|>": 100276}),
+    "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d": Published(
+        "o200k_base", O200K, {_ENDOFTEXT: 199999, "<|endofprompt|>": 200018}),
+}
+
+# A gzipped rank file (as some packages ship them) is read up to this many bytes inflated:
+# the largest published one, o200k, is 3.6 MB.
+MAX_INFLATED_RANKS = 1 << 28
+
+
+def read_rank_file(path: PathLike) -> Tuple[Dict[bytes, int], Optional[Published]]:
+    """The ranks of a ``.tiktoken`` file (gzipped or not) and, if it is one of OpenAI's
+    published files (by its SHA-256), which one."""
+    name = os.fspath(path)
+    raw = read_bytes(path, "rank file")
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            raw = inflater.decompress(raw, MAX_INFLATED_RANKS)
+        except zlib.error as exc:
+            raise TokenizerFileError(f"{name}: a damaged gzip file ({exc})") from None
+        if inflater.unconsumed_tail:
+            raise TokenizerFileError(f"{name}: inflates to more than {MAX_INFLATED_RANKS} bytes, the limit for a rank file")
+    return parse_ranks(raw, name), PUBLISHED.get(hashlib.sha256(raw).hexdigest())
+
+
 def read_ranks(path: PathLike) -> Dict[bytes, int]:
-    """Read a ``.tiktoken`` file: ``{token bytes: rank}``; errors name the file and line.
+    """Read a ``.tiktoken`` file (or a gzipped one): ``{token bytes: rank}``; errors name the
+    file and line.
 
     >>> import tempfile
     >>> p = os.path.join(tempfile.mkdtemp(), "r.tiktoken")
@@ -42,8 +90,11 @@ def read_ranks(path: PathLike) -> Dict[bytes, int]:
     >>> read_ranks(p)
     {b'a': 0, b'b': 1}
     """
-    name = os.fspath(path)
-    raw = read_bytes(path, "rank file")
+    return read_rank_file(path)[0]
+
+
+def parse_ranks(raw: bytes, name: str) -> Dict[bytes, int]:
+    """The ranks of the bytes of a ``.tiktoken`` file called ``name``."""
     ranks: Dict[bytes, int] = {}
     seen_ranks: Dict[int, int] = {}
     total = 0
@@ -305,13 +356,21 @@ def read_tiktoken(
     >>> import tempfile
     >>> p = os.path.join(tempfile.mkdtemp(), "r.tiktoken")
     >>> write_ranks(p, {bytes([b]): b for b in range(256)} | {b"ab": 256})
-    >>> got = read_tiktoken(p, special_tokens=["<e>"])
+    >>> got = read_tiktoken(p, "gpt4", special_tokens=["<e>"])
     >>> got.merges, got.pattern, got.special_tokens
     ([(97, 98)], 'gpt4', {'<e>': 257})
     """
     if isinstance(source, (str, os.PathLike)):
         origin = os.fspath(source)
-        ranks, own_pattern, own_specials = read_ranks(source), "gpt4", {}
+        ranks, published = read_rank_file(source)
+        if published is None and pattern is None:
+            raise FunctionalBPEError(
+                f"{origin}: a rank file holds no pattern, and this is not one of OpenAI's published files "
+                "(r50k_base, p50k_base, cl100k_base, o200k_base, known by their SHA-256): give the pattern "
+                "its model cuts text with (pattern=..., --pattern: a name such as 'gpt4', 'llama3', 'o200k', "
+                "or the regex)"
+            )
+        own_pattern, own_specials = (published.pattern, published.special_tokens) if published else ("", {})
     else:
         ranks, own_pattern, own_specials = encoding_parts(source)
         origin = f"the tiktoken Encoding {getattr(source, 'name', '?')!r}"

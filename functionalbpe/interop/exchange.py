@@ -11,7 +11,7 @@ what they use of it is declared here.
     >>> tok = fb.train(["ab ab"], vocab_size=257, progress=False)
     >>> path = os.path.join(tempfile.mkdtemp(), "t.tiktoken")
     >>> tok.to_tiktoken(path)
-    >>> fb.Tokenizer.from_tiktoken(path).encode("ab ab") == tok.encode("ab ab")
+    >>> fb.Tokenizer.from_tiktoken(path, pattern="gpt4").encode("ab ab") == tok.encode("ab ab")
     True
 """
 from __future__ import annotations
@@ -88,10 +88,14 @@ class Exchange:
         """Import a tiktoken vocabulary: a ``.tiktoken`` rank file, or a ``tiktoken.Encoding``.
 
         The merge table is rebuilt from the ranks, and the ids stay the ranks, whatever their
-        layout (:mod:`functionalbpe.core.idmap`). A file holds no pattern: ``pattern``
-        defaults to ``"gpt4"``; an ``Encoding`` brings its own pattern and special tokens
-        (``pattern``/``special_tokens`` override them). ``special_tokens`` maps each special
-        token to its id (tiktoken's form) or lists them (ids follow the ranks).
+        layout (:mod:`functionalbpe.core.idmap`). A file holds no pattern: OpenAI's published
+        files (r50k, p50k, cl100k, o200k; gzipped too) are known by their SHA-256 and get
+        tiktoken's pattern and special tokens; any other file needs ``pattern`` (a wrong
+        pattern gives wrong ids, so none is guessed). An ``Encoding`` brings its own pattern
+        and special tokens (``pattern``/``special_tokens`` override them). ``special_tokens``
+        maps each special token to its id (tiktoken's form) or lists them (ids follow the
+        ranks). Tokens that no merge of two earlier ones makes (Llama 3 has 678) are kept,
+        with tiktoken's ids (docs/interop.md).
 
         >>> import tiktoken, functionalbpe as fb
         >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256}
@@ -194,28 +198,33 @@ class Exchange:
         return cls._imported(read_hf(source))
 
     @classmethod
-    def from_file(cls: Type[T], path: Union[str, "os.PathLike[str]"]) -> T:
+    def from_file(cls: Type[T], path: Union[str, "os.PathLike[str]"], pattern: Optional[str] = None) -> T:
         """Any tokenizer file this library reads, known by its form (``formats/sniff.py``):
         ours (:meth:`load`), an HF ``tokenizer.json`` or its directory (:meth:`from_hf`), a
-        tiktoken rank file with the gpt4 pattern (:meth:`from_tiktoken`), or GPT-2's
-        ``encoder.json`` and ``vocab.bpe`` side by side (:meth:`from_gpt2`; either file, or
-        their directory).
+        tiktoken rank file (:meth:`from_tiktoken`; ``pattern`` is for it alone, as every
+        other file holds its own), or GPT-2's ``encoder.json`` and ``vocab.bpe`` side by side
+        (:meth:`from_gpt2`; either file, or their directory).
 
         >>> import os, tempfile, functionalbpe as fb
         >>> tok = fb.train(["ab ab"], vocab_size=257, progress=False)
         >>> path = os.path.join(tempfile.mkdtemp(), "t.tiktoken")
         >>> tok.to_tiktoken(path)
-        >>> fb.Tokenizer.from_file(path).encode("ab ab") == tok.encode("ab ab")
+        >>> fb.Tokenizer.from_file(path, pattern="gpt4").encode("ab ab") == tok.encode("ab ab")
         True
         """
         from ..formats.sniff import kind_of
 
         name = os.fspath(path)
         kind = kind_of(name)
+        if kind == "tiktoken":
+            return cls.from_tiktoken(name, pattern)
+        if pattern is not None:
+            raise FunctionalBPEError(
+                f"{name}: a pattern is given only with a tiktoken rank file, which holds none; this file "
+                "holds its own"
+            )
         if kind == "hf":
             return cls.from_hf(name)
-        if kind == "tiktoken":
-            return cls.from_tiktoken(name)
         if kind == "gpt2":
             folder = name if os.path.isdir(name) else os.path.dirname(name) or "."
             encoder, merges = os.path.join(folder, "encoder.json"), os.path.join(folder, "vocab.bpe")

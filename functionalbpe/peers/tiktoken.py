@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set
 from ..errors import FunctionalBPEError, TokenizerFileError
 from ..measure.face import PathLike, ReportTokenizer, require, text_surfaces
 from ..text.patterns import resolve_pattern
-from ..formats.tiktoken import read_ranks
+from ..formats.tiktoken import read_rank_file
 from .base import EncoderParts, Peer
 
 # -- the rank file --------------------------------------------------------------------------
@@ -37,7 +37,7 @@ class TiktokenTokenizer(ReportTokenizer):
     kind = "tiktoken"
     suffix = ".tiktoken"
     needs_pattern = True
-    file_help = "a tiktoken rank file (.tiktoken); needs --pattern"
+    file_help = "a tiktoken rank file (.tiktoken); needs --pattern unless it is one of OpenAI's published files"
 
     def __init__(self, encoding: Any) -> None:
         self.encoding = encoding
@@ -45,13 +45,13 @@ class TiktokenTokenizer(ReportTokenizer):
     @classmethod
     def from_file(cls, path: PathLike, pattern: Optional[str] = None) -> "TiktokenTokenizer":
         tiktoken = require("tiktoken", "reading a .tiktoken rank file")
-        if not pattern:
+        ranks, published = read_rank_file(path)
+        if not pattern and published is None:
             raise FunctionalBPEError(
-                f"{path}: a .tiktoken rank file holds no pre-tokenization pattern; give one "
-                "(CLI: --pattern gpt4 for cl100k, o200k for o200k, or a regex)"
+                f"{path}: a .tiktoken rank file holds no pre-tokenization pattern, and this is not one of "
+                "OpenAI's published files; give one (CLI: --pattern gpt4, llama3, o200k, or a regex)"
             )
-        regex = resolve_pattern(pattern).regex
-        ranks = read_ranks(path)
+        regex = resolve_pattern(pattern).regex if pattern else published.pattern  # type: ignore[union-attr]
         try:
             made = tiktoken.Encoding(Path(path).stem, pat_str=regex, mergeable_ranks=ranks, special_tokens={})
         except ValueError as exc:

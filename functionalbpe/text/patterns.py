@@ -91,6 +91,15 @@ SUPERWORD_CUTS = r"""\p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S)"""
 # [\s\S] rather than "." with DOTALL: the same in regex, tiktoken's engine and HF's Oniguruma.
 SUPERWORDS = SUPERWORD_CUTS + r"|(?:\p{L}++|[^\S ]++|(?!" + SUPERWORD_CUTS + r")[\s\S])++"
 
+# tiktoken's own spellings of OpenAI's patterns (tiktoken_ext/openai_public.py): possessive,
+# with ``\s++$`` (a run of white space that ends the text is one piece). cl100k's differs from
+# ``gpt4`` only there: ``"a\n  "`` ends in one piece ``"\n  "`` here, in two with ``gpt4``.
+R50K = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+CL100K = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$"""
+    r"""|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+
 PATTERNS = {
     "gpt2": GPT2,
     "gpt4": GPT4,
@@ -146,7 +155,18 @@ class Pattern(str):
 
 # The built-in patterns, resolved.
 BUILTIN: Dict[str, Pattern] = {name: Pattern(text, name) for name, text in PATTERNS.items()}
-_BUILTIN_BY_TEXT = {text: BUILTIN[name] for name, text in PATTERNS.items()}
+# Patterns known by name that the compiled scanner does not cut (yet): tiktoken's own
+# spellings. Trusted (no time limit), read whole where files are cut (cuts_proven).
+KNOWN: Dict[str, Pattern] = {name: Pattern(text, name) for name, text in (("cl100k", CL100K), ("r50k", R50K))}
+# The names people know them by: tiktoken's encodings.
+ALIASES: Dict[str, Pattern] = {
+    "cl100k_base": KNOWN["cl100k"], "o200k_base": BUILTIN["o200k"], "r50k_base": KNOWN["r50k"],
+    "p50k_base": KNOWN["r50k"], "p50k": KNOWN["r50k"],
+}
+_BY_NAME: Dict[str, Pattern] = {**BUILTIN, **KNOWN, **ALIASES}
+_BUILTIN_BY_TEXT = {p.regex: p for p in (*BUILTIN.values(), *KNOWN.values())}
+# A string of this form is a name, never a regex (as a regex it would drop most text).
+_NAME_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*")
 
 
 def as_pattern(pattern: Union[str, Pattern]) -> Pattern:
@@ -159,7 +179,7 @@ def as_pattern(pattern: Union[str, Pattern]) -> Pattern:
     """
     if isinstance(pattern, Pattern):
         return pattern
-    found = BUILTIN.get(pattern) or _BUILTIN_BY_TEXT.get(pattern)
+    found = _BY_NAME.get(pattern) or _BUILTIN_BY_TEXT.get(pattern)
     return found if found is not None else _custom(pattern)
 
 
@@ -192,6 +212,11 @@ def resolve_pattern(pattern: Union[str, Pattern]) -> Pattern:
         )
     resolved = as_pattern(pattern)
     if not resolved.trusted:
+        if _NAME_LIKE.fullmatch(pattern):
+            raise PatternError(
+                f"no pattern is named {pattern!r}; the names are {', '.join(_BY_NAME)} (anything else is "
+                "read as a regular expression)"
+            )
         _check_custom(resolved.regex)
     return resolved
 
