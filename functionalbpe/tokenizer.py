@@ -126,7 +126,12 @@ class Tokenizer(OtherLibraryNames, Exchange):
     def whole_pieces(self) -> bool:
         """Is a piece that is a token's bytes always that token (tiktoken's rule, HF's
         ``ignore_merges``), even where its bytes would merge into others? For a tokenizer
-        trained here every token is what its bytes merge into, so this changes nothing."""
+        trained here every token is what its bytes merge into, so this changes nothing.
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=257, progress=False).whole_pieces
+        False
+        """
         return self._encoder.whole_pieces
 
     @property

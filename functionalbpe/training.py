@@ -21,6 +21,7 @@ Example::
 """
 from __future__ import annotations
 
+import glob
 import os
 import warnings
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union
@@ -291,13 +292,23 @@ def _continue(corpus: Any, vocab_size: Optional[int], base: Tokenizer, pattern: 
 
 
 def _warn_if_a_path(corpus: Any) -> None:
-    """A short one-line str naming a file is almost surely meant as that file, not as text."""
-    if isinstance(corpus, str) and len(corpus) < 4096 and "\n" not in corpus and os.path.isfile(corpus):
-        warnings.warn(
-            f"the corpus is the string {corpus!r}, which is the path of a file: training reads its "
-            f"characters, not the file; to train on the file, pass functionalbpe.files({corpus!r})",
-            stacklevel=3,
-        )
+    """A short one-line str naming a file, a directory or files by a glob pattern is almost
+    surely meant as those files, not as text: say what training will read instead."""
+    if not isinstance(corpus, str) or len(corpus) >= 4096 or "\n" in corpus:
+        return
+    if os.path.isfile(corpus):
+        what = "the path of a file"
+    elif os.path.isdir(corpus):
+        what = "the path of a directory"
+    elif set("*?[") & set(corpus) and glob.glob(corpus, recursive=True):
+        what = "a glob pattern that matches files"
+    else:
+        return
+    warnings.warn(
+        f"the corpus is the string {corpus!r}, which is {what}: training reads its {len(corpus)} "
+        f"characters, not the files; to train on them, pass functionalbpe.files({corpus!r})",
+        stacklevel=3,
+    )
 
 
 def _said_if_smaller(tok: Tokenizer, vocab_size: Optional[int], min_frequency: int) -> Tokenizer:
@@ -305,6 +316,8 @@ def _said_if_smaller(tok: Tokenizer, vocab_size: Optional[int], min_frequency: i
     if vocab_size is not None and tok.vocab_size < vocab_size:
         why = "no pair of tokens was left to merge" if min_frequency <= 1 else (
             f"no pair was left that occurs at least min_frequency={min_frequency} times")
+        if not tok.merges:
+            why = "the corpus holds no two symbols side by side (is it empty?)"
         warnings.warn(SmallerVocabularyWarning(
             f"the tokenizer has {tok.vocab_size} ids, not the {vocab_size} asked: {why} (train on more text)"
         ), stacklevel=3)

@@ -64,6 +64,32 @@ def test_a_corpus_that_is_a_path_warns_with_the_fix(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         fb.train("no file is called this", vocab_size=256, progress=False)
+    # A directory, and a glob pattern, are said the same way.
+    for given, what in ((tmp_path, "the path of a directory"), (tmp_path / "*.txt", "a glob pattern that matches files")):
+        with pytest.warns(UserWarning, match=f"which is {what}: training reads its {len(str(given))} characters"):
+            fb.train(str(given), vocab_size=256, progress=False)
+
+
+def test_an_empty_corpus_is_said_and_the_command_writes_nothing(tmp_path, capsys):
+    with pytest.warns(fb.errors.SmallerVocabularyWarning, match="no two symbols side by side"):
+        fb.train([""], vocab_size=300, progress=False)
+    (tmp_path / "empty.txt").write_text("", encoding="utf-8")
+    out = tmp_path / "t.json"
+    assert main(["train", str(tmp_path / "empty.txt"), "--vocab-size", "300", "-o", str(out)]) == 2
+    assert "read 0 characters from 1 file" in capsys.readouterr().err and not out.exists()
+
+
+def test_train_writes_no_file_of_another_library(tok, tmp_path, capsys, monkeypatch):
+    corpus = tmp_path / "a.txt"
+    corpus.write_text("\n".join(TEXT), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    tok.to_hf(tmp_path / "tokenizer.json")  # a model's folder
+    before = (tmp_path / "tokenizer.json").read_bytes()
+    assert main(["train", str(corpus), "--vocab-size", "270", "-q"]) == 0  # the default is not HF's name
+    assert fb.Tokenizer.load(tmp_path / "functionalbpe.json").vocab_size == 270
+    assert main(["train", str(corpus), "--vocab-size", "270", "-o", "tokenizer.json"]) == 2
+    assert "another library (hf)" in capsys.readouterr().err
+    assert (tmp_path / "tokenizer.json").read_bytes() == before
 
 
 # -- a smaller vocabulary than asked ---------------------------------------------------------------
@@ -136,7 +162,9 @@ def test_the_command_takes_any_librarys_tokenizer(tok, tmp_path, capsys):
     gpt2_files(tok, tmp_path)
     expected = " ".join(map(str, tok.encode("the cat sat")))
     for given in (tmp_path / "hf", tmp_path / "t.tiktoken", tmp_path / "encoder.json"):
-        assert main(["encode", "-t", str(given), str(corpus)]) == 0
+        # A rank file holds no pattern: any but OpenAI's published ones needs it said.
+        pattern = ["--pattern", tok.pattern] if given.suffix == ".tiktoken" else []
+        assert main(["encode", "-t", str(given), str(corpus), *pattern]) == 0
         assert capsys.readouterr().out.strip() == expected, given
 
 

@@ -8,18 +8,23 @@ weighed or trained for parity (docs/parity.md).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from typing import Any, Dict, Optional
 
 from ..counts import PieceCounts
 from ..errors import FunctionalBPEError
+from ..formats.sniff import kind_of
+from ..text.corpus import Files
 from ..util.display import plural
 from ..util.output import check_output_path
 from ..training import BACKENDS, train
 from .common import (COUNT, VOCAB_SIZE, add_corpus_args, add_scheme_args, corpus_files, named_values,
                      positive_number, scheme_options, whole_number)
 
+# Not HF's tokenizer.json: run in a model's folder, `train` had replaced that file.
+DEFAULT_OUT = "functionalbpe.json"
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("train", help="train a tokenizer on files", description="Train a tokenizer on files.")
@@ -37,7 +42,8 @@ def add_parser(sub: Any) -> None:
                    help="the trainer: compiled (fast), pure Python, or the fast one when built; all give "
                    "the same merges (default: auto)")
     add_corpus_args(p)
-    p.add_argument("--out", "-o", default="tokenizer.json", help="where to write the tokenizer (default: tokenizer.json)")
+    p.add_argument("--out", "-o", default=DEFAULT_OUT,
+                   help=f"where to write the tokenizer (default: {DEFAULT_OUT}; never over another library's file)")
     p.add_argument("--trace", default=None, metavar="FILE.tsv",
                    help="write one line per merge: the pair, the tokens, its count and the runner-up")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
@@ -121,6 +127,12 @@ def run(args: argparse.Namespace) -> int:
     languages = language_options(args)  # checked before anything is read
     if args.trace is not None:
         check_output_path(args.trace)
+    other = os.path.exists(args.out) and kind_of(args.out)
+    if other and other != "functionalbpe" or os.path.isdir(args.out):
+        raise FunctionalBPEError(
+            f"{args.out} is {'a directory' if os.path.isdir(args.out) else f'a tokenizer file of another library ({other})'}"
+            "; it is not replaced: give another -o"
+        )
     start = time.perf_counter()
     if args.counts:
         # One table held at a time besides the sum: memory is the result's.
@@ -148,6 +160,8 @@ def run(args: argparse.Namespace) -> int:
         **languages,
         **scheme_options(args),
     )
+    if isinstance(corpus, Files) and not corpus.stats.chars:
+        raise FunctionalBPEError(f"read 0 characters from {source}: nothing to train on (no tokenizer written)")
     tok.save(args.out)
     if not args.quiet:
         sys.stderr.write(

@@ -28,8 +28,8 @@ import numpy as np
 from ..core._native import NATIVE
 from ..errors import CorpusError
 from ..text import cuts
-from ..text.corpus import (_READ_ERRORS, Files, _display, _is_jsonl, _is_parquet, _open, _unreadable,
-                           jsonl_line_document, parquet_batches)
+from ..text.corpus import (_READ_ERRORS, Files, _display, _is_json_array, _is_jsonl, _is_parquet, _open,
+                           _unreadable, jsonl_line_document, parquet_batches)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..interop.protocol import Tokenizes
@@ -80,6 +80,8 @@ def usable(tok: "Tokenizes", source: Any, allowed_special: Any) -> bool:
         return False
     if getattr(tok._encoder, "scanner", None) is None:
         return False
+    if any(map(_is_json_array, source.paths)):
+        return False  # a JSON array is parsed whole, in Python
     jsonl = [_is_jsonl(p) or _is_parquet(p) for p in source.paths]
     if any(jsonl) and (source.max_chars is not None or source.max_doc_chars is not None):
         return False

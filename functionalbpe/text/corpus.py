@@ -5,8 +5,11 @@ directories (every non-hidden text file below them) and glob patterns. Nothing i
 the corpus is iterated, and each file is read when its turn comes.
 
 A file is one document, except ``.jsonl`` files: one JSON object per line, the document in
-its ``field`` (``"text"`` by default), and Parquet files (``.parquet``): one document per
-row, in the string column ``field``. A name ending in ``.gz`` or ``.zst`` is decompressed on
+its ``field`` (``"text"`` by default); ``.json`` files, known by what they hold: JSON Lines
+(what HF ``datasets``' ``to_json()`` writes), or one JSON array of documents (strings, or
+objects holding ``field``) — a ``.json`` file of one JSON object (a configuration, a
+manifest) is no corpus: refused when named, skipped with a warning under a directory; and
+Parquet files (``.parquet``): one document per row, in the string column ``field``. A name ending in ``.gz`` or ``.zst`` is decompressed on
 the fly (``a.txt.gz``, ``b.jsonl.zst``). ``.zst`` needs the ``zstandard`` package and
 Parquet ``pyarrow`` (``pip install functionalbpe[formats]``), imported only when such a file
 is read.
@@ -43,6 +46,7 @@ import json
 import os
 import re
 import stat
+import warnings
 import zlib
 from contextlib import closing
 from dataclasses import dataclass
@@ -179,8 +183,9 @@ class Files:
                 stats.stopped_at_max_chars = True
                 return
             stats.files += 1
-            if _is_jsonl(path) or _is_parquet(path):
-                reader = _parquet_documents if _is_parquet(path) else _jsonl_documents
+            if _is_jsonl(path) or _is_parquet(path) or _is_json_array(path):
+                reader = _parquet_documents if _is_parquet(path) else (
+                    _json_array_documents if _is_json_array(path) else _jsonl_documents)
                 for doc in reader(path, self.field, self.errors):
                     room = self._room()
                     if room is not None and len(doc) > room:
@@ -273,22 +278,46 @@ def files(
 
 def _expand(path: Path, explicit: bool) -> List[Path]:
     if path.is_file():
-        # A file named on purpose is read whatever it holds; one found by a pattern or
-        # under a directory is skipped when it looks binary.
+        # A file named on purpose is read whatever it holds (but a JSON file that is no
+        # corpus is refused); one found by a pattern or under a directory is skipped when it
+        # looks binary or is such a JSON file, and the skipped JSON files are named.
+        if _not_a_corpus(path):
+            if explicit:
+                raise CorpusError(f"{path}: {_NOT_A_CORPUS}; name the corpus files")
+            _warn_skipped([path])
+            return []
         return [path] if explicit or _is_parquet(path) or not _looks_binary(path) else []
     if path.is_dir():
-        out = []
+        out, skipped = [], []
         for root, dirs, names in os.walk(path):
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
             for name in sorted(names):
                 candidate = Path(root) / name
-                if not name.startswith(".") and candidate.is_file() and (
-                        _is_parquet(candidate) or not _looks_binary(candidate)):
+                if name.startswith(".") or not candidate.is_file():
+                    continue
+                if _not_a_corpus(candidate):
+                    skipped.append(candidate)
+                elif _is_parquet(candidate) or not _looks_binary(candidate):
                     out.append(candidate)
+        _warn_skipped(skipped)
         if not out:
             raise CorpusError(f"{path}: the directory holds no text file")
         return out
     raise CorpusError(f"{path}: not a regular file or directory")
+
+
+_NOT_A_CORPUS = ("a .json file holding one JSON object (a configuration, a manifest, a tokenizer), "
+                 "neither JSON Lines nor a JSON array of documents")
+
+
+def _not_a_corpus(path: Path) -> bool:
+    return _stem(path).endswith(".json") and _json_form(path) is None
+
+
+def _warn_skipped(paths: List[Path]) -> None:
+    if paths:
+        shown = ", ".join(map(str, paths[:3])) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+        warnings.warn(f"skipped {shown}: {_NOT_A_CORPUS}", stacklevel=4)
 
 
 def _looks_binary(path: Path) -> bool:
@@ -358,7 +387,71 @@ def _display(path: Path) -> str:
 
 
 def _is_jsonl(path: Path) -> bool:
-    return _stem(path).endswith(".jsonl")
+    """One JSON document a line: a ``.jsonl`` file, or a ``.json`` file that holds JSON Lines
+    (what HF ``datasets``' ``to_json()`` writes by default)."""
+    stem = _stem(path)
+    return stem.endswith(".jsonl") or (stem.endswith(".json") and _json_form(path) == "lines")
+
+
+def _is_json_array(path: Path) -> bool:
+    """A ``.json`` file holding one JSON array of documents (strings, or objects with the field)."""
+    return _stem(path).endswith(".json") and _json_form(path) == "array"
+
+
+def _json_form(path: Path) -> Optional[str]:
+    """What a ``.json`` file holds, from its start: ``"lines"`` (its first line is a whole JSON
+    object), ``"array"``, or None (one JSON object over many lines: a configuration, a
+    manifest, a tokenizer — no corpus)."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return _json_form_of(str(path), info.st_mtime_ns, info.st_size)
+
+
+@lru_cache(maxsize=1024)
+def _json_form_of(name: str, mtime_ns: int, size: int) -> Optional[str]:
+    try:
+        with _open(Path(name)) as fh:
+            head = fh.read(_SNIFF)
+            head += fh.readline() if b"\n" not in head else b""  # the first line whole
+    except _READ_ERRORS:
+        return None  # read again (and refused, naming the file) as a document
+    start = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if start.startswith(b"["):
+        return "array"
+    if not start.startswith(b"{"):
+        return None
+    try:
+        return "lines" if isinstance(json.loads(start.split(b"\n", 1)[0]), dict) else None
+    except ValueError:
+        return None
+
+
+def _json_array_documents(path: Path, field: str, errors: str) -> Iterator[str]:
+    """The documents of a JSON array file: each item a string, or an object holding ``field``."""
+    name = _display(path)
+    try:
+        with _open(path) as fh:
+            data = fh.read()
+    except _READ_ERRORS as exc:
+        raise _unreadable(path, exc) from None
+    try:
+        items = json.loads(decode_utf8(data, name, errors), parse_int=float)
+    except json.JSONDecodeError as exc:
+        raise CorpusError(f"{name}: not JSON ({exc.msg}, line {exc.lineno} column {exc.colno})") from None
+    except RecursionError:
+        raise CorpusError(f"{name}: the JSON nests too deeply to read") from None
+    if not isinstance(items, list):
+        raise CorpusError(f"{name}: not a JSON array of documents")
+    for k, item in enumerate(items):
+        doc = item.get(field) if isinstance(item, dict) else item
+        if not isinstance(doc, str):
+            raise CorpusError(
+                f"{name}: item {k}: neither a string nor an object with the string field {field!r}; pass "
+                "field=... (CLI: --field) to name the field that holds the text"
+            )
+        yield bpe_text(doc)
 
 
 def _is_parquet(path: Path) -> bool:

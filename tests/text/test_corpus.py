@@ -34,3 +34,39 @@ def test_invalid_utf8_names_file_and_offset(tmp_path):
     with pytest.raises(CorpusError, match=r"bad.txt: invalid UTF-8 at byte offset 6"):
         list(fb.files(path))
     assert list(fb.files(path, errors="replace")) == ["héllo\ufffd("]
+
+
+def test_json_files_are_read_by_what_they_hold(tmp_path):
+    import json
+    import warnings
+
+    import numpy as np
+
+    docs = ["first line\nsecond \\ line", "", "naïve 中文 😀"]
+    # What HF datasets' Dataset.to_json() writes by default: JSON Lines in a .json file.
+    (tmp_path / "lines.json").write_text("".join(json.dumps({"id": k, "text": d}) + "\n" for k, d in enumerate(docs)),
+                                         encoding="utf-8")
+    assert list(fb.files(tmp_path / "lines.json", field="text")) == docs
+    # A JSON array of objects, or of strings.
+    (tmp_path / "array.json").write_text(json.dumps([{"text": d, "n": 1} for d in docs], indent=2), encoding="utf-8")
+    assert list(fb.files(tmp_path / "array.json")) == docs
+    (tmp_path / "strings.json").write_text(json.dumps(docs), encoding="utf-8")
+    assert list(fb.files(tmp_path / "strings.json")) == docs
+    with pytest.raises(CorpusError, match=r"array.json: item 0: .* field 'body'"):
+        list(fb.files(tmp_path / "array.json", field="body"))
+    # One JSON object over many lines is no corpus: refused when named...
+    (tmp_path / "manifest.json").write_text(json.dumps({"parts": ["a"], "tokens": 3}, indent=2), encoding="utf-8")
+    with pytest.raises(CorpusError, match=r"manifest.json: a .json file holding one JSON object"):
+        fb.files(tmp_path / "manifest.json")
+    # ... and skipped, named, under a directory.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        found = fb.files(tmp_path)
+    assert [p.name for p in found.paths] == ["array.json", "lines.json", "strings.json"]
+    assert any("skipped" in str(w.message) and "manifest.json" in str(w.message) for w in caught)
+    # Training and token files read the same documents.
+    tok = fb.train(fb.files(tmp_path / "lines.json"), vocab_size=270, progress=False)
+    assert tok.merges == fb.train(docs, vocab_size=270, progress=False).merges
+    for name in ("lines.json", "array.json"):
+        tok.encode_to_file(fb.files(tmp_path / name), tmp_path / "ids.npy", eot=0, progress=False)
+        assert np.load(tmp_path / "ids.npy").tolist() == [i for d in docs for i in tok.encode(d) + [0]]
