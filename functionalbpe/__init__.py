@@ -38,13 +38,16 @@ from ._version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
     from .measure.report import Report, full_coverage_vocab_size, report
+    from .pipeline.tokenfile import read_token_file
 
 # Loaded on first use (PEP 562), so that `import functionalbpe` costs what encoding and
-# training need: the report and its measures bring numpy and every installed peer.
+# training need: the report and its measures bring numpy and every installed peer (and
+# reading token files numpy).
 _LAZY = {
     "report": ("functionalbpe.measure.report", "report"),
     "Report": ("functionalbpe.measure.report", "Report"),
     "full_coverage_vocab_size": ("functionalbpe.measure.report", "full_coverage_vocab_size"),
+    "read_token_file": ("functionalbpe.pipeline.tokenfile", "read_token_file"),
 }
 
 
@@ -82,6 +85,7 @@ __all__ = [
     "report",
     "Report",
     "full_coverage_vocab_size",
+    "read_token_file",
     "Scheme",
     "make_scheme",
     "BoundaryMarkers",

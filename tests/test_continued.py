@@ -64,7 +64,7 @@ def test_continued_training_from_another_librarys_file(form, tmp_path):
     if form == "tiktoken":
         path = tmp_path / "base.tiktoken"
         ours.to_tiktoken(path)
-        base = fb.Tokenizer.from_tiktoken(path, special_tokens={"<|endoftext|>": 400})  # a special after a gap
+        base = fb.Tokenizer.from_tiktoken(path, "gpt4", special_tokens={"<|endoftext|>": 400})  # a special after a gap
     else:
         path = tmp_path / "tokenizer.json"
         ours.to_hf(path)

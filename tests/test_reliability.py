@@ -284,7 +284,7 @@ def test_report_on_a_tokenizer_with_id_gaps(tmp_path):
     tok = fb.train(["hello world " * 30], vocab_size=270, progress=False)
     ranks = tmp_path / "r.tiktoken"
     tok.to_tiktoken(ranks)
-    gapped = fb.Tokenizer.from_tiktoken(ranks, special_tokens={"<|end|>": tok.vocab_size + 5})
+    gapped = fb.Tokenizer.from_tiktoken(ranks, "gpt4", special_tokens={"<|end|>": tok.vocab_size + 5})
     path = tmp_path / "gapped.json"
     gapped.save(path)
     lengths = load_tokenizer(path).token_lengths()
@@ -340,7 +340,7 @@ def test_a_file_with_internal_ids_builds_no_id_map(tmp_path, monkeypatch):
     loaded = fb.Tokenizer.load(tmp_path / "t.json")
     assert loaded._idmap.identity and isinstance(loaded._idmap.external_ids, range)  # no list per id
     assert loaded.decode(loaded.encode("hello world<s>", allowed_special="all")) == "hello world<s>"
-    gapped = fb.Tokenizer.from_tiktoken(_ranks_file(tok, tmp_path), special_tokens={"<s>": 400})
+    gapped = fb.Tokenizer.from_tiktoken(_ranks_file(tok, tmp_path), "gpt4", special_tokens={"<s>": 400})
     assert gapped.encode("<s>", allowed_special="all") == [400]
 
 

@@ -80,18 +80,27 @@ def run(args: argparse.Namespace) -> int:
 def _read_corpus(paths: Optional[List[str]], max_mb: Optional[float]) -> Tuple[str, List[str]]:
     """The name and the documents of one corpus (None: the standard library), at most
     ``max_mb`` MB of it."""
+    limit = int(max_mb * 1e6) if max_mb else None
+    # A character is at least a byte: reading stops after `limit` characters at the latest.
     if paths:
-        corpus = files(*paths)
+        corpus = files(*paths, max_chars=limit)
         name = ", ".join(paths)
     else:
-        corpus = files(*stdlib_sources(), errors="replace")
+        corpus = files(*stdlib_sources(), errors="replace", max_chars=limit)
         name = f"Python {sys.version_info.major}.{sys.version_info.minor} standard library (*.py)"
     docs: List[str] = []
     total = 0
-    limit = int(max_mb * 1e6) if max_mb else None
     for doc in corpus:
-        if limit is not None and total + len(doc) > limit and docs:
+        size = len(doc.encode("utf-8", "surrogatepass"))
+        if limit is not None and total + size > limit:
+            # The last document cut to what is left, at a line end where it has one (a corpus
+            # of one large file is capped too).
+            room = doc.encode("utf-8", "surrogatepass")[: limit - total].decode("utf-8", "ignore")
+            line_end = room.rfind("\n")
+            room = room[: line_end + 1] if line_end > 0 else room
+            if room:
+                docs.append(room)
             break
         docs.append(doc)
-        total += len(doc)
+        total += size
     return name, docs

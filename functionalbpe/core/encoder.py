@@ -69,7 +69,8 @@ class Encoder:
         self.alphabet = alphabet
         self.scheme = scheme
         self.joins = check_joins(alphabet, joins)
-        self.whole_pieces = bool(whole_pieces)
+        self._whole_given = bool(whole_pieces)
+        self._whole_needed: Optional[bool] = None
         self._whole: Optional[Dict[bytes, int]] = None
         self._ranks: Optional[Dict[Tuple[int, int], int]] = None
         self._cache: BoundedCache[str, Tuple[int, ...]] = BoundedCache(CACHE_LIMIT)
@@ -80,7 +81,7 @@ class Encoder:
         if module is not None:
             atoms = [ord(a.char) for a in alphabet.atoms]
             self.native = module.BPE(atoms, alphabet.merges, alphabet.specials, output_ids, self.joins,
-                                     self.whole_pieces)
+                                     self._whole_given)
         # The C scanner's name for the scheme's text-form pieces (text to ids in C: the text
         # as it is, so not for a scheme that normalizes), or for its raw pieces (ids cached
         # per raw piece, in C, of the prepared text); None where Python cuts.
@@ -107,11 +108,31 @@ class Encoder:
             self._ranks = ranks
         return self._ranks
 
+    @property
+    def whole_pieces(self) -> bool:
+        """Whether a piece that is a token's bytes is taken whole *and* that changes a result:
+        some token's own bytes merge into other tokens. (Where every token merges back into
+        itself, as in every vocabulary trained here, taking it whole changes nothing, and a
+        tokenizer says False whatever it was given, so that its file does not depend on
+        where it came from.)"""
+        if self._whole_needed is None:
+            if not self._whole_given:
+                self._whole_needed = False
+            elif self.native is not None:
+                self._whole_needed = not self.native.all_self_encoding
+            else:
+                table, first = self.alphabet.all_token_bytes(), self.alphabet.first_merge
+                self._whole_needed = any(
+                    encode_piece_dropout(self.alphabet.symbols(table[i].decode("utf-8", "surrogatepass")), self.ranks,
+                                         0.0, random.Random(0)) != [i]
+                    for i in range(first, self.alphabet.first_special))
+        return self._whole_needed
+
     def _merged(self, piece: str) -> List[int]:
         """The internal ids of one text-form piece: the reference, or (with joins, where a
         merge can make a pair that ranks before it) the lowest-ranked leftmost pair one at a
         time, which is the dropout encoder with nothing dropped."""
-        if self.whole_pieces:
+        if self._whole_given:
             if self._whole is None:
                 table = self.alphabet.all_token_bytes()
                 self._whole = {table[i]: i for i in range(self.alphabet.first_merge, self.alphabet.first_special)}

@@ -363,18 +363,18 @@ def read_tiktoken(
     if isinstance(source, (str, os.PathLike)):
         origin = os.fspath(source)
         ranks, published = read_rank_file(source)
-        if published is None and pattern is None:
-            raise FunctionalBPEError(
-                f"{origin}: a rank file holds no pattern, and this is not one of OpenAI's published files "
-                "(r50k_base, p50k_base, cl100k_base, o200k_base, known by their SHA-256): give the pattern "
-                "its model cuts text with (pattern=..., --pattern: a name such as 'gpt4', 'llama3', 'o200k', "
-                "or the regex)"
-            )
         own_pattern, own_specials = (published.pattern, published.special_tokens) if published else ("", {})
     else:
         ranks, own_pattern, own_specials = encoding_parts(source)
         origin = f"the tiktoken Encoding {getattr(source, 'name', '?')!r}"
-    byte_ids, merges, merge_ids, joins = merges_from_ranks(ranks, origin)
+    byte_ids, merges, merge_ids, joins = merges_from_ranks(ranks, origin)  # a bad file is said first
+    if not (pattern or own_pattern):
+        raise FunctionalBPEError(
+            f"{origin}: a rank file holds no pattern, and this is not one of OpenAI's published files "
+            "(r50k_base, p50k_base, cl100k_base, o200k_base, known by their SHA-256): give the pattern "
+            "its model cuts text with (pattern=..., --pattern: a name such as 'gpt4', 'llama3', 'o200k', "
+            "or the regex)"
+        )
     if special_tokens is None:
         specials: Dict[str, int] = dict(own_specials)
     elif isinstance(special_tokens, dict):

@@ -4,6 +4,7 @@ command's help texts. A renamed module or a moved doc fails here, naming the ref
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import re
 from pathlib import Path
 from typing import Iterator, List, Tuple
@@ -44,9 +45,14 @@ def resolves(name: str) -> bool:
     """``functionalbpe.a.b.c``: the longest importable module prefix, then attributes."""
     parts = name.split(".")
     for cut in range(len(parts), 0, -1):
+        module = ".".join(parts[:cut])
         try:
-            value = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
+            value = importlib.import_module(module)
+        except ImportError as exc:
+            if exc.name and not exc.name.startswith("functionalbpe") and importlib.util.find_spec(module):
+                # The module is there but needs an optional package that is not installed
+                # (dask for functionalbpe.dask): its names cannot be looked at here.
+                return True
             continue
         for attribute in parts[cut:]:
             if not hasattr(value, attribute):

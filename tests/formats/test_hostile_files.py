@@ -380,7 +380,7 @@ def test_a_ladder_of_doubling_ranks_costs_n_log_n(tmp_path):
     tokens = [b"a" * 2**k for k in range(1, 16)] + [b"a" * (2**16 - 1)]
     with pytest.raises(TokenizerFileError, match=r"rank 271\) is not a merge .* as 16 tokens, and the tokens are too long to look"):
         fb.Tokenizer.from_tiktoken(rank_file(tmp_path, tokens))
-    tok = fb.Tokenizer.from_tiktoken(rank_file(tmp_path, tokens[:-1]))
+    tok = fb.Tokenizer.from_tiktoken(rank_file(tmp_path, tokens[:-1]), "gpt4")
     assert tok.encode("a" * 2**15) == [256 + 14]
 
 

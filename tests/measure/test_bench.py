@@ -106,3 +106,16 @@ def test_a_training_childs_peak_memory_is_its_own():
     assert out["ok"], out
     assert out["peak_bytes"] < 150_000_000  # a fork's peak would hold the parent's 400 MB
     del ballast
+
+
+def test_max_mb_caps_a_corpus_of_one_large_file_in_bytes(tmp_path):
+    from functionalbpe.cli.bench import _read_corpus
+
+    line = "naïve café 中文 " * 10 + "\n"  # more bytes than characters
+    (tmp_path / "big.txt").write_text(line * 20_000, encoding="utf-8")
+    _, docs = _read_corpus([str(tmp_path / "big.txt")], 0.05)
+    size = sum(len(d.encode("utf-8")) for d in docs)
+    assert docs and 0.05e6 - len(line.encode()) < size <= 0.05e6
+    assert docs[-1].endswith("\n") and (line * 20_000).startswith("".join(docs))
+    _, whole = _read_corpus([str(tmp_path / "big.txt")], None)
+    assert whole == [line * 20_000]

@@ -58,7 +58,7 @@ def test_a_tiktoken_file_needs_a_pattern_and_good_lines(plain, tmp_path):
     pytest.importorskip("tiktoken")
     path = tmp_path / "r.tiktoken"
     write_ranks(plain, path)
-    with pytest.raises(FunctionalBPEError, match="holds no pre-tokenization pattern; give one"):
+    with pytest.raises(FunctionalBPEError, match="holds no pre-tokenization pattern, and this is not one of OpenAI.s published files; give one"):
         load_tokenizer(path)
     path.write_text("YQ== 0\nnot base64!! 1\n", encoding="ascii")
     with pytest.raises(TokenizerFileError, match=r"r.tiktoken: line 2: expected '<base64 token> <rank>'"):
