@@ -25,6 +25,7 @@ from typing import Any, Callable, Dict, Iterator, List, NoReturn, Optional, Sequ
 from ..core._native import MAX_THREADS
 from ..core.alphabet import MAX_VOCAB_SIZE
 from ..errors import FunctionalBPEError
+from ..util.display import plural
 from ..util.output import atomic_write_text, check_output_path, remove_pending
 from ..schemes.base import NORMAL_FORMS
 from ..schemes.registry import SCHEMES
@@ -35,6 +36,7 @@ from ..tokenizer import Tokenizer
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 128 + 15
+EXIT_BROKEN_PIPE = 128 + 13  # SIGPIPE, as the shell reports a tool it ended
 
 
 class Terminated(KeyboardInterrupt):
@@ -68,16 +70,23 @@ def _run(command: Callable[[argparse.Namespace], Optional[int]], args: argparse.
             return command(args) or 0
     except FunctionalBPEError as exc:
         error(str(exc))
+    except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly, as a tool that SIGPIPE ends does.
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit's flush
+        except (OSError, ValueError):
+            pass
+        return EXIT_BROKEN_PIPE
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         error(f"{where}{exc.strerror or exc}")
     except MemoryError:
         error("out of memory; give the command less input (or, for train, see --max-chars and --threads)")
     except Terminated:
-        sys.stderr.write("functionalbpe: terminated; no output was written\n")
+        sys.stderr.write(f"functionalbpe: terminated; {_what_was_written()}\n")
         return EXIT_TERMINATED
     except KeyboardInterrupt:
-        sys.stderr.write("functionalbpe: interrupted; no output was written\n")
+        sys.stderr.write(f"functionalbpe: interrupted; {_what_was_written()}\n")
         return EXIT_INTERRUPTED
     return EXIT_ERROR
 
@@ -341,6 +350,44 @@ def write_output(path: Optional[str], text: str) -> None:
         atomic_write_text(path, text)
 
 
+class _Streamed:
+    """What has gone to standard output, so that an interrupted command can say it, and the
+    end of the last line made, held back until the line is whole."""
+
+    bytes = 0
+    lines = 0
+    tail = b""
+
+
+def _whole_writes(data: bytes, last: bool = False) -> None:
+    """Write to stdout whole lines only (a line's end waits for the next piece), with Ctrl-C
+    and SIGTERM held off until the write is done: output made a piece at a time then ends on
+    a whole line, however the command stops. ``last``: write what is held, whole or not."""
+    data = _Streamed.tail + data
+    cut = len(data) if last else data.rfind(b"\n") + 1
+    data, _Streamed.tail = data[:cut], data[cut:]
+    if not data:
+        return
+    held = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
+    if held:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        _Streamed.bytes += len(data)
+        _Streamed.lines += data.count(b"\n")
+    finally:
+        if held:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
+def _what_was_written() -> str:
+    if not _Streamed.bytes:
+        return "no output was written"
+    return (f"{plural(_Streamed.lines, 'whole line')} ({_Streamed.bytes:,} bytes) had been written to standard "
+            "output, and nothing after them")
+
+
 @contextmanager
 def streamed_output(path: Optional[str]) -> Iterator[Callable[[bytes], object]]:
     """A ``write(bytes)`` for output made a piece at a time: to ``path`` whole or not at all
@@ -348,7 +395,9 @@ def streamed_output(path: Optional[str]) -> Iterator[Callable[[bytes], object]]:
     from ..pipeline.tokenfile import PendingFile  # numpy only where it is used: the CLI starts without it
 
     if path is None:
-        yield sys.stdout.buffer.write
+        _Streamed.tail = b""
+        yield _whole_writes
+        _whole_writes(b"", last=True)
         sys.stdout.flush()
         return
     out = PendingFile(path)

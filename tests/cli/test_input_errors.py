@@ -470,3 +470,32 @@ def test_bench_survives_sentencepiece_refusing_a_small_vocabulary():
     assert "required_chars" in report["training"]["sentencepiece"]["error"]
     assert "required_chars" in report["encoding"]["sentencepiece"]["error"]
     assert report["encoding"]["functionalbpe"]["one_thread"]["tokens"] > 0
+
+
+def test_an_interrupted_stream_to_stdout_ends_on_a_whole_line_and_says_what_was_written(capfd):
+    import argparse
+
+    from functionalbpe.cli import common
+
+    def command(args):
+        with common.streamed_output(None) as write:
+            write(b"1 2\n3")  # a line's end held back until it is whole
+            write(b"4\n5 6\n7 ")
+            raise KeyboardInterrupt
+
+    assert common.run(command, argparse.Namespace()) == common.EXIT_INTERRUPTED
+    out, err = capfd.readouterr()
+    assert out == "1 2\n34\n5 6\n"
+    assert err == "functionalbpe: interrupted; 3 whole lines (11 bytes) had been written to standard output, and nothing after them\n"
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path):
+    tok = fb.train(["the cat sat on the mat " * 50], vocab_size=268, progress=False)
+    tok.save(tmp_path / "t.json")
+    (tmp_path / "big.txt").write_text("the cat sat on the mat\n" * 40_000, encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, "-m", "functionalbpe", "encode", "-t", str(tmp_path / "t.json"),
+                             str(tmp_path / "big.txt"), "--lines"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = proc.stdout.readline()  # as `| head -1` does
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 141 and err == b"" and first.endswith(b"\n")
