@@ -30,7 +30,7 @@ from .core.idmap import IdMap
 from .core.vocabulary import Vocabulary
 from .errors import FunctionalBPEError, TokenizerFileError
 from .interop.exchange import Exchange
-from .interop.names import OtherLibraryNames
+from .interop.names import OtherLibraryNames, check_add_special_tokens
 from .formats.tokenizer_file import parts_from_payload, payload_of, read_payload, write_payload
 from .schemes.base import Scheme
 from .text.specials import SpecialPolicy, SpecialSet
@@ -224,6 +224,7 @@ class Tokenizer(OtherLibraryNames, Exchange):
         disallowed_special: SpecialSet = "all",
         dropout: float = 0.0,
         seed: Optional[int] = None,
+        add_special_tokens: bool = False,
     ) -> List[int]:
         """Encode ``text``; special tokens only where allowed (tiktoken's rules).
 
@@ -236,7 +237,8 @@ class Tokenizer(OtherLibraryNames, Exchange):
         each merge about to happen is skipped with this probability, so the same text comes
         out in different segmentations that all decode back to it; 0 is plain encoding, 1
         leaves every piece as bytes (and atoms). ``seed`` fixes the draws (None: a fresh
-        random seed each call).
+        random seed each call). ``add_special_tokens`` is HF's option: False, what is always
+        done here (True is refused: no special token is added that the text does not hold).
 
         >>> import functionalbpe as fb
         >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<s>"], progress=False)
@@ -245,6 +247,7 @@ class Tokenizer(OtherLibraryNames, Exchange):
         >>> tok.encode("ab ab", dropout=1.0)
         [97, 98, 32, 97, 98]
         """
+        check_add_special_tokens(add_special_tokens)
         text = plain_str(text)
         allowed, disallowed = self._specials.sets(allowed_special, disallowed_special)
         self._specials.refuse(text, disallowed)

@@ -275,3 +275,35 @@ def test_a_text_given_to_encode_to_file_as_a_path_says_how_to_encode_it(tok, tmp
         tok.encode_to_file("the cat sat", tmp_path / "ids.npy")
     summary = tok.encode_to_file(["the cat sat"], tmp_path / "ids.npy", progress=False)
     assert "from 1 document," in str(summary)
+
+
+def test_names_tiktoken_and_hf_users_reach_for(tmp_path):
+    np = pytest.importorskip("numpy")
+    tok = fb.train(TEXT, vocab_size=270, special_tokens=["<s>"], progress=False)
+    docs = ["the cat <s>", "sat"]
+    assert tok.encode_ordinary_batch(docs) == [tok.encode_ordinary(d) for d in docs]
+    assert tok.encode_to_numpy("the cat").dtype == np.uint32
+    assert tok.encode_to_numpy("the cat").tolist() == tok.encode("the cat")
+    assert tok.max_token_value == tok.vocab_size - 1 == tok.special_tokens["<s>"]
+    assert tok.name == "functionalbpe-plain-gpt4-270"
+    assert tok("the cat") == {"input_ids": tok.encode("the cat"), "attention_mask": [1] * len(tok.encode("the cat"))}
+    assert tok(docs)["input_ids"] == [tok.encode_ordinary(d) for d in docs]
+    ids = tok.encode("the cat<s>", allowed_special="all")
+    assert tok.batch_decode([ids]) == ["the cat<s>"] and tok.batch_decode([ids], skip_special_tokens=True) == ["the cat"]
+    assert tok.convert_ids_to_tokens(ids) == [tok.id_to_token(i) for i in ids] and tok.convert_ids_to_tokens(ids[0]) == tok.id_to_token(ids[0])
+    assert tok.encode("the cat", add_special_tokens=False) == tok.encode("the cat")
+    with pytest.raises(fb.FunctionalBPEError, match="adds no special token on its own"):
+        tok.encode("the cat", add_special_tokens=True)
+
+
+def test_cli_options_that_would_be_ignored_are_refused(tok, tmp_path, capsys):
+    (tmp_path / "a.txt").write_text("the cat sat", encoding="utf-8")
+    tok.save(tmp_path / "t.json")
+    assert main(["encode", "-t", str(tmp_path / "t.json"), str(tmp_path / "a.txt"), "-o", str(tmp_path / "ids.pt")]) == 2
+    assert "cannot tell the format from the suffix '.pt'" in capsys.readouterr().err
+    assert not (tmp_path / "ids.pt").exists()
+    assert main(["encode", "-t", str(tmp_path / "t.json"), str(tmp_path / "a.txt"), "--field", "body"]) == 2
+    assert "--field body names the field of .jsonl" in capsys.readouterr().err
+    assert main(["train", str(tmp_path / "a.txt"), "--vocab-size", "258", "--field", "body", "-o", str(tmp_path / "n.json")]) == 2
+    with pytest.warns(UserWarning, match="named more than once"):
+        assert len(fb.files(tmp_path / "a.txt", tmp_path / "a.txt", tmp_path / "*.txt")) == 1

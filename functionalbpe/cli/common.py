@@ -53,6 +53,8 @@ def run(command: Callable[[argparse.Namespace], Optional[int]], args: argparse.N
     each warning the API gives (``functionalbpe: warning: ...``, without Python's file and
     line)."""
     previous = None
+    _Streamed.bytes = _Streamed.lines = 0
+    _Streamed.tail = b""
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGTERM, _terminate)
     try:
@@ -174,15 +176,30 @@ def add_corpus_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=THREADS, default=None,
                    help=f"worker threads for counting, 1 to {MAX_THREADS} (default: all cores)")
     p.add_argument("--encoding-errors", default="strict", choices=["strict", "replace"], help="invalid UTF-8 in input")
-    p.add_argument("--field", default="text", help="the field holding the text in .jsonl files (default: text)")
+    add_field(p)
     p.add_argument("--max-chars", type=LIMIT, default=None, metavar="N", help="read at most N characters in all")
     p.add_argument("--max-doc-chars", type=LIMIT, default=None, metavar="N", help="keep the first N characters of a longer document")
 
 
-def corpus_files(args: argparse.Namespace, paths: Optional[Sequence[str]] = None) -> Files:
-    """The files of ``paths`` (default: ``args.inputs``), read as ``add_corpus_args`` says."""
-    return files(*(args.inputs if paths is None else paths), errors=args.encoding_errors, field=args.field,
-                 max_chars=args.max_chars, max_doc_chars=args.max_doc_chars)
+def add_field(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--field", default=None,
+                   help="the field holding the text in .jsonl, .json and .parquet files (default: text)")
+
+
+def corpus_files(args: argparse.Namespace, paths: Optional[Sequence[str]] = None, **limits: Any) -> Files:
+    """The files of ``paths`` (default: ``args.inputs``), read as ``add_corpus_args`` says (or
+    with ``limits`` given instead of the --max options); --field given for files without
+    fields is refused rather than ignored."""
+    if not limits:
+        limits = {"max_chars": args.max_chars, "max_doc_chars": args.max_doc_chars}
+    found = files(*(args.inputs if paths is None else paths), errors=args.encoding_errors, field=args.field or "text",
+                  **limits)
+    if args.field is not None and not found.reads_fields:
+        raise FunctionalBPEError(
+            f"--field {args.field} names the field of .jsonl, .json or .parquet documents, and none of the "
+            "inputs is one (a text file is one document)"
+        )
+    return found
 
 
 def named_values(items: List[str], flag: str) -> Dict[str, str]:
@@ -395,7 +412,6 @@ def streamed_output(path: Optional[str]) -> Iterator[Callable[[bytes], object]]:
     from ..pipeline.tokenfile import PendingFile  # numpy only where it is used: the CLI starts without it
 
     if path is None:
-        _Streamed.tail = b""
         yield _whole_writes
         _whole_writes(b"", last=True)
         sys.stdout.flush()

@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         from ..pipeline import cluster as on_dask  # the one home of dask: imported only when asked for
 
         counts = on_dask.count(list(args.inputs), scheme=args.scheme, pattern=args.pattern,
-                               special_tokens=args.special, client=args.dask, field=args.field,
+                               special_tokens=args.special, client=args.dask, field=args.field or "text",
                                errors=args.encoding_errors, **options)
     else:
         counts = count(corpus_files(args), scheme=args.scheme, pattern=args.pattern, special_tokens=args.special,

@@ -14,14 +14,16 @@ Example::
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any, Iterator, Optional, Union
 
 from ..core._native import MAX_THREADS
 from ..errors import FunctionalBPEError, SpecialTokenError
-from ..text.corpus import Files, files
+from ..text.corpus import Files
 from ..pipeline.tokenfile import FORMATS, SUFFIXES, encode_stream
-from .common import add_tokenizer, open_tokenizer, THREADS, check_output, documents, read_input, streamed_output
+from .common import (THREADS, add_field, add_tokenizer, check_output, corpus_files, documents, open_tokenizer,
+                     read_input, streamed_output)
 
 HELP = "text to token ids: a token file for training, or one line of ids per document"
 TEXT = "text"
@@ -44,7 +46,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--offsets", default=None, metavar="PATH",
                    help="also write where each document starts (uint64, then the total)")
     p.add_argument("--threads", type=THREADS, default=None, help=f"1 to {MAX_THREADS} (default: all cores)")
-    p.add_argument("--field", default="text", help="the field holding the text in .jsonl files (default: text)")
+    add_field(p)
     p.add_argument("--lines", action="store_true", help="one document per line instead of one per file")
     p.add_argument("--allow-special", action="store_true", help="read special-token text as special tokens")
     p.add_argument("--encoding-errors", default="strict", choices=["strict", "replace"],
@@ -58,6 +60,11 @@ def eot_option(text: str) -> Union[str, int]:
     return int(text) if text.isascii() and text.isdigit() and len(text) <= 10 else text
 
 
+# Suffixes of text output; any other suffix is refused unless --format says what to write
+# (-o ids.pt would otherwise hold text where a reader expects a tensor).
+TEXT_SUFFIXES = ("", ".txt", ".ids", ".tokens")
+
+
 def output_format(args: argparse.Namespace) -> str:
     if args.format is not None:
         return str(args.format)
@@ -65,6 +72,12 @@ def output_format(args: argparse.Namespace) -> str:
         for suffix, kind in SUFFIXES.items():
             if args.output.lower().endswith(suffix):
                 return kind
+        suffix = os.path.splitext(args.output)[1].lower()
+        if suffix not in TEXT_SUFFIXES:
+            raise FunctionalBPEError(
+                f"{args.output}: cannot tell the format from the suffix {suffix!r}: -o ids.npy or ids.bin writes a "
+                "token file, ids.txt text; or say it with --format"
+            )
     return TEXT
 
 
@@ -82,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         eot = str(eot)  # a special token written in digits
     source: Any
     if args.inputs:
-        source = files(*args.inputs, errors=args.encoding_errors, field=args.field)
+        source = corpus_files(args, max_chars=None)
         if args.lines:
             source = lines_of(source)
     else:

@@ -127,12 +127,9 @@ def run(args: argparse.Namespace) -> int:
     languages = language_options(args)  # checked before anything is read
     if args.trace is not None:
         check_output_path(args.trace)
-    other = os.path.exists(args.out) and kind_of(args.out)
-    if other and other != "functionalbpe" or os.path.isdir(args.out):
-        raise FunctionalBPEError(
-            f"{args.out} is {'a directory' if os.path.isdir(args.out) else f'a tokenizer file of another library ({other})'}"
-            "; it is not replaced: give another -o"
-        )
+    other = os.path.isfile(args.out) and kind_of(args.out)
+    if other and other != "functionalbpe":
+        raise FunctionalBPEError(f"{args.out} is a tokenizer file of another library ({other}); it is not replaced: give another -o")
     start = time.perf_counter()
     if args.counts:
         # One table held at a time besides the sum: memory is the result's.

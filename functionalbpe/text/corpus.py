@@ -167,6 +167,18 @@ class Files:
     def __len__(self) -> int:
         return len(self.paths)
 
+    @property
+    def reads_fields(self) -> bool:
+        """Does ``field`` apply to any of the files (JSON Lines, a JSON array, Parquet)?
+
+        >>> import os, tempfile
+        >>> d = tempfile.mkdtemp()
+        >>> _ = open(os.path.join(d, "a.txt"), "w").write("hello")
+        >>> files(d).reads_fields
+        False
+        """
+        return any(_is_jsonl(p) or _is_json_array(p) or _is_parquet(p) for p in self.paths)
+
     def total_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.paths)
 
@@ -273,6 +285,11 @@ def files(
                 raise CorpusError(f"{text}: no such file or directory")
             found.extend(_expand(path, explicit=True))
     unique = list(dict.fromkeys(found))
+    if len(unique) < len(found):
+        again = [p for p in unique if found.count(p) > 1]
+        warnings.warn(
+            f"{again[0]}{f' and {len(again) - 1} more' if len(again) > 1 else ''} named more than once (by the "
+            "same path, a pattern or a directory): each file is read once", stacklevel=2)
     return Files(unique, errors, field=field, max_chars=max_chars, max_doc_chars=max_doc_chars)
 
 
