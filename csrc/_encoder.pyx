@@ -785,7 +785,7 @@ cdef class BPE:
             for token in ids:
                 if k == n:  # a sequence that yields more items than its len() says
                     return None
-                if type(token) is not int and not isinstance(token, int):
+                if (type(token) is not int and not isinstance(token, int)) or type(token) is bool:
                     return None
                 value = token if -1 <= token <= 0xFFFFFFFF else -1
                 if value < 0 or value >= self.b.num_ids:

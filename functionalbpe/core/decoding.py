@@ -111,6 +111,8 @@ class Decoding:
                 value = operator.index(token)  # type: ignore[arg-type]
             except TypeError:
                 self._bad_id(i, token)
+            if token is True or token is False:  # an int to Python, never an id
+                self._bad_id(i, token)
             if not (idmap.is_id(value) if idmap is not None else 0 <= value < size):
                 self._bad_id(i, token)
             out.append(value)

@@ -255,7 +255,7 @@ class Encoder:
             return self.native.decode_bytes(ids)
         table = self.alphabet.all_token_bytes()
         size = len(table)
-        if not all(isinstance(i, int) and 0 <= i < size for i in ids):
+        if not all(type(i) is int and 0 <= i < size for i in ids):  # a bool is no id
             return None
         return b"".join([table[i] for i in ids])
 

@@ -32,6 +32,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..core.alphabet import NUM_BYTES
 from ..core.limits import MAX_TOKEN_BYTES, MAX_VOCAB_SIZE
 from ..errors import FunctionalBPEError, OutputError, TokenizerFileError
+from ..schemes.base import NORMAL_FORMS
 from ..text.patterns import GPT2
 from ..util.checks import PathLike, excerpt, is_int
 from ..util.output import atomic_write_text
@@ -46,6 +47,7 @@ def tokenizer_json(
     pattern: str,
     special_tokens: Dict[str, int],
     ignore_merges: bool,
+    normalize: Optional[str] = None,
 ) -> Dict[str, Any]:
     """The ``tokenizer.json`` document of a byte-level BPE vocabulary: ``ranks`` (token bytes
     → id), ``merges`` (as byte pairs, in order), the ``pattern`` regex and the special tokens.
@@ -68,7 +70,7 @@ def tokenizer_json(
             }
             for s, i in special_tokens.items()
         ],
-        "normalizer": None,
+        "normalizer": None if normalize is None else {"type": normalize},
         "pre_tokenizer": {
             "type": "Sequence",
             "pretokenizers": [
@@ -205,8 +207,7 @@ def read_hf(source: Any) -> Imported:
         # one deterministic encoding. BPE-dropout is asked for per call: encode(dropout=p).
         _refuse(origin, "model.dropout", f"{excerpt(dropout)} makes HF skip merges at random when it encodes "
                 "(use tok.encode(text, dropout=p) on the imported tokenizer instead)")
-    if not _empty(document.get("normalizer"), "normalizers"):
-        _refuse(origin, "normalizer", f"a {_kind(document['normalizer'])} normalizer changes the text before BPE")
+    normalize = _normal_form(document.get("normalizer"), origin)
     _check_post_processor(document.get("post_processor"), origin)
     pattern = _pattern(document.get("pre_tokenizer"), origin)
     specials = _added_tokens(document.get("added_tokens") or [], origin)
@@ -216,7 +217,8 @@ def read_hf(source: Any) -> Imported:
     if len(vocab) > MAX_VOCAB_SIZE or len(merges) > MAX_VOCAB_SIZE:
         raise TokenizerFileError(f"{origin}: model: more than {MAX_VOCAB_SIZE} tokens or merges")
     byte_ids, table, merge_ids, joins = _merge_table(vocab, merges, specials, origin)
-    return Imported(byte_ids, table, merge_ids, pattern, specials, bool(model.get("ignore_merges")), origin, joins)
+    return Imported(byte_ids, table, merge_ids, pattern, specials, bool(model.get("ignore_merges")), origin, joins,
+                    normalize)
 
 
 def _document(source: Any) -> Tuple[Any, str]:
@@ -245,6 +247,20 @@ def _refuse(origin: str, part: str, why: str) -> None:
 
 def _kind(component: Any) -> str:
     return repr(component.get("type")) if isinstance(component, dict) else excerpt(component)
+
+
+def _normal_form(normalizer: Any, origin: str) -> Optional[str]:
+    """The Unicode normal form a normalizer applies (Qwen's ``NFC``, alone or as the one
+    step of a Sequence), None for none; any other normalizer is refused: it changes the text
+    in a way no scheme here does."""
+    if _empty(normalizer, "normalizers"):
+        return None
+    steps = normalizer.get("normalizers") if isinstance(normalizer, dict) and normalizer.get("type") == "Sequence" else [normalizer]
+    if isinstance(steps, list) and len(steps) == 1 and isinstance(steps[0], dict) and steps[0].get("type") in NORMAL_FORMS:
+        return str(steps[0]["type"])
+    _refuse(origin, "normalizer", f"a {_kind(normalizer)} normalizer changes the text before BPE (only NFC, NFD, NFKC "
+            "or NFKD alone can be imported)")
+    return None  # not reached: _refuse raises
 
 
 def _empty(component: Any, list_key: str) -> bool:

@@ -8,7 +8,7 @@ gave each part are kept beside it (:mod:`functionalbpe.core.idmap`).
 """
 from __future__ import annotations
 
-from typing import Dict, List, NamedTuple, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 
 class Imported(NamedTuple):
@@ -24,3 +24,4 @@ class Imported(NamedTuple):
     # (left, right, token), internal ids: pairs that make a token without being its merge, for
     # tokens no merge of two earlier ones makes (Llama 3's; Tokenizer(joins=...)).
     joins: List[Tuple[int, int, int]] = []
+    normalize: Optional[str] = None  # a Unicode normal form applied before the pattern (Qwen's NFC)

@@ -362,6 +362,11 @@ def read_tiktoken(
     """
     if isinstance(source, (str, os.PathLike)):
         origin = os.fspath(source)
+        if isinstance(source, str) and not os.path.exists(source) and any(p.name == source for p in PUBLISHED.values()):
+            raise FunctionalBPEError(
+                f"{source!r} is the name of tiktoken's encoding, not a file: pass the Encoding "
+                f"(from_tiktoken(tiktoken.get_encoding({source!r}))) or the path of its rank file"
+            )
         ranks, published = read_rank_file(source)
         own_pattern, own_specials = (published.pattern, published.special_tokens) if published else ("", {})
     else:

@@ -103,9 +103,14 @@ def _format(payload: Dict[str, Any]) -> str:
 
 
 def read_payload(path: "os.PathLike[str] | str", check: bool = True) -> Dict[str, Any]:
+    other = kind_of(path) if isinstance(path, (str, os.PathLike)) else None
+    if other not in (None, "functionalbpe") and os.path.isdir(path):  # a directory that holds one
+        raise TokenizerFileError(
+            f"{os.fspath(path)}: a directory of {NAMES[other]} files, not a functionalbpe tokenizer file; load "
+            f"it with {LOADERS[other]}"
+        )
     raw = read_bytes(path)  # a path that is not one is refused here
     name = os.fsdecode(os.fspath(path))
-    other = kind_of(path)
     if other not in (None, "functionalbpe"):
         raise TokenizerFileError(
             f"{name}: a {NAMES[other]} file, not a functionalbpe tokenizer file; load it with {LOADERS[other]}"

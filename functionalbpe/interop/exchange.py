@@ -168,12 +168,20 @@ class Exchange:
 
         ranks = self._ranks("an HF tokenizer.json", taken_whole=False)
         table = self.alphabet.all_token_bytes()
-        merges = [(table[a], table[b]) for a, b in self.alphabet.merges]
+        # HF ranks a pair by its merge's place: each token's merge, then its joins (pairs that
+        # make it too, in an imported vocabulary), in the order of the tokens.
+        first = self.alphabet.first_merge
+        pairs = [(first + k, a, b) for k, (a, b) in enumerate(self.alphabet.merges)]
+        pairs += [(t, a, b) for a, b, t in self._encoder.joins]
+        pairs.sort(key=lambda p: p[0])  # stable: a token's merge before its joins
+        merges = [(table[a], table[b]) for _, a, b in pairs]
         # A word that is in the vocabulary may skip the merges (faster in HF) only if the
         # merges would give that very token: true of every table a trainer makes; the
         # compiled encoder checks it when it is built, so it is known rather than assumed.
-        whole = self._vocab.self_encoding()
-        return tokenizer_json(ranks, merges, self.pattern, self.special_tokens, ignore_merges=whole)
+        # A vocabulary that takes such words whole (whole_pieces) must say so.
+        whole = self._vocab.self_encoding() or self._encoder.whole_pieces
+        return tokenizer_json(ranks, merges, self.pattern, self.special_tokens, ignore_merges=whole,
+                              normalize=self.scheme.normalize)
 
     @classmethod
     def from_hf(cls: Type[T], source: "os.PathLike[str] | str | Any") -> T:
@@ -259,8 +267,9 @@ class Exchange:
         try:
             # A word that is a token is taken whole where the library does (tiktoken always,
             # HF with ignore_merges), whatever its bytes would merge into.
+            options = {} if got.normalize is None else {"normalize": got.normalize}
             return cls(
-                make_scheme("plain", got.pattern), got.merges, list(got.special_tokens),
+                make_scheme("plain", got.pattern, **options), got.merges, list(got.special_tokens),
                 byte_ids=got.byte_ids, merge_ids=got.merge_ids, special_ids=list(got.special_tokens.values()),
                 joins=got.joins, whole_pieces=got.ignore_merges,
             )

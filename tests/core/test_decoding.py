@@ -224,3 +224,12 @@ def test_stream_equals_decode_on_any_ids_with_a_scheme(which, request, data):
     ids = data.draw(st.lists(st.integers(0, tok.vocab_size - 1), max_size=16))
     cuts = data.draw(st.lists(st.integers(0, 16), max_size=5))
     assert stream(tok, ids, cuts, "replace") == tok.decode(ids, errors="replace")
+
+
+def test_a_bool_is_no_id(tok, case_tok):
+    for t in (tok, case_tok):
+        for ids in ([True], [97, False]):
+            with pytest.raises(fb.DecodeError, match="is not a token of this tokenizer"):
+                t.decode(ids)
+            with pytest.raises(fb.DecodeError):
+                t.decode_bytes(ids)
