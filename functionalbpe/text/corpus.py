@@ -500,49 +500,74 @@ def _optional(module: str, path: Path) -> Any:
 
 class _ZstdRaw(io.RawIOBase):
     """A .zst file's decompressed bytes (frames one after another, as ``zstd`` writes
-    them). A file that ends inside a frame is an error: zstandard's own reader would end
-    there silently, as if the text were whole."""
+    them), never more at a time than asked for: zstd's smallest block (4 bytes) stands for
+    128 KiB, so a 91 KB file can hold a gigabyte, which inflating a megabyte of input at a
+    time held in memory at once. A file that ends inside a frame is an error (checked from
+    the frames' headers at the end): zstandard's reader would end there silently, as if the
+    text were whole."""
 
     def __init__(self, path: Path) -> None:
         self._zstd = _optional("zstandard", path)
+        self._path = path
         self._fh = open(path, "rb")
-        self._decoder: Any = None
-        self._buffer = b""
-        self._at = 0
-        self._done = False
+        self._reader = self._zstd.ZstdDecompressor().stream_reader(self._fh, read_size=1 << 16,
+                                                                   read_across_frames=True, closefd=False)
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, target: Any) -> int:
-        while self._at == len(self._buffer) and not self._done:
-            chunk = self._fh.read(1 << 20)
-            if not chunk:
-                if self._decoder is not None and not self._decoder.eof:
-                    raise _DamagedFile("cannot decompress: the .zst file is truncated")
-                self._done = True
-                break
-            self._buffer, self._at = self._decompress(chunk), 0
-        n = min(len(target), len(self._buffer) - self._at)
-        target[:n] = self._buffer[self._at : self._at + n]
-        self._at += n
-        return n
-
-    def _decompress(self, chunk: bytes) -> bytes:
-        out = []
-        while chunk:
-            if self._decoder is None or self._decoder.eof:  # the next frame
-                self._decoder = self._zstd.ZstdDecompressor().decompressobj()
-            try:
-                out.append(self._decoder.decompress(chunk))
-            except self._zstd.ZstdError as exc:
-                raise _DamagedFile(f"cannot decompress ({exc}): the .zst file is damaged or not zstd") from None
-            chunk = self._decoder.unused_data if self._decoder.eof else b""
-        return b"".join(out)
+        try:
+            n = self._reader.readinto(target)
+        except self._zstd.ZstdError as exc:
+            raise _DamagedFile(f"cannot decompress ({exc}): the .zst file is damaged or not zstd") from None
+        if n == 0 and len(target) and not _zstd_frames_whole(self._path):
+            raise _DamagedFile("cannot decompress: the .zst file is truncated")
+        return int(n)
 
     def close(self) -> None:
+        self._reader.close()
         self._fh.close()
         super().close()
+
+
+def _zstd_frames_whole(path: Path) -> bool:
+    """Does the file hold whole frames, one after another? Read from their headers alone
+    (RFC 8878: a frame's header, then blocks, each a 3-byte header and its content, the last
+    one flagged, then a checksum when the header says so; skippable frames say their size)."""
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        at = 0
+        while at < size:
+            fh.seek(at)
+            head = fh.read(18)  # magic, descriptor, window, dictionary id, content size
+            if len(head) < 5:
+                return False
+            magic = int.from_bytes(head[:4], "little")
+            if 0x184D2A50 <= magic <= 0x184D2A5F:  # a skippable frame
+                if len(head) < 8:
+                    return False
+                at += 8 + int.from_bytes(head[4:8], "little")
+                continue
+            if magic != 0xFD2FB528:
+                return False
+            descriptor = head[4]
+            single = descriptor >> 5 & 1
+            at += 5 + (0 if single else 1) + (0, 1, 2, 4)[descriptor & 3] + (single, 2, 4, 8)[descriptor >> 6]
+            while True:
+                fh.seek(at)
+                block = fh.read(3)
+                if len(block) < 3:
+                    return False
+                value = int.from_bytes(block, "little")
+                kind, length = value >> 1 & 3, value >> 3
+                at += 3 + (1 if kind == 1 else length)
+                if value & 1:
+                    break
+            at += 4 if descriptor >> 2 & 1 else 0
+            if at > size:
+                return False
+    return at == size
 
 
 # Rows of a Parquet file read at a time.

@@ -116,3 +116,24 @@ def test_bad_parquet_files_are_errors_naming_them(tok, tmp_path):
         assert name in str(caught.value)
         with pytest.raises(CorpusError, match=why):
             tok.encode_to_file(fb.files(tmp_path / name, field=field), tmp_path / "o.npy", progress=False)
+
+
+def test_a_zst_bomb_is_read_in_bounded_memory(tmp_path):
+    """zstd's smallest block stands for 128 KiB: a file of a few KB can hold a gigabyte. It is
+    read a block at a time, never inflated whole (peak Python memory, not the text's size)."""
+    import tracemalloc
+
+    zstandard = pytest.importorskip("zstandard")
+    line = b"a short line\n"
+    size = 128 << 20
+    data = zstandard.ZstdCompressor(level=19).compress(line * (size // len(line)))
+    assert len(data) < size // 1000
+    (tmp_path / "bomb.txt.zst").write_bytes(data)
+    tracemalloc.start()
+    try:
+        total = sum(len(unit) for unit in fb.files(tmp_path / "bomb.txt.zst").units())
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert total == size // len(line) * len(line)
+    assert peak < 32 << 20, peak
