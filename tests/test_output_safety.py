@@ -198,3 +198,58 @@ def test_sigterm_during_cli_encode_leaves_no_part_file(tmp_path, tok):
     assert proc.returncode == 143, err
     assert b"terminated" in err and b"Traceback" not in err
     assert os.listdir(out.parent) == []
+
+
+def test_an_output_that_is_an_input_is_refused(tmp_path):
+    """By device and inode: the same path, another spelling, a link; the corpus, the tokenizer,
+    a counts file — each left as it was."""
+    import subprocess
+    import sys
+
+    tok = fb.train(["the cat sat on the mat"] * 20, vocab_size=268, progress=False)
+    tok.save(tmp_path / "tok.json")
+    (tmp_path / "in.txt").write_text("the cat sat\n", encoding="utf-8")
+    os.symlink(tmp_path / "in.txt", tmp_path / "link.txt")
+    before = {p: p.read_bytes() for p in (tmp_path / "in.txt", tmp_path / "tok.json")}
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "functionalbpe", *map(str, args)], capture_output=True, text=True)
+
+    t, corpus = tmp_path / "tok.json", tmp_path / "in.txt"
+    for args in (
+        ("encode", "-t", t, corpus, "-o", corpus),
+        ("encode", "-t", t, corpus, "-o", tmp_path / "link.txt"),
+        ("encode", "-t", t, corpus, "-o", tmp_path / "." / "in.txt"),
+        ("encode", "-t", t, corpus, "-o", t, "--format", "bin"),
+        ("encode", "-t", t, corpus, "-o", tmp_path / "ids.npy", "--offsets", corpus),
+        ("decode", "-t", t, corpus, "-o", corpus),
+        ("train", corpus, "--vocab-size", "260", "-o", corpus),
+        ("count", corpus, "-o", corpus),
+    ):
+        run = cli(*args)
+        assert run.returncode == 2 and "writing it would destroy it" in run.stderr, (args, run.stderr)
+        assert len(run.stderr.splitlines()) == 1
+    with pytest.raises(fb.OutputError, match="is a file of the corpus"):
+        tok.encode_to_file(fb.files(corpus), tmp_path / "link.txt", format="bin", progress=False)
+    assert {p: p.read_bytes() for p in before} == before
+
+
+def test_standard_output_named_as_a_path_is_written_in_place(tmp_path):
+    """``-o /dev/stdout`` with ``>> log.txt``: the shell's file, opened to append, keeps what it
+    held and gets the output after it, never a file renamed over it."""
+    import subprocess
+    import sys
+
+    tok = fb.train(["the cat sat on the mat"] * 20, vocab_size=268, progress=False)
+    tok.save(tmp_path / "tok.json")
+    (tmp_path / "in.txt").write_text("the cat sat\n", encoding="utf-8")
+    log = tmp_path / "log.txt"
+    log.write_text("line 1\nline 2\nline 3\n", encoding="utf-8")
+    inode = log.stat().st_ino
+    for target in ("/dev/stdout", "/proc/self/fd/1", "/dev/fd/1"):
+        with open(log, "a") as out:
+            subprocess.run([sys.executable, "-m", "functionalbpe", "encode", "-t", str(tmp_path / "tok.json"),
+                            str(tmp_path / "in.txt"), "-o", target], stdout=out, check=True)
+    want = " ".join(map(str, tok.encode("the cat sat\n"))) + "\n"
+    assert log.read_text(encoding="utf-8") == "line 1\nline 2\nline 3\n" + want * 3
+    assert log.stat().st_ino == inode and not [p for p in os.listdir(tmp_path) if p.startswith(".tmp-")]

@@ -26,7 +26,7 @@ from ..core._native import MAX_THREADS
 from ..core.alphabet import MAX_VOCAB_SIZE
 from ..errors import FunctionalBPEError
 from ..util.display import plural
-from ..util.output import atomic_write_text, check_output_path, remove_pending
+from ..util.output import atomic_write_text, check_output_path, refuse_overwriting, remove_pending
 from ..schemes.base import NORMAL_FORMS
 from ..schemes.registry import SCHEMES
 from ..text.corpus import Files, decode_utf8, files, read_text
@@ -306,9 +306,18 @@ def open_tokenizer(args: argparse.Namespace) -> Tokenizer:
 def tokenizer_and_documents(args: argparse.Namespace) -> Tuple[Tokenizer, List[str]]:
     """For the commands that read text: the output path checked, the tokenizer loaded, the
     input read as documents (``add_text_io``'s arguments, and ``--encoding-errors``)."""
-    check_output(args.output)
+    check_output(args.output, args.input, args.tokenizer)
     tok = open_tokenizer(args)
     return tok, documents(read_input(args.input, args.encoding_errors), args.lines)
+
+
+def input_paths(patterns: Sequence[str]) -> List[str]:
+    """The files that paths, directories and globs name (for checking an output against
+    them; a bad one is said later, where it is read)."""
+    try:
+        return [str(p) for p in files(*patterns).paths] if patterns else []
+    except FunctionalBPEError:
+        return list(patterns)
 
 
 def add_text_or_file(p: argparse.ArgumentParser) -> None:
@@ -352,10 +361,23 @@ def documents(text: str, lines: bool) -> List[str]:
     return docs
 
 
-def check_output(path: Optional[str]) -> None:
-    """Refuse an output path that cannot be written, before any work (None: stdout)."""
-    if path is not None:
-        check_output_path(path)
+def check_output(path: Optional[str], *reads: Any) -> None:
+    """Refuse an output path that cannot be written, or that is (or links to) a file the
+    command reads (``reads``: paths, or lists of them; a tokenizer's directory counts its
+    tokenizer.json), before any work (None: stdout)."""
+    if path is None:
+        return
+    check_output_path(path)
+    inputs: List[str] = []
+    for read in reads:
+        for item in (read if isinstance(read, (list, tuple)) else [read]):
+            if item is None:
+                continue
+            item = os.fspath(item)
+            inputs.append(item)
+            if os.path.isdir(item):
+                inputs.extend(os.path.join(item, name) for name in ("tokenizer.json", "encoder.json", "vocab.bpe"))
+    refuse_overwriting(path, inputs, "a file this command reads")
 
 
 def write_output(path: Optional[str], text: str) -> None:

@@ -13,8 +13,7 @@ import time
 from typing import Any
 
 from ..counts import count
-from ..util.output import check_output_path
-from .common import add_corpus_args, add_scheme_args, corpus_files, scheme_options
+from .common import add_corpus_args, add_scheme_args, check_output, corpus_files, input_paths, scheme_options
 
 HELP = "count the pieces of files into a counts file, to train on later"
 
@@ -32,7 +31,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    check_output_path(args.out)  # before the counting, not after
+    check_output(args.out, input_paths(args.inputs))  # before the counting, not after
     options = scheme_options(args)
     start = time.perf_counter()
     if args.dask:

@@ -84,7 +84,7 @@ def is_token_file(args: argparse.Namespace) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    check_output(args.output)
+    check_output(args.output, args.input, args.tokenizer)
     tok = open_tokenizer(args)
     if is_token_file(args):
         decode_token_file(tok, args)

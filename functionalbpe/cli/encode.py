@@ -82,8 +82,8 @@ def output_format(args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    check_output(args.output)
-    check_output(args.offsets)
+    check_output(args.output, args.tokenizer)
+    check_output(args.offsets, args.tokenizer)
     kind = output_format(args)  # refused before anything is read
     if kind != TEXT and args.output is None:
         raise FunctionalBPEError("a token file needs -o PATH (binary ids are not written to the terminal)")
@@ -96,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
     source: Any
     if args.inputs:
         source = corpus_files(args, max_chars=None)
+        for written in (args.output, args.offsets):
+            check_output(written, source.paths, args.tokenizer)
         if args.lines:
             source = lines_of(source)
     else:

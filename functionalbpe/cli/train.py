@@ -20,8 +20,8 @@ from ..text.corpus import Files
 from ..util.display import plural
 from ..util.output import check_output_path
 from ..training import BACKENDS, train
-from .common import (COUNT, VOCAB_SIZE, add_corpus_args, add_scheme_args, corpus_files, named_values,
-                     positive_number, scheme_options, whole_number)
+from .common import (COUNT, VOCAB_SIZE, add_corpus_args, add_scheme_args, check_output, corpus_files, input_paths,
+                     named_values, positive_number, scheme_options, whole_number)
 
 # Not HF's tokenizer.json: run in a model's folder, `train` had replaced that file.
 DEFAULT_OUT = "functionalbpe.json"
@@ -121,7 +121,9 @@ def growing(args: argparse.Namespace) -> Dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    check_output_path(args.out)  # before hours of training, not after
+    # Before hours of training, not after; never over what it reads.
+    check_output(args.out, input_paths(args.inputs), args.counts or [], args.base,
+                 [value.split("=", 1)[-1] for value in args.lang or []])
     if (bool(args.inputs) + bool(args.counts) + bool(args.lang)) != 1:
         raise FunctionalBPEError("give one of FILEs to train on, --counts COUNTS... or --lang NAME=PATH...")
     languages = language_options(args)  # checked before anything is read

@@ -59,7 +59,7 @@ import numpy as np
 from ..util.checks import integer
 from ..core._native import thread_count
 from ..errors import CorpusError, FunctionalBPEError
-from ..util.output import PendingOutput, check_output_path
+from ..util.output import PendingOutput, check_output_path, refuse_overwriting
 from ..util.display import plural
 from ..util.progress import Progress, ProgressSpec
 from ..text.corpus import Files, files
@@ -499,7 +499,12 @@ def encode_to_file(
     index_path = check_output_path(offsets) if offsets is not None else None
     if index_path is not None and os.path.abspath(index_path) == os.path.abspath(target):
         raise FunctionalBPEError(f"{target}: the offsets file must be another file than the token file")
-    stream = encode_stream(tok, _as_source(source, errors), dtype=dtype, eot=eot, threads=threads, progress=progress,
+    given = _as_source(source, errors)
+    if isinstance(given, Files):  # a token file written over the corpus it reads would destroy it
+        for written in (target, index_path):
+            if written is not None:
+                refuse_overwriting(written, given.paths, "a file of the corpus")
+    stream = encode_stream(tok, given, dtype=dtype, eot=eot, threads=threads, progress=progress,
                            allowed_special=allowed_special, disallowed_special=disallowed_special)
     start = time.perf_counter()
     tokens = documents = bytes_in = 0

@@ -4,7 +4,8 @@ The path is resolved first (``os.path.realpath``): a symlink is written through,
 replaced, and the temporary file is made beside the real target. A target that exists and
 is not a regular file (a character device such as ``/dev/null`` or a terminal, a FIFO, a
 pipe reached through ``/proc/self/fd/1``) has no old contents to keep and cannot be renamed
-over: it is written directly, as a stream. A writer that must go back and rewrite a header
+over: it is written directly, as a stream; so is a file that is our own standard output or
+error (``-o /dev/stdout`` with ``>> log.txt``), through our descriptor, in place. A writer that must go back and rewrite a header
 says so (``seekable=True``) and is refused up front on a target that cannot seek.
 
 Every temporary file is registered until it is renamed or removed: any exception removes
@@ -20,11 +21,13 @@ left. Every failure, a full disk included, is an :class:`OutputError` naming the
 from __future__ import annotations
 
 import atexit
+import fcntl
 import os
+import re
 import stat
 import tempfile
 import threading
-from typing import Any, Optional, Set
+from typing import Any, Iterable, Optional, Set
 
 from ..errors import OutputError
 
@@ -84,12 +87,67 @@ def check_output_path(path: "os.PathLike[str] | str") -> str:
 
 def _is_stream(name: str) -> bool:
     """Whether the path (its links followed by the kernel: ``/proc/self/fd/1`` of a pipe has
-    no name ``realpath`` could give) exists and is not a regular file: a device, a FIFO."""
+    no name ``realpath`` could give) exists and is not a regular file (a device, a FIFO), or
+    is one of this process's open standard streams (:func:`standard_stream`)."""
+    if standard_stream(name) is not None:
+        return True
     try:
         mode = os.stat(name).st_mode
     except OSError:
         return False
     return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+_FD_PATH = re.compile(r"/(?:proc/self|dev)/fd/(\d+)")
+_NAMED_STREAMS = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+
+
+def standard_stream(name: str) -> Optional[int]:
+    """The descriptor ``name`` stands for when it is one this process has open — a path
+    under ``/proc/self/fd`` or ``/dev/fd``, ``/dev/stdout`` — or when the file it names is
+    our standard output or error (by device and inode). Such an output is written through
+    that descriptor, in place: with ``>> log.txt`` the file is the shell's, opened to append,
+    and a file renamed over it (or opened anew, truncating it) would lose what it held."""
+    found = _FD_PATH.fullmatch(name)
+    fd = int(found.group(1)) if found else _NAMED_STREAMS.get(name)
+    if fd is None:
+        try:
+            info = os.stat(name)
+        except OSError:
+            return None
+        for candidate in (1, 2):
+            try:
+                held = os.fstat(candidate)
+            except OSError:
+                continue
+            if (held.st_dev, held.st_ino) == (info.st_dev, info.st_ino) and stat.S_ISREG(held.st_mode):
+                return candidate
+        return None
+    try:
+        os.fstat(fd)
+    except (OSError, OverflowError):
+        return None
+    return fd
+
+
+def refuse_overwriting(output: "os.PathLike[str] | str", inputs: Iterable[Any], what: str = "an input") -> None:
+    """An OutputError when ``output`` is (or links to) one of ``inputs`` (paths), compared by
+    device and inode: writing it would destroy what is being read (``encode in.txt -o
+    in.txt``, or ``-o tok.json`` over the tokenizer)."""
+    name = os.fspath(output)
+    try:
+        out = os.stat(name)
+    except OSError:
+        return  # a new file is no input
+    if not stat.S_ISREG(out.st_mode):
+        return
+    for given in inputs:
+        try:
+            info = os.stat(os.fspath(given))
+        except (OSError, TypeError, ValueError):
+            continue
+        if (info.st_dev, info.st_ino) == (out.st_dev, out.st_ino):
+            raise OutputError(f"{name}: is {what} ({os.fspath(given)}); writing it would destroy it: give another output")
 
 
 class PendingOutput:
@@ -102,7 +160,19 @@ class PendingOutput:
         self.path = path
         self.tmp: Optional[str] = None
         self.fh: Any = None
+        self.start = 0  # where the output begins in the file (a standard stream's offset)
         try:
+            fd = standard_stream(path)
+            if fd is not None:  # written through our own descriptor, in place (append stays append)
+                appends = bool(fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_APPEND)
+                self.fh = os.fdopen(os.dup(fd), "wb")
+                if seekable and (appends or not self.fh.seekable()):
+                    self.fh.close()
+                    raise OutputError(
+                        f"{path}: is a stream that cannot seek (or a file opened to append), and this format "
+                        "rewrites its header at the end; write to a regular file (or the raw bin format)")
+                self.start = self.fh.tell() if seekable else 0
+                return
             if _is_stream(path):
                 self.fh = open(path, "wb")
                 if seekable and not self.fh.seekable():
@@ -139,7 +209,7 @@ class PendingOutput:
         """Write ``header`` over the start of the file and put it all on disk."""
         try:
             if header:
-                self.fh.seek(0)
+                self.fh.seek(self.start)
                 self.fh.write(header)
             self.fh.flush()
             if self.tmp is not None:
