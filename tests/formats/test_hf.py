@@ -205,7 +205,9 @@ TEMPLATE = {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<|
 
 def refusal_cases():
     return [
-        (lambda d: d.update(normalizer={"type": "NFC"}), "normalizer: a 'NFC' normalizer changes the text"),
+        (lambda d: d.update(normalizer={"type": "Lowercase"}), "normalizer: a 'Lowercase' normalizer changes the text"),
+        (lambda d: d.update(normalizer={"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Strip"}]}),
+         "normalizer: a 'Sequence' normalizer changes the text .*only NFC, NFD, NFKC or NFKD alone"),
         (lambda d: d.update(post_processor=TEMPLATE), "post_processor: a 'TemplateProcessing'"),
         (lambda d: d["model"].update(type="Unigram"), "model: the model is 'Unigram'"),
         (lambda d: d["model"].update(type="WordPiece"), "model: the model is 'WordPiece'"),
