@@ -26,6 +26,9 @@ table. Progress is Dask's own: its dashboard, or ``distributed.progress`` on the
 from __future__ import annotations
 
 import os
+import secrets
+import shutil
+import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import dask
@@ -218,10 +221,19 @@ def encode_to_files(
     errors: str = "strict",
     allowed_special: Any = frozenset(),
     disallowed_special: Any = "all",
+    replace: bool = False,
 ) -> Dict[str, Any]:
-    """Encode ``source`` on a Dask cluster: one token file per partition in ``out_dir``
-    (``part-00000.npy``, ...; created if missing), and ``out_dir/manifest.json`` listing
-    them in order with their documents and tokens. Returns the manifest.
+    """Encode ``source`` on a Dask cluster: one token file per partition in a folder of its
+    own inside ``out_dir`` (``run-<time>-<id>/part-00000.npy``, ...; ``out_dir`` created if
+    missing), and ``out_dir/manifest.json`` listing them in order with their documents and
+    tokens. Returns the manifest.
+
+    A run is written to a hidden folder, made visible once every part is written, and
+    published by the manifest, written last: a reader of the manifest sees the old run or
+    the new one, never a mix, and a run that fails leaves the directory as it was.
+    ``out_dir`` must be empty, unless ``replace=True``: then, once the new manifest is in
+    place, the earlier run (the folders and ``part-*`` files of this function) is removed;
+    no other file is touched.
 
     ``source`` is what :func:`count` takes: paths and globs (read on the workers, which must
     see the same files and write to the same ``out_dir``; consecutive files of about
@@ -246,19 +258,34 @@ def encode_to_files(
     directory = os.fspath(out_dir)
     try:
         os.makedirs(directory, exist_ok=True)
+        held = sorted(name for name in os.listdir(directory) if not name.startswith(".run-"))
     except OSError as exc:
         raise FunctionalBPEError(f"{directory}: cannot make the directory: {exc.strerror or exc}") from None
+    if held and not replace:
+        raise FunctionalBPEError(
+            f"{directory}: holds {len(held)} files ({held[0]}{', ...' if len(held) > 1 else ''}); write a run into "
+            "an empty directory, or pass replace=True to replace the run it holds"
+        )
     options = dict(format=kind, dtype=chosen.name, eot=eot, threads=threads, errors=errors,
                    allowed_special=allowed_special, disallowed_special=disallowed_special)
-    # Checked here, before any task starts (an unknown eot, a bad option): one empty document.
-    tok.encode_to_file([], os.path.join(directory, f".check{suffix}"), progress=False, **options)
-    os.unlink(os.path.join(directory, f".check{suffix}"))
-    parts = _partitions(source, field, errors, task_bytes)
-    names = [f"part-{k:05d}{suffix}" for k in range(len(parts))]
-    payload = tok.to_payload()
-    tasks = [delayed(_encode_part, pure=True)(type(tok), payload, part, os.path.join(directory, name), options)
-             for part, name in zip(parts, names)]
-    results = _compute_all(tasks, client, retries) if tasks else []
+    run = f"run-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(4)}"
+    staging = os.path.join(directory, "." + run)
+    os.mkdir(staging)
+    try:
+        # Checked here, before any task starts (an unknown eot, a bad option): one empty document.
+        tok.encode_to_file([], os.path.join(staging, f".check{suffix}"), progress=False, **options)
+        os.unlink(os.path.join(staging, f".check{suffix}"))
+        parts = _partitions(source, field, errors, task_bytes)
+        names = [f"part-{k:05d}{suffix}" for k in range(len(parts))]
+        payload = tok.to_payload()
+        tasks = [delayed(_encode_part, pure=True)(type(tok), payload, part, os.path.join(staging, name), options)
+                 for part, name in zip(parts, names)]
+        results = _compute_all(tasks, client, retries) if tasks else []
+        os.rename(staging, os.path.join(directory, run))
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)  # a task still running then fails to write: no matter
+        raise
+    names = [f"{run}/{name}" for name in names]
     manifest = {
         "format": MANIFEST_FORMAT,
         "token_format": kind,
@@ -272,6 +299,10 @@ def encode_to_files(
     import json
 
     atomic_write_text(os.path.join(directory, MANIFEST), json.dumps(manifest, indent=1) + "\n")
+    for name in held:  # the earlier run, now that nothing lists it
+        if name != run and (name.startswith("run-") or name.startswith("part-")):
+            path = os.path.join(directory, name)
+            shutil.rmtree(path, ignore_errors=True) if os.path.isdir(path) else os.unlink(path)
     return manifest
 
 

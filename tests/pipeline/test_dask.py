@@ -9,6 +9,7 @@ Skipped when the ``dask`` extra is not installed.
 from __future__ import annotations
 
 import json
+import os
 import random
 
 import pytest
@@ -232,3 +233,30 @@ def test_encode_to_files_refuses_bad_options_at_once(eot_tok, tmp_path):
         fbdask.encode_to_files(eot_tok, DOCS, tmp_path / "x", eot="<|nope|>")
     with pytest.raises(FunctionalBPEError, match="format"):
         fbdask.encode_to_files(eot_tok, DOCS, tmp_path / "x", format="zip")
+
+
+def test_a_run_into_a_directory_that_holds_one_replaces_it_whole_or_not_at_all(eot_tok, tmp_path):
+    """The manifest says which run is there, and only whole runs are there: a directory that
+    holds a run is refused unless replace=True; a failing run leaves the old one as it was; a
+    run with fewer parts leaves none of the old ones behind."""
+    import numpy as np
+
+    out = tmp_path / "parts"
+    first = fbdask.encode_to_files(eot_tok, db.from_sequence(DOCS, npartitions=4), out, eot="<|endoftext|>")
+    (out / "mine.txt").write_text("a file of the user", encoding="utf-8")
+
+    with pytest.raises(fb.FunctionalBPEError, match="holds 3 files .*replace=True"):
+        fbdask.encode_to_files(eot_tok, DOCS, out)
+    before = sorted(os.listdir(out))
+    bad = db.from_sequence(DOCS[:3] + [DOCS[0] + "<|endoftext|>"], npartitions=2)  # a disallowed special
+    with pytest.raises(Exception):
+        fbdask.encode_to_files(eot_tok, bad, out, eot="<|endoftext|>", replace=True)
+    assert sorted(os.listdir(out)) == before and concatenated(out, first)
+    second = fbdask.encode_to_files(eot_tok, db.from_sequence(DOCS, npartitions=2), out, eot="<|endoftext|>",
+                                    replace=True)
+    run = second["parts"][0]["path"].split("/")[0]
+    assert sorted(os.listdir(out)) == sorted([fbdask.MANIFEST, "mine.txt", run])
+    assert sorted(os.listdir(out / run)) == [p["path"].split("/")[1] for p in second["parts"]]
+    one = tmp_path / "one.npy"
+    eot_tok.encode_to_file(DOCS, one, eot="<|endoftext|>", progress=False)
+    assert concatenated(out, second) == np.load(one).tolist()
