@@ -122,9 +122,12 @@ class Encoder:
                 self._whole_needed = not self.native.all_self_encoding
             else:
                 table, first = self.alphabet.all_token_bytes(), self.alphabet.first_merge
+                # A token's bytes may end inside a character: its symbols from its bytes (atoms
+                # are whole characters of their own, so only a scheme's text is decoded).
+                symbols = (lambda data: self.alphabet.symbols(data.decode("utf-8", "surrogateescape"))) \
+                    if self.alphabet.atoms else list
                 self._whole_needed = any(
-                    encode_piece_dropout(self.alphabet.symbols(table[i].decode("utf-8", "surrogatepass")), self.ranks,
-                                         0.0, random.Random(0)) != [i]
+                    encode_piece_dropout(symbols(table[i]), self.ranks, 0.0, random.Random(0)) != [i]
                     for i in range(first, self.alphabet.first_special))
         return self._whole_needed
 

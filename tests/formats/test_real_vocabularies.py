@@ -90,6 +90,12 @@ def samples(corpora, limit=20_000):
     return texts + ADVERSARIAL
 
 
+# Reading the files is the same code with or without the compiled core, and the HF files take
+# seconds to build: those tests run once, in the compiled run of the suite (the pure-Python
+# encoder is checked against tiktoken here on Llama 3 and on random vocabularies).
+once = pytest.mark.skipif(os.environ.get("FUNCTIONALBPE_PUREPYTHON") == "1", reason="run in the compiled suite")
+
+
 @pytest.mark.parametrize("name", list(VOCABULARIES))
 def test_from_a_tiktoken_encoding_the_ids_are_tiktoken_s(name, corpora):
     enc, tok = loaded(name)
@@ -126,7 +132,8 @@ def hf_from_ranks(name: str, tmp_path):
     return tokenizers.Tokenizer.from_file(str(path)), path
 
 
-@pytest.mark.parametrize("name", ["llama3", "o200k_base"])
+@once
+@pytest.mark.parametrize("name", ["llama3"])
 def test_from_the_tokenizer_json_hf_builds_the_ids_are_hf_s(name, corpora, tmp_path):
     hf, path = hf_from_ranks(name, tmp_path)
     document = json.loads(path.read_text(encoding="utf-8"))
@@ -139,6 +146,7 @@ def test_from_the_tokenizer_json_hf_builds_the_ids_are_hf_s(name, corpora, tmp_p
         assert want == enc.encode_ordinary(text)  # and HF's are tiktoken's
 
 
+@once
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
 def test_the_published_rank_files_bring_their_pattern_and_specials(name, corpora, tmp_path):
     enc, _ = loaded(name)
@@ -246,6 +254,7 @@ def test_ids_that_leave_c_as_numbers_are_the_vocabulary_s_own(tmp_path):
     assert np.load(tmp_path / "ids.npy").tolist() == want[0] + [imported.special_tokens[ENDOFTEXT]]
 
 
+@once
 def test_qwen_s_nfc_normalizer_is_read_and_written(corpora, tmp_path):
     hf, path = hf_from_ranks("qwen3", tmp_path)
     document = json.loads(path.read_text(encoding="utf-8"))
@@ -269,6 +278,7 @@ def test_qwen_s_nfc_normalizer_is_read_and_written(corpora, tmp_path):
         fb.Tokenizer.from_hf(path)
 
 
+@once
 def test_llama3_exported_to_hf_gives_tiktoken_s_ids(tmp_path):
     tokenizers = pytest.importorskip("tokenizers")
     enc, tok = loaded("llama3")
