@@ -59,6 +59,7 @@ from ..util.checks import bpe_text
 from ..errors import CorpusError
 from .patterns import trie_regex
 from ..util.checks import PathLike
+from ..util.display import plural
 
 _GLOB_CHARS = set("*?[")
 # How much of a file found in a directory is sniffed for NUL bytes (binary files are skipped).
@@ -582,24 +583,52 @@ def parquet_batches(path: Path, field: str) -> Iterator[Any]:
     import pyarrow as pa
 
     try:
-        reader = pq.ParquetFile(path)
+        # Page checksums verified where the writer wrote them: a flipped bit is an error, not
+        # other text.
+        reader = pq.ParquetFile(path, page_checksum_verification=True)
         names = reader.schema_arrow.names
         if field not in names:
             raise CorpusError(f"{path}: no column {field!r} (its columns: {', '.join(names)}); pass field=... "
                               "(CLI: --field) to name the column that holds the text")
+        if names.count(field) > 1:
+            raise CorpusError(f"{path}: {names.count(field)} columns are named {field!r}; which holds the text?")
         kind = reader.schema_arrow.field(field).type
         if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
             raise CorpusError(f"{path}: column {field!r} holds {kind}, not strings")
+        index = reader.schema_arrow.get_field_index(field)
         row = 0
-        for batch in reader.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=[field]):
-            column = batch.column(0)
-            if column.null_count:
-                bad = row + column.is_null().to_pylist().index(True)
-                raise CorpusError(f"{path}: row {bad}: the column {field!r} is null, not a string")
-            row += len(column)
-            yield column
+        for group in range(reader.num_row_groups):
+            for batch in reader.iter_batches(batch_size=_parquet_batch_rows(reader, group, index, path, field),
+                                             row_groups=[group], columns=[field]):
+                column = batch.column(0)
+                if column.null_count:
+                    bad = row + column.is_null().to_pylist().index(True)
+                    raise CorpusError(f"{path}: row {bad}: the column {field!r} is null, not a string")
+                row += len(column)
+                yield column
     except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
         raise CorpusError(f"{path}: cannot read as Parquet ({exc})") from None
+
+
+# The text of a batch of Parquet rows read at once, about; and the most a row may average in a
+# row group: a 17 KB file can hold one row of 512 MiB (its page compressed), which Arrow would
+# inflate whole before a single character of it could be looked at.
+PARQUET_BATCH_BYTES = 64 << 20
+PARQUET_MAX_ROW_BYTES = 64 << 20
+
+
+def _parquet_batch_rows(reader: Any, group: int, index: int, path: Path, field: str) -> int:
+    """Rows read at a time from a row group: about PARQUET_BATCH_BYTES of its text column,
+    from the size the file's metadata gives it uncompressed (checked before it is read)."""
+    meta = reader.metadata.row_group(group)
+    rows = max(1, meta.num_rows)
+    size = meta.column(index).total_uncompressed_size
+    if size // rows > PARQUET_MAX_ROW_BYTES:
+        raise CorpusError(
+            f"{path}: row group {group}: the column {field!r} holds {size:,} bytes in {plural(rows, 'row')} uncompressed, more "
+            f"than the {PARQUET_MAX_ROW_BYTES >> 20} MiB a document may have in a Parquet file (a row is read whole)"
+        )
+    return int(max(1, min(PARQUET_BATCH_ROWS, rows * PARQUET_BATCH_BYTES // max(1, size))))
 
 
 def _parquet_documents(path: Path, field: str, errors: str) -> Iterator[str]:

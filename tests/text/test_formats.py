@@ -137,3 +137,33 @@ def test_a_zst_bomb_is_read_in_bounded_memory(tmp_path):
         tracemalloc.stop()
     assert total == size // len(line) * len(line)
     assert peak < 32 << 20, peak
+
+
+def test_a_parquet_bomb_is_refused_before_it_is_inflated(tmp_path):
+    """One row of 80 MiB compresses to a few KB; the metadata says how large it is, so it is
+    refused before Arrow inflates it (and other files are read a bounded batch at a time)."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    pq.write_table(pa.table({"text": ["a" * (80 << 20)]}), tmp_path / "bomb.parquet", compression="zstd")
+    assert (tmp_path / "bomb.parquet").stat().st_size < 1 << 20
+    with pytest.raises(CorpusError, match=r"bomb.parquet: row group 0: the column 'text' holds 83,886,\d+ bytes in 1 row uncompressed"):
+        list(fb.files(tmp_path / "bomb.parquet"))
+    # Two columns of one name: said, not a KeyError.
+    table = pa.Table.from_arrays([pa.array(["x"]), pa.array(["y"])], names=["text", "text"])
+    pq.write_table(table, tmp_path / "twice.parquet")
+    with pytest.raises(CorpusError, match="2 columns are named 'text'"):
+        list(fb.files(tmp_path / "twice.parquet"))
+
+
+def test_parquet_page_checksums_are_verified(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    docs = [f"document number {k} " * 20 for k in range(200)]
+    pq.write_table(pa.table({"text": docs}), tmp_path / "good.parquet", compression="none", write_page_checksum=True)
+    data = bytearray((tmp_path / "good.parquet").read_bytes())
+    at = data.find(b"document number 100 ")
+    data[at + 9] ^= 0x01  # one bit of the text, inside a page
+    (tmp_path / "flipped.parquet").write_bytes(bytes(data))
+    assert list(fb.files(tmp_path / "good.parquet")) == docs
+    with pytest.raises(CorpusError, match="flipped.parquet: cannot read as Parquet"):
+        list(fb.files(tmp_path / "flipped.parquet"))
