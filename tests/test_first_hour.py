@@ -307,3 +307,13 @@ def test_cli_options_that_would_be_ignored_are_refused(tok, tmp_path, capsys):
     assert main(["train", str(tmp_path / "a.txt"), "--vocab-size", "258", "--field", "body", "-o", str(tmp_path / "n.json")]) == 2
     with pytest.warns(UserWarning, match="named more than once"):
         assert len(fb.files(tmp_path / "a.txt", tmp_path / "a.txt", tmp_path / "*.txt")) == 1
+
+
+def test_gpt2_files_with_a_vocab_bpe_cut_short_are_refused(tok, tmp_path):
+    encoder, merges = gpt2_files(tok, tmp_path)
+    whole = merges.read_text(encoding="utf-8").splitlines()
+    assert fb.Tokenizer.from_gpt2(encoder, merges).encode("the cat sat") == tok.encode("the cat sat")
+    for kept in (whole[:1], whole[: len(whole) // 2]):  # empty, and half of it
+        merges.write_text("\n".join(kept) + "\n", encoding="utf-8")
+        with pytest.raises(fb.TokenizerFileError, match=r"is made by no merge of .*vocab.bpe .*cut short"):
+            fb.Tokenizer.from_gpt2(encoder, merges)

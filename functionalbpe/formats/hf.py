@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -415,6 +416,10 @@ def _merge_table(
 # -- GPT-2's own files ---------------------------------------------------------------------------
 
 
+# What a special token of GPT-2's files looks like: <|endoftext|>, <pad>, [CLS].
+_SPECIAL_LOOKING = re.compile(r"<[^<>\s]+>|\[[^\[\]\s]+\]")
+
+
 def read_gpt2(encoder_json: PathLike, vocab_bpe: PathLike) -> Imported:
     """GPT-2's original files: ``encoder.json`` (each token in GPT-2's byte characters, and
     its id) and ``vocab.bpe`` (a ``#version`` line, then one merge a line, two tokens apart by
@@ -447,9 +452,18 @@ def read_gpt2(encoder_json: PathLike, vocab_bpe: PathLike) -> Imported:
         if len(line.split(" ")) != 2:
             raise TokenizerFileError(f"{merges_name}: line {number}: {excerpt(line)} is not a merge (two tokens and a space)")
         merges.append(line)
-    # A token that is neither a byte nor what a merge makes is a special token.
+    # A token that is neither a byte nor what a merge makes is a special token, if it looks
+    # like one (<|endoftext|>, <pad>, [CLS]); any other is a token the merges cannot reach — a
+    # vocab.bpe cut short, or the wrong one — and is refused, not turned into a special token.
     made = set(bytelevel.bytes_to_unicode()) | {line.replace(" ", "") for line in merges}
     added = [{"content": token, "id": ident, "special": True} for token, ident in vocab.items() if token not in made]
+    unreachable = next((entry for entry in added if not _SPECIAL_LOOKING.fullmatch(entry["content"])), None)
+    if unreachable is not None:
+        raise TokenizerFileError(
+            f"{name}: the token {excerpt(unreachable['content'])} (id {unreachable['id']}) is made by no merge of "
+            f"{merges_name} ({len(merges)} merges for {len(vocab)} tokens): is vocab.bpe cut short, or another "
+            "model's?"
+        )
     document = {
         "model": {"type": "BPE", "vocab": vocab, "merges": merges},
         "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
