@@ -6,6 +6,8 @@ with SuperBPE's second-stage pattern.
 """
 from __future__ import annotations
 
+import random
+
 import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -133,3 +135,22 @@ def test_a_superword_tokenizer_exports_to_hf_and_tiktoken_with_the_same_ids(tmp_
     pytest.importorskip("tiktoken")
     enc = sw.as_tiktoken_encoding()
     assert [enc.encode(t) for t in texts] == [sw.encode(t) for t in texts]
+
+
+def test_the_length_limit_counts_a_base_token_s_bytes_in_both_trainers():
+    """Continued training's symbols include the base's tokens, many bytes each: the compiled
+    loop must count them as the Python one does, or it merges past MAX_TOKEN_BYTES."""
+    from functionalbpe.core import trainer
+
+    if trainer.compiled_trainer("fast") is None:
+        pytest.skip("the compiled trainer is not built")
+    rng = random.Random(5)
+    first = 262
+    lengths = [1] * 256 + [rng.randrange(2, 9) for _ in range(first - 256)]
+    for _ in range(30):
+        pieces = {tuple(rng.randrange(250, first) for _ in range(rng.randrange(2, 40))): rng.randrange(1, 5)
+                  for _ in range(rng.randrange(1, 12))}
+        limit = rng.randrange(4, 40)
+        got = [trainer.train_merges(pieces, None, first, max_token_bytes=limit, lengths=lengths, backend=b)
+               for b in ("fast", "python")]
+        assert got[0] == got[1]

@@ -637,8 +637,8 @@ static fbpe_status count_pairs(fbpe_trainer *t) {
 }
 
 fbpe_status fbpe_trainer_new(fbpe_pieces *counted, uint32_t first_id, const uint32_t *flags,
-                             int policy, int64_t max_merges, int64_t min_frequency,
-                             size_t max_token_bytes, fbpe_trainer **out) {
+                             const uint32_t *lengths, int policy, int64_t max_merges,
+                             int64_t min_frequency, size_t max_token_bytes, fbpe_trainer **out) {
     fbpe_status rc = FBPE_ENOMEM;
     *out = NULL;
     if (first_id >= UINT32_MAX) return FBPE_EIDS;
@@ -660,14 +660,17 @@ fbpe_status fbpe_trainer_new(fbpe_pieces *counted, uint32_t first_id, const uint
     for (size_t off = 0; off < counted->n_words && !t->check_length;) {
         uint32_t n = counted->words[off];
         size_t bytes = 0;
-        for (uint32_t i = 0; i < n; i++) bytes += symbol_bytes(counted->words[off + HEADER + i]);
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t s = counted->words[off + HEADER + i];
+            bytes += lengths ? lengths[s] : symbol_bytes(s);
+        }
         t->check_length = bytes > t->max_token_bytes;
         off += HEADER + n;
     }
     if (t->check_length) {
         if (grow((void **)&t->lengths, &t->cap_lengths, (size_t)first_id + 1, sizeof(uint32_t)))
             goto fail;
-        for (uint32_t i = 0; i < first_id; i++) t->lengths[i] = symbol_bytes(i);
+        for (uint32_t i = 0; i < first_id; i++) t->lengths[i] = lengths ? lengths[i] : symbol_bytes(i);
     }
 
     if ((rc = count_pairs(t))) goto fail;

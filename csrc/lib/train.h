@@ -30,13 +30,14 @@ fbpe_status fbpe_pieces_add_utf8(fbpe_pieces *counted, const uint8_t *text, size
                                  const int32_t *atom_ids);
 
 /* Count the pairs of the counted pieces (which the trainer borrows and rewrites in place) into a
- * new trainer, *out. flags: the kind flags of ids 0 .. first_id-1. max_merges < 0: until no
- * pair is left. A pair whose token would be longer than max_token_bytes (a byte counts 1,
- * an atom 3: the text form) is never merged, as a pair the policy forbids is never merged:
+ * new trainer, *out. flags: the kind flags of ids 0 .. first_id-1; lengths: their text-form
+ * bytes, or NULL when they are bytes (1) and atoms (3) only — continued training passes the
+ * base's tokens' lengths. max_merges < 0: until no pair is left. A pair whose token would be
+ * longer than max_token_bytes is never merged, as a pair the policy forbids is never merged:
  * what training makes, a tokenizer file can hold (FBPE_MAX_TOKEN_BYTES). */
 fbpe_status fbpe_trainer_new(fbpe_pieces *counted, uint32_t first_id, const uint32_t *flags,
-                             int policy, int64_t max_merges, int64_t min_frequency,
-                             size_t max_token_bytes, fbpe_trainer **out);
+                             const uint32_t *lengths, int policy, int64_t max_merges,
+                             int64_t min_frequency, size_t max_token_bytes, fbpe_trainer **out);
 /* Merge until done (FBPE_OK) or until about `seconds` have passed (FBPE_MORE; at least one
  * merge is made), or an error. */
 fbpe_status fbpe_trainer_run(fbpe_trainer *trainer, double seconds);

@@ -146,10 +146,11 @@ def train_merges(
     max_token_bytes: int = MAX_TOKEN_BYTES,
     backend: str = "auto",
     on_merge: Optional[OnMerge] = None,
+    lengths: Optional[Sequence[int]] = None,
 ) -> List[Merge]:
     """:func:`train` on pieces written as symbol ids (each below ``first_id``, whose kind
-    flags are ``flags``; default: all text), the arguments of
-    :func:`functionalbpe.core.reference.train`.
+    flags are ``flags``; default: all text, and whose text-form bytes are ``lengths``;
+    default: a byte 1, an atom 3), the arguments of :func:`functionalbpe.core.reference.train`.
 
     >>> train_merges({(1, 2, 1, 2): 3}, None, 3)
     [(1, 2, 6), (3, 3, 3)]
@@ -159,11 +160,11 @@ def train_merges(
         policy, checked = check_options(first_id, flags, merge_policy, min_frequency)
         return compiled.train_merges(
             pieces, num_merges, first_id, checked, policy, min(min_frequency, MAX_COUNT), progress,
-            check_token_bytes(max_token_bytes), on_merge,
+            check_token_bytes(max_token_bytes), on_merge, lengths,
         )
     return heap_train(pieces, num_merges, first_id, flags=flags, merge_policy=merge_policy,
                       min_frequency=min_frequency, progress=progress, max_token_bytes=max_token_bytes,
-                      on_merge=on_merge)
+                      on_merge=on_merge, lengths=lengths)
 
 
 def resume(
@@ -200,15 +201,10 @@ def resume(
     for a, b in base:
         flags.append(merged_flags(flags[a], flags[b]))
         lengths.append(lengths[a] + lengths[b])
-    # The C loop estimates a symbol's bytes for its length limit (1 or 3), which matters only
-    # for a piece of more than MAX_TOKEN_BYTES; the limit is checked again when the tokenizer
-    # is built. The Python one is given the lengths, as the lesson is.
-    compiled = compiled_trainer(backend)
-    if compiled is not None:
-        return train_merges(replayed, num_merges, first_id + len(base), flags=flags, merge_policy=merge_policy,
-                            min_frequency=min_frequency, progress=progress, backend=backend)
-    return heap_train(replayed, num_merges, first_id + len(base), flags=flags, merge_policy=merge_policy,
-                      min_frequency=min_frequency, progress=progress, lengths=lengths)
+    # Both loops are given the base tokens' lengths, as the lesson is: a base token is many
+    # bytes, and a token made of two of them must stay within MAX_TOKEN_BYTES.
+    return train_merges(replayed, num_merges, first_id + len(base), flags=flags, merge_policy=merge_policy,
+                        min_frequency=min_frequency, progress=progress, backend=backend, lengths=lengths)
 
 
 def heap_train(
