@@ -282,3 +282,21 @@ def test_the_first_error_in_the_corpus_is_the_one_raised(tok, tmp_path, tiny_blo
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     with pytest.raises(SpecialTokenError, match="document 2"):
         written(tok, fb.files(path), tmp_path / "o.npy", 2)
+
+
+def test_a_jsonl_line_longer_than_many_reads_is_read_once(tmp_path, monkeypatch):
+    """A line is gathered from its reads and joined once: reads of 64 bytes, lines of tens of
+    kilobytes, lines ending exactly at a read's end, and a last line without a newline."""
+    import json
+
+    import numpy as np
+
+    from functionalbpe.pipeline import blocks
+
+    monkeypatch.setattr(blocks, "JSONL_READ_BYTES", 64)
+    tok = fb.train(["the cat sat on the mat " * 50], vocab_size=268, progress=False)
+    docs = ["x" * 40_000 + " the cat", "short", "y" * 9, "the mat " * 5_000]
+    lines = [json.dumps({"text": d}) for d in docs]
+    (tmp_path / "a.jsonl").write_text("\n".join(lines), encoding="utf-8")  # no newline at the end
+    tok.encode_to_file(fb.files(tmp_path / "a.jsonl"), tmp_path / "ids.npy", eot=0, progress=False)
+    assert np.load(tmp_path / "ids.npy").tolist() == [i for d in docs for i in tok.encode(d) + [0]]
