@@ -49,10 +49,14 @@ def resolves(name: str) -> bool:
         try:
             value = importlib.import_module(module)
         except ImportError as exc:
-            if exc.name and not exc.name.startswith("functionalbpe") and importlib.util.find_spec(module):
+            if exc.name and not exc.name.startswith("functionalbpe"):
                 # The module is there but needs an optional package that is not installed
                 # (dask for functionalbpe.dask): its names cannot be looked at here.
-                return True
+                try:
+                    if importlib.util.find_spec(module):
+                        return True
+                except ImportError:  # its package needs it too: a shorter name is looked at
+                    pass
             continue
         for attribute in parts[cut:]:
             if not hasattr(value, attribute):
