@@ -127,7 +127,8 @@ def train(
     min_frequency = _check_options(backend, merge_policy, min_frequency)
     _warn_if_a_path(corpus)
     if superwords is not None or base is not None:
-        if scheme != "plain" or scheme_options or trace is not None or isinstance(corpus, Mapping) or (
+        languages = isinstance(corpus, Mapping) and not isinstance(corpus, PieceCounts)  # counts are a Mapping too
+        if scheme != "plain" or scheme_options or trace is not None or languages or (
                 weights, temperature, objective) != (None, None, "frequency"):
             raise FunctionalBPEError(
                 "base= and superwords= continue the base tokenizer's scheme on one corpus: give no scheme, "

@@ -154,3 +154,14 @@ def test_the_length_limit_counts_a_base_token_s_bytes_in_both_trainers():
         got = [trainer.train_merges(pieces, None, first, max_token_bytes=limit, lengths=lengths, backend=b)
                for b in ("fast", "python")]
         assert got[0] == got[1]
+
+
+def test_counts_with_base_and_superwords_say_what_they_mean():
+    base = fb.train(["the cat sat"] * 5, vocab_size=260, progress=False)
+    counts = fb.count(["the dog sat on the log"] * 5, progress=False)
+    grown = fb.train(counts, vocab_size=266, base=base, progress=False)
+    assert grown == fb.train(["the dog sat on the log"] * 5, vocab_size=266, base=base, progress=False)
+    with pytest.raises(fb.FunctionalBPEError, match="superwords= counts the text twice"):
+        fb.train(counts, vocab_size=300, superwords=280, progress=False)
+    with pytest.raises(fb.FunctionalBPEError, match="has an option 'name'"):
+        fb.count(["a b"], name="x")
