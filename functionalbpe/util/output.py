@@ -81,8 +81,17 @@ def check_output_path(path: "os.PathLike[str] | str") -> str:
         missing = "does not exist" if not os.path.exists(directory) else "is not a directory"
         raise OutputError(f"{name}: cannot write there: the directory {directory} {missing}")
     if not os.access(directory, os.W_OK | os.X_OK):
+        if _read_only(directory):
+            raise OutputError(f"{name}: cannot write there: {directory} is on a read-only filesystem")
         raise OutputError(f"{name}: cannot write there: no permission to create files in {directory}")
     return name
+
+
+def _read_only(directory: str) -> bool:
+    try:
+        return bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        return False
 
 
 def _is_stream(name: str) -> bool:
