@@ -133,7 +133,8 @@ def hf_from_ranks(name: str, tmp_path):
 
 
 @once
-@pytest.mark.parametrize("name", ["llama3"])
+@pytest.mark.parametrize("name", ["llama3"] + [pytest.param(n, marks=pytest.mark.slow) for n in
+                                               ("cl100k_base", "o200k_base", "qwen3")])
 def test_from_the_tokenizer_json_hf_builds_the_ids_are_hf_s(name, corpora, tmp_path):
     hf, path = hf_from_ranks(name, tmp_path)
     document = json.loads(path.read_text(encoding="utf-8"))
