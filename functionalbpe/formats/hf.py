@@ -310,7 +310,30 @@ def _pattern(pre: Any, origin: str) -> str:
         _refuse(origin, "pre_tokenizer", f"{excerpt(split)} is not a Split on a regex that isolates its matches")
     if not isinstance(pattern["Regex"], str) or not pattern["Regex"]:
         _refuse(origin, "pre_tokenizer", "the Split regex is not a string")
-    return str(pattern["Regex"])
+    return as_oniguruma_reads(str(pattern["Regex"]), origin)
+
+
+# An atom followed by a counted repeat and a +: one escape (\p{N}, \d), a set without nested
+# brackets, or one character. After a group, the same is refused.
+_COUNTED_PLUS = re.compile(r"(\\[pP]\{\w+\}|\\.|\[(?:\\.|[^\]\\])*\]|[^\\()\[\]{}|])(\{\d+(?:,\d*)?\})\+")
+_GROUP_COUNTED_PLUS = re.compile(r"\)\{\d+(?:,\d*)?\}\+")
+
+
+def as_oniguruma_reads(regex: str, origin: str = "the pattern") -> str:
+    r"""A Split regex of a ``tokenizer.json`` as HF reads it. HF's engine (Oniguruma, Ruby's
+    syntax) reads ``X{1,3}+`` not as possessive, as Python's ``regex`` and tiktoken do, but as
+    ``(?:X{1,3})+``: cl100k's ``\p{N}{1,3}+`` takes a whole run of digits in HF and three in
+    tiktoken, so the same file gives other ids in each. The regex is rewritten to what HF does
+    (``?+ *+ ++`` are possessive in both); a counted repeat with + after a group is refused.
+
+    >>> print(as_oniguruma_reads(r"\p{N}{1,3}+|\s+"))
+    (?:\p{N}{1,3})+|\s+
+    """
+    rewritten = _COUNTED_PLUS.sub(r"(?:\1\2)+", regex)
+    if _GROUP_COUNTED_PLUS.search(regex):
+        _refuse(origin, "pre_tokenizer", "the Split regex repeats a group with {m,n}+, which HF reads as a repeated "
+                "repeat and other engines as possessive; it cannot be imported exactly")
+    return rewritten
 
 
 def _added_tokens(entries: Any, origin: str) -> Dict[str, int]:

@@ -144,7 +144,8 @@ def test_from_the_tokenizer_json_hf_builds_the_ids_are_hf_s(name, corpora, tmp_p
     for text in samples(corpora, 10_000):
         want = hf.encode(text, add_special_tokens=False).ids
         assert tok.encode_ordinary(text) == want, text[:80]
-        assert want == enc.encode_ordinary(text)  # and HF's are tiktoken's
+        if name != "cl100k_base":  # HF reads cl100k's \p{N}{1,3}+ as a repeat (formats/hf.py)
+            assert want == enc.encode_ordinary(text)  # and HF's are tiktoken's
 
 
 @once
