@@ -1,0 +1,308 @@
+/* The compiled pattern matcher; see regex_vm.h. */
+#include "regex_vm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "utf8.h"
+
+/* Backtrack frames. */
+enum {
+    F_ALT = 0,    /* resume at pc, pos */
+    F_GREEDY = 1, /* a greedy run: give back one character from pos (not below aux), go on at pc */
+    F_LAZY = 2,   /* a lazy run at instruction pc: take one more character after pos (aux taken) */
+    F_ATOMIC = 3  /* where an atomic group started: ATOMIC_END forgets the frames above it */
+};
+
+void fbpe_rx_vm_init(fbpe_rx_vm *vm, size_t n) {
+    uint64_t per = (uint64_t)FBPE_RX_STEPS_PER_BYTE;
+    vm->steps_left = (uint64_t)n > (UINT64_MAX - FBPE_RX_BASE_STEPS) / per
+                         ? UINT64_MAX
+                         : FBPE_RX_BASE_STEPS + per * (uint64_t)n;
+    vm->max_frames = n > (SIZE_MAX - FBPE_RX_BASE_FRAMES) / FBPE_RX_FRAMES_PER_BYTE
+                         ? SIZE_MAX / sizeof(fbpe_rx_frame)
+                         : FBPE_RX_BASE_FRAMES + FBPE_RX_FRAMES_PER_BYTE * n;
+    vm->frames = vm->inline_frames;
+    vm->top = 0;
+    vm->cap = FBPE_RX_INLINE_FRAMES;
+    vm->status = FBPE_OK;
+}
+
+void fbpe_rx_vm_free(fbpe_rx_vm *vm) {
+    if (vm->frames != vm->inline_frames) free(vm->frames);
+    vm->frames = vm->inline_frames;
+    vm->cap = FBPE_RX_INLINE_FRAMES;
+    vm->top = 0;
+}
+
+/* Room for one more frame; 0 when the stack may not grow (status set). */
+static int grow(fbpe_rx_vm *vm) {
+    if (vm->cap >= vm->max_frames) {
+        vm->status = FBPE_EPATTERN;
+        return 0;
+    }
+    size_t cap = fbpe_grow_to(vm->cap, FBPE_RX_INLINE_FRAMES, vm->cap + 1, sizeof(fbpe_rx_frame));
+    if (cap > vm->max_frames) cap = vm->max_frames;
+    fbpe_rx_frame *grown;
+    if (vm->frames == vm->inline_frames) {
+        grown = cap ? malloc(cap * sizeof *grown) : NULL;
+        if (grown) memcpy(grown, vm->inline_frames, vm->top * sizeof *grown);
+    } else {
+        grown = cap ? realloc(vm->frames, cap * sizeof *grown) : NULL;
+    }
+    if (!grown) {
+        vm->status = FBPE_ENOMEM;
+        return 0;
+    }
+    vm->frames = grown;
+    vm->cap = cap;
+    return 1;
+}
+
+static inline int push(fbpe_rx_vm *vm, uint32_t kind, uint32_t pc, size_t pos, size_t aux) {
+    if (vm->top == vm->cap && !grow(vm)) return 0;
+    fbpe_rx_frame *f = &vm->frames[vm->top++];
+    f->kind = kind;
+    f->pc = pc;
+    f->pos = pos;
+    f->aux = aux;
+    return 1;
+}
+
+/* The atoms of the character at s[i]; its length in *len. */
+static inline uint64_t atoms_at(const fbpe_rx *p, const uint8_t *s, size_t i, size_t *len) {
+    if (s[i] < 0x80) {
+        *len = 1;
+        return p->ascii_masks[s[i]];
+    }
+    uint32_t cp = fbpe_utf8_decode(s, i, len);
+    return p->masks[p->blocks[(size_t)p->index[cp >> 8] * 256 + (cp & 0xFF)]];
+}
+
+/* The start of the character that ends at e (> 0). */
+static inline size_t char_before(const uint8_t *s, size_t e) {
+    size_t k = e - 1;
+    while (k > 0 && (s[k] & 0xC0) == 0x80) k--;
+    return k;
+}
+
+/* Run from instruction pc at pos: 1 on a match (its end in *end), 0 on none, -1 when the
+ * matcher gives up (vm->status). `start` is where the piece starts: MATCH refuses an empty
+ * match there. A look-ahead body is run by a nested call (depth), which succeeds at
+ * LOOK_END; its frames are dropped when it returns, since regex never backtracks into a
+ * look-ahead that has succeeded. */
+static int run(const fbpe_rx *p, fbpe_rx_vm *vm, uint32_t pc, size_t pos, const uint8_t *s,
+               size_t start, size_t n, size_t *end, int depth) {
+    const size_t base = vm->top;
+    size_t len;
+    for (;;) {
+        const fbpe_rx_ins *in = &p->code[pc];
+        if (vm->steps_left == 0) goto give_up;
+        vm->steps_left--;
+        switch (in->op) {
+        case FBPE_RX_ATOM:
+            if (pos < n && (atoms_at(p, s, pos, &len) >> in->a & 1)) {
+                pos += len;
+                pc++;
+                continue;
+            }
+            goto fail;
+        case FBPE_RX_RUN_GREEDY:
+        case FBPE_RX_RUN_POSSESSIVE: {
+            /* The whole run up to max; then the frame that gives it back down to min. */
+            size_t e = pos, at_min = pos;
+            uint32_t k = 0;
+            while (k < in->c && e < n) {
+                if (!(atoms_at(p, s, e, &len) >> in->a & 1)) break;
+                e += len;
+                if (++k == in->b) at_min = e;
+            }
+            if (k < in->b) goto fail;
+            if (vm->steps_left < k) goto give_up;
+            vm->steps_left -= k;
+            if (in->op == FBPE_RX_RUN_GREEDY && e > at_min &&
+                !push(vm, F_GREEDY, pc + 1, e, at_min))
+                goto give_up;
+            pos = e;
+            pc++;
+            continue;
+        }
+        case FBPE_RX_RUN_LAZY: {
+            size_t e = pos;
+            uint32_t k = 0;
+            while (k < in->b) {
+                if (e >= n || !(atoms_at(p, s, e, &len) >> in->a & 1)) goto fail;
+                e += len;
+                k++;
+            }
+            if (k < in->c && !push(vm, F_LAZY, pc, e, k)) goto give_up;
+            pos = e;
+            pc++;
+            continue;
+        }
+        case FBPE_RX_SPLIT:
+            if (!push(vm, F_ALT, in->b, pos, 0)) goto give_up;
+            pc = in->a;
+            continue;
+        case FBPE_RX_JMP:
+            pc = in->a;
+            continue;
+        case FBPE_RX_MATCH:
+            if (pos == start) goto fail; /* findall tries for a non-empty match here */
+            *end = pos;
+            vm->top = base;
+            return 1;
+        case FBPE_RX_LOOK_END:
+            *end = pos;
+            vm->top = base;
+            return 1;
+        case FBPE_RX_BEGIN:
+            if (pos != 0) goto fail;
+            pc++;
+            continue;
+        case FBPE_RX_EOL:
+            if (pos != n && !(pos + 1 == n && s[pos] == '\n')) goto fail;
+            pc++;
+            continue;
+        case FBPE_RX_END:
+            if (pos != n) goto fail;
+            pc++;
+            continue;
+        case FBPE_RX_LOOK: {
+            size_t ignored;
+            if (depth >= FBPE_RX_MAX_LOOK_DEPTH) goto give_up;
+            int r = run(p, vm, pc + 1, pos, s, start, n, &ignored, depth + 1);
+            if (r < 0) return r;
+            if (r == (int)(in->a == 0)) {
+                pc = in->b;
+                continue;
+            }
+            goto fail;
+        }
+        case FBPE_RX_ATOMIC:
+            if (!push(vm, F_ATOMIC, 0, 0, 0)) goto give_up;
+            pc++;
+            continue;
+        case FBPE_RX_ATOMIC_END: {
+            size_t t = vm->top;
+            while (t > base && vm->frames[t - 1].kind != F_ATOMIC) t--;
+            vm->top = t > base ? t - 1 : base; /* the group's own mark goes too */
+            pc++;
+            continue;
+        }
+        default:
+            vm->status = FBPE_EINTERNAL;
+            vm->top = base;
+            return -1;
+        }
+    fail:
+        /* Back to the latest choice that is left. */
+        for (;;) {
+            if (vm->top == base) return 0;
+            fbpe_rx_frame *f = &vm->frames[vm->top - 1];
+            if (f->kind == F_ALT) {
+                pc = f->pc;
+                pos = f->pos;
+                vm->top--;
+                break;
+            }
+            if (f->kind == F_GREEDY) {
+                size_t e = char_before(s, f->pos);
+                pc = f->pc;
+                pos = e;
+                if (e > f->aux)
+                    f->pos = e;
+                else
+                    vm->top--;
+                break;
+            }
+            if (f->kind == F_LAZY) {
+                const fbpe_rx_ins *run_in = &p->code[f->pc];
+                if (f->pos < n && (atoms_at(p, s, f->pos, &len) >> run_in->a & 1)) {
+                    f->pos += len;
+                    f->aux++;
+                    pc = f->pc + 1;
+                    pos = f->pos;
+                    if (f->aux >= run_in->c) vm->top--;
+                    break;
+                }
+                vm->top--;
+                continue;
+            }
+            vm->top--; /* an atomic group's mark: nothing to try */
+        }
+        if (vm->steps_left == 0) goto give_up;
+        vm->steps_left--;
+    }
+give_up:
+    if (vm->status == FBPE_OK) vm->status = FBPE_EPATTERN;
+    vm->top = base;
+    return -1;
+}
+
+size_t fbpe_rx_piece_end(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, size_t i, size_t n) {
+    uint64_t alts;
+    if (s[i] < 0x80) {
+        alts = p->ascii_alts[s[i]];
+    } else {
+        size_t len;
+        uint32_t cp = fbpe_utf8_decode(s, i, &len);
+        alts = p->alts[p->blocks[(size_t)p->index[cp >> 8] * 256 + (cp & 0xFF)]];
+    }
+    /* The alternatives that this character can begin, in order: the first that matches. */
+    while (alts) {
+        uint32_t k = (uint32_t)__builtin_ctzll(alts);
+        alts &= alts - 1;
+        size_t e;
+        int r = run(p, vm, p->starts[k], i, s, i, n, &e, 0);
+        if (r > 0) return e;
+        if (r < 0) return i;
+    }
+    vm->status = FBPE_EPATTERN; /* no non-empty match here: regex would drop this character */
+    return i;
+}
+
+fbpe_status fbpe_rx_check(const fbpe_rx *p) {
+    if (!p->num_code || !p->num_alts || p->num_alts > 64 || !p->num_classes || !p->num_blocks)
+        return FBPE_EINVALID;
+    for (uint32_t k = 0; k < p->num_alts; k++)
+        if (p->starts[k] >= p->num_code) return FBPE_EINVALID;
+    for (uint32_t pc = 0; pc < p->num_code; pc++) {
+        const fbpe_rx_ins *in = &p->code[pc];
+        switch (in->op) {
+        case FBPE_RX_ATOM:
+        case FBPE_RX_RUN_GREEDY:
+        case FBPE_RX_RUN_LAZY:
+        case FBPE_RX_RUN_POSSESSIVE:
+            if (in->a >= 64 || (in->op != FBPE_RX_ATOM && in->c < in->b)) return FBPE_EINVALID;
+            if (pc + 1 >= p->num_code) return FBPE_EINVALID;
+            break;
+        case FBPE_RX_SPLIT:
+            if (in->a >= p->num_code || in->b >= p->num_code) return FBPE_EINVALID;
+            break;
+        case FBPE_RX_JMP:
+            if (in->a >= p->num_code) return FBPE_EINVALID;
+            break;
+        case FBPE_RX_LOOK:
+            if (in->b >= p->num_code || in->b <= pc + 1 || in->a > 1) return FBPE_EINVALID;
+            break;
+        case FBPE_RX_MATCH:
+        case FBPE_RX_LOOK_END:
+            break;
+        case FBPE_RX_BEGIN:
+        case FBPE_RX_EOL:
+        case FBPE_RX_END:
+        case FBPE_RX_ATOMIC:
+        case FBPE_RX_ATOMIC_END:
+            if (pc + 1 >= p->num_code) return FBPE_EINVALID;
+            break;
+        default:
+            return FBPE_EINVALID;
+        }
+    }
+    for (uint32_t k = 0; k < 0x1100; k++)
+        if (p->index[k] >= p->num_blocks) return FBPE_EINVALID;
+    for (size_t k = 0; k < (size_t)p->num_blocks * 256; k++)
+        if (p->blocks[k] >= p->num_classes) return FBPE_EINVALID;
+    return FBPE_OK;
+}

@@ -1,0 +1,121 @@
+/* The compiled pre-tokenization engine: a backtracking matcher for the programs that
+ * functionalbpe/text/regex_program.py makes from a pattern.
+ *
+ * It answers the scanners' question (scan.h) for any pattern of the subset: given UTF-8 text
+ * s[0..n) and a position i where a piece starts, where does regex.findall end that piece? It
+ * gives regex's answer because it does what regex does: the top-level alternatives in
+ * order, each a backtracking search (greedy runs given back one character at a time, lazy
+ * runs taken one at a time, possessive runs and atomic groups never given back, look-aheads
+ * atomic), the first non-empty match winning (after an empty match findall tries again at the
+ * same place, refusing an empty one, which is the next non-empty match in the same order).
+ *
+ * Why a backtracking matcher and not a DFA: the patterns that need compiling are exactly
+ * those whose meaning is the order of backtracking (possessive quantifiers, \s+(?!\S) giving
+ * back one space, alternatives that overlap), which a DFA does not express without
+ * rewriting each pattern by hand; and the hand-written scanners show where the time goes on
+ * real text: in runs of one class. So a run of one atom (X*, X+, X{m,n}) is one instruction
+ * that reads the run in a tight loop and keeps one backtrack frame for the whole run, not one
+ * per character; and a top-level alternative is tried only when the first character can
+ * start it (a 64-bit mask per kind of character), so that most positions try one.
+ *
+ * What an atom matches is one table lookup: ASCII directly, other code points through a
+ * two-level table (256 code points per block, identical blocks shared) to an equivalence
+ * class of characters, and from it a 64-bit mask of the atoms it belongs to. The tables are
+ * measured from regex itself (regex_program.tables), so that they agree with it on every
+ * code point.
+ *
+ * A hostile pattern cannot hang or exhaust the process: every call gets a step budget
+ * (proportional to the text) and a backtrack stack limit, and when either runs out the
+ * matcher gives up with FBPE_EPATTERN; the caller then runs regex, with its own time limit.
+ * It also gives up where no non-empty match starts at i (regex would drop a character there:
+ * an error that the regex path reports with the character and its offset).
+ */
+#ifndef FBPE_REGEX_VM_H
+#define FBPE_REGEX_VM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bounds.h"
+
+/* The opcodes; the same values as regex_program.py. */
+enum {
+    FBPE_RX_ATOM = 1,
+    FBPE_RX_RUN_GREEDY = 2,
+    FBPE_RX_RUN_LAZY = 3,
+    FBPE_RX_RUN_POSSESSIVE = 4,
+    FBPE_RX_SPLIT = 5,
+    FBPE_RX_JMP = 6,
+    FBPE_RX_MATCH = 7,
+    FBPE_RX_BEGIN = 8,
+    FBPE_RX_EOL = 9,
+    FBPE_RX_END = 10,
+    FBPE_RX_LOOK = 11,
+    FBPE_RX_LOOK_END = 12,
+    FBPE_RX_ATOMIC = 13,
+    FBPE_RX_ATOMIC_END = 14
+};
+
+#define FBPE_RX_INF 0xFFFFFFFFu
+#define FBPE_RX_MAX_LOOK_DEPTH 8
+
+typedef struct {
+    uint32_t op, a, b, c;
+} fbpe_rx_ins;
+
+/* A program and its tables. The arrays belong to the Python object that made it
+ * (_scanner.pyx keeps every program for the life of the process). */
+typedef struct {
+    const fbpe_rx_ins *code;
+    uint32_t num_code;
+    uint32_t num_alts;
+    const uint32_t *starts;           /* num_alts: the first instruction of each alternative */
+    const uint64_t *ascii_masks;      /* 128: the atoms each ASCII character belongs to */
+    const uint64_t *ascii_alts;       /* 128: the alternatives it can begin */
+    const uint16_t *index;            /* 0x1100: the block of each 256 code points */
+    const uint8_t *blocks;            /* num_blocks * 256: the class of each code point */
+    const uint64_t *masks;            /* per class: its atoms */
+    const uint64_t *alts;             /* per class: the alternatives it can begin */
+    uint32_t num_blocks, num_classes; /* for checking the program (fbpe_rx_check) */
+} fbpe_rx;
+
+/* One backtrack frame: where to resume and how. */
+typedef struct {
+    uint32_t pc, kind;
+    size_t pos, aux;
+} fbpe_rx_frame;
+
+#define FBPE_RX_INLINE_FRAMES 64
+
+/* A matcher's working state for one text: its budget, its stack, and why it gave up. */
+typedef struct {
+    uint64_t steps_left;
+    size_t max_frames;
+    fbpe_rx_frame *frames; /* `inline_frames` until the stack outgrows it */
+    size_t top, cap;
+    fbpe_status status; /* FBPE_OK, or why the last call gave up */
+    fbpe_rx_frame inline_frames[FBPE_RX_INLINE_FRAMES];
+} fbpe_rx_vm;
+
+/* The budget of a text of n bytes: steps (instructions and characters read) and frames. A
+ * pattern of the kind real tokenizers use takes a few steps per byte, and regex's own
+ * time limit for an untrusted pattern is about 10 microseconds per character, so 1024 steps
+ * per byte is far beyond any pattern regex finishes in time. */
+#define FBPE_RX_BASE_STEPS ((uint64_t)1 << 22)
+#define FBPE_RX_STEPS_PER_BYTE 1024u
+#define FBPE_RX_BASE_FRAMES ((size_t)1 << 16)
+#define FBPE_RX_FRAMES_PER_BYTE 16u
+
+void fbpe_rx_vm_init(fbpe_rx_vm *vm, size_t n);
+void fbpe_rx_vm_free(fbpe_rx_vm *vm);
+
+/* The end of the piece that starts at byte i < n of s[0..n) (valid UTF-8, lone surrogates
+ * allowed), > i; or i when the matcher gives up (vm->status says why: FBPE_EPATTERN, or
+ * FBPE_ENOMEM). */
+size_t fbpe_rx_piece_end(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, size_t i, size_t n);
+
+/* FBPE_OK if every jump, atom and table entry of p stays in bounds; FBPE_EINVALID if not.
+ * The program comes from our own compiler, but a C structure is checked before it runs. */
+fbpe_status fbpe_rx_check(const fbpe_rx *p);
+
+#endif
