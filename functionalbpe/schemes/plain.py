@@ -33,9 +33,9 @@ class PlainScheme(Scheme):
     def __init__(self, pattern: Union[str, Pattern, None] = None, normalize: Optional[str] = None) -> None:
         super().__init__(pattern, normalize)
         # Safe cuts are proven for the built-in patterns (text/cuts.py), not for normalized
-        # text; a custom pattern's files are read in the same blocks, which keeps memory
-        # bounded by the block size.
-        self._compiled = Compiled(scanner=self.pattern.scanner, cuts_safely=normalize is None, identity=True)
+        # text nor for a custom pattern (compiled or not): its files are read whole.
+        self._compiled = Compiled(scanner=self.pattern.scanner,
+                                  cuts_safely=normalize is None and self.pattern.trusted, identity=True)
 
     def compiled(self) -> Compiled:
         return self._compiled

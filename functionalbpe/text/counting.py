@@ -33,9 +33,10 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, S
 from ..util.checks import bpe_text, bpe_utf8, plain_str
 from ..core._native import NATIVE, thread_count
 from ..core.piecetable import PieceTable
-from ..errors import FunctionalBPEError
+from ..errors import CompiledPatternGaveUp, FunctionalBPEError, PatternError
 from ..util.progress import Progress, ProgressSpec
 from .corpus import Files
+from .pattern_limits import shown
 from .patterns import special_cutter
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -96,7 +97,23 @@ def count_table(
     counter = NATIVE.scanner_for(declared.scanner)
     with Progress(progress, "counting", total=_known_size(corpus), unit=" MB", scale=1e6) as bar:
         if counter is not None:
-            table = _count_compiled(scheme, units, specials, threads, stats, bar)
+            try:
+                table = _count_compiled(scheme, units, specials, threads, stats, bar)
+            except CompiledPatternGaveUp:
+                # A compiled pattern's matcher gave up on a text (no non-empty match at some
+                # place, or its step budget spent): regex counts instead, from the start,
+                # when the corpus can be read again; it gives the counts, or the error that
+                # names the character the pattern drops.
+                if not isinstance(corpus, (str, list, tuple, Files)):
+                    raise PatternError(
+                        f"the compiled pattern {shown(scheme.pattern)} gave up on a text of this "
+                        "corpus (a place where no non-empty piece matches, or a pattern that "
+                        "backtracks without end), and the corpus is an iterator that cannot be "
+                        "read again with regex; pass a list or functionalbpe.files(...)"
+                    ) from None
+                stats = CountReport()
+                units = _units(corpus, specials, whole_documents=not declared.cuts_safely)
+                table = _count_python(scheme, units, specials, stats, bar)
         else:
             table = _count_python(scheme, units, specials, stats, bar)
     if isinstance(corpus, Files):

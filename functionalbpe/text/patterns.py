@@ -24,8 +24,9 @@ import regex
 from . import pattern_limits as limits
 from ..core._native import NATIVE, Scanner
 from ..util.checks import plain_str
-from ..errors import PatternError
+from ..errors import CompiledPatternGaveUp, PatternError
 from .pattern_limits import PROBE_TEXT, shown
+from .regex_program import why_not
 
 # The GPT-2 pattern as OpenAI published it with GPT-2 (also tiktoken's r50k comment).
 GPT2 = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -117,13 +118,22 @@ class Pattern(str):
     """
 
     name: str
-    scanner: Optional[Scanner]  # the compiled scanner for a built-in pattern (built? ask NATIVE)
+    scanner: Optional[Scanner]  # its compiled scanner (built? ask NATIVE)
+    # Why no compiled scanner cuts it (the construct outside the compiled subset), or None.
+    not_compiled: Optional[str]
 
     def __new__(cls, regex_text: str, name: str = "custom") -> "Pattern":
         self = super().__new__(cls, regex_text)
         self.name = name
-        # Made once: pretokenize asks for it on every call.
-        self.scanner = Scanner(name) if name in PATTERNS else None
+        # Made once: pretokenize asks for it on every call. A built-in pattern has a
+        # hand-written scanner; any other is compiled (regex_program.py) when it is in the
+        # subset the compiled engine runs, else regex cuts it and not_compiled says why.
+        self.not_compiled = None
+        if name in PATTERNS:
+            self.scanner = Scanner(name)
+        else:
+            self.not_compiled = why_not(regex_text)
+            self.scanner = Scanner.program(regex_text) if self.not_compiled is None else None
         return self
 
     @property
@@ -260,7 +270,11 @@ def pretokenize(text: str, pattern: Union[str, Pattern] = "gpt4") -> List[str]:
         pattern = as_pattern(pattern)
     scanner = NATIVE.scanner_for(pattern.scanner)
     if scanner is not None:
-        return scanner.scan(text, pattern.name)
+        assert pattern.scanner is not None
+        try:
+            return scanner.scan(text, pattern.scanner.module_name)
+        except CompiledPatternGaveUp:
+            pass  # regex decides: the pieces, or the error that names a dropped character
     if not compile_pattern(pattern).groups:
         # findall is three times faster than a loop over match objects. Its matches are
         # disjoint and in order, so they cover the text exactly when their lengths add up.

@@ -48,6 +48,9 @@ from typing import Dict, List, Optional, Tuple
 
 import regex
 
+from ..errors import PatternError
+from . import pattern_limits as limits
+
 # Opcodes: the same values as csrc/lib/regex_vm.h. Every instruction is four uint32 words:
 # op, a, b, c.
 OP_ATOM = 1  # a: atom number; one character of that atom
@@ -497,20 +500,27 @@ class Program:
 def compile_program(pattern: str) -> Program:
     """The program of ``pattern``, or :class:`Unsupported` naming the first construct outside
     the subset (the caller then runs ``regex``)."""
-    try:
-        regex.compile(pattern)
-    except Exception as exc:  # not for us to judge: regex's own error comes later
-        raise Unsupported(f"regex does not compile it ({exc})") from None
+    # Parsing is bounded without asking regex: the program's size is capped while it is
+    # written (MAX_CODE), so a pattern that regex takes minutes to compile is refused here
+    # in microseconds; whether regex accepts it is checked before it first runs (tables).
+    if len(pattern) > limits.MAX_PATTERN_CHARS:
+        raise Unsupported(f"a pattern of more than {limits.MAX_PATTERN_CHARS} characters")
     parser = _Parser(pattern)
-    tree = parser.parse()
+    try:
+        tree = parser.parse()
+    except RecursionError:
+        raise Unsupported("groups nested too deep to parse") from None
     branches = tree[1] if tree[0] == "alt" and len(tree[1]) <= MAX_ALTERNATIVES else [tree]
     emitter = _Emitter()
     starts, first = [], []
-    for branch in branches:
-        starts.append(emitter.here())
-        first.append(_first(branch))
-        emitter.node(branch)
-        emitter.emit(OP_MATCH)
+    try:
+        for branch in branches:
+            starts.append(emitter.here())
+            first.append(_first(branch))
+            emitter.node(branch)
+            emitter.emit(OP_MATCH)
+    except RecursionError:
+        raise Unsupported("groups nested too deep to compile") from None
     words = array.array("I", [w for ins in emitter.code for w in ins])
     atoms = tuple(sorted(parser.atoms, key=parser.atoms.__getitem__))
     return Program(pattern, words.tobytes(), tuple(starts), tuple(first), atoms)
@@ -558,6 +568,13 @@ def tables(program: Program) -> Tables:
     for each atom (a few milliseconds each)."""
     import numpy as np
 
+    # The pattern itself must be one that regex compiles within the limits of an untrusted
+    # pattern: the compiled engine never accepts what the regex path would refuse.
+    try:
+        limits.check_size(program.pattern)
+        regex.compile(program.pattern)
+    except (PatternError, regex.error, RecursionError, OverflowError) as exc:
+        raise Unsupported(f"regex does not compile it ({exc})") from None
     every = _every_code_point()
     masks = np.zeros(0x110000, dtype=np.uint64)
     for k, atom in enumerate(program.atoms):
