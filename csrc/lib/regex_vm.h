@@ -98,11 +98,14 @@ typedef struct {
 } fbpe_rx_vm;
 
 /* The budget of a text of n bytes: steps (instructions and characters read) and frames. A
- * pattern of the kind real tokenizers use takes a few steps per byte, and regex's own
- * time limit for an untrusted pattern is about 10 microseconds per character, so 1024 steps
- * per byte is far beyond any pattern regex finishes in time. */
-#define FBPE_RX_BASE_STEPS ((uint64_t)1 << 22)
-#define FBPE_RX_STEPS_PER_BYTE 1024u
+ * pattern of the kind real tokenizers use takes a few steps per byte. The budget is meant to
+ * stop only what regex would not finish within its own time limit for an untrusted pattern
+ * (1 s plus 10 us per character, pattern_limits.py): a step here costs a nanosecond or two,
+ * so 2**26 steps plus 8192 per byte is about that much time. A pattern that is quadratic on
+ * some input (a+ at every a of a run, then failing) is slow in regex too, and runs here
+ * while regex would have finished it. */
+#define FBPE_RX_BASE_STEPS ((uint64_t)1 << 26)
+#define FBPE_RX_STEPS_PER_BYTE 8192u
 #define FBPE_RX_BASE_FRAMES ((size_t)1 << 16)
 #define FBPE_RX_FRAMES_PER_BYTE 16u
 

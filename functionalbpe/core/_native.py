@@ -85,7 +85,7 @@ class Scanner:
 
     @classmethod
     def program(cls, regex_text: str) -> "Scanner":
-        """The compiled pattern's scanner of ``regex_text`` (whether it compiles is asked of
+        r"""The compiled pattern's scanner of ``regex_text`` (whether it compiles is asked of
         the scanner module, :meth:`Native.scanner_for`).
 
         >>> Scanner.program(r"\S+|\s+").is_program

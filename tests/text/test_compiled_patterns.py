@@ -1,0 +1,246 @@
+"""The compiled pattern engine (text/regex_program.py, csrc/lib/regex_vm.c) cuts every text
+exactly as ``regex.findall`` does, for the patterns real tokenizers ship and for patterns
+made to exercise each construct of the subset; outside the subset, and where its matcher
+gives up, regex decides; a hostile pattern is bounded."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import regex
+from hypothesis import given
+from hypothesis import strategies as st
+
+from functionalbpe.core._native import NATIVE, Scanner
+from functionalbpe.errors import CompiledPatternGaveUp, PatternError
+from functionalbpe.schemes.plain import PlainScheme
+from functionalbpe.text import patterns as P
+from functionalbpe.text.counting import count_table
+from functionalbpe.text.patterns import as_pattern, pretokenize, resolve_pattern
+from functionalbpe.text.regex_program import Unsupported, compile_program, why_not
+
+from ..conftest import read_corpus
+from .test_scanner import PARTS
+
+scanner = NATIVE.scanner
+needs_scanner = pytest.mark.skipif(scanner is None, reason="compiled scanner not built, or FUNCTIONALBPE_PUREPYTHON=1")
+
+# The patterns real tokenizers ship, as each library spells it.
+SHIPPED = {
+    "gpt2": P.GPT2,
+    # tiktoken_ext/openai_public.py, cl100k_base's pat_str (possessive, \s++$)
+    "cl100k-tiktoken": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
+    # tiktoken's r50k/p50k string (possessive GPT-2)
+    "r50k-tiktoken": r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s""",
+    "gpt4": P.GPT4,
+    "o200k": P.O200K,
+    "llama3": P.LLAMA3,
+    # Qwen 2's tokenizer.json: llama3 with single digits
+    "qwen2": r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
+    # Mistral's tekken (mistral-common): o200k's letters without contractions, single digits
+    "tekken": r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
+    # BLOOM's isolated split " ?[^(\s|[.,!?…。，、।۔،])]+" (a nested set, which regex reads
+    # only in version 1), with its gaps spelled out as SUPERWORDS spells them
+    "bloom": r""" ?[^(\s|.,!?…。，、।۔،)]+|(?:(?! ?[^(\s|.,!?…。，、।۔،)])[\s\S])+""",
+    # DeepSeek V3's three splits in order, as one alternation
+    "deepseek": r"""\p{N}{1,3}|[一-龥぀-ゟ゠-ヿ]+|[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
+    "superwords": P.SUPERWORDS,
+    "functionalizer": P.FUNCTIONALIZER,
+    "functionalizer-runs": P.FUNCTIONALIZER_RUNS,
+    "functionalizer-llama": P.FUNCTIONALIZER_LLAMA,
+}
+
+# Patterns of our own, each exercising constructs the shipped ones do not.
+OWN = {
+    # (?i) literals, positive look-ahead, lazy counted run, a script, an atomic group
+    "literals": r"""(?i:hello|wor(?=ld))|\d{2,4}?|\p{Han}+|(?>a+|ab)c|[\s\S]""",
+    # possessive runs, $ (end or before a final newline), lazy run with look-ahead
+    "possessive": r"""\s++$|\S++(?=\s)|\S+|\s+?(?=\S)|\s""",
+    # ^ and \A, counted group repeats, \z, \Z
+    "anchors": r"""^\s+|\A\S|(?:[a-z]+[0-9]*){1,3}|[0-9]+\z|[^a-z0-9]|[0-9]\Z|[0-9]""",
+    # backtracking across nested alternatives, negative look-ahead, dot and \n
+    "backtracking": r"""(?:a|ab)(?:c|bcd)(?!x)|(?:x|xy)*?z|.|\n""",
+    # POSIX class, possessive counted class, \w \W \d \D, escapes, lazy group loop
+    "classes": r"""[[:alpha:]]+|[^\w\s]{1,2}+|\d\D|(?:\x41|\u00e9|\N{LATIN SMALL LETTER SHARP S})+?b|\w|\W""",
+    # empty matches: findall then tries for a non-empty one at the same place
+    "empty": r"""a*|b|(?:)|[\s\S]""",
+    # (?s) dot, (?-i:) inside (?i), a global flag
+    "flags": r"""(?i)(?s)s(?-i:T)|.{1,3}""",
+}
+
+ALL = {**SHIPPED, **OWN}
+NAMES = sorted(ALL)
+
+
+def reference(pattern: str, text: str):
+    """regex.findall's non-empty pieces, or None where it drops a character."""
+    pieces = [m.group() for m in regex.finditer(pattern, text)]
+    if sum(map(len, pieces)) != len(text):
+        return None
+    return [p for p in pieces if p]
+
+
+def compiled(pattern: str, text: str):
+    """The compiled engine's pieces, or None where it gives up."""
+    try:
+        return scanner.scan(text, Scanner.program(pattern).name)
+    except CompiledPatternGaveUp:
+        return None
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_pattern_compiles(name):
+    assert why_not(ALL[name]) is None
+    builtin = [n for n, text in P.PATTERNS.items() if text == ALL[name]]  # qwen2 is functionalizer-llama
+    assert as_pattern(ALL[name]).scanner == (Scanner(builtin[0]) if builtin else Scanner.program(ALL[name]))
+
+
+parts_text = st.lists(
+    st.one_of(st.sampled_from(PARTS), st.sampled_from(PARTS + ("hello", "World", "ab", "abcd", "xyz", "AAb", "éb",
+                                                               "ßb", "\u4e2d\u6587", "sT", "St", "12 ", "\n ", "…"))),
+    max_size=40,
+).map("".join)
+
+
+@needs_scanner
+@given(parts_text)
+def test_equals_regex_on_unicode_corners(text):
+    for name in NAMES:
+        assert compiled(ALL[name], text) == reference(ALL[name], text), name
+
+
+@needs_scanner
+@given(st.text())
+def test_equals_regex_on_any_text(text):
+    for name in NAMES:
+        assert compiled(ALL[name], text) == reference(ALL[name], text), name
+
+
+ADVERSARIAL = [
+    " " * 5000, "\n" * 5000, "\r\n" * 2000, " \n" * 2000, "^" * 5000, "0" * 5000, "a" * 5000, "'s" * 3000,
+    "'S'T'Re'vE'M'LL'd'\u017f" * 100, "!" * 5000 + "\n" * 10, "a" * 5000 + " " * 5000 + "b",
+    " " * 4999 + "x", "\t" * 1000 + "\n", "\ud800" * 100, "x\ud800 \udfff y", "\u3000" * 1000 + "\u4e2d",
+    "ab" * 3000 + "x", "aaab" * 1000, "xy" * 2000 + "z", "\u2581" * 1000, "_" * 1000, "A" * 3000 + "b",
+    "", "\n", " ", "a\n", "a \n", "  \n\n", "x" + " " * 3 + "\n",
+]
+
+
+@needs_scanner
+@pytest.mark.parametrize("name", NAMES)
+def test_equals_regex_on_adversarial_text(name):
+    for text in ADVERSARIAL:
+        assert compiled(ALL[name], text) == reference(ALL[name], text), text[:20]
+
+
+CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
+CORPUS_FILES = sorted(CORPORA.glob("*/*.txt")) if CORPORA.is_dir() else []
+
+
+@needs_scanner
+@pytest.mark.skipif(not CORPUS_FILES, reason="../shared/corpora is absent")
+@pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_equals_regex_on_corpora(path):
+    text = read_corpus(path, 20_000)
+    for name in NAMES:
+        assert compiled(ALL[name], text) == reference(ALL[name], text), name
+
+
+@needs_scanner
+def test_pretokenize_uses_the_engine_and_agrees():
+    pattern = resolve_pattern(SHIPPED["cl100k-tiktoken"])
+    assert pattern.scanner is not None and pattern.not_compiled is None
+    assert NATIVE.scanner_for(pattern.scanner) is scanner
+    text = "Hello   world's 12345!!\n  \n"
+    assert pretokenize(text, pattern) == regex.findall(pattern, text)
+
+
+@pytest.mark.parametrize(
+    "pattern, construct",
+    [
+        (r"(?<=a)b|[\s\S]", "look-behind"),
+        (r"(a)\1|[\s\S]", "backreference"),
+        (r"\b\w+\b|[\s\S]", "word boundary"),
+        (r"(?m)^a|[\s\S]", "flags"),
+        (r"(?x) a | [\s\S]", "flags"),
+        (r"(?:a?)*b|[\s\S]", "can match nothing"),
+        (r"(?:(?:(?:a{100}){100}){100}){100}|[\s\S]", "instructions"),
+        ("(?=" * 9 + "a" + ")" * 9 + r"a|[\s\S]", "nested"),
+    ],
+)
+def test_outside_the_subset_falls_back_to_regex(pattern, construct):
+    reason = why_not(pattern)
+    assert reason is not None and construct in reason
+    resolved = as_pattern(pattern)
+    assert resolved.scanner is None and resolved.not_compiled == reason
+    if "{100}" not in pattern:  # regex itself refuses to compile that one (pattern_limits)
+        text = "ab ab\naab  aaab"
+        assert pretokenize(text, resolved) == reference(pattern, text)
+
+
+def test_unsupported_is_a_value_error_naming_the_offset():
+    with pytest.raises(Unsupported, match="offset 2"):
+        compile_program(r"ab\1")
+
+
+@needs_scanner
+def test_catastrophic_backtracking_is_bounded():
+    # (a|aa)+b backtracks through 2**40 ways of splitting the a's before giving up on "!":
+    # the matcher stops at its step budget and gives up; regex then stops at its time limit.
+    pattern = r"(a|aa)+b|[^b]|b"
+    assert why_not(pattern) is None
+    text = "a" * 40 + "!"
+    with pytest.raises(CompiledPatternGaveUp):
+        scanner.scan(text, Scanner.program(pattern).name)
+    with pytest.raises(PatternError):
+        pretokenize(text, resolve_pattern(pattern))
+
+
+@needs_scanner
+def test_a_dropped_character_is_regexs_error():
+    pattern = as_pattern(r"[a-z]+|\s+")  # unchecked: resolve_pattern refuses it on its probe
+    with pytest.raises(PatternError, match="drops input"):
+        pretokenize("abc 1", pattern)
+    with pytest.raises(PatternError, match="drops input"):
+        count_table(["abc def", "abc 1"], PlainScheme(pattern), threads=1)
+
+
+@needs_scanner
+@pytest.mark.parametrize("name", ["cl100k-tiktoken", "superwords", "tekken", "literals", "anchors", "empty"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_counting_equals_the_python_path(name, threads, monkeypatch):
+    docs = [read_corpus(p, 30_000) for p in CORPUS_FILES[:6]] or ["Hello   world's 12345!!\n  \n" * 50]
+    docs += ADVERSARIAL[:8]
+    scheme = PlainScheme(resolve_pattern(ALL[name]))
+    fast = count_table(docs, scheme, special_tokens=["<|end|>"], threads=threads)
+    monkeypatch.setenv("FUNCTIONALBPE_PUREPYTHON", "1")
+    slow = count_table(docs, PlainScheme(ALL[name]), special_tokens=["<|end|>"], threads=threads)
+    assert fast.to_dict() == slow.to_dict()
+    assert list(fast.to_dict()) == list(slow.to_dict())  # the same order of first occurrence
+
+
+@needs_scanner
+@pytest.mark.parametrize("name", ["cl100k-tiktoken", "superwords", "bloom", "possessive"])
+def test_encoding_equals_the_python_path(name):
+    import functionalbpe as fb
+
+    docs = [read_corpus(p, 20_000) for p in CORPUS_FILES[:4]] or ["Hello   world's 12345!!\n  \n" * 50]
+    tok = fb.train(docs, 300, pattern=ALL[name])
+    assert tok._encoder.scanner is not None  # text to ids in C
+    texts = docs + ADVERSARIAL[:10] + ["x<|e|>y"]
+    for text in texts:
+        expected = tok._encoder.encode_pieces(pretokenize(text, tok.scheme.pattern)) if text else []
+        assert tok.encode(text) == expected
+        assert tok.count_tokens(text) == len(expected)
+    assert tok.encode_batch(texts) == [tok.encode(t) for t in texts]
+
+
+@needs_scanner
+def test_encoding_falls_back_where_the_matcher_gives_up():
+    import functionalbpe as fb
+
+    pattern = r"(a|aa)+b|[^b]|b"
+    tok = fb.train(["ab aab b xyz"] * 5, 270, pattern=pattern)
+    assert tok.encode("aab xyz") == tok._encoder.encode_pieces(reference(pattern, "aab xyz"))
+    with pytest.raises(PatternError):
+        tok.encode("a" * 40 + "!")
