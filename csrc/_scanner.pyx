@@ -117,7 +117,10 @@ cdef extern from "lib/regex_vm.h":
         const uint8_t *blocks
         const uint64_t *masks
         const uint64_t *alts
+        const uint64_t *guards
         uint32_t num_blocks, num_classes
+        uint32_t num_guards
+        uint64_t letter_atoms
     ctypedef struct fbpe_rx_vm:
         fbpe_status status
     void fbpe_rx_vm_init(fbpe_rx_vm *vm, size_t n) nogil
@@ -291,6 +294,9 @@ cdef class _Program:
         cdef const uint8_t[::1] code = program.code
         starts = pyarray.array("I", program.starts)
         cdef const uint32_t[::1] starts_view = starts
+        # One word more than the guards, so that a program without guards has an array too.
+        guards = pyarray.array("Q", list(program.guards) + [0])
+        cdef const uint64_t[::1] guards_view = guards
         cdef const uint8_t[::1] ascii_masks = tables.ascii
         cdef const uint8_t[::1] ascii_alts = tables.ascii_alternatives
         cdef const uint8_t[::1] index = tables.index
@@ -303,7 +309,14 @@ cdef class _Program:
                 or len(program.code) % 16):
             raise ValueError("a compiled pattern's tables have the wrong sizes")
         self.program = program
-        self.keep = (program, tables, starts)
+        self.keep = (program, tables, starts, guards)
+        self.rx.guards = &guards_view[0]
+        self.rx.num_guards = len(program.guards)
+        ascii = pyarray.array("Q")
+        ascii.frombytes(tables.ascii)
+        letters = frozenset(c for c in range(128) if chr(c).isalpha())  # A-Z a-z
+        self.rx.letter_atoms = sum(1 << k for k in range(len(program.atoms))
+                                   if all(bool(ascii[c] >> k & 1) == (c in letters) for c in range(128)))
         self.rx.code = <const fbpe_rx_ins *>&code[0]
         self.rx.num_code = len(program.code) // 16
         self.rx.num_alts = len(program.starts)

@@ -86,48 +86,107 @@ static inline size_t char_before(const uint8_t *s, size_t e) {
     return k;
 }
 
+/* The end of the run of ASCII letters from i, eight bytes at a time (scanners.h's trick:
+ * most words are short, and a byte loop pays a mispredicted branch where each ends). */
+static inline size_t ascii_letters(const uint8_t *s, size_t i, size_t n) {
+    const uint64_t high = 0x8080808080808080ull;
+    const uint16_t one = 1;
+    if (*(const uint8_t *)&one != 1) return i; /* big-endian: the general loop does it */
+    while (i + 8 <= n) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        uint64_t y = (w | 0x2020202020202020ull) & 0x7F7F7F7F7F7F7F7Full;
+        uint64_t letters = (y + 0x1F1F1F1F1F1F1F1Full) & ~(y + 0x0505050505050505ull) & ~w & high;
+        uint64_t stop = ~letters & high;
+        if (stop) return i + (size_t)__builtin_ctzll(stop) / 8;
+        i += 8;
+    }
+    while (i < n && ((s[i] | 0x20) >= 'a' && (s[i] | 0x20) <= 'z')) i++;
+    return i;
+}
+
+/* Dispatch. With GCC and Clang each instruction's handler jumps to the next handler itself
+ * (computed goto), so that the branch predictor learns each handler's successors: on the
+ * shipped patterns the single indirect jump of a switch was the hottest instruction of the
+ * matcher (perf), mispredicted at nearly every dispatch. Elsewhere it is a switch. */
+#if defined(__GNUC__)
+#define RX_THREADED 1
+#else
+#define RX_THREADED 0
+#endif
+
+#if RX_THREADED
+#define NEXT()                                                                                 \
+    do {                                                                                       \
+        in = &code[pc];                                                                        \
+        if (steps == 0) goto give_up;                                                          \
+        steps--;                                                                               \
+        goto *labels[in->op & 15];                                                             \
+    } while (0)
+#define OP(NAME) case FBPE_RX_##NAME: op_##NAME:
+#else
+#define NEXT() continue
+#define OP(NAME) case FBPE_RX_##NAME:
+#endif
+
 /* Run from instruction pc at pos: 1 on a match (its end in *end), 0 on none, -1 when the
  * matcher gives up (vm->status). `start` is where the piece starts: MATCH refuses an empty
  * match there. A look-ahead body is run by a nested call (depth), which succeeds at
  * LOOK_END; its frames are dropped when it returns, since regex never backtracks into a
- * look-ahead that has succeeded. */
+ * look-ahead that has succeeded. The step count lives in a local between calls. */
 static int run(const fbpe_rx *p, fbpe_rx_vm *vm, uint32_t pc, size_t pos, const uint8_t *s,
                size_t start, size_t n, size_t *end, int depth) {
     const size_t base = vm->top;
+    const fbpe_rx_ins *const code = p->code;
+    const fbpe_rx_ins *in;
+    uint64_t steps = vm->steps_left;
     size_t len;
+    int result;
+#if RX_THREADED
+    static const void *const labels[16] = {
+        &&op_BAD,  &&op_ATOM, &&op_RUN_GREEDY, &&op_RUN_LAZY, &&op_RUN_POSSESSIVE,
+        &&op_SPLIT, &&op_JMP, &&op_MATCH, &&op_BEGIN, &&op_EOL, &&op_END, &&op_LOOK,
+        &&op_LOOK_END, &&op_ATOMIC, &&op_ATOMIC_END, &&op_BAD};
+    NEXT();
+#endif
     for (;;) {
-        const fbpe_rx_ins *in = &p->code[pc];
-        if (vm->steps_left == 0) goto give_up;
-        vm->steps_left--;
+        in = &code[pc];
+        if (steps == 0) goto give_up;
+        steps--;
         switch (in->op) {
-        case FBPE_RX_ATOM:
+        OP(ATOM)
             if (pos < n && (atoms_at(p, s, pos, &len) >> in->a & 1)) {
                 pos += len;
                 pc++;
-                continue;
+                NEXT();
             }
             goto fail;
-        case FBPE_RX_RUN_GREEDY:
-        case FBPE_RX_RUN_POSSESSIVE: {
+        OP(RUN_GREEDY)
+        OP(RUN_POSSESSIVE) {
             /* The whole run up to max; then the frame that gives it back down to min. */
             size_t e = pos, at_min = pos;
             uint32_t k = 0;
+            if (p->letter_atoms >> in->a & 1 && in->c == FBPE_RX_INF) {
+                e = ascii_letters(s, pos, n);
+                k = (uint32_t)(e - pos < in->b ? e - pos : in->b); /* only compared with min */
+                if (e - pos >= in->b) at_min = pos + in->b;
+            }
             while (k < in->c && e < n) {
                 if (!(atoms_at(p, s, e, &len) >> in->a & 1)) break;
                 e += len;
                 if (++k == in->b) at_min = e;
             }
             if (k < in->b) goto fail;
-            if (vm->steps_left < k) goto give_up;
-            vm->steps_left -= k;
+            if (steps < (e - pos)) goto give_up;
+            steps -= e - pos;
             if (in->op == FBPE_RX_RUN_GREEDY && e > at_min &&
                 !push(vm, F_GREEDY, pc + 1, e, at_min))
                 goto give_up;
             pos = e;
             pc++;
-            continue;
+            NEXT();
         }
-        case FBPE_RX_RUN_LAZY: {
+        OP(RUN_LAZY) {
             size_t e = pos;
             uint32_t k = 0;
             while (k < in->b) {
@@ -138,67 +197,85 @@ static int run(const fbpe_rx *p, fbpe_rx_vm *vm, uint32_t pc, size_t pos, const 
             if (k < in->c && !push(vm, F_LAZY, pc, e, k)) goto give_up;
             pos = e;
             pc++;
-            continue;
+            NEXT();
         }
-        case FBPE_RX_SPLIT:
+        OP(SPLIT)
+            /* A guarded first arm that cannot start on the next character is skipped
+             * without a frame (regex_program._Emitter.guard). */
+            if (in->c && (pos >= n || !(atoms_at(p, s, pos, &len) & p->guards[in->c - 1]))) {
+                pc = in->b;
+                NEXT();
+            }
             if (!push(vm, F_ALT, in->b, pos, 0)) goto give_up;
             pc = in->a;
-            continue;
-        case FBPE_RX_JMP:
+            NEXT();
+        OP(JMP)
             pc = in->a;
-            continue;
-        case FBPE_RX_MATCH:
+            NEXT();
+        OP(MATCH)
             if (pos == start) goto fail; /* findall tries for a non-empty match here */
             *end = pos;
-            vm->top = base;
-            return 1;
-        case FBPE_RX_LOOK_END:
+            result = 1;
+            goto done;
+        OP(LOOK_END)
             *end = pos;
-            vm->top = base;
-            return 1;
-        case FBPE_RX_BEGIN:
+            result = 1;
+            goto done;
+        OP(BEGIN)
             if (pos != 0) goto fail;
             pc++;
-            continue;
-        case FBPE_RX_EOL:
+            NEXT();
+        OP(EOL)
             if (pos != n && !(pos + 1 == n && s[pos] == '\n')) goto fail;
             pc++;
-            continue;
-        case FBPE_RX_END:
+            NEXT();
+        OP(END)
             if (pos != n) goto fail;
             pc++;
-            continue;
-        case FBPE_RX_LOOK: {
+            NEXT();
+        OP(LOOK) {
             size_t ignored;
             if (depth >= FBPE_RX_MAX_LOOK_DEPTH) goto give_up;
+            vm->steps_left = steps;
             int r = run(p, vm, pc + 1, pos, s, start, n, &ignored, depth + 1);
-            if (r < 0) return r;
+            steps = vm->steps_left;
+            if (r < 0) {
+                vm->top = base;
+                return r;
+            }
             if (r == (int)(in->a == 0)) {
                 pc = in->b;
-                continue;
+                NEXT();
             }
             goto fail;
         }
-        case FBPE_RX_ATOMIC:
+        OP(ATOMIC)
             if (!push(vm, F_ATOMIC, 0, 0, 0)) goto give_up;
             pc++;
-            continue;
-        case FBPE_RX_ATOMIC_END: {
+            NEXT();
+        OP(ATOMIC_END) {
             size_t t = vm->top;
             while (t > base && vm->frames[t - 1].kind != F_ATOMIC) t--;
             vm->top = t > base ? t - 1 : base; /* the group's own mark goes too */
             pc++;
-            continue;
+            NEXT();
         }
         default:
+#if RX_THREADED
+        op_BAD:
+#endif
             vm->status = FBPE_EINTERNAL;
             vm->top = base;
+            vm->steps_left = steps;
             return -1;
         }
     fail:
         /* Back to the latest choice that is left. */
         for (;;) {
-            if (vm->top == base) return 0;
+            if (vm->top == base) {
+                result = 0;
+                goto done;
+            }
             fbpe_rx_frame *f = &vm->frames[vm->top - 1];
             if (f->kind == F_ALT) {
                 pc = f->pc;
@@ -217,7 +294,7 @@ static int run(const fbpe_rx *p, fbpe_rx_vm *vm, uint32_t pc, size_t pos, const 
                 break;
             }
             if (f->kind == F_LAZY) {
-                const fbpe_rx_ins *run_in = &p->code[f->pc];
+                const fbpe_rx_ins *run_in = &code[f->pc];
                 if (f->pos < n && (atoms_at(p, s, f->pos, &len) >> run_in->a & 1)) {
                     f->pos += len;
                     f->aux++;
@@ -231,14 +308,21 @@ static int run(const fbpe_rx *p, fbpe_rx_vm *vm, uint32_t pc, size_t pos, const 
             }
             vm->top--; /* an atomic group's mark: nothing to try */
         }
-        if (vm->steps_left == 0) goto give_up;
-        vm->steps_left--;
+        NEXT();
     }
+done:
+    vm->top = base;
+    vm->steps_left = steps;
+    return result;
 give_up:
     if (vm->status == FBPE_OK) vm->status = FBPE_EPATTERN;
     vm->top = base;
+    vm->steps_left = 0;
     return -1;
 }
+
+#undef NEXT
+#undef OP
 
 size_t fbpe_rx_piece_end(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, size_t i, size_t n) {
     uint64_t alts;
@@ -278,7 +362,8 @@ fbpe_status fbpe_rx_check(const fbpe_rx *p) {
             if (pc + 1 >= p->num_code) return FBPE_EINVALID;
             break;
         case FBPE_RX_SPLIT:
-            if (in->a >= p->num_code || in->b >= p->num_code) return FBPE_EINVALID;
+            if (in->a >= p->num_code || in->b >= p->num_code || in->c > p->num_guards)
+                return FBPE_EINVALID;
             break;
         case FBPE_RX_JMP:
             if (in->a >= p->num_code) return FBPE_EINVALID;

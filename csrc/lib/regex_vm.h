@@ -76,7 +76,10 @@ typedef struct {
     const uint8_t *blocks;            /* num_blocks * 256: the class of each code point */
     const uint64_t *masks;            /* per class: its atoms */
     const uint64_t *alts;             /* per class: the alternatives it can begin */
+    const uint64_t *guards;           /* SPLIT c - 1: atoms one of which its first arm needs next */
     uint32_t num_blocks, num_classes; /* for checking the program (fbpe_rx_check) */
+    uint32_t num_guards;
+    uint64_t letter_atoms; /* atoms whose ASCII members are exactly A-Z a-z: runs read 8 at a time */
 } fbpe_rx;
 
 /* One backtrack frame: where to resume and how. */

@@ -57,7 +57,7 @@ OP_ATOM = 1  # a: atom number; one character of that atom
 OP_RUN_GREEDY = 2  # a: atom, b: min, c: max (INF: no limit); a run, given back one by one
 OP_RUN_LAZY = 3  # the same, taken one by one
 OP_RUN_POSSESSIVE = 4  # the same, never given back
-OP_SPLIT = 5  # a: tried first, b: on failure
+OP_SPLIT = 5  # a: tried first, b: on failure; c: 0, or 1 + the guard of a (guards)
 OP_JMP = 6  # a: next instruction
 OP_MATCH = 7  # a non-empty match ends here
 OP_BEGIN = 8  # at the start of the text
@@ -137,7 +137,15 @@ class _Parser:
         while self.peek() == "|":
             self.at += 1
             branches.append(self.sequence(flags))
-        return branches[0] if len(branches) == 1 else ("alt", branches)
+        if len(branches) == 1:
+            return branches[0]
+        if all(b[0] == "atom" for b in branches):
+            # Alternatives of one character each are one class: whichever matches, the match
+            # goes on after that one character, so the order cannot matter. As one atom,
+            # (?:[\p{L}\p{N}_]|[^\S\n\t ])+ is one run, not a loop of choices.
+            keys = sorted(self.atoms, key=self.atoms.__getitem__)
+            return self.atom("|".join(keys[b[1]] for b in branches), "")
+        return ("alt", branches)
 
     def sequence(self, flags: str) -> Tuple:
         items: List[Tuple] = []
@@ -394,6 +402,21 @@ def _first(node: Tuple) -> int:
 class _Emitter:
     def __init__(self) -> None:
         self.code: List[List[int]] = []
+        # A SPLIT's guard: the atoms one of which must come next for its first arm to match
+        # (that arm's first set, when it cannot match nothing). Where the next character is
+        # none of them the arm is skipped without a backtrack frame: an optional contraction
+        # after every word, or each of seven alternatives after a quote, costs one test.
+        self.guards: List[int] = []
+        self._guard_numbers: Dict[int, int] = {}
+
+    def guard(self, split: int, arm: Optional[Tuple]) -> None:
+        if arm is None or _nullable(arm):
+            return
+        mask = _first(arm)
+        number = self._guard_numbers.setdefault(mask, len(self.guards))
+        if number == len(self.guards):
+            self.guards.append(mask)
+        self.code[split][3] = number + 1
 
     def emit(self, op: int, a: int = 0, b: int = 0, c: int = 0) -> int:
         if len(self.code) >= MAX_CODE:
@@ -419,6 +442,7 @@ class _Emitter:
                 if k < len(branches) - 1:
                     split = self.emit(OP_SPLIT)
                     self.code[split][1] = self.here()
+                    self.guard(split, branch)
                     self.node(branch)
                     jumps.append(self.emit(OP_JMP))
                     self.code[split][2] = self.here()
@@ -463,7 +487,7 @@ class _Emitter:
             loop = self.emit(OP_SPLIT)
             self.node(body)
             self.emit(OP_JMP, loop)
-            self._arms(loop, loop + 1, self.here(), mode)
+            self._arms(loop, loop + 1, self.here(), mode, body)
             return
         # Each optional copy nested: SPLIT c1, exit; c1; SPLIT c2, exit; c2; ... exit:
         splits = []
@@ -471,10 +495,12 @@ class _Emitter:
             splits.append(self.emit(OP_SPLIT))
             self.node(body)
         for s in splits:
-            self._arms(s, s + 1, self.here(), mode)
+            self._arms(s, s + 1, self.here(), mode, body)
 
-    def _arms(self, split: int, body: int, exit: int, mode: str) -> None:
+    def _arms(self, split: int, body: int, exit: int, mode: str, node: Tuple) -> None:
         self.code[split][1:3] = [body, exit] if mode == "greedy" else [exit, body]
+        if mode == "greedy":
+            self.guard(split, node)
 
 
 @dataclass(frozen=True)
@@ -483,13 +509,15 @@ class Program:
 
     ``code``: the instructions, four ``uint32`` each; ``starts``: where each top-level
     alternative starts; ``first``: the atoms that can begin each alternative; ``atoms``: the
-    text of each atom, as it is measured (``(?i:s)``, ``(?:[^\\s\\p{L}\\p{N}])``)."""
+    text of each atom, as it is measured (``(?i:s)``, ``(?:[^\\s\\p{L}\\p{N}])``); ``guards``:
+    the atom masks that SPLIT instructions test before trying their first arm."""
 
     pattern: str
     code: bytes
     starts: Tuple[int, ...]
     first: Tuple[int, ...]
     atoms: Tuple[str, ...]
+    guards: Tuple[int, ...] = ()
 
     @property
     def num_alternatives(self) -> int:
@@ -523,7 +551,7 @@ def compile_program(pattern: str) -> Program:
         raise Unsupported("groups nested too deep to compile") from None
     words = array.array("I", [w for ins in emitter.code for w in ins])
     atoms = tuple(sorted(parser.atoms, key=parser.atoms.__getitem__))
-    return Program(pattern, words.tobytes(), tuple(starts), tuple(first), atoms)
+    return Program(pattern, words.tobytes(), tuple(starts), tuple(first), atoms, tuple(emitter.guards))
 
 
 def why_not(pattern: str) -> Optional[str]:
@@ -578,23 +606,36 @@ def tables(program: Program) -> Tables:
     every = _every_code_point()
     masks = np.zeros(0x110000, dtype=np.uint64)
     for k, atom in enumerate(program.atoms):
-        member = np.zeros(0x110000, dtype=bool)
+        # Each run of members at once (a few hundred to a few thousand runs per class).
+        bit = np.uint64(1 << k)
         for m in regex.finditer(atom + "+", every):
-            member[m.start() : m.end()] = True
-        masks |= member.astype(np.uint64) << np.uint64(k)
-    classes, eq = np.unique(masks, return_inverse=True)
-    if len(classes) > 256:
-        raise Unsupported(f"{len(classes)} distinct kinds of characters (the tables hold 256)")
-    eq = eq.astype(np.uint8).reshape(0x1100, 256)
-    blocks, index = np.unique(eq, axis=0, return_inverse=True)
+            masks[m.start() : m.end()] |= bit
+    # The distinct masks, found from the runs of equal masks (tens of thousands of runs, not
+    # a sort of 1.1M values): each gets a class number, in order of first appearance.
+    change = np.flatnonzero(masks[1:] != masks[:-1]) + 1
+    run_starts = np.concatenate([np.zeros(1, np.int64), change])
+    numbers: Dict[int, int] = {}
+    run_class = np.fromiter((numbers.setdefault(int(v), len(numbers)) for v in masks[run_starts]),
+                            dtype=np.int64, count=len(run_starts))
+    if len(numbers) > 256:
+        raise Unsupported(f"{len(numbers)} distinct kinds of characters (the tables hold 256)")
+    lengths = np.diff(np.concatenate([run_starts, np.array([0x110000])]))
+    eq = np.repeat(run_class, lengths).astype(np.uint8)
+    classes = np.array(list(numbers), dtype=np.uint64)
+    # Blocks of 256 code points, identical ones shared.
+    rows = eq.reshape(0x1100, 256)
+    block_of: Dict[bytes, int] = {}
+    index = np.fromiter((block_of.setdefault(row.tobytes(), len(block_of)) for row in rows),
+                        dtype=np.uint16, count=0x1100)
+    blocks = np.frombuffer(b"".join(block_of), dtype=np.uint8)
     alternatives = np.zeros(len(classes), dtype=np.uint64)
     for k, first in enumerate(program.first):
         alternatives |= ((classes & np.uint64(first)) != 0).astype(np.uint64) << np.uint64(k)
     return Tables(
         ascii=masks[:128].tobytes(),
-        ascii_alternatives=alternatives[eq.reshape(-1)[:128]].tobytes(),
-        index=index.astype(np.uint16).reshape(-1).tobytes(),
-        blocks=blocks.astype(np.uint8).tobytes(),
-        masks=classes.astype(np.uint64).tobytes(),
+        ascii_alternatives=alternatives[eq[:128]].tobytes(),
+        index=index.tobytes(),
+        blocks=blocks.tobytes(),
+        masks=classes.tobytes(),
         alternatives=alternatives.tobytes(),
     )
