@@ -121,6 +121,7 @@ cdef extern from "lib/regex_vm.h":
         uint32_t num_blocks, num_classes
         uint32_t num_guards
         uint64_t letter_atoms
+        uint64_t space_atoms
     ctypedef struct fbpe_rx_vm:
         fbpe_status status
     void fbpe_rx_vm_init(fbpe_rx_vm *vm, size_t n) nogil
@@ -317,6 +318,7 @@ cdef class _Program:
         letters = frozenset(c for c in range(128) if chr(c).isalpha())  # A-Z a-z
         self.rx.letter_atoms = sum(1 << k for k in range(len(program.atoms))
                                    if all(bool(ascii[c] >> k & 1) == (c in letters) for c in range(128)))
+        self.rx.space_atoms = sum(1 << k for k in range(len(program.atoms)) if ascii[32] >> k & 1)
         self.rx.code = <const fbpe_rx_ins *>&code[0]
         self.rx.num_code = len(program.code) // 16
         self.rx.num_alts = len(program.starts)

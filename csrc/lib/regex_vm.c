@@ -105,6 +105,22 @@ static inline size_t ascii_letters(const uint8_t *s, size_t i, size_t n) {
     return i;
 }
 
+/* The end of the run of ASCII spaces from i, eight bytes at a time (indentation). */
+static inline size_t ascii_spaces(const uint8_t *s, size_t i, size_t n) {
+    const uint16_t one = 1;
+    if (*(const uint8_t *)&one == 1) {
+        while (i + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            uint64_t other = w ^ 0x2020202020202020ull;
+            if (other) return i + (size_t)__builtin_ctzll(other) / 8;
+            i += 8;
+        }
+    }
+    while (i < n && s[i] == ' ') i++;
+    return i;
+}
+
 /* Dispatch. With GCC and Clang each instruction's handler jumps to the next handler itself
  * (computed goto), so that the branch predictor learns each handler's successors: on the
  * shipped patterns the single indirect jump of a switch was the hottest instruction of the
@@ -146,7 +162,7 @@ static int run(const fbpe_rx *p, fbpe_rx_vm *vm, uint32_t pc, size_t pos, const 
     static const void *const labels[16] = {
         &&op_BAD,  &&op_ATOM, &&op_RUN_GREEDY, &&op_RUN_LAZY, &&op_RUN_POSSESSIVE,
         &&op_SPLIT, &&op_JMP, &&op_MATCH, &&op_BEGIN, &&op_EOL, &&op_END, &&op_LOOK,
-        &&op_LOOK_END, &&op_ATOMIC, &&op_ATOMIC_END, &&op_BAD};
+        &&op_LOOK_END, &&op_ATOMIC, &&op_ATOMIC_END, &&op_LOOK_ATOM};
     NEXT();
 #endif
     for (;;) {
@@ -166,8 +182,9 @@ static int run(const fbpe_rx *p, fbpe_rx_vm *vm, uint32_t pc, size_t pos, const 
             /* The whole run up to max; then the frame that gives it back down to min. */
             size_t e = pos, at_min = pos;
             uint32_t k = 0;
-            if (p->letter_atoms >> in->a & 1 && in->c == FBPE_RX_INF) {
-                e = ascii_letters(s, pos, n);
+            if (in->c == FBPE_RX_INF && (p->letter_atoms | p->space_atoms) >> in->a & 1) {
+                /* ASCII letters or spaces eight at a time; one byte is one character. */
+                e = p->letter_atoms >> in->a & 1 ? ascii_letters(s, pos, n) : ascii_spaces(s, pos, n);
                 k = (uint32_t)(e - pos < in->b ? e - pos : in->b); /* only compared with min */
                 if (e - pos >= in->b) at_min = pos + in->b;
             }
@@ -179,8 +196,9 @@ static int run(const fbpe_rx *p, fbpe_rx_vm *vm, uint32_t pc, size_t pos, const 
             if (k < in->b) goto fail;
             if (steps < (e - pos)) goto give_up;
             steps -= e - pos;
-            if (in->op == FBPE_RX_RUN_GREEDY && e > at_min &&
-                !push(vm, F_GREEDY, pc + 1, e, at_min))
+            /* Before MATCH or LOOK_END the frame is never used: the match ends at e. */
+            if (in->op == FBPE_RX_RUN_GREEDY && e > at_min && in[1].op != FBPE_RX_MATCH &&
+                in[1].op != FBPE_RX_LOOK_END && !push(vm, F_GREEDY, pc + 1, e, at_min))
                 goto give_up;
             pos = e;
             pc++;
@@ -249,6 +267,13 @@ static int run(const fbpe_rx *p, fbpe_rx_vm *vm, uint32_t pc, size_t pos, const 
             }
             goto fail;
         }
+        OP(LOOK_ATOM)
+            /* A look-ahead of one character: matched here, as the nested run would. */
+            if ((pos < n && (atoms_at(p, s, pos, &len) >> in->b & 1)) == (in->a == 0)) {
+                pc++;
+                NEXT();
+            }
+            goto fail;
         OP(ATOMIC)
             if (!push(vm, F_ATOMIC, 0, 0, 0)) goto give_up;
             pc++;
@@ -285,6 +310,17 @@ static int run(const fbpe_rx *p, fbpe_rx_vm *vm, uint32_t pc, size_t pos, const 
             }
             if (f->kind == F_GREEDY) {
                 size_t e = char_before(s, f->pos);
+                const fbpe_rx_ins *next = &code[f->pc];
+                if (next->op == FBPE_RX_ATOM) {
+                    /* What follows the run is one character of an atom (\s*[\r\n]): the
+                     * run is given back straight to the last place where that atom
+                     * matches, not one dispatch and one failure per character. */
+                    while (e > f->aux && !(atoms_at(p, s, e, &len) >> next->a & 1)) {
+                        e = char_before(s, e);
+                        if (steps == 0) goto give_up;
+                        steps--;
+                    }
+                }
                 pc = f->pc;
                 pos = e;
                 if (e > f->aux)
@@ -370,6 +406,9 @@ fbpe_status fbpe_rx_check(const fbpe_rx *p) {
             break;
         case FBPE_RX_LOOK:
             if (in->b >= p->num_code || in->b <= pc + 1 || in->a > 1) return FBPE_EINVALID;
+            break;
+        case FBPE_RX_LOOK_ATOM:
+            if (in->a > 1 || in->b >= 64 || pc + 1 >= p->num_code) return FBPE_EINVALID;
             break;
         case FBPE_RX_MATCH:
         case FBPE_RX_LOOK_END:

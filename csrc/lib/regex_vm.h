@@ -53,7 +53,8 @@ enum {
     FBPE_RX_LOOK = 11,
     FBPE_RX_LOOK_END = 12,
     FBPE_RX_ATOMIC = 13,
-    FBPE_RX_ATOMIC_END = 14
+    FBPE_RX_ATOMIC_END = 14,
+    FBPE_RX_LOOK_ATOM = 15
 };
 
 #define FBPE_RX_INF 0xFFFFFFFFu
@@ -80,6 +81,7 @@ typedef struct {
     uint32_t num_blocks, num_classes; /* for checking the program (fbpe_rx_check) */
     uint32_t num_guards;
     uint64_t letter_atoms; /* atoms whose ASCII members are exactly A-Z a-z: runs read 8 at a time */
+    uint64_t space_atoms;  /* atoms with the ASCII space among their members: the same for spaces */
 } fbpe_rx;
 
 /* One backtrack frame: where to resume and how. */

@@ -67,6 +67,7 @@ OP_LOOK = 11  # a: 0 (?=) or 1 (?!), b: where to go on; the body follows, ending
 OP_LOOK_END = 12
 OP_ATOMIC = 13  # an atomic group starts: what is tried inside it is forgotten at ATOMIC_END
 OP_ATOMIC_END = 14
+OP_LOOK_ATOM = 15  # a: 0 (?=) or 1 (?!), b: atom; a look-ahead of one character, inline
 
 INF = 0xFFFFFFFF
 MAX_ATOMS = 64  # atoms are bits of a 64-bit mask per code point
@@ -452,6 +453,9 @@ class _Emitter:
                 self.code[j][1] = self.here()
         elif kind == "rep":
             self.repeat(*node[1:])
+        elif kind == "look" and node[2][0] == "atom":
+            # (?!\S), (?=\s): one table test where the matcher is, no nested run.
+            self.emit(OP_LOOK_ATOM, 1 if node[1] else 0, node[2][1])
         elif kind == "look":
             look = self.emit(OP_LOOK, 1 if node[1] else 0)
             self.node(node[2])
