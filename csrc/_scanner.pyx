@@ -118,6 +118,7 @@ cdef extern from "lib/regex_vm.h":
         const uint64_t *masks
         const uint64_t *alts
         const uint64_t *guards
+        const uint64_t *heads
         uint32_t num_blocks, num_classes
         uint32_t num_guards
         uint64_t letter_atoms
@@ -310,7 +311,12 @@ cdef class _Program:
                 or len(program.code) % 16):
             raise ValueError("a compiled pattern's tables have the wrong sizes")
         self.program = program
-        self.keep = (program, tables, starts, guards)
+        heads = pyarray.array("Q", [word for head in program.heads for word in head])
+        if len(heads) != 2 * len(program.starts):
+            raise ValueError("a compiled pattern's heads do not match its alternatives")
+        cdef const uint64_t[::1] heads_view = heads
+        self.rx.heads = &heads_view[0]
+        self.keep = (program, tables, starts, guards, heads)
         self.rx.guards = &guards_view[0]
         self.rx.num_guards = len(program.guards)
         ascii = pyarray.array("Q")

@@ -361,18 +361,35 @@ give_up:
 #undef OP
 
 size_t fbpe_rx_piece_end(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, size_t i, size_t n) {
-    uint64_t alts;
+    uint64_t alts, here, next = 0;
+    size_t len;
+    int next_read = 0;
     if (s[i] < 0x80) {
         alts = p->ascii_alts[s[i]];
+        here = p->ascii_masks[s[i]];
+        len = 1;
     } else {
-        size_t len;
         uint32_t cp = fbpe_utf8_decode(s, i, &len);
-        alts = p->alts[p->blocks[(size_t)p->index[cp >> 8] * 256 + (cp & 0xFF)]];
+        uint8_t kind = p->blocks[(size_t)p->index[cp >> 8] * 256 + (cp & 0xFF)];
+        alts = p->alts[kind];
+        here = p->masks[kind];
     }
     /* The alternatives that this character can begin, in order: the first that matches. */
     while (alts) {
         uint32_t k = (uint32_t)__builtin_ctzll(alts);
         alts &= alts - 1;
+        const uint64_t opt = p->heads[2 * k], after = p->heads[2 * k + 1];
+        if (opt && !(here & after)) {
+            /* It begins with an optional character (regex_program._head): this one must be
+             * it, and the next must begin what follows. */
+            if (!(here & opt) || i + len >= n) continue;
+            if (!next_read) {
+                size_t l2;
+                next = atoms_at(p, s, i + len, &l2);
+                next_read = 1;
+            }
+            if (!(next & after)) continue;
+        }
         size_t e;
         int r = run(p, vm, p->starts[k], i, s, i, n, &e, 0);
         if (r > 0) return e;

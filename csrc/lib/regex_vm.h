@@ -78,6 +78,7 @@ typedef struct {
     const uint64_t *masks;            /* per class: its atoms */
     const uint64_t *alts;             /* per class: the alternatives it can begin */
     const uint64_t *guards;           /* SPLIT c - 1: atoms one of which its first arm needs next */
+    const uint64_t *heads;            /* 2 per alternative: optional first atom, what follows it */
     uint32_t num_blocks, num_classes; /* for checking the program (fbpe_rx_check) */
     uint32_t num_guards;
     uint64_t letter_atoms; /* atoms whose ASCII members are exactly A-Z a-z: runs read 8 at a time */

@@ -398,6 +398,16 @@ def _first(node: Tuple) -> int:
     return 0
 
 
+def _head(branch: Tuple) -> Tuple[int, int]:
+    """(atoms of an optional first character, atoms that must come after it), or (0, 0)."""
+    if branch[0] != "seq" or len(branch[1]) < 2:
+        return (0, 0)
+    head, rest = branch[1][0], ("seq", branch[1][1:])
+    if head[0] != "rep" or head[1][0] != "atom" or head[2:4] != (0, 1) or _nullable(rest):
+        return (0, 0)
+    return (1 << head[1][1], _first(rest))
+
+
 # ---- code generation ----------------------------------------------------------------------
 
 class _Emitter:
@@ -522,6 +532,12 @@ class Program:
     first: Tuple[int, ...]
     atoms: Tuple[str, ...]
     guards: Tuple[int, ...] = ()
+    # Per alternative that begins with one optional character ([^\r\n\p{L}\p{N}]?\p{L}+):
+    # that character's atoms, and the atoms that must follow it (else 0, 0). The alternative
+    # is tried only where its first character can begin what follows the optional one, or
+    # is the optional one and the second can: gpt4's and o200k's letter alternatives are then
+    # not tried at every punctuation mark and space.
+    heads: Tuple[Tuple[int, int], ...] = ()
 
     @property
     def num_alternatives(self) -> int:
@@ -544,18 +560,20 @@ def compile_program(pattern: str) -> Program:
         raise Unsupported("groups nested too deep to parse") from None
     branches = tree[1] if tree[0] == "alt" and len(tree[1]) <= MAX_ALTERNATIVES else [tree]
     emitter = _Emitter()
-    starts, first = [], []
+    starts, first, heads = [], [], []
     try:
         for branch in branches:
             starts.append(emitter.here())
             first.append(_first(branch))
+            heads.append(_head(branch))
             emitter.node(branch)
             emitter.emit(OP_MATCH)
     except RecursionError:
         raise Unsupported("groups nested too deep to compile") from None
     words = array.array("I", [w for ins in emitter.code for w in ins])
     atoms = tuple(sorted(parser.atoms, key=parser.atoms.__getitem__))
-    return Program(pattern, words.tobytes(), tuple(starts), tuple(first), atoms, tuple(emitter.guards))
+    return Program(pattern, words.tobytes(), tuple(starts), tuple(first), atoms, tuple(emitter.guards),
+                   tuple(heads))
 
 
 def why_not(pattern: str) -> Optional[str]:

@@ -244,3 +244,24 @@ def test_encoding_falls_back_where_the_matcher_gives_up():
     assert tok.encode("aab xyz") == tok._encoder.encode_pieces(reference(pattern, "aab xyz"))
     with pytest.raises(PatternError):
         tok.encode("a" * 40 + "!")
+
+
+@needs_scanner
+def test_from_tiktoken_with_its_own_cl100k_string_encodes_in_c_as_tiktoken_does():
+    # tiktoken builds cl100k_base with the possessive string (SHIPPED["cl100k-tiktoken"]);
+    # an Encoding built as tiktoken builds it, with a small vocabulary of ours.
+    tiktoken = pytest.importorskip("tiktoken")
+    import functionalbpe as fb
+
+    docs = [read_corpus(p, 20_000) for p in CORPUS_FILES[:3]] or ["Hello   world's 12345!!\n  \n" * 50]
+    ours = fb.train(docs, 400)
+    ranks = ours.as_tiktoken_encoding()._mergeable_ranks
+    enc = tiktoken.Encoding("cl100k-like", pat_str=SHIPPED["cl100k-tiktoken"], mergeable_ranks=ranks,
+                            special_tokens={"<|endoftext|>": len(ranks)})
+    tok = fb.Tokenizer.from_tiktoken(enc)
+    assert tok._encoder.scanner == Scanner.program(SHIPPED["cl100k-tiktoken"]).name  # text to ids in C
+    # \s++$ is where tiktoken's string and gpt4 differ: white space with a newline at the end.
+    texts = docs + ADVERSARIAL[:12] + ["x  \n", "a\n \n", "end \n\n", "<|endoftext|> hi \n"]
+    for text in texts:
+        assert tok.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
+    assert tok.encode_batch(texts, allowed_special="all") == enc.encode_batch(texts, allowed_special="all")
