@@ -293,7 +293,10 @@ cdef class _Program:
     cdef object keep
 
     def __cinit__(self, program, tables):
-        cdef const uint8_t[::1] code = program.code
+        from functionalbpe.text.regex_program import possessive_code
+
+        code_bytes = possessive_code(program, tables)
+        cdef const uint8_t[::1] code = code_bytes
         starts = pyarray.array("I", program.starts)
         cdef const uint32_t[::1] starts_view = starts
         # One word more than the guards, so that a program without guards has an array too.
@@ -316,7 +319,7 @@ cdef class _Program:
             raise ValueError("a compiled pattern's heads do not match its alternatives")
         cdef const uint64_t[::1] heads_view = heads
         self.rx.heads = &heads_view[0]
-        self.keep = (program, tables, starts, guards, heads)
+        self.keep = (program, tables, code_bytes, starts, guards, heads)
         self.rx.guards = &guards_view[0]
         self.rx.num_guards = len(program.guards)
         ascii = pyarray.array("Q")

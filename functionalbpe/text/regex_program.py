@@ -661,3 +661,27 @@ def tables(program: Program) -> Tables:
         masks=classes.tobytes(),
         alternatives=alternatives.tobytes(),
     )
+
+
+def possessive_code(program: Program, measured: Tables) -> bytes:
+    """``program.code`` with every greedy run made possessive where giving back cannot help:
+    the run of atom A is followed by one character (or a run of at least one) of an atom B
+    that no character of A belongs to, so at every place the run could give back to, B
+    fails (`` ?\\p{L}+``: the space is never given back to a letter run). A possessive run
+    keeps no backtrack frame. The tables say which atoms share characters."""
+    masks = array.array("Q")
+    masks.frombytes(measured.masks)
+    shared = [0] * len(program.atoms)  # atoms that share a character with each atom
+    for m in masks:
+        for a in range(len(program.atoms)):
+            if m >> a & 1:
+                shared[a] |= m
+    words = array.array("I")
+    words.frombytes(program.code)
+    for pc in range(0, len(words) // 4 - 1):
+        op, atom = words[4 * pc], words[4 * pc + 1]
+        following, b, lo = words[4 * pc + 4], words[4 * pc + 5], words[4 * pc + 6]
+        single = following == OP_ATOM or (following in (OP_RUN_GREEDY, OP_RUN_LAZY, OP_RUN_POSSESSIVE) and lo >= 1)
+        if op == OP_RUN_GREEDY and single and not shared[atom] >> b & 1:
+            words[4 * pc] = OP_RUN_POSSESSIVE
+    return words.tobytes()
