@@ -130,6 +130,8 @@ cdef extern from "lib/regex_vm.h":
     size_t fbpe_rx_piece_end(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, size_t i,
                              size_t n) nogil
     fbpe_status fbpe_rx_check(const fbpe_rx *p)
+    size_t fbpe_rx_safe_cut(const fbpe_rx *p, const uint8_t *s, size_t n, size_t hi,
+                            fbpe_status *status) nogil
 
 
 cdef extern from "lib/splitter.h":
@@ -371,6 +373,27 @@ def has_program(str name not None):
     except Unsupported:
         return False
     return True
+
+
+def program_safe_cut(const uint8_t[::1] data, str name not None, hi=None):
+    """The largest offset ``c <= hi`` (0 if none) where UTF-8 ``data``, which starts where a
+    piece starts, can be cut under the compiled pattern ``name``: the pieces of ``data[:c]``
+    are those of any text that starts with ``data``, found without reading at or past its
+    end (``fbpe_rx_safe_cut``). 0 for a pattern that tests for the start of the text.
+
+    >>> program_safe_cut(b"one two three", PROGRAM + r"\S+|\s+")
+    8
+    """
+    cdef _Program prog = _program_of(name)
+    cdef size_t n = data.shape[0], cut = 0
+    cdef size_t top = n if hi is None else min(<size_t>max(hi, 0), n)
+    cdef fbpe_status rc = FBPE_OK
+    if n == 0 or not prog.program.cuts:
+        return 0
+    with nogil:
+        cut = fbpe_rx_safe_cut(&prog.rx, &data[0], n, top, &rc)
+    check(rc, "while looking for a safe cut")
+    return cut
 
 
 def _program_capsule(str name not None):

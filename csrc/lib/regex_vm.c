@@ -26,6 +26,7 @@ void fbpe_rx_vm_init(fbpe_rx_vm *vm, size_t n) {
     vm->top = 0;
     vm->cap = FBPE_RX_INLINE_FRAMES;
     vm->status = FBPE_OK;
+    vm->reach = 0;
 }
 
 void fbpe_rx_vm_free(fbpe_rx_vm *vm) {
@@ -121,6 +122,13 @@ static inline size_t ascii_spaces(const uint8_t *s, size_t i, size_t n) {
     return i;
 }
 
+/* What the matcher read: the furthest offset whose byte (or whose being the end) a decision
+ * depended on (fbpe_rx_safe_cut). */
+#define SEEN(x)                                                                                \
+    do {                                                                                       \
+        if ((x) > reach) reach = (x);                                                          \
+    } while (0)
+
 /* Dispatch. With GCC and Clang each instruction's handler jumps to the next handler itself
  * (computed goto), so that the branch predictor learns each handler's successors: on the
  * shipped patterns the single indirect jump of a switch was the hottest instruction of the
@@ -156,6 +164,7 @@ static int run(const fbpe_rx *p, fbpe_rx_vm *vm, uint32_t pc, size_t pos, const 
     const fbpe_rx_ins *const code = p->code;
     const fbpe_rx_ins *in;
     uint64_t steps = vm->steps_left;
+    size_t reach = vm->reach; /* kept in a register; stored back on the way out */
     size_t len;
     int result;
 #if RX_THREADED
@@ -171,6 +180,7 @@ static int run(const fbpe_rx *p, fbpe_rx_vm *vm, uint32_t pc, size_t pos, const 
         steps--;
         switch (in->op) {
         OP(ATOM)
+            SEEN(pos);
             if (pos < n && (atoms_at(p, s, pos, &len) >> in->a & 1)) {
                 pos += len;
                 pc++;
@@ -193,6 +203,7 @@ static int run(const fbpe_rx *p, fbpe_rx_vm *vm, uint32_t pc, size_t pos, const 
                 e += len;
                 if (++k == in->b) at_min = e;
             }
+            SEEN(k < in->c ? e : (e > pos ? e - 1 : pos)); /* at max it did not look at e */
             if (k < in->b) goto fail;
             if (steps < (e - pos)) goto give_up;
             steps -= e - pos;
@@ -208,6 +219,7 @@ static int run(const fbpe_rx *p, fbpe_rx_vm *vm, uint32_t pc, size_t pos, const 
             size_t e = pos;
             uint32_t k = 0;
             while (k < in->b) {
+                SEEN(e);
                 if (e >= n || !(atoms_at(p, s, e, &len) >> in->a & 1)) goto fail;
                 e += len;
                 k++;
@@ -220,6 +232,7 @@ static int run(const fbpe_rx *p, fbpe_rx_vm *vm, uint32_t pc, size_t pos, const 
         OP(SPLIT)
             /* A guarded first arm that cannot start on the next character is skipped
              * without a frame (regex_program._Emitter.guard). */
+            if (in->c) SEEN(pos);
             if (in->c && (pos >= n || !(atoms_at(p, s, pos, &len) & p->guards[in->c - 1]))) {
                 pc = in->b;
                 NEXT();
@@ -244,10 +257,12 @@ static int run(const fbpe_rx *p, fbpe_rx_vm *vm, uint32_t pc, size_t pos, const 
             pc++;
             NEXT();
         OP(EOL)
+            SEEN(pos < n ? pos + 1 : n);
             if (pos != n && !(pos + 1 == n && s[pos] == '\n')) goto fail;
             pc++;
             NEXT();
         OP(END)
+            SEEN(pos);
             if (pos != n) goto fail;
             pc++;
             NEXT();
@@ -255,8 +270,10 @@ static int run(const fbpe_rx *p, fbpe_rx_vm *vm, uint32_t pc, size_t pos, const 
             size_t ignored;
             if (depth >= FBPE_RX_MAX_LOOK_DEPTH) goto give_up;
             vm->steps_left = steps;
+            vm->reach = reach;
             int r = run(p, vm, pc + 1, pos, s, start, n, &ignored, depth + 1);
             steps = vm->steps_left;
+            reach = vm->reach;
             if (r < 0) {
                 vm->top = base;
                 return r;
@@ -269,6 +286,7 @@ static int run(const fbpe_rx *p, fbpe_rx_vm *vm, uint32_t pc, size_t pos, const 
         }
         OP(LOOK_ATOM)
             /* A look-ahead of one character: matched here, as the nested run would. */
+            SEEN(pos);
             if ((pos < n && (atoms_at(p, s, pos, &len) >> in->b & 1)) == (in->a == 0)) {
                 pc++;
                 NEXT();
@@ -331,6 +349,7 @@ static int run(const fbpe_rx *p, fbpe_rx_vm *vm, uint32_t pc, size_t pos, const 
             }
             if (f->kind == F_LAZY) {
                 const fbpe_rx_ins *run_in = &code[f->pc];
+                SEEN(f->pos);
                 if (f->pos < n && (atoms_at(p, s, f->pos, &len) >> run_in->a & 1)) {
                     f->pos += len;
                     f->aux++;
@@ -349,16 +368,19 @@ static int run(const fbpe_rx *p, fbpe_rx_vm *vm, uint32_t pc, size_t pos, const 
 done:
     vm->top = base;
     vm->steps_left = steps;
+    vm->reach = reach;
     return result;
 give_up:
     if (vm->status == FBPE_OK) vm->status = FBPE_EPATTERN;
     vm->top = base;
     vm->steps_left = 0;
+    vm->reach = reach;
     return -1;
 }
 
 #undef NEXT
 #undef OP
+#undef SEEN
 
 size_t fbpe_rx_piece_end(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, size_t i, size_t n) {
     uint64_t alts, here, next = 0;
@@ -382,7 +404,12 @@ size_t fbpe_rx_piece_end(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, siz
         if (opt && !(here & after)) {
             /* It begins with an optional character (regex_program._head): this one must be
              * it, and the next must begin what follows. */
-            if (!(here & opt) || i + len >= n) continue;
+            if (!(here & opt)) continue;
+            if (i + len >= n) {
+                if (vm->reach < n) vm->reach = n; /* it depended on the end */
+                continue;
+            }
+            if (vm->reach < i + len) vm->reach = i + len;
             if (!next_read) {
                 size_t l2;
                 next = atoms_at(p, s, i + len, &l2);
@@ -397,6 +424,75 @@ size_t fbpe_rx_piece_end(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, siz
     }
     vm->status = FBPE_EPATTERN; /* no non-empty match here: regex would drop this character */
     return i;
+}
+
+/* Does s[0..c), as a text of its own, cut into the pieces ends[j..k] from `from` on? */
+static int same_alone(const fbpe_rx *p, const uint8_t *s, size_t c, size_t from, const size_t *ends,
+                      size_t j, size_t k, fbpe_status *status) {
+    fbpe_rx_vm vm;
+    int same = 1;
+    fbpe_rx_vm_init(&vm, c);
+    for (size_t i = from; same && j <= k; j++) {
+        size_t e = fbpe_rx_piece_end(p, &vm, s, i, c);
+        same = e == ends[j];
+        i = e;
+    }
+    if (vm.status == FBPE_ENOMEM) *status = FBPE_ENOMEM;
+    fbpe_rx_vm_free(&vm);
+    return same;
+}
+
+/* How many candidate cuts are checked, from the last one back, before giving up. */
+#define SAFE_CUT_TRIES 16
+
+size_t fbpe_rx_safe_cut(const fbpe_rx *p, const uint8_t *s, size_t n, size_t hi,
+                        fbpe_status *status) {
+    /* Two conditions make a cut at a piece end c safe.
+     * (a) Every piece up to c was found without reading at or past n: those are the pieces
+     *     of any text that starts with s[0..n), the whole file included.
+     * (b) s[0..c) cut on its own gives the same pieces: a piece whose search read at c or
+     *     past it (a run stopped by s[c], \s+(?!\S) looking at s[c]) might end elsewhere
+     *     where the text ends at c. Only the last few pieces can have read that far (the
+     *     reach is monotone), so only they are cut again, in a text that ends at c.
+     * The pieces after c are then those of the text from c on, since a match reads nothing
+     * before where it starts (no look-behind; no ^, which the caller excludes). */
+    fbpe_rx_vm vm;
+    size_t *ends = NULL, *reach = NULL, count = 0, cap = 0, i = 0, best = 0;
+    *status = FBPE_OK;
+    fbpe_rx_vm_init(&vm, n);
+    while (i < n) {
+        size_t e = fbpe_rx_piece_end(p, &vm, s, i, n);
+        if (e == i || vm.reach >= n || e > hi) break;
+        if (count == cap) {
+            size_t grown_cap = fbpe_grow_to(cap, 256, count + 1, sizeof(size_t));
+            size_t *e2 = grown_cap ? realloc(ends, grown_cap * sizeof(size_t)) : NULL;
+            if (e2) ends = e2;
+            size_t *r2 = e2 ? realloc(reach, grown_cap * sizeof(size_t)) : NULL;
+            if (r2) reach = r2;
+            if (!e2 || !r2) {
+                *status = FBPE_ENOMEM;
+                break;
+            }
+            cap = grown_cap;
+        }
+        ends[count] = e;
+        reach[count] = vm.reach;
+        count++;
+        i = e;
+    }
+    if (vm.status == FBPE_ENOMEM) *status = FBPE_ENOMEM;
+    fbpe_rx_vm_free(&vm);
+    for (size_t tries = 0; *status == FBPE_OK && tries < SAFE_CUT_TRIES && tries < count; tries++) {
+        size_t k = count - 1 - tries, c = ends[k], j = k + 1;
+        while (j > 0 && reach[j - 1] >= c) j--; /* pieces j..k read at c or past it */
+        if (j > k || same_alone(p, s, c, j ? ends[j - 1] : 0, ends, j, k, status)) {
+            best = c;
+            break;
+        }
+    }
+    free(ends);
+    free(reach);
+    return *status == FBPE_OK ? best : 0;
 }
 
 fbpe_status fbpe_rx_check(const fbpe_rx *p) {

@@ -96,6 +96,7 @@ typedef struct {
 /* A matcher's working state for one text: its budget, its stack, and why it gave up. */
 typedef struct {
     uint64_t steps_left;
+    size_t reach; /* the furthest byte offset read or compared with the end so far (safe cuts) */
     size_t max_frames;
     fbpe_rx_frame *frames; /* `inline_frames` until the stack outgrows it */
     size_t top, cap;
@@ -122,6 +123,14 @@ void fbpe_rx_vm_free(fbpe_rx_vm *vm);
  * allowed), > i; or i when the matcher gives up (vm->status says why: FBPE_EPATTERN, or
  * FBPE_ENOMEM). */
 size_t fbpe_rx_piece_end(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, size_t i, size_t n);
+
+/* A piece end c <= hi of s[0..n), the last one or near it (0 if none), where any text that
+ * starts with s[0..n) can be cut: its pieces are those of s[0..c) alone followed by those of
+ * the text from c (the proof is in regex_vm.c). The caller makes sure that s starts where a
+ * piece starts and that the program does not test for the start of the text (^, \A), which
+ * a cut would move. *status: FBPE_ENOMEM, else FBPE_OK. */
+size_t fbpe_rx_safe_cut(const fbpe_rx *p, const uint8_t *s, size_t n, size_t hi,
+                        fbpe_status *status);
 
 /* FBPE_OK if every jump, atom and table entry of p stays in bounds; FBPE_EINVALID if not.
  * The program comes from our own compiler, but a C structure is checked before it runs. */

@@ -36,6 +36,7 @@ from ..core.piecetable import PieceTable
 from ..errors import CompiledPatternGaveUp, FunctionalBPEError, PatternError
 from ..util.progress import Progress, ProgressSpec
 from .corpus import Files
+from .cuts import Cutter, program_cutter
 from .pattern_limits import shown
 from .patterns import special_cutter
 
@@ -93,7 +94,13 @@ def count_table(
     declared = scheme.compiled()
     stats = CountReport()
     start = time.perf_counter()
-    units = _units(corpus, specials, whole_documents=not declared.cuts_safely)
+    # A compiled custom pattern proves its own cuts (cuts.program_cutter), without special
+    # tokens (a scan across one would not be the pieces of the text around it) or
+    # normalizing (which may change text across a cut).
+    cut = None
+    if not declared.cuts_safely and not specials and scheme.normalize is None:
+        cut = program_cutter(declared.scanner)
+    units = _units(corpus, specials, whole_documents=not declared.cuts_safely and cut is None, cut=cut)
     counter = NATIVE.scanner_for(declared.scanner)
     with Progress(progress, "counting", total=_known_size(corpus), unit=" MB", scale=1e6) as bar:
         if counter is not None:
@@ -112,7 +119,7 @@ def count_table(
                         "read again with regex; pass a list or functionalbpe.files(...)"
                     ) from None
                 stats = CountReport()
-                units = _units(corpus, specials, whole_documents=not declared.cuts_safely)
+                units = _units(corpus, specials, whole_documents=not declared.cuts_safely and cut is None, cut=cut)
                 table = _count_python(scheme, units, specials, stats, bar)
         else:
             table = _count_python(scheme, units, specials, stats, bar)
@@ -132,7 +139,8 @@ def _known_size(corpus: Corpus) -> Optional[int]:
     return None
 
 
-def _units(corpus: Corpus, specials: Sequence[str], whole_documents: bool) -> Iterable[Union[str, bytes]]:
+def _units(corpus: Corpus, specials: Sequence[str], whole_documents: bool,
+           cut: Optional[Cutter] = None) -> Iterable[Union[str, bytes]]:
     """The corpus as texts (``str``) and blocks of valid UTF-8 (``bytes``, from text files,
     cut where the pieces of every built-in pattern survive: :mod:`functionalbpe.text.cuts`).
     ``whole_documents``: for a scheme whose raw pieces may not survive such a cut, each file
@@ -140,7 +148,7 @@ def _units(corpus: Corpus, specials: Sequence[str], whole_documents: bool) -> It
     if isinstance(corpus, str):
         return [plain_str(corpus)]
     if isinstance(corpus, Files):
-        return iter(corpus) if whole_documents else corpus.units(specials)
+        return iter(corpus) if whole_documents else corpus.units(specials, cut)
     return _checked(corpus)
 
 

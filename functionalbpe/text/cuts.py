@@ -24,11 +24,11 @@ Example::
 """
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Callable, Optional, Tuple
 
 import regex
 
-from ..core._native import NATIVE
+from ..core._native import NATIVE, PROGRAM, Scanner
 
 # ASCII punctuation that may follow a cut after a letter: everything but ' / _ (and not
 # letters, digits or space).
@@ -89,6 +89,38 @@ def safe_cut(data: bytes, lo: int = 0, hi: Optional[int] = None) -> int:
     if scanner is not None:
         return scanner.safe_cut(data, lo, top)
     return _safe_cut_python(data, lo, top)
+
+
+# A cut function: (data, lo, hi) -> the largest safe offset found in (lo, hi], or 0.
+Cutter = Callable[[bytes, int, int], int]
+
+
+def program_cutter(scanner: Optional[Scanner]) -> Optional[Cutter]:
+    """The cut function of a compiled pattern's scanner, when the compiled engine can prove
+    its cuts (``_scanner.program_safe_cut``: the pieces before the cut were found without
+    reading past the data, so they are the same in the whole text); None otherwise.
+
+    Unlike :func:`safe_cut`, which knows places where every built-in pattern ends a piece, it
+    scans the data from its start (which must be where a piece starts): one more scan of
+    the text, on the thread that reads it.
+    """
+    module = NATIVE.scanner_for(scanner)
+    if module is None or scanner is None or not scanner.is_program:
+        return None
+    from .regex_program import Unsupported, compile_program
+
+    try:
+        if not compile_program(scanner.name[len(PROGRAM):]).cuts:
+            return None
+    except Unsupported:
+        return None
+    name = scanner.name
+
+    def cut(data: bytes, lo: int, hi: int) -> int:
+        found = module.program_safe_cut(data, name, hi)
+        return found if found > 0 else 0
+
+    return cut
 
 
 def utf8_invalid(data: bytes) -> Tuple[int, bool]:

@@ -543,6 +543,14 @@ class Program:
     def num_alternatives(self) -> int:
         return len(self.starts)
 
+    @property
+    def cuts(self) -> bool:
+        """Can a text be cut where the matcher proves it safe (``fbpe_rx_safe_cut``)? Not
+        when the pattern tests for the start of the text (``^``, ``\\A``): a cut moves it."""
+        words = array.array("I")
+        words.frombytes(self.code)
+        return OP_BEGIN not in words[::4]
+
 
 @lru_cache(maxsize=256)
 def compile_program(pattern: str) -> Program:

@@ -265,3 +265,71 @@ def test_from_tiktoken_with_its_own_cl100k_string_encodes_in_c_as_tiktoken_does(
     for text in texts:
         assert tok.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
     assert tok.encode_batch(texts, allowed_special="all") == enc.encode_batch(texts, allowed_special="all")
+
+
+# ---- safe cuts derived from the program -------------------------------------------------
+
+from functionalbpe.text.corpus import Files  # noqa: E402
+from functionalbpe.text.cuts import program_cutter  # noqa: E402
+
+CUT_PATTERNS = ["cl100k-tiktoken", "superwords", "tekken", "bloom", "possessive", "literals", "backtracking", "empty"]
+
+
+def cut_text() -> str:
+    parts = [read_corpus(p, 6_000) for p in CORPUS_FILES[:: max(1, len(CORPUS_FILES) // 6)]]
+    parts += [t for t in ADVERSARIAL if "\ud800" not in t and "\udfff" not in t]  # a file holds no lone surrogate
+    parts += ["Hello   world's 12345!!\n  \n" * 40]
+    return "".join(parts) + "end  \n"
+
+
+@needs_scanner
+@pytest.mark.parametrize("name", CUT_PATTERNS)
+def test_program_cuts_give_the_pieces_of_the_whole_for_every_block_size(name, tmp_path):
+    pattern = ALL[name]
+    text = cut_text()
+    path = tmp_path / "doc.txt"
+    path.write_bytes(text.encode("utf-8"))
+    cut = program_cutter(Scanner.program(pattern))
+    assert cut is not None
+    whole = reference(pattern, text)
+    for block in (1024, 1500, 4096, 10_000, 65536):
+        units = list(Files([path], block_bytes=block).units((), cut))
+        assert b"".join(units) == text.encode("utf-8")
+        if len(text) > 4 * block:
+            assert len(units) > 1, block  # it does cut
+        pieces = [p for unit in units for p in reference(pattern, unit.decode("utf-8"))]
+        assert pieces == whole, block
+
+
+@needs_scanner
+@given(st.lists(st.sampled_from(PARTS + ("hello", "ab", "xyz", "12 ", "\n ", "…", "!!", "a1")), max_size=60).map("".join),
+       st.integers(1, 40))
+def test_every_program_cut_is_safe(text, hi_back):
+    data = text.encode("utf-8", "surrogatepass")
+    for name in CUT_PATTERNS:
+        pattern = ALL[name]
+        c = scanner.program_safe_cut(data, Scanner.program(pattern).name, max(0, len(data) - hi_back))
+        if c:
+            head, tail = data[:c].decode("utf-8", "surrogatepass"), data[c:].decode("utf-8", "surrogatepass")
+            a, b, whole = reference(pattern, head), reference(pattern, tail), reference(pattern, text)
+            if whole is not None:
+                assert a is not None and b is not None and a + b == whole, (name, c)
+
+
+@needs_scanner
+def test_a_program_that_tests_for_the_start_is_never_cut():
+    assert program_cutter(Scanner.program(OWN["anchors"])) is None
+    assert scanner.program_safe_cut(b"ab cd ef " * 100, Scanner.program(OWN["anchors"]).name) == 0
+
+
+@needs_scanner
+@pytest.mark.parametrize("name", ["superwords", "cl100k-tiktoken"])
+def test_counting_a_file_in_blocks_equals_counting_it_whole(name, tmp_path, monkeypatch):
+    text = cut_text()
+    path = tmp_path / "doc.txt"
+    path.write_bytes(text.encode("utf-8"))
+    scheme = PlainScheme(resolve_pattern(ALL[name]))
+    blocks = count_table(Files([path], block_bytes=1024), scheme, threads=2)
+    monkeypatch.setenv("FUNCTIONALBPE_PUREPYTHON", "1")
+    whole = count_table([text], PlainScheme(ALL[name]), threads=1)
+    assert blocks.to_dict() == whole.to_dict() and list(blocks.to_dict()) == list(whole.to_dict())
