@@ -333,3 +333,20 @@ def test_counting_a_file_in_blocks_equals_counting_it_whole(name, tmp_path, monk
     monkeypatch.setenv("FUNCTIONALBPE_PUREPYTHON", "1")
     whole = count_table([text], PlainScheme(ALL[name]), threads=1)
     assert blocks.to_dict() == whole.to_dict() and list(blocks.to_dict()) == list(whole.to_dict())
+
+
+@needs_scanner
+@pytest.mark.parametrize("name", ["superwords", "cl100k-tiktoken", "bloom"])
+def test_token_files_of_a_compiled_pattern_equal_encode(name, tmp_path):
+    import numpy as np
+
+    import functionalbpe as fb
+
+    text = cut_text()
+    tok = fb.train([text], 400, pattern=ALL[name], special_tokens=["<|endoftext|>"])
+    assert tok._encoder.scanner is not None
+    path = tmp_path / "doc.txt"
+    path.write_bytes(text.encode("utf-8"))
+    out = tmp_path / "ids.npy"
+    tok.encode_to_file(fb.files(path), out, threads=2, progress=False)
+    assert np.load(out).tolist() == tok.encode(text)
