@@ -4,9 +4,6 @@ made to exercise each construct of the subset; outside the subset, and where its
 gives up, regex decides; a hostile pattern is bounded."""
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 import regex
 from hypothesis import given
@@ -16,11 +13,13 @@ from functionalbpe.core._native import NATIVE, Scanner
 from functionalbpe.errors import CompiledPatternGaveUp, PatternError
 from functionalbpe.schemes.plain import PlainScheme
 from functionalbpe.text import patterns as P
+from functionalbpe.text.corpus import Files
 from functionalbpe.text.counting import count_table
+from functionalbpe.text.cuts import program_cutter
 from functionalbpe.text.patterns import as_pattern, pretokenize, resolve_pattern
 from functionalbpe.text.regex_program import Unsupported, compile_program, why_not
 
-from ..conftest import read_corpus
+from ..conftest import corpora_path, read_corpus
 from .test_scanner import PARTS
 
 scanner = NATIVE.scanner
@@ -133,7 +132,7 @@ def test_equals_regex_on_adversarial_text(name):
         assert compiled(ALL[name], text) == reference(ALL[name], text), text[:20]
 
 
-CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
+CORPORA = corpora_path()
 CORPUS_FILES = sorted(CORPORA.glob("*/*.txt")) if CORPORA.is_dir() else []
 
 
@@ -268,9 +267,6 @@ def test_from_tiktoken_with_its_own_cl100k_string_encodes_in_c_as_tiktoken_does(
 
 
 # ---- safe cuts derived from the program -------------------------------------------------
-
-from functionalbpe.text.corpus import Files  # noqa: E402
-from functionalbpe.text.cuts import program_cutter  # noqa: E402
 
 CUT_PATTERNS = ["cl100k-tiktoken", "superwords", "tekken", "bloom", "possessive", "literals", "backtracking", "empty"]
 
