@@ -346,3 +346,46 @@ def test_token_files_of_a_compiled_pattern_equal_encode(name, tmp_path):
     out = tmp_path / "ids.npy"
     tok.encode_to_file(fb.files(path), out, threads=2, progress=False)
     assert np.load(out).tolist() == tok.encode(text)
+
+
+# ---- random patterns of the subset against regex -----------------------------------------
+
+_ATOMS = ["a", "b", "[ab]", "[^a]", r"\s", ".", r"\S", "(?i:A)", r"\n", "$", r"\z", "^"]
+
+
+def _patterns(depth: int = 3) -> st.SearchStrategy[str]:
+    atom = st.sampled_from(_ATOMS)
+
+    def extend(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+        quantifier = st.sampled_from(["", "?", "*", "+", "{0,2}", "{1,3}", "{2}"]).flatmap(
+            lambda q: st.sampled_from([q] if not q else [q, q + "?", q + "+"]))
+        group = st.tuples(st.sampled_from(["(?:", "(?>", "(?=", "(?!", "("]), inner).map(lambda t: f"{t[0]}{t[1]})")
+        quantified = st.tuples(st.one_of(atom, group), quantifier).map(
+            lambda t: t[0] + (t[1] if not t[0].startswith(("(?=", "(?!", "$", "\\z", "^")) else ""))
+        sequence = st.lists(quantified, min_size=1, max_size=3).map("".join)
+        return st.lists(sequence, min_size=1, max_size=3).map("|".join)
+
+    return st.recursive(atom, extend, max_leaves=8)
+
+
+@needs_scanner
+@given(_patterns(), st.lists(st.text("ab \nA", max_size=10), min_size=1, max_size=4))
+def test_random_patterns_of_the_subset_equal_regex(pattern, texts):
+    full = pattern + r"|[\s\S]"  # so that regex drops nothing, unless the pattern is odd
+    if why_not(full) is not None:
+        return  # outside the subset (a loop that can match nothing): regex runs it
+    for text in texts:
+        assert compiled(full, text) == reference(full, text), (full, text)
+
+
+@needs_scanner
+@given(_patterns(), st.text("ab \nA", max_size=24), st.integers(1, 6))
+def test_random_patterns_cut_only_where_safe(pattern, text, hi_back):
+    full = pattern + r"|[\s\S]"
+    if why_not(full) is not None or not compile_program(full).cuts:
+        return
+    data = text.encode()
+    c = scanner.program_safe_cut(data, Scanner.program(full).name, max(0, len(data) - hi_back))
+    whole = reference(full, text)
+    if c and whole is not None:
+        assert reference(full, text[:c]) + reference(full, text[c:]) == whole, (full, text, c)
