@@ -390,10 +390,21 @@ def program_safe_cut(const uint8_t[::1] data, str name not None, hi=None):
     cdef fbpe_status rc = FBPE_OK
     if n == 0 or not prog.program.cuts:
         return 0
+    # The matcher reads whole characters: the data must not end inside one (the rest of it
+    # is the caller's valid UTF-8, as everywhere a scanner reads).
+    cdef size_t last = n - 1
+    while last > 0 and n - last < 4 and (data[last] & 0xC0) == 0x80:
+        last -= 1
+    if last + utf8_lead_length(data[last]) != n:
+        raise ValueError("program_safe_cut: the data ends inside a UTF-8 character")
     with nogil:
         cut = fbpe_rx_safe_cut(&prog.rx, &data[0], n, top, &rc)
     check(rc, "while looking for a safe cut")
     return cut
+
+
+cdef inline size_t utf8_lead_length(uint8_t b) noexcept:
+    return 1 if b < 0x80 else 2 if b < 0xE0 else 3 if b < 0xF0 else 4
 
 
 def _program_capsule(str name not None):

@@ -94,12 +94,12 @@ def count_table(
     declared = scheme.compiled()
     stats = CountReport()
     start = time.perf_counter()
-    # A compiled custom pattern proves its own cuts (cuts.program_cutter), without special
-    # tokens (a scan across one would not be the pieces of the text around it) or
-    # normalizing (which may change text across a cut).
+    # A compiled custom pattern proves its own cuts (cuts.program_cutter), between the
+    # special tokens, which counting cuts out first; not in normalized text (normalizing may
+    # change text across a cut).
     cut = None
-    if not declared.cuts_safely and not specials and scheme.normalize is None:
-        cut = program_cutter(declared.scanner)
+    if not declared.cuts_safely and scheme.normalize is None:
+        cut = program_cutter(declared.scanner, specials)
     units = _units(corpus, specials, whole_documents=not declared.cuts_safely and cut is None, cut=cut)
     counter = NATIVE.scanner_for(declared.scanner)
     with Progress(progress, "counting", total=_known_size(corpus), unit=" MB", scale=1e6) as bar:

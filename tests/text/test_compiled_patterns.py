@@ -318,17 +318,27 @@ def test_a_program_that_tests_for_the_start_is_never_cut():
     assert scanner.program_safe_cut(b"ab cd ef " * 100, Scanner.program(OWN["anchors"]).name) == 0
 
 
+SPECIALS = ["<|endoftext|>", "<|e|>", "e|>", "<|", "ab"]
+
+
 @needs_scanner
-@pytest.mark.parametrize("name", ["superwords", "cl100k-tiktoken"])
-def test_counting_a_file_in_blocks_equals_counting_it_whole(name, tmp_path, monkeypatch):
+@pytest.mark.parametrize("name", ["superwords", "cl100k-tiktoken", "backtracking"])
+@pytest.mark.parametrize("specials", [(), SPECIALS], ids=["no-specials", "specials"])
+def test_counting_a_file_in_blocks_equals_counting_it_whole(name, specials, tmp_path, monkeypatch):
     text = cut_text()
+    if specials:  # special tokens everywhere, overlapping ones side by side
+        text = "<|endoftext|>".join(text[i:i + 700] + "<|e|>e|><|" for i in range(0, len(text), 700))
     path = tmp_path / "doc.txt"
     path.write_bytes(text.encode("utf-8"))
     scheme = PlainScheme(resolve_pattern(ALL[name]))
-    blocks = count_table(Files([path], block_bytes=1024), scheme, threads=2)
-    monkeypatch.setenv("FUNCTIONALBPE_PUREPYTHON", "1")
-    whole = count_table([text], PlainScheme(ALL[name]), threads=1)
-    assert blocks.to_dict() == whole.to_dict() and list(blocks.to_dict()) == list(whole.to_dict())
+    for block in (1024, 3000):
+        units = list(Files([path], block_bytes=block).units(specials, program_cutter(scheme.pattern.scanner, specials)))
+        assert len(units) > 4  # it does cut
+        blocks = count_table(Files([path], block_bytes=block), scheme, special_tokens=specials, threads=2)
+        monkeypatch.setenv("FUNCTIONALBPE_PUREPYTHON", "1")
+        whole = count_table([text], PlainScheme(ALL[name]), special_tokens=specials, threads=1)
+        monkeypatch.delenv("FUNCTIONALBPE_PUREPYTHON")
+        assert blocks.to_dict() == whole.to_dict() and list(blocks.to_dict()) == list(whole.to_dict())
 
 
 @needs_scanner
@@ -389,3 +399,9 @@ def test_random_patterns_cut_only_where_safe(pattern, text, hi_back):
     whole = reference(full, text)
     if c and whole is not None:
         assert reference(full, text[:c]) + reference(full, text[c:]) == whole, (full, text, c)
+
+
+@needs_scanner
+def test_a_cut_is_never_looked_for_in_a_broken_character():
+    with pytest.raises(ValueError, match="inside a UTF-8 character"):
+        scanner.program_safe_cut("ab é".encode()[:-1], Scanner.program(r"\S+|\s+").name)
