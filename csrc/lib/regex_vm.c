@@ -19,8 +19,8 @@ void fbpe_rx_vm_init(fbpe_rx_vm *vm, size_t n) {
     vm->steps_left = (uint64_t)n > (UINT64_MAX - FBPE_RX_BASE_STEPS) / per
                          ? UINT64_MAX
                          : FBPE_RX_BASE_STEPS + per * (uint64_t)n;
-    vm->max_frames = n > (SIZE_MAX - FBPE_RX_BASE_FRAMES) / FBPE_RX_FRAMES_PER_BYTE
-                         ? SIZE_MAX / sizeof(fbpe_rx_frame)
+    vm->max_frames = n > (FBPE_RX_MAX_FRAMES - FBPE_RX_BASE_FRAMES) / FBPE_RX_FRAMES_PER_BYTE
+                         ? FBPE_RX_MAX_FRAMES
                          : FBPE_RX_BASE_FRAMES + FBPE_RX_FRAMES_PER_BYTE * n;
     vm->frames = vm->inline_frames;
     vm->top = 0;

@@ -107,14 +107,20 @@ typedef struct {
 /* The budget of a text of n bytes: steps (instructions and characters read) and frames. A
  * pattern of the kind real tokenizers use takes a few steps per byte. The budget is meant to
  * stop only what regex would not finish within its own time limit for an untrusted pattern
- * (1 s plus 10 us per character, pattern_limits.py): a step here costs a nanosecond or two,
- * so 2**26 steps plus 8192 per byte is about that much time. A pattern that is quadratic on
- * some input (a+ at every a of a run, then failing) is slow in regex too, and runs here
- * while regex would have finished it. */
-#define FBPE_RX_BASE_STEPS ((uint64_t)1 << 26)
-#define FBPE_RX_STEPS_PER_BYTE 8192u
+ * (1 s plus 10 us per character, pattern_limits.py): a step here costs 1 to 5 nanoseconds
+ * (measured: 4.7 ns on a pattern that backtracks through look-aheads), so 2**25 steps plus
+ * 4096 per byte is about that much time. A pattern that is quadratic on some input (a+ at
+ * every a of a run, then failing) is slow in regex too, and runs here while regex would
+ * have finished it. */
+#define FBPE_RX_BASE_STEPS ((uint64_t)1 << 25)
+#define FBPE_RX_STEPS_PER_BYTE 4096u
+/* Frames: a pattern of the subset keeps at most a few per character of its longest piece
+ * (SUPERWORDS, whose pieces can be whole paragraphs, about one per character); past this
+ * the matcher gives up (24 bytes a frame: at most 96 bytes per byte of text, and never more
+ * than 2**24 frames). */
 #define FBPE_RX_BASE_FRAMES ((size_t)1 << 16)
-#define FBPE_RX_FRAMES_PER_BYTE 16u
+#define FBPE_RX_FRAMES_PER_BYTE 4u
+#define FBPE_RX_MAX_FRAMES ((size_t)1 << 24)
 
 void fbpe_rx_vm_init(fbpe_rx_vm *vm, size_t n);
 void fbpe_rx_vm_free(fbpe_rx_vm *vm);

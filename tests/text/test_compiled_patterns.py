@@ -405,3 +405,17 @@ def test_random_patterns_cut_only_where_safe(pattern, text, hi_back):
 def test_a_cut_is_never_looked_for_in_a_broken_character():
     with pytest.raises(ValueError, match="inside a UTF-8 character"):
         scanner.program_safe_cut("ab é".encode()[:-1], Scanner.program(r"\S+|\s+").name)
+
+
+@needs_scanner
+def test_the_backtrack_stack_is_bounded():
+    # Six frames per character (five lazy runs that may take one more, the loop's choice),
+    # more than the matcher keeps for a text of this size: it gives up at once.
+    pattern = r"(?:a??a??a??a??a??a)*z|[\s\S]"
+    text = "a" * 40_000 + "!"
+    with pytest.raises(CompiledPatternGaveUp):
+        scanner.scan(text, Scanner.program(pattern).name)
+    assert compiled(pattern, "a" * 1000 + "z") == ["a" * 1000 + "z"]  # a short one fits
+    # regex then backtracks through the ways of sharing the a's out: its time limit stops it.
+    with pytest.raises(PatternError, match="was stopped"):
+        pretokenize(text, resolve_pattern(pattern))
