@@ -72,6 +72,7 @@ cdef extern from "lib/scan.h":
         FBPE_FUNCTIONALIZER
         FBPE_FUNCTIONALIZER_RUNS
         FBPE_LLAMA_DIGITS
+        FBPE_CL100K
         FBPE_JOIN_RUNS
     ctypedef struct fbpe_classes:
         pass
@@ -180,10 +181,13 @@ cdef extern from "lib/count.h":
 
 
 # Patterns with a scanner; llama3 cuts every text exactly as gpt4 does (csrc/lib/scanners.h).
+# "cl100k-tiktoken" is no built-in pattern's name: it is the scanner of tiktoken's own cl100k
+# string (patterns.HAND_SCANNED), which any custom pattern with that exact text gets.
 PATTERN_SCANNERS = {"gpt2": FBPE_GPT2, "gpt4": FBPE_GPT4, "llama3": FBPE_GPT4, "o200k": FBPE_O200K,
                     "functionalizer": FBPE_FUNCTIONALIZER,
                     "functionalizer-runs": FBPE_FUNCTIONALIZER_RUNS,
-                    "functionalizer-llama": FBPE_LLAMA_DIGITS}
+                    "functionalizer-llama": FBPE_LLAMA_DIGITS,
+                    "cl100k-tiktoken": FBPE_CL100K}
 # What ends a scanner's name whose runs of >= 3 identical pieces are joined, as the
 # Functionalizer joins them with repeat on ("functionalizer" + JOINED).
 JOINED = "+joined"

@@ -33,9 +33,9 @@ class PlainScheme(Scheme):
     def __init__(self, pattern: Union[str, Pattern, None] = None, normalize: Optional[str] = None) -> None:
         super().__init__(pattern, normalize)
         # Safe cuts are proven for the built-in patterns (text/cuts.py), not for normalized
-        # text nor for a custom pattern (compiled or not): its files are read whole.
+        # text nor for most custom patterns (a compiled one proves its own: counting.py).
         self._compiled = Compiled(scanner=self.pattern.scanner,
-                                  cuts_safely=normalize is None and self.pattern.trusted, identity=True)
+                                  cuts_safely=normalize is None and self.pattern.cuts_safely, identity=True)
 
     def compiled(self) -> Compiled:
         return self._compiled

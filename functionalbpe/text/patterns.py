@@ -92,6 +92,21 @@ SUPERWORD_CUTS = r"""\p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S)"""
 # [\s\S] rather than "." with DOTALL: the same in regex, tiktoken's engine and HF's Oniguruma.
 SUPERWORDS = SUPERWORD_CUTS + r"|(?:\p{L}++|[^\S ]++|(?!" + SUPERWORD_CUTS + r")[\s\S])++"
 
+# cl100k as tiktoken ships it (tiktoken_ext/openai_public.py): what
+# Tokenizer.from_tiktoken(tiktoken.get_encoding("cl100k_base")) carries. It cuts as gpt4
+# except that a run of white space that reaches the end of a text is one piece (\s++$). Not a
+# built-in pattern (gpt4 is ours), but a custom pattern with exactly this text is cut by a
+# hand-written scanner of its own (HAND_SCANNED), the fastest way there is.
+CL100K_TIKTOKEN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+
+# Custom patterns cut by a hand-written scanner (csrc/lib/scanners.h) rather than compiled:
+# regex text -> the scanner's name. Their cuts are those of the built-in patterns
+# (csrc/lib/scan.c), which the tests check for them too.
+HAND_SCANNED = {CL100K_TIKTOKEN: "cl100k-tiktoken"}
+
 PATTERNS = {
     "gpt2": GPT2,
     "gpt4": GPT4,
@@ -131,6 +146,8 @@ class Pattern(str):
         self.not_compiled = None
         if name in PATTERNS:
             self.scanner = Scanner(name)
+        elif regex_text in HAND_SCANNED:
+            self.scanner = Scanner(HAND_SCANNED[regex_text])
         else:
             self.not_compiled = why_not(regex_text)
             self.scanner = Scanner.program(regex_text) if self.not_compiled is None else None
@@ -145,6 +162,12 @@ class Pattern(str):
     def trusted(self) -> bool:
         """Does it run without a time limit? (built-in patterns and schemes' own)"""
         return self.name != "custom"
+
+    @property
+    def cuts_safely(self) -> bool:
+        """Are its pieces those of the parts of a text cut at the safe places of
+        :mod:`functionalbpe.text.cuts`? (the built-in patterns, and those in HAND_SCANNED)"""
+        return self.trusted or self.regex in HAND_SCANNED
 
 
 # The built-in patterns, resolved.

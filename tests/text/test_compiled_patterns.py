@@ -92,6 +92,7 @@ def compiled(pattern: str, text: str):
 def test_every_pattern_compiles(name):
     assert why_not(ALL[name]) is None
     builtin = [n for n, text in P.PATTERNS.items() if text == ALL[name]]  # qwen2 is functionalizer-llama
+    builtin += [P.HAND_SCANNED[ALL[name]]] if ALL[name] in P.HAND_SCANNED else []
     assert as_pattern(ALL[name]).scanner == (Scanner(builtin[0]) if builtin else Scanner.program(ALL[name]))
 
 
@@ -258,7 +259,7 @@ def test_from_tiktoken_with_its_own_cl100k_string_encodes_in_c_as_tiktoken_does(
     enc = tiktoken.Encoding("cl100k-like", pat_str=SHIPPED["cl100k-tiktoken"], mergeable_ranks=ranks,
                             special_tokens={"<|endoftext|>": len(ranks)})
     tok = fb.Tokenizer.from_tiktoken(enc)
-    assert tok._encoder.scanner == Scanner.program(SHIPPED["cl100k-tiktoken"]).name  # text to ids in C
+    assert tok._encoder.scanner == "cl100k-tiktoken"  # text to ids in C, its hand-written scanner
     # \s++$ is where tiktoken's string and gpt4 differ: white space with a newline at the end.
     texts = docs + ADVERSARIAL[:12] + ["x  \n", "a\n \n", "end \n\n", "<|endoftext|> hi \n"]
     for text in texts:
@@ -419,3 +420,42 @@ def test_the_backtrack_stack_is_bounded():
     # regex then backtracks through the ways of sharing the a's out: its time limit stops it.
     with pytest.raises(PatternError, match="was stopped"):
         pretokenize(text, resolve_pattern(pattern))
+
+
+# ---- tiktoken's cl100k string: a hand-written scanner of its own ---------------------------
+
+def hand(name: str, text: str):
+    return scanner.scan(text, name)
+
+
+@needs_scanner
+@given(parts_text)
+def test_the_cl100k_tiktoken_scanner_equals_regex(text):
+    assert P.CL100K_TIKTOKEN == SHIPPED["cl100k-tiktoken"]
+    assert hand("cl100k-tiktoken", text) == reference(P.CL100K_TIKTOKEN, text)
+    assert hand("cl100k-tiktoken+joined", text) is not None
+
+
+@needs_scanner
+@given(st.text())
+def test_the_cl100k_tiktoken_scanner_equals_regex_on_any_text(text):
+    assert hand("cl100k-tiktoken", text) == reference(P.CL100K_TIKTOKEN, text)
+
+
+@needs_scanner
+def test_the_cl100k_tiktoken_scanner_on_adversarial_text_and_corpora():
+    texts = ADVERSARIAL + ["x  \n", "a\n \n", "end \n\n", " \u3000\n\t", "a \n b  "]
+    texts += [read_corpus(p, 20_000) for p in CORPUS_FILES]
+    for text in texts:
+        assert hand("cl100k-tiktoken", text) == reference(P.CL100K_TIKTOKEN, text), text[:20]
+
+
+@given(parts_text, st.integers(0, 60))
+def test_the_safe_cuts_hold_for_the_cl100k_tiktoken_string(text, at):
+    from functionalbpe.text.cuts import safe_cut
+
+    data = text.encode("utf-8", "surrogatepass")
+    c = safe_cut(data, 0, min(len(data), at + 3))
+    if c:
+        head, tail = data[:c].decode("utf-8", "surrogatepass"), data[c:].decode("utf-8", "surrogatepass")
+        assert reference(P.CL100K_TIKTOKEN, head) + reference(P.CL100K_TIKTOKEN, tail) == reference(P.CL100K_TIKTOKEN, text)
