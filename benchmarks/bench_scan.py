@@ -15,7 +15,13 @@ without site-packages), about 30 MB, held in memory as documents. Measured in on
   time is nearly all its own splitting and counting), one thread and all cores, each in a
   child process (rayon reads its thread count once);
 * **pathological inputs** — 1 MB each of space, newline, ``^``, ``0``, ``a`` and ``'s``,
-  scan+count on one thread for every pattern: linear time means MB/s near the corpus's.
+  scan+count on one thread for every pattern: linear time means MB/s near the corpus's;
+* **compiled engine** (``--compiled``, a comma-separated list of the names of
+  :data:`COMPILED`, or ``all``) — the same scan+count into a flat table on one thread, with
+  the pattern compiled (``text/regex_program.py``, ``csrc/lib/regex_vm.c``): the built-in
+  patterns forced through it, beside their hand-written scanners (the ratio), and the
+  patterns other tokenizers ship, which only it runs in C. ``--text FILE`` measures on a text
+  file instead of the standard library (``../shared/corpora/nl/en.txt`` is English prose).
 
 Each measurement is the best of ``--repeat`` runs: a shared machine only ever makes a run
 slower. Targets: >= 150 MB/s per core and >= 10x regex.
@@ -46,12 +52,32 @@ from functionalbpe.core._native import NATIVE  # noqa: E402
 from functionalbpe.schemes.plain import PlainScheme  # noqa: E402
 from functionalbpe.text.counting import count_table  # noqa: E402
 from functionalbpe.training import count_pieces  # noqa: E402
-from functionalbpe.text.patterns import PATTERNS  # noqa: E402
+from functionalbpe.text.patterns import PATTERNS, SUPERWORDS  # noqa: E402
 
 PATHOLOGICAL = {"space": " ", "newline": "\n", "caret": "^", "zero": "0", "letter": "a", "'s": "'s"}
 
+# The patterns the compiled engine is measured on: the built-in ones (beside their
+# hand-written scanners) and those other tokenizers ship, as each spells it.
+COMPILED: Dict[str, str] = {
+    **PATTERNS,
+    "cl100k-tiktoken": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
+    "r50k-tiktoken": r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s""",
+    "tekken": r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
+    "bloom": r""" ?[^(\s|.,!?…。，、।۔،)]+|(?:(?! ?[^(\s|.,!?…。，、।۔،)])[\s\S])+""",
+    "superwords": SUPERWORDS,
+}
 
-def load_docs(max_mb: float) -> List[str]:
+
+def load_docs(max_mb: float, text: Optional[str] = None) -> List[str]:
+    if text:  # one text file, in documents of about 64 KB (cut at line ends)
+        whole = Path(text).read_text(encoding="utf-8")[: int(max_mb * 1e6)]
+        docs, start = [], 0
+        while start < len(whole):
+            end = whole.find("\n", start + 65536)
+            end = len(whole) if end < 0 else end + 1
+            docs.append(whole[start:end])
+            start = end
+        return docs
     docs = []
     for path in stdlib_sources(int(max_mb * 1e6)):
         with open(path, "rb") as fh:
@@ -99,6 +125,10 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, object]:
     parser.add_argument("--threads", type=int, default=None, help="threads for the all-cores runs (default: all)")
     parser.add_argument("--no-rustbpe", action="store_true")
     parser.add_argument("--json", help="also write the results here")
+    parser.add_argument("--text", help="a UTF-8 text file to measure on instead of the standard library")
+    parser.add_argument("--compiled", default="",
+                        help="patterns (names of COMPILED, or all) to measure with the compiled engine too")
+    parser.add_argument("--only-compiled", action="store_true", help="measure nothing but the compiled engine")
     args = parser.parse_args(argv)
     print(f"functionalbpe {fb.__version__}: {fb.core._native.NATIVE.describe()}", file=sys.stderr)
     patterns = [p for p in args.patterns.split(",") if p]
@@ -107,10 +137,11 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, object]:
         sys.exit("the compiled scanner is not built (python setup.py build_ext --inplace)")
     threads = args.threads or scanner.default_threads()
 
-    docs = load_docs(args.max_mb)
+    docs = load_docs(args.max_mb, args.text)
     mb = sum(len(d.encode("utf-8")) for d in docs) / 1e6
     info = bench.machine_info()
-    print(f"corpus: {len(docs)} stdlib .py files, {mb:.1f} MB; {info.get('cpu')}, {threads} threads; "
+    where = args.text if args.text else "stdlib .py files"
+    print(f"corpus: {len(docs)} {where}, {mb:.1f} MB; {info.get('cpu')}, {threads} threads; "
           f"Python {platform.python_version()}, regex {regex.__version__} (Unicode {unicode_version()})")
     results: Dict[str, object] = {"corpus_mb": mb, "files": len(docs), "threads": threads, "machine": info,
                                   "versions": bench.library_versions(), "unicode": unicode_version(), "rows": []}
@@ -123,6 +154,13 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, object]:
         cpu_text = f"{mb / cpu:8.1f}" if cpu else " " * 8
         print(f"| {what:<28} | {pattern:<14} | {mb / wall:8.1f} | {cpu_text} | {note}")
 
+    compiled = list(COMPILED) if args.compiled == "all" else [p for p in args.compiled.split(",") if p]
+    if compiled:
+        results["compiled"] = compiled_engine(docs, compiled, args.repeat, mb)
+    if args.only_compiled:
+        if args.json:
+            Path(args.json).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        return results
     print("| what                         | pattern        | MB/s     | MB/s cpu | note")
     print("|---|---|---:|---:|---|")
     for pattern in patterns:
@@ -166,6 +204,41 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, object]:
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return results
+
+
+def compiled_engine(docs: List[str], names: List[str], repeat: int, mb: float) -> Dict[str, Dict[str, float]]:
+    """Scan+count into a flat table on one thread with each pattern compiled, beside the
+    hand-written scanner where there is one; MB/s of the thread's CPU time."""
+    scanner = NATIVE.scanner
+    assert scanner is not None
+
+    def counted(name: str) -> Callable[[], object]:
+        def run() -> object:
+            counter = scanner.PieceCounter(name, threads=1)
+            try:
+                counter.add_texts(docs)
+                return counter.flat()
+            finally:
+                counter.close()
+        return run
+
+    print("Compiled engine: scan+count -> flat, 1 thread, MB/s (CPU time):")
+    print("| pattern | compiled | hand-written | compiled / hand |")
+    print("|---|---:|---:|---:|")
+    out: Dict[str, Dict[str, float]] = {}
+    for name in names:
+        program = scanner.PROGRAM + COMPILED[name]
+        counted(program)()  # the tables are measured once, before timing
+        rate = mb / best_of(repeat, counted(program))["cpu"]
+        out[name] = {"compiled": rate}
+        if name in scanner.SCANNERS:
+            hand = mb / best_of(repeat, counted(name))["cpu"]
+            out[name]["hand"] = hand
+            print(f"| {name} | {rate:.1f} | {hand:.1f} | {rate / hand:.2f} |")
+        else:
+            print(f"| {name} | {rate:.1f} | | |")
+    print()
+    return out
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 # cython: language_level=3
-# distutils: sources = csrc/lib/encode.c csrc/lib/encode_text.c csrc/lib/jsonl.c
-# distutils: depends = csrc/lib/jsonl.h csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/encode.h csrc/lib/encode_text.h csrc/lib/scan.h csrc/lib/scanners.h csrc/lib/markers.h csrc/lib/markers_scan.h csrc/lib/splitter.h csrc/lib/take_next.h csrc/status.pxd
+# distutils: sources = csrc/lib/encode.c csrc/lib/encode_text.c csrc/lib/jsonl.c csrc/lib/regex_vm.c
+# distutils: depends = csrc/lib/regex_vm.h csrc/lib/jsonl.h csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/encode.h csrc/lib/encode_text.h csrc/lib/scan.h csrc/lib/scanners.h csrc/lib/markers.h csrc/lib/markers_scan.h csrc/lib/splitter.h csrc/lib/take_next.h csrc/status.pxd
 """The compiled encoder and decoder: merge tables applied at memory speed.
 
 Performance notes (what was tried, and why it is like this):
@@ -142,11 +142,14 @@ cdef extern from "lib/splitter.h":
         pass
     ctypedef enum fbpe_scanner:
         pass
+    ctypedef struct fbpe_rx:
+        pass
     ctypedef struct fbpe_splitter:
         const fbpe_markers *markers
         int options
         const fbpe_classes *classes
         fbpe_scanner which
+        const fbpe_rx *prog
 
 
 cdef extern from "lib/encode_text.h":
@@ -245,14 +248,19 @@ cdef object utf8_of(str text, const uint8_t **data, size_t *size):
 cdef int splitter_of(str pattern, fbpe_splitter *sp) except -1:
     """How ``pattern`` cuts text (a name of SCANNERS), with the scanner's tables."""
     global _classes, _markers
-    try:
-        which = SCANNERS[pattern]
-    except KeyError:
-        raise ValueError(f"no C scanner for pattern {pattern!r}; scanners: {', '.join(SCANNERS)}") from None
     sp.markers = NULL
     sp.options = 0
     sp.classes = NULL
     sp.which = <fbpe_scanner>0
+    sp.prog = NULL
+    if pattern.startswith(_scanner.PROGRAM):  # a compiled pattern, kept for good by _scanner
+        sp.prog = <const fbpe_rx *>PyCapsule_GetPointer(_scanner._program_capsule(pattern),
+                                                        b"functionalbpe._scanner.program")
+        return 0
+    try:
+        which = SCANNERS[pattern]
+    except KeyError:
+        raise ValueError(f"no C scanner for pattern {pattern!r}; scanners: {', '.join(SCANNERS)}") from None
     if which >= MARKERS:
         if not _markers:
             _markers = <const fbpe_markers *>PyCapsule_GetPointer(

@@ -1,6 +1,6 @@
 # cython: language_level=3
-# distutils: sources = csrc/lib/scan.c csrc/lib/markers.c csrc/lib/piecetable.c csrc/lib/count.c csrc/lib/specials.c
-# distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/scan.h csrc/lib/scanners.h csrc/lib/markers.h csrc/lib/markers_scan.h csrc/lib/splitter.h csrc/lib/count.h csrc/lib/specials.h csrc/lib/piecetable.h csrc/piecetable.pxd csrc/status.pxd csrc/utf8.pxd
+# distutils: sources = csrc/lib/scan.c csrc/lib/markers.c csrc/lib/piecetable.c csrc/lib/count.c csrc/lib/specials.c csrc/lib/regex_vm.c
+# distutils: depends = csrc/lib/regex_vm.h csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/scan.h csrc/lib/scanners.h csrc/lib/markers.h csrc/lib/markers_scan.h csrc/lib/splitter.h csrc/lib/count.h csrc/lib/specials.h csrc/lib/piecetable.h csrc/piecetable.pxd csrc/status.pxd csrc/utf8.pxd
 """The pre-tokenization scanner and piece counter: the built-in patterns at memory speed.
 
 This module owns the scanner: the C files that install its tables (csrc/lib/scan.c,
@@ -47,7 +47,7 @@ from piecetable cimport (
 )
 from utf8 cimport fbpe_utf8_invalid, utf8_bytes
 from status cimport (
-    FBPE_ENOMEM, FBPE_EUTF8, FBPE_MAX_THREADS, FBPE_MORE, FBPE_OK, check, fbpe_grow_to, fbpe_status,
+    FBPE_ENOMEM, FBPE_EPATTERN, FBPE_EUTF8, FBPE_MAX_THREADS, FBPE_MORE, FBPE_OK, check, fbpe_grow_to, fbpe_status,
 )
 
 import array as pyarray
@@ -72,6 +72,7 @@ cdef extern from "lib/scan.h":
         FBPE_FUNCTIONALIZER
         FBPE_FUNCTIONALIZER_RUNS
         FBPE_LLAMA_DIGITS
+        FBPE_CL100K
         FBPE_JOIN_RUNS
     ctypedef struct fbpe_classes:
         pass
@@ -103,12 +104,44 @@ cdef extern from "lib/markers.h":
                           size_t *out_len) nogil
 
 
+cdef extern from "lib/regex_vm.h":
+    ctypedef struct fbpe_rx_ins:
+        uint32_t op, a, b, c
+    ctypedef struct fbpe_rx:
+        const fbpe_rx_ins *code
+        uint32_t num_code
+        uint32_t num_alts
+        const uint32_t *starts
+        const uint64_t *ascii_masks
+        const uint64_t *ascii_alts
+        const uint16_t *index
+        const uint8_t *blocks
+        const uint64_t *masks
+        const uint64_t *alts
+        const uint64_t *guards
+        const uint64_t *heads
+        uint32_t num_blocks, num_classes
+        uint32_t num_guards
+        uint64_t letter_atoms
+        uint64_t space_atoms
+    ctypedef struct fbpe_rx_vm:
+        fbpe_status status
+    void fbpe_rx_vm_init(fbpe_rx_vm *vm, size_t n) nogil
+    void fbpe_rx_vm_free(fbpe_rx_vm *vm) nogil
+    size_t fbpe_rx_piece_end(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, size_t i,
+                             size_t n) nogil
+    fbpe_status fbpe_rx_check(const fbpe_rx *p)
+    size_t fbpe_rx_safe_cut(const fbpe_rx *p, const uint8_t *s, size_t n, size_t hi,
+                            fbpe_status *status) nogil
+
+
 cdef extern from "lib/splitter.h":
     ctypedef struct fbpe_splitter:
         const fbpe_markers *markers
         int options
         const fbpe_classes *classes
         fbpe_scanner which
+        const fbpe_rx *prog
 
 
 cdef extern from "lib/specials.h":
@@ -148,10 +181,13 @@ cdef extern from "lib/count.h":
 
 
 # Patterns with a scanner; llama3 cuts every text exactly as gpt4 does (csrc/lib/scanners.h).
+# "cl100k-tiktoken" is no built-in pattern's name: it is the scanner of tiktoken's own cl100k
+# string (patterns.HAND_SCANNED), which any custom pattern with that exact text gets.
 PATTERN_SCANNERS = {"gpt2": FBPE_GPT2, "gpt4": FBPE_GPT4, "llama3": FBPE_GPT4, "o200k": FBPE_O200K,
                     "functionalizer": FBPE_FUNCTIONALIZER,
                     "functionalizer-runs": FBPE_FUNCTIONALIZER_RUNS,
-                    "functionalizer-llama": FBPE_LLAMA_DIGITS}
+                    "functionalizer-llama": FBPE_LLAMA_DIGITS,
+                    "cl100k-tiktoken": FBPE_CL100K}
 # What ends a scanner's name whose runs of >= 3 identical pieces are joined, as the
 # Functionalizer joins them with repeat on ("functionalizer" + JOINED).
 JOINED = "+joined"
@@ -245,6 +281,142 @@ def markers_scanner_names():
     return names
 
 
+# ---- compiled patterns (functionalbpe/text/regex_program.py, csrc/lib/regex_vm.h) --------
+#
+# A compiled pattern's scanner is named PROGRAM + its regex text. Its program and tables are
+# made on first use and kept for the life of the process: an encoder may hold a pointer to
+# them in another module (_program_capsule), so they are never freed.
+
+PROGRAM = "regex:"
+_programs = {}
+_programs_lock = threading.Lock()
+
+
+cdef class _Program:
+    """A pattern's program and tables, and the C structure that points into them."""
+    cdef fbpe_rx rx
+    cdef readonly object program
+    cdef object keep
+
+    def __cinit__(self, program, tables):
+        from functionalbpe.text.regex_program import possessive_code
+
+        code_bytes = possessive_code(program, tables)
+        cdef const uint8_t[::1] code = code_bytes
+        starts = pyarray.array("I", program.starts)
+        cdef const uint32_t[::1] starts_view = starts
+        # One word more than the guards, so that a program without guards has an array too.
+        guards = pyarray.array("Q", list(program.guards) + [0])
+        cdef const uint64_t[::1] guards_view = guards
+        cdef const uint8_t[::1] ascii_masks = tables.ascii
+        cdef const uint8_t[::1] ascii_alts = tables.ascii_alternatives
+        cdef const uint8_t[::1] index = tables.index
+        cdef const uint8_t[::1] blocks = tables.blocks
+        cdef const uint8_t[::1] masks = tables.masks
+        cdef const uint8_t[::1] alts = tables.alternatives
+        if (len(tables.index) != 0x1100 * 2 or len(tables.ascii) != 128 * 8
+                or len(tables.ascii_alternatives) != 128 * 8 or len(tables.blocks) % 256
+                or len(tables.masks) % 8 or len(tables.alternatives) != len(tables.masks)
+                or len(program.code) % 16):
+            raise ValueError("a compiled pattern's tables have the wrong sizes")
+        self.program = program
+        heads = pyarray.array("Q", [word for head in program.heads for word in head])
+        if len(heads) != 2 * len(program.starts):
+            raise ValueError("a compiled pattern's heads do not match its alternatives")
+        cdef const uint64_t[::1] heads_view = heads
+        self.rx.heads = &heads_view[0]
+        self.keep = (program, tables, code_bytes, starts, guards, heads)
+        self.rx.guards = &guards_view[0]
+        self.rx.num_guards = len(program.guards)
+        ascii = pyarray.array("Q")
+        ascii.frombytes(tables.ascii)
+        letters = frozenset(c for c in range(128) if chr(c).isalpha())  # A-Z a-z
+        self.rx.letter_atoms = sum(1 << k for k in range(len(program.atoms))
+                                   if all(bool(ascii[c] >> k & 1) == (c in letters) for c in range(128)))
+        self.rx.space_atoms = sum(1 << k for k in range(len(program.atoms)) if ascii[32] >> k & 1)
+        self.rx.code = <const fbpe_rx_ins *>&code[0]
+        self.rx.num_code = len(program.code) // 16
+        self.rx.num_alts = len(program.starts)
+        self.rx.starts = &starts_view[0]
+        self.rx.ascii_masks = <const uint64_t *>&ascii_masks[0]
+        self.rx.ascii_alts = <const uint64_t *>&ascii_alts[0]
+        self.rx.index = <const uint16_t *>&index[0]
+        self.rx.blocks = &blocks[0]
+        self.rx.masks = <const uint64_t *>&masks[0]
+        self.rx.alts = <const uint64_t *>&alts[0]
+        self.rx.num_blocks = len(tables.blocks) // 256
+        self.rx.num_classes = len(tables.masks) // 8
+        check(fbpe_rx_check(&self.rx), "while checking a compiled pattern",
+              "a compiled pattern's program or tables are out of bounds")
+
+
+cdef _Program _program_of(str name):
+    """The compiled program of a scanner named PROGRAM + regex text; Unsupported (a
+    ValueError naming the construct) if the pattern is outside the compiled subset."""
+    found = _programs.get(name)
+    if found is not None:
+        return found
+    from functionalbpe.text.regex_program import compile_program, tables
+
+    program = compile_program(name[len(PROGRAM):])
+    with _programs_lock:
+        found = _programs.get(name)
+        if found is None:
+            found = _programs[name] = _Program(program, tables(program))
+    return found
+
+
+def has_program(str name not None):
+    """Is ``name`` a compiled pattern's scanner (PROGRAM + a regex in the compiled subset)?"""
+    if not name.startswith(PROGRAM):
+        return False
+    from functionalbpe.text.regex_program import Unsupported
+
+    try:
+        _program_of(name)
+    except Unsupported:
+        return False
+    return True
+
+
+def program_safe_cut(const uint8_t[::1] data, str name not None, hi=None):
+    """The largest offset ``c <= hi`` (0 if none) where UTF-8 ``data``, which starts where a
+    piece starts, can be cut under the compiled pattern ``name``: the pieces of ``data[:c]``
+    are those of any text that starts with ``data``, found without reading at or past its
+    end (``fbpe_rx_safe_cut``). 0 for a pattern that tests for the start of the text.
+
+    >>> program_safe_cut(b"one two three", PROGRAM + r"\S+|\s+")
+    8
+    """
+    cdef _Program prog = _program_of(name)
+    cdef size_t n = data.shape[0], cut = 0
+    cdef size_t top = n if hi is None else min(<size_t>max(hi, 0), n)
+    cdef fbpe_status rc = FBPE_OK
+    if n == 0 or not prog.program.cuts:
+        return 0
+    # The matcher reads whole characters: the data must not end inside one (the rest of it
+    # is the caller's valid UTF-8, as everywhere a scanner reads).
+    cdef size_t last = n - 1
+    while last > 0 and n - last < 4 and (data[last] & 0xC0) == 0x80:
+        last -= 1
+    if last + utf8_lead_length(data[last]) != n:
+        raise ValueError("program_safe_cut: the data ends inside a UTF-8 character")
+    with nogil:
+        cut = fbpe_rx_safe_cut(&prog.rx, &data[0], n, top, &rc)
+    check(rc, "while looking for a safe cut")
+    return cut
+
+
+cdef inline size_t utf8_lead_length(uint8_t b) noexcept:
+    return 1 if b < 0x80 else 2 if b < 0xE0 else 3 if b < 0xF0 else 4
+
+
+def _program_capsule(str name not None):
+    """The compiled pattern's ``const fbpe_rx *``, for the encoder (kept for good here)."""
+    cdef _Program prog = _program_of(name)
+    return PyCapsule_New(<void *>&prog.rx, b"functionalbpe._scanner.program", NULL)
+
+
 cdef fbpe_scanner _scanner_of(str pattern) except *:
     try:
         return SCANNERS[pattern]
@@ -258,6 +430,8 @@ def scan(str text not None, str pattern not None):
     >>> scan("Hello world!!", "gpt4")
     ['Hello', ' world', '!!']
     """
+    if pattern.startswith(PROGRAM):
+        return _scan_program(text, _program_of(pattern))
     cdef fbpe_scanner which = _scanner_of(pattern)
     cdef const fbpe_classes *cl = _classes()
     data = utf8_bytes(text)
@@ -269,6 +443,46 @@ def scan(str text not None, str pattern not None):
         out.append(PyUnicode_DecodeUTF8(<const char *>s + i, e - i, "surrogatepass"))
         i = e
     return out
+
+
+cdef list _scan_program(str text, _Program prog):
+    """The pieces of text under a compiled pattern; CompiledPatternGaveUp where its matcher
+    gives up (the caller then runs regex). The ends are found without the GIL."""
+    data = utf8_bytes(text)
+    cdef const uint8_t *s = <const uint8_t *>PyBytes_AS_STRING(data)
+    cdef size_t n = PyBytes_GET_SIZE(data), i = 0, e, count = 0, k, start = 0
+    cdef size_t *ends = NULL
+    cdef size_t cap = 0
+    cdef fbpe_rx_vm vm
+    cdef fbpe_status rc = FBPE_OK
+    cdef void *grown
+    fbpe_rx_vm_init(&vm, n)
+    try:
+        with nogil:
+            while i < n:
+                e = fbpe_rx_piece_end(&prog.rx, &vm, s, i, n)
+                if e == i:
+                    rc = vm.status
+                    break
+                if count == cap:
+                    cap = fbpe_grow_to(cap, 256, count + 1, sizeof(size_t))
+                    grown = realloc(ends, cap * sizeof(size_t)) if cap else NULL
+                    if not grown:
+                        rc = FBPE_ENOMEM
+                        break
+                    ends = <size_t *>grown
+                ends[count] = e
+                count += 1
+                i = e
+        check(rc, "while cutting the text into pieces")
+        out = []
+        for k in range(count):
+            out.append(PyUnicode_DecodeUTF8(<const char *>s + start, ends[k] - start, "surrogatepass"))
+            start = ends[k]
+        return out
+    finally:
+        fbpe_rx_vm_free(&vm)
+        free(ends)
 
 
 cdef struct _piece_list:
@@ -610,6 +824,8 @@ cdef class PieceCounter:
                 raise ValueError(f"markers options are bits 1, 2 and 4, got {markers}")
             self.cfg.split.markers = _markers()
             self.cfg.split.options = markers
+        elif pattern.startswith(PROGRAM):  # a compiled pattern (kept for good: see _programs)
+            self.cfg.split.prog = &_program_of(pattern).rx
         else:
             self.cfg.split.which = _scanner_of(pattern)
             self.cfg.split.classes = _classes()
@@ -758,9 +974,10 @@ cdef class PieceCounter:
         cdef int t
         bad = None
         for t in range(workers):
-            if self.errors[t].status == FBPE_ENOMEM:
+            if self.errors[t].status in (FBPE_ENOMEM, FBPE_EPATTERN):
+                rc = self.errors[t].status
                 memset(self.errors, 0, self.threads * sizeof(fbpe_count_error))
-                check(FBPE_ENOMEM, "while counting pieces")
+                check(rc, "while counting pieces")
             if self.errors[t].status == FBPE_EUTF8 and (bad is None or self.errors[t].offset < bad[0]):
                 bad = (self.errors[t].offset, self.errors[t].unit)
         memset(self.errors, 0, self.threads * sizeof(fbpe_count_error))

@@ -12,6 +12,7 @@ cdef extern from "lib/bounds.h":
         FBPE_EINTERNAL
         FBPE_EINVALID
         FBPE_EUTF8
+        FBPE_EPATTERN
     size_t FBPE_MAX_VOCAB_SIZE, FBPE_MAX_TOKEN_BYTES, FBPE_MAX_TOTAL_TOKEN_BYTES
     int FBPE_MAX_THREADS
     size_t fbpe_grow_to(size_t cap, size_t start, size_t want, size_t size) nogil
@@ -39,4 +40,9 @@ cdef inline int check(int status, str doing, str why=None) except -1:
         raise ValueError(why or "the input breaks a rule or a limit of the C core (csrc/lib/bounds.h)")
     if status == FBPE_EUTF8:
         raise ValueError(why or "the bytes are not valid UTF-8")
+    if status == FBPE_EPATTERN:
+        # Not an error of the text: the compiled pattern's matcher gave up (no non-empty
+        # match at some place, or its step budget spent); the caller runs regex instead.
+        from functionalbpe.errors import CompiledPatternGaveUp
+        raise CompiledPatternGaveUp(why or f"the compiled pattern gave up {doing}")
     raise RuntimeError(f"internal error {status} {doing} in the C core (a bug; please report it)")

@@ -15,6 +15,12 @@ class PatternError(FunctionalBPEError):
     """A pre-tokenization pattern that does not compile or that drops input."""
 
 
+class CompiledPatternGaveUp(PatternError):
+    """The compiled matcher of a custom pattern gave up on a text (no non-empty match at some
+    place, or its step budget spent: csrc/lib/regex_vm.h). Callers catch it and run ``regex``,
+    which gives the pieces or the error that names the character; it never reaches a user."""
+
+
 class CorpusError(FunctionalBPEError):
     """A corpus file that is missing, empty, or not valid UTF-8."""
 

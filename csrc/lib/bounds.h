@@ -33,7 +33,8 @@ typedef enum {
     FBPE_EIDS = -4,      /* the merges would need ids of 2**32 - 1 and above */
     FBPE_EINTERNAL = -5, /* a broken invariant: a bug, never bad input */
     FBPE_EINVALID = -6,  /* input that breaks a rule or a limit above */
-    FBPE_EUTF8 = -7      /* bytes that are not valid UTF-8 */
+    FBPE_EUTF8 = -7,     /* bytes that are not valid UTF-8 */
+    FBPE_EPATTERN = -8   /* a compiled pattern gave up on a text (regex_vm.h): the caller runs regex */
 } fbpe_status;
 
 /* The capacity an array grows to: `cap` (or `start` when it is 0) doubled until it holds

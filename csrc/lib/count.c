@@ -121,10 +121,56 @@ static fbpe_status count_markers(const fbpe_markers *m, int options, const fbpe_
     return FBPE_OK;
 }
 
+/* The same loop as DEFINE_COUNT_LOOP, with a compiled pattern's matcher (regex_vm.h) for
+ * the scanner: it may give up (FBPE_EPATTERN), and then the caller counts with regex. */
+static fbpe_status count_program(const fbpe_rx *prog, const fbpe_parts *w, const uint8_t *s,
+                                 size_t n, const uint8_t *end, uint64_t base) {
+    fbpe_key keys[PREFETCH_DEPTH];
+    fbpe_table *tables[PREFETCH_DEPTH];
+    uint64_t firsts[PREFETCH_DEPTH];
+    fbpe_rx_vm vm;
+    fbpe_status rc = FBPE_OK;
+    size_t i = 0, ahead = 0, done = 0;
+    fbpe_rx_vm_init(&vm, n);
+    while (i < n) {
+        size_t e = fbpe_rx_piece_end(prog, &vm, s, i, n), r = ahead % PREFETCH_DEPTH;
+        if (e == i) {
+            rc = vm.status;
+            break;
+        }
+        fbpe_key_make(&keys[r], s + i, e - i, (size_t)(end - (s + i)));
+        tables[r] = fbpe_part_of(w, keys[r].hash);
+        fbpe_table_prefetch(tables[r], &keys[r]);
+        firsts[r] = base + i;
+        ahead++;
+        i = e;
+        if (ahead - done > PREFETCH_DEPTH / 2) {
+            size_t h = (ahead - 1 - PREFETCH_DEPTH / 2) % PREFETCH_DEPTH;
+            fbpe_table_prefetch_entry(tables[h], &keys[h]);
+        }
+        if (ahead - done == PREFETCH_DEPTH) {
+            r = done++ % PREFETCH_DEPTH;
+            if (fbpe_table_add(tables[r], &keys[r], 1, firsts[r], 1)) {
+                rc = FBPE_ENOMEM;
+                break;
+            }
+        }
+    }
+    /* What was scanned is counted even when the matcher gave up: the caller throws the
+     * whole count away then. */
+    for (; rc == FBPE_OK && done < ahead; done++) {
+        size_t r = done % PREFETCH_DEPTH;
+        if (fbpe_table_add(tables[r], &keys[r], 1, firsts[r], 1)) rc = FBPE_ENOMEM;
+    }
+    fbpe_rx_vm_free(&vm);
+    return rc;
+}
+
 static fbpe_status count_segment(const fbpe_count_config *cfg, const fbpe_parts *w,
                                  const uint8_t *s, size_t n, const uint8_t *end, uint64_t base) {
     const fbpe_splitter *sp = &cfg->split;
     if (sp->markers) return count_markers(sp->markers, sp->options, w, s, n, base);
+    if (sp->prog) return count_program(sp->prog, w, s, n, end, base);
 #define COUNT_CASE(WHICH, END_FN)                                                              \
     case WHICH:                                                                                \
         return count_##END_FN(sp->classes, w, s, n, end, base);
@@ -147,9 +193,11 @@ typedef struct {
 
 static fbpe_status count_before(void *ctx, size_t at, size_t len) {
     count_between *c = ctx;
-    if (at > c->start &&
-        count_segment(c->cfg, c->t, c->s + c->start, at - c->start, c->end, c->base + c->start))
-        return FBPE_ENOMEM;
+    if (at > c->start) {
+        fbpe_status rc =
+            count_segment(c->cfg, c->t, c->s + c->start, at - c->start, c->end, c->base + c->start);
+        if (rc) return rc;
+    }
     c->start = at + len;
     return FBPE_OK;
 }
@@ -165,8 +213,7 @@ fbpe_status fbpe_count_text(const fbpe_count_config *cfg, const fbpe_parts *t, c
     if (!scratch) return FBPE_ENOMEM;
     count_between c = {cfg, t, s, end, base, 0};
     fbpe_status rc = fbpe_specials_cut(cfg->specials, s, n, scratch, count_before, &c);
-    if (!rc && n > c.start && count_segment(cfg, t, s + c.start, n - c.start, end, base + c.start))
-        rc = FBPE_ENOMEM;
+    if (!rc && n > c.start) rc = count_segment(cfg, t, s + c.start, n - c.start, end, base + c.start);
     if (scratch != small) free(scratch);
     return rc;
 }
@@ -189,8 +236,11 @@ void fbpe_count_batch(const fbpe_count_config *cfg, const fbpe_parts *t, fbpe_ba
                 continue;
             }
         }
-        if (fbpe_count_text(cfg, t, u->data, u->len, u->base)) {
-            err->status = FBPE_ENOMEM;
+        fbpe_status rc = fbpe_count_text(cfg, t, u->data, u->len, u->base);
+        if (rc) { /* FBPE_ENOMEM, or FBPE_EPATTERN from a compiled pattern */
+            err->status = rc == FBPE_EPATTERN ? FBPE_EPATTERN : FBPE_ENOMEM;
+            err->offset = u->base;
+            err->unit = k;
             return;
         }
     }

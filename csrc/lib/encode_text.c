@@ -32,6 +32,30 @@ FBPE_MK_INLINE fbpe_status encode_marker_piece(void *ctx, const uint8_t *p, size
     return fbpe_encode_piece(e->b, e->cache, p, len, readable, e->out);
 }
 
+/* A compiled pattern's pieces (regex_vm.h), encoded; FBPE_EPATTERN when its matcher gives
+ * up, and then the caller encodes the text with regex. */
+static fbpe_status encode_program(const fbpe_bpe *b, fbpe_cache *cache, const fbpe_rx *prog,
+                                  const uint8_t *s, size_t n, fbpe_ids *out) {
+    fbpe_rx_vm vm;
+    fbpe_status rc = FBPE_OK;
+    size_t i = 0;
+    fbpe_rx_vm_init(&vm, n);
+    while (i < n) {
+        size_t e = fbpe_rx_piece_end(prog, &vm, s, i, n);
+        if (e == i) {
+            rc = vm.status;
+            break;
+        }
+        if (fbpe_encode_piece(b, cache, s + i, e - i, n - i, out)) {
+            rc = FBPE_ENOMEM;
+            break;
+        }
+        i = e;
+    }
+    fbpe_rx_vm_free(&vm);
+    return rc;
+}
+
 fbpe_status fbpe_encode_text(const fbpe_bpe *b, fbpe_cache *cache, const fbpe_splitter *sp,
                              const uint8_t *s, size_t n, fbpe_ids *out) {
     size_t i = 0;
@@ -42,6 +66,7 @@ fbpe_status fbpe_encode_text(const fbpe_bpe *b, fbpe_cache *cache, const fbpe_sp
         marker_encoder e = {b, cache, out};
         return fbpe_mk_pieces_inline(sp->markers, sp->options, s, n, encode_marker_piece, &e);
     }
+    if (sp->prog) return encode_program(b, cache, sp->prog, s, n, out);
 #define ENCODE_CASE(WHICH, END_FN)                                                             \
     case WHICH:                                                                                \
         ENCODE_LOOP(END_FN)                                                                    \
@@ -75,6 +100,37 @@ fbpe_status fbpe_encode_cached(const fbpe_cache *raw, const fbpe_splitter *sp, c
     size_t i = *pos;
     const fbpe_classes *cl = sp->classes;
     if (sp->markers) return FBPE_EINVALID;
+    if (sp->prog) {
+        /* A compiled pattern: the same loop with its matcher. A piece not in the cache ends
+         * the call (FBPE_MORE), so each call scans from *pos with a budget of its own. */
+        fbpe_rx_vm vm;
+        fbpe_status rc = FBPE_OK;
+        fbpe_rx_vm_init(&vm, n - i);
+        while (i < n) {
+            size_t e = fbpe_rx_piece_end(sp->prog, &vm, s, i, n), m;
+            if (e == i) {
+                rc = vm.status;
+                break;
+            }
+            const uint32_t *hit = fbpe_cache_lookup(raw, s + i, e - i, &m);
+            if (!hit) {
+                *pos = i;
+                *end = e;
+                rc = FBPE_MORE;
+                break;
+            }
+            if (fbpe_ids_reserve(out, m)) {
+                rc = FBPE_ENOMEM;
+                break;
+            }
+            memcpy(out->ids + out->len, hit, m * sizeof(uint32_t));
+            out->len += m;
+            i = e;
+        }
+        fbpe_rx_vm_free(&vm);
+        if (rc == FBPE_OK) *pos = n;
+        return rc;
+    }
 #define CACHED_CASE(WHICH, END_FN)                                                             \
     case WHICH:                                                                                \
         CACHED_LOOP(END_FN)                                                                    \

@@ -54,6 +54,9 @@ size_t fbpe_piece_end(const fbpe_classes *cl, fbpe_scanner which, const uint8_t 
  *    pieces never spans such a cut in the Functionalizer's splits, whose only pieces that
  *    can repeat in a row are single spaces; for the other patterns a joined scanner is
  *    not cut (the scheme declares it, Scheme.compiled).
+ *    cl100k as tiktoken ships it (fbpe_cl100k_end) differs from gpt4 only where a white-space
+ *    run reaches the end of the text: the \n before c is then one piece either way (at the
+ *    end of the part, \s++$; in the whole text, \s*[\r\n]).
  * 2. The character before c is a letter and s[c] is ASCII punctuation other than ' / _.
  *    Every pattern ends a letter run at a non-letter; s[c] is not an apostrophe, so no
  *    contraction follows; it is not a mark, a word character or white space, so no class

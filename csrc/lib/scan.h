@@ -34,7 +34,8 @@ typedef enum {
     FBPE_FUNCTIONALIZER = 3,      /* the paper's split: every space a piece of its own */
     FBPE_FUNCTIONALIZER_RUNS = 4, /* a run of spaces (or of U+2581) is one piece */
     FBPE_LLAMA_DIGITS = 5,        /* functionalizer-llama: gpt4 with single digits */
-    FBPE_NUM_SCANNERS = 6,
+    FBPE_CL100K = 6,              /* cl100k as tiktoken ships it: gpt4 and \s++$ */
+    FBPE_NUM_SCANNERS = 7,
     /* A flag on any of the above: runs of >= 3 identical pieces joined, as the Functionalizer
      * joins them with repeat on (scanners.h). */
     FBPE_JOIN_RUNS = 8

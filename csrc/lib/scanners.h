@@ -242,7 +242,7 @@ static inline size_t fbpe_gpt2_end(const fbpe_classes *cl, const uint8_t *s, siz
  * \s* gives back characters until it stands before the run's last \r or \n, so [\r\n]+
  * takes exactly that one character, as [\r\n] does. */
 static inline size_t fbpe_gpt4_like_end(const fbpe_classes *cl, const uint8_t *s, size_t i,
-                                        size_t n, int single_digits) {
+                                        size_t n, int single_digits, int space_to_end) {
     size_t len, l2;
     uint8_t b = s[i];
     unsigned c = fbpe_class_at(cl, s, i, &len);
@@ -270,12 +270,26 @@ static inline size_t fbpe_gpt4_like_end(const fbpe_classes *cl, const uint8_t *s
     /* White space. \s*[\r\n]: \s* takes the whole run and gives back until it stands
      * before a \r or \n; the first such place from the right is the run's last one. */
     fbpe_space_run r = fbpe_run_of_space(cl, s, i, n);
+    if (space_to_end && r.end == n) return n; /* tiktoken's \s++$ (fbpe_cl100k_end) */
     if (r.after_newline) return r.after_newline;
     return fbpe_space_tail(r, i, n);
 }
 
 static inline size_t fbpe_gpt4_end(const fbpe_classes *cl, const uint8_t *s, size_t i, size_t n) {
-    return fbpe_gpt4_like_end(cl, s, i, n, 0);
+    return fbpe_gpt4_like_end(cl, s, i, n, 0, 0);
+}
+
+/* ---- cl100k as tiktoken ships it ----
+ *   '(?i:[sdmt]|ll|ve|re) | [^\r\n\p{L}\p{N}]?+\p{L}++ | \p{N}{1,3}+
+ *   | ?[^\s\p{L}\p{N}]++[\r\n]*+ | \s++$ | \s*[\r\n] | \s+(?!\S) | \s
+ * gpt4 with possessive runs, which change nothing here (nothing after them gives a reason to
+ * give back), \s for \s+ (reached only where \s+(?!\S) failed, which needs a run of one
+ * character), and \s++$: a white-space run reached at its alternative (no letter run or
+ * other-run took its first character) that goes on to the end of the text is one piece. $
+ * also holds before a final \n, but that \n is white space, so the run has taken it. */
+static inline size_t fbpe_cl100k_end(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                     size_t n) {
+    return fbpe_gpt4_like_end(cl, s, i, n, 0, 1);
 }
 
 /* ---- o200k ----
@@ -454,7 +468,7 @@ static inline size_t fbpe_short_period(const uint8_t *u, size_t len) {
 /* ---- functionalizer-llama: the paper's Llama configuration, gpt4 with single digits ---- */
 static inline size_t fbpe_llama_digits_end(const fbpe_classes *cl, const uint8_t *s, size_t i,
                                            size_t n) {
-    return fbpe_gpt4_like_end(cl, s, i, n, 1);
+    return fbpe_gpt4_like_end(cl, s, i, n, 1, 0);
 }
 
 /* The joined form of every pattern's scanner: fbpe_<pattern>_end_joined. */
@@ -464,6 +478,7 @@ FBPE_DEFINE_JOINED(fbpe_o200k_end_joined, fbpe_o200k_end)
 FBPE_DEFINE_JOINED(fbpe_functionalizer_end_joined, fbpe_functionalizer_end)
 FBPE_DEFINE_JOINED(fbpe_functionalizer_runs_end_joined, fbpe_functionalizer_runs_end)
 FBPE_DEFINE_JOINED(fbpe_llama_digits_end_joined, fbpe_llama_digits_end)
+FBPE_DEFINE_JOINED(fbpe_cl100k_end_joined, fbpe_cl100k_end)
 
 /* X(which, end function) for every scanner: the loops that cut text (count.c,
  * encode_text.c, scan.c) are one switch over this list, each case with its scanner inlined. */
@@ -474,11 +489,13 @@ FBPE_DEFINE_JOINED(fbpe_llama_digits_end_joined, fbpe_llama_digits_end)
     X(FBPE_FUNCTIONALIZER, fbpe_functionalizer_end)                                            \
     X(FBPE_FUNCTIONALIZER_RUNS, fbpe_functionalizer_runs_end)                                  \
     X(FBPE_LLAMA_DIGITS, fbpe_llama_digits_end)                                                \
+    X(FBPE_CL100K, fbpe_cl100k_end)                                                            \
     X(FBPE_GPT2 | FBPE_JOIN_RUNS, fbpe_gpt2_end_joined)                                        \
     X(FBPE_GPT4 | FBPE_JOIN_RUNS, fbpe_gpt4_end_joined)                                        \
     X(FBPE_O200K | FBPE_JOIN_RUNS, fbpe_o200k_end_joined)                                      \
     X(FBPE_FUNCTIONALIZER | FBPE_JOIN_RUNS, fbpe_functionalizer_end_joined)                    \
     X(FBPE_FUNCTIONALIZER_RUNS | FBPE_JOIN_RUNS, fbpe_functionalizer_runs_end_joined)          \
-    X(FBPE_LLAMA_DIGITS | FBPE_JOIN_RUNS, fbpe_llama_digits_end_joined)
+    X(FBPE_LLAMA_DIGITS | FBPE_JOIN_RUNS, fbpe_llama_digits_end_joined)                        \
+    X(FBPE_CL100K | FBPE_JOIN_RUNS, fbpe_cl100k_end_joined)
 
 #endif

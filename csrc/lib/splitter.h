@@ -1,10 +1,12 @@
-/* How a text is cut into pieces: by the scanner of a built-in pattern (scan.h), or into the
- * boundary-marker scheme's pieces (markers.h). The counter (count.h) and the encoder
+/* How a text is cut into pieces: by the scanner of a built-in pattern (scan.h), by a
+ * compiled pattern's program (regex_vm.h), or into the boundary-marker scheme's pieces
+ * (markers.h). The counter (count.h) and the encoder
  * (encode_text.h) both take one; each inlines the scanner it names into its own loop. */
 #ifndef FBPE_SPLITTER_H
 #define FBPE_SPLITTER_H
 
 #include "markers.h"
+#include "regex_vm.h"
 #include "scan.h"
 
 typedef struct {
@@ -12,6 +14,7 @@ typedef struct {
     int options;
     const fbpe_classes *classes; /* otherwise: the pieces of the pattern `which` */
     fbpe_scanner which;
+    const fbpe_rx *prog; /* not NULL: the pieces of this compiled pattern (markers NULL) */
 } fbpe_splitter;
 
 #endif

@@ -67,16 +67,36 @@ def markers_variant(options: int) -> str:
 JOIN_RUNS = 1
 JOINED = "+joined"
 
+# What starts the name of a compiled pattern's scanner: PROGRAM + the regex text
+# (functionalbpe/text/regex_program.py compiles it, csrc/lib/regex_vm.h runs it).
+PROGRAM = "regex:"
+
 
 @dataclass(frozen=True)
 class Scanner:
     """A compiled scanner a scheme may declare (see ``Scheme.compiled``): ``name`` is a
     built-in pattern's name (``"gpt4"``) with ``options`` 0 or :data:`JOIN_RUNS`, or
-    ``"markers"`` with the boundary-marker option bits in ``options``. It cuts text exactly
-    as the scheme's ``raw_pieces`` does."""
+    ``"markers"`` with the boundary-marker option bits in ``options``, or :data:`PROGRAM` +
+    a regex (a compiled pattern, :meth:`program`). It cuts text exactly as the scheme's
+    ``raw_pieces`` does."""
 
     name: str
     options: int = 0
+
+    @classmethod
+    def program(cls, regex_text: str) -> "Scanner":
+        r"""The compiled pattern's scanner of ``regex_text`` (whether it compiles is asked of
+        the scanner module, :meth:`Native.scanner_for`).
+
+        >>> Scanner.program(r"\S+|\s+").is_program
+        True
+        """
+        return cls(PROGRAM + regex_text)
+
+    @property
+    def is_program(self) -> bool:
+        """Is it a compiled pattern's scanner (not a hand-written one)?"""
+        return self.name.startswith(PROGRAM)
 
     @property
     def module_name(self) -> str:
@@ -189,6 +209,8 @@ class Native:
             return None
         if scanner.name == "markers" or scanner.module_name in module.SCANNERS:
             return module
+        if scanner.is_program and not scanner.options and module.has_program(scanner.name):
+            return module
         return None
 
     def piece_counter(self, scanner: Scanner, threads: Optional[int], special_tokens: Sequence[str] = ()) -> Any:
@@ -208,6 +230,8 @@ class Native:
         if module is None or scanner is None:
             return None
         name = scanner.module_name
+        if scanner.is_program:  # runs runs are not joined by a compiled pattern
+            return name if not scanner.options and self.scanner_for(scanner) is not None else None
         return name if name in module.SCANNERS else None
 
 

@@ -21,7 +21,7 @@ from array import array
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from ..errors import FunctionalBPEError
+from ..errors import CompiledPatternGaveUp, FunctionalBPEError
 from ..util.checks import without_surrogates
 from ._native import NATIVE
 from .alphabet import Alphabet
@@ -180,12 +180,21 @@ class Encoder:
             return self._encode_text(without_surrogates(text))
 
     def _encode_text(self, text: str) -> List[int]:
+        # A compiled pattern's matcher may give up on a text (CompiledPatternGaveUp: no
+        # non-empty match somewhere, or its step budget spent); the text then goes the
+        # Python way, where regex gives the pieces or the error that names the character.
         if self.scanner is not None:
-            return self.native.encode_text(text, self.scanner)
+            try:
+                return self.native.encode_text(text, self.scanner)
+            except CompiledPatternGaveUp:
+                pass
         scheme = self.scheme
         assert scheme is not None
         if self._raw_scanner is not None:
-            return self.native.encode_cached(scheme.prepare(text), self._raw_scanner, self._piece_forms)
+            try:
+                return self.native.encode_cached(scheme.prepare(text), self._raw_scanner, self._piece_forms)
+            except CompiledPatternGaveUp:
+                pass
         if self._per_raw_piece:
             return self._encode_raw_pieces(scheme.raw_pieces(text))
         return self.encode_pieces(scheme.split(text))
@@ -218,16 +227,22 @@ class Encoder:
         """:meth:`encode_text` of each text; on ``threads`` threads with the C scanner."""
         if self.scanner is not None:
             try:
-                return self.native.encode_texts(texts, self.scanner, threads)
-            except UnicodeEncodeError:
-                return self.native.encode_texts(list(map(without_surrogates, texts)), self.scanner, threads)
+                try:
+                    return self.native.encode_texts(texts, self.scanner, threads)
+                except UnicodeEncodeError:
+                    return self.native.encode_texts(list(map(without_surrogates, texts)), self.scanner, threads)
+            except CompiledPatternGaveUp:
+                pass  # text by text: each that the matcher gives up on goes the Python way
         return [self.encode_text(t) for t in texts]
 
     def encode_texts_flat(self, texts: List[str], threads: Optional[int]) -> "FlatIds":
         """:meth:`encode_texts` as one array of ids and the offsets of each text: no Python
         object per id with the C scanner."""
         if self.scanner is not None:
-            return FlatIds(*self.native.encode_texts_flat(texts, self.scanner, threads))
+            try:
+                return FlatIds(*self.native.encode_texts_flat(texts, self.scanner, threads))
+            except CompiledPatternGaveUp:
+                return FlatIds.from_lists([self.encode_text(t) for t in texts])
         return FlatIds.from_lists(self.encode_texts(texts, threads))
 
     def encode_texts_packed(self, texts: List[str], threads: Optional[int], width: int) -> Tuple[bytes, List[int]]:
@@ -236,19 +251,26 @@ class Encoder:
         id with the C scanner."""
         if self.scanner is not None:
             try:
-                return self.native.encode_texts_packed(texts, self.scanner, threads, width)
-            except UnicodeEncodeError:
-                texts = list(map(without_surrogates, texts))
-                return self.native.encode_texts_packed(texts, self.scanner, threads, width)
+                try:
+                    return self.native.encode_texts_packed(texts, self.scanner, threads, width)
+                except UnicodeEncodeError:
+                    texts = list(map(without_surrogates, texts))
+                    return self.native.encode_texts_packed(texts, self.scanner, threads, width)
+            except CompiledPatternGaveUp:
+                lists = [self.encode_text(t) for t in texts]
+                return pack(lists, width), [len(ids) for ids in lists]
         lists = self.encode_texts(texts, threads)
         return pack(lists, width), [len(ids) for ids in lists]
 
     def count_text(self, text: str) -> int:
         if self.scanner is not None:
             try:
-                return self.native.count_text(text, self.scanner)
-            except UnicodeEncodeError:
-                return self.native.count_text(without_surrogates(text), self.scanner)
+                try:
+                    return self.native.count_text(text, self.scanner)
+                except UnicodeEncodeError:
+                    return self.native.count_text(without_surrogates(text), self.scanner)
+            except CompiledPatternGaveUp:
+                pass
         return len(self.encode_text(text))
 
     def decode_bytes(self, ids: Sequence[int]) -> Optional[bytes]:

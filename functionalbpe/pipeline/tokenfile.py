@@ -58,7 +58,7 @@ import numpy as np
 
 from ..util.checks import integer
 from ..core._native import thread_count
-from ..errors import CorpusError, FunctionalBPEError
+from ..errors import CompiledPatternGaveUp, CorpusError, FunctionalBPEError
 from ..util.output import PendingOutput, check_output_path, refuse_overwriting
 from ..util.display import plural
 from ..util.progress import Progress, ProgressSpec
@@ -365,8 +365,11 @@ def encode_stream(
                 # A disallowed special token's text (or one made by two units side by
                 # side): the str path raises the error of the right document, if any.
                 return encode_texts(*batch.texts())
-            data, counts = native.encode_buffer_packed(buffer, ends, last, scanner, workers, chosen.itemsize,
-                                                       -1 if eot_id is None else eot_id)
+            try:
+                data, counts = native.encode_buffer_packed(buffer, ends, last, scanner, workers, chosen.itemsize,
+                                                           -1 if eot_id is None else eot_id)
+            except CompiledPatternGaveUp:  # a compiled pattern gave up: the str path decides
+                return encode_texts(*batch.texts())
             return data, counts, last.astype(bool)
 
         byte_batches = blocks.byte_batches(resolved, list(tok.special_tokens), batch_bytes, UNIT_BYTES)

@@ -673,7 +673,7 @@ class Functionalizer(Scheme):
             scanner = Scanner(scanner.name, JOIN_RUNS)
         self._compiled = Compiled(
             scanner=scanner,
-            cuts_safely=normalize is None and self.pattern.cuts_proven
+            cuts_safely=normalize is None and self.pattern.cuts_safely
             and (not joins or self.pattern.name in _RUNS_NEVER_CUT),
             identity=False,
         )

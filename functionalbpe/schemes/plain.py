@@ -32,10 +32,10 @@ class PlainScheme(Scheme):
 
     def __init__(self, pattern: Union[str, Pattern, None] = None, normalize: Optional[str] = None) -> None:
         super().__init__(pattern, normalize)
-        # Safe cuts are proven for the built-in patterns (text/cuts.py), not for a custom
-        # pattern (`[^\n]{1,7}` would shift every piece after a cut) nor for normalized text.
-        cuts = normalize is None and self.pattern.cuts_proven
-        self._compiled = Compiled(scanner=self.pattern.scanner, cuts_safely=cuts, identity=True)
+        # Safe cuts are proven for the built-in patterns (text/cuts.py), not for normalized
+        # text nor for most custom patterns (a compiled one proves its own: counting.py).
+        self._compiled = Compiled(scanner=self.pattern.scanner,
+                                  cuts_safely=normalize is None and self.pattern.cuts_safely, identity=True)
 
     def compiled(self) -> Compiled:
         return self._compiled

@@ -134,17 +134,21 @@ class Files:
             else:
                 yield "".join(block.decode("utf-8") for block in doc)
 
-    def units(self, special_tokens: Sequence[str] = ()) -> Iterator[Union[str, bytes]]:
+    def units(self, special_tokens: Sequence[str] = (),
+              cut: Optional[chunking.Cutter] = None) -> Iterator[Union[str, bytes]]:
         """The text in order, in pieces of bounded size: valid UTF-8 ``bytes`` blocks of a
         text file, cut at safe boundaries, and whole ``str`` documents of a JSONL file. A
         unit never spans two documents, nor an occurrence of one of ``special_tokens``; the
-        pieces of the units are those of the documents.
+        pieces of the units are those of the documents. ``cut`` finds the safe boundaries
+        (default: those of every built-in pattern, :func:`cuts.safe_cut`; a compiled
+        pattern's own, :func:`cuts.program_cutter`).
         """
-        for unit, _ in self.document_units(special_tokens):
+        for unit, _ in self.document_units(special_tokens, cut):
             if unit != b"":  # the unit of an empty file
                 yield unit
 
-    def document_units(self, special_tokens: Sequence[str] = ()) -> Iterator[Tuple[Union[str, bytes], bool]]:
+    def document_units(self, special_tokens: Sequence[str] = (),
+                       cut: Optional[chunking.Cutter] = None) -> Iterator[Tuple[Union[str, bytes], bool]]:
         """:meth:`units`, each with whether it is the last of its document, so that a
         consumer can mark where documents end; an empty document is one empty unit (a
         consumer of :meth:`units` loses nothing by skipping it)."""
@@ -154,7 +158,7 @@ class Files:
                 yield doc, True
                 continue
             held: Optional[bytes] = None  # one unit held back: the next one says whether it ends
-            for unit in _cut_safely(doc, avoid):
+            for unit in _cut_safely(doc, avoid, cut or chunking.safe_cut):
                 if held is not None:
                     yield held, False
                 held = unit
@@ -696,7 +700,8 @@ def _decode_error(data: bytes) -> UnicodeDecodeError:
     raise ValueError("no invalid UTF-8 in data")  # the caller found some: a bug if reached
 
 
-def _cut_safely(blocks: Iterator[bytes], avoid: Sequence[bytes] = ()) -> Iterator[bytes]:
+def _cut_safely(blocks: Iterator[bytes], avoid: Sequence[bytes] = (),
+                cut_at: chunking.Cutter = chunking.safe_cut) -> Iterator[bytes]:
     """Re-cut the blocks of one document at safe boundaries (chunking.py), so that every
     unit's pieces are the document's pieces there, and never inside an occurrence of a
     byte string of ``avoid`` (special tokens). A stretch without a safe place (a megabyte of
@@ -710,9 +715,9 @@ def _cut_safely(blocks: Iterator[bytes], avoid: Sequence[bytes] = ()) -> Iterato
     for block in blocks:
         pending += block
         top = len(pending) - margin
-        cut = chunking.safe_cut(pending, searched, top) if top > searched else 0
+        cut = cut_at(pending, searched, top) if top > searched else 0
         while cut and finder is not None and _inside_any(pending, cut, finder, margin):
-            cut = chunking.safe_cut(pending, searched, cut - 1)
+            cut = cut_at(pending, searched, cut - 1)
         if cut:
             yield bytes(memoryview(pending)[:cut])
             del pending[:cut]  # cheap: a bytearray drops its front without copying

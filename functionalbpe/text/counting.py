@@ -33,9 +33,11 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, S
 from ..util.checks import bpe_text, bpe_utf8, plain_str
 from ..core._native import NATIVE, thread_count
 from ..core.piecetable import PieceTable
-from ..errors import FunctionalBPEError
+from ..errors import CompiledPatternGaveUp, FunctionalBPEError, PatternError
 from ..util.progress import Progress, ProgressSpec
 from .corpus import Files
+from .cuts import Cutter, program_cutter
+from .pattern_limits import shown
 from .patterns import special_cutter
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -92,11 +94,33 @@ def count_table(
     declared = scheme.compiled()
     stats = CountReport()
     start = time.perf_counter()
-    units = _units(corpus, specials, whole_documents=not declared.cuts_safely)
+    # A compiled custom pattern proves its own cuts (cuts.program_cutter), between the
+    # special tokens, which counting cuts out first; not in normalized text (normalizing may
+    # change text across a cut).
+    cut = None
+    if not declared.cuts_safely and scheme.normalize is None:
+        cut = program_cutter(declared.scanner, specials)
+    units = _units(corpus, specials, whole_documents=not declared.cuts_safely and cut is None, cut=cut)
     counter = NATIVE.scanner_for(declared.scanner)
     with Progress(progress, "counting", total=_known_size(corpus), unit=" MB", scale=1e6) as bar:
         if counter is not None:
-            table = _count_compiled(scheme, units, specials, threads, stats, bar)
+            try:
+                table = _count_compiled(scheme, units, specials, threads, stats, bar)
+            except CompiledPatternGaveUp:
+                # A compiled pattern's matcher gave up on a text (no non-empty match at some
+                # place, or its step budget spent): regex counts instead, from the start,
+                # when the corpus can be read again; it gives the counts, or the error that
+                # names the character the pattern drops.
+                if not isinstance(corpus, (str, list, tuple, Files)):
+                    raise PatternError(
+                        f"the compiled pattern {shown(scheme.pattern)} gave up on a text of this "
+                        "corpus (a place where no non-empty piece matches, or a pattern that "
+                        "backtracks without end), and the corpus is an iterator that cannot be "
+                        "read again with regex; pass a list or functionalbpe.files(...)"
+                    ) from None
+                stats = CountReport()
+                units = _units(corpus, specials, whole_documents=not declared.cuts_safely and cut is None, cut=cut)
+                table = _count_python(scheme, units, specials, stats, bar)
         else:
             table = _count_python(scheme, units, specials, stats, bar)
     if isinstance(corpus, Files):
@@ -115,7 +139,8 @@ def _known_size(corpus: Corpus) -> Optional[int]:
     return None
 
 
-def _units(corpus: Corpus, specials: Sequence[str], whole_documents: bool) -> Iterable[Union[str, bytes]]:
+def _units(corpus: Corpus, specials: Sequence[str], whole_documents: bool,
+           cut: Optional[Cutter] = None) -> Iterable[Union[str, bytes]]:
     """The corpus as texts (``str``) and blocks of valid UTF-8 (``bytes``, from text files,
     cut where the pieces of every built-in pattern survive: :mod:`functionalbpe.text.cuts`).
     ``whole_documents``: for a scheme whose raw pieces may not survive such a cut, each file
@@ -123,7 +148,7 @@ def _units(corpus: Corpus, specials: Sequence[str], whole_documents: bool) -> It
     if isinstance(corpus, str):
         return [plain_str(corpus)]
     if isinstance(corpus, Files):
-        return iter(corpus) if whole_documents else corpus.units(specials)
+        return iter(corpus) if whole_documents else corpus.units(specials, cut)
     return _checked(corpus)
 
 

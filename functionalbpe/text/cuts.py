@@ -24,11 +24,13 @@ Example::
 """
 from __future__ import annotations
 
-from typing import Optional, Tuple
+import re
+from typing import Callable, Optional, Sequence, Tuple
 
 import regex
 
-from ..core._native import NATIVE
+from ..core._native import NATIVE, PROGRAM, Scanner
+from .patterns import trie_regex
 
 # ASCII punctuation that may follow a cut after a letter: everything but ' / _ (and not
 # letters, digits or space).
@@ -89,6 +91,64 @@ def safe_cut(data: bytes, lo: int = 0, hi: Optional[int] = None) -> int:
     if scanner is not None:
         return scanner.safe_cut(data, lo, top)
     return _safe_cut_python(data, lo, top)
+
+
+# A cut function: (data, lo, hi) -> the largest safe offset found in (lo, hi], or 0.
+Cutter = Callable[[bytes, int, int], int]
+
+
+def program_cutter(scanner: Optional[Scanner], special_tokens: Sequence[str] = ()) -> Optional[Cutter]:
+    """The cut function of a compiled pattern's scanner, when the compiled engine can prove
+    its cuts (``_scanner.program_safe_cut``: the pieces before the cut were found without
+    reading past the data, so they are the same in the whole text); None otherwise.
+
+    Unlike :func:`safe_cut`, which knows places where every built-in pattern ends a piece, it
+    scans the data from its start (which must be where a piece starts): one more scan of
+    the text, on the thread that reads it.
+
+    With ``special_tokens`` — for a reader whose consumer cuts them out of the text first,
+    as counting does — pieces are found between the tokens: the tokens are found as the
+    consumer finds them (left to right, the longest at each start), a cut right after one is
+    safe, and the pieces are proven in the stretch after the last one. The caller keeps the
+    cut at least the longest token before the end of the data (``corpus._cut_safely``), so
+    that every token starting before it is seen whole.
+    """
+    module = NATIVE.scanner_for(scanner)
+    if module is None or scanner is None or not scanner.is_program:
+        return None
+    from .regex_program import Unsupported, compile_program
+
+    try:
+        if not compile_program(scanner.name[len(PROGRAM):]).cuts:
+            return None
+    except Unsupported:
+        return None
+    name = scanner.name
+    tokens = sorted({t.encode("utf-8", "surrogatepass") for t in special_tokens if t})
+    finder = re.compile(trie_regex([t.decode("latin-1") for t in tokens]).encode("latin-1")) if tokens else None
+
+    def proven(data: bytes, start: int, end: int) -> int:
+        # A cut in data[start:end], a text that starts where a piece starts, as an offset of data.
+        while end > start and end < len(data) and data[end] & 0xC0 == 0x80:
+            end -= 1  # at a character's start: the matcher reads whole characters
+        found = module.program_safe_cut(data[start:end], name, end - start) if end > start else 0
+        return start + found if found > 0 else 0
+
+    def cut(data: bytes, lo: int, hi: int) -> int:
+        if finder is None:  # all of data is one text, read on past hi
+            found = module.program_safe_cut(data, name, hi)
+            return found if found > 0 else 0
+        best = start = 0
+        for m in finder.finditer(data):
+            if m.start() >= hi:
+                break
+            if m.end() > hi:  # a token across hi: the text before it is a whole segment
+                return max(best, proven(data, start, m.start()))
+            best = start = m.end()  # right after a token: the consumer's pieces start afresh
+        # No token starts in data[start:hi]: it begins the segment that goes on past hi.
+        return max(best, proven(data, start, hi))
+
+    return cut
 
 
 def utf8_invalid(data: bytes) -> Tuple[int, bool]:

@@ -24,8 +24,9 @@ import regex
 from . import pattern_limits as limits
 from ..core._native import NATIVE, Scanner
 from ..util.checks import plain_str
-from ..errors import PatternError
+from ..errors import CompiledPatternGaveUp, PatternError
 from .pattern_limits import PROBE_TEXT, shown
+from .regex_program import why_not
 
 # The GPT-2 pattern as OpenAI published it with GPT-2 (also tiktoken's r50k comment).
 GPT2 = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -91,14 +92,24 @@ SUPERWORD_CUTS = r"""\p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S)"""
 # [\s\S] rather than "." with DOTALL: the same in regex, tiktoken's engine and HF's Oniguruma.
 SUPERWORDS = SUPERWORD_CUTS + r"|(?:\p{L}++|[^\S ]++|(?!" + SUPERWORD_CUTS + r")[\s\S])++"
 
-# tiktoken's own spellings of OpenAI's patterns (tiktoken_ext/openai_public.py): possessive,
-# with ``\s++$`` (a run of white space that ends the text is one piece). cl100k's differs from
-# ``gpt4`` only there: ``"a\n  "`` ends in one piece ``"\n  "`` here, in two with ``gpt4``.
-R50K = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
-CL100K = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$"""
-    r"""|\s*[\r\n]|\s+(?!\S)|\s"""
+# cl100k as tiktoken ships it (tiktoken_ext/openai_public.py): what
+# Tokenizer.from_tiktoken(tiktoken.get_encoding("cl100k_base")) carries. It cuts as gpt4
+# except that a run of white space that reaches the end of a text is one piece (\s++$):
+# ``"a\n  "`` ends in one piece ``"\n  "`` here, in two with ``gpt4``. Not a built-in pattern
+# (gpt4 is ours), but this text is cut by a hand-written scanner of its own (HAND_SCANNED),
+# the fastest way there is.
+CL100K_TIKTOKEN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
 )
+CL100K = CL100K_TIKTOKEN
+# GPT-2's pattern as tiktoken spells it for r50k and p50k: possessive, with \s++$.
+R50K = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+
+# Custom patterns cut by a hand-written scanner (csrc/lib/scanners.h) rather than compiled:
+# regex text -> the scanner's name. Their cuts are those of the built-in patterns
+# (csrc/lib/scan.c), which the tests check for them too.
+HAND_SCANNED = {CL100K_TIKTOKEN: "cl100k-tiktoken"}
 
 PATTERNS = {
     "gpt2": GPT2,
@@ -126,13 +137,24 @@ class Pattern(str):
     """
 
     name: str
-    scanner: Optional[Scanner]  # the compiled scanner for a built-in pattern (built? ask NATIVE)
+    scanner: Optional[Scanner]  # its compiled scanner (built? ask NATIVE)
+    # Why no compiled scanner cuts it (the construct outside the compiled subset), or None.
+    not_compiled: Optional[str]
 
     def __new__(cls, regex_text: str, name: str = "custom") -> "Pattern":
         self = super().__new__(cls, regex_text)
         self.name = name
-        # Made once: pretokenize asks for it on every call.
-        self.scanner = Scanner(name) if name in PATTERNS else None
+        # Made once: pretokenize asks for it on every call. A built-in pattern has a
+        # hand-written scanner; any other is compiled (regex_program.py) when it is in the
+        # subset the compiled engine runs, else regex cuts it and not_compiled says why.
+        self.not_compiled = None
+        if name in PATTERNS:
+            self.scanner = Scanner(name)
+        elif regex_text in HAND_SCANNED:
+            self.scanner = Scanner(HAND_SCANNED[regex_text])
+        else:
+            self.not_compiled = why_not(regex_text)
+            self.scanner = Scanner.program(regex_text) if self.not_compiled is None else None
         return self
 
     @property
@@ -141,22 +163,23 @@ class Pattern(str):
         return str.__str__(self)
 
     @property
-    def cuts_proven(self) -> bool:
-        """Are the safe cuts of :mod:`functionalbpe.text.cuts` proven for its pieces? Only for
-        the built-in patterns, case by case; any other pattern is read whole, a document at a
-        time, since a cut there may change the pieces on either side of it."""
-        return self.name in PATTERNS
-
-    @property
     def trusted(self) -> bool:
         """Does it run without a time limit? (built-in patterns and schemes' own)"""
         return self.name != "custom"
 
+    @property
+    def cuts_safely(self) -> bool:
+        """Are its pieces those of the parts of a text cut at the safe places of
+        :mod:`functionalbpe.text.cuts`? Proven case by case for the built-in patterns and those
+        in HAND_SCANNED only; any other (``[^\\n]{1,7}`` would shift every piece after a cut)
+        is read whole, or cut where its compiled program proves a cut (counting.py)."""
+        return self.name in PATTERNS or self.regex in HAND_SCANNED
+
 
 # The built-in patterns, resolved.
 BUILTIN: Dict[str, Pattern] = {name: Pattern(text, name) for name, text in PATTERNS.items()}
-# Patterns known by name that the compiled scanner does not cut (yet): tiktoken's own
-# spellings. Trusted (no time limit), read whole where files are cut (cuts_proven).
+# Patterns known by name, not built in: tiktoken's own spellings. Trusted (no time limit); cut
+# by a scanner of their own (HAND_SCANNED) or compiled, and cut safely as cuts_safely says.
 KNOWN: Dict[str, Pattern] = {name: Pattern(text, name) for name, text in (("cl100k", CL100K), ("r50k", R50K))}
 # The names people know them by: tiktoken's encodings.
 ALIASES: Dict[str, Pattern] = {
@@ -292,7 +315,11 @@ def pretokenize(text: str, pattern: Union[str, Pattern] = "gpt4") -> List[str]:
         pattern = as_pattern(pattern)
     scanner = NATIVE.scanner_for(pattern.scanner)
     if scanner is not None:
-        return scanner.scan(text, pattern.name)
+        assert pattern.scanner is not None
+        try:
+            return scanner.scan(text, pattern.scanner.module_name)
+        except CompiledPatternGaveUp:
+            pass  # regex decides: the pieces, or the error that names a dropped character
     if not compile_pattern(pattern).groups:
         # findall is three times faster than a loop over match objects. Its matches are
         # disjoint and in order, so they cover the text exactly when their lengths add up.

@@ -1,0 +1,145 @@
+/* The compiled pre-tokenization engine: a backtracking matcher for the programs that
+ * functionalbpe/text/regex_program.py makes from a pattern.
+ *
+ * It answers the scanners' question (scan.h) for any pattern of the subset: given UTF-8 text
+ * s[0..n) and a position i where a piece starts, where does regex.findall end that piece? It
+ * gives regex's answer because it does what regex does: the top-level alternatives in
+ * order, each a backtracking search (greedy runs given back one character at a time, lazy
+ * runs taken one at a time, possessive runs and atomic groups never given back, look-aheads
+ * atomic), the first non-empty match winning (after an empty match findall tries again at the
+ * same place, refusing an empty one, which is the next non-empty match in the same order).
+ *
+ * Why a backtracking matcher and not a DFA: the patterns that need compiling are exactly
+ * those whose meaning is the order of backtracking (possessive quantifiers, \s+(?!\S) giving
+ * back one space, alternatives that overlap), which a DFA does not express without
+ * rewriting each pattern by hand; and the hand-written scanners show where the time goes on
+ * real text: in runs of one class. So a run of one atom (X*, X+, X{m,n}) is one instruction
+ * that reads the run in a tight loop and keeps one backtrack frame for the whole run, not one
+ * per character; and a top-level alternative is tried only when the first character can
+ * start it (a 64-bit mask per kind of character), so that most positions try one.
+ *
+ * What an atom matches is one table lookup: ASCII directly, other code points through a
+ * two-level table (256 code points per block, identical blocks shared) to an equivalence
+ * class of characters, and from it a 64-bit mask of the atoms it belongs to. The tables are
+ * measured from regex itself (regex_program.tables), so that they agree with it on every
+ * code point.
+ *
+ * A hostile pattern cannot hang or exhaust the process: every call gets a step budget
+ * (proportional to the text) and a backtrack stack limit, and when either runs out the
+ * matcher gives up with FBPE_EPATTERN; the caller then runs regex, with its own time limit.
+ * It also gives up where no non-empty match starts at i (regex would drop a character there:
+ * an error that the regex path reports with the character and its offset).
+ */
+#ifndef FBPE_REGEX_VM_H
+#define FBPE_REGEX_VM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bounds.h"
+
+/* The opcodes; the same values as regex_program.py. */
+enum {
+    FBPE_RX_ATOM = 1,
+    FBPE_RX_RUN_GREEDY = 2,
+    FBPE_RX_RUN_LAZY = 3,
+    FBPE_RX_RUN_POSSESSIVE = 4,
+    FBPE_RX_SPLIT = 5,
+    FBPE_RX_JMP = 6,
+    FBPE_RX_MATCH = 7,
+    FBPE_RX_BEGIN = 8,
+    FBPE_RX_EOL = 9,
+    FBPE_RX_END = 10,
+    FBPE_RX_LOOK = 11,
+    FBPE_RX_LOOK_END = 12,
+    FBPE_RX_ATOMIC = 13,
+    FBPE_RX_ATOMIC_END = 14,
+    FBPE_RX_LOOK_ATOM = 15
+};
+
+#define FBPE_RX_INF 0xFFFFFFFFu
+#define FBPE_RX_MAX_LOOK_DEPTH 8
+
+typedef struct {
+    uint32_t op, a, b, c;
+} fbpe_rx_ins;
+
+/* A program and its tables. The arrays belong to the Python object that made it
+ * (_scanner.pyx keeps every program for the life of the process). */
+typedef struct {
+    const fbpe_rx_ins *code;
+    uint32_t num_code;
+    uint32_t num_alts;
+    const uint32_t *starts;           /* num_alts: the first instruction of each alternative */
+    const uint64_t *ascii_masks;      /* 128: the atoms each ASCII character belongs to */
+    const uint64_t *ascii_alts;       /* 128: the alternatives it can begin */
+    const uint16_t *index;            /* 0x1100: the block of each 256 code points */
+    const uint8_t *blocks;            /* num_blocks * 256: the class of each code point */
+    const uint64_t *masks;            /* per class: its atoms */
+    const uint64_t *alts;             /* per class: the alternatives it can begin */
+    const uint64_t *guards;           /* SPLIT c - 1: atoms one of which its first arm needs next */
+    const uint64_t *heads;            /* 2 per alternative: optional first atom, what follows it */
+    uint32_t num_blocks, num_classes; /* for checking the program (fbpe_rx_check) */
+    uint32_t num_guards;
+    uint64_t letter_atoms; /* atoms whose ASCII members are exactly A-Z a-z: runs read 8 at a time */
+    uint64_t space_atoms;  /* atoms with the ASCII space among their members: the same for spaces */
+} fbpe_rx;
+
+/* One backtrack frame: where to resume and how. */
+typedef struct {
+    uint32_t pc, kind;
+    size_t pos, aux;
+} fbpe_rx_frame;
+
+#define FBPE_RX_INLINE_FRAMES 64
+
+/* A matcher's working state for one text: its budget, its stack, and why it gave up. */
+typedef struct {
+    uint64_t steps_left;
+    size_t reach; /* the furthest byte offset read or compared with the end so far (safe cuts) */
+    size_t max_frames;
+    fbpe_rx_frame *frames; /* `inline_frames` until the stack outgrows it */
+    size_t top, cap;
+    fbpe_status status; /* FBPE_OK, or why the last call gave up */
+    fbpe_rx_frame inline_frames[FBPE_RX_INLINE_FRAMES];
+} fbpe_rx_vm;
+
+/* The budget of a text of n bytes: steps (instructions and characters read) and frames. A
+ * pattern of the kind real tokenizers use takes a few steps per byte. The budget is meant to
+ * stop only what regex would not finish within its own time limit for an untrusted pattern
+ * (1 s plus 10 us per character, pattern_limits.py): a step here costs 1 to 5 nanoseconds
+ * (measured: 4.7 ns on a pattern that backtracks through look-aheads), so 2**25 steps plus
+ * 4096 per byte is about that much time. A pattern that is quadratic on some input (a+ at
+ * every a of a run, then failing) is slow in regex too, and runs here while regex would
+ * have finished it. */
+#define FBPE_RX_BASE_STEPS ((uint64_t)1 << 25)
+#define FBPE_RX_STEPS_PER_BYTE 4096u
+/* Frames: a pattern of the subset keeps at most a few per character of its longest piece
+ * (SUPERWORDS, whose pieces can be whole paragraphs, about one per character); past this
+ * the matcher gives up (24 bytes a frame: at most 96 bytes per byte of text, and never more
+ * than 2**24 frames). */
+#define FBPE_RX_BASE_FRAMES ((size_t)1 << 16)
+#define FBPE_RX_FRAMES_PER_BYTE 4u
+#define FBPE_RX_MAX_FRAMES ((size_t)1 << 24)
+
+void fbpe_rx_vm_init(fbpe_rx_vm *vm, size_t n);
+void fbpe_rx_vm_free(fbpe_rx_vm *vm);
+
+/* The end of the piece that starts at byte i < n of s[0..n) (valid UTF-8, lone surrogates
+ * allowed), > i; or i when the matcher gives up (vm->status says why: FBPE_EPATTERN, or
+ * FBPE_ENOMEM). */
+size_t fbpe_rx_piece_end(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, size_t i, size_t n);
+
+/* A piece end c <= hi of s[0..n), the last one or near it (0 if none), where any text that
+ * starts with s[0..n) can be cut: its pieces are those of s[0..c) alone followed by those of
+ * the text from c (the proof is in regex_vm.c). The caller makes sure that s starts where a
+ * piece starts and that the program does not test for the start of the text (^, \A), which
+ * a cut would move. *status: FBPE_ENOMEM, else FBPE_OK. */
+size_t fbpe_rx_safe_cut(const fbpe_rx *p, const uint8_t *s, size_t n, size_t hi,
+                        fbpe_status *status);
+
+/* FBPE_OK if every jump, atom and table entry of p stays in bounds; FBPE_EINVALID if not.
+ * The program comes from our own compiler, but a C structure is checked before it runs. */
+fbpe_status fbpe_rx_check(const fbpe_rx *p);
+
+#endif
