@@ -232,3 +232,12 @@ def test_a_special_token_the_text_may_have_held_is_refused_with_the_reason():
     kept = fb.count(["a <s> b"], special_tokens=["<s>"])
     both = fb.train(kept, vocab_size=None, special_tokens=["<s>", "<|endoftext|>"], progress=False)
     assert list(both.special_tokens) == ["<s>", "<|endoftext|>"]
+
+
+def test_the_count_report_says_one_document_in_the_singular():
+    from functionalbpe.text.counting import CountReport
+
+    one = CountReport(documents=1, unique_pieces=1)
+    many = CountReport(documents=2, unique_pieces=1234)
+    assert str(one).startswith("1 document, ") and "1 unique piece in" in str(one)
+    assert str(many).startswith("2 documents, ") and "1,234 unique pieces in" in str(many)

@@ -34,6 +34,7 @@ from ..util.checks import bpe_text, bpe_utf8, plain_str
 from ..core._native import NATIVE, thread_count
 from ..core.piecetable import PieceTable
 from ..errors import CompiledPatternGaveUp, FunctionalBPEError, PatternError
+from ..util.display import plural
 from ..util.progress import Progress, ProgressSpec
 from .corpus import Files
 from .cuts import Cutter, program_cutter
@@ -66,8 +67,8 @@ class CountReport:
     def __str__(self) -> str:
         rate = self.bytes / self.seconds / 1e6 if self.seconds > 0 else 0.0
         return (
-            f"{self.documents:,} documents, {self.bytes / 1e6:,.1f} MB read, "
-            f"{self.unique_pieces:,} unique pieces in {self.table_bytes / 1e6:,.1f} MB "
+            f"{plural(self.documents, 'document')}, {self.bytes / 1e6:,.1f} MB read, "
+            f"{plural(self.unique_pieces, 'unique piece')} in {self.table_bytes / 1e6:,.1f} MB "
             f"({self.seconds:.2f}s, {rate:,.0f} MB/s, {self.backend})"
         )
 
