@@ -30,7 +30,7 @@ def scheme_class(name: str) -> Type[Scheme]:
     return SCHEMES[name]
 
 
-def make_scheme(name: str = "plain", pattern: Optional[str] = None, /, **options: Any) -> Scheme:
+def make_scheme(name: str = "plain", /, pattern: Optional[str] = None, **options: Any) -> Scheme:
     """Build a scheme by name, with its pattern (None: the scheme's default) and options.
 
     >>> make_scheme("plain", "gpt2").split("Hi there"), make_scheme("functional").name
@@ -95,7 +95,7 @@ def scheme_from_file(name: str, pattern: Optional[str], options: Dict[str, Any])
     return make_scheme(name, pattern, **{**scheme_class(name).file_defaults, **options})
 
 
-def resolve(scheme: Union[str, Scheme], pattern: Optional[str] = None, /, **options: Any) -> Scheme:
+def resolve(scheme: Union[str, Scheme], pattern: Optional[str] = None, **options: Any) -> Scheme:
     """The scheme ``train()`` is asked for: a scheme object as it is (its pattern and options
     are its own), or a name built with ``pattern`` and ``options``."""
     if isinstance(scheme, Scheme):
