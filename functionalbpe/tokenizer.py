@@ -110,6 +110,28 @@ class Tokenizer(OtherLibraryNames, Exchange):
         return [(ext(a), ext(b)) for a, b in self.alphabet.merges]
 
     @property
+    def encoder(self) -> Encoder:
+        """The encoder this tokenizer applies (:mod:`functionalbpe.core.encoder`): what the
+        token-file pipeline drives in C (its ``native`` table and ``scanner``).
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=257, progress=False).encoder.encode_piece("ab")
+        [256]
+        """
+        return self._encoder
+
+    @property
+    def special_policy(self) -> SpecialPolicy:
+        """The special tokens and tiktoken's rules for them (:mod:`functionalbpe.text.specials`).
+
+        >>> import functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<s>"], progress=False)
+        >>> tok.special_policy.ids
+        {'<s>': 257}
+        """
+        return self._specials
+
+    @property
     def joins(self) -> List[Tuple[int, int, int]]:
         """Pairs that make a token although another pair is its merge, as ``(left id, right
         id, token id)``: only in an imported vocabulary whose tokens merges alone cannot make

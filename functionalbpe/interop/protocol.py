@@ -16,8 +16,9 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, List, Optional, Protocol, Tuple
 
 from ..core.alphabet import Alphabet
+from ..core.encoder import Encoder
 from ..schemes.base import Scheme
-from ..text.specials import SpecialSet
+from ..text.specials import SpecialPolicy, SpecialSet
 
 
 class Tokenizes(Protocol):
@@ -29,6 +30,12 @@ class Tokenizes(Protocol):
 
     @property
     def vocab_size(self) -> int: ...
+
+    @property
+    def encoder(self) -> Encoder: ...
+
+    @property
+    def special_policy(self) -> SpecialPolicy: ...
 
     @property
     def special_tokens(self) -> Dict[str, int]: ...

@@ -500,7 +500,12 @@ def spearman(pairs: Mapping[Tuple[float, float], int]) -> Optional[float]:
 # -- integrity -----------------------------------------------------------------------------------
 
 
-def _code_points(text: str) -> Any:
+def code_points(text: str) -> Any:
+    """The code points of ``text`` as a uint32 array (a lone surrogate as itself).
+
+    >>> code_points("aé").tolist()
+    [97, 233]
+    """
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
@@ -513,7 +518,7 @@ def edit_distance(a: str, b: str) -> int:
     >>> edit_distance("hello", "helo"), edit_distance("a", "abcd"), edit_distance("", "ab")
     (1, 3, 2)
     """
-    x, y = _code_points(a), _code_points(b)
+    x, y = code_points(a), code_points(b)
     steps = np.arange(len(y) + 1, dtype=np.int64)
     row = steps.copy()
     for i, ca in enumerate(x, start=1):
@@ -537,7 +542,7 @@ def whitespace_kept(a: str, b: str) -> int:
     >>> whitespace_kept("a b\\tc", "a b c"), whitespace_kept("hello world", "helloworld ")
     (1, 0)
     """
-    x, y = _code_points(a), _code_points(b)
+    x, y = code_points(a), code_points(b)
     big = len(x) + 1
     space = np.isin(x, _SPACES)
     row = np.zeros(len(y) + 1, dtype=np.int64)

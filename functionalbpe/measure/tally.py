@@ -426,7 +426,7 @@ class Tally:
             return True
         doc["exact"] = False
         original = chunk.text
-        x, y = metrics._code_points(original), metrics._code_points(back)
+        x, y = metrics.code_points(original), metrics.code_points(back)
         # The alignment of a common prefix and suffix is forced; only the middle is worked out.
         n = min(len(x), len(y))
         differ = np.flatnonzero(x[:n] != y[:n])

@@ -28,8 +28,8 @@ import numpy as np
 from ..core._native import NATIVE
 from ..errors import CorpusError
 from ..text import cuts
-from ..text.corpus import (_READ_ERRORS, Files, _display, _is_json_array, _is_jsonl, _is_parquet, _open,
-                           _unreadable, jsonl_line_document, parquet_batches)
+from ..text.corpus import (READ_ERRORS, Files, display_name, is_json_array, is_jsonl, is_parquet, open_file,
+                           unreadable, jsonl_line_document, parquet_batches)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..interop.protocol import Tokenizes
@@ -78,11 +78,11 @@ def usable(tok: "Tokenizes", source: Any, allowed_special: Any) -> bool:
     ``max_doc_chars`` (those count characters in Python)."""
     if not isinstance(source, Files) or allowed_special or NATIVE.encoder is None:
         return False
-    if getattr(tok._encoder, "scanner", None) is None:
+    if tok.encoder.scanner is None:
         return False
-    if any(map(_is_json_array, source.paths)):
+    if any(map(is_json_array, source.paths)):
         return False  # a JSON array is parsed whole, in Python
-    jsonl = [_is_jsonl(p) or _is_parquet(p) for p in source.paths]
+    jsonl = [is_jsonl(p) or is_parquet(p) for p in source.paths]
     if any(jsonl) and (source.max_chars is not None or source.max_doc_chars is not None):
         return False
     return all(jsonl) or bool(tok.scheme.compiled().cuts_safely)
@@ -119,10 +119,10 @@ def _units(source: Files, special_tokens: Sequence[str], unit_bytes: int) -> Ite
         text_files.clear()
 
     for path in source.paths:
-        if _is_jsonl(path) or _is_parquet(path):
+        if is_jsonl(path) or is_parquet(path):
             if text_files:
                 yield from text_units()
-            if _is_parquet(path):
+            if is_parquet(path):
                 yield from _parquet_units(path, source.field)
             else:
                 yield from _jsonl_units(path, source.field, source.errors)
@@ -136,7 +136,7 @@ def _jsonl_units(path: Path, field: str, errors: str) -> Iterator[Tuple[bytes, n
     """The documents of a JSONL file, a block of whole lines at a time, read in C."""
     encoder = NATIVE.encoder
     assert encoder is not None
-    name = _display(path)
+    name = display_name(path)
     key = field.encode("utf-8", "surrogatepass")
     lines_before = 0
     block_start = 0  # the file offset of the block's first byte
@@ -150,7 +150,7 @@ def _jsonl_units(path: Path, field: str, errors: str) -> Iterator[Tuple[bytes, n
     # and searching them again on every read took 82 s for one line of 400 MB).
     carry: List[bytes] = []
     try:
-        with _open(path) as fh:
+        with open_file(path) as fh:
             while True:
                 raw = fh.read(JSONL_READ_BYTES)
                 if raw:
@@ -170,8 +170,8 @@ def _jsonl_units(path: Path, field: str, errors: str) -> Iterator[Tuple[bytes, n
                         yield text, ends, np.ones(len(ends), np.uint8)
                 if not raw:
                     return
-    except _READ_ERRORS as exc:
-        raise _unreadable(path, exc) from None
+    except READ_ERRORS as exc:
+        raise unreadable(path, exc) from None
 
 
 def _parquet_units(path: Path, field: str) -> Iterator[Tuple[bytes, np.ndarray, np.ndarray]]:

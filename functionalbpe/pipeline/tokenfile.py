@@ -341,7 +341,7 @@ def encode_stream(
     assert workers is not None
     resolved = _as_source(source, errors)
     batch_bytes = min(MAX_BATCH_BYTES, max(MIN_BATCH_BYTES, UNIT_BYTES * BATCH_UNITS_PER_THREAD * workers))
-    allowed, disallowed = tok._specials.sets(allowed_special, disallowed_special)
+    allowed, disallowed = tok.special_policy.sets(allowed_special, disallowed_special)
     bar = Progress(progress, "encoding", _total_megabytes(resolved), " MB")
 
     def encode_texts(texts: List[str], ends: List[bool]) -> Encoded:
@@ -355,8 +355,8 @@ def encode_stream(
                                        disallowed_special=disallowed)
 
     if blocks.usable(tok, resolved, allowed):
-        scanner = tok._encoder.scanner
-        native = tok._encoder.native
+        scanner = tok.encoder.scanner
+        native = tok.encoder.native
         needles = [t.encode("utf-8") for t in disallowed]
 
         def encode_bytes(batch: blocks.ByteBatch) -> Encoded:

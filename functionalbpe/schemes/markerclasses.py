@@ -35,7 +35,7 @@ from functools import lru_cache
 from typing import Dict, Iterable, NamedTuple, Tuple
 
 from . import markers
-from ..text.charclasses import LETTER, MARK, NUMBER, SPACE, _every_code_point, class_table, layer
+from ..text.charclasses import LETTER, MARK, NUMBER, SPACE, every_code_point, class_table, layer
 
 # Unit kinds (the low three bits) and flags; csrc/lib/markers.h has the same values.
 KIND = 7
@@ -98,7 +98,7 @@ def unit_class_table() -> bytes:
 
 def _changed(method: str) -> Dict[int, str]:
     """``{cp: getattr(chr(cp), method)()}`` where that differs from ``chr(cp)``."""
-    every = _every_code_point()
+    every = every_code_point()
     out: Dict[int, str] = {}
     for start in range(0, _SIZE, _BLOCK):
         chunk = every[start : start + _BLOCK]
@@ -150,7 +150,7 @@ def _deltas(mapping: Dict[int, str]) -> Dict[int, int]:
 
 
 def _word_chars(table: bytes) -> Iterable[str]:
-    every = _every_code_point()
+    every = every_code_point()
     words = table.translate(bytes(int(f & KIND == WORD) for f in range(256)))
     return "".join(every[m.start() : m.end()] for m in re.finditer(b"\x01+", words))
 

@@ -63,13 +63,18 @@ _VERSION_SENTINELS: Tuple[Tuple[str, int], ...] = (
 
 
 @lru_cache(maxsize=1)
-def _every_code_point() -> str:
-    # All of U+0000..U+10FFFF, lone surrogates included (a Python str may hold them).
+def every_code_point() -> str:
+    """All of U+0000..U+10FFFF in order, lone surrogates included (a Python str may hold
+    them): the text that ``regex`` is run over to measure a class.
+
+    >>> len(every_code_point())
+    1114112
+    """
     return array.array("I", range(0x110000)).tobytes().decode("utf-32-le", "surrogatepass")
 
 
 def _spans(pattern: str, within: Tuple[int, int] = (0, 0x110000)) -> List[Tuple[int, int]]:
-    every = _every_code_point()
+    every = every_code_point()
     return [m.span() for m in regex.finditer(pattern + "+", every, pos=within[0], endpos=within[1])]
 
 
@@ -128,7 +133,7 @@ def contraction_folds() -> Tuple[Tuple[int, str], ...]:
     LETTER LONG S matches ``s``.
     """
     found = []
-    for m in regex.finditer(f"(?i)[{CONTRACTION_LETTERS}]", _every_code_point()):
+    for m in regex.finditer(f"(?i)[{CONTRACTION_LETTERS}]", every_code_point()):
         char = m.group()
         letters = [x for x in CONTRACTION_LETTERS if regex.fullmatch("(?i)" + x, char)]
         if len(letters) != 1 or (char.isascii() and char.lower() != letters[0]):

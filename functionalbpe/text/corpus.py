@@ -71,7 +71,7 @@ _SNIFF = 8192
 BLOCK_BYTES = 1 << 20
 # What reading a file can raise: OSError (gzip.BadGzipFile is one), EOFError (a truncated
 # .gz file) and zlib.error (a damaged one).
-_READ_ERRORS = (OSError, EOFError, zlib.error)
+READ_ERRORS = (OSError, EOFError, zlib.error)
 # Compressed suffixes, decompressed while reading.
 _COMPRESSED = (".gz", ".zst")
 
@@ -182,7 +182,7 @@ class Files:
         >>> files(d).reads_fields
         False
         """
-        return any(_is_jsonl(p) or _is_json_array(p) or _is_parquet(p) for p in self.paths)
+        return any(is_jsonl(p) or is_json_array(p) or is_parquet(p) for p in self.paths)
 
     def total_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.paths)
@@ -200,9 +200,9 @@ class Files:
                 stats.stopped_at_max_chars = True
                 return
             stats.files += 1
-            if _is_jsonl(path) or _is_parquet(path) or _is_json_array(path):
-                reader = _parquet_documents if _is_parquet(path) else (
-                    _json_array_documents if _is_json_array(path) else _jsonl_documents)
+            if is_jsonl(path) or is_parquet(path) or is_json_array(path):
+                reader = _parquet_documents if is_parquet(path) else (
+                    _json_array_documents if is_json_array(path) else _jsonl_documents)
                 for doc in reader(path, self.field, self.errors):
                     room = self._room()
                     if room is not None and len(doc) > room:
@@ -308,7 +308,7 @@ def _expand(path: Path, explicit: bool) -> List[Path]:
                 raise CorpusError(f"{path}: {_NOT_A_CORPUS}; name the corpus files")
             _warn_skipped([path])
             return []
-        return [path] if explicit or _is_parquet(path) or not _looks_binary(path) else []
+        return [path] if explicit or is_parquet(path) or not _looks_binary(path) else []
     if path.is_dir():
         out, skipped = [], []
         for root, dirs, names in os.walk(path):
@@ -319,7 +319,7 @@ def _expand(path: Path, explicit: bool) -> List[Path]:
                     continue
                 if _not_a_corpus(candidate):
                     skipped.append(candidate)
-                elif _is_parquet(candidate) or not _looks_binary(candidate):
+                elif is_parquet(candidate) or not _looks_binary(candidate):
                     out.append(candidate)
         _warn_skipped(skipped)
         if not out:
@@ -344,12 +344,12 @@ def _warn_skipped(paths: List[Path]) -> None:
 
 def _looks_binary(path: Path) -> bool:
     try:
-        with _open(path) as fh:
+        with open_file(path) as fh:
             return b"\0" in fh.read(_SNIFF)
     except (gzip.BadGzipFile, _DamagedFile):
         return True  # a .gz or .zst file that is not one: not a text file we can read
-    except _READ_ERRORS as exc:
-        raise _unreadable(path, exc) from None
+    except READ_ERRORS as exc:
+        raise unreadable(path, exc) from None
 
 
 def read_text(path: PathLike, errors: str = "strict") -> str:
@@ -358,14 +358,14 @@ def read_text(path: PathLike, errors: str = "strict") -> str:
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             raise CorpusError(f"{path}: not a regular file")
-        with _open(Path(path)) as fh:
+        with open_file(Path(path)) as fh:
             data = fh.read()
-    except _READ_ERRORS as exc:
-        raise _unreadable(path, exc) from None
-    return decode_utf8(data, _display(Path(path)), errors)
+    except READ_ERRORS as exc:
+        raise unreadable(path, exc) from None
+    return decode_utf8(data, display_name(Path(path)), errors)
 
 
-def _unreadable(path: PathLike, exc: BaseException) -> CorpusError:
+def unreadable(path: PathLike, exc: BaseException) -> CorpusError:
     if isinstance(exc, _DamagedFile):
         return CorpusError(f"{path}: {exc}")
     if isinstance(exc, (EOFError, zlib.error, gzip.BadGzipFile)):
@@ -395,7 +395,7 @@ def _bad_utf8(name: str, data: bytes, exc: UnicodeDecodeError, base_offset: int)
 # ---- streaming ----
 
 
-def _open(path: Path) -> BinaryIO:
+def open_file(path: Path) -> BinaryIO:
     if path.name.endswith(".zst"):
         return io.BufferedReader(_ZstdRaw(path), 1 << 16)  # type: ignore[return-value]
     if path.name.endswith(".gz"):
@@ -403,19 +403,19 @@ def _open(path: Path) -> BinaryIO:
     return open(path, "rb")
 
 
-def _display(path: Path) -> str:
+def display_name(path: Path) -> str:
     # Offsets in a compressed file count bytes of the decompressed text: say so.
     return f"{path} (decompressed)" if path.name.endswith(_COMPRESSED) else str(path)
 
 
-def _is_jsonl(path: Path) -> bool:
+def is_jsonl(path: Path) -> bool:
     """One JSON document a line: a ``.jsonl`` file, or a ``.json`` file that holds JSON Lines
     (what HF ``datasets``' ``to_json()`` writes by default)."""
     stem = _stem(path)
     return stem.endswith(".jsonl") or (stem.endswith(".json") and _json_form(path) == "lines")
 
 
-def _is_json_array(path: Path) -> bool:
+def is_json_array(path: Path) -> bool:
     """A ``.json`` file holding one JSON array of documents (strings, or objects with the field)."""
     return _stem(path).endswith(".json") and _json_form(path) == "array"
 
@@ -434,10 +434,10 @@ def _json_form(path: Path) -> Optional[str]:
 @lru_cache(maxsize=1024)
 def _json_form_of(name: str, mtime_ns: int, size: int) -> Optional[str]:
     try:
-        with _open(Path(name)) as fh:
+        with open_file(Path(name)) as fh:
             head = fh.read(_SNIFF)
             head += fh.readline() if b"\n" not in head else b""  # the first line whole
-    except _READ_ERRORS:
+    except READ_ERRORS:
         return None  # read again (and refused, naming the file) as a document
     start = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     if start.startswith(b"["):
@@ -452,12 +452,12 @@ def _json_form_of(name: str, mtime_ns: int, size: int) -> Optional[str]:
 
 def _json_array_documents(path: Path, field: str, errors: str) -> Iterator[str]:
     """The documents of a JSON array file: each item a string, or an object holding ``field``."""
-    name = _display(path)
+    name = display_name(path)
     try:
-        with _open(path) as fh:
+        with open_file(path) as fh:
             data = fh.read()
-    except _READ_ERRORS as exc:
-        raise _unreadable(path, exc) from None
+    except READ_ERRORS as exc:
+        raise unreadable(path, exc) from None
     try:
         items = json.loads(decode_utf8(data, name, errors), parse_int=float)
     except json.JSONDecodeError as exc:
@@ -476,7 +476,7 @@ def _json_array_documents(path: Path, field: str, errors: str) -> Iterator[str]:
         yield bpe_text(doc)
 
 
-def _is_parquet(path: Path) -> bool:
+def is_parquet(path: Path) -> bool:
     return path.name.endswith(".parquet")
 
 
@@ -648,12 +648,12 @@ def _parquet_documents(path: Path, field: str, errors: str) -> Iterator[str]:
 
 def _utf8_blocks(path: Path, errors: str, block_bytes: int) -> Iterator[bytes]:
     """The file as valid UTF-8 blocks (a character is never split between two)."""
-    name = _display(path)
+    name = display_name(path)
     carry = b""
     position = 0  # file offset of carry[0]
     replacing = None  # an incremental decoder, once errors="replace" met a bad byte
     try:
-        with _open(path) as fh:
+        with open_file(path) as fh:
             while True:
                 raw = fh.read(block_bytes)
                 final = not raw
@@ -687,8 +687,8 @@ def _utf8_blocks(path: Path, errors: str, block_bytes: int) -> Iterator[bytes]:
                     yield data
                 if final:
                     return
-    except _READ_ERRORS as exc:
-        raise _unreadable(path, exc) from None
+    except READ_ERRORS as exc:
+        raise unreadable(path, exc) from None
 
 
 def _decode_error(data: bytes) -> UnicodeDecodeError:
@@ -746,18 +746,18 @@ def _inside_any(data: bytearray, cut: int, finder: "re.Pattern[bytes]", margin: 
 
 
 def _jsonl_documents(path: Path, field: str, errors: str) -> Iterator[str]:
-    name = _display(path)
+    name = display_name(path)
     position = 0
     try:
-        with _open(path) as fh:
+        with open_file(path) as fh:
             for number, line in enumerate(fh, 1):
                 start = position
                 position += len(line)
                 doc = jsonl_line_document(line, number, start, name, field, errors)
                 if doc is not None:
                     yield doc
-    except _READ_ERRORS as exc:
-        raise _unreadable(path, exc) from None
+    except READ_ERRORS as exc:
+        raise unreadable(path, exc) from None
 
 
 def jsonl_line_document(line: bytes, number: int, offset: int, name: str, field: str, errors: str) -> Optional[str]:

@@ -50,6 +50,7 @@ import regex
 
 from ..errors import PatternError
 from . import pattern_limits as limits
+from .charclasses import every_code_point
 
 # Opcodes: the same values as csrc/lib/regex_vm.h. Every instruction is four uint32 words:
 # op, a, b, c.
@@ -599,11 +600,6 @@ def why_not(pattern: str) -> Optional[str]:
 
 # ---- the character tables -----------------------------------------------------------------
 
-@lru_cache(maxsize=1)
-def _every_code_point() -> str:
-    return array.array("I", range(0x110000)).tobytes().decode("utf-32-le", "surrogatepass")
-
-
 @dataclass(frozen=True)
 class Tables:
     """What each code point is, for one program: ``ascii`` (128 masks of atoms, uint64),
@@ -633,7 +629,7 @@ def tables(program: Program) -> Tables:
         regex.compile(program.pattern)
     except (PatternError, regex.error, RecursionError, OverflowError) as exc:
         raise Unsupported(f"regex does not compile it ({exc})") from None
-    every = _every_code_point()
+    every = every_code_point()
     masks = np.zeros(0x110000, dtype=np.uint64)
     for k, atom in enumerate(program.atoms):
         # Each run of members at once (a few hundred to a few thousand runs per class).
