@@ -157,19 +157,24 @@ def test_production_vocabularies_on_threads_equal_tiktoken(name, pattern, corpor
         assert tok.encode_ordinary(text, threads=2) == want, lang
 
 
-# -- the o200k scanner's path for words of ASCII letters ------------------------------------
+# -- the o200k scanner's short paths for words -------------------------------------------------
 
 # What may follow the capitals or the lower-case run of an ASCII word: a letter of each
 # category o200k tells apart (Lu Ll Lt Lm Lo), marks, a contraction, digits, the end.
 AFTER_WORD = ["", "a", "Z", "\u00e9", "\u00c9", "\u01c5", "\u02b0", "\u4e2d", "\u0301", "\u0903",
               "'s", "'S", "'ll", "'x", "1", " ", "\n", ".", "/", "_", "\u00a0", "\ud800"]
+# ASCII letters of both cases, and non-ASCII ones of each class the short paths tell apart:
+# Ll only (Cyrillic, Greek, accented Latin), Lu only, Lt, Lm, Lo (in U and W both), marks.
+WORD_LETTERS = list("aAzZbY") + ["\u044b", "\u042b", "\u00e9", "\u00c9", "\u03c9", "\u03a9", "\u0301",
+                                 "\u01c5", "\u02b0", "\u4e2d", "\u00df"]
 BEFORE_WORD = ["", " ", "(", "\t", "\n", "\r", "1", "'", "\u0301", "\u00a0", "\u3000", "\u00e9"]
 
 
 @needs_native
-@given(st.lists(st.tuples(st.sampled_from(BEFORE_WORD), st.text("aAzZbY", min_size=1, max_size=12),
+@given(st.lists(st.tuples(st.sampled_from(BEFORE_WORD),
+                          st.text(st.sampled_from(WORD_LETTERS), min_size=1, max_size=12),
                           st.sampled_from(AFTER_WORD)), max_size=12))
-def test_o200k_ascii_words_equal_regex(words):
+def test_o200k_short_paths_equal_regex(words):
     import regex
 
     text = "".join(a + w + b for a, w, b in words)
