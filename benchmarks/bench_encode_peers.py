@@ -134,7 +134,7 @@ def encoder_of(library: str, vocab: str, ranks: str, threads: Optional[int]) -> 
         import fastokens
 
         ft = fastokens.Tokenizer.from_tiktoken(ranks, encoding=vocab)
-        return ft.encode_ordinary
+        return lambda text: ft.encode_ordinary(text).ids  # an Encoding, as HF's
     raise ValueError(f"unknown library {library!r}")
 
 
