@@ -21,6 +21,9 @@ thread). Then the hostile inputs: a megabyte of spaces, of one letter, of newlin
 each as one text, against our speed on ordinary text (target: within 3x).
 ``--cpu`` times one-thread runs in CPU time of this process rather than wall time, which a
 shared machine disturbs less.
+
+``--peers`` runs benchmarks/bench_encode_peers.py instead: cl100k and o200k on fresh text,
+one call on each library's threads, against tiktoken, quicktok and fastokens.
 """
 from __future__ import annotations
 
@@ -116,7 +119,7 @@ def peers(tok: fb.Tokenizer, workdir: str) -> List[Peer]:
     out = [
         Peer(
             "functionalbpe",
-            tok.encode_ordinary,
+            lambda text: tok.encode_ordinary(text, threads=1),
             lambda docs: tok.encode_batch(docs, num_threads=None, disallowed_special=()),
         )
     ]
@@ -190,15 +193,21 @@ def hostile(tok: fb.Tokenizer, ordinary: List[str], repeat: int, cpu: bool) -> N
     clock = time.process_time if cpu else time.perf_counter
     text = "".join(ordinary)
     n = len(text.encode("utf-8"))
-    base = min(timed(lambda: tok.encode_ordinary(text), clock)[0] for _ in range(repeat)) / n
+    base = min(timed(lambda: tok.encode_ordinary(text, threads=1), clock)[0] for _ in range(repeat)) / n
     print(f"\nHostile inputs (one text of 1 MB each) against ordinary text ({1 / base / 1e6:.1f} MB/s):")
     for name, unit in [("spaces", " "), ("one letter", "x"), ("newlines", "\n"), ("^", "^"), ("'s", "'s")]:
         s = unit * (1_000_000 // len(unit))
-        t = min(timed(lambda: tok.encode_ordinary(s), clock)[0] for _ in range(repeat))
+        t = min(timed(lambda: tok.encode_ordinary(s, threads=1), clock)[0] for _ in range(repeat))
         print(f"  {name:<12}{len(s) / t / 1e6:>9.1f} MB/s   {t / len(s) / base:>5.2f}x the time of ordinary text")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if "--peers" in argv:  # production vocabularies on fresh text: bench_encode_peers.py
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from bench_encode_peers import main as peers_main
+
+        return peers_main([a for a in argv if a != "--peers"])
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--vocab-size", type=int, default=32768)
     parser.add_argument("--max-mb", type=float, default=8.0, help="megabytes of each corpus (default 8)")

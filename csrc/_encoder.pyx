@@ -70,6 +70,7 @@ from libc.string cimport memcpy
 import gc
 import os
 import threading
+from array import array
 
 
 cdef extern from "Python.h":
@@ -82,6 +83,8 @@ cdef extern from "Python.h":
     PyObject *tuple_item "PyTuple_GET_ITEM"(object t, Py_ssize_t i)
     void list_set "PyList_SET_ITEM"(object l, Py_ssize_t i, PyObject *o)
     void incref "Py_INCREF"(PyObject *o)
+    object PyMemoryView_FromMemory(char *mem, Py_ssize_t size, int flags)
+    int PyBUF_READ
 
 
 from cpython.pycapsule cimport PyCapsule_GetPointer
@@ -182,6 +185,19 @@ cdef size_t NOGIL_PIECE = 4096
 # Below this much text in all, a batch is encoded on the calling thread: handing texts to
 # other threads would cost more than it saves.
 PARALLEL_MIN_BYTES = 256 << 10
+# One text of at least this many bytes of UTF-8 is cut at safe places (fbpe_safe_cut,
+# csrc/lib/scan.c: the pieces of the parts are the pieces of the whole) and its parts are
+# encoded on the worker threads, like a batch's texts. Module attributes, so that tests can
+# make them tiny.
+PARALLEL_TEXT_BYTES = 128 << 10
+# The parts: about PARTS_PER_THREAD per thread, so that a part slower than the others (a
+# paragraph of rare CJK) does not leave the other threads waiting; none under
+# TEXT_PART_MIN_BYTES.
+PARTS_PER_THREAD = 4
+TEXT_PART_MIN_BYTES = 32 << 10
+# A cut is looked for this far before each planned place, never further: a text without one
+# there (a megabyte of spaces) loses that cut, not the time of a search through the part.
+CUT_WINDOW = 16 << 10
 # encode_cached's cache of raw pieces, read when a BPE makes its cache: more than the distinct
 # pieces of the standard library cut by the functionalizer split (131,707), which a smaller
 # cache would keep emptying. A module attribute, so that tests can make it tiny.
@@ -227,6 +243,18 @@ def _thread_pool():
             _pool = ThreadPoolExecutor(default_threads(), thread_name_prefix="functionalbpe-encode")
             _pool_pid = os.getpid()
         return _pool
+
+
+cdef _run(_TextBatch batch, size_t workers):
+    """Encode the batch on ``workers`` threads, the calling thread one of them."""
+    if workers <= 1:
+        batch.work()
+        return
+    pool = _thread_pool()
+    futures = [pool.submit(batch.work) for _ in range(workers - 1)]
+    batch.work()
+    for f in futures:
+        f.result()
 
 
 cdef object utf8_of(str text, const uint8_t **data, size_t *size):
@@ -310,9 +338,13 @@ cdef class _TextBatch:
         self.owners = []
         if buffer is not None:
             # Bytes from a file, checked as UTF-8 where they were read: no str is ever made.
+            # Or one text's UTF-8 cut into parts (BPE._text_parts): its bytes, or an ASCII str.
             self.owners.append(buffer)
-            base = <const uint8_t *>PyBytes_AS_STRING(buffer)
-            size = PyBytes_GET_SIZE(buffer)
+            if isinstance(buffer, str):
+                self.owners.append(utf8_of(buffer, &base, &size))
+            else:
+                base = <const uint8_t *>PyBytes_AS_STRING(buffer)
+                size = PyBytes_GET_SIZE(buffer)
             for k in range(n):
                 if ends[k] < start or ends[k] > size:
                     raise ValueError(f"unit {k} ends at {ends[k]}, outside the buffer's {size} bytes")
@@ -379,6 +411,40 @@ cdef class _TextBatch:
             if collecting:
                 gc.enable()
         return out
+
+    @property
+    def num_units(self):
+        return self.batch.num_units
+
+    def joined(self):
+        """The ids of every unit, one unit after another, as one list: the parts of one text
+        (BPE._text_parts)."""
+        cdef size_t k, j, total = 0
+        cdef fbpe_text_unit *u
+        cdef const uint32_t *ids
+        cdef PyObject *item
+        for k in range(self.batch.num_units):
+            check(self.batch.units[k].status, "while encoding")
+            total += self.batch.units[k].count
+        cdef list out = PyList_New(total)
+        total = 0
+        for k in range(self.batch.num_units):
+            u = &self.batch.units[k]
+            ids = self.batch.outs[u.worker].ids + u.off
+            for j in range(u.count):
+                item = tuple_item(self.id_objects, ids[j])
+                incref(item)
+                list_set(out, total + j, item)
+            total += u.count
+        return out
+
+    def total(self):
+        """How many ids all the units encode to."""
+        cdef size_t k, total = 0
+        for k in range(self.batch.num_units):
+            check(self.batch.units[k].status, "while encoding")
+            total += self.batch.units[k].count
+        return total
 
     def packed_with_eot(self, int width, const uint8_t[::1] last, long long eot):
         """All the ids as little-endian integers of ``width`` bytes, with ``eot`` (when it is
@@ -711,9 +777,14 @@ cdef class BPE:
             fbpe_cache_give(self.b, cache)
         return check(rc, "while encoding")
 
-    def encode_text(self, str text, str pattern):
-        """The ids of ``text`` (no special tokens) cut by the C scanner for ``pattern``."""
+    def encode_text(self, str text, str pattern, threads=1):
+        """The ids of ``text`` (no special tokens) cut by the C scanner for ``pattern``; a long
+        text on ``threads`` threads (None: all cores), the same ids for any number."""
         cdef fbpe_ids out
+        if threads != 1:
+            parts = self._text_parts(text, pattern, threads)
+            if parts is not None:
+                return parts.joined()
         fbpe_ids_init(&out)
         try:
             self._encode_text(text, pattern, &out)
@@ -721,15 +792,59 @@ cdef class BPE:
         finally:
             fbpe_ids_free(&out)
 
-    def count_text(self, str text, str pattern):
+    def count_text(self, str text, str pattern, threads=1):
         """How many ids ``text`` encodes to (as ``len(encode_text(...))``, without the list)."""
         cdef fbpe_ids out
+        if threads != 1:
+            parts = self._text_parts(text, pattern, threads)
+            if parts is not None:
+                return parts.total()
         fbpe_ids_init(&out)
         try:
             self._encode_text(text, pattern, &out)
             return out.len
         finally:
             fbpe_ids_free(&out)
+
+    def _text_parts(self, str text, str pattern, threads):
+        """One long text cut at safe places and its parts encoded on the worker threads (a
+        _TextBatch whose units are the parts, in order), or None when it stays on one thread:
+        it is short, one thread is asked for, no safe place is found, or the scanner is one
+        whose pieces a safe cut may change (the marker scheme's, whose dropped spaces need
+        both neighbours; a scanner that joins runs of identical pieces, scan.c).
+
+        A safe cut is a place where a piece of the whole text ends and every piece before it
+        was decided as the end of the text would decide it, so the pieces of the parts are
+        the pieces of the whole; each piece is encoded on its own, so the ids are too."""
+        cdef const uint8_t *data
+        cdef size_t size, parts, k, target, prev = 0, cut, lo
+        if len(text) < PARALLEL_TEXT_BYTES // 4:  # at most 4 bytes a character
+            return None
+        if pattern not in _scanner.PATTERN_SCANNERS:  # the marker scheme, joined runs
+            return None
+        workers = thread_count(threads)
+        if workers <= 1:
+            return None
+        owner = utf8_of(text, &data, &size)
+        if size < PARALLEL_TEXT_BYTES:
+            return None
+        parts = min(<size_t>(workers * PARTS_PER_THREAD), size // max(<size_t>TEXT_PART_MIN_BYTES, 1))
+        view = PyMemoryView_FromMemory(<char *>data, size, PyBUF_READ)
+        ends = array("Q")
+        for k in range(1, parts):
+            target = size // parts * k
+            lo = target - CUT_WINDOW if target > prev + CUT_WINDOW else prev
+            cut = _scanner.safe_cut(view, lo, target)
+            if cut > prev:
+                ends.append(cut)
+                prev = cut
+        if not ends:
+            return None
+        ends.append(size)
+        workers = min(workers, len(ends))
+        batch = _TextBatch(self, (), pattern, workers, owner, ends)
+        _run(batch, workers)
+        return batch
 
     def encode_texts(self, texts, str pattern, threads=None):
         """The ids of each text, the texts spread over ``threads`` threads (None: all cores).
@@ -769,14 +884,7 @@ cdef class BPE:
         units = len(texts) if buffer is None else ends.shape[0]
         workers = max(1, min(thread_count(threads), units))
         batch = _TextBatch(self, texts, pattern, workers, buffer, ends)
-        if workers <= 1 or batch.total_bytes < PARALLEL_MIN_BYTES:
-            batch.work()
-        else:
-            pool = _thread_pool()
-            futures = [pool.submit(batch.work) for _ in range(workers - 1)]
-            batch.work()
-            for f in futures:
-                f.result()
+        _run(batch, 1 if batch.total_bytes < PARALLEL_MIN_BYTES else workers)
         return batch
 
     def decode_bytes(self, ids):

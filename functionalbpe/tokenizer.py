@@ -229,14 +229,20 @@ class Tokenizer(OtherLibraryNames, Exchange):
 
     # -- encoding -------------------------------------------------------------------------
 
-    def encode_ordinary(self, text: str) -> List[int]:
+    def encode_ordinary(self, text: str, *, threads: Optional[int] = None) -> List[int]:
         """Encode ``text``, reading special-token text as ordinary text.
+
+        ``threads``: a long text (128 KiB or more) whose pieces the C scanner finds is cut
+        where no piece changes and its parts are encoded on this many threads (None: all
+        cores; 1 keeps the calling thread). The ids are the same for any number.
 
         >>> import functionalbpe as fb
         >>> fb.train(["ab ab"], vocab_size=257, progress=False).encode_ordinary("ab")
         [256]
         """
-        return self._encoder.encode_text(plain_str(text)) if text else []
+        if threads is not None:
+            threads = thread_count(threads)
+        return self._encoder.encode_text(plain_str(text), threads) if text else []
 
     def encode(
         self,
@@ -247,6 +253,7 @@ class Tokenizer(OtherLibraryNames, Exchange):
         dropout: float = 0.0,
         seed: Optional[int] = None,
         add_special_tokens: bool = False,
+        threads: Optional[int] = None,
     ) -> List[int]:
         """Encode ``text``; special tokens only where allowed (tiktoken's rules).
 
@@ -261,6 +268,7 @@ class Tokenizer(OtherLibraryNames, Exchange):
         leaves every piece as bytes (and atoms). ``seed`` fixes the draws (None: a fresh
         random seed each call). ``add_special_tokens`` is HF's option: False, what is always
         done here (True is refused: no special token is added that the text does not hold).
+        ``threads``: as for :meth:`encode_ordinary`.
 
         >>> import functionalbpe as fb
         >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<s>"], progress=False)
@@ -277,7 +285,9 @@ class Tokenizer(OtherLibraryNames, Exchange):
         if p:
             rng = random.Random(seed_value(seed))
             return self._specials.encode(bpe_text(text), allowed, lambda t: self._encoder.encode_text_dropout(t, p, rng))
-        return self._specials.encode(text, allowed, self.encode_ordinary)
+        if threads is not None:
+            threads = thread_count(threads)
+        return self._specials.encode(text, allowed, lambda part: self._encoder.encode_text(part, threads) if part else [])
 
     def encode_batch(
         self,

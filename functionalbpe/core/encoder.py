@@ -170,22 +170,25 @@ class Encoder:
                 out.extend(ids)
         return out
 
-    def encode_text(self, text: str) -> List[int]:
+    def encode_text(self, text: str, threads: Optional[int] = 1) -> List[int]:
         """The ids of a text that holds no special token (needs a scheme). A lone surrogate
         (which UTF-8 cannot hold) is read as U+FFFD, as tiktoken reads it: the text is
-        rewritten only when it holds one, which the UTF-8 encoding in C finds out."""
-        try:
-            return self._encode_text(text)
-        except UnicodeEncodeError:
-            return self._encode_text(without_surrogates(text))
+        rewritten only when it holds one, which the UTF-8 encoding in C finds out.
 
-    def _encode_text(self, text: str) -> List[int]:
+        ``threads``: a long text cut by the C scanner is encoded in parts on this many
+        threads (None: all cores), with the same ids as on one."""
+        try:
+            return self._encode_text(text, threads)
+        except UnicodeEncodeError:
+            return self._encode_text(without_surrogates(text), threads)
+
+    def _encode_text(self, text: str, threads: Optional[int] = 1) -> List[int]:
         # A compiled pattern's matcher may give up on a text (CompiledPatternGaveUp: no
         # non-empty match somewhere, or its step budget spent); the text then goes the
         # Python way, where regex gives the pieces or the error that names the character.
         if self.scanner is not None:
             try:
-                return self.native.encode_text(text, self.scanner)
+                return self.native.encode_text(text, self.scanner, threads)
             except CompiledPatternGaveUp:
                 pass
         scheme = self.scheme
@@ -262,13 +265,13 @@ class Encoder:
         lists = self.encode_texts(texts, threads)
         return pack(lists, width), [len(ids) for ids in lists]
 
-    def count_text(self, text: str) -> int:
+    def count_text(self, text: str, threads: Optional[int] = 1) -> int:
         if self.scanner is not None:
             try:
                 try:
-                    return self.native.count_text(text, self.scanner)
+                    return self.native.count_text(text, self.scanner, threads)
                 except UnicodeEncodeError:
-                    return self.native.count_text(without_surrogates(text), self.scanner)
+                    return self.native.count_text(without_surrogates(text), self.scanner, threads)
             except CompiledPatternGaveUp:
                 pass
         return len(self.encode_text(text))

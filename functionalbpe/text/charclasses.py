@@ -112,13 +112,21 @@ def _check(table: bytes) -> None:
     # and mark, and \p{L} is exactly Lu|Lt|Ll|Lm|Lo (so the layers above rebuild it). A
     # regex release that broke this would need a scanner change: say so rather than cut
     # text unlike regex.
-    # It also reads eight ASCII bytes at a time assuming that the ASCII letters are A-Z, a-z.
+    # It also reads eight ASCII bytes at a time assuming that the ASCII letters are A-Z, a-z,
+    # and (o200k) that the ASCII members of [\p{Ll}\p{Lm}\p{Lo}\p{M}] are a-z and those of
+    # [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] A-Z.
     exclusive = LETTER | NUMBER | SPACE | MARK
     overlapping = _count_flagged(table, lambda f: bin(f & exclusive).count("1") > 1)
     letters = sum(end - start for start, end in _spans(r"\p{L}"))
     ascii_letters = [cp for cp in range(128) if table[cp] & LETTER]
     expected_ascii = [cp for cp in range(128) if chr(cp).isalpha()]
-    if overlapping or ascii_letters != expected_ascii or letters != _count_flagged(table, lambda f: f & LETTER):
+    ascii_lowerish = [cp for cp in range(128) if table[cp] & LOWERISH]
+    expected_lowerish = [cp for cp in range(128) if chr(cp).islower()]
+    ascii_upperish = [cp for cp in range(128) if table[cp] & UPPERISH]
+    expected_upperish = [cp for cp in range(128) if chr(cp).isupper()]
+    if (overlapping or ascii_letters != expected_ascii or ascii_lowerish != expected_lowerish
+            or ascii_upperish != expected_upperish
+            or letters != _count_flagged(table, lambda f: f & LETTER)):
         raise RuntimeError(
             f"regex {regex.__version__} classifies code points in a way the scanner does not "
             "expect; set FUNCTIONALBPE_PUREPYTHON=1 and report this"

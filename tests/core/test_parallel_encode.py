@@ -1,0 +1,181 @@
+"""One long text on several threads: cut at safe places, the parts encoded on the workers.
+
+The property: ``encode(text, threads=k)`` is ``encode(text, threads=1)`` for every k, every
+scheme and pattern, on random merge tables, hypothesis text and hostile text, and equals
+tiktoken's ids where tiktoken is installed. The size thresholds are made tiny here, so that
+short texts are cut into many parts and every cut is exercised.
+"""
+from __future__ import annotations
+
+import gzip
+import random
+import string
+from pathlib import Path
+from typing import List, Optional
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import functionalbpe as fb
+from functionalbpe.core._native import NATIVE
+from functionalbpe.text.patterns import PATTERNS
+
+from ..conftest import read_corpus
+from ..helpers import stdlib_text, tricky_text
+from .test_encoder import MULTILINGUAL, reference_ids
+
+ENCODER = NATIVE.encoder
+needs_native = pytest.mark.skipif(ENCODER is None, reason="the compiled encoder is not built (or pure Python is forced)")
+
+# Text that offers safe cuts often (a line end after a non-space, ASCII punctuation after a
+# letter), between the hostile units of the encoder's tests.
+CUT_UNITS = ["a.\nb", "x,", "word(", "\n", ". ", "é;", "東京\n", "  \n", "'s", "0123", "\r\n"]
+cut_text = st.lists(st.one_of(st.sampled_from(CUT_UNITS), tricky_text), max_size=40).map("".join)
+
+
+@pytest.fixture
+def tiny_parts(monkeypatch):
+    """Parts of a few bytes: any text over 64 bytes is cut wherever a cut is safe."""
+    if ENCODER is None:
+        pytest.skip("the compiled encoder is not built")
+    monkeypatch.setattr(ENCODER, "PARALLEL_TEXT_BYTES", 64)
+    monkeypatch.setattr(ENCODER, "TEXT_PART_MIN_BYTES", 8)
+    monkeypatch.setattr(ENCODER, "PARTS_PER_THREAD", 64)
+    monkeypatch.setattr(ENCODER, "CUT_WINDOW", 32)
+
+
+def parts_of(tok: fb.Tokenizer, text: str, threads: int) -> int:
+    """How many parts the encoder cuts ``text`` into (1: it stays on one thread)."""
+    encoder = tok._encoder
+    if encoder.scanner is None:
+        return 1
+    batch = encoder.native._text_parts(text, encoder.scanner, threads)
+    return 1 if batch is None else batch.num_units
+
+
+def random_tokenizer(seed: int, scheme: str = "plain", pattern: Optional[str] = "gpt4", merges: int = 150) -> fb.Tokenizer:
+    """A tokenizer trained on random text over a small alphabet (so that long tokens, runs and
+    odd merges come up), mixed with real text."""
+    rng = random.Random(seed)
+    alphabet = "aab \n.,é東京" + string.digits[:3]
+    docs = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(20, 200))) for _ in range(60)]
+    docs += stdlib_text(4_000) + [MULTILINGUAL]
+    size = 256 + len(fb.make_scheme(scheme).atoms) + merges
+    return fb.train(docs, vocab_size=size, scheme=scheme, pattern=pattern, progress=False)
+
+
+@pytest.fixture(scope="module")
+def toks() -> List[fb.Tokenizer]:
+    out = [random_tokenizer(seed, pattern=pattern) for seed, pattern in enumerate(PATTERNS)]
+    out += [random_tokenizer(10, scheme="functional"), random_tokenizer(11, scheme="markers", pattern=None)]
+    return out
+
+
+@needs_native
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=cut_text, threads=st.sampled_from([2, 3, 8]))
+def test_any_thread_count_gives_the_ids_of_one_thread(toks, tiny_parts, text, threads):
+    for tok in toks:
+        one = tok.encode_ordinary(text, threads=1)
+        assert tok.encode_ordinary(text, threads=threads) == one, tok
+        assert tok.encode(text, threads=threads, disallowed_special=()) == one
+        assert tok.count_tokens(text) == len(one)
+
+
+@needs_native
+def test_parts_equal_the_reference_on_real_and_hostile_text(toks, tiny_parts):
+    every_block = "".join(chr(cp) + (".\n" if k % 7 == 0 else " ")
+                          for k, cp in enumerate(range(0x20, 0x30000, 97)) if not 0xD800 <= cp < 0xE000)
+    texts = [
+        "".join(stdlib_text(20_000)) + MULTILINGUAL,
+        every_block,
+        "x" * 5_000 + ".\n" + " " * 5_000 + "a.\nb" * 2_000,
+        "a" * 3_000 + ",\n" * 3_000 + "東京。" * 1_000,
+        ("'s\n" * 500) + ("0" * 2_000) + ("^\n" * 500),
+    ]
+    for tok in toks:
+        for text in texts:
+            want = reference_ids(tok, tok.scheme.prepare(text))
+            assert tok.encode_ordinary(text, threads=1) == want
+            assert tok.encode_ordinary(text, threads=4) == want, tok
+            if tok.scheme.name == "plain":
+                assert parts_of(tok, text, 4) > 1  # the text was cut: the path was taken
+
+
+@needs_native
+def test_the_markers_scheme_and_joined_runs_stay_on_one_thread(toks, tiny_parts):
+    text = "".join(stdlib_text(5_000))
+    for tok in toks:
+        if tok.scheme.name != "plain":
+            assert parts_of(tok, text, 4) == 1
+
+
+@needs_native
+def test_a_lone_surrogate_and_special_tokens_in_a_long_text(tiny_parts):
+    tok = fb.train(stdlib_text(30_000), vocab_size=400, special_tokens=["<|e|>"], progress=False)
+    text = "".join(stdlib_text(10_000))
+    with_special = text + "<|e|>" + text
+    want = tok.encode(with_special, allowed_special="all", threads=1)
+    assert tok.encode(with_special, allowed_special="all", threads=3) == want
+    odd = text + "a\ud800b" + text
+    assert tok.encode_ordinary(odd, threads=3) == tok.encode_ordinary(odd.replace("\ud800", "\ufffd"), threads=1)
+    with pytest.raises(fb.FunctionalBPEError):
+        tok.encode_ordinary(text, threads=0)
+
+
+def test_threads_default_and_one_on_the_real_thresholds(corpora):
+    """The default thresholds, on a real language mix: the same ids on any thread count."""
+    tok = fb.train(stdlib_text(60_000), vocab_size=600, progress=False)
+    text = "".join(read_corpus(p, 60_000) for p in sorted((corpora / "nl").glob("*.txt"))[:8])
+    want = tok.encode_ordinary(text, threads=1)
+    assert tok.encode_ordinary(text) == want
+    assert tok.encode_ordinary(text, threads=2) == want
+    assert tok.decode(want) == text
+
+
+def _rank_file(name: str, tmp_path: Path) -> Path:
+    """A rank file shipped in bpe-openai's wheel (gzipped), unpacked; skip without it."""
+    bpe_openai = pytest.importorskip("bpe_openai")
+    path = Path(bpe_openai.__file__).parent / "data" / f"{name}.tiktoken.gz"
+    if not path.is_file():
+        pytest.skip(f"{path} is not in this bpe-openai")
+    out = tmp_path / f"{name}.tiktoken"
+    out.write_bytes(gzip.decompress(path.read_bytes()))
+    return out
+
+
+@pytest.mark.parametrize("name, pattern", [("cl100k_base", "gpt4"), ("o200k_base", "o200k")])
+def test_production_vocabularies_on_threads_equal_tiktoken(name, pattern, corpora, tmp_path):
+    tiktoken = pytest.importorskip("tiktoken")
+    tok = fb.Tokenizer.from_tiktoken(_rank_file(name, tmp_path), pattern=pattern)
+    enc = tok.as_tiktoken_encoding()
+    assert isinstance(enc, tiktoken.Encoding)
+    for lang in ["en", "zh-CN", "ru"]:
+        text = read_corpus(corpora / "nl" / f"{lang}.txt", 300_000)
+        want = enc.encode_ordinary(text)
+        assert tok.encode_ordinary(text, threads=1) == want, lang
+        assert tok.encode_ordinary(text, threads=2) == want, lang
+
+
+# -- the o200k scanner's short paths for words -------------------------------------------------
+
+# What may follow the capitals or the lower-case run of an ASCII word: a letter of each
+# category o200k tells apart (Lu Ll Lt Lm Lo), marks, a contraction, digits, the end.
+AFTER_WORD = ["", "a", "Z", "\u00e9", "\u00c9", "\u01c5", "\u02b0", "\u4e2d", "\u0301", "\u0903",
+              "'s", "'S", "'ll", "'x", "1", " ", "\n", ".", "/", "_", "\u00a0", "\ud800"]
+# ASCII letters of both cases, and non-ASCII ones of each class the short paths tell apart:
+# Ll only (Cyrillic, Greek, accented Latin), Lu only, Lt, Lm, Lo (in U and W both), marks.
+WORD_LETTERS = list("aAzZbY") + ["\u044b", "\u042b", "\u00e9", "\u00c9", "\u03c9", "\u03a9", "\u0301",
+                                 "\u01c5", "\u02b0", "\u4e2d", "\u00df"]
+BEFORE_WORD = ["", " ", "(", "\t", "\n", "\r", "1", "'", "\u0301", "\u00a0", "\u3000", "\u00e9"]
+
+
+@needs_native
+@given(st.lists(st.tuples(st.sampled_from(BEFORE_WORD),
+                          st.text(st.sampled_from(WORD_LETTERS), min_size=1, max_size=12),
+                          st.sampled_from(AFTER_WORD)), max_size=12))
+def test_o200k_short_paths_equal_regex(words):
+    import regex
+
+    text = "".join(a + w + b for a, w, b in words)
+    assert NATIVE.scanner.scan(text, "o200k") == regex.findall(PATTERNS["o200k"], text)
