@@ -18,7 +18,7 @@ from functionalbpe.schemes import markerclasses as MC
 from functionalbpe.schemes import markers as M
 from functionalbpe.util.checks import bpe_text
 from functionalbpe.core._native import NATIVE
-from functionalbpe.text.charclasses import _every_code_point
+from functionalbpe.text.charclasses import every_code_point
 from functionalbpe.schemes.markers import BoundaryMarkers
 from functionalbpe.text.counting import count_table
 from functionalbpe.training import train_from_counts
@@ -30,7 +30,7 @@ scanner = NATIVE.scanner
 encoder = NATIVE.encoder
 pytestmark = pytest.mark.skipif(scanner is None, reason="the compiled extension is not built")
 
-EVERY = _every_code_point()
+EVERY = every_code_point()
 
 
 def _classes():

@@ -83,7 +83,7 @@ def test_scanner_equals_regex_on_any_text(text):
 @needs_scanner
 def test_scanner_on_every_code_point():
     # All 1,114,112 code points in order: every character's class, in a run of neighbours.
-    every = charclasses._every_code_point()
+    every = charclasses.every_code_point()
     for name in NAMES:
         assert scanner.scan(every, name) == regex.findall(PATTERNS[name], every), name
 
@@ -93,7 +93,7 @@ def test_scanner_on_every_code_point():
 def test_scanner_on_every_code_point_in_context():
     # Each code point after and before a space, a letter, a digit, an apostrophe, a newline
     # and a mark: the classes of every character against every rule.
-    every = charclasses._every_code_point()
+    every = charclasses.every_code_point()
     contexts = (" {}", "a{}b", "1{}2", "'{}s", "\n{}\n", "\u0301{}\u0301", "{}'S", "A{}a")
     for context in contexts:
         text = "".join(context.format(c) for c in every[:: 1 if context == contexts[0] else 3])
