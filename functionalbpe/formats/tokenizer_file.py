@@ -210,13 +210,7 @@ def check_fields(payload: Any, error: Type[FunctionalBPEError] = TokenizerFileEr
     merges = payload["merges"]
     if len(merges) > MAX_VOCAB_SIZE:
         raise error(f"merges: {len(merges)} merges; a tokenizer holds at most {MAX_VOCAB_SIZE} ids")
-    # Pairs of plain ints, checked in C over the whole list (a loop would be the slow part).
-    if merges and not (
-        set(map(type, merges)) == {list} and set(map(len, merges)) == {2}
-        and set(map(type, chain.from_iterable(merges))) == {int}
-    ):
-        k = next(k for k, m in enumerate(merges) if not (type(m) is list and len(m) == 2 and all(map(is_int, m))))
-        raise error(f"merges[{k}]: {excerpt(merges[k])} is not a merge (a pair of integer ids)")
+    _check_id_lists(merges, 2, "merges", "a merge (a pair of integer ids)", error)
     counts = payload.get("merge_counts")
     if counts is not None:
         if not isinstance(counts, list) or len(counts) != len(merges):
@@ -246,12 +240,7 @@ def check_fields(payload: Any, error: Type[FunctionalBPEError] = TokenizerFileEr
     joins = payload.get("joins", [])
     if not isinstance(joins, list) or len(joins) > MAX_TOTAL_TOKEN_BYTES:
         raise error(f"joins: {excerpt(joins)} is not a list of (left, right, token) ids")
-    if joins and not (
-        set(map(type, joins)) == {list} and set(map(len, joins)) == {3}
-        and set(map(type, chain.from_iterable(joins))) == {int}
-    ):
-        k = next(k for k, j in enumerate(joins) if not (type(j) is list and len(j) == 3 and all(map(is_int, j))))
-        raise error(f"joins[{k}]: {excerpt(joins[k])} is not a join (three integer ids: left, right, token)")
+    _check_id_lists(joins, 3, "joins", "a join (three integer ids: left, right, token)", error)
     if not isinstance(payload.get("whole_pieces", False), bool):
         raise error(f"whole_pieces: {excerpt(payload['whole_pieces'])} should be true or false")
     training = payload.get("training")
@@ -259,6 +248,17 @@ def check_fields(payload: Any, error: Type[FunctionalBPEError] = TokenizerFileEr
         raise error(f"training: {excerpt(training)} is not a description of the training (a JSON object)")
     if not 0 < payload["vocab_size"] <= MAX_VOCAB_SIZE:
         raise error(f"vocab_size: {excerpt(payload['vocab_size'])} is not in 1..{MAX_VOCAB_SIZE}")
+
+
+def _check_id_lists(items: List[Any], size: int, field: str, what: str, error: Type[FunctionalBPEError]) -> None:
+    """Each item a list of ``size`` plain ints, checked in C over the whole list (a loop would
+    be the slow part), and only then looked through for the first bad one, to name it."""
+    if items and not (
+        set(map(type, items)) == {list} and set(map(len, items)) == {size}
+        and set(map(type, chain.from_iterable(items))) == {int}
+    ):
+        k = next(k for k, m in enumerate(items) if not (type(m) is list and len(m) == size and all(map(is_int, m))))
+        raise error(f"{field}[{k}]: {excerpt(items[k])} is not {what}")
 
 
 def first_bad_text(value: Any, path: str = "") -> "str | None":
