@@ -121,6 +121,17 @@ class Tokenizer(OtherLibraryNames, Exchange):
         return self._encoder
 
     @property
+    def id_map(self) -> IdMap:
+        """How this tokenizer's ids differ from the internal layout (:mod:`functionalbpe.core.idmap`):
+        an imported vocabulary's own ids, the identity for one trained here.
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=257, progress=False).id_map.identity
+        True
+        """
+        return self._idmap
+
+    @property
     def special_policy(self) -> SpecialPolicy:
         """The special tokens and tiktoken's rules for them (:mod:`functionalbpe.text.specials`).
 

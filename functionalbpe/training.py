@@ -271,7 +271,7 @@ def _continue(corpus: Any, vocab_size: Optional[int], base: Tokenizer, pattern: 
     new = trainer.resume(the_scheme.transform(raw), alphabet, base.alphabet.merges, num_merges,
                          merge_policy=base.merge_policy, min_frequency=min_frequency, progress=progress,
                          backend=backend)
-    ids = base._idmap
+    ids = base.id_map
     first_new = base.vocab_size  # the new ids come after every id of the base
     merge_counts = None if base.merge_counts is None else list(base.merge_counts) + [c for _, _, c in new]
     tok = Tokenizer(
@@ -281,7 +281,7 @@ def _continue(corpus: Any, vocab_size: Optional[int], base: Tokenizer, pattern: 
         special_ids=list(base.special_tokens.values()) + list(range(first_new + len(new), first_new + len(new) + len(new_specials))),
         # The base's joins keep its tokens as it makes them (the new merges were learned on
         # the replay of its merges, which its joins change in a few pieces).
-        joins=[(ids.to_internal([a])[0], ids.to_internal([b])[0], ids.to_internal([t])[0]) for a, b, t in base.joins],
+        joins=base.encoder.joins,
         whole_pieces=base.whole_pieces,
     )
     tok.training = {

@@ -74,19 +74,21 @@ static inline unsigned fbpe_lowest_bit(uint64_t x) {
 #endif
 }
 
-/* The end of the run of letters from i. ASCII letters are taken eight at a time: most
- * words are short, and a byte loop pays a mispredicted branch where each one ends, which a
- * word-at-a-time count of the leading letters does not. (regex's ASCII letters are exactly
- * A-Z and a-z; charclasses.py checks it.) */
-static inline size_t fbpe_run_of_letters(const fbpe_classes *cl, const uint8_t *s, size_t i,
-                                         size_t n) {
+/* Where the ASCII lower-case letters from i end (with fold 0x20, letters of either case),
+ * eight at a time: most words are short, and a byte loop pays a mispredicted branch where
+ * each one ends, which a word-at-a-time count of the leading letters does not. Returns the
+ * end when an ASCII byte stops the run; else the offset of the non-ASCII character (or the
+ * last bytes) where the caller's loop through the class table goes on, and *done is 0. */
+static inline size_t fbpe_ascii_letters_end(const uint8_t *s, size_t i, size_t n, uint64_t fold,
+                                            int *done) {
     const uint64_t high = 0x8080808080808080ull;
+    *done = 0;
     while (fbpe_little_endian() && i + 8 <= n) {
         uint64_t w;
         memcpy(&w, s + i, 8);
-        /* Per byte, without carries between bytes: OR 0x20 folds A-Z onto a-z, then two
+        /* Per byte, without carries between bytes: OR fold maps A-Z onto a-z, then two
          * additions test 0x61 <= y <= 0x7A in the high bit; non-ASCII bytes never count. */
-        uint64_t y = (w | 0x2020202020202020ull) & 0x7F7F7F7F7F7F7F7Full;
+        uint64_t y = (w | fold) & 0x7F7F7F7F7F7F7F7Full;
         uint64_t letters = (y + 0x1F1F1F1F1F1F1F1Full) & ~(y + 0x0505050505050505ull) & ~w & high;
         uint64_t stop = ~letters & high;
         if (!stop) {
@@ -94,10 +96,19 @@ static inline size_t fbpe_run_of_letters(const fbpe_classes *cl, const uint8_t *
             continue;
         }
         i += fbpe_lowest_bit(stop) / 8; /* little-endian: the first byte is the low one */
-        if (s[i] < 0x80) return i;
-        break; /* a non-ASCII character: the general loop decides */
+        *done = s[i] < 0x80;
+        return i;
     }
-    return fbpe_run_of(cl, s, i, n, FBPE_LETTER);
+    return i;
+}
+
+/* The end of the run of letters from i (regex's ASCII letters are exactly A-Z and a-z;
+ * charclasses.py checks it). */
+static inline size_t fbpe_run_of_letters(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                         size_t n) {
+    int done;
+    i = fbpe_ascii_letters_end(s, i, n, 0x2020202020202020ull, &done);
+    return done ? i : fbpe_run_of(cl, s, i, n, FBPE_LETTER);
 }
 
 /* The end of the run of "other" characters (none of L, N, S) from i. */
@@ -316,23 +327,9 @@ static inline size_t fbpe_cl100k_end(const fbpe_classes *cl, const uint8_t *s, s
  * most of the o200k scanner's instructions. */
 static inline size_t fbpe_run_of_lowerish(const fbpe_classes *cl, const uint8_t *s, size_t i,
                                           size_t n) {
-    const uint64_t high = 0x8080808080808080ull;
-    while (fbpe_little_endian() && i + 8 <= n) {
-        uint64_t w;
-        memcpy(&w, s + i, 8);
-        /* Per byte: 0x61 <= b <= 0x7A in the high bit, non-ASCII bytes never count. */
-        uint64_t y = w & 0x7F7F7F7F7F7F7F7Full;
-        uint64_t lower = (y + 0x1F1F1F1F1F1F1F1Full) & ~(y + 0x0505050505050505ull) & ~w & high;
-        uint64_t stop = ~lower & high;
-        if (!stop) {
-            i += 8;
-            continue;
-        }
-        i += fbpe_lowest_bit(stop) / 8;
-        if (s[i] < 0x80) return i;
-        break; /* a non-ASCII character: the general loop decides */
-    }
-    return fbpe_run_of(cl, s, i, n, FBPE_LOWERISH);
+    int done;
+    i = fbpe_ascii_letters_end(s, i, n, 0, &done);
+    return done ? i : fbpe_run_of(cl, s, i, n, FBPE_LOWERISH);
 }
 
 /* U*W+ from i: the end, or 0 if it cannot match. U* takes the whole U run; if a W follows
