@@ -58,7 +58,8 @@ cdef extern from "lib/train.h":
                                      int64_t count, const int32_t *atom_ids) nogil
     fbpe_status fbpe_trainer_new(fbpe_pieces *counted, uint32_t first_id, const uint32_t *flags,
                                  const uint32_t *lengths, int policy, int64_t max_merges,
-                                 int64_t min_frequency, size_t max_token_bytes, fbpe_trainer **out) nogil
+                                 int64_t min_frequency, size_t max_token_bytes, const uint32_t *shapes,
+                                 uint32_t max_words, int colon_space, fbpe_trainer **out) nogil
     fbpe_status fbpe_trainer_run(fbpe_trainer *trainer, double seconds) nogil
     size_t fbpe_trainer_num_merges(const fbpe_trainer *trainer) nogil
     const fbpe_trained_merge *fbpe_trainer_merges(const fbpe_trainer *trainer) nogil
@@ -202,15 +203,20 @@ cdef object report_merges(fbpe_trainer *trainer, size_t done, size_t n, object o
 
 cdef list run_merges(Pieces counted, uint32_t first_id, object flags, int policy,
                      object num_merges, int64_t min_frequency, object progress,
-                     size_t max_token_bytes=FBPE_MAX_TOKEN_BYTES, object on_merge=None, object lengths=None):
+                     size_t max_token_bytes=FBPE_MAX_TOKEN_BYTES, object on_merge=None, object lengths=None,
+                     object shapes=None, uint32_t max_words=0, bint colon_space=True):
     """Train on filled counted pieces (``flags``: one per id below ``first_id``; ``lengths``,
     their text-form bytes, where some are not single bytes or atoms); ``on_merge``, if given,
-    is called with each merge and the pair that came second (a trace)."""
+    is called with each merge and the pair that came second (a trace). ``shapes``, one per
+    id, turn on the token rules (``max_words``, 0 for any; ``colon_space``)."""
     if len(flags) != first_id:
         raise ValueError(f"flags gives {len(flags)} entries for {first_id} symbols")
     if lengths is not None and len(lengths) != first_id:
         raise ValueError(f"lengths gives {len(lengths)} entries for {first_id} symbols")
     cdef const uint32_t[::1] clengths = array("I", [min(int(n), 0xFFFFFFFF) for n in lengths] if lengths else [0])
+    if shapes is not None and len(shapes) != first_id:
+        raise ValueError(f"shapes gives {len(shapes)} entries for {first_id} symbols")
+    cdef const uint32_t[::1] cshapes = array("I", [int(n) & 0xFFFFFFFF for n in shapes] if shapes else [0])
     if not 1 <= max_token_bytes <= FBPE_MAX_TOKEN_BYTES:
         raise ValueError(f"max_token_bytes must be in 1..{FBPE_MAX_TOKEN_BYTES}, got {max_token_bytes}")
     cdef const uint32_t[::1] cflags = array("I", [int(f) & 0xFFFFFFFF for f in flags] or [0])
@@ -222,7 +228,8 @@ cdef list run_merges(Pieces counted, uint32_t first_id, object flags, int policy
     cdef size_t n, k, reported = 0
     with nogil:
         rc = fbpe_trainer_new(counted.ptr, first_id, &cflags[0], &clengths[0] if lengths is not None else NULL,
-                              policy, max_merges, min_frequency, max_token_bytes, &trainer)
+                              policy, max_merges, min_frequency, max_token_bytes,
+                              &cshapes[0] if shapes is not None else NULL, max_words, colon_space, &trainer)
     check(rc, "while training")
     if on_merge is not None:
         fbpe_trainer_keep_runner_ups(trainer)
@@ -250,7 +257,7 @@ cdef list run_merges(Pieces counted, uint32_t first_id, object flags, int policy
 
 def train_merges(pieces, num_merges, uint32_t first_id, flags, int policy,
                  int64_t min_frequency, progress, size_t max_token_bytes=FBPE_MAX_TOKEN_BYTES,
-                 on_merge=None, lengths=None):
+                 on_merge=None, lengths=None, shapes=None, uint32_t max_words=0, bint colon_space=True):
     """reference.train_merges over {symbol sequence: count}, arguments already checked."""
     counted = Pieces()
     cdef int64_t count
@@ -259,7 +266,7 @@ def train_merges(pieces, num_merges, uint32_t first_id, flags, int policy,
         if count > 0:
             add_symbols(counted.ptr, symbols, count, first_id)
     return run_merges(counted, first_id, flags, policy, num_merges, min_frequency, progress, max_token_bytes,
-                      on_merge, lengths)
+                      on_merge, lengths, shapes, max_words, colon_space)
 
 
 def train_merges_from_text(pieces, num_merges, uint32_t first_id, atom_ids, flags, int policy,

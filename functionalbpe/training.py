@@ -33,6 +33,7 @@ from .core.alphabet import Alphabet, num_merges_for, policy_code
 from .core.languages import combine, describe, multipliers, parity_options_for, scale, table_bytes
 from .core.piecetable import PieceTable
 from .core.reference import OnMerge
+from .core.wordrules import NO_RULES, SUPERWORD_RULES, TokenRules
 from .counts import PieceCounts
 from .errors import FunctionalBPEError, OutOfMemoryError, SmallerVocabularyWarning
 from .util.progress import ProgressSpec
@@ -73,6 +74,7 @@ def train(
     global_merges: int = 0,
     base: Union[Tokenizer, str, "os.PathLike[str]", None] = None,
     superwords: Optional[int] = None,
+    token_rules: Union[TokenRules, Mapping[str, Any], None] = None,
     **scheme_options: Any,
 ) -> Tokenizer:
     """Train a byte-level BPE tokenizer.
@@ -118,6 +120,13 @@ def train(
     merges by global frequency. Merge counts stay the global counts. The tokenizer records
     the objective, the mix and their parameters in ``tok.training``.
 
+    ``base=`` (a tokenizer or its file) continues its merges on ``corpus``;
+    ``superwords=t`` trains SuperBPE: ordinary BPE up to ``t`` ids, then on with
+    :data:`~functionalbpe.text.patterns.SUPERWORDS` (docs/superwords.md). ``token_rules``
+    (a :class:`~functionalbpe.core.wordrules.TokenRules` or a dict of its fields) refuse new
+    tokens of more than ``max_words`` words or holding ``": "``: by default SuperBPE's
+    published ones (4 words, no ``": "``) with ``superwords=``, none with ``base=``.
+
     >>> import functionalbpe as fb
     >>> tok = fb.train(["low lower lowest"] * 3, vocab_size=260, special_tokens=["<|eot|>"], progress=False)
     >>> tok.merges[:2], tok.special_tokens
@@ -134,12 +143,15 @@ def train(
                 "base= and superwords= continue the base tokenizer's scheme on one corpus: give no scheme, "
                 "scheme option, trace, languages or parity objective with them"
             )
+        rules = _token_rules(token_rules, superwords is not None)
         if superwords is not None:
             base = _superword_stage1(corpus, vocab_size, superwords, base, special_tokens,
                                      min_frequency, merge_policy, backend, progress, threads)
             pattern = SUPERWORDS if pattern is None else pattern
         return _continue(corpus, vocab_size, _as_tokenizer(base, pattern), pattern, special_tokens, min_frequency,
-                         merge_policy, backend, progress, threads)
+                         merge_policy, backend, progress, threads, rules)
+    if token_rules is not None:
+        raise FunctionalBPEError("token_rules= are rules for the merges after a base: give base= or superwords=")
     threads = thread_count(threads)
     counted = _counted(corpus)
     if counted is not None:  # counted already: the scheme and specials are the counts'
@@ -223,6 +235,20 @@ def _as_tokenizer(base: Any, pattern: Optional[str]) -> Tokenizer:
     raise FunctionalBPEError(f"base is a Tokenizer or the path of a tokenizer file, not a {type(base).__name__}")
 
 
+def _token_rules(given: Any, superwords: bool) -> TokenRules:
+    """The token rules asked for, or the default: SuperBPE's with superwords=, none with base=."""
+    if given is None:
+        return SUPERWORD_RULES if superwords else NO_RULES
+    if isinstance(given, TokenRules):
+        return given
+    if isinstance(given, Mapping):
+        unknown = set(given) - {"max_words", "colon_space"}
+        if unknown:
+            raise FunctionalBPEError(f"token_rules: unknown field {sorted(unknown)[0]!r} (max_words, colon_space)")
+        return TokenRules(**given)
+    raise FunctionalBPEError(f"token_rules is a TokenRules or a dict of its fields, not a {type(given).__name__}")
+
+
 def _superword_stage1(corpus: Any, vocab_size: Optional[int], superwords: int, base: Any,
                       special_tokens: Sequence[str], min_frequency: int, merge_policy: str, backend: str,
                       progress: ProgressSpec, threads: Optional[int]) -> Tokenizer:
@@ -242,9 +268,10 @@ def _superword_stage1(corpus: Any, vocab_size: Optional[int], superwords: int, b
 
 def _continue(corpus: Any, vocab_size: Optional[int], base: Tokenizer, pattern: Optional[str],
               special_tokens: Sequence[str], min_frequency: int, merge_policy: str, backend: str,
-              progress: ProgressSpec, threads: Optional[int]) -> Tokenizer:
+              progress: ProgressSpec, threads: Optional[int], rules: TokenRules) -> Tokenizer:
     """Continued training: ``base``'s ids all kept, its merges replayed first, the new merges
-    learned on ``corpus`` (cut by ``pattern`` when given, else by the base's) after them."""
+    learned on ``corpus`` (cut by ``pattern`` when given, else by the base's) after them,
+    none that ``rules`` refuse."""
     if merge_policy != "prefix" and merge_policy != base.merge_policy:
         raise FunctionalBPEError(f"the merge policy is the base's ({base.merge_policy!r}), not {merge_policy!r}")
     old = base.scheme
@@ -270,7 +297,7 @@ def _continue(corpus: Any, vocab_size: Optional[int], base: Tokenizer, pattern: 
     alphabet = Alphabet(the_scheme.atoms)
     new = trainer.resume(the_scheme.transform(raw), alphabet, base.alphabet.merges, num_merges,
                          merge_policy=base.merge_policy, min_frequency=min_frequency, progress=progress,
-                         backend=backend)
+                         backend=backend, rules=rules)
     ids = base.id_map
     first_new = base.vocab_size  # the new ids come after every id of the base
     merge_counts = None if base.merge_counts is None else list(base.merge_counts) + [c for _, _, c in new]
@@ -289,6 +316,8 @@ def _continue(corpus: Any, vocab_size: Optional[int], base: Tokenizer, pattern: 
         "continued_from": {"vocab_size": base.vocab_size, "merges": len(base.alphabet.merges),
                            "pattern": base.pattern, "merge_counts_kept": base.merge_counts is not None},
     }
+    if rules.refuses_any:
+        tok.training["token_rules"] = rules.describe()
     return _said_if_smaller(tok, vocab_size, min_frequency)
 
 

@@ -110,7 +110,8 @@ def test_the_superword_pattern_is_an_isolated_split(text):
 def test_superwords_are_continued_training_with_the_stage_two_pattern():
     stage1 = fb.train(TEXT + MORE, vocab_size=300, progress=False)
     both = fb.train(TEXT + MORE, vocab_size=360, superwords=300, progress=False)
-    assert both.merges == fb.train(TEXT + MORE, vocab_size=360, base=stage1, pattern=SUPERWORDS, progress=False).merges
+    assert both.merges == fb.train(TEXT + MORE, vocab_size=360, base=stage1, pattern=SUPERWORDS,
+                                   token_rules={"max_words": 4, "colon_space": False}, progress=False).merges
     assert both.pattern == SUPERWORDS
     shown = [both.token_text(i) for i in range(stage1.vocab_size, both.vocab_size)]
     assert any("␣" in t.strip("␣") for t in shown)  # a token that crosses a space: a superword

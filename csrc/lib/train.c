@@ -71,6 +71,7 @@
 #include "hash.h"
 #include "merge_policy.h"
 #include "utf8.h"
+#include "word_rules.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -453,6 +454,12 @@ struct fbpe_trainer {
     int check_length;
     uint32_t *lengths; /* of every id made so far, when check_length */
     size_t cap_lengths;
+    /* SuperBPE's token rules (word_rules.h), when check_words */
+    int check_words;
+    uint32_t max_words;
+    int colon_space;
+    uint32_t *shapes; /* of every id made so far, when check_words */
+    size_t cap_shapes;
     fbpe_trained_merge *merges;
     size_t n_merges, cap_merges;
     int64_t max_merges; /* < 0: no limit */
@@ -487,7 +494,9 @@ struct fbpe_trainer {
 
 static inline int mergeable(const fbpe_trainer *t, uint32_t left, uint32_t right) {
     return (!t->check_policy || fbpe_can_merge(t->policy, t->flags[left], t->flags[right])) &&
-           (!t->check_length || (size_t)t->lengths[left] + t->lengths[right] <= t->max_token_bytes);
+           (!t->check_length || (size_t)t->lengths[left] + t->lengths[right] <= t->max_token_bytes) &&
+           (!t->check_words ||
+            fbpe_word_rules_allow(t->max_words, t->colon_space, t->shapes[left], t->shapes[right]));
 }
 
 /* Room in the per-id arrays for ids 0 .. n-1. */
@@ -601,6 +610,7 @@ void fbpe_trainer_free(fbpe_trainer *t) {
     xfree(t->log);
     xfree(t->flags);
     xfree(t->lengths);
+    xfree(t->shapes);
     xfree(t->merges);
     xfree(t->runner_ups);
     xfree(t);
@@ -638,7 +648,8 @@ static fbpe_status count_pairs(fbpe_trainer *t) {
 
 fbpe_status fbpe_trainer_new(fbpe_pieces *counted, uint32_t first_id, const uint32_t *flags,
                              const uint32_t *lengths, int policy, int64_t max_merges,
-                             int64_t min_frequency, size_t max_token_bytes, fbpe_trainer **out) {
+                             int64_t min_frequency, size_t max_token_bytes, const uint32_t *shapes,
+                             uint32_t max_words, int colon_space, fbpe_trainer **out) {
     fbpe_status rc = FBPE_ENOMEM;
     *out = NULL;
     if (first_id >= UINT32_MAX) return FBPE_EIDS;
@@ -671,6 +682,13 @@ fbpe_status fbpe_trainer_new(fbpe_pieces *counted, uint32_t first_id, const uint
         if (grow((void **)&t->lengths, &t->cap_lengths, (size_t)first_id + 1, sizeof(uint32_t)))
             goto fail;
         for (uint32_t i = 0; i < first_id; i++) t->lengths[i] = lengths ? lengths[i] : symbol_bytes(i);
+    }
+    if (shapes) {
+        t->check_words = 1;
+        t->max_words = max_words;
+        t->colon_space = colon_space;
+        if (grow((void **)&t->shapes, &t->cap_shapes, (size_t)first_id + 1, sizeof(uint32_t))) goto fail;
+        if (first_id) memcpy(t->shapes, shapes, (size_t)first_id * sizeof(uint32_t));
     }
 
     if ((rc = count_pairs(t))) goto fail;
@@ -859,6 +877,10 @@ static fbpe_status merge_once(fbpe_trainer *t) {
         if (grow((void **)&t->lengths, &t->cap_lengths, id + 1, sizeof(uint32_t)))
             return FBPE_ENOMEM;
         t->lengths[c] = t->lengths[a] + t->lengths[b]; /* both at most max_token_bytes */
+    }
+    if (t->check_words) {
+        if (grow((void **)&t->shapes, &t->cap_shapes, id + 1, sizeof(uint32_t))) return FBPE_ENOMEM;
+        t->shapes[c] = fbpe_joined_shape(t->shapes[a], t->shapes[b]);
     }
 
     /* Take the where list and drop the merged pair: the rewrite never looks it up again. */

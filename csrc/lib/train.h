@@ -34,10 +34,13 @@ fbpe_status fbpe_pieces_add_utf8(fbpe_pieces *counted, const uint8_t *text, size
  * bytes, or NULL when they are bytes (1) and atoms (3) only — continued training passes the
  * base's tokens' lengths. max_merges < 0: until no pair is left. A pair whose token would be
  * longer than max_token_bytes is never merged, as a pair the policy forbids is never merged:
- * what training makes, a tokenizer file can hold (FBPE_MAX_TOKEN_BYTES). */
+ * what training makes, a tokenizer file can hold (FBPE_MAX_TOKEN_BYTES). shapes: NULL, or
+ * the shapes of ids 0 .. first_id-1 (word_rules.h), and then a pair whose token has more than
+ * max_words words (0: any number) or holds ": " (unless colon_space) is never merged either. */
 fbpe_status fbpe_trainer_new(fbpe_pieces *counted, uint32_t first_id, const uint32_t *flags,
                              const uint32_t *lengths, int policy, int64_t max_merges,
-                             int64_t min_frequency, size_t max_token_bytes, fbpe_trainer **out);
+                             int64_t min_frequency, size_t max_token_bytes, const uint32_t *shapes,
+                             uint32_t max_words, int colon_space, fbpe_trainer **out);
 /* Merge until done (FBPE_OK) or until about `seconds` have passed (FBPE_MORE; at least one
  * merge is made), or an error. */
 fbpe_status fbpe_trainer_run(fbpe_trainer *trainer, double seconds);

@@ -13,6 +13,7 @@ import sys
 import time
 from typing import Any, Dict, Optional
 
+from ..core.wordrules import NO_RULES, SUPERWORD_RULES, TokenRules
 from ..counts import PieceCounts
 from ..errors import FunctionalBPEError
 from ..formats.sniff import kind_of
@@ -20,7 +21,7 @@ from ..text.corpus import Files
 from ..util.display import plural
 from ..util.output import check_output_path
 from ..training import BACKENDS, train
-from .common import (COUNT, VOCAB_SIZE, add_corpus_args, add_scheme_args, check_output, corpus_files, input_paths,
+from .common import (COUNT, LIMIT, VOCAB_SIZE, add_corpus_args, add_scheme_args, check_output, corpus_files, input_paths,
                      named_values, positive_number, scheme_options, whole_number)
 
 # Not HF's tokenizer.json: run in a model's folder, `train` had replaced that file.
@@ -54,6 +55,11 @@ def add_parser(sub: Any) -> None:
     grow.add_argument("--superwords", type=COUNT, default=None, metavar="T",
                       help="SuperBPE: ordinary BPE up to T ids, then merges across words (the stage-2 pattern, "
                       "or --pattern) up to --vocab-size")
+    grow.add_argument("--max-words", type=LIMIT, default=None, metavar="N",
+                      help="no new token of more than N words (default with --superwords: 4, as SuperBPE's "
+                      "published tokenizers; 0: any number)")
+    grow.add_argument("--colon-space", action="store_true",
+                      help="allow new tokens that hold ': ' (SuperBPE's published tokenizers do not)")
     g = p.add_argument_group("several languages (docs/parity.md)")
     g.add_argument("--lang", action="append", default=[], metavar="NAME=PATH",
                    help="one language's files, directory or glob (repeatable); the languages are counted apart")
@@ -114,10 +120,17 @@ def language_options(args: argparse.Namespace) -> Dict[str, Any]:
 def growing(args: argparse.Namespace) -> Dict[str, Any]:
     """train()'s options for --base and --superwords."""
     if args.base is None and args.superwords is None:
+        if args.max_words is not None or args.colon_space:
+            raise FunctionalBPEError("--max-words and --colon-space are rules for the merges after --base or --superwords")
         return {}
     if args.lang or args.counts is not None and args.superwords is not None:
         raise FunctionalBPEError("--base and --superwords train on FILEs (--base also on --counts), not on --lang")
-    return {"base": args.base, "superwords": args.superwords}
+    options: Dict[str, Any] = {"base": args.base, "superwords": args.superwords}
+    if args.max_words is not None or args.colon_space:
+        default = SUPERWORD_RULES if args.superwords is not None else NO_RULES
+        max_words = default.max_words if args.max_words is None else (args.max_words or None)
+        options["token_rules"] = TokenRules(max_words, args.colon_space or default.colon_space)
+    return options
 
 
 def run(args: argparse.Namespace) -> int:

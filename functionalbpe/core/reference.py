@@ -36,6 +36,7 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, 
 
 from .limits import ATOM_BYTES, MAX_TOKEN_BYTES
 from .alphabet import TEXT, can_merge, merged_flags, policy_code
+from .wordrules import NO_RULES, TokenRules
 
 Pair = Tuple[int, int]
 # One learned merge: the pair, and how often it occurred when it was chosen.
@@ -109,6 +110,12 @@ def symbol_lengths(first_id: int) -> List[int]:
     return [1 if i < 256 else ATOM_BYTES for i in range(first_id)]
 
 
+def symbol_spellings(first_id: int) -> List[bytes]:
+    """The bytes each symbol below ``first_id`` stands for, as far as the token rules look at
+    them: a byte itself; an atom a private-use character (neither a space nor a colon)."""
+    return [bytes([i]) if i < 256 else "\ue000".encode() for i in range(first_id)]
+
+
 def train(
     pieces: Mapping[Sequence[int], int],
     num_merges: Optional[int],
@@ -120,6 +127,8 @@ def train(
     max_token_bytes: int = MAX_TOKEN_BYTES,
     on_merge: Optional[OnMerge] = None,
     lengths: Optional[Sequence[int]] = None,
+    rules: TokenRules = NO_RULES,
+    spellings: Optional[Sequence[bytes]] = None,
 ) -> List[Merge]:
     """Learn up to ``num_merges`` merges (``None``: until no pair is left).
 
@@ -128,12 +137,16 @@ def train(
     ``lengths`` the bytes each stands for (default: 1 for a byte, 3 for an atom).
     Returns ``(left, right, count)`` per merge; merge ``k`` gets id ``first_id + k``.
     ``on_merge(merge, runner_up)``, if given, hears of each merge as it is made, with the
-    pair that came second (:data:`OnMerge`).
+    pair that came second (:data:`OnMerge`). ``rules`` (SuperBPE's second stage,
+    :mod:`functionalbpe.core.wordrules`) refuse tokens by their bytes, ``spellings`` (default
+    :func:`symbol_spellings`).
     """
     policy, flags = check_options(first_id, flags, merge_policy, min_frequency)
     max_token_bytes = check_token_bytes(max_token_bytes)
     # lengths[id]: the bytes the symbol stands for, so that no token outgrows the limit.
     lengths = symbol_lengths(first_id) if lengths is None else list(lengths)
+    # spelled[id]: those bytes themselves, for the token rules.
+    spelled = symbol_spellings(first_id) if spellings is None else list(spellings)
     # The distinct pieces as lists of ids, each with its count (a piece of count 0 is not there).
     words = {tuple(piece): count for piece, count in pieces.items() if count > 0}
     merges: List[Merge] = []
@@ -143,11 +156,12 @@ def train(
         for word, count in words.items():
             get_stats(word, stats, count)
         # 2. Keep the pairs that may merge: the policy allows their kinds, and the token they
-        #    would make is not too long.
+        #    would make is not too long and breaks no token rule.
         stats = {
             pair: count for pair, count in stats.items()
             if can_merge(policy, flags[pair[0]], flags[pair[1]])
             and lengths[pair[0]] + lengths[pair[1]] <= max_token_bytes
+            and rules.allows(spelled[pair[0]] + spelled[pair[1]])
         }
         if not stats:
             break  # no pair left
@@ -162,6 +176,7 @@ def train(
             on_merge(merges[-1], runner_up(stats, pair, min_frequency))
         flags.append(merged_flags(flags[pair[0]], flags[pair[1]]))
         lengths.append(lengths[pair[0]] + lengths[pair[1]])
+        spelled.append(spelled[pair[0]] + spelled[pair[1]])
         # 5. Replace the pair in every piece. Distinct pieces stay distinct: the new id
         #    spells back into the pair, so merging loses nothing.
         words = {tuple(merge(word, pair, new_id)): count for word, count in words.items()}
@@ -178,6 +193,7 @@ def resume(
     merge_policy: str = "prefix",
     min_frequency: int = 1,
     max_token_bytes: int = MAX_TOKEN_BYTES,
+    rules: TokenRules = NO_RULES,
 ) -> List[Merge]:
     """Continued training: learn up to ``num_merges`` merges after those of ``base``.
 
@@ -185,6 +201,7 @@ def resume(
     ``first_id + k``), perhaps on other text. They come first: replay them on every piece, as
     encoding would, then train on what is left, numbering the new merges after them. Pieces
     that the base merges make equal are counted together. Only the new merges are returned.
+    ``rules`` apply to the new merges (SuperBPE's second stage).
 
     >>> base = [(104, 105)]                        # "hi" was learned before
     >>> [(a, b) for a, b, _ in resume({tuple(b"hihi"): 3}, base, None, 256)]
@@ -199,11 +216,14 @@ def resume(
     # The base merges' symbols have the kinds and lengths of their parts, as in training.
     flags = list(flags) if flags is not None else [TEXT] * first_id
     lengths = symbol_lengths(first_id)
+    spelled = symbol_spellings(first_id)
     for a, b in base:
         flags.append(merged_flags(flags[a], flags[b]))
         lengths.append(lengths[a] + lengths[b])
+        spelled.append(spelled[a] + spelled[b])
     return train(replayed, num_merges, first_id + len(base), flags=flags, merge_policy=merge_policy,
-                 min_frequency=min_frequency, max_token_bytes=max_token_bytes, lengths=lengths)
+                 min_frequency=min_frequency, max_token_bytes=max_token_bytes, lengths=lengths,
+                 rules=rules, spellings=spelled)
 
 
 def runner_up(stats: Mapping[Pair, int], best: Pair, min_frequency: int = 1) -> Optional[Merge]:

@@ -43,7 +43,9 @@ from . import parity
 from .alphabet import Alphabet, can_merge, merged_flags
 from .parity import check_parity_options
 from .piecetable import PieceTable
-from .reference import Merge, OnMerge, Pair, best_pair_key, check_options, check_token_bytes, merge, symbol_lengths
+from .reference import (Merge, OnMerge, Pair, best_pair_key, check_options, check_token_bytes, merge, symbol_lengths,
+                        symbol_spellings)
+from .wordrules import NO_RULES, TokenRules, joined_shape, shape_of
 
 BACKENDS = ("auto", "fast", "python", "reference")
 
@@ -147,10 +149,14 @@ def train_merges(
     backend: str = "auto",
     on_merge: Optional[OnMerge] = None,
     lengths: Optional[Sequence[int]] = None,
+    rules: TokenRules = NO_RULES,
+    shapes: Optional[Sequence[int]] = None,
 ) -> List[Merge]:
     """:func:`train` on pieces written as symbol ids (each below ``first_id``, whose kind
     flags are ``flags``; default: all text, and whose text-form bytes are ``lengths``;
-    default: a byte 1, an atom 3), the arguments of :func:`functionalbpe.core.reference.train`.
+    default: a byte 1, an atom 3), the arguments of :func:`functionalbpe.core.reference.train`;
+    with ``rules``, ``shapes`` are the symbols' shapes (:mod:`functionalbpe.core.wordrules`;
+    default: those of :func:`~functionalbpe.core.reference.symbol_spellings`).
 
     >>> train_merges({(1, 2, 1, 2): 3}, None, 3)
     [(1, 2, 6), (3, 3, 3)]
@@ -161,10 +167,26 @@ def train_merges(
         return compiled.train_merges(
             pieces, num_merges, first_id, checked, policy, min(min_frequency, MAX_COUNT), progress,
             check_token_bytes(max_token_bytes), on_merge, lengths,
+            *compiled_rules(rules, first_id, shapes),
         )
     return heap_train(pieces, num_merges, first_id, flags=flags, merge_policy=merge_policy,
                       min_frequency=min_frequency, progress=progress, max_token_bytes=max_token_bytes,
-                      on_merge=on_merge, lengths=lengths)
+                      on_merge=on_merge, lengths=lengths, rules=rules, shapes=shapes)
+
+
+def symbol_shapes(first_id: int) -> List[int]:
+    """The shapes of the symbols below ``first_id`` (:mod:`functionalbpe.core.wordrules`)."""
+    return [shape_of(s) for s in symbol_spellings(first_id)]
+
+
+def compiled_rules(rules: TokenRules, first_id: int,
+                   shapes: Optional[Sequence[int]]) -> Tuple[Optional[List[int]], int, bool]:
+    """The C trainer's arguments for ``rules``: the shapes (None: no rule), the most words
+    (0: any number) and whether ``": "`` may be made."""
+    if not rules.refuses_any:
+        return None, 0, True
+    return (symbol_shapes(first_id) if shapes is None else list(shapes), rules.max_words or 0,
+            rules.colon_space)
 
 
 def resume(
@@ -177,11 +199,13 @@ def resume(
     min_frequency: int = 1,
     progress: ProgressSpec = False,
     backend: str = "auto",
+    rules: TokenRules = NO_RULES,
 ) -> List[Merge]:
     """Continued training (:func:`functionalbpe.core.reference.resume`, the lesson) on
     text-form pieces counted in ``symbols``: the ``base`` merges (ids from
     ``alphabet.num_fixed`` on) are replayed on each distinct piece by the encoder — in C when
-    it is built — and the merge loop goes on from there. Only the new merges are returned.
+    it is built — and the merge loop goes on from there, under ``rules`` when given. Only the
+    new merges are returned.
 
     >>> from functionalbpe.core.alphabet import Alphabet
     >>> resume(PieceTable.from_dict({"hihi": 3}), Alphabet(), [(104, 105)], None, backend="python")
@@ -198,13 +222,16 @@ def resume(
             replayed[key] = replayed.get(key, 0) + count
     flags = list(alphabet.base_flags())
     lengths = symbol_lengths(first_id)
+    shapes = symbol_shapes(first_id)
     for a, b in base:
         flags.append(merged_flags(flags[a], flags[b]))
         lengths.append(lengths[a] + lengths[b])
-    # Both loops are given the base tokens' lengths, as the lesson is: a base token is many
-    # bytes, and a token made of two of them must stay within MAX_TOKEN_BYTES.
+        shapes.append(joined_shape(shapes[a], shapes[b]))
+    # Both loops are given the base tokens' lengths (and shapes), as the lesson is: a base
+    # token is many bytes, and a token made of two of them must stay within MAX_TOKEN_BYTES.
     return train_merges(replayed, num_merges, first_id + len(base), flags=flags, merge_policy=merge_policy,
-                        min_frequency=min_frequency, progress=progress, backend=backend, lengths=lengths)
+                        min_frequency=min_frequency, progress=progress, backend=backend, lengths=lengths,
+                        rules=rules, shapes=shapes)
 
 
 def heap_train(
@@ -219,20 +246,25 @@ def heap_train(
     max_token_bytes: int = MAX_TOKEN_BYTES,
     on_merge: Optional[OnMerge] = None,
     lengths: Optional[Sequence[int]] = None,
+    rules: TokenRules = NO_RULES,
+    shapes: Optional[Sequence[int]] = None,
 ) -> List[Merge]:
     """The Python backend: :func:`functionalbpe.core.reference.train`, incrementally.
 
-    Same arguments and result; pairs that the policy forbids, or that would make a token
-    longer than ``max_token_bytes``, are never counted, so they never win.
+    Same arguments and result (``shapes`` as in :func:`train_merges`); pairs that the policy
+    forbids, that would make a token longer than ``max_token_bytes`` or that a token rule
+    refuses, are never counted, so they never win.
     """
     policy, flags = check_options(first_id, flags, merge_policy, min_frequency)
     max_token_bytes = check_token_bytes(max_token_bytes)
     lengths = symbol_lengths(first_id) if lengths is None else list(lengths)
+    shapes = symbol_shapes(first_id) if shapes is None else list(shapes)
+    check_rules = rules.refuses_any
 
     def mergeable(pair: Pair) -> bool:
         return can_merge(policy, flags[pair[0]], flags[pair[1]]) and (
             lengths[pair[0]] + lengths[pair[1]] <= max_token_bytes
-        )
+        ) and (not check_rules or rules.allow_shapes(shapes[pair[0]], shapes[pair[1]]))
 
     # The distinct pieces, each stored once with its count.
     words: List[List[int]] = []
@@ -285,6 +317,7 @@ def heap_train(
             on_merge(merges[-1], _runner_up(heap, stats, pair, min_frequency))
         flags.append(merged_flags(flags[pair[0]], flags[pair[1]]))
         lengths.append(lengths[pair[0]] + lengths[pair[1]])
+        shapes.append(joined_shape(shapes[pair[0]], shapes[pair[1]]))
 
         # Rewrite every piece that holds the pair: take its pairs out, merge, put them back.
         touched: Set[Pair] = set()
