@@ -1,11 +1,14 @@
 """Superwords on held-out text: tokens per byte of SuperBPE against plain BPE at the same
 vocabulary, the share of superword tokens, and training time — one command.
 
-    python experiments/superwords.py [--corpora DIR] [--vocab-size 32768] [--t 24576 ...]
+    python experiments/superwords.py [--corpora DIR] [--vocab-size 32768] [--t 0.4 0.6 ...]
+        [--test OTHER] [--without-rules]
 
 Each corpus is split into paragraphs (``splits.py``: every tenth held out, the verbatim
-overlap reported); plain BPE and SuperBPE (``train(superwords=t)``) are trained on the
-rest with the same vocabulary size, and the held-out paragraphs are encoded by both.
+overlap reported); plain BPE and SuperBPE (``train(superwords=t)``, SuperBPE's published
+stage-two rules unless ``--without-rules`` adds rows without them) are trained on the rest
+with the same vocabulary size, and the held-out paragraphs — of ``--test`` when given, a
+corpus of another domain — are encoded by both. Times are single runs: read them as rough.
 """
 from __future__ import annotations
 
@@ -16,13 +19,14 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
 if importlib.util.find_spec("functionalbpe") is None:  # not installed: the checkout itself
     sys.path.insert(0, str(ROOT))
 
 import functionalbpe as fb  # noqa: E402
+from functionalbpe.core.wordrules import NO_RULES, count_words  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # splits.py beside this script
 from splits import MAX_OVERLAP, documents, overlap, split  # noqa: E402
@@ -37,7 +41,17 @@ def superword_share(tok: fb.Tokenizer, first_superword_id: int, ids: List[int]) 
     return len(crossing) / len(ids) if ids else 0.0
 
 
-def measure(path: Path, chars: int, vocab_size: int, ts: List[int]) -> Dict[str, Any]:
+def encode_seconds(tok: fb.Tokenizer, docs: List[str]) -> float:
+    """One pass over ``docs`` after a warm-up on the first tenth of them (single runs)."""
+    tok.encode_batch(docs[: max(1, len(docs) // 10)])
+    start = time.perf_counter()
+    tok.encode_batch(docs)
+    return time.perf_counter() - start
+
+
+def held_out(path: Path, chars: int) -> Tuple[List[str], List[str], float]:
+    """The training documents, the held-out ones (leaked ones dropped) and the overlap found
+    before dropping them."""
     text = path.read_text(encoding="utf-8")[:chars]
     train, held = split(documents(text, str(path)))
     leak = overlap(train, held)
@@ -46,21 +60,39 @@ def measure(path: Path, chars: int, vocab_size: int, ts: List[int]) -> Dict[str,
         held = [d for d in held if " ".join(d.split()) not in seen]
         print(f"{path}: {leak:.1%} of the held-out paragraphs were verbatim in training; dropped", file=sys.stderr)
     assert overlap(train, held) <= MAX_OVERLAP
+    return train, held, leak
+
+
+def row(tok: fb.Tokenizer, seconds: float, held: List[str], held_bytes: int, plain: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    ids = [i for doc in tok.encode_batch(held) for i in doc]
+    out: Dict[str, Any] = {"seconds": round(seconds, 2), "vocab": tok.vocab_size, "tokens_per_byte": len(ids) / held_bytes,
+                           "encode_seconds": encode_seconds(tok, held)}
+    if plain is not None:
+        assert all(tok.decode(tok.encode(d)) == d for d in held[:50]), "not lossless"
+        first = tok.training["continued_from"]["vocab_size"]
+        new = [tok.token_bytes(i) for i in range(first, tok.vocab_size) if i not in tok.special_tokens.values()]
+        out.update(superword_share=superword_share(tok, first, ids),
+                   over_4_words=sum(count_words(t) > 4 for t in new), colon_space=sum(b": " in t for t in new))
+    return out
+
+
+def measure(path: Path, test: Optional[Path], chars: int, vocab_size: int, ts: List[int],
+            without_rules: bool) -> Dict[str, Any]:
+    train, held, leak = held_out(path, chars)
+    if test is not None:  # another domain: its own held-out documents (none of them trained on)
+        _, held, _ = held_out(test, chars)
+        leak = overlap(train, held)
     held_bytes = sum(len(d.encode("utf-8")) for d in held)
     start = time.perf_counter()
     plain = fb.train(train, vocab_size=vocab_size, progress=False)
-    rows: Dict[str, Any] = {"overlap": leak, "held_bytes": held_bytes, "plain": {
-        "seconds": round(time.perf_counter() - start, 2), "vocab": plain.vocab_size,
-        "tokens_per_byte": sum(map(len, plain.encode_batch(held))) / held_bytes}}
+    rows: Dict[str, Any] = {"overlap_found": leak, "overlap": overlap(train, held), "held_bytes": held_bytes, "train_bytes": sum(len(d.encode()) for d in train)}
+    rows["plain"] = row(plain, time.perf_counter() - start, held, held_bytes, None)
     for t in ts:
-        start = time.perf_counter()
-        tok = fb.train(train, vocab_size=vocab_size, superwords=t, progress=False)
-        seconds = time.perf_counter() - start
-        ids = [i for doc in tok.encode_batch(held) for i in doc]
-        assert all(tok.decode(tok.encode(d)) == d for d in held[:50]), "not lossless"
-        rows[f"t={t}"] = {"seconds": round(seconds, 2), "vocab": tok.vocab_size,
-                          "tokens_per_byte": len(ids) / held_bytes,
-                          "superword_share": superword_share(tok, tok.training["continued_from"]["vocab_size"], ids)}
+        for rules in ([None, NO_RULES] if without_rules else [None]):
+            start = time.perf_counter()
+            tok = fb.train(train, vocab_size=vocab_size, superwords=t, token_rules=rules, progress=False)
+            name = f"t={t}" + (", no rules" if rules is NO_RULES else "")
+            rows[name] = row(tok, time.perf_counter() - start, held, held_bytes, rows["plain"])
     return rows
 
 
@@ -68,24 +100,36 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
     parser.add_argument("--corpus", nargs="+", default=CORPORA)
+    parser.add_argument("--test", default=None, help="measure on the held-out documents of this corpus instead")
     parser.add_argument("--chars", type=int, default=3_000_000)
     parser.add_argument("--vocab-size", type=int, default=32768)
-    parser.add_argument("--t", type=int, nargs="+", default=[24576, 28672])
+    parser.add_argument("--t", type=float, nargs="+", default=[0.75, 0.875],
+                        help="transition points: ids, or fractions of --vocab-size when below 1")
+    parser.add_argument("--without-rules", action="store_true",
+                        help="also train each t without SuperBPE's stage-two rules (4 words, no ': ')")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     print(f"functionalbpe {fb.__version__}: {fb.core._native.NATIVE.describe()}", file=sys.stderr)
+    ts = [int(round(t * args.vocab_size)) if t < 1 else int(t) for t in args.t]
     results = {}
     for name in args.corpus:
-        results[name] = measure(args.corpora / name, args.chars, args.vocab_size, args.t)
+        test = None if args.test is None else args.corpora / args.test
+        results[name] = measure(args.corpora / name, test, args.chars, args.vocab_size, ts, args.without_rules)
         rows = results[name]
-        print(f"\n{name}: held-out {rows['held_bytes']:,} bytes, overlap {rows['overlap']:.2%}")
-        print("| tokenizer | ids | tokens/byte | vs plain | superword tokens | training s |\n|---|---:|---:|---:|---:|---:|")
-        base = rows["plain"]["tokens_per_byte"]
-        for key, row in rows.items():
-            if isinstance(row, dict):
-                share = f"{row['superword_share']:.1%}" if "superword_share" in row else "–"
-                print(f"| {key} | {row['vocab']:,} | {row['tokens_per_byte']:.4f} | "
-                      f"{row['tokens_per_byte'] / base - 1:+.1%} | {share} | {row['seconds']} |")
+        print(f"\n{name} (trained on {rows['train_bytes']:,} bytes), tested on {args.test or name}: held-out "
+              f"{rows['held_bytes']:,} bytes, overlap {rows['overlap']:.2%} (found {rows['overlap_found']:.2%}, "
+              "the verbatim ones dropped)")
+        print("| tokenizer | ids | tokens/byte | vs plain | superword tokens | new tokens > 4 words | new tokens "
+              "with ': ' | training s | × plain | encoding × plain |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        base = rows["plain"]
+        for key, r in rows.items():
+            if isinstance(r, dict):
+                extra = ["–"] * 3 if "superword_share" not in r else [
+                    f"{r['superword_share']:.1%}", str(r["over_4_words"]), str(r["colon_space"])]
+                print(f"| {key} | {r['vocab']:,} | {r['tokens_per_byte']:.4f} | "
+                      f"{r['tokens_per_byte'] / base['tokens_per_byte'] - 1:+.1%} | {' | '.join(extra)} | "
+                      f"{r['seconds']} | {r['seconds'] / base['seconds']:.1f} | "
+                      f"{r['encode_seconds'] / base['encode_seconds']:.1f} |")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
     return 0
