@@ -35,7 +35,8 @@ if importlib.util.find_spec("functionalbpe") is None:  # not installed: the chec
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import functionalbpe as fb  # noqa: E402
-from functionalbpe.schemes.markers import BOUNDARY, TITLE, UPPER  # noqa: E402
+from functionalbpe.measure.vocabulary import tokens_by_piece, vocabulary_stats  # noqa: E402
+from functionalbpe.schemes.markers import TITLE, UPPER  # noqa: E402
 
 SCHEMES: Dict[str, Tuple[str, Dict[str, bool]]] = {
     "plain": ("plain", {}),
@@ -67,48 +68,6 @@ def _take(paragraphs: List[str], limit: int) -> str:
         out.append(p)
         size += len(p) + 1
     return "\n".join(out) + "\n"
-
-
-def vocabulary_stats(tok: fb.Tokenizer) -> Dict[str, int]:
-    """Duplicate counts over the merged tokens (bytes and atoms are the same for everyone)."""
-    entries = set()
-    for token in range(tok.alphabet.first_merge, tok.alphabet.first_special):
-        try:
-            entries.add(tok.alphabet.token_bytes(token).decode("utf-8"))
-        except UnicodeDecodeError:
-            continue  # part of a character: not alphabetic
-
-    def unshifted(entry: str) -> str:
-        return entry.replace(TITLE, "").replace(UPPER, "")
-
-    def core(entry: str) -> str:
-        entry = unshifted(entry)
-        return entry[1:].replace(BOUNDARY, "") if entry.startswith(" ") else entry.replace(BOUNDARY, "")
-
-    alphabetic = {e for e in entries if core(e).isalpha()}
-    # A case variant: the entry lower-cased is an entry too, or (markers) the entry carries a
-    # shift code and its unshifted twin is an entry (↑¦the¦ beside ¦the¦).
-    case_dups = sum(1 for e in alphabetic if (e != e.lower() and e.lower() in entries)
-                    or (unshifted(e) != e and unshifted(e).lower() in entries))
-    space_dups = sum(1 for e in alphabetic if not e.startswith(" ") and " " + e in entries)
-    forms: Dict[str, int] = {}
-    for e in alphabetic:
-        forms[core(e)] = forms.get(core(e), 0) + 1
-    return {
-        "alphabetic": len(alphabetic),
-        "case_dups": case_dups,
-        "space_dups": space_dups,
-        "boundary_variants": sum(n - 1 for n in forms.values()),
-    }
-
-
-def tokens_by_piece(tok: fb.Tokenizer, text: str) -> Dict[str, int]:
-    """Where the tokens go: pieces with a letter, pieces of whitespace only, the rest."""
-    spent = {"letter": 0, "whitespace": 0, "rest": 0}
-    for shown, ids in tok.explain(text):
-        kind = "letter" if any(c.isalpha() for c in shown) else "whitespace" if shown.isspace() else "rest"
-        spent[kind] += len(ids)
-    return spent
 
 
 def measure(lang: str, corpora: Path, vocab_size: int, train_chars: int, test_chars: int, backend: str) -> Dict:

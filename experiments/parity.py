@@ -164,10 +164,19 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
 
 def table(results: Dict[str, Any]) -> str:
     """The results as Markdown: one summary table per size, then the premiums."""
-    worst = max((max(o.values()), lang) for lang, o in results["overlap"].items())
-    before = max(o["test_in_train_before"] for o in results["overlap"].values())
-    out = [f"Training from {results['train_from']}; verbatim overlap of the splits at most {worst[0]:.2%} "
-           f"({worst[1]}), {before:.2%} before training paragraphs equal to held-out ones were dropped.\n"]
+    out = [f"Training from {results['train_from']}. Verbatim overlap of the splits, each pair apart "
+           "(the largest over the languages):\n",
+           "| pair | after the drop | before the drop |", "|---|---:|---:|"]
+    for pair, name in (("test_in_train", "held-out paragraphs found in training"),
+                       ("dev_in_train", "dev paragraphs found in training"),
+                       ("test_in_dev", "held-out paragraphs found in dev")):
+        def worst(key: str) -> str:
+            if not all(key in o for o in results["overlap"].values()):
+                return "(not dropped)"
+            share, lang = max((o[key], lang) for lang, o in results["overlap"].items())
+            return f"{share:.2%} ({lang})"
+        out.append(f"| {name} | {worst(pair)} | {worst(pair + '_before')} |")
+    out.append("")
     for vocab_size, runs in results["runs"].items():
         out.append(f"### {vocab_size} ids\n")
         out.append("| tokenizer | Gini | max premium | bytes/token | vs plain | Gini out of domain | train s | time vs plain |")

@@ -33,11 +33,10 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 if importlib.util.find_spec("functionalbpe") is None:  # not installed: the checkout itself
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 import functionalbpe as fb  # noqa: E402
 from functionalbpe.schemes.markers import PAPER_PROFILES  # noqa: E402
-from markers_measure import vocabulary_stats  # noqa: E402
+from functionalbpe.measure.vocabulary import vocabulary_stats  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # splits.py beside this script
 from splits import SplitError, split, warn_if_leaking  # noqa: E402
@@ -67,7 +66,7 @@ def lines(path: Path, chars: int) -> Tuple[List[str], List[str]]:
 def measure(train: Sequence[str], held: Sequence[str], vocab_size: int, profile: Dict[str, Any]) -> Dict[str, Any]:
     tok = fb.train(list(train), vocab_size=vocab_size, progress=False, **profile)
     tokens = sum(map(len, tok.encode_batch(list(held))))
-    stats = vocabulary_stats(tok)  # the definitions of benchmarks/markers_measure.py
+    stats = vocabulary_stats(tok)  # the definitions the benchmark uses too
     return {
         "tokens": tokens,
         "chars_per_token": sum(map(len, held)) / tokens,

@@ -22,7 +22,7 @@ it (:meth:`TokenRules.allow_shapes`). ``csrc/lib/word_rules.h`` is the same arit
 >>> rules = TokenRules(max_words=4, colon_space=False)
 >>> rules.allows(b" by the way"), rules.allows(b" one two three four five"), rules.allows(b"Note: ")
 (True, False, False)
->>> a, b = shape_of(b" one two"), shape_of(b"three four five")
+>>> a, b = shape_of(b" one two"), shape_of(b" three four five")
 >>> rules.allow_shapes(a, b), rules.allow_shapes(a, shape_of(b" three"))
 (False, True)
 """
