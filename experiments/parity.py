@@ -174,7 +174,7 @@ def table(results: Dict[str, Any]) -> str:
             if not all(key in o for o in results["overlap"].values()):
                 return "(not dropped)"
             share, lang = max((o[key], lang) for lang, o in results["overlap"].items())
-            return f"{share:.2%} ({lang})"
+            return f"{share:.2%} ({lang})" if share else "0.00%"
         out.append(f"| {name} | {worst(pair)} | {worst(pair + '_before')} |")
     out.append("")
     for vocab_size, runs in results["runs"].items():
