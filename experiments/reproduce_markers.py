@@ -39,7 +39,7 @@ from functionalbpe.schemes.markers import PAPER_PROFILES  # noqa: E402
 from functionalbpe.measure.vocabulary import vocabulary_stats  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # splits.py beside this script
-from splits import SplitError, split, warn_if_leaking  # noqa: E402
+from splits import SplitError, split, without_leaks  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPORA = Path(os.environ.get("FUNCTIONALBPE_CORPORA", ROOT.parent / "shared" / "corpora"))
@@ -80,9 +80,10 @@ def reproduce(corpora: Path, chars: int, vocab_size: int, langs: Sequence[str] =
     """``{"languages": {lang: {config: measures}}, "mean_change": {config: %},
     "case_duplicate_share": {config: %}}``."""
     per_lang: Dict[str, Dict[str, Any]] = {}
+    dropped: Dict[str, float] = {}  # the held-out lines found verbatim in training, left out
     for lang in langs:
         train, held = lines(corpora / "nl" / f"{lang}.txt", chars)
-        warn_if_leaking(train, held, lang)
+        held, dropped[lang] = without_leaks(train, held, lang)
         rows = per_lang[lang] = {}
         for config, profile in CONFIGS.items():
             rows[config] = measure(train, held, vocab_size, profile)
@@ -94,6 +95,7 @@ def reproduce(corpora: Path, chars: int, vocab_size: int, langs: Sequence[str] =
     return {
         "vocab_size": vocab_size,
         "languages": per_lang,
+        "held_out_dropped": dropped,
         "mean_change": {c: sum(per_lang[lang][c]["change"] for lang in langs) / len(langs) for c in configs},
         "case_duplicate_share": {
             c: 100 * sum(per_lang[lang][c]["case_duplicates"] for lang in langs)
@@ -121,6 +123,8 @@ def table(results: Dict[str, Any]) -> str:
             f"| {config} | " + " | ".join(cells) + f" | {mean} | {paper} | "
             f"{results['case_duplicate_share'][config]:.1f}% | {'' if dup is None else f'{dup}%'} |"
         )
+    dropped = ", ".join(f"{lang} {share:.1%}" for lang, share in results["held_out_dropped"].items())
+    lines_out.append(f"\nHeld-out lines found verbatim in training, left out of the measures: {dropped}.")
     return "\n".join(lines_out)
 
 

@@ -29,7 +29,7 @@ import functionalbpe as fb  # noqa: E402
 from functionalbpe.core.wordrules import NO_RULES, count_words  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # splits.py beside this script
-from splits import MAX_OVERLAP, documents, overlap, split  # noqa: E402
+from splits import documents, overlap, split, without_leaks  # noqa: E402
 
 DEFAULT_CORPORA = Path(os.environ.get("FUNCTIONALBPE_CORPORA", ROOT.parent / "shared" / "corpora"))
 CORPORA = ["nl/en.txt", "code/python.txt"]
@@ -54,12 +54,7 @@ def held_out(path: Path, chars: int) -> Tuple[List[str], List[str], float]:
     before dropping them."""
     text = path.read_text(encoding="utf-8")[:chars]
     train, held = split(documents(text, str(path)))
-    leak = overlap(train, held)
-    if leak > MAX_OVERLAP:  # boilerplate (licence headers, repeated docstrings): held out no more
-        seen = {" ".join(d.split()) for d in train}
-        held = [d for d in held if " ".join(d.split()) not in seen]
-        print(f"{path}: {leak:.1%} of the held-out paragraphs were verbatim in training; dropped", file=sys.stderr)
-    assert overlap(train, held) <= MAX_OVERLAP
+    held, leak = without_leaks(train, held, str(path))  # boilerplate: licence headers, docstrings
     return train, held, leak
 
 
