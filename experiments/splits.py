@@ -2,8 +2,9 @@
 
 A corpus is cut into documents at blank lines; one without blank lines (a Bible, one verse
 a line) at line ends instead. Every tenth document is held out. :func:`overlap` is the share
-of held-out documents found verbatim (as a paragraph hash) among the training ones; an
-experiment reports it and refuses a split above :data:`MAX_OVERLAP`.
+of held-out documents found verbatim (as a paragraph hash) among the training ones; the
+reproductions measure without those documents (:func:`without_leaks`) and say how many
+there were, and the parity experiment refuses a split above :data:`MAX_OVERLAP`.
 
     >>> train, held = split(["a b", "c d", "e f"] * 4)
     >>> len(train), len(held), round(overlap(train, held), 2)
