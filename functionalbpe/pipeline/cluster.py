@@ -25,6 +25,7 @@ table. Progress is Dask's own: its dashboard, or ``distributed.progress`` on the
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 import shutil
@@ -126,15 +127,28 @@ def _partitions(source: Any, field: str, errors: str, task_bytes: int) -> List[A
             size = 0
         groups[-1].append(os.fspath(path))
         size += path.stat().st_size
-    # Each file's size and modification time are part of its task (and so of the task's key):
-    # on a long-lived client a file changed, or restored after a failed count, is read anew
-    # instead of giving the result (or the error) kept for its path.
+    # Each file's identity is part of its task (and so of the task's key): on a long-lived
+    # client a file changed, or restored after a failed count, is read anew instead of giving
+    # the result (or the error) kept for its path.
     return [(tuple(group), field, errors, tuple(_identity(p) for p in group)) for group in groups if group]
 
 
-def _identity(path: str) -> Tuple[int, int]:
-    info = os.stat(path)
-    return info.st_size, info.st_mtime_ns
+# How much of each end of a file its identity reads.
+IDENTITY_BYTES = 1 << 16
+
+
+def _identity(path: str) -> Tuple[int, int, int, int, str]:
+    """What tells one state of a file from another: its size, inode and times (a rename
+    changes the status time, so a file moved away and back is new even with its size and
+    modification time kept) and a hash of its first and last 64 KiB (an edit that keeps the
+    size and restores the modification time)."""
+    with open(path, "rb") as f:
+        info = os.fstat(f.fileno())
+        digest = hashlib.blake2b(f.read(IDENTITY_BYTES), digest_size=16)
+        if info.st_size > IDENTITY_BYTES:
+            f.seek(max(IDENTITY_BYTES, info.st_size - IDENTITY_BYTES))
+            digest.update(f.read(IDENTITY_BYTES))
+    return info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns, digest.hexdigest()
 
 
 def _is_dataframe(source: Any) -> bool:

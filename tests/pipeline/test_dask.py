@@ -154,6 +154,36 @@ def test_a_file_restored_after_a_failed_count_is_read_anew(client, tmp_path, mon
     assert dict(fbdask.count([str(shard)], client=client)) == dict(fb.count(["six"], progress=False))
 
 
+def test_a_file_moved_away_and_back_is_read_anew(client, tmp_path, monkeypatch):
+    """Moved back, the file has its size and modification time again: only the status time
+    (which a rename sets) tells it from the state that failed."""
+    shard, away = tmp_path / "a.txt", tmp_path / "away.txt"
+    shard.write_text("one two")
+    original = fbdask._partitions
+
+    def move_after_planning(*args, **kwargs):
+        parts = original(*args, **kwargs)
+        os.rename(shard, away)  # gone when the task runs
+        return parts
+
+    monkeypatch.setattr(fbdask, "_partitions", move_after_planning)
+    with pytest.raises(Exception):
+        fbdask.count([str(shard)], client=client)
+    monkeypatch.setattr(fbdask, "_partitions", original)
+    os.rename(away, shard)
+    assert dict(fbdask.count([str(shard)], client=client)) == dict(fb.count(["one two"], progress=False))
+
+
+def test_an_edit_that_keeps_size_and_time_is_read_anew(tmp_path):
+    shard = tmp_path / "a.txt"
+    shard.write_text("one two")
+    before = fbdask._identity(str(shard))
+    info = os.stat(shard)
+    shard.write_text("one too")
+    os.utime(shard, ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert fbdask._identity(str(shard)) != before
+
+
 @pytest.mark.parametrize("kwargs, name", [({"task_bytes": "x"}, "task_bytes"), ({"client": 5}, "client"),
                                           ({"retries": -1}, "retries")])
 def test_wrong_arguments_are_the_packages_error(tmp_path, kwargs, name):
