@@ -180,6 +180,7 @@ def _parquet_units(path: Path, field: str) -> Iterator[Tuple[bytes, np.ndarray, 
     encoder reads valid UTF-8 only)."""
     import pyarrow as pa
 
+    row = 0  # of the file, where this batch starts
     for column in parquet_batches(path, field):
         if not pa.types.is_large_string(column.type):
             column = column.cast(pa.large_string())
@@ -189,5 +190,8 @@ def _parquet_units(path: Path, field: str) -> Iterator[Tuple[bytes, np.ndarray, 
         data = data_buffer.to_pybytes()[first:last] if data_buffer is not None else b""
         bad, _ = cuts.utf8_invalid(data)
         if bad != len(data):
-            raise CorpusError(f"{path}: column {field!r} holds invalid UTF-8 (at byte {first + bad} of a batch)")
+            k = int(np.searchsorted(offsets, first + bad, side="right")) - 1
+            raise CorpusError(f"{path}: row {row + k}: the column {field!r} holds invalid UTF-8 "
+                              f"(at byte {first + bad - int(offsets[k])} of the row)")
         yield data, (offsets[1:] - first).astype(np.uint64), np.ones(len(column), np.uint8)
+        row += len(column)

@@ -597,7 +597,9 @@ def parquet_batches(path: Path, field: str) -> Iterator[Any]:
         if names.count(field) > 1:
             raise CorpusError(f"{path}: {names.count(field)} columns are named {field!r}; which holds the text?")
         kind = reader.schema_arrow.field(field).type
-        if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        coded = pa.types.is_dictionary(kind)  # a categorical column: each row an index into its values
+        values = kind.value_type if coded else kind
+        if not (pa.types.is_string(values) or pa.types.is_large_string(values)):
             raise CorpusError(f"{path}: column {field!r} holds {kind}, not strings")
         index = reader.schema_arrow.get_field_index(field)
         row = 0
@@ -608,8 +610,11 @@ def parquet_batches(path: Path, field: str) -> Iterator[Any]:
                 if column.null_count:
                     bad = row + column.is_null().to_pylist().index(True)
                     raise CorpusError(f"{path}: row {bad}: the column {field!r} is null, not a string")
+                if coded:
+                    yield from _decoded(column, row, path, field)
+                else:
+                    yield column
                 row += len(column)
-                yield column
     except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
         raise CorpusError(f"{path}: cannot read as Parquet ({exc})") from None
 
@@ -619,6 +624,31 @@ def parquet_batches(path: Path, field: str) -> Iterator[Any]:
 # inflate whole before a single character of it could be looked at.
 PARQUET_BATCH_BYTES = 64 << 20
 PARQUET_MAX_ROW_BYTES = 64 << 20
+
+
+def _decoded(column: Any, row: int, path: Path, field: str) -> Iterator[Any]:
+    """A dictionary-encoded batch as plain strings, about PARQUET_BATCH_BYTES at a time. Its
+    size is known from the values' lengths before anything is decoded: a few bytes of
+    indices can stand for one long value repeated a million times."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    lengths = np.asarray(pc.binary_length(column.dictionary).to_numpy(zero_copy_only=False), np.int64)
+    sizes = lengths[np.asarray(column.indices.to_numpy(zero_copy_only=False), np.int64)] if len(lengths) else \
+        np.zeros(len(column), np.int64)
+    too_long = np.flatnonzero(sizes > PARQUET_MAX_ROW_BYTES)
+    if len(too_long):
+        raise CorpusError(f"{path}: row {row + int(too_long[0])}: the column {field!r} holds "
+                          f"{int(sizes[too_long[0]]):,} bytes, more than the {PARQUET_MAX_ROW_BYTES >> 20} MiB a "
+                          "document may have in a Parquet file")
+    ends = np.cumsum(sizes)
+    start = 0
+    while start < len(column):
+        base = int(ends[start - 1]) if start else 0
+        stop = max(start + 1, int(np.searchsorted(ends, base + PARQUET_BATCH_BYTES, side="right")))
+        yield column.slice(start, stop - start).cast(pa.large_string())
+        start = stop
 
 
 def _parquet_batch_rows(reader: Any, group: int, index: int, path: Path, field: str) -> int:
@@ -638,12 +668,20 @@ def _parquet_batch_rows(reader: Any, group: int, index: int, path: Path, field: 
 def _parquet_documents(path: Path, field: str, errors: str) -> Iterator[str]:
     """The documents of a Parquet file (valid Unicode already: Arrow checks its strings),
     as tokenization reads them."""
+    row = 0  # of the file, where this batch starts
     for column in parquet_batches(path, field):
         try:
             docs = column.to_pylist()
-        except UnicodeDecodeError as exc:
-            raise CorpusError(f"{path}: column {field!r} holds invalid UTF-8 ({exc.reason})") from None
+        except UnicodeDecodeError:
+            for k in range(len(column)):  # which row: read one at a time, only now
+                try:
+                    column[k].as_py()
+                except UnicodeDecodeError as exc:
+                    raise CorpusError(f"{path}: row {row + k}: the column {field!r} holds invalid UTF-8 "
+                                      f"(at byte {exc.start} of the row)") from None
+            raise
         yield from docs
+        row += len(column)
 
 
 def _utf8_blocks(path: Path, errors: str, block_bytes: int) -> Iterator[bytes]:

@@ -104,6 +104,41 @@ def test_parquet_rows_read_as_documents(tok, tmp_path, tiny, monkeypatch):
     assert list(fb.files(tmp_path / "dir")) == DOCS
 
 
+def test_a_dictionary_encoded_column_reads_as_its_strings(tok, tmp_path, tiny, monkeypatch):
+    """A categorical column (pandas' ``category``, Arrow's dictionary type), also when one
+    long value stands for many rows: decoded a bounded slice at a time."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from functionalbpe.text import corpus
+
+    docs = DOCS * 4
+    pq.write_table(pa.table({"text": pa.array(docs).dictionary_encode()}), tmp_path / "c.parquet", row_group_size=7)
+    assert pq.ParquetFile(tmp_path / "c.parquet").schema_arrow.field("text").type.value_type == pa.string()
+    monkeypatch.setattr(corpus, "PARQUET_BATCH_BYTES", 3000)  # several slices of each batch
+    same_everywhere(tok, fb.files(tmp_path / "c.parquet"), fb.files(txt_dir(tmp_path / "txt", docs)), tmp_path)
+    big = "long value " * 1000
+    pq.write_table(pa.table({"text": pa.array([big] * 50).dictionary_encode()}), tmp_path / "rep.parquet")
+    slices = list(corpus.parquet_batches(tmp_path / "rep.parquet", "text"))
+    assert [len(c) for c in slices] == [1] * 50 and all(c.type == pa.large_string() for c in slices)
+    monkeypatch.setattr(corpus, "PARQUET_MAX_ROW_BYTES", 5000)
+    with pytest.raises(CorpusError, match="rep.parquet: row 0: the column 'text' holds 11,000 bytes"):
+        list(fb.files(tmp_path / "rep.parquet"))
+
+
+def test_invalid_utf8_in_parquet_names_the_row(tok, tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    offsets = np.array([0, 2, 5, 8], dtype=np.int32)  # "ok", "ay\xff", "bad": Arrow does not check on writing
+    column = pa.Array.from_buffers(pa.string(), 3, [None, pa.py_buffer(offsets.tobytes()), pa.py_buffer(b"okay\xffbad")])
+    pq.write_table(pa.table({"text": column}), tmp_path / "bad.parquet")
+    message = r"bad.parquet: row 1: the column 'text' holds invalid UTF-8 \(at byte 2 of the row\)"
+    with pytest.raises(CorpusError, match=message):
+        list(fb.files(tmp_path / "bad.parquet"))
+    with pytest.raises(CorpusError, match=message):
+        tok.encode_to_file(fb.files(tmp_path / "bad.parquet"), tmp_path / "bad.npy", progress=False)
+    assert not (tmp_path / "bad.npy").exists()
+
+
 def test_bad_parquet_files_are_errors_naming_them(tok, tmp_path):
     parquet_write(tmp_path / "n.parquet", {"text": ["a", None, "b"]})
     parquet_write(tmp_path / "i.parquet", {"text": [1, 2]})
