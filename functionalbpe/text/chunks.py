@@ -107,8 +107,8 @@ def _file_chunks(path: Path, chunk_chars: int, errors: str) -> Iterator[Tuple[st
         size = 0
         offset = 0
         first = True
-        for raw in fh:
-            line = decode_utf8(raw, name, errors, base_offset=offset)
+        for number, raw in enumerate(fh, 1):
+            line = decode_utf8(raw, name, errors, base_offset=offset, line=number)
             offset += len(raw)
             lines.append(line)
             size += len(line)

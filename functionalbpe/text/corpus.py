@@ -375,18 +375,22 @@ def unreadable(path: PathLike, exc: BaseException) -> CorpusError:
     return CorpusError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}")
 
 
-def decode_utf8(data: bytes, name: str, errors: str = "strict", base_offset: int = 0) -> str:
-    """Decode UTF-8, naming ``name`` and the absolute byte offset of the first bad byte."""
+def decode_utf8(data: bytes, name: str, errors: str = "strict", base_offset: int = 0,
+                line: Optional[int] = None) -> str:
+    """Decode UTF-8, naming ``name``, the line (when ``data`` is line ``line``) and the
+    absolute byte offset of the first bad byte."""
     try:
         return data.decode("utf-8", errors=errors)
     except UnicodeDecodeError as exc:
-        raise _bad_utf8(name, data, exc, base_offset) from None
+        raise _bad_utf8(name, data, exc, base_offset, line) from None
 
 
-def _bad_utf8(name: str, data: bytes, exc: UnicodeDecodeError, base_offset: int) -> CorpusError:
+def _bad_utf8(name: str, data: bytes, exc: UnicodeDecodeError, base_offset: int,
+              line: Optional[int] = None) -> CorpusError:
     bad = data[exc.start : exc.end]
+    where = "" if line is None else f"line {line}: "
     return CorpusError(
-        f"{name}: invalid UTF-8 at byte offset {base_offset + exc.start} "
+        f"{name}: {where}invalid UTF-8 at byte offset {base_offset + exc.start} "
         f"(bytes {bad.hex(' ')}: {exc.reason}); convert the file to UTF-8, or pass "
         "errors='replace' (CLI: --encoding-errors replace) to read bad bytes as U+FFFD"
     )
@@ -803,7 +807,7 @@ def jsonl_line_document(line: bytes, number: int, offset: int, name: str, field:
     ``name``), as tokenization reads it (:func:`bpe_text`); None for a blank line. Every
     error names file and line. The compiled reader (``csrc/lib/jsonl.c``) reads the lines it
     is sure of the same way and hands every other line to this function."""
-    text = decode_utf8(line, name, errors, offset)
+    text = decode_utf8(line, name, errors, offset, number)
     if not text.strip():
         return None
     try:

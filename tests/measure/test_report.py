@@ -238,7 +238,7 @@ def test_bad_input_is_a_clear_error(tmp_path):
         fb.report(hand_tokenizer(), {"t": ["ok", 3]}, progress=False)
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"fine\nnot \xff fine\n")
-    with pytest.raises(CorpusError, match=r"bad.txt: invalid UTF-8 at byte offset 9"):
+    with pytest.raises(CorpusError, match=r"bad.txt: line 2: invalid UTF-8 at byte offset 9"):
         fb.report(hand_tokenizer(), {"t": bad}, progress=False)
     with pytest.raises(FunctionalBPEError, match="give several tokenizers as a dict"):
         fb.report([hand_tokenizer(), byte_tokenizer()], {"t": TEXT}, progress=False)

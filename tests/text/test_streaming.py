@@ -265,14 +265,17 @@ def test_streaming_never_cuts_a_special_token(tmp_path, monkeypatch, pure, block
 
 
 @BOTH_PATHS
-def test_bad_byte_in_jsonl_names_the_absolute_offset(tmp_path, monkeypatch, pure):
+def test_bad_byte_in_jsonl_names_the_line_and_the_absolute_offset(tmp_path, monkeypatch, pure):
     use_pure(monkeypatch, pure)
     first = (json.dumps({"text": "fine"}) + "\n").encode()
     second = b'{"text": "bad \xc3("}\n'
     path = write(tmp_path / "b.jsonl.gz", first + second)
     offset = len(first) + second.index(b"\xc3")
-    with pytest.raises(CorpusError, match=rf"b.jsonl.gz \(decompressed\): invalid UTF-8 at byte offset {offset}\b"):
+    with pytest.raises(CorpusError, match=rf"b.jsonl.gz \(decompressed\): line 2: invalid UTF-8 at byte offset {offset}\b"):
         count_pieces(fb.files(path), "gpt4")
+    tok = fb.train(["a b"] * 3, vocab_size=258, progress=False)
+    with pytest.raises(CorpusError, match=rf"b.jsonl.gz \(decompressed\): line 2: invalid UTF-8 at byte offset {offset}\b"):
+        tok.encode_to_file(fb.files(path), tmp_path / "t.npy", progress=False)
     assert list(fb.files(path, errors="replace")) == ["fine", "bad \ufffd("]
 
 
