@@ -8,7 +8,10 @@ from __future__ import annotations
 
 
 class FunctionalBPEError(ValueError):
-    """Base class: bad input or a bad option, explained in the message."""
+    """Base class: bad input or a bad option, explained in the message. ``document``: the
+    number (from 1) of the document at fault, where an error is about one of many."""
+
+    document: "int | None" = None
 
 
 class PatternError(FunctionalBPEError):

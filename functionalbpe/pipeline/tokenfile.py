@@ -425,6 +425,7 @@ def _stream(batches: Iterator[Any], encode: Callable[[Any], Encoded], dtype: np.
                 number = _failing_document(texts_of(batch), encode_one, documents + 1)
                 named = type(exc)(f"document {number}: {exc}")
                 named.__dict__.update(exc.__dict__)  # what the error carries (a special token's text, offset)
+                named.document = number
                 raise named from None
             if unread is not None:
                 raise unread
@@ -537,14 +538,27 @@ def encode_to_file(
             if index_path is not None:
                 _remove(index_path)  # renamed already: without its token file it means nothing
             raise
-    except BaseException:
+    except BaseException as exc:
         stream.close()
         token_file.discard()
         if index_file is not None:
             index_file.discard()
+        if isinstance(exc, FunctionalBPEError) and exc.document is not None and isinstance(given, Files):
+            raise _located(exc, given) from None
         raise
     return EncodeSummary(target, kind, dtype.name, documents, tokens, bytes_in,
                          time.perf_counter() - start, index_path)
+
+
+def _located(exc: FunctionalBPEError, corpus: Files) -> FunctionalBPEError:
+    """``exc``, about document ``exc.document`` of ``corpus``, with the file (and line, row
+    or item) that holds it named as well."""
+    where = corpus.where(exc.document) if exc.document is not None else None
+    if where is None:
+        return exc
+    located = type(exc)(f"{where}: {exc}")
+    located.__dict__.update(exc.__dict__)
+    return located
 
 
 def _total_megabytes(source: Any) -> Optional[int]:

@@ -218,6 +218,41 @@ class Files:
                 stats.documents += 1
                 yield self._capped(_utf8_blocks(path, self.errors, self.block_bytes))
 
+    def where(self, number: int) -> Optional[str]:
+        """Where document ``number`` (from 1, in reading order) is: its file, and its line
+        (JSONL), row (Parquet) or item (JSON array); None past the last one. The files are
+        read again up to it: what an error message calls for, not a loop.
+
+        >>> import os, tempfile
+        >>> d = tempfile.mkdtemp()
+        >>> _ = open(os.path.join(d, "a.txt"), "w").write("one")
+        >>> _ = open(os.path.join(d, "b.jsonl"), "w").write('{"text": "x"}\\n\\n{"text": "y"}\\n')
+        >>> files(d).where(3).endswith("b.jsonl, line 3")
+        True
+        """
+        seen = 0
+        for path in self.paths:
+            if is_parquet(path):
+                rows = _parquet_rows(path)
+                if number <= seen + rows:
+                    return f"{display_name(path)}, row {number - seen - 1}"
+                seen += rows
+            elif is_json_array(path):
+                for k, _ in enumerate(_json_array_documents(path, self.field, self.errors)):
+                    seen += 1
+                    if seen == number:
+                        return f"{display_name(path)}, item {k}"
+            elif is_jsonl(path):
+                for line, _ in _jsonl_numbered(path, self.field, self.errors):
+                    seen += 1
+                    if seen == number:
+                        return f"{display_name(path)}, line {line}"
+            else:
+                seen += 1
+                if seen == number:
+                    return display_name(path)
+        return None
+
     def _room(self) -> Optional[int]:
         """How many more characters the current document may have."""
         room = self.max_doc_chars
@@ -655,6 +690,17 @@ def _decoded(column: Any, row: int, path: Path, field: str) -> Iterator[Any]:
         start = stop
 
 
+def _parquet_rows(path: Path) -> int:
+    """The rows of a Parquet file, from its metadata."""
+    pq = _optional("pyarrow.parquet", path)
+    import pyarrow as pa
+
+    try:
+        return int(pq.ParquetFile(path).metadata.num_rows)
+    except (pa.ArrowException, OSError) as exc:
+        raise CorpusError(f"{path}: cannot read as Parquet ({exc})") from None
+
+
 def _parquet_batch_rows(reader: Any, group: int, index: int, path: Path, field: str) -> int:
     """Rows read at a time from a row group: about PARQUET_BATCH_BYTES of its text column,
     from the size the file's metadata gives it uncompressed (checked before it is read)."""
@@ -788,6 +834,12 @@ def _inside_any(data: bytearray, cut: int, finder: "re.Pattern[bytes]", margin: 
 
 
 def _jsonl_documents(path: Path, field: str, errors: str) -> Iterator[str]:
+    for _, doc in _jsonl_numbered(path, field, errors):
+        yield doc
+
+
+def _jsonl_numbered(path: Path, field: str, errors: str) -> Iterator[Tuple[int, str]]:
+    """The documents of a JSONL file, each with its line number (blank lines hold none)."""
     name = display_name(path)
     position = 0
     try:
@@ -797,7 +849,7 @@ def _jsonl_documents(path: Path, field: str, errors: str) -> Iterator[str]:
                 position += len(line)
                 doc = jsonl_line_document(line, number, start, name, field, errors)
                 if doc is not None:
-                    yield doc
+                    yield number, doc
     except READ_ERRORS as exc:
         raise unreadable(path, exc) from None
 

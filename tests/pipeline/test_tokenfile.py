@@ -130,6 +130,23 @@ def test_special_tokens_in_the_text(tok, tmp_path, small_blocks):
         tok.encode_to_file(["a", "b", EOT], tmp_path / "z.npy", progress=False)
 
 
+def test_an_error_about_one_document_names_its_file_and_line_or_row(tok, tmp_path, small_blocks):
+    (tmp_path / "a.txt").write_text("fine", encoding="utf-8")
+    (tmp_path / "b.jsonl").write_text(json.dumps({"text": "x"}) + "\n\n" + json.dumps({"text": f"y{EOT}"}) + "\n")
+    with pytest.raises(SpecialTokenError, match=r"b.jsonl, line 3: document 3: .*special token") as caught:
+        tok.encode_to_file(fb.files(tmp_path / "a.txt", tmp_path / "b.jsonl"), tmp_path / "x.npy", progress=False)
+    assert caught.value.document == 3 and caught.value.token == EOT
+    (tmp_path / "c.txt").write_text(f"a{EOT}", encoding="utf-8")
+    with pytest.raises(SpecialTokenError, match=r"c.txt: document 2:"):
+        tok.encode_to_file(fb.files(tmp_path / "a.txt", tmp_path / "c.txt"), tmp_path / "x.npy", progress=False)
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    pq.write_table(pa.table({"text": ["p", "q", f"r{EOT}"]}), tmp_path / "d.parquet", row_group_size=2)
+    with pytest.raises(SpecialTokenError, match=r"d.parquet, row 2: document 4:"):
+        tok.encode_to_file(fb.files(tmp_path / "a.txt", tmp_path / "d.parquet"), tmp_path / "x.npy", progress=False)
+    assert not (tmp_path / "x.npy").exists()
+
+
 def test_a_failed_or_interrupted_run_leaves_nothing(tok, tmp_path):
     def documents(error):
         yield TEXT
