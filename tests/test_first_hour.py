@@ -154,6 +154,15 @@ def test_gpt2s_own_files_give_the_same_ids(tok, tmp_path):
     assert hf.encode("the cat sat on the log").ids == gpt2.encode("the cat sat on the log")
 
 
+def test_an_error_in_gpt2s_files_names_both_files(tok, tmp_path):
+    encoder, merges = gpt2_files(tok, tmp_path)
+    lines = merges.read_text(encoding="utf-8").splitlines()
+    merges.write_text("\n".join(lines + [lines[-1]]) + "\n", encoding="utf-8")  # a merge given twice
+    with pytest.raises(fb.FunctionalBPEError) as caught:
+        fb.Tokenizer.from_gpt2(encoder, merges)
+    assert str(caught.value).startswith(f"{encoder} and {merges}: ") and "document" not in str(caught.value)
+
+
 def test_the_command_takes_any_librarys_tokenizer(tok, tmp_path, capsys):
     corpus = tmp_path / "c.txt"
     corpus.write_text("the cat sat", encoding="utf-8")

@@ -184,7 +184,7 @@ def _make_directory(directory: str, name: str) -> None:
         raise OutputError(f"{name}: cannot create the directory: {exc.strerror or exc}") from None
 
 
-def read_hf(source: Any) -> Imported:
+def read_hf(source: Any, origin: Optional[str] = None) -> Imported:
     """Read a byte-level BPE ``tokenizer.json``: a path, a directory holding one, a
     ``tokenizers.Tokenizer``, a transformers fast tokenizer, or the parsed document.
 
@@ -192,8 +192,10 @@ def read_hf(source: Any) -> Imported:
     fallback or subword prefixes, a normalizer (it changes the text), a post-processor that
     adds tokens, a pre-tokenizer other than ``ByteLevel`` or ``Split`` + ``ByteLevel``,
     added tokens that strip spaces, and vocabularies that are not a merge table over all
-    256 bytes."""
-    document, origin = _document(source)
+    256 bytes. ``origin`` names the source in messages (default: its path, or "the
+    tokenizer.json document")."""
+    document, named = _document(source)
+    origin = named if origin is None else origin
     if not isinstance(document, dict) or not isinstance(document.get("model"), dict):
         raise TokenizerFileError(f"{origin}: not a tokenizer.json (no 'model' object)")
     model = document["model"]
@@ -492,5 +494,4 @@ def read_gpt2(encoder_json: PathLike, vocab_bpe: PathLike) -> Imported:
         "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
         "added_tokens": added,
     }
-    got = read_hf(document)
-    return got._replace(origin=f"{name} and {merges_name}")
+    return read_hf(document, origin=f"{name} and {merges_name}")
