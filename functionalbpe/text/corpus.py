@@ -439,7 +439,37 @@ def open_file(path: Path) -> BinaryIO:
         return io.BufferedReader(_ZstdRaw(path), 1 << 16)  # type: ignore[return-value]
     if path.name.endswith(".gz"):
         return gzip.open(path, "rb")  # type: ignore[return-value]
-    return open(path, "rb")
+    return io.BufferedReader(_WholeFile(path), 1 << 16)  # type: ignore[return-value]
+
+
+class _WholeFile(io.FileIO):
+    """A file read to its end, or an error: one that shrinks while it is read (truncated by
+    another process) would otherwise end early, and its text would silently be shorter.
+    A file that grows is read to its new end."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, "rb")
+        self._size = os.fstat(self.fileno()).st_size
+        self._done = 0
+        self._path = path
+
+    def readinto(self, buffer: Any) -> Optional[int]:
+        n = super().readinto(buffer)
+        if n == 0 and len(memoryview(buffer)):
+            self._check_end()
+        self._done += n or 0
+        return n
+
+    def readall(self) -> bytes:
+        data = super().readall()
+        self._done += len(data)
+        self._check_end()
+        return data
+
+    def _check_end(self) -> None:
+        if self._done < self._size:
+            raise CorpusError(f"{self._path}: the file shrank while it was read (it ended after {self._done:,} of "
+                              f"its {self._size:,} bytes); read it again when nothing is writing it")
 
 
 def display_name(path: Path) -> str:

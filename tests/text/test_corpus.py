@@ -70,3 +70,28 @@ def test_json_files_are_read_by_what_they_hold(tmp_path):
     for name in ("lines.json", "array.json"):
         tok.encode_to_file(fb.files(tmp_path / name), tmp_path / "ids.npy", eot=0, progress=False)
         assert np.load(tmp_path / "ids.npy").tolist() == [i for d in docs for i in tok.encode(d) + [0]]
+
+
+def test_a_file_that_shrinks_while_it_is_read_is_an_error(tmp_path):
+    """Truncated by another process halfway: the text would silently be shorter."""
+    import os
+    from functionalbpe.text import corpus
+
+    path = tmp_path / "shrinking.txt"
+    path.write_text("abc def\n" * 100_000)
+    blocks = corpus._utf8_blocks(path, "strict", 1 << 16)
+    next(blocks)
+    os.truncate(path, 100_000)
+    with pytest.raises(CorpusError, match=r"shrinking.txt: the file shrank while it was read \(it ended after 100,000 of its 800,000 bytes\)"):
+        list(blocks)
+    path.write_text('{"text": "a"}\n' * 50_000)
+    with corpus.open_file(path) as fh:
+        fh.readline()
+        os.truncate(path, 1000)
+        with pytest.raises(CorpusError, match="shrank"):
+            list(fh)
+    path.write_text("grows")
+    with corpus.open_file(path) as fh:
+        with open(path, "a") as more:
+            more.write(" and grows")
+        assert fh.read() == b"grows and grows"  # a file that grows is read to its new end
