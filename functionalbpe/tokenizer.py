@@ -22,6 +22,7 @@ import random
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from .core._native import thread_count
+from .util.collector import collector_paused
 from .core.alphabet import Alphabet, check_policy, policy_code
 from .core.decoding import Decoding
 from .core.dropout import check_dropout
@@ -600,11 +601,12 @@ class Tokenizer(OtherLibraryNames, Exchange):
         Traceback (most recent call last):
         functionalbpe.errors.TokenizerFileError: no/such/file.json: no such tokenizer file
         """
-        payload = read_payload(path)
-        try:
-            return cls.from_payload(payload)
-        except TokenizerFileError as exc:
-            raise TokenizerFileError(f"{os.fspath(path)}: {exc}") from None
+        with collector_paused():
+            payload = read_payload(path)
+            try:
+                return cls.from_payload(payload)
+            except TokenizerFileError as exc:
+                raise TokenizerFileError(f"{os.fspath(path)}: {exc}") from None
 
     @classmethod
     def from_payload(cls, payload: Dict[str, Any]) -> "Tokenizer":

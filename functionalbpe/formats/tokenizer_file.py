@@ -44,7 +44,7 @@ import hashlib
 import json
 import os
 from itertools import chain
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Type
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple, Type
 
 from ..core.limits import MAX_COUNT, MAX_TOTAL_TOKEN_BYTES, MAX_VOCAB_SIZE, special_token_bytes
 from ..errors import FunctionalBPEError, TokenizerFileError
@@ -94,12 +94,22 @@ def _format(payload: Dict[str, Any]) -> str:
     fields = []
     for key, value in payload.items():
         if isinstance(value, list) and value and isinstance(value[0], list):
-            rows = ",\n  ".join(json.dumps(v, ensure_ascii=False, separators=(",", ":")) for v in value)
-            text = "[\n  " + rows + "\n ]"
+            text = "[\n  " + ",\n  ".join(_rows(value)) + "\n ]"
         else:
             text = json.dumps(value, ensure_ascii=False)
         fields.append(f" {json.dumps(key)}: {text}")
     return "{\n" + ",\n".join(fields) + "\n}\n"
+
+
+def _rows(table: List[List[Any]]) -> Iterable[str]:
+    """The rows of a table as compact JSON. A table of int pairs or triples (merges, joins)
+    is formatted with ``%``: the JSON encoder costs 5 µs a row (4 million merges: 22 s,
+    against 3 s)."""
+    widths = {len(row) for row in table}
+    if len(widths) == 1 and all(type(v) is int for v in chain.from_iterable(table)):
+        width = widths.pop()
+        return map(("[" + ",".join(["%d"] * width) + "]").__mod__, map(tuple, table))
+    return (json.dumps(row, ensure_ascii=False, separators=(",", ":")) for row in table)
 
 
 def read_payload(path: "os.PathLike[str] | str", check: bool = True) -> Dict[str, Any]:

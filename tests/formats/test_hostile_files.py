@@ -572,3 +572,12 @@ def test_fuzzed_files_load_and_round_trip_or_are_refused(payload, tmp_path_facto
         for sample in TEXTS + ["<|endoftext|>a<|pad|>"]:
             ids = tok.encode(sample, allowed_special="all") if tok.special_tokens else tok.encode_ordinary(sample)
             assert tok.decode(ids) == (unicodedata.normalize(form, sample) if form else sample)
+
+
+def test_tables_are_written_as_the_json_encoder_writes_them():
+    """Tables of ints skip the JSON encoder; any other table (a bool, a string, rows of
+    several widths) goes through it: the text is the same either way."""
+    from functionalbpe.formats.tokenizer_file import _rows
+
+    for table in ([[1, 2], [300, 4]], [[1, 2, 3]], [[True, 2]], [[1, "a"]], [[1, 2], [3]], [[2**70, 1]], [[]]):
+        assert list(_rows(table)) == [json.dumps(r, separators=(",", ":")) for r in table]
