@@ -1,6 +1,6 @@
 """Every tokenizer the report measures, behind one face: ours, and each peer library's.
 
-The face is :class:`~functionalbpe.measure.face.ReportTokenizer`; this module holds ours
+The face is :class:`~functionalbpe.peers.face.ReportTokenizer`; this module holds ours
 (:class:`FunctionalBPETokenizer`) and chooses the adapter for an object or a file: ours for a
 :class:`Tokenizer` or a functionalbpe ``.json``, else the peer library's adapter
 (:mod:`functionalbpe.peers.registry`) by the object's module or the file's kind.
@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Optional, Set
 from ..errors import FunctionalBPEError, TokenizerFileError
 from ..peers.registry import ADAPTERS, PEERS
 from ..tokenizer import Tokenizer
-from .face import PathLike, ReportTokenizer
+from ..peers.face import PathLike, ReportTokenizer
 
 
 class FunctionalBPETokenizer(ReportTokenizer):

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, 
 from . import fairness, metrics
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .face import ReportTokenizer
+    from ..peers.face import ReportTokenizer
     from .tally import Tally
     from .shown import Shown
     from .tally import TextCounts, Vocabulary

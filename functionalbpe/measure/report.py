@@ -32,7 +32,7 @@ from typing import Any, Dict, List, Mapping, Optional, Set, Tuple, Union
 import numpy as np
 
 from .adapters import as_report_tokenizer
-from .face import ReportTokenizer
+from ..peers.face import ReportTokenizer
 from .measures import (
     HIGHER,
     RESULT_MEASURES,

@@ -1,7 +1,7 @@
 """What functionalbpe knows of another tokenizer library, declared in one value: :class:`Peer`.
 
 Each library has one module in :mod:`functionalbpe.peers` — its files (reader, writer), its
-face for the report (a :class:`~functionalbpe.measure.face.ReportTokenizer`) and its hooks
+face for the report (a :class:`~functionalbpe.peers.face.ReportTokenizer`) and its hooks
 for ``functionalbpe bench`` — ending in a ``PEER`` that says which of these it has. The
 registry (:mod:`functionalbpe.peers.registry`) lists them; the report, its command line and
 the bench read the declarations and nothing else, so adding a library is one module and
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence, Tuple, Type
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..measure.face import ReportTokenizer
+    from .face import ReportTokenizer
 
 # bench, training: (documents, vocabulary size, threads, pattern: a name of
 # functionalbpe.PATTERNS) -> a function that trains from scratch and returns something small.

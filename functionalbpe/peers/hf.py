@@ -11,7 +11,7 @@ import os
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set
 
 from ..errors import FunctionalBPEError, TokenizerFileError
-from ..measure.face import PathLike, ReportTokenizer, byte_piece, require, text_surfaces
+from .face import PathLike, ReportTokenizer, byte_piece, require, text_surfaces
 from ..text.patterns import PATTERNS
 from ..formats import bytelevel
 from ..formats.hf import transformers_config

@@ -20,7 +20,7 @@ from . import bpeasy, hf, rustbpe, sentencepiece, tiktoken
 from .base import Peer
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..measure.face import ReportTokenizer
+    from .face import ReportTokenizer
 
 PEERS: Dict[str, Peer] = {
     peer.name: peer

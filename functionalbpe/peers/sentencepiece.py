@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set
 
 from ..errors import TokenizerFileError
-from ..measure.face import PathLike, ReportTokenizer, byte_piece, require
+from .face import PathLike, ReportTokenizer, byte_piece, require
 from .base import EncoderParts, Peer
 
 # -- the report -------------------------------------------------------------------------------

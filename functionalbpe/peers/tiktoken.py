@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Set
 
 from ..errors import FunctionalBPEError, TokenizerFileError
-from ..measure.face import PathLike, ReportTokenizer, require, text_surfaces
+from .face import PathLike, ReportTokenizer, require, text_surfaces
 from ..text.patterns import resolve_pattern
 from ..formats.tiktoken import read_rank_file
 from .base import EncoderParts, Peer

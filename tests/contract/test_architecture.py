@@ -18,13 +18,8 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 PACKAGE = Path(__file__).resolve().parent.parent.parent / "functionalbpe"
 DESIGN = PACKAGE.parent / "docs" / "design.md"
 
-# The one upward import allowed, with its reason (docs/design.md says it too).
-ALLOWED_UPWARD = {
-    ("functionalbpe.interop.exchange", "functionalbpe.peers.tiktoken"):
-        "as_tiktoken_encoding returns a tiktoken.Encoding, built in tiktoken's one home",
-    ("functionalbpe.interop.exchange", "functionalbpe.peers.hf"):
-        "to_transformers returns a transformers tokenizer, built in transformers' one home",
-}
+# Upward imports allowed, with their reasons (docs/design.md says why there are none).
+ALLOWED_UPWARD: Dict[Tuple[str, str], str] = {}
 
 
 def module_names(root: Path) -> Dict[str, Path]:

@@ -16,7 +16,7 @@ from hypothesis import given, settings, strategies as st
 
 import functionalbpe as fb
 from functionalbpe.measure import metrics
-from functionalbpe.measure.face import ReportTokenizer
+from functionalbpe.peers.face import ReportTokenizer
 from functionalbpe.measure.fairness import gini, lorenz
 from functionalbpe.measure.tables import tables
 from functionalbpe.measure.tally import COMPOUND_OPERATORS, OPERATOR
