@@ -29,10 +29,11 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, List, NoReturn, Optio
 
 from ..errors import DecodeError
 
+from .contract import SchemeLike
+
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.alphabet import Alphabet
     from ..core.idmap import IdMap
-    from ..schemes.base import Scheme
 
 # The bytes of internal ids, joined; None when one of them is not an id (or not an int).
 Joiner = Callable[[Sequence[int]], Optional[bytes]]
@@ -87,7 +88,7 @@ class Decoding:
     ids are the internal ones).
     """
 
-    def __init__(self, alphabet: "Alphabet", scheme: "Scheme", join: Joiner, idmap: "Optional[IdMap]" = None) -> None:
+    def __init__(self, alphabet: "Alphabet", scheme: SchemeLike, join: Joiner, idmap: "Optional[IdMap]" = None) -> None:
         self.alphabet = alphabet
         self.scheme = scheme
         self.first_special = alphabet.first_special

@@ -19,7 +19,7 @@ import random
 import sys
 from array import array
 from itertools import chain
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..errors import CompiledPatternGaveUp, FunctionalBPEError
 from ..util.checks import without_surrogates
@@ -27,10 +27,8 @@ from ._native import NATIVE
 from .alphabet import Alphabet
 from .cache import BoundedCache
 from .dropout import encode_piece_dropout
+from .contract import SchemeLike
 from .reference import encode_piece, ranks_from_merges
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..schemes.base import Scheme
 
 # Pieces remembered before the cache is emptied; enough for the distinct pieces of a
 # book-sized text, small enough that a stream of random strings cannot exhaust memory.
@@ -54,7 +52,7 @@ class Encoder:
     def __init__(
         self,
         alphabet: Alphabet,
-        scheme: "Optional[Scheme]" = None,
+        scheme: Optional[SchemeLike] = None,
         output_ids: Optional[Sequence[int]] = None,
         joins: Sequence[Tuple[int, int, int]] = (),
         whole_pieces: bool = False,

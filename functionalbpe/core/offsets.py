@@ -25,14 +25,12 @@ Example::
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterable, List, Sequence, Tuple
+from typing import Callable, Iterable, List, Sequence, Tuple
 
 import numpy as np
 
 from ..errors import FunctionalBPEError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..schemes.base import Scheme
+from .contract import SchemeLike
 
 Span = Tuple[int, int]
 
@@ -59,7 +57,7 @@ def token_spans(text: str, lengths: "Sequence[int] | np.ndarray") -> List[Span]:
 
 def scheme_spans(
     segments: Iterable[Tuple[str, bool]],
-    scheme: "Scheme",
+    scheme: SchemeLike,
     encode_forms: Callable[[Sequence[str]], List[int]],
     special_id: Callable[[str], int],
     lengths: Callable[[List[int]], "Sequence[int] | np.ndarray"],
@@ -101,7 +99,7 @@ def scheme_spans(
     return ids, spans
 
 
-def _piece_texts(scheme: "Scheme", segment: str, raw: List[str], forms: List[Tuple[str, ...]]) -> List[Tuple[str, int]]:
+def _piece_texts(scheme: SchemeLike, segment: str, raw: List[str], forms: List[Tuple[str, ...]]) -> List[Tuple[str, int]]:
     """Each raw piece's text, and how many characters of the text come before it that no
     piece holds. Raw pieces cut from the text are their own text. Otherwise (the boundary
     markers: a raw piece carries its markers, and a space between two words is dropped, the

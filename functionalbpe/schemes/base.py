@@ -47,34 +47,14 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any, Callable, ClassVar, Dict, List, Literal, Optional, Sequence, Tuple, Union, cast
 
-from ..core._native import Scanner
 from ..core.alphabet import Atom
+from ..core.contract import Compiled
 from ..core.piecetable import PieceTable
 from ..errors import FunctionalBPEError
 from ..text.patterns import Pattern, resolve_pattern
 
 NORMAL_FORMS = ("NFC", "NFD", "NFKC", "NFKD")
 NormalForm = Literal["NFC", "NFD", "NFKC", "NFKD"]
-
-
-@dataclass(frozen=True)
-class Compiled:
-    """What the compiled core may do for a scheme; each field has one reader.
-
-    * ``scanner`` — a compiled scanner that cuts ``prepare(text)`` into exactly
-      ``raw_pieces(text)``. Counting then cuts and counts in C, and the encoder cuts in C.
-    * ``cuts_safely`` — the raw pieces of a text cut at a safe place
-      (:mod:`functionalbpe.text.cuts`) are those of its parts, so counting may read a file
-      in blocks rather than whole.
-    * ``identity`` — ``piece_forms`` is the identity: the raw pieces are the text-form
-      pieces, ``transform`` returns its table, and the encoder (with ``scanner``) goes from
-      text to ids in C. Otherwise the encoder caches the ids of each raw piece: a repeated
-      word costs one lookup (in C too, when ``scanner`` is a pattern's).
-    """
-
-    scanner: Optional[Scanner] = None
-    cuts_safely: bool = False
-    identity: bool = False
 
 
 class Scheme(ABC):

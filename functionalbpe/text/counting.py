@@ -28,10 +28,11 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Iterator, Optional, Protocol, Sequence, Union
 
 from ..util.checks import bpe_text, bpe_utf8, plain_str
 from ..core._native import NATIVE, thread_count
+from ..core.contract import SchemeLike
 from ..core.piecetable import PieceTable
 from ..errors import CompiledPatternGaveUp, FunctionalBPEError, PatternError
 from ..util.display import plural
@@ -39,10 +40,15 @@ from ..util.progress import Progress, ProgressSpec
 from .corpus import Files
 from .cuts import Cutter, program_cutter
 from .pattern_limits import shown
-from .patterns import special_cutter
+from .patterns import Pattern, special_cutter
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ..schemes.base import Scheme
+
+class CountedScheme(SchemeLike, Protocol):
+    """A scheme as counting reads it: the kernel's contract and the pattern it cuts with."""
+
+    @property
+    def pattern(self) -> Pattern: ...
+
 
 Corpus = Union[str, Iterable[str], Files]
 
@@ -75,7 +81,7 @@ class CountReport:
 
 def count_table(
     corpus: Corpus,
-    scheme: "Scheme",
+    scheme: CountedScheme,
     special_tokens: Sequence[str] = (),
     threads: Optional[int] = None,
     progress: ProgressSpec = False,
@@ -168,7 +174,7 @@ def _checked(documents: Iterable[Any]) -> Iterator[str]:
             )
 
 
-def _count_compiled(scheme: "Scheme", units: Iterable[Union[str, bytes]], specials: Sequence[str],
+def _count_compiled(scheme: CountedScheme, units: Iterable[Union[str, bytes]], specials: Sequence[str],
                     threads: Optional[int], stats: CountReport, bar: Progress) -> PieceTable:
     """The C counter: it cuts special tokens out itself, unless the scheme normalizes (then
     they are cut here first, since normalizing may change text across a token's edge, and
@@ -215,7 +221,7 @@ def _count_compiled(scheme: "Scheme", units: Iterable[Union[str, bytes]], specia
         counter.close()
 
 
-def _count_python(scheme: "Scheme", units: Iterable[Union[str, bytes]], specials: Sequence[str],
+def _count_python(scheme: CountedScheme, units: Iterable[Union[str, bytes]], specials: Sequence[str],
                   stats: CountReport, bar: Progress) -> PieceTable:
     """``scheme.raw_pieces`` of each special-free part of each text, into a Counter."""
     counts: Counter = Counter()

@@ -203,9 +203,12 @@ def layer_of(root: Path, module: str, table: Dict[str, int]) -> Optional[int]:
     return best[1] if best else None
 
 
-def upward_imports(root: Path, table: Dict[str, int], allowed: Dict[Tuple[str, str], str]) -> List[str]:
-    """Every runtime import of a module from a higher layer, as ``a (layer) -> b (layer)``."""
-    graph = import_graph(root)
+def upward_imports(root: Path, table: Dict[str, int], allowed: Dict[Tuple[str, str], str],
+                   type_only: bool = True) -> List[str]:
+    """Every import of a module from a higher layer, as ``a (layer) -> b (layer)``: those
+    made for the type checker alone too (a type is a dependency), unless ``type_only`` is
+    False."""
+    graph = import_graph(root, type_only)
     found = []
     for module in sorted(graph):
         for target in sorted(graph[module]):
@@ -245,6 +248,19 @@ def test_a_planted_upward_import_is_found(tmp_path):
     assert table == {"low/": 1, "high.py": 2, "__init__.py": 2}
     assert upward_imports(pkg, table, {}) == ["pkg.low.a (layer 1) -> pkg.high (layer 2)"]
     assert upward_imports(pkg, table, {("pkg.low.a", "pkg.high"): "a reason"}) == []
+
+
+def test_a_planted_upward_import_for_the_type_checker_is_found(tmp_path):
+    pkg = write_package(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/low.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .high import T\n",
+        "pkg/high.py": "from . import low\nT = int\n",
+    })
+    design = tmp_path / "design.md"
+    design.write_text("## Layers\n\n| layer | modules |\n|---|---|\n| 1 | `low.py` |\n| 2 | `high.py`, `__init__.py` |\n")
+    table = layer_table(design)
+    assert upward_imports(pkg, table, {}) == ["pkg.low (layer 1) -> pkg.high (layer 2)"]
+    assert upward_imports(pkg, table, {}, type_only=False) == []
 
 
 def test_no_import_cycle_in_the_package_counting_type_only_imports():
