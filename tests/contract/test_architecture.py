@@ -218,6 +218,60 @@ def upward_imports(root: Path, table: Dict[str, int], allowed: Dict[Tuple[str, s
     return found
 
 
+def _private_names_defined(tree: ast.AST) -> Set[str]:
+    """The private names a file defines: functions, classes, module names and attributes it
+    assigns (``self._x = ...``); dunders are not private."""
+    names: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                for part in ast.walk(target):
+                    if isinstance(part, ast.Name):
+                        names.add(part.id)
+                    elif isinstance(part, ast.Attribute):
+                        names.add(part.attr)
+    return {n for n in names if n.startswith("_") and not n.startswith("__")}
+
+
+def private_reads(root: Path) -> List[str]:
+    """Every read of another module's private name: ``x._name`` (``x`` not ``self`` or
+    ``cls``) where ``_name`` is defined in another file of the package and not in the
+    reading one, and ``from .m import _name``; as ``module:line what``."""
+    trees = {name: ast.parse(path.read_text(encoding="utf-8"), str(path)) for name, path in module_names(root).items()}
+    own = {name: _private_names_defined(tree) for name, tree in trees.items()}
+    anywhere = set().union(*own.values())
+    found = []
+    for name, tree in trees.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+                if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+                    continue
+                if node.attr in anywhere and node.attr not in own[name]:
+                    found.append(f"{name}:{node.lineno} {ast.unparse(node)[:60]}")
+            elif isinstance(node, ast.ImportFrom) and node.level:
+                for alias in node.names:
+                    if alias.name.startswith("_") and not alias.name.startswith("__") and \
+                            f"{name.rpartition('.')[0]}.{alias.name}" not in trees:  # a module is not a name
+                        found.append(f"{name}:{node.lineno} import {alias.name}")
+    return found
+
+
+def test_no_module_reads_another_modules_private_names():
+    found = private_reads(PACKAGE)
+    assert not found, "private names read across modules (declare what is needed):\n" + "\n".join(found)
+
+
+def test_a_planted_private_read_is_found(tmp_path):
+    pkg = write_package(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/a.py": "class A:\n    def __init__(self):\n        self._state = 1\n",
+        "pkg/b.py": "from .a import A, _helper\ndef f(x: A):\n    return x._state\n",
+    })
+    assert sorted(private_reads(pkg)) == ["pkg.b:1 import _helper", "pkg.b:3 x._state"]
+
+
 def test_every_module_has_a_layer_and_every_row_names_what_exists():
     table = layer_table(DESIGN)
     assert len(table) > 20
