@@ -32,7 +32,7 @@ from .core._native import NATIVE, thread_count
 from .core.alphabet import Alphabet, num_merges_for, policy_code
 from .core.languages import combine, describe, multipliers, parity_options_for, scale, table_bytes
 from .core.piecetable import PieceTable
-from .core.reference import OnMerge
+from .core.bpe import OnMerge
 from .core.wordrules import NO_RULES, SUPERWORD_RULES, TokenRules
 from .counts import PieceCounts
 from .errors import FunctionalBPEError, OutOfMemoryError, SmallerVocabularyWarning

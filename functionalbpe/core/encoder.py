@@ -28,7 +28,7 @@ from .alphabet import Alphabet
 from .cache import BoundedCache
 from .dropout import encode_piece_dropout
 from .contract import SchemeLike
-from .reference import encode_piece, ranks_from_merges
+from .bpe import encode_piece, ranks_from_merges
 
 # Pieces remembered before the cache is emptied; enough for the distinct pieces of a
 # book-sized text, small enough that a stream of random strings cannot exhaust memory.

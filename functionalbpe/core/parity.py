@@ -56,7 +56,7 @@ from typing import Deque, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .limits import MAX_TOKEN_BYTES
 from .alphabet import can_merge, merged_flags
-from .reference import Merge, Pair, best_pair_key, check_options, check_token_bytes, get_stats, merge, symbol_lengths
+from .bpe import Merge, Pair, best_pair_key, check_options, check_token_bytes, get_stats, merge, symbol_lengths
 
 VARIANTS = ("base", "window")
 

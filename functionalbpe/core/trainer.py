@@ -43,8 +43,8 @@ from . import parity
 from .alphabet import Alphabet, can_merge, merged_flags
 from .parity import check_parity_options
 from .piecetable import PieceTable
-from .reference import (Merge, OnMerge, Pair, best_pair_key, check_options, check_token_bytes, merge, symbol_lengths,
-                        symbol_spellings)
+from .bpe import (Merge, OnMerge, Pair, best_pair_key, check_options, check_token_bytes, merge, symbol_lengths,
+                  symbol_spellings)
 from .wordrules import NO_RULES, TokenRules, joined_shape, shape_of
 
 BACKENDS = ("auto", "fast", "python", "reference")
@@ -156,7 +156,7 @@ def train_merges(
     flags are ``flags``; default: all text, and whose text-form bytes are ``lengths``;
     default: a byte 1, an atom 3), the arguments of :func:`functionalbpe.core.reference.train`;
     with ``rules``, ``shapes`` are the symbols' shapes (:mod:`functionalbpe.core.wordrules`;
-    default: those of :func:`~functionalbpe.core.reference.symbol_spellings`).
+    default: those of :func:`~functionalbpe.core.bpe.symbol_spellings`).
 
     >>> train_merges({(1, 2, 1, 2): 3}, None, 3)
     [(1, 2, 6), (3, 3, 3)]

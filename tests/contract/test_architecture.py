@@ -397,3 +397,12 @@ def test_the_compiled_modules_import_modules_that_exist():
             found = re.match(r"\s*from \.([\w.]+) import ", line)
             if found:
                 assert f"functionalbpe.{found.group(1)}" in modules, f"{path.name}: {line.strip()}"
+
+
+def test_no_production_module_imports_the_lesson():
+    """core/reference.py is what the fast paths are tested against: only the tests and the
+    teaching modules read it, so that a change to the lesson cannot change production."""
+    graph = import_graph(PACKAGE, type_only=True)
+    lesson = "functionalbpe.core.reference"
+    readers = sorted(m for m, targets in graph.items() if lesson in targets and not m.startswith("functionalbpe.teach"))
+    assert not readers, f"production modules import the lesson: {readers}"
