@@ -3,8 +3,8 @@
 # distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/train.h csrc/lib/train_parity.h csrc/lib/counted.h csrc/lib/pair_heap.h csrc/lib/merge_policy.h csrc/status.pxd csrc/utf8.pxd
 """The fast BPE trainer: counted pieces into flat C arrays, then the C merge loop.
 
-Use it through :mod:`functionalbpe.core.fast`, which has the reference's names and falls back to
-the reference when this module is not built. The merge loop itself, its data layout and
+Use it through :mod:`functionalbpe.core.trainer`, which has the lesson's arguments and falls
+back to the Python heap when this module is not built. The merge loop itself, its data layout and
 its measured costs are in ``csrc/lib/train.c``; this file only moves data in and out
 and keeps Python's promises: the loop runs without the GIL in time slices, and between
 slices the progress bar is drawn and Ctrl-C is honoured, with every C block freed.
@@ -21,14 +21,6 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from array import array
 
 from .util.progress import Progress
-
-cdef extern from "Python.h":
-    bint PyUnicode_IS_ASCII(object o)
-    void *PyUnicode_DATA(object o)
-    Py_ssize_t PyUnicode_GET_LENGTH(object o)
-    char *PyBytes_AS_STRING(object o)
-    Py_ssize_t PyBytes_GET_SIZE(object o)
-    bytes PyUnicode_AsUTF8String(object o)
 
 cdef extern from "lib/merge_policy.h":
     uint32_t FBPE_TEXT, FBPE_OPERATOR, FBPE_BOUNDARY, FBPE_SHIFT, FBPE_KIND_MASK
@@ -134,22 +126,6 @@ cdef int add_symbols(fbpe_pieces *counted, object symbols, int64_t count,
             )
         out[i] = <uint32_t>v
     return check(fbpe_pieces_commit(counted, <size_t>n, count), "while training")
-
-
-cdef int add_text(fbpe_pieces *counted, object piece, int64_t count,
-                  const int32_t *atom_ids) except -1:
-    """Append one piece given in text form: UTF-8 bytes, atoms as their own ids."""
-    if type(piece) is not str:
-        raise TypeError(f"text-form pieces must be str, got {type(piece).__name__}: {piece!r}")
-    if PyUnicode_IS_ASCII(piece):
-        # ASCII holds no atom, and its str storage already is its UTF-8
-        return check(fbpe_pieces_add_utf8(counted, <const uint8_t *>PyUnicode_DATA(piece),
-                                          <size_t>PyUnicode_GET_LENGTH(piece), count, NULL),
-                     "while training")
-    encoded = PyUnicode_AsUTF8String(piece)
-    return check(fbpe_pieces_add_utf8(counted, <const uint8_t *>PyBytes_AS_STRING(encoded),
-                                      <size_t>PyBytes_GET_SIZE(encoded), count, atom_ids),
-                 "while training")
 
 
 cdef object atom_table(object atom_ids, uint32_t first_id):
@@ -258,7 +234,7 @@ cdef list run_merges(Pieces counted, uint32_t first_id, object flags, int policy
 def train_merges(pieces, num_merges, uint32_t first_id, flags, int policy,
                  int64_t min_frequency, progress, size_t max_token_bytes=FBPE_MAX_TOKEN_BYTES,
                  on_merge=None, lengths=None, shapes=None, uint32_t max_words=0, bint colon_space=True):
-    """reference.train_merges over {symbol sequence: count}, arguments already checked."""
+    """trainer.train_merges over {symbol sequence: count}, arguments already checked."""
     counted = Pieces()
     cdef int64_t count
     for symbols, raw_count in pieces.items():
@@ -267,20 +243,6 @@ def train_merges(pieces, num_merges, uint32_t first_id, flags, int policy,
             add_symbols(counted.ptr, symbols, count, first_id)
     return run_merges(counted, first_id, flags, policy, num_merges, min_frequency, progress, max_token_bytes,
                       on_merge, lengths, shapes, max_words, colon_space)
-
-
-def train_merges_from_text(pieces, num_merges, uint32_t first_id, atom_ids, flags, int policy,
-                           int64_t min_frequency, progress):
-    """Training on {text-form piece: count}; atom_ids maps each atom character to its id."""
-    cdef const int32_t[::1] table = atom_table(atom_ids, first_id)
-    cdef const int32_t *atoms = &table[0] if atom_ids else NULL
-    counted = Pieces()
-    cdef int64_t count
-    for piece, raw_count in pieces.items():
-        count = piece_count(raw_count)
-        if count > 0:
-            add_text(counted.ptr, piece, count, atoms)
-    return run_merges(counted, first_id, flags, policy, num_merges, min_frequency, progress)
 
 
 cdef int check_ranges(const int64_t[::1] offs, Py_ssize_t n, Py_ssize_t size) except -1:

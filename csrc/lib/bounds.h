@@ -1,6 +1,6 @@
 /* The limits every tokenizer keeps, and the status codes of the whole core.
  *
- * A tokenizer file is untrusted input. functionalbpe/filecheck.py checks it against these
+ * A tokenizer file is untrusted input. functionalbpe/core/limits.py checks it against these
  * same limits before anything is built (and says why they are what they are); the C entry
  * points check them again, so that no caller gets past them: a table that breaks one is
  * refused with FBPE_EINVALID, never built. tests/formats/test_hostile_files.py compares the numbers

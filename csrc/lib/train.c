@@ -56,7 +56,7 @@
  *   the pair (where lists are supersets), each about one cache miss; 80 K heap pops for
  *   32.5 K merges; the rest is table misses, a few per merge. The late merges (count < 100,
  *   two thirds of them) cost about 4 us each, nearly all in misses.
- *   From Python (functionalbpe.core.fast.train_merges_from_text, dict of str pieces in, merge
+ *   From Python (functionalbpe.core.trainer.train, a counted table of text-form pieces in, merge
  *   table out): 0.04 s CPU to load the pieces and count pairs, 0.18 s for the loop, 32 MB
  *   peak. rustbpe's whole training of the same corpus takes about 3.4 s on a quiet machine
  *   (benchmarks/bench_train.py prints both, side by side).

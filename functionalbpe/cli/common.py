@@ -303,14 +303,6 @@ def open_tokenizer(args: argparse.Namespace) -> Tokenizer:
     return Tokenizer.from_file(args.tokenizer, args.pattern)
 
 
-def tokenizer_and_documents(args: argparse.Namespace) -> Tuple[Tokenizer, List[str]]:
-    """For the commands that read text: the output path checked, the tokenizer loaded, the
-    input read as documents (``add_text_io``'s arguments, and ``--encoding-errors``)."""
-    check_output(args.output, args.input, args.tokenizer)
-    tok = open_tokenizer(args)
-    return tok, documents(read_input(args.input, args.encoding_errors), args.lines)
-
-
 def input_paths(patterns: Sequence[str]) -> List[str]:
     """The files that paths, directories and globs name (for checking an output against
     them; a bad one is said later, where it is read)."""

@@ -714,14 +714,6 @@ class Functionalizer(Scheme):
             return module.scan(plain_str(text), self._compiled.scanner.module_name)
         return self._join_runs(pretokenize(text, self.pattern))
 
-    def joins_runs(self) -> bool:
-        """Whether runs of identical pieces can occur and are joined. They can with every
-        pattern but ``functionalizer-runs``, whose alternatives are each a maximal run of one
-        character class (docs/functional.md), so that the piece after one starts with a
-        character of another class. The paper's split has a piece per space: 12 spaces
-        become one piece of 12, then ``REPEAT(0, 12)`` + ``" "``."""
-        return self._joins
-
     def _join_runs(self, pieces: List[str]) -> List[str]:
         """Join each run of k ≥ 3 identical pieces whose repetition can be written.
 
