@@ -20,7 +20,7 @@ import sys
 import threading
 import warnings
 from contextlib import contextmanager
-from typing import Any, Callable, Dict, Iterator, List, NoReturn, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, NoReturn, Optional, Sequence
 
 from ..core._native import MAX_THREADS
 from ..core.alphabet import MAX_VOCAB_SIZE

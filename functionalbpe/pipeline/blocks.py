@@ -111,8 +111,7 @@ def _units(source: Files, special_tokens: Sequence[str], unit_bytes: int) -> Ite
 
     def text_units() -> Iterator[Tuple[bytes, np.ndarray, np.ndarray]]:
         # The caller's settings, read in blocks of unit_bytes.
-        blocks = Files(list(text_files), source.errors, field=source.field, max_chars=source.max_chars,
-                       max_doc_chars=source.max_doc_chars, block_bytes=unit_bytes)
+        blocks = source.with_block_bytes(unit_bytes, text_files)
         for unit, ends in blocks.document_units(list(special_tokens)):
             assert isinstance(unit, bytes)  # text files give bytes
             yield unit, np.array([len(unit)], np.uint64), _ONE_END if ends else _NOT_END

@@ -59,7 +59,7 @@ import numpy as np
 from ..util.checks import integer
 from ..core._native import thread_count
 from ..errors import CompiledPatternGaveUp, CorpusError, FunctionalBPEError
-from ..util.output import PendingOutput, check_output_path, refuse_overwriting
+from ..util.output import PendingOutput, check_output_path, refuse_overwriting, remove_quietly
 from ..util.display import plural
 from ..util.progress import Progress, ProgressSpec
 from ..text.corpus import Files, files
@@ -220,8 +220,7 @@ def _units(source: Union[Files, Iterable[str]], tok: "Tokenizes") -> Iterator[Tu
     if isinstance(source, Files):
         if tok.scheme.compiled().cuts_safely:
             # The caller's settings, read in smaller blocks: a batch then holds several per thread.
-            blocks = Files(source.paths, source.errors, field=source.field, max_chars=source.max_chars,
-                           max_doc_chars=source.max_doc_chars, block_bytes=UNIT_BYTES)
+            blocks = source.with_block_bytes(UNIT_BYTES)
             for unit, ends in blocks.document_units(list(tok.special_tokens)):
                 yield (unit if isinstance(unit, str) else unit.decode("utf-8")), ends
         else:
@@ -289,13 +288,6 @@ class PendingFile(PendingOutput):
     symlinks written through, devices and pipes streamed, the temporary file removed on any
     failure): :meth:`finish` puts it on disk, :meth:`rename` puts it in place,
     :meth:`discard` removes it. Failures name ``path``."""
-
-
-def _remove(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
 
 
 # -- encoding -----------------------------------------------------------------------------------
@@ -536,7 +528,7 @@ def encode_to_file(
             token_file.rename()
         except BaseException:
             if index_path is not None:
-                _remove(index_path)  # renamed already: without its token file it means nothing
+                remove_quietly(index_path)  # renamed already: without its token file it means nothing
             raise
     except BaseException as exc:
         stream.close()
@@ -563,15 +555,9 @@ def _located(exc: FunctionalBPEError, corpus: Files) -> FunctionalBPEError:
 
 def _total_megabytes(source: Any) -> Optional[int]:
     """The size of a source of plain text files in MB, for the progress bar; None when the
-    text's size is not the files' (``.gz``, ``.jsonl``) or unknown."""
-    if not isinstance(source, Files) or source.max_chars is not None:
-        return None
-    if any(p.name.endswith((".gz", ".zst", ".jsonl", ".parquet")) for p in source.paths):
-        return None
-    try:
-        return max(1, source.total_bytes() // 1_000_000)
-    except OSError:
-        return None
+    text's size is not the files' or unknown."""
+    size = source.text_bytes() if isinstance(source, Files) else None
+    return None if size is None else max(1, size // 1_000_000)
 
 
 def spaced_digits(ids: np.ndarray) -> bytes:

@@ -43,7 +43,6 @@ from __future__ import annotations
 import unicodedata
 from abc import ABC, abstractmethod
 from collections import Counter
-from dataclasses import dataclass
 from itertools import chain
 from typing import Any, Callable, ClassVar, Dict, List, Literal, Optional, Sequence, Tuple, Union, cast
 

@@ -77,7 +77,7 @@ def source_bytes(source: Any) -> Optional[int]:
         if isinstance(source, os.PathLike):
             return Path(source).stat().st_size
         if isinstance(source, Files):
-            return source.total_bytes()
+            return source.text_bytes()
     except OSError:
         return None
     return None

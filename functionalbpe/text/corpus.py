@@ -187,6 +187,23 @@ class Files:
     def total_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.paths)
 
+    def text_bytes(self) -> Optional[int]:
+        """The bytes of text these files hold, when their sizes say it: plain text files read
+        whole (for progress bars); None for compressed or JSON or Parquet files, under
+        ``max_chars``, or when a file cannot be looked at."""
+        if self.max_chars is not None or self.reads_fields or any(p.name.endswith(_COMPRESSED) for p in self.paths):
+            return None
+        try:
+            return self.total_bytes()
+        except OSError:
+            return None
+
+    def with_block_bytes(self, block_bytes: int, paths: Optional[List[Path]] = None) -> "Files":
+        """The same reading (errors, field, caps) in blocks of ``block_bytes``, of ``paths``
+        when given (a part of these files), else of all of them."""
+        return Files(list(self.paths if paths is None else paths), self.errors, field=self.field,
+                     max_chars=self.max_chars, max_doc_chars=self.max_doc_chars, block_bytes=block_bytes)
+
     def __repr__(self) -> str:
         return f"<functionalbpe.Files: {len(self.paths)} files>"
 

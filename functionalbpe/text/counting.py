@@ -141,9 +141,7 @@ def count_table(
 def _known_size(corpus: Corpus) -> Optional[int]:
     """The bytes counting will read, when the files say it (plain text files: their size);
     None for texts in memory and for files whose text is not their bytes (compressed, JSON)."""
-    if isinstance(corpus, Files) and not any(p.suffix in (".gz", ".zst", ".jsonl", ".json", ".parquet") for p in corpus.paths):
-        return corpus.total_bytes()
-    return None
+    return corpus.text_bytes() if isinstance(corpus, Files) else None
 
 
 def _units(corpus: Corpus, specials: Sequence[str], whole_documents: bool,

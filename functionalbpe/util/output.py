@@ -42,13 +42,14 @@ def remove_pending() -> None:
         names = list(_PENDING)
         _PENDING.clear()
     for name in names:
-        _remove(name)
+        remove_quietly(name)
 
 
 atexit.register(remove_pending)
 
 
-def _remove(path: str) -> None:
+def remove_quietly(path: str) -> None:
+    """Remove a file if it is there (nothing to say if it is not: this is cleaning up)."""
     try:
         os.unlink(path)
     except OSError:
@@ -249,7 +250,7 @@ class PendingOutput:
             except OSError:
                 pass
         if self.tmp is not None:
-            _remove(self.tmp)
+            remove_quietly(self.tmp)
             with _LOCK:
                 _PENDING.discard(self.tmp)
             self.tmp = None
