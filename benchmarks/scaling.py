@@ -4,7 +4,9 @@ scaling rows of ``bench_encode_corpus.py --scaling`` and ``bench_train.py --scal
 The same documents are written three ways -- one ``.txt`` file (the documents joined), one
 ``.jsonl`` (a record per document) and the ``.jsonl.gz`` of it -- and each job is timed back
 to back against its partner, alternating which goes first, the median of the per-pair
-ratios printed with its range. A ratio above 1 means the first-named job is faster. Without
+ratios printed with its range. A ratio above 1 means the first-named job is faster. Each row
+with all threads also says how much of its wall time the calling thread was busy
+(:func:`main_thread_share`): the serial part that keeps the ratio from the core count. Without
 ``paired.py`` beside the repository (``<repo>/../shared/tools``) the section is skipped.
 """
 from __future__ import annotations
@@ -68,11 +70,27 @@ def paragraphs(texts: List[str], limit_bytes: int) -> List[str]:
     return out
 
 
-def row(name: str, result: Any, target: str = "") -> Dict[str, Any]:
+def main_thread_share(job: Callable[[], Any], runs: int = 3) -> float:
+    """The share of a job's wall time that its calling thread spends on the CPU (median of
+    ``runs``): with the work on the workers it is the serial part, by Amdahl's law the part
+    that no number of cores shortens. (The calling thread's CPU time includes any share of
+    the work it does itself, so this is an upper bound.)"""
+    import time
+
+    shares = []
+    for _ in range(runs):
+        cpu, wall = time.thread_time(), time.perf_counter()
+        job()
+        shares.append((time.thread_time() - cpu) / max(time.perf_counter() - wall, 1e-9))
+    return sorted(shares)[len(shares) // 2]
+
+
+def row(name: str, result: Any, target: str = "", serial: Optional[float] = None) -> Dict[str, Any]:
+    busy = f"   calling thread busy {serial:.0%} of the wall" if serial is not None else ""
     print(f"  {name:<58} {result.median:5.2f}x [{min(result.ratios):.2f}-{max(result.ratios):.2f}]"
-          f"{'   target ' + target if target else ''}")
+          f"{'   target ' + target if target else ''}{busy}")
     return {"job": name, "median": result.median, "low": min(result.ratios), "high": max(result.ratios),
-            "target": target}
+            "target": target, "calling_thread_share": serial}
 
 
 def encode_scaling(tok: Any, docs: List[str], n: int = 7) -> List[Dict[str, Any]]:
@@ -96,7 +114,7 @@ def _encode_rows(tok: Any, paths: Dict[str, str], threads: int, n: int, paired: 
     rows = []
     for kind in (".txt", ".jsonl", ".jsonl.gz"):
         rows.append(row(f"encode_to_file {kind}: {threads} threads vs 1", paired(to_file(kind, threads), to_file(kind, 1), n=n),
-                        ">= 1.8" if kind != ".jsonl.gz" else ""))
+                        ">= 1.8" if kind != ".jsonl.gz" else "", main_thread_share(to_file(kind, threads))))
     rows.append(row("encode_to_file .txt, 1 thread: speed vs encode_ordinary(text)",
                     paired(to_file(".txt", 1), lambda: tok.encode_ordinary(text), n=n), ">= 0.85"))
     rows.append(row("encode_to_file, 1 thread: .jsonl speed vs .txt",
@@ -106,10 +124,12 @@ def _encode_rows(tok: Any, paths: Dict[str, str], threads: int, n: int, paired: 
     for label, batch in (("paragraphs", paras), ("short lines", lines)):
         for flat in (False, True):
             form = "flat" if flat else "lists"
+            def batched(t: int, flat: bool = flat, batch: List[str] = batch) -> Callable[[], Any]:
+                return lambda: tok.encode_batch(batch, threads=t, flat=flat, disallowed_special=())
+
             rows.append(row(f"encode_batch {label} ({len(batch):,}), {form}: {threads} threads vs 1",
-                            paired(lambda: tok.encode_batch(batch, threads=threads, flat=flat, disallowed_special=()),
-                                   lambda: tok.encode_batch(batch, threads=1, flat=flat, disallowed_special=()), n=n),
-                            ">= 1.8" if flat else ">= 1.6"))
+                            paired(batched(threads), batched(1), n=n), ">= 1.8" if flat else ">= 1.6",
+                            main_thread_share(batched(threads))))
     return rows
 
 
@@ -143,5 +163,5 @@ def _train_rows(paths: Dict[str, str], threads: int, vocab_size: int, n: int, pa
 
         assert train(1)().merges == train(threads)().merges, "the merges differ with the threads"
         rows.append(row(f"train {kind}: {threads} threads vs 1", paired(train(threads), train(1), n=n),
-                        ">= 1.5" if kind == ".txt" else ""))
+                        ">= 1.6" if kind == ".txt" else "", main_thread_share(train(threads), runs=1)))
     return rows
