@@ -66,6 +66,7 @@ def job_tiktoken(tok_path: str, corpus: List[str], out: str) -> Dict[str, Any]:
     import numpy as np
 
     import functionalbpe as fb
+    from functionalbpe.formats import tokenfiles
     from functionalbpe.pipeline import tokenfile
     from functionalbpe.text.corpus import Files
 
@@ -79,7 +80,7 @@ def job_tiktoken(tok_path: str, corpus: List[str], out: str) -> Dict[str, Any]:
     start = time.perf_counter()
     size = tokens = 0
     with open(out, "wb") as fh:
-        fh.write(tokenfile.header_for("npy", dtype, 0))
+        fh.write(tokenfiles.header_for("npy", dtype, 0))
 
         def flush(texts: List[str], ends: List[bool]) -> int:
             flat: List[int] = []
@@ -106,7 +107,7 @@ def job_tiktoken(tok_path: str, corpus: List[str], out: str) -> Dict[str, Any]:
             tokens += flush(texts, ends)
             size += pending
         fh.seek(0)
-        fh.write(tokenfile.header_for("npy", dtype, tokens))
+        fh.write(tokenfiles.header_for("npy", dtype, tokens))
     return {"seconds": time.perf_counter() - start, "bytes": size, "tokens": tokens}
 
 

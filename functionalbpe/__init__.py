@@ -38,7 +38,7 @@ from ._version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
     from .measure.report import Report, full_coverage_vocab_size, report
-    from .pipeline.tokenfile import read_token_file
+    from .formats.tokenfiles import read_token_file
 
 # Loaded on first use (PEP 562), so that `import functionalbpe` costs what encoding and
 # training need: the report and its measures bring numpy and every installed peer (and

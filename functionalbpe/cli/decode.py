@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
 def decode_token_file(tok: Tokenizer, args: argparse.Namespace) -> None:
     """The text of a token file's ids (or of ``--range``), decoded a slice at a time with the
     streaming decoder: the same text as decoding them at once, in bounded memory."""
-    from ..pipeline.tokenfile import choose_dtype, read_token_file
+    from ..formats.tokenfiles import choose_dtype, read_token_file
 
     dtype = args.dtype or choose_dtype(tok.vocab_size).name
     ids = read_token_file(args.input, args.format, dtype)

@@ -21,7 +21,8 @@ from typing import Any, Iterator, Optional, Union
 from ..core._native import MAX_THREADS
 from ..errors import FunctionalBPEError, SpecialTokenError
 from ..text.corpus import Files
-from ..pipeline.tokenfile import FORMATS, SUFFIXES, encode_stream
+from ..formats.tokenfiles import FORMATS, SUFFIXES
+from ..pipeline.tokenfile import encode_stream
 from .common import (THREADS, add_field, add_tokenizer, check_output, corpus_files, documents, open_tokenizer,
                      read_input, streamed_output)
 

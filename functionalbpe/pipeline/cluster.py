@@ -43,7 +43,7 @@ from ..schemes.base import Scheme
 from ..schemes.registry import resolve
 from ..text.corpus import files
 from ..util.output import atomic_write_text
-from .tokenfile import SUFFIXES, choose_dtype, choose_format
+from ..formats.tokenfiles import LAYOUTS, choose_dtype, choose_format
 
 # What a worker needs to count as the caller asked: plain data, rebuilt there.
 Spec = Tuple[str, str, Dict[str, Any], Tuple[str, ...], int]
@@ -268,7 +268,7 @@ def encode_to_files(
     """
     kind = choose_format("part.npy", format)
     chosen = choose_dtype(tok.vocab_size, dtype)
-    suffix = next(sfx for sfx, k in SUFFIXES.items() if k == ("bin" if kind == "llmc" else kind))
+    suffix = LAYOUTS[kind].suffix
     directory = os.fspath(out_dir)
     try:
         os.makedirs(directory, exist_ok=True)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import functionalbpe as fb
+from functionalbpe.formats import tokenfiles
 from functionalbpe.pipeline import tokenfile
 from functionalbpe.errors import FunctionalBPEError, SpecialTokenError
 from functionalbpe.pipeline.tokenfile import choose_dtype, read_token_file
@@ -228,8 +229,8 @@ def test_reading_damaged_token_files(tmp_path):
 
 def test_npy_header_is_what_numpy_writes(tmp_path):
     for length in (0, 7, 10**12):
-        header = tokenfile.header_for("npy", np.dtype("<u2"), length)
-        assert len(header) == tokenfile.NPY_HEADER_BYTES
+        header = tokenfiles.header_for("npy", np.dtype("<u2"), length)
+        assert len(header) == tokenfiles.NPY_HEADER_BYTES
         version = np.lib.format.read_magic(__import__("io").BytesIO(header))
         shape, fortran, dtype = np.lib.format.read_array_header_1_0(__import__("io").BytesIO(header[8:]))
         assert (version, shape, fortran, dtype) == ((1, 0), (length,), False, np.uint16)
@@ -409,3 +410,15 @@ def test_token_files_of_custom_patterns_are_encode_s(tmp_path, monkeypatch, patt
     blocks = fb.Files([path], block_bytes=block)
     got = fb.count(blocks, pattern=pattern, progress=False)
     assert list(got.items()) == list(fb.count([text], pattern=pattern, progress=False).items())
+
+
+def test_an_npy_header_numpy_cannot_read_is_named_even_without_a_message(tmp_path, monkeypatch):
+    from numpy.lib import format as npy_format
+
+    def silent(fh):
+        raise ValueError()
+
+    np.save(tmp_path / "x.npy", np.array([1, 2], dtype=np.uint16))
+    monkeypatch.setattr(npy_format, "read_array_header_1_0", silent)
+    with pytest.raises(FunctionalBPEError, match=r"x.npy: not a .npy token file \(ValueError\)$"):
+        read_token_file(tmp_path / "x.npy")
