@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import glob
 import os
+import sys
 import warnings
-from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union
+from dataclasses import dataclass, replace
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .util.checks import integer, special_tokens_checked
 from .core import trainer
@@ -133,7 +135,8 @@ def train(
     ([(108, 111), (256, 119)], {'<|eot|>': 259})
     """
     # Everything is checked before the corpus is read: a bad size or backend fails at once.
-    min_frequency = _check_options(backend, merge_policy, min_frequency)
+    spec = TrainSpec(vocab_size, tuple(special_tokens), _check_options(backend, merge_policy, min_frequency),
+                     merge_policy, backend, progress, threads)
     _warn_if_a_path(corpus)
     if superwords is not None or base is not None:
         languages = isinstance(corpus, Mapping) and not isinstance(corpus, PieceCounts)  # counts are a Mapping too
@@ -143,85 +146,131 @@ def train(
                 "base= and superwords= continue the base tokenizer's scheme on one corpus: give no scheme, "
                 "scheme option, trace, languages or parity objective with them"
             )
-        rules = _token_rules(token_rules, superwords is not None)
-        if superwords is not None:
-            base = _superword_stage1(corpus, vocab_size, superwords, base, special_tokens,
-                                     min_frequency, merge_policy, backend, progress, threads)
-            pattern = SUPERWORDS if pattern is None else pattern
-        return _continue(corpus, vocab_size, _as_tokenizer(base, pattern), pattern, special_tokens, min_frequency,
-                         merge_policy, backend, progress, threads, rules)
+        return _grow(corpus, spec, base, superwords, pattern, _token_rules(token_rules, superwords is not None))
     if token_rules is not None:
         raise FunctionalBPEError("token_rules= are rules for the merges after a base: give base= or superwords=")
-    threads = thread_count(threads)
+    if objective not in ("frequency", "parity"):
+        raise FunctionalBPEError(f"objective must be 'frequency' or 'parity', got {objective!r}")
     counted = _counted(corpus)
     if counted is not None:  # counted already: the scheme and specials are the counts'
         the_scheme, specials = counted.training_input(scheme, pattern, special_tokens, scheme_options)
     else:
-        specials = special_tokens_checked(special_tokens)
-        the_scheme = resolve(scheme, pattern, **scheme_options)
-    alphabet = Alphabet(the_scheme.atoms)
-    num_merges = num_merges_for(vocab_size, len(alphabet.atoms), len(specials))
-    if objective not in ("frequency", "parity"):
-        raise FunctionalBPEError(f"objective must be 'frequency' or 'parity', got {objective!r}")
+        the_scheme, specials = resolve(scheme, pattern, **scheme_options), special_tokens_checked(special_tokens)
+    num_merges = num_merges_for(vocab_size, len(the_scheme.atoms), len(specials))  # before any counting
     if counted is not None or not isinstance(corpus, Mapping):
         if weights is not None or temperature is not None or objective != "frequency":
             raise FunctionalBPEError(
                 "weights, temperature and objective='parity' are about languages: give the corpus as "
                 "a dict {language: corpus}"
             )
-        tracer = None if trace is None else MergeTracer(trace, alphabet, the_scheme)
-        raw = counted.table if counted is not None else _count(corpus, the_scheme, specials, threads, progress)
-        merges = _learn(the_scheme.transform(raw), alphabet, num_merges, merge_policy, min_frequency, progress,
-                        backend, tracer)
-        if tracer is not None:
-            tracer.close()
-        return _said_if_smaller(_tokenizer(the_scheme, merges, specials, merge_policy), vocab_size, min_frequency)
+        raw = counted.table if counted is not None else _count(corpus, the_scheme, specials, spec)
+        return _train_one(raw, the_scheme, specials, num_merges, spec, trace)
+    mix = LanguageMix(_languages(corpus), weights, temperature, objective, dev, target_ratios,
+                      (parity_variant, window_size, alpha, global_merges))
+    return _train_languages(mix, the_scheme, specials, num_merges, spec, trace)
 
-    # Several languages: each counted and transformed on its own, then weighed.
-    languages = _languages(corpus)
-    if weights is not None and temperature is not None:
+
+@dataclass(frozen=True)
+class TrainSpec:
+    """What every way of training shares, checked before any corpus is read."""
+
+    vocab_size: Optional[int]
+    special_tokens: Tuple[str, ...]
+    min_frequency: int
+    merge_policy: str
+    backend: str
+    progress: ProgressSpec
+    threads: Optional[int]
+
+
+@dataclass(frozen=True)
+class LanguageMix:
+    """A dict corpus and how its languages are weighed (:mod:`functionalbpe.core.languages`)
+    and, for parity-aware BPE, measured (:mod:`functionalbpe.core.parity`)."""
+
+    languages: Dict[str, Any]
+    weights: Optional[Mapping[str, float]]
+    temperature: Optional[float]
+    objective: str
+    dev: Optional[Mapping[str, Any]]
+    target_ratios: Optional[Mapping[str, float]]
+    parity: Tuple[str, int, float, int]  # variant, window size, alpha, global merges
+
+
+def _train_one(raw: PieceTable, the_scheme: Scheme, specials: Tuple[str, ...], num_merges: Optional[int],
+               spec: TrainSpec, trace: TraceSpec) -> Tokenizer:
+    """Frequency BPE on one counted table (stages 3 to 5 of the module docstring)."""
+    alphabet = Alphabet(the_scheme.atoms)
+    tracer = None if trace is None else MergeTracer(trace, alphabet, the_scheme)
+    merges = _learn(the_scheme.transform(raw), alphabet, num_merges, spec, tracer)
+    if tracer is not None:
+        tracer.close()
+    return _said_if_smaller(_tokenizer(the_scheme, merges, specials, spec.merge_policy), spec)
+
+
+def _train_languages(mix: LanguageMix, the_scheme: Scheme, specials: Tuple[str, ...], num_merges: Optional[int],
+                     spec: TrainSpec, trace: TraceSpec) -> Tokenizer:
+    """Several languages: each counted and transformed on its own, then weighed; merged by
+    frequency, or by parity."""
+    languages = mix.languages
+    alphabet = Alphabet(the_scheme.atoms)
+    if mix.weights is not None and mix.temperature is not None:
         raise FunctionalBPEError("give weights or temperature, not both")
     parity_options: Dict[str, Any] = {}
-    if objective == "parity":
+    if mix.objective == "parity":
         if trace is not None:
             raise FunctionalBPEError("trace= follows the frequency objective's merge loop; parity-aware "
                                      "training has no runner-up to show")
-        parity_options = parity_options_for(list(languages), dev, target_ratios, parity_variant, window_size,
-                                            alpha, global_merges)
-    elif dev is not None or target_ratios is not None:
+        parity_options = parity_options_for(list(languages), mix.dev, mix.target_ratios, *mix.parity)
+    elif mix.dev is not None or mix.target_ratios is not None:
         raise FunctionalBPEError("dev and target_ratios measure parity: they need objective='parity'")
     tracer = None if trace is None else MergeTracer(trace, alphabet, the_scheme)
-    raws = {lang: _count(text, the_scheme, specials, threads, progress) for lang, text in languages.items()}
-    factors = multipliers({lang: table_bytes(raw) for lang, raw in raws.items()}, weights, temperature)
+    raws = {lang: _count(text, the_scheme, specials, spec) for lang, text in languages.items()}
+    factors = multipliers({lang: table_bytes(raw) for lang, raw in raws.items()}, mix.weights, mix.temperature)
     tables = [scale(the_scheme.transform(raw), factors[lang]) for lang, raw in raws.items()]
-    if objective == "frequency":
-        merges = _learn(combine(tables), alphabet, num_merges, merge_policy, min_frequency, progress, backend,
-                        tracer)
+    if mix.objective == "frequency":
+        merges = _learn(combine(tables), alphabet, num_merges, spec, tracer)
         if tracer is not None:
             tracer.close()
     else:
-        dev_tables = None
-        if dev is not None:
-            dev_tables = [the_scheme.transform(_count(dev[lang], the_scheme, specials, threads, False))
-                          for lang in languages]
-            empty = [lang for lang, table in zip(languages, dev_tables) if not table.total]
-            if empty:
-                # Nothing to measure: every merge would leave that language's cost at 0.
-                raise FunctionalBPEError(
-                    f"dev: the dev text of {', '.join(map(repr, empty))} is empty; parity is measured on "
-                    "the same text in every language, so give each one a dev text")
-        try:
-            merges = trainer.train_parity(
-                tables, alphabet, num_merges, dev=dev_tables, merge_policy=merge_policy,
-                min_frequency=min_frequency, progress=progress, backend=backend, **parity_options,
-            )
-        except MemoryError:
-            raise OutOfMemoryError("out of memory while learning merges: train on less text") from None
-    tok = _tokenizer(the_scheme, merges, specials, merge_policy)
-    if weights is not None or temperature is not None or objective != "frequency":
-        tok.training = describe(list(languages), objective, factors, weights, temperature, parity_options,
-                                dev is not None)
-    return _said_if_smaller(tok, vocab_size, min_frequency)
+        merges = _learn_parity(tables, mix, the_scheme, specials, alphabet, num_merges, spec, parity_options)
+    tok = _tokenizer(the_scheme, merges, specials, spec.merge_policy)
+    if mix.weights is not None or mix.temperature is not None or mix.objective != "frequency":
+        tok.training = describe(list(languages), mix.objective, factors, mix.weights, mix.temperature,
+                                parity_options, mix.dev is not None)
+    return _said_if_smaller(tok, spec)
+
+
+def _learn_parity(tables: List[PieceTable], mix: LanguageMix, the_scheme: Scheme, specials: Tuple[str, ...],
+                  alphabet: Alphabet, num_merges: Optional[int], spec: TrainSpec,
+                  parity_options: Dict[str, Any]) -> Sequence[Tuple[int, int, int]]:
+    dev_tables = None
+    if mix.dev is not None:
+        quiet = replace(spec, progress=False)
+        dev_tables = [the_scheme.transform(_count(mix.dev[lang], the_scheme, specials, quiet)) for lang in mix.languages]
+        empty = [lang for lang, table in zip(mix.languages, dev_tables) if not table.total]
+        if empty:
+            # Nothing to measure: every merge would leave that language's cost at 0.
+            raise FunctionalBPEError(
+                f"dev: the dev text of {', '.join(map(repr, empty))} is empty; parity is measured on "
+                "the same text in every language, so give each one a dev text")
+    try:
+        return trainer.train_parity(
+            tables, alphabet, num_merges, dev=dev_tables, merge_policy=spec.merge_policy,
+            min_frequency=spec.min_frequency, progress=spec.progress, backend=spec.backend, **parity_options,
+        )
+    except MemoryError:
+        raise OutOfMemoryError("out of memory while learning merges: train on less text") from None
+
+
+def _grow(corpus: Any, spec: TrainSpec, base: Any, superwords: Optional[int], pattern: Optional[str],
+          rules: TokenRules) -> Tokenizer:
+    """``base=`` (continued training) and ``superwords=`` (SuperBPE: stage one trained here
+    first, then continued with the stage-two pattern)."""
+    if superwords is not None:
+        base = _superword_stage1(corpus, spec, superwords, base)
+        pattern = SUPERWORDS if pattern is None else pattern
+    return _continue(corpus, spec, _as_tokenizer(base, pattern), pattern, rules)
 
 
 def _as_tokenizer(base: Any, pattern: Optional[str]) -> Tokenizer:
@@ -249,11 +298,9 @@ def _token_rules(given: Any, superwords: bool) -> TokenRules:
     raise FunctionalBPEError(f"token_rules is a TokenRules or a dict of its fields, not a {type(given).__name__}")
 
 
-def _superword_stage1(corpus: Any, vocab_size: Optional[int], superwords: int, base: Any,
-                      special_tokens: Sequence[str], min_frequency: int, merge_policy: str, backend: str,
-                      progress: ProgressSpec, threads: Optional[int]) -> Tokenizer:
+def _superword_stage1(corpus: Any, spec: TrainSpec, superwords: int, base: Any) -> Tokenizer:
     """SuperBPE's first stage: ordinary BPE up to ``superwords`` ids (or the base given)."""
-    t = integer(superwords, "superwords", 257, None if vocab_size is None else vocab_size)
+    t = integer(superwords, "superwords", 257, spec.vocab_size)
     if base is not None:
         raise FunctionalBPEError("give superwords=T (train both stages here) or base= (its merges are stage 1), not both")
     if isinstance(corpus, PieceCounts):
@@ -261,27 +308,25 @@ def _superword_stage1(corpus: Any, vocab_size: Optional[int], superwords: int, b
     corpus = list(corpus) if not isinstance(corpus, (str, Files)) else corpus
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SmallerVocabularyWarning)  # said of the whole training
-        return train(corpus, t, special_tokens=special_tokens,
-                     min_frequency=min_frequency, merge_policy=merge_policy, backend=backend, progress=progress,
-                     threads=threads)
+        return train(corpus, t, special_tokens=spec.special_tokens, min_frequency=spec.min_frequency,
+                     merge_policy=spec.merge_policy, backend=spec.backend, progress=spec.progress,
+                     threads=spec.threads)
 
 
-def _continue(corpus: Any, vocab_size: Optional[int], base: Tokenizer, pattern: Optional[str],
-              special_tokens: Sequence[str], min_frequency: int, merge_policy: str, backend: str,
-              progress: ProgressSpec, threads: Optional[int], rules: TokenRules) -> Tokenizer:
+def _continue(corpus: Any, spec: TrainSpec, base: Tokenizer, pattern: Optional[str], rules: TokenRules) -> Tokenizer:
     """Continued training: ``base``'s ids all kept, its merges replayed first, the new merges
     learned on ``corpus`` (cut by ``pattern`` when given, else by the base's) after them,
     none that ``rules`` refuse."""
-    if merge_policy != "prefix" and merge_policy != base.merge_policy:
-        raise FunctionalBPEError(f"the merge policy is the base's ({base.merge_policy!r}), not {merge_policy!r}")
+    if spec.merge_policy != "prefix" and spec.merge_policy != base.merge_policy:
+        raise FunctionalBPEError(f"the merge policy is the base's ({base.merge_policy!r}), not {spec.merge_policy!r}")
     old = base.scheme
     the_scheme = old if pattern is None else make_scheme(old.name, pattern, **old.options())
-    new_specials = [s for s in special_tokens_checked(special_tokens) if s not in base.special_tokens]
+    new_specials = [s for s in special_tokens_checked(spec.special_tokens) if s not in base.special_tokens]
     specials = tuple(base.special_tokens) + tuple(new_specials)
-    if vocab_size is None:
+    if spec.vocab_size is None:
         num_merges: Optional[int] = None
     else:
-        size = integer(vocab_size, "vocab_size", 1)
+        size = integer(spec.vocab_size, "vocab_size", 1)
         num_merges = size - base.vocab_size - len(new_specials)
         if num_merges < 0:
             raise FunctionalBPEError(
@@ -293,11 +338,11 @@ def _continue(corpus: Any, vocab_size: Optional[int], base: Tokenizer, pattern: 
         the_scheme, _ = counted.training_input(the_scheme, None, specials, {})
         raw = counted.table
     else:
-        raw = _count(corpus, the_scheme, specials, thread_count(threads), progress)
+        raw = _count(corpus, the_scheme, specials, spec)
     alphabet = Alphabet(the_scheme.atoms)
     new = trainer.resume(the_scheme.transform(raw), alphabet, base.alphabet.merges, num_merges,
-                         merge_policy=base.merge_policy, min_frequency=min_frequency, progress=progress,
-                         backend=backend, rules=rules)
+                         merge_policy=base.merge_policy, min_frequency=spec.min_frequency, progress=spec.progress,
+                         backend=spec.backend, rules=rules)
     ids = base.id_map
     first_new = base.vocab_size  # the new ids come after every id of the base
     merge_counts = None if base.merge_counts is None else list(base.merge_counts) + [c for _, _, c in new]
@@ -318,7 +363,7 @@ def _continue(corpus: Any, vocab_size: Optional[int], base: Tokenizer, pattern: 
     }
     if rules.refuses_any:
         tok.training["token_rules"] = rules.describe()
-    return _said_if_smaller(tok, vocab_size, min_frequency)
+    return _said_if_smaller(tok, spec)
 
 
 def _warn_if_a_path(corpus: Any) -> None:
@@ -341,8 +386,9 @@ def _warn_if_a_path(corpus: Any) -> None:
     )
 
 
-def _said_if_smaller(tok: Tokenizer, vocab_size: Optional[int], min_frequency: int) -> Tokenizer:
+def _said_if_smaller(tok: Tokenizer, spec: TrainSpec) -> Tokenizer:
     """A :class:`SmallerVocabularyWarning` when training stopped before ``vocab_size``."""
+    vocab_size, min_frequency = spec.vocab_size, spec.min_frequency
     if vocab_size is not None and tok.vocab_size < vocab_size:
         why = "no pair of tokens was left to merge" if min_frequency <= 1 else (
             f"no pair was left that occurs at least min_frequency={min_frequency} times")
@@ -350,8 +396,17 @@ def _said_if_smaller(tok: Tokenizer, vocab_size: Optional[int], min_frequency: i
             why = "the corpus holds no two symbols side by side (is it empty?)"
         warnings.warn(SmallerVocabularyWarning(
             f"the tokenizer has {tok.vocab_size} ids, not the {vocab_size} asked: {why} (train on more text)"
-        ), stacklevel=3)
+        ), stacklevel=_outside_this_module())
     return tok
+
+
+def _outside_this_module() -> int:
+    """The ``stacklevel`` of the first caller outside this module, counted from the function
+    that calls this one: a warning names the user's line however deep training went."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _languages(corpus: Mapping[str, Any]) -> Dict[str, Any]:
@@ -364,10 +419,9 @@ def _languages(corpus: Mapping[str, Any]) -> Dict[str, Any]:
     return dict(corpus)
 
 
-def _count(corpus: Any, scheme: Scheme, specials: Tuple[str, ...], threads: Optional[int],
-           progress: ProgressSpec) -> PieceTable:
+def _count(corpus: Any, scheme: Scheme, specials: Tuple[str, ...], spec: TrainSpec) -> PieceTable:
     try:
-        return count_table(corpus, scheme, specials, threads, progress)
+        return count_table(corpus, scheme, specials, thread_count(spec.threads), spec.progress)
     except MemoryError:
         raise OutOfMemoryError(
             "out of memory while counting the corpus: the count holds every distinct piece, in one "
@@ -394,13 +448,13 @@ def train_from_counts(
     >>> train_from_counts({"ab": 2, " ab": 1}, PlainScheme("gpt2")).vocab_size
     258
     """
-    min_frequency = _check_options(backend, merge_policy, min_frequency)
+    spec = TrainSpec(vocab_size, tuple(special_tokens), _check_options(backend, merge_policy, min_frequency),
+                     merge_policy, backend, progress, None)
     specials = special_tokens_checked(special_tokens)
     alphabet = Alphabet(scheme.atoms)
     num_merges = num_merges_for(vocab_size, len(alphabet.atoms), len(specials))
     symbols = counts if isinstance(counts, PieceTable) else PieceTable.from_dict(counts)
-    merges = _learn(symbols, alphabet, num_merges, merge_policy, min_frequency, progress, backend)
-    return _tokenizer(scheme, merges, specials, merge_policy)
+    return _tokenizer(scheme, _learn(symbols, alphabet, num_merges, spec), specials, merge_policy)
 
 
 def count_pieces(
@@ -439,12 +493,11 @@ def _counted(corpus: object) -> Optional[PieceCounts]:
     return None
 
 
-def _learn(symbols: PieceTable, alphabet: Alphabet, num_merges: Optional[int], merge_policy: str,
-           min_frequency: int, progress: ProgressSpec, backend: str,
+def _learn(symbols: PieceTable, alphabet: Alphabet, num_merges: Optional[int], spec: TrainSpec,
            on_merge: Optional[OnMerge] = None) -> Sequence[Tuple[int, int, int]]:
     try:
-        return trainer.train(symbols, alphabet, num_merges, merge_policy=merge_policy,
-                             min_frequency=min_frequency, progress=progress, backend=backend,
+        return trainer.train(symbols, alphabet, num_merges, merge_policy=spec.merge_policy,
+                             min_frequency=spec.min_frequency, progress=spec.progress, backend=spec.backend,
                              on_merge=on_merge)
     except MemoryError:
         raise OutOfMemoryError(
