@@ -306,6 +306,19 @@ def test_lone_surrogates_read_as_replacement_characters(tok):
     assert tok.count_tokens("\ud800") == len(tok.encode("\ufffd"))
 
 
+# A str is stored 1, 2 or 4 bytes a character; C writes its UTF-8 eight ASCII characters at a
+# time and the rest one by one, so runs of ASCII that start and end anywhere in those blocks,
+# beside characters of every UTF-8 length, of each width.
+WIDTHS = ["a", "ab cd ", "0123456", "é", "ÿ", "Ā", "中", "\uffff", "😀", "\U0010ffff", " ", "\n"]
+
+
+@settings(max_examples=200)
+@given(st.lists(st.sampled_from(WIDTHS), max_size=40).map("".join))
+def test_text_of_every_width_encodes_as_the_reference(tok, text):
+    assert tok.encode_ordinary(text) == reference_ids(tok, text)
+    assert tok.decode_bytes(tok.encode_ordinary(text)) == text.encode("utf-8")
+
+
 def test_count_tokens(tok):
     text = "".join(stdlib_text(20_000)) + "<|endoftext|>" + MULTILINGUAL
     assert tok.count_tokens(text) == len(tok.encode_ordinary(text))
