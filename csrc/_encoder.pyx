@@ -122,6 +122,7 @@ cdef extern from "lib/encode.h":
     void fbpe_bpe_free(fbpe_bpe *b) nogil
     uint32_t fbpe_rank(const fbpe_bpe *b, uint32_t left, uint32_t right) nogil
     fbpe_status fbpe_merge(const fbpe_bpe *b, uint32_t *ids, size_t n, int method, size_t *len) nogil
+    fbpe_status fbpe_bpe_backtracking(fbpe_bpe *b) nogil
     fbpe_status fbpe_encode_piece(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, size_t n,
                                   size_t readable, fbpe_ids *out) nogil
     uint32_t fbpe_whole_token(const fbpe_bpe *b, const uint8_t *s, size_t n) nogil
@@ -690,8 +691,18 @@ cdef class BPE:
                                            PyBytes_GET_SIZE(piece))
         return None if r == FBPE_NO_RANK else r
 
+    def build_backtracking(self):
+        """Build the backtracking encoder that ``merge_symbols(..., 4)`` runs (for tests and
+        measurements: encoding does not use it, csrc/lib/encode.c says why). ValueError for
+        a table with atoms or joins. Call it before other threads use the table."""
+        cdef fbpe_status rc
+        with nogil:
+            rc = fbpe_bpe_backtracking(self.b)
+        check(rc, "while building the backtracking encoder", "a table with atoms or joins has none")
+
     def merge_symbols(self, symbols, int method=0):
-        """Merge a sequence of symbol ids (method 1: the short scan, 2: the long sweep)."""
+        """Merge a sequence of symbol ids (method 1: the short scan, 2: the long sweep, 3: the
+        rounds over runs, 4: the backtracking encoder, bytes only, after build_backtracking)."""
         cdef size_t n = len(symbols), k, m
         cdef fbpe_status rc
         cdef uint32_t *ids = <uint32_t *>malloc((n + 1) * sizeof(uint32_t))
@@ -704,7 +715,8 @@ cdef class BPE:
                     raise ValueError(f"symbol {ids[k]} at position {k} is not a token")
             with nogil:
                 rc = fbpe_merge(self.b, ids, n, method, &m)
-            check(rc, "while merging", "the short scan takes at most 64 symbols")
+            check(rc, "while merging", "the short scan takes at most 64 symbols; the backtracking "
+                  "encoder takes bytes, once built")
             return ids_to_list(self.id_objects, ids, m)
         finally:
             free(ids)
