@@ -40,6 +40,34 @@ static void spin_lock(int *l) {
 static void spin_unlock(int *l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }
 #endif
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+/* A zeroed table of `bytes` for the encoder's large read-only tables (whole tokens, pairs,
+ * token bytes, join bits), freed with free(). From 1 MB up, on Linux, it is aligned to 2 MB
+ * and marked for transparent huge pages: nearly every piece probes the whole-token table at
+ * a random place (o200k: 12.6 MB; its pair table 6 MB more), and with 4 KB pages each probe
+ * was also a TLB miss, which callgrind does not count (its instructions and simulated cache
+ * misses were the same for o200k and cl100k, yet o200k ran 12-24% slower). Paired on fresh
+ * 60,000-character chunks in one process, huge pages against none, medians of 21 pairs
+ * (load 2.6-2.9): o200k en 1.09x, zh-CN 1.06x, ru 1.01x, Python 1.08x; cl100k en 1.07x,
+ * Python 1.10x. Where the kernel gives no huge pages, the advice is ignored. */
+static void *table_alloc(size_t bytes) {
+    if (bytes > SIZE_MAX / 2) return NULL; /* fbpe_array_bytes' SIZE_MAX: no such object */
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const size_t huge = (size_t)1 << 21;
+    if (bytes >= ((size_t)1 << 20)) {
+        void *p = NULL;
+        if (posix_memalign(&p, huge, bytes)) return NULL;
+        madvise(p, (bytes + huge - 1) & ~(huge - 1), MADV_HUGEPAGE);
+        memset(p, 0, bytes); /* after the advice, so that the pages are huge when touched */
+        return p;
+    }
+#endif
+    return calloc(bytes ? bytes : 1, 1);
+}
+
 static size_t pow2_at_least(size_t n) {
     size_t c = 16;
     while (c < n) c <<= 1;
@@ -1107,7 +1135,7 @@ static void set_join_bit(fbpe_bpe *b, uint32_t token, uint32_t left) {
 static fbpe_status build_join_bits(fbpe_bpe *b) {
     size_t num_merges = b->num_tokens - b->num_fixed;
     size_t bits = pow2_at_least(JOIN_BITS_PER_MERGE * num_merges + 64);
-    b->join_bits = (uint64_t *)calloc(bits / 64, sizeof(uint64_t));
+    b->join_bits = (uint64_t *)table_alloc(bits / 8);
     if (!b->join_bits) return FBPE_ENOMEM;
     b->join_shift = fbpe_slot_shift(bits);
     for (size_t k = 0; k < num_merges; k++) set_join_bit(b, b->num_fixed + (uint32_t)k, b->left[k]);
@@ -1251,11 +1279,11 @@ static fbpe_status token_offsets(fbpe_bpe *b, const size_t *special_lens, size_t
 static fbpe_status lay_out_tokens(fbpe_bpe *b, const uint32_t *atom_cps,
                                   const uint8_t *const *specials, const size_t *special_lens) {
     size_t total;
-    b->tok_off = (uint64_t *)malloc(((size_t)b->num_ids + 1) * sizeof(uint64_t));
+    b->tok_off = (uint64_t *)table_alloc(((size_t)b->num_ids + 1) * sizeof(uint64_t));
     if (!b->tok_off) return FBPE_ENOMEM;
     fbpe_status rc = token_offsets(b, special_lens, &total);
     if (rc) return rc;
-    b->tok_bytes = (uint8_t *)malloc(total ? total : 1);
+    b->tok_bytes = (uint8_t *)table_alloc(total ? total : 1);
     if (!b->tok_bytes) return FBPE_ENOMEM;
     for (uint32_t i = 0; i < b->num_ids; i++) {
         uint8_t *dst = b->tok_bytes + b->tok_off[i];
@@ -1309,8 +1337,8 @@ static fbpe_status build_pair_table(fbpe_bpe *b, size_t extra) {
     size_t cap = pow2_at_least(2 * (num_merges + extra) + 2);
     free(b->pair_keys);
     free(b->pair_ids);
-    b->pair_keys = (uint64_t *)malloc(fbpe_array_bytes(cap, sizeof(uint64_t)));
-    b->pair_ids = (uint32_t *)malloc(fbpe_array_bytes(cap, sizeof(uint32_t)));
+    b->pair_keys = (uint64_t *)table_alloc(fbpe_array_bytes(cap, sizeof(uint64_t)));
+    b->pair_ids = (uint32_t *)table_alloc(fbpe_array_bytes(cap, sizeof(uint32_t)));
     if (!b->pair_keys || !b->pair_ids) return FBPE_ENOMEM;
     memset(b->pair_keys, 0xFF, cap * sizeof(uint64_t));
     b->pair_mask = cap - 1;
@@ -1337,7 +1365,7 @@ static void vocab_insert(fbpe_bpe *b, uint32_t id) {
  * whole, or the shortcut would change the result. */
 static fbpe_status build_whole_tokens(fbpe_bpe *b) {
     size_t cap = pow2_at_least(2 * (size_t)(b->num_tokens - 256) + 2), longest = 1;
-    b->vocab_slots = (fbpe_vocab_slot *)calloc(cap, sizeof(fbpe_vocab_slot));
+    b->vocab_slots = (fbpe_vocab_slot *)table_alloc(fbpe_array_bytes(cap, sizeof(fbpe_vocab_slot)));
     if (!b->vocab_slots) return FBPE_ENOMEM;
     b->vocab_mask = cap - 1;
     for (uint32_t i = 256; i < b->num_fixed; i++) vocab_insert(b, i);
