@@ -42,9 +42,10 @@ Performance notes (what was tried, and why it is like this):
   its trie's cache misses (csrc/lib/encode.c says how much).
 * Making one new Python int per id cost as much as all of the encoding before it. The ints
   of every token are made once per table, and the output list takes references to them.
-* Text reaches C as UTF-8 without a copy when it is ASCII; other text is written as UTF-8
-  by C from the str's own buffer, eight ASCII characters at a time (str.encode cost 11
-  instructions a byte on English prose, a sixth of encoding it with o200k; this about 5). For the built-in patterns the C
+* Text reaches C as UTF-8 without a copy when it is ASCII; mostly-ASCII text is written as
+  UTF-8 by C from the str's own buffer, eight ASCII characters at a time (str.encode cost 11
+  instructions a byte on English prose, a sixth of encoding it with o200k; this about 5);
+  the rest goes through str.encode, cheaper than this on Cyrillic and equal on Chinese. For the built-in patterns the C
   scanner cuts it (csrc/lib/encode_text.c inlines the scanner of each pattern into its own
   loop; the character tables are the scanner module's, borrowed) and no Python object is
   made per piece. A profile of the standard library then shows
@@ -170,6 +171,7 @@ cdef extern from "lib/splitter.h":
 
 cdef extern from "lib/encode_text.h":
     size_t fbpe_ucs_utf8_room(int kind, size_t n) nogil
+    int fbpe_ucs_mostly_ascii(const void *s, int kind, size_t n) nogil
     size_t fbpe_ucs_to_utf8(const void *s, int kind, size_t n, uint8_t *dst) nogil
     ctypedef struct fbpe_text_unit:
         const uint8_t *data
@@ -275,11 +277,11 @@ cdef _run(_TextBatch batch, size_t workers):
 cdef object utf8_of(str text, const uint8_t **data, size_t *size):
     """Point at the UTF-8 of text; return the object that owns those bytes.
 
-    A compact ASCII string's buffer is already its UTF-8: no copy. Other text is written by
-    fbpe_ucs_to_utf8 (runs of ASCII four characters at a time: CPython's encoder was a sixth
-    of encoding English prose with o200k, callgrind); a text that holds a surrogate is
-    encoded strictly, as before: a lone one raises UnicodeEncodeError, which the caller
-    handles."""
+    A compact ASCII string's buffer is already its UTF-8: no copy. Text that is mostly ASCII
+    is written by fbpe_ucs_to_utf8 (runs of ASCII eight characters at a time: CPython's
+    encoder was a sixth of encoding English prose with o200k, callgrind, and this half of
+    it); other text, and text that holds a surrogate, by str.encode, strictly: a lone
+    surrogate raises UnicodeEncodeError, which the caller handles."""
     cdef Py_ssize_t n
     cdef size_t room, got
     cdef int kind
@@ -290,7 +292,7 @@ cdef object utf8_of(str text, const uint8_t **data, size_t *size):
         return text
     kind = PyUnicode_KIND(text)
     room = fbpe_ucs_utf8_room(kind, len(text))
-    if room <= <size_t>PY_SSIZE_T_MAX:
+    if room <= <size_t>PY_SSIZE_T_MAX and fbpe_ucs_mostly_ascii(PyUnicode_DATA(text), kind, len(text)):
         encoded = PyBytes_FromStringAndSize(NULL, <Py_ssize_t>room)
         got = fbpe_ucs_to_utf8(PyUnicode_DATA(text), kind, len(text),
                                <uint8_t *>PyBytes_AS_STRING(encoded))

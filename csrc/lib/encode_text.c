@@ -147,11 +147,6 @@ fbpe_status fbpe_encode_cached(const fbpe_cache *raw, const fbpe_splitter *sp, c
     return FBPE_OK;
 }
 
-static inline uint32_t ucs_at(const void *s, int kind, size_t i) {
-    if (kind == 1) return ((const uint8_t *)s)[i];
-    if (kind == 2) return ((const uint16_t *)s)[i];
-    return ((const uint32_t *)s)[i];
-}
 
 size_t fbpe_ucs_utf8_room(int kind, size_t n) {
     /* A unit of UCS-1 is at most 2 bytes of UTF-8; of UCS-2 at most 3 (a surrogate pair, 4
@@ -187,19 +182,24 @@ static inline int ascii8_ucs2(const uint16_t *p, uint8_t *dst) {
     return 1;
 }
 
-#if defined(__GNUC__)
-__attribute__((always_inline))
-#endif
-static inline size_t ucs_utf8_wide(const void *s, const int kind, size_t n, uint8_t *dst,
-                                   int pair_surrogates) {
+/* A surrogate at u[i - 1] (cp): as UTF-8 cannot hold it; *i moves past a low one taken. */
+static inline uint32_t pair_or_replace(uint32_t cp, uint32_t low, size_t *i) {
+    if (cp <= 0xDBFF && low >= 0xDC00 && low <= 0xDFFF) {
+        ++*i;
+        return 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+    }
+    return 0xFFFD;
+}
+
+/* UCS-2, the width of most non-Latin text: the branches in the order of how common they
+ * are in it (ASCII runs, two-byte scripts, CJK). */
+static size_t ucs2_utf8(const uint16_t *u, size_t n, uint8_t *dst, int pair_surrogates) {
     uint8_t *start = dst;
     size_t i = 0;
-    const uint16_t *u2 = (const uint16_t *)s;
-    const uint32_t *u4 = (const uint32_t *)s;
     while (i < n) {
-        uint32_t cp = kind == 2 ? u2[i] : u4[i];
+        uint32_t cp = u[i];
         if (cp < 0x80) {
-            if (kind == 2 && i + 8 <= n && ascii8_ucs2(u2 + i, dst)) {
+            if (i + 8 <= n && ascii8_ucs2(u + i, dst)) {
                 dst += 8;
                 i += 8;
             } else {
@@ -209,28 +209,42 @@ static inline size_t ucs_utf8_wide(const void *s, const int kind, size_t n, uint
             continue;
         }
         i++;
-        if (cp >= 0x800 && cp < 0x10000 && cp - 0xD800 >= 0x800) { /* CJK and the like */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-            /* One store of four bytes, the fourth written over next (room has one spare). */
-            uint32_t w = 0x8080E0u | cp >> 12 | (cp << 2 & 0x3F00) | (cp << 16 & 0x3F0000);
-            memcpy(dst, &w, 4);
-#else
-            dst[0] = (uint8_t)(0xE0 | (cp >> 12));
-            dst[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-            dst[2] = (uint8_t)(0x80 | (cp & 0x3F));
-#endif
-            dst += 3;
+        if (cp < 0x800) { /* Cyrillic, Greek, Arabic, accented Latin */
+            dst[0] = (uint8_t)(0xC0 | (cp >> 6));
+            dst[1] = (uint8_t)(0x80 | (cp & 0x3F));
+            dst += 2;
             continue;
         }
         if (cp - 0xD800 < 0x800) { /* a surrogate */
             if (!pair_surrogates) return SIZE_MAX;
-            uint32_t low = i < n ? (kind == 2 ? u2[i] : u4[i]) : 0;
-            if (cp <= 0xDBFF && low >= 0xDC00 && low <= 0xDFFF) {
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-                i++;
-            } else {
-                cp = 0xFFFD;
-            }
+            cp = pair_or_replace(cp, i < n ? u[i] : 0, &i);
+            dst += fbpe_utf8_put(cp, dst);
+            continue;
+        }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        /* CJK and the like: one store of four bytes, the fourth written over next (room
+         * has one spare). */
+        uint32_t w = 0x8080E0u | cp >> 12 | (cp << 2 & 0x3F00) | (cp << 16 & 0x3F0000);
+        memcpy(dst, &w, 4);
+#else
+        dst[0] = (uint8_t)(0xE0 | (cp >> 12));
+        dst[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+        dst[2] = (uint8_t)(0x80 | (cp & 0x3F));
+#endif
+        dst += 3;
+    }
+    return (size_t)(dst - start);
+}
+
+/* UCS-4 (a str with a character beyond U+FFFF, emoji): one code point at a time. */
+static size_t ucs4_utf8(const uint32_t *u, size_t n, uint8_t *dst, int pair_surrogates) {
+    uint8_t *start = dst;
+    size_t i = 0;
+    while (i < n) {
+        uint32_t cp = u[i++];
+        if (cp - 0xD800 < 0x800) {
+            if (!pair_surrogates) return SIZE_MAX;
+            cp = pair_or_replace(cp, i < n ? u[i] : 0, &i);
         }
         dst += fbpe_utf8_put(cp, dst);
     }
@@ -258,9 +272,18 @@ static size_t ucs_utf8(const void *s, int kind, size_t n, uint8_t *dst, int pair
         }
         return (size_t)(dst - start);
     }
-    /* Written out once per width, so that neither loop tests the width per character. */
-    return kind == 2 ? ucs_utf8_wide(s, 2, n, dst, pair_surrogates)
-                     : ucs_utf8_wide(s, 4, n, dst, pair_surrogates);
+    return kind == 2 ? ucs2_utf8((const uint16_t *)s, n, dst, pair_surrogates)
+                     : ucs4_utf8((const uint32_t *)s, n, dst, pair_surrogates);
+}
+
+int fbpe_ucs_mostly_ascii(const void *s, int kind, size_t n) {
+    size_t look = n < 1024 ? n : 1024, ascii = 0;
+    for (size_t i = 0; i < look; i++) {
+        uint32_t cp = kind == 1 ? ((const uint8_t *)s)[i]
+                      : kind == 2 ? ((const uint16_t *)s)[i] : ((const uint32_t *)s)[i];
+        ascii += cp < 0x80;
+    }
+    return 4 * ascii >= 3 * look;
 }
 
 size_t fbpe_ucs_to_utf8(const void *s, int kind, size_t n, uint8_t *dst) {
