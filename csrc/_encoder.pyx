@@ -32,9 +32,20 @@ Performance notes (what was tried, and why it is like this):
   time, lowest first: each position is filed at most three times, so it is O(n log n) at
   worst. Measured on a megabyte of spaces (32k vocabulary): the sweep alone 13 MB/s, the
   rounds over runs 300 MB/s, ordinary text 80-100 MB/s.
+* The large tables (whole tokens, pairs, token bytes) sit on transparent huge pages where
+  Linux gives them: o200k's whole-token table is 12.6 MB and nearly every piece probes it at
+  a random place, so with 4 KB pages each probe was also a TLB miss; paired wall time
+  1.01-1.10x faster (csrc/lib/encode.c, table_alloc).
+* A backtracking encoder (the `bpe` crate's idea: each token compatible with the one before,
+  read left to right from a trie) is built on request and tested exact, but not used: it
+  saved 6-12% of the instructions on ja and ru parts of 16-64 bytes and lost wall time to
+  its trie's cache misses (csrc/lib/encode.c says how much).
 * Making one new Python int per id cost as much as all of the encoding before it. The ints
   of every token are made once per table, and the output list takes references to them.
-* Text reaches C as UTF-8 without a copy when it is ASCII. For the built-in patterns the C
+* Text reaches C as UTF-8 without a copy when it is ASCII; mostly-ASCII text is written as
+  UTF-8 by C from the str's own buffer, eight ASCII characters at a time (str.encode cost 11
+  instructions a byte on English prose, a sixth of encoding it with o200k; this about 5);
+  the rest goes through str.encode, cheaper than this on Cyrillic and equal on Chinese. For the built-in patterns the C
   scanner cuts it (csrc/lib/encode_text.c inlines the scanner of each pattern into its own
   loop; the character tables are the scanner module's, borrowed) and no Python object is
   made per piece. A profile of the standard library then shows
@@ -83,6 +94,8 @@ cdef extern from "Python.h":
     PyObject *tuple_item "PyTuple_GET_ITEM"(object t, Py_ssize_t i)
     void list_set "PyList_SET_ITEM"(object l, Py_ssize_t i, PyObject *o)
     void incref "Py_INCREF"(PyObject *o)
+    void decref "Py_DECREF"(PyObject *o)
+    int _PyBytes_Resize(PyObject **b, Py_ssize_t size) except -1
     object PyMemoryView_FromMemory(char *mem, Py_ssize_t size, int flags)
     int PyBUF_READ
 
@@ -120,6 +133,7 @@ cdef extern from "lib/encode.h":
     void fbpe_bpe_free(fbpe_bpe *b) nogil
     uint32_t fbpe_rank(const fbpe_bpe *b, uint32_t left, uint32_t right) nogil
     fbpe_status fbpe_merge(const fbpe_bpe *b, uint32_t *ids, size_t n, int method, size_t *len) nogil
+    fbpe_status fbpe_bpe_backtracking(fbpe_bpe *b) nogil
     fbpe_status fbpe_encode_piece(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, size_t n,
                                   size_t readable, fbpe_ids *out) nogil
     uint32_t fbpe_whole_token(const fbpe_bpe *b, const uint8_t *s, size_t n) nogil
@@ -156,6 +170,9 @@ cdef extern from "lib/splitter.h":
 
 
 cdef extern from "lib/encode_text.h":
+    size_t fbpe_ucs_utf8_room(int kind, size_t n) nogil
+    int fbpe_ucs_mostly_ascii(const void *s, int kind, size_t n) nogil
+    size_t fbpe_ucs_to_utf8(const void *s, int kind, size_t n, uint8_t *dst) nogil
     ctypedef struct fbpe_text_unit:
         const uint8_t *data
         size_t len
@@ -260,13 +277,35 @@ cdef _run(_TextBatch batch, size_t workers):
 cdef object utf8_of(str text, const uint8_t **data, size_t *size):
     """Point at the UTF-8 of text; return the object that owns those bytes.
 
-    A compact ASCII string's buffer is already its UTF-8: no copy. Other text is encoded
-    (strictly: a lone surrogate raises UnicodeEncodeError, which the caller handles)."""
+    A compact ASCII string's buffer is already its UTF-8: no copy. Text that is mostly ASCII
+    is written by fbpe_ucs_to_utf8 (runs of ASCII eight characters at a time: CPython's
+    encoder was a sixth of encoding English prose with o200k, callgrind, and this half of
+    it); other text, and text that holds a surrogate, by str.encode, strictly: a lone
+    surrogate raises UnicodeEncodeError, which the caller handles."""
     cdef Py_ssize_t n
+    cdef size_t room, got
+    cdef int kind
+    cdef PyObject *raw
     if PyUnicode_IS_ASCII(text):
         data[0] = <const uint8_t *>PyUnicode_AsUTF8AndSize(text, &n)
         size[0] = n
         return text
+    kind = PyUnicode_KIND(text)
+    room = fbpe_ucs_utf8_room(kind, len(text))
+    if room <= <size_t>PY_SSIZE_T_MAX and fbpe_ucs_mostly_ascii(PyUnicode_DATA(text), kind, len(text)):
+        encoded = PyBytes_FromStringAndSize(NULL, <Py_ssize_t>room)
+        got = fbpe_ucs_to_utf8(PyUnicode_DATA(text), kind, len(text),
+                               <uint8_t *>PyBytes_AS_STRING(encoded))
+        if got != <size_t>-1:
+            raw = <PyObject *>encoded
+            incref(raw)
+            encoded = None  # raw is the only reference now: the bytes may be resized in place
+            _PyBytes_Resize(&raw, <Py_ssize_t>got)  # shrinking: no copy, no failure
+            encoded = <object>raw
+            decref(raw)
+            data[0] = <const uint8_t *>PyBytes_AS_STRING(encoded)
+            size[0] = got
+            return encoded
     encoded = text.encode("utf-8")
     data[0] = <const uint8_t *>PyBytes_AS_STRING(encoded)
     size[0] = PyBytes_GET_SIZE(encoded)
@@ -664,8 +703,18 @@ cdef class BPE:
                                            PyBytes_GET_SIZE(piece))
         return None if r == FBPE_NO_RANK else r
 
+    def build_backtracking(self):
+        """Build the backtracking encoder that ``merge_symbols(..., 4)`` runs (for tests and
+        measurements: encoding does not use it, csrc/lib/encode.c says why). ValueError for
+        a table with atoms or joins. Call it before other threads use the table."""
+        cdef fbpe_status rc
+        with nogil:
+            rc = fbpe_bpe_backtracking(self.b)
+        check(rc, "while building the backtracking encoder", "a table with atoms or joins has none")
+
     def merge_symbols(self, symbols, int method=0):
-        """Merge a sequence of symbol ids (method 1: the short scan, 2: the long sweep)."""
+        """Merge a sequence of symbol ids (method 1: the short scan, 2: the long sweep, 3: the
+        rounds over runs, 4: the backtracking encoder, bytes only, after build_backtracking)."""
         cdef size_t n = len(symbols), k, m
         cdef fbpe_status rc
         cdef uint32_t *ids = <uint32_t *>malloc((n + 1) * sizeof(uint32_t))
@@ -678,7 +727,8 @@ cdef class BPE:
                     raise ValueError(f"symbol {ids[k]} at position {k} is not a token")
             with nogil:
                 rc = fbpe_merge(self.b, ids, n, method, &m)
-            check(rc, "while merging", "the short scan takes at most 64 symbols")
+            check(rc, "while merging", "the short scan takes at most 64 symbols; the backtracking "
+                  "encoder takes bytes, once built")
             return ids_to_list(self.id_objects, ids, m)
         finally:
             free(ids)

@@ -88,6 +88,16 @@ typedef struct {
     fbpe_vocab_slot *piece_slots;
     size_t piece_mask;
 
+    /* The backtracking encoder of long pieces (encode.c): a trie of the bytes of every
+     * token that encodes to itself, three words a slot (node << 8 | byte, child node, the
+     * token ending there or FBPE_NO_RANK; key UINT32_MAX: empty), and for each such token
+     * the longest such token that is a proper prefix of it. NULL until
+     * fbpe_bpe_backtracking builds them. */
+    uint32_t *trie;
+    size_t trie_mask;
+    unsigned trie_shift;
+    uint32_t *next_prefix;
+
     /* Caches waiting to be taken (a tiny lock guards the array). */
     fbpe_cache *pool[FBPE_POOL_SIZE];
     size_t pool_len;
@@ -113,12 +123,19 @@ void fbpe_bpe_free(fbpe_bpe *b);
  * that do not match, a pair given twice). */
 fbpe_status fbpe_bpe_add_joins(fbpe_bpe *b, const uint32_t *joins, size_t num, int whole_pieces);
 
+/* Build the backtracking encoder (encode.c) that fbpe_merge's method 4 runs: a piece's
+ * tokens read left to right, each compatible with the one before, without a merge loop.
+ * Call it before the table is shared between threads. FBPE_OK, FBPE_ENOMEM, or
+ * FBPE_EINVALID for a table with atoms or joins, or with more than 2^24 - 1 trie nodes. */
+fbpe_status fbpe_bpe_backtracking(fbpe_bpe *b);
+
 /* The merged id of the pair (a, b), or FBPE_NO_RANK. Its rank: a lower id merged earlier. */
 uint32_t fbpe_rank(const fbpe_bpe *b, uint32_t left, uint32_t right);
 
 /* Apply the merges to ids[0..n) in place, the new length in *len. method: 0 chooses by
  * length, 1 forces the short scan (FBPE_EINVALID beyond 64 symbols), 2 the sweep, 3 the
- * rounds over runs (finishing with the sweep when they give up): for tests. FBPE_OK,
+ * rounds over runs (finishing with the sweep when they give up), 4 the backtracking encoder
+ * (FBPE_EINVALID where it is not built or a symbol is not a byte): for tests. FBPE_OK,
  * FBPE_ENOMEM, or FBPE_ETOOLONG for 2^32 - 1 symbols or more. */
 fbpe_status fbpe_merge(const fbpe_bpe *b, uint32_t *ids, size_t n, int method, size_t *len);
 

@@ -81,7 +81,8 @@ def test_every_merge_method_equals_the_reference(table, data):
     ranks = ranks_from_merges(merges, 256)
     symbols = data.draw(st.one_of(st.lists(st.integers(97, 96 + n), max_size=200), runs(n)))
     want = encode_piece(symbols, ranks)
-    methods = [0, 2, 3] + ([1] if len(symbols) <= 64 else [])
+    bpe.build_backtracking()
+    methods = [0, 2, 3, 4] + ([1] if len(symbols) <= 64 else [])
     for method in methods:
         assert bpe.merge_symbols(symbols, method) == want, method
     assert bpe.encode_pieces(["".join(map(chr, symbols))]) == want
@@ -115,6 +116,54 @@ def test_pieces_cut_where_no_merge_joins_encode_as_the_reference(merges, pieces)
     want = [i for p in pieces for i in encode_piece(list(p.encode()), ranks)]
     assert bpe.encode_pieces(pieces) == want
     assert bpe.encode_pieces(pieces) == want
+
+
+# -- the backtracking encoder (encode.c): tokens read left to right, no merge loop --------
+
+
+# Text that makes it take tokens back: long runs of one character, runs of two, every
+# UTF-8 length, characters of several Unicode blocks.
+ADVERSARIAL = st.one_of(
+    st.text(CUT_ALPHABET, max_size=120),
+    st.builds(lambda c, k: c * k, st.sampled_from(list(CUT_ALPHABET)), st.integers(1, 300)),
+    st.lists(st.sampled_from(["a", "aa", "ab", "中", "é", " ", "字文"]), max_size=60).map("".join),
+)
+
+
+@needs_native
+@settings(max_examples=300)
+@given(merges=byte_merge_tables(), text=ADVERSARIAL)
+def test_backtracking_equals_the_merges_and_the_reference(merges, text):
+    bpe = ENCODER.BPE([], merges)
+    bpe.build_backtracking()
+    symbols = list(text.encode())
+    want = encode_piece(symbols, ranks_from_merges(merges, 256))
+    assert bpe.merge_symbols(symbols, 4) == want
+    assert bpe.merge_symbols(symbols, 0) == want
+
+
+@needs_native
+@pytest.mark.filterwarnings("ignore::functionalbpe.errors.SmallerVocabularyWarning")  # tiny corpora
+@settings(max_examples=30, deadline=None)
+@given(corpus=st.lists(st.text("aab é中", max_size=30), min_size=1, max_size=12), text=ADVERSARIAL)
+def test_backtracking_equals_tiktoken_on_trained_vocabularies(corpus, text):
+    tiktoken = pytest.importorskip("tiktoken")
+    tok = fb.train(corpus, vocab_size=300, progress=False)
+    ranks = {tok.token_bytes(i): i for i in range(tok.vocab_size)}
+    enc = tiktoken.Encoding("t", pat_str=r"[\s\S]+", mergeable_ranks=ranks, special_tokens={})
+    bpe = ENCODER.BPE([], tok.alphabet.merges)
+    bpe.build_backtracking()
+    # One piece, the whole text: tiktoken's pattern above keeps it whole.
+    assert bpe.merge_symbols(list(text.encode()), 4) == enc.encode_ordinary(text)
+
+
+@needs_native
+def test_backtracking_is_refused_with_atoms_or_joins():
+    with pytest.raises(ValueError, match="atoms or joins"):
+        ENCODER.BPE([0xE000], [(97, 98)]).build_backtracking()
+    bpe = ENCODER.BPE([], [(97, 98)])
+    with pytest.raises(ValueError, match="once built"):
+        bpe.merge_symbols([97, 98], 4)
 
 
 @needs_native
@@ -304,6 +353,19 @@ def test_lone_surrogates_read_as_replacement_characters(tok):
     assert tok.encode("a\ud800b") == tok.encode("a\ufffdb")
     assert tok.encode_batch(["x\udfff"]) == [tok.encode("x\ufffd")]
     assert tok.count_tokens("\ud800") == len(tok.encode("\ufffd"))
+
+
+# A str is stored 1, 2 or 4 bytes a character; C writes its UTF-8 eight ASCII characters at a
+# time and the rest one by one, so runs of ASCII that start and end anywhere in those blocks,
+# beside characters of every UTF-8 length, of each width.
+WIDTHS = ["a", "ab cd ", "0123456", "é", "ÿ", "Ā", "中", "\uffff", "😀", "\U0010ffff", " ", "\n"]
+
+
+@settings(max_examples=200)
+@given(st.lists(st.sampled_from(WIDTHS), max_size=40).map("".join))
+def test_text_of_every_width_encodes_as_the_reference(tok, text):
+    assert tok.encode_ordinary(text) == reference_ids(tok, text)
+    assert tok.decode_bytes(tok.encode_ordinary(text)) == text.encode("utf-8")
 
 
 def test_count_tokens(tok):

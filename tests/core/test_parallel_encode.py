@@ -157,6 +157,27 @@ def test_production_vocabularies_on_threads_equal_tiktoken(name, pattern, corpor
         assert tok.encode_ordinary(text, threads=2) == want, lang
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("name, pattern", [("cl100k_base", "gpt4"), ("o200k_base", "o200k")])
+def test_backtracking_encoder_equals_tiktoken_on_production_vocabularies(name, pattern, corpora, tmp_path):
+    # The backtracking encoder (csrc/lib/encode.c) on every piece of real text in five
+    # scripts and on long runs: the ids tiktoken gives.
+    tiktoken = pytest.importorskip("tiktoken")
+    tok = fb.Tokenizer.from_tiktoken(_rank_file(name, tmp_path), pattern=pattern)
+    enc = tok.as_tiktoken_encoding()
+    assert isinstance(enc, tiktoken.Encoding)
+    bpe = tok._encoder.native
+    if bpe is None:
+        pytest.skip("the compiled encoder is not built (or pure Python is forced)")
+    bpe.build_backtracking()
+    pieces = set()
+    for lang in ["en", "zh-CN", "ja", "ru", "ar"]:
+        pieces.update(fb.pretokenize(read_corpus(corpora / "nl" / f"{lang}.txt", 50_000), pattern=pattern))
+    pieces.update(["x" * 5000, " " * 3000, "ab" * 2000, "中" * 1000, "7" * 3])
+    for piece in sorted(pieces):
+        assert bpe.merge_symbols(list(piece.encode()), 4) == enc.encode_ordinary(piece), piece
+
+
 # -- the o200k scanner's short paths for words -------------------------------------------------
 
 # What may follow the capitals or the lower-case run of an ASCII word: a letter of each
