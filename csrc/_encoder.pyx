@@ -220,7 +220,7 @@ CUT_WINDOW = 16 << 10
 # cache would keep emptying. A module attribute, so that tests can make it tiny.
 RAW_CACHE_PIECES = 1 << 18
 
-# The limits the C core keeps (csrc/lib/bounds.h); functionalbpe.filecheck and
+# The limits the C core keeps (csrc/lib/bounds.h); functionalbpe.core.limits and
 # functionalbpe.core._native hold the same numbers, and the tests compare them.
 LIMITS = {"MAX_VOCAB_SIZE": FBPE_MAX_VOCAB_SIZE, "MAX_TOKEN_BYTES": FBPE_MAX_TOKEN_BYTES,
           "MAX_TOTAL_TOKEN_BYTES": FBPE_MAX_TOTAL_TOKEN_BYTES, "MAX_THREADS": FBPE_MAX_THREADS}
