@@ -390,10 +390,22 @@ give_up:
  * generic run (count, bounds, fast path tests) in every step cost a third more
  * instructions per piece (callgrind, gpt4). */
 static inline int run_linear(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_linear *L,
-                             const uint8_t *s, size_t i, size_t n, size_t *out) {
+                             const uint8_t *s, size_t i, size_t n, uint64_t here, size_t here_len,
+                             size_t *out) {
     size_t pos = i, reach = vm->reach, len;
     int ok = 1;
     const fbpe_rx_step *st = L->steps, *const last = L->steps + L->num_steps;
+    /* The first character's atoms are known (`here`, of here_len bytes): a first step that
+     * takes at most that character decides from them. */
+    if (st->kind == FBPE_RX_STEP_OPT || st->kind == FBPE_RX_STEP_ONE ||
+        (st->kind == FBPE_RX_STEP_STAR && !(here >> st->atom & 1))) {
+        SEEN(i);
+        if (here >> st->atom & 1)
+            pos += here_len;
+        else if (st->kind == FBPE_RX_STEP_ONE || (st->kind == FBPE_RX_STEP_STAR && st->min))
+            goto fail;
+        st++;
+    }
     for (; st < last; st++) {
         switch (st->kind) {
         case FBPE_RX_STEP_OPT: /* X?+ : one character if there is one */
@@ -408,9 +420,16 @@ static inline int run_linear(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_lin
         case FBPE_RX_STEP_STAR: { /* X{min,}: as many as there are, at least min */
             size_t e = pos;
             uint32_t k;
-            if (st->ascii == FBPE_RX_ASCII_LETTERS)
+            if (st->ascii == FBPE_RX_ASCII_LETTERS) {
                 e = ascii_letters(s, pos, n);
-            else if (st->ascii == FBPE_RX_ASCII_SPACES)
+                if (e < n && s[e] < 0x80) {
+                    /* Stopped by an ASCII character, which is no letter: the run ends. */
+                    SEEN(e);
+                    if (e - pos < st->min) goto fail;
+                    pos = e;
+                    break;
+                }
+            } else if (st->ascii == FBPE_RX_ASCII_SPACES)
                 e = ascii_spaces(s, pos, n);
             k = (uint32_t)(e - pos < st->min ? e - pos : st->min); /* only compared with min */
             while (e < n) {
@@ -514,7 +533,7 @@ size_t fbpe_rx_piece_end(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, siz
         size_t e, from = i;
         uint32_t pc = p->starts[k];
         if (L->num_steps) {
-            int r = run_linear(p, vm, L, s, i, n, &from);
+            int r = run_linear(p, vm, L, s, i, n, here, len, &from);
             if (r < 0) return i;
             if (r == 0) continue;
             if (L->matches) {
