@@ -391,17 +391,19 @@ give_up:
  * instructions per piece (callgrind, gpt4). */
 static inline int run_linear(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_linear *L,
                              const uint8_t *s, size_t i, size_t n, uint64_t here, size_t here_len,
-                             size_t *out) {
+                             size_t *out, uint32_t *resume, int *trusted) {
     size_t pos = i, reach = vm->reach, len;
-    int ok = 1;
+    int ok = 1, took = 0; /* took: a greedy step took a character (it could give it back) */
     const fbpe_rx_step *st = L->steps, *const last = L->steps + L->num_steps;
     /* The first character's atoms are known (`here`, of here_len bytes): a first step that
      * takes at most that character decides from them. */
     if (st->kind == FBPE_RX_STEP_OPT || st->kind == FBPE_RX_STEP_ONE ||
         (st->kind == FBPE_RX_STEP_STAR && !(here >> st->atom & 1))) {
         SEEN(i);
-        if (here >> st->atom & 1)
+        if (here >> st->atom & 1) {
             pos += here_len;
+            took |= st->greedy;
+        }
         else if (st->kind == FBPE_RX_STEP_ONE || (st->kind == FBPE_RX_STEP_STAR && st->min))
             goto fail;
         st++;
@@ -410,7 +412,10 @@ static inline int run_linear(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_lin
         switch (st->kind) {
         case FBPE_RX_STEP_OPT: /* X?+ : one character if there is one */
             SEEN(pos);
-            if (pos < n && (atoms_at(p, s, pos, &len) >> st->atom & 1)) pos += len;
+            if (pos < n && (atoms_at(p, s, pos, &len) >> st->atom & 1)) {
+                pos += len;
+                took |= st->greedy;
+            }
             break;
         case FBPE_RX_STEP_ONE: /* X */
             SEEN(pos);
@@ -426,6 +431,7 @@ static inline int run_linear(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_lin
                     /* Stopped by an ASCII character, which is no letter: the run ends. */
                     SEEN(e);
                     if (e - pos < st->min) goto fail;
+                    took |= st->greedy & (e > pos);
                     pos = e;
                     break;
                 }
@@ -444,6 +450,7 @@ static inline int run_linear(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_lin
             }
             SEEN(e);
             if (k < st->min) goto fail;
+            took |= st->greedy & (e > pos);
             pos = e;
             break;
         }
@@ -457,6 +464,7 @@ static inline int run_linear(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_lin
             }
             SEEN(k < st->max ? e : (e > pos ? e - 1 : pos));
             if (k < st->min) goto fail;
+            took |= st->greedy & (e > pos);
             pos = e;
             break;
         }
@@ -468,12 +476,21 @@ static inline int run_linear(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_lin
             SEEN(pos < n ? pos + 1 : n);
             if (!(pos == n || (pos + 1 == n && s[pos] == '\n'))) goto fail;
             break;
-        default: /* FBPE_RX_STEP_END */
+        case FBPE_RX_STEP_END:
             SEEN(pos);
             if (pos != n) goto fail;
             break;
+        default: /* FBPE_RX_STEP_GUARD */
+            SEEN(pos);
+            if (pos < n && (atoms_at(p, s, pos, &len) & p->guards[st->min])) {
+                *resume = st->max; /* the first arm may match: the matcher decides */
+                goto done;
+            }
+            break;
         }
     }
+    *resume = L->next;
+done:
     if (0) {
     fail:
         ok = 0;
@@ -491,6 +508,7 @@ static inline int run_linear(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_lin
     }
     vm->reach = reach;
     *out = pos;
+    *trusted = took;
     return ok;
 }
 
@@ -532,17 +550,27 @@ size_t fbpe_rx_piece_end(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, siz
         const fbpe_rx_linear *L = &p->linear[k];
         size_t e, from = i;
         uint32_t pc = p->starts[k];
+        int trusted = 0, r;
         if (L->num_steps) {
-            int r = run_linear(p, vm, L, s, i, n, here, len, &from);
+            uint32_t resume;
+            r = run_linear(p, vm, L, s, i, n, here, len, &from, &resume, &trusted);
             if (r < 0) return i;
-            if (r == 0) continue;
-            if (L->matches) {
+            if (r > 0 && resume == L->next && L->matches) {
+                /* Empty: every run took nothing, so none can give back; findall wants a
+                 * non-empty match here. */
                 if (from > i) return from;
-                continue; /* empty: findall wants a non-empty match here */
+                continue;
             }
-            pc = L->next;
+            if (r > 0) {
+                /* The matcher goes on from there; what it finds first is regex's. */
+                r = run(p, vm, resume, from, s, i, n, &e, 0);
+                if (r > 0) return e;
+                if (r < 0) return i;
+            }
+            if (!trusted) continue; /* no choice was left behind: the alternative fails */
+            /* A greedy step must give back: the matcher tries the whole alternative. */
         }
-        int r = run(p, vm, pc, from, s, i, n, &e, 0);
+        r = run(p, vm, pc, i, s, i, n, &e, 0);
         if (r > 0) return e;
         if (r < 0) return i;
     }
@@ -673,12 +701,29 @@ void fbpe_rx_prepare(fbpe_rx *p) {
         fbpe_rx_linear *L = &p->linear[k];
         uint32_t pc = p->starts[k];
         L->num_steps = 0;
+        L->trusts = 0;
         for (; L->num_steps < FBPE_RX_MAX_STEPS; pc++) {
             const fbpe_rx_ins *in = &p->code[pc];
             fbpe_rx_step *st = &L->steps[L->num_steps];
             memset(st, 0, sizeof *st);
-            if (in->op == FBPE_RX_ATOM || in->op == FBPE_RX_RUN_POSSESSIVE ||
-                (in->op == FBPE_RX_RUN_GREEDY && in[1].op == FBPE_RX_MATCH)) {
+            int trust = in->op == FBPE_RX_RUN_GREEDY && in[1].op != FBPE_RX_MATCH;
+            if (trust) {
+                /* Taken whole on trust only before a character or a run of an atom, or a
+                 * guarded choice, that shares no ASCII character with it (fbpe_rx_linear). */
+                const fbpe_rx_ins *nx = &in[1];
+                uint64_t follows = 0;
+                if (nx->op == FBPE_RX_ATOM || nx->op == FBPE_RX_RUN_GREEDY || nx->op == FBPE_RX_RUN_POSSESSIVE)
+                    follows = (uint64_t)1 << nx->a;
+                else if (nx->op == FBPE_RX_SPLIT && nx->c) /* an optional group: (?i:'s|'t..)? */
+                    follows = p->guards[nx->c - 1];
+                trust = follows != 0;
+                for (int c = 0; trust && c < 128; c++)
+                    if (p->ascii_masks[c] >> in->a & 1 && p->ascii_masks[c] & follows) trust = 0;
+                if (!trust) break;
+            }
+            if (in->op == FBPE_RX_ATOM || in->op == FBPE_RX_RUN_POSSESSIVE || in->op == FBPE_RX_RUN_GREEDY) {
+                st->greedy = (uint8_t)trust;
+                L->trusts |= (uint32_t)trust;
                 /* fbpe_rx_check: a run is never the last instruction, and max >= min. */
                 uint32_t min = in->op == FBPE_RX_ATOM ? 1 : in->b;
                 uint32_t max = in->op == FBPE_RX_ATOM ? 1 : in->c;
@@ -697,6 +742,11 @@ void fbpe_rx_prepare(fbpe_rx *p) {
                 } else {
                     st->kind = FBPE_RX_STEP_RANGE;
                 }
+            } else if (in->op == FBPE_RX_SPLIT && in->c) {
+                st->kind = FBPE_RX_STEP_GUARD;
+                st->min = in->c - 1;
+                st->max = pc;
+                pc = in->b - 1; /* the walk goes on at the second arm (the loop adds one) */
             } else if (in->op == FBPE_RX_LOOK_ATOM) {
                 st->kind = FBPE_RX_STEP_LOOK;
                 st->atom = (uint8_t)in->b;

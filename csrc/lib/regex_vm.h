@@ -72,7 +72,15 @@ typedef struct {
  * and keep no frame either. So until the first instruction that can leave a choice, the
  * match is a function of the text alone: where these steps fail the alternative fails,
  * and where they end with MATCH the piece ends. Most pieces of the shipped patterns are
- * found by such steps alone ([^\r\n\p{L}\p{N}]?+\p{L}+, \p{N}{1,3}, \s+). */
+ * found by such steps alone ([^\r\n\p{L}\p{N}]?+\p{L}+, \p{N}{1,3}, \s+).
+ *
+ * A greedy run that may have to give back is also a step when what follows it is a
+ * character or a run of an atom with no ASCII character in common with it
+ * ([^\r\n\p{L}\p{N}]?[\p{Lu}..]*[\p{Ll}..]+ of o200k and tekken): the path that takes every such run
+ * whole is the first one regex tries, so where it succeeds its match is regex's. Where it
+ * fails (an all-capitals word), the alternative is run again by the matcher from its start,
+ * which gives back as regex does. Where the ASCII characters are shared (\s*[\r\n]) the
+ * path nearly always fails, and the run stays the matcher's. */
 enum {
     FBPE_RX_STEP_OPT,   /* X?+ (also X? before MATCH) */
     FBPE_RX_STEP_ONE,   /* X */
@@ -80,7 +88,9 @@ enum {
     FBPE_RX_STEP_RANGE, /* X{min,max}+ */
     FBPE_RX_STEP_LOOK,  /* (?=X) (?!X) */
     FBPE_RX_STEP_EOL,   /* $ */
-    FBPE_RX_STEP_END    /* \z */
+    FBPE_RX_STEP_END,   /* \z */
+    FBPE_RX_STEP_GUARD  /* a guarded choice: where its guard fails the steps go on at its second
+                         * arm; where it holds, the matcher goes on from the choice (at) */
 };
 enum { FBPE_RX_ASCII_ANY = 0, FBPE_RX_ASCII_LETTERS = 1, FBPE_RX_ASCII_SPACES = 2 };
 #define FBPE_RX_MAX_STEPS 6
@@ -90,13 +100,15 @@ typedef struct {
     uint8_t atom;   /* all but EOL, END: the atom */
     uint8_t ascii;  /* STAR: FBPE_RX_ASCII_*: how to read its run of ASCII */
     uint8_t negate; /* LOOK: (?!) rather than (?=) */
-    uint32_t min, max;
+    uint8_t greedy; /* a greedy run taken whole on trust: the alternative may need giving back */
+    uint32_t min, max; /* GUARD: min is the guard's number, max the choice's instruction */
 } fbpe_rx_step;
 
 typedef struct {
     uint32_t num_steps;
     uint32_t next;    /* the instruction after the steps */
     uint32_t matches; /* it is MATCH: the steps are the whole alternative */
+    uint32_t trusts;  /* some step is `greedy` */
     fbpe_rx_step steps[FBPE_RX_MAX_STEPS];
 } fbpe_rx_linear;
 
