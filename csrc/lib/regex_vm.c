@@ -551,6 +551,19 @@ size_t fbpe_rx_piece_end(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, siz
         size_t e, from = i;
         uint32_t pc = p->starts[k];
         int trusted = 0, r;
+        if (L->single) {
+            /* One character of one atom (` ` of the Functionalizer's patterns, a final \s):
+             * decided by the first character's atoms, as the matcher's ATOM would. */
+            if (vm->reach < i) vm->reach = i;
+            if (!(here >> L->steps[0].atom & 1)) continue;
+            if (vm->steps_left <= 2) {
+                vm->steps_left = 0;
+                vm->status = FBPE_EPATTERN;
+                return i;
+            }
+            vm->steps_left -= 2;
+            return i + len;
+        }
         if (L->num_steps) {
             uint32_t resume;
             r = run_linear(p, vm, L, s, i, n, here, len, &from, &resume, &trusted);
@@ -762,5 +775,6 @@ void fbpe_rx_prepare(fbpe_rx *p) {
         }
         L->next = pc;
         L->matches = p->code[pc].op == FBPE_RX_MATCH;
+        L->single = L->matches && L->num_steps == 1 && L->steps[0].kind == FBPE_RX_STEP_ONE;
     }
 }

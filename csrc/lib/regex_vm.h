@@ -109,6 +109,7 @@ typedef struct {
     uint32_t next;    /* the instruction after the steps */
     uint32_t matches; /* it is MATCH: the steps are the whole alternative */
     uint32_t trusts;  /* some step is `greedy` */
+    uint32_t single;  /* the alternative is one character of one atom (one ONE step, MATCH) */
     fbpe_rx_step steps[FBPE_RX_MAX_STEPS];
 } fbpe_rx_linear;
 
