@@ -392,7 +392,10 @@ give_up:
 static inline int run_linear(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_linear *L,
                              const uint8_t *s, size_t i, size_t n, uint64_t here, size_t here_len,
                              size_t *out, uint32_t *resume, int *trusted) {
-    size_t pos = i, reach = vm->reach, len;
+    /* reach: what this call read, from i; charged, and merged into vm->reach at the end
+     * (charging from an earlier call's reach would charge a far look of one piece again
+     * at every later piece: quadratic on a text that is scanned in linear time). */
+    size_t pos = i, reach = i, len;
     int ok = 1, took = 0; /* took: a greedy step took a character (it could give it back) */
     const fbpe_rx_step *st = L->steps, *const last = L->steps + L->num_steps;
     /* The first character's atoms are known (`here`, of here_len bytes): a first step that
@@ -497,16 +500,15 @@ done:
     }
     /* What was read (at most the reach) and one step per instruction, as the matcher counts. */
     {
-        uint64_t cost = (uint64_t)(reach > i ? reach - i : 0) + L->num_steps;
+        uint64_t cost = (uint64_t)(reach - i) + L->num_steps;
+        if (reach > vm->reach) vm->reach = reach;
         if (vm->steps_left <= cost) {
             vm->steps_left = 0;
-            vm->reach = reach;
             vm->status = FBPE_EPATTERN;
             return -1;
         }
         vm->steps_left -= cost;
     }
-    vm->reach = reach;
     *out = pos;
     *trusted = took;
     return ok;

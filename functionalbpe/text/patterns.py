@@ -118,7 +118,8 @@ class PatternRecord:
     (ours to train with), else one known by name only (another library's spelling);
     ``scanner``: the hand-written scanner that cuts it (csrc/lib/scanners.h), if one does,
     else it is compiled (regex_program.py) like any other pattern. Its JavaScript form for
-    the explorer is derived from ``regex`` (:meth:`js`).
+    the explorer is derived from ``regex`` by the explorer's layer
+    (:func:`functionalbpe.teach.js_patterns.js_regex` of its name).
 
     Adding a pattern is adding a record: the compiled engine runs it, its safe cuts are
     proven from its program, and the explorer rewrites it (docs/pretokenization.md).
@@ -129,13 +130,6 @@ class PatternRecord:
     aliases: Tuple[str, ...] = ()
     builtin: bool = True
     scanner: Optional[str] = None
-
-    def js(self) -> str:
-        """The source of a JavaScript ``RegExp`` (flags ``gu``) that cuts as this pattern
-        (:func:`functionalbpe.teach.js_patterns.js_regex`)."""
-        from ..teach.js_patterns import js_regex
-
-        return js_regex(self.name)
 
 
 RECORDS: Tuple[PatternRecord, ...] = (

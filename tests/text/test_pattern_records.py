@@ -57,7 +57,7 @@ def test_each_js_form_cuts_as_its_record(name, text):
 
 def test_every_record_has_a_js_form():
     assert set(J.TEMPLATES) == {r.name for r in P.RECORDS}
-    assert P.RECORD["gpt4"].js() == J.js_regex("gpt4")
+    assert J.TEMPLATES["gpt4"] == J.template(P.RECORD["gpt4"].regex)
 
 
 # ---- the translation rules ------------------------------------------------------------------
