@@ -131,6 +131,7 @@ cdef extern from "lib/regex_vm.h":
     size_t fbpe_rx_piece_end(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, size_t i,
                              size_t n) nogil
     fbpe_status fbpe_rx_check(const fbpe_rx *p)
+    void fbpe_rx_prepare(fbpe_rx *p)
     size_t fbpe_rx_safe_cut(const fbpe_rx *p, const uint8_t *s, size_t n, size_t hi,
                             fbpe_status *status) nogil
 
@@ -348,6 +349,7 @@ cdef class _Program:
         self.rx.num_classes = len(tables.masks) // 8
         check(fbpe_rx_check(&self.rx), "while checking a compiled pattern",
               "a compiled pattern's program or tables are out of bounds")
+        fbpe_rx_prepare(&self.rx)
 
 
 cdef _Program _program_of(str name):

@@ -380,7 +380,139 @@ give_up:
 
 #undef NEXT
 #undef OP
-#undef SEEN
+
+/* The straight-line steps L of an alternative from i (fbpe_rx_linear): 1 with their end in
+ * *out, 0 where they fail, -1 when the step budget runs out (vm->status). Each step reads
+ * and decides as the matcher's instruction would, and the steps are charged to the same
+ * budget (once per alternative: the reads of one call are bounded by the steps times the
+ * text), so the reach and the giving up are the matcher's. Each kind of step has a case of
+ * its own, the common ones first: on English prose this loop finds most pieces, and a
+ * generic run (count, bounds, fast path tests) in every step cost a third more
+ * instructions per piece (callgrind, gpt4). */
+static inline int run_linear(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_linear *L,
+                             const uint8_t *s, size_t i, size_t n, uint64_t here, size_t here_len,
+                             size_t *out, uint32_t *resume, int *trusted) {
+    /* reach: what this call read, from i; charged, and merged into vm->reach at the end
+     * (charging from an earlier call's reach would charge a far look of one piece again
+     * at every later piece: quadratic on a text that is scanned in linear time). */
+    size_t pos = i, reach = i, len;
+    int ok = 1, took = 0; /* took: a greedy step took a character (it could give it back) */
+    const fbpe_rx_step *st = L->steps, *const last = L->steps + L->num_steps;
+    /* The first character's atoms are known (`here`, of here_len bytes): a first step that
+     * takes at most that character decides from them. */
+    if (st->kind == FBPE_RX_STEP_OPT || st->kind == FBPE_RX_STEP_ONE ||
+        (st->kind == FBPE_RX_STEP_STAR && !(here >> st->atom & 1))) {
+        SEEN(i);
+        if (here >> st->atom & 1) {
+            pos += here_len;
+            took |= st->greedy;
+        }
+        else if (st->kind == FBPE_RX_STEP_ONE || (st->kind == FBPE_RX_STEP_STAR && st->min))
+            goto fail;
+        st++;
+    }
+    for (; st < last; st++) {
+        switch (st->kind) {
+        case FBPE_RX_STEP_OPT: /* X?+ : one character if there is one */
+            SEEN(pos);
+            if (pos < n && (atoms_at(p, s, pos, &len) >> st->atom & 1)) {
+                pos += len;
+                took |= st->greedy;
+            }
+            break;
+        case FBPE_RX_STEP_ONE: /* X */
+            SEEN(pos);
+            if (!(pos < n && (atoms_at(p, s, pos, &len) >> st->atom & 1))) goto fail;
+            pos += len;
+            break;
+        case FBPE_RX_STEP_STAR: { /* X{min,}: as many as there are, at least min */
+            size_t e = pos;
+            uint32_t k;
+            if (st->ascii == FBPE_RX_ASCII_LETTERS) {
+                e = ascii_letters(s, pos, n);
+                if (e < n && s[e] < 0x80) {
+                    /* Stopped by an ASCII character, which is no letter: the run ends. */
+                    SEEN(e);
+                    if (e - pos < st->min) goto fail;
+                    took |= st->greedy & (e > pos);
+                    pos = e;
+                    break;
+                }
+            } else if (st->ascii == FBPE_RX_ASCII_SPACES)
+                e = ascii_spaces(s, pos, n);
+            k = (uint32_t)(e - pos < st->min ? e - pos : st->min); /* only compared with min */
+            while (e < n) {
+                if (s[e] < 0x80) {
+                    if (!(p->ascii_masks[s[e]] >> st->atom & 1)) break;
+                    e++;
+                } else {
+                    if (!(atoms_at(p, s, e, &len) >> st->atom & 1)) break;
+                    e += len;
+                }
+                if (k < st->min) k++;
+            }
+            SEEN(e);
+            if (k < st->min) goto fail;
+            took |= st->greedy & (e > pos);
+            pos = e;
+            break;
+        }
+        case FBPE_RX_STEP_RANGE: { /* X{min,max} */
+            size_t e = pos;
+            uint32_t k = 0;
+            while (k < st->max && e < n) {
+                if (!(atoms_at(p, s, e, &len) >> st->atom & 1)) break;
+                e += len;
+                k++;
+            }
+            SEEN(k < st->max ? e : (e > pos ? e - 1 : pos));
+            if (k < st->min) goto fail;
+            took |= st->greedy & (e > pos);
+            pos = e;
+            break;
+        }
+        case FBPE_RX_STEP_LOOK:
+            SEEN(pos);
+            if ((pos < n && (atoms_at(p, s, pos, &len) >> st->atom & 1)) != !st->negate) goto fail;
+            break;
+        case FBPE_RX_STEP_EOL:
+            SEEN(pos < n ? pos + 1 : n);
+            if (!(pos == n || (pos + 1 == n && s[pos] == '\n'))) goto fail;
+            break;
+        case FBPE_RX_STEP_END:
+            SEEN(pos);
+            if (pos != n) goto fail;
+            break;
+        default: /* FBPE_RX_STEP_GUARD */
+            SEEN(pos);
+            if (pos < n && (atoms_at(p, s, pos, &len) & p->guards[st->min])) {
+                *resume = st->max; /* the first arm may match: the matcher decides */
+                goto done;
+            }
+            break;
+        }
+    }
+    *resume = L->next;
+done:
+    if (0) {
+    fail:
+        ok = 0;
+    }
+    /* What was read (at most the reach) and one step per instruction, as the matcher counts. */
+    {
+        uint64_t cost = (uint64_t)(reach - i) + L->num_steps;
+        if (reach > vm->reach) vm->reach = reach;
+        if (vm->steps_left <= cost) {
+            vm->steps_left = 0;
+            vm->status = FBPE_EPATTERN;
+            return -1;
+        }
+        vm->steps_left -= cost;
+    }
+    *out = pos;
+    *trusted = took;
+    return ok;
+}
 
 size_t fbpe_rx_piece_end(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, size_t i, size_t n) {
     uint64_t alts, here, next = 0;
@@ -417,8 +549,43 @@ size_t fbpe_rx_piece_end(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, siz
             }
             if (!(next & after)) continue;
         }
-        size_t e;
-        int r = run(p, vm, p->starts[k], i, s, i, n, &e, 0);
+        const fbpe_rx_linear *L = &p->linear[k];
+        size_t e, from = i;
+        uint32_t pc = p->starts[k];
+        int trusted = 0, r;
+        if (L->single) {
+            /* One character of one atom (` ` of the Functionalizer's patterns, a final \s):
+             * decided by the first character's atoms, as the matcher's ATOM would. */
+            if (vm->reach < i) vm->reach = i;
+            if (!(here >> L->steps[0].atom & 1)) continue;
+            if (vm->steps_left <= 2) {
+                vm->steps_left = 0;
+                vm->status = FBPE_EPATTERN;
+                return i;
+            }
+            vm->steps_left -= 2;
+            return i + len;
+        }
+        if (L->num_steps) {
+            uint32_t resume;
+            r = run_linear(p, vm, L, s, i, n, here, len, &from, &resume, &trusted);
+            if (r < 0) return i;
+            if (r > 0 && resume == L->next && L->matches) {
+                /* Empty: every run took nothing, so none can give back; findall wants a
+                 * non-empty match here. */
+                if (from > i) return from;
+                continue;
+            }
+            if (r > 0) {
+                /* The matcher goes on from there; what it finds first is regex's. */
+                r = run(p, vm, resume, from, s, i, n, &e, 0);
+                if (r > 0) return e;
+                if (r < 0) return i;
+            }
+            if (!trusted) continue; /* no choice was left behind: the alternative fails */
+            /* A greedy step must give back: the matcher tries the whole alternative. */
+        }
+        r = run(p, vm, pc, i, s, i, n, &e, 0);
         if (r > 0) return e;
         if (r < 0) return i;
     }
@@ -542,4 +709,74 @@ fbpe_status fbpe_rx_check(const fbpe_rx *p) {
     for (size_t k = 0; k < (size_t)p->num_blocks * 256; k++)
         if (p->blocks[k] >= p->num_classes) return FBPE_EINVALID;
     return FBPE_OK;
+}
+
+void fbpe_rx_prepare(fbpe_rx *p) {
+    for (uint32_t k = 0; k < p->num_alts && k < 64; k++) {
+        fbpe_rx_linear *L = &p->linear[k];
+        uint32_t pc = p->starts[k];
+        L->num_steps = 0;
+        L->trusts = 0;
+        for (; L->num_steps < FBPE_RX_MAX_STEPS; pc++) {
+            const fbpe_rx_ins *in = &p->code[pc];
+            fbpe_rx_step *st = &L->steps[L->num_steps];
+            memset(st, 0, sizeof *st);
+            int trust = in->op == FBPE_RX_RUN_GREEDY && in[1].op != FBPE_RX_MATCH;
+            if (trust) {
+                /* Taken whole on trust only before a character or a run of an atom, or a
+                 * guarded choice, that shares no ASCII character with it (fbpe_rx_linear). */
+                const fbpe_rx_ins *nx = &in[1];
+                uint64_t follows = 0;
+                if (nx->op == FBPE_RX_ATOM || nx->op == FBPE_RX_RUN_GREEDY || nx->op == FBPE_RX_RUN_POSSESSIVE)
+                    follows = (uint64_t)1 << nx->a;
+                else if (nx->op == FBPE_RX_SPLIT && nx->c) /* an optional group: (?i:'s|'t..)? */
+                    follows = p->guards[nx->c - 1];
+                trust = follows != 0;
+                for (int c = 0; trust && c < 128; c++)
+                    if (p->ascii_masks[c] >> in->a & 1 && p->ascii_masks[c] & follows) trust = 0;
+                if (!trust) break;
+            }
+            if (in->op == FBPE_RX_ATOM || in->op == FBPE_RX_RUN_POSSESSIVE || in->op == FBPE_RX_RUN_GREEDY) {
+                st->greedy = (uint8_t)trust;
+                L->trusts |= (uint32_t)trust;
+                /* fbpe_rx_check: a run is never the last instruction, and max >= min. */
+                uint32_t min = in->op == FBPE_RX_ATOM ? 1 : in->b;
+                uint32_t max = in->op == FBPE_RX_ATOM ? 1 : in->c;
+                st->atom = (uint8_t)in->a;
+                st->min = min;
+                st->max = max;
+                if (min == 1 && max == 1) {
+                    st->kind = FBPE_RX_STEP_ONE;
+                } else if (min == 0 && max == 1) {
+                    st->kind = FBPE_RX_STEP_OPT;
+                } else if (max == FBPE_RX_INF) {
+                    st->kind = FBPE_RX_STEP_STAR;
+                    st->ascii = p->letter_atoms >> in->a & 1   ? FBPE_RX_ASCII_LETTERS
+                                : p->space_atoms >> in->a & 1 ? FBPE_RX_ASCII_SPACES
+                                                              : FBPE_RX_ASCII_ANY;
+                } else {
+                    st->kind = FBPE_RX_STEP_RANGE;
+                }
+            } else if (in->op == FBPE_RX_SPLIT && in->c) {
+                st->kind = FBPE_RX_STEP_GUARD;
+                st->min = in->c - 1;
+                st->max = pc;
+                pc = in->b - 1; /* the walk goes on at the second arm (the loop adds one) */
+            } else if (in->op == FBPE_RX_LOOK_ATOM) {
+                st->kind = FBPE_RX_STEP_LOOK;
+                st->atom = (uint8_t)in->b;
+                st->negate = (uint8_t)in->a;
+            } else if (in->op == FBPE_RX_EOL) {
+                st->kind = FBPE_RX_STEP_EOL;
+            } else if (in->op == FBPE_RX_END) {
+                st->kind = FBPE_RX_STEP_END;
+            } else {
+                break;
+            }
+            L->num_steps++;
+        }
+        L->next = pc;
+        L->matches = p->code[pc].op == FBPE_RX_MATCH;
+        L->single = L->matches && L->num_steps == 1 && L->steps[0].kind == FBPE_RX_STEP_ONE;
+    }
 }

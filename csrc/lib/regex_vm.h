@@ -64,6 +64,55 @@ typedef struct {
     uint32_t op, a, b, c;
 } fbpe_rx_ins;
 
+/* The straight-line start of an alternative (fbpe_rx_prepare): the instructions from its
+ * first one that leave no choice behind, run by fbpe_rx_piece_end in one loop of its own
+ * rather than by the matcher. A run that is possessive (or greedy right before MATCH, where
+ * giving back can only make the match empty) takes what it can and never gives it back; a
+ * single atom, a look-ahead of one character, $ and \z consume nothing or one character
+ * and keep no frame either. So until the first instruction that can leave a choice, the
+ * match is a function of the text alone: where these steps fail the alternative fails,
+ * and where they end with MATCH the piece ends. Most pieces of the shipped patterns are
+ * found by such steps alone ([^\r\n\p{L}\p{N}]?+\p{L}+, \p{N}{1,3}, \s+).
+ *
+ * A greedy run that may have to give back is also a step when what follows it is a
+ * character or a run of an atom with no ASCII character in common with it
+ * ([^\r\n\p{L}\p{N}]?[\p{Lu}..]*[\p{Ll}..]+ of o200k and tekken): the path that takes every such run
+ * whole is the first one regex tries, so where it succeeds its match is regex's. Where it
+ * fails (an all-capitals word), the alternative is run again by the matcher from its start,
+ * which gives back as regex does. Where the ASCII characters are shared (\s*[\r\n]) the
+ * path nearly always fails, and the run stays the matcher's. */
+enum {
+    FBPE_RX_STEP_OPT,   /* X?+ (also X? before MATCH) */
+    FBPE_RX_STEP_ONE,   /* X */
+    FBPE_RX_STEP_STAR,  /* X{min,}+ */
+    FBPE_RX_STEP_RANGE, /* X{min,max}+ */
+    FBPE_RX_STEP_LOOK,  /* (?=X) (?!X) */
+    FBPE_RX_STEP_EOL,   /* $ */
+    FBPE_RX_STEP_END,   /* \z */
+    FBPE_RX_STEP_GUARD  /* a guarded choice: where its guard fails the steps go on at its second
+                         * arm; where it holds, the matcher goes on from the choice (at) */
+};
+enum { FBPE_RX_ASCII_ANY = 0, FBPE_RX_ASCII_LETTERS = 1, FBPE_RX_ASCII_SPACES = 2 };
+#define FBPE_RX_MAX_STEPS 6
+
+typedef struct {
+    uint8_t kind;   /* FBPE_RX_STEP_* */
+    uint8_t atom;   /* all but EOL, END: the atom */
+    uint8_t ascii;  /* STAR: FBPE_RX_ASCII_*: how to read its run of ASCII */
+    uint8_t negate; /* LOOK: (?!) rather than (?=) */
+    uint8_t greedy; /* a greedy run taken whole on trust: the alternative may need giving back */
+    uint32_t min, max; /* GUARD: min is the guard's number, max the choice's instruction */
+} fbpe_rx_step;
+
+typedef struct {
+    uint32_t num_steps;
+    uint32_t next;    /* the instruction after the steps */
+    uint32_t matches; /* it is MATCH: the steps are the whole alternative */
+    uint32_t trusts;  /* some step is `greedy` */
+    uint32_t single;  /* the alternative is one character of one atom (one ONE step, MATCH) */
+    fbpe_rx_step steps[FBPE_RX_MAX_STEPS];
+} fbpe_rx_linear;
+
 /* A program and its tables. The arrays belong to the Python object that made it
  * (_scanner.pyx keeps every program for the life of the process). */
 typedef struct {
@@ -83,6 +132,7 @@ typedef struct {
     uint32_t num_guards;
     uint64_t letter_atoms; /* atoms whose ASCII members are exactly A-Z a-z: runs read 8 at a time */
     uint64_t space_atoms;  /* atoms with the ASCII space among their members: the same for spaces */
+    fbpe_rx_linear linear[64]; /* per alternative: its straight-line start (fbpe_rx_prepare) */
 } fbpe_rx;
 
 /* One backtrack frame: where to resume and how. */
@@ -141,5 +191,8 @@ size_t fbpe_rx_safe_cut(const fbpe_rx *p, const uint8_t *s, size_t n, size_t hi,
 /* FBPE_OK if every jump, atom and table entry of p stays in bounds; FBPE_EINVALID if not.
  * The program comes from our own compiler, but a C structure is checked before it runs. */
 fbpe_status fbpe_rx_check(const fbpe_rx *p);
+
+/* Fills p->linear from p's code; p must have passed fbpe_rx_check. */
+void fbpe_rx_prepare(fbpe_rx *p);
 
 #endif

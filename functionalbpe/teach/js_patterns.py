@@ -44,30 +44,136 @@ CLASSES = {
     "SX": r"[^\S\n\t ]",  # whitespace but newline, tab and space (the functionalizer's)
 }
 
-# Each contraction as a group that ignores case: {C} in a template (gpt4's variant, which
-# has no apostrophe inside the group, is written out in its template).
-_CONTRACTIONS = ("s", "t", "re", "ve", "m", "ll", "d")
 
-TEMPLATES = {
-    "gpt2": r"""'s|'t|'re|'ve|'m|'ll|'d| ?[{L}]+| ?[{N}]+| ?[^{S}{L}{N}]+|[{S}]+(?![^{S}])|[{S}]+""",
-    "gpt4": (r"""'(?:{i:s}|{i:d}|{i:m}|{i:t}|{i:l}{i:l}|{i:v}{i:e}|{i:r}{i:e})|[^\r\n{L}{N}]?[{L}]+|[{N}]{1,3}"""
-             r"""| ?[^{S}{L}{N}]+[\r\n]*|[{S}]*[\r\n]|[{S}]+(?![^{S}])|[{S}]+"""),
-    "o200k": "|".join([
-        r"""[^\r\n{L}{N}]?[{UP}]*[{LO}]+{C}?""",
-        r"""[^\r\n{L}{N}]?[{UP}]+[{LO}]*{C}?""",
-        r"""[{N}]{1,3}""",
-        r""" ?[^{S}{L}{N}]+[\r\n/]*""",
-        r"""[{S}]*[\r\n]+""",
-        r"""[{S}]+(?![^{S}])""",
-        r"""[{S}]+""",
-    ]),
-    "llama3": (r"""{C}|[^\r\n{L}{N}]?[{L}]+|[{N}]{1,3}| ?[^{S}{L}{N}]+[\r\n]*|[{S}]*[\r\n]+"""
-               r"""|[{S}]+(?![^{S}])|[{S}]+"""),
-    "functionalizer": r"""\n+|\t+| |[^{L}{N}{S} _]+|(?:[{L}{N}_]|[{SX}])+""",
-    "functionalizer-runs": r"""\n+|\t+|\u2581+| +|[^{L}{N}{S} _]+|(?:[{L}{N}_]|[{SX}])+""",
-    "functionalizer-llama": (r"""{C}|[^\r\n{L}{N}]?[{L}]+|[{N}]| ?[^{S}{L}{N}]+[\r\n]*|[{S}]*[\r\n]+"""
-                             r"""|[{S}]+(?![^{S}])|[{S}]+"""),
-}
+class NoJsForm(ValueError):
+    """A construct :func:`template` does not rewrite for JavaScript."""
+
+
+# Whole bracketed classes that are one class of CLASSES, and the escapes that are.
+_WHOLE = {r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]": "UP", r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]": "LO", r"[^\S\n\t ]": "SX"}
+_ESCAPED = {r"\p{L}": "L", r"\p{N}": "N", r"\s": "S"}
+_KEPT = ("\\r", "\\n", "\\t", "\\u", "\\'")
+
+
+def template(pattern: str) -> str:
+    """The template of a pattern of :data:`functionalbpe.text.patterns.RECORDS`: its regex
+    text with every class named ({L}, [^{S}{L}{N}], [{UP}]...), ``(?i:...)`` spelt out
+    letter by letter ({i:s}), ``$`` as what it means in ``regex`` (the end, or before a
+    final newline), and possessive marks dropped where the compiled programs show they
+    change nothing (:func:`functionalbpe.text.regex_program.same_behaviour`); elsewhere, and
+    for atomic groups, :class:`NoJsForm`.
+
+    >>> template(r"[^\\r\\n\\p{L}\\p{N}]?+\\p{L}+|\\s+$")
+    '[^\\\\r\\\\n{L}{N}]?[{L}]+|[{S}]+(?=\\\\n?(?![\\\\s\\\\S]))'
+    """
+    from ..text.regex_program import same_behaviour
+
+    out, greedy = [], []  # the template, and the regex without possessive marks
+    at, quantified = 0, False
+    while at < len(pattern):
+        c = pattern[at]
+        if quantified and c == "+":  # a possessive mark
+            at += 1
+            quantified = False
+            continue
+        quantified = False
+        if c == "[":
+            end = _bracket_end(pattern, at)
+            body = pattern[at : end + 1]
+            out.append(_class(body))
+            greedy.append(body)
+            at = end + 1
+            continue
+        if c == "\\":
+            m = regex.match(r"\\p\{\w+\}|\\u[0-9A-Fa-f]{4}|\\.", pattern[at:])
+            assert m is not None
+            esc = m.group()
+            if esc in _ESCAPED:
+                out.append("[{%s}]" % _ESCAPED[esc])
+            elif esc == r"\S":
+                out.append("[^{S}]")
+            elif esc.startswith(_KEPT):
+                out.append(esc)
+            else:
+                raise NoJsForm(f"the escape {esc}")
+            greedy.append(esc)
+            at += m.end()
+            continue
+        if pattern.startswith("(?i:", at):
+            end = pattern.index(")", at)
+            branches = []
+            for branch in pattern[at + 4 : end].split("|"):
+                if regex.fullmatch(r"\[[a-z]+\]", branch):
+                    branches += ["{i:%s}" % x for x in branch[1:-1]]
+                elif regex.fullmatch(r"'?[a-z]+", branch):
+                    branches.append("".join("{i:%s}" % x if x != "'" else x for x in branch))
+                else:
+                    raise NoJsForm(f"the case-insensitive group {pattern[at:end + 1]}")
+            out.append("(?:" + "|".join(branches) + ")")
+            greedy.append(pattern[at : end + 1])
+            at = end + 1
+            continue
+        if pattern.startswith("(?>", at):
+            raise NoJsForm("an atomic group (?>...)")
+        if c == "{":
+            m = regex.match(r"\{\d*(,\d*)?\}", pattern[at:])
+            if m:
+                out.append(m.group())
+                greedy.append(m.group())
+                at += m.end()
+                quantified = True
+                continue
+        if c in "?*+":
+            quantified = True
+        out.append(r"(?=\n?(?![\s\S]))" if c == "$" else c)
+        greedy.append(c)
+        at += 1
+    plain = "".join(greedy)
+    if plain != pattern and not same_behaviour(pattern, plain):
+        raise NoJsForm("possessive marks that the programs do not show to change nothing")
+    return "".join(out)
+
+
+def _bracket_end(pattern: str, at: int) -> int:
+    j = at + 1 + (pattern[at + 1 : at + 2] == "^")
+    j += pattern[j : j + 1] == "]"
+    while pattern[j] != "]":
+        j += 2 if pattern[j] == "\\" else 1
+    return j
+
+
+def _class(body: str) -> str:
+    if body in _WHOLE:
+        return "[{%s}]" % _WHOLE[body]
+    inner = body[1:-1]
+    out, at = [], 0
+    if inner.startswith("^"):
+        out.append("^")
+        at = 1
+    while at < len(inner):
+        m = regex.match(r"\\p\{\w+\}|\\u[0-9A-Fa-f]{4}|\\.|.", inner[at:], flags=regex.S)
+        assert m is not None
+        piece = m.group()
+        if piece in _ESCAPED:
+            out.append("{%s}" % _ESCAPED[piece])
+        elif piece.startswith("\\") and not piece.startswith(_KEPT):
+            raise NoJsForm(f"the escape {piece} in a class")
+        else:
+            out.append(piece)
+        at += m.end()
+    return "[" + "".join(out) + "]"
+
+
+def _templates() -> Dict[str, str]:
+    from ..text.patterns import RECORDS
+
+    found = {}
+    for record in RECORDS:
+        try:
+            found[record.name] = template(record.regex)
+        except NoJsForm:
+            pass
+    return found
 
 
 @lru_cache(maxsize=1)
@@ -90,7 +196,7 @@ def class_ranges(name: str) -> Tuple[Tuple[int, int], ...]:
     return tuple(out)
 
 
-def _render(template: str, escape: Callable[[int], str]) -> str:
+def _render(text: str, escape: Callable[[int], str]) -> str:
     def cls(name: str) -> str:
         return "".join(escape(lo) if lo == hi else f"{escape(lo)}-{escape(hi)}" for lo, hi in class_ranges(name))
 
@@ -101,11 +207,9 @@ def _render(template: str, escape: Callable[[int], str]) -> str:
     def nocase(letter: str) -> str:
         return f"[{letter}{letter.upper()}{folds.get(letter, '')}]"
 
-    contraction = "(?:" + "|".join("'" + "".join(map(nocase, c)) for c in _CONTRACTIONS) + ")"
-    out = template
+    out = text
     for letter in CONTRACTION_LETTERS:
         out = out.replace("{i:%s}" % letter, nocase(letter))
-    out = out.replace("{C}", contraction)
     for name in sorted(CLASSES, key=len, reverse=True):
         out = out.replace("{%s}" % name, cls(name))
     return out
@@ -121,3 +225,7 @@ def js_regex(name: str) -> str:
 def python_regex(name: str) -> str:
     """The same rewrite for Python's ``re`` (the tests compare it with the original)."""
     return _render(TEMPLATES[name], lambda cp: "\\U%08x" % cp)
+
+
+# The template of every record that has one: derived from the record, never written twice.
+TEMPLATES: Dict[str, str] = _templates()

@@ -16,6 +16,7 @@ Example::
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Collection, Dict, FrozenSet, Iterable, Iterator, List, Optional, Tuple, Union
 
@@ -26,7 +27,7 @@ from ..core._native import NATIVE, Scanner
 from ..util.checks import plain_str
 from ..errors import CompiledPatternGaveUp, PatternError
 from .pattern_limits import PROBE_TEXT, shown
-from .regex_program import why_not
+from .regex_program import Unsupported, compile_program, same_behaviour, why_not
 
 # The GPT-2 pattern as OpenAI published it with GPT-2 (also tiktoken's r50k comment).
 GPT2 = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -106,20 +107,51 @@ CL100K = CL100K_TIKTOKEN
 # GPT-2's pattern as tiktoken spells it for r50k and p50k: possessive, with \s++$.
 R50K = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
 
-# Custom patterns cut by a hand-written scanner (csrc/lib/scanners.h) rather than compiled:
-# regex text -> the scanner's name. Their cuts are those of the built-in patterns
-# (csrc/lib/scan.c), which the tests check for them too.
-HAND_SCANNED = {CL100K_TIKTOKEN: "cl100k-tiktoken"}
 
-PATTERNS = {
-    "gpt2": GPT2,
-    "gpt4": GPT4,
-    "o200k": O200K,
-    "llama3": LLAMA3,
-    "functionalizer": FUNCTIONALIZER,
-    "functionalizer-runs": FUNCTIONALIZER_RUNS,
-    "functionalizer-llama": FUNCTIONALIZER_LLAMA,
-}
+@dataclass(frozen=True)
+class PatternRecord:
+    """One pattern we know by name: everything about it is here, and every table of
+    patterns below is derived from :data:`RECORDS`.
+
+    ``name``: what users pass; ``regex``: its text, as its authors spell it; ``aliases``:
+    other names for it (tiktoken's encodings); ``builtin``: a pattern of :data:`PATTERNS`
+    (ours to train with), else one known by name only (another library's spelling);
+    ``scanner``: the hand-written scanner that cuts it (csrc/lib/scanners.h), if one does,
+    else it is compiled (regex_program.py) like any other pattern. Its JavaScript form for
+    the explorer is derived from ``regex`` by the explorer's layer
+    (:func:`functionalbpe.teach.js_patterns.js_regex` of its name).
+
+    Adding a pattern is adding a record: the compiled engine runs it, its safe cuts are
+    proven from its program, and the explorer rewrites it (docs/pretokenization.md).
+    """
+
+    name: str
+    regex: str
+    aliases: Tuple[str, ...] = ()
+    builtin: bool = True
+    scanner: Optional[str] = None
+
+
+RECORDS: Tuple[PatternRecord, ...] = (
+    PatternRecord("gpt2", GPT2, scanner="gpt2"),
+    PatternRecord("gpt4", GPT4, scanner="gpt4"),
+    PatternRecord("o200k", O200K, ("o200k_base",), scanner="o200k"),
+    PatternRecord("llama3", LLAMA3, scanner="llama3"),
+    PatternRecord("functionalizer", FUNCTIONALIZER, scanner="functionalizer"),
+    PatternRecord("functionalizer-runs", FUNCTIONALIZER_RUNS, scanner="functionalizer-runs"),
+    PatternRecord("functionalizer-llama", FUNCTIONALIZER_LLAMA, scanner="functionalizer-llama"),
+    # tiktoken's own spellings: trusted (no time limit), known by name, not built in.
+    PatternRecord("cl100k", CL100K_TIKTOKEN, ("cl100k_base",), builtin=False, scanner="cl100k-tiktoken"),
+    PatternRecord("r50k", R50K, ("r50k_base", "p50k_base", "p50k"), builtin=False),
+)
+RECORD: Dict[str, PatternRecord] = {r.name: r for r in RECORDS}
+
+PATTERNS = {r.name: r.regex for r in RECORDS if r.builtin}
+
+# Patterns that are not built in but cut by a hand-written scanner (csrc/lib/scanners.h)
+# rather than compiled: regex text -> the scanner's name. Their cuts are those of the
+# built-in patterns (csrc/lib/scan.c), which the tests check for them too.
+HAND_SCANNED = {r.regex: r.scanner for r in RECORDS if not r.builtin and r.scanner}
 
 
 class Pattern(str):
@@ -140,6 +172,8 @@ class Pattern(str):
     scanner: Optional[Scanner]  # its compiled scanner (built? ask NATIVE)
     # Why no compiled scanner cuts it (the construct outside the compiled subset), or None.
     not_compiled: Optional[str]
+    # The record whose hand-written scanner cuts this other spelling of it, or None.
+    same_as: Optional[str]
 
     def __new__(cls, regex_text: str, name: str = "custom") -> "Pattern":
         self = super().__new__(cls, regex_text)
@@ -148,6 +182,7 @@ class Pattern(str):
         # hand-written scanner; any other is compiled (regex_program.py) when it is in the
         # subset the compiled engine runs, else regex cuts it and not_compiled says why.
         self.not_compiled = None
+        self.same_as = None
         if name in PATTERNS:
             self.scanner = Scanner(name)
         elif regex_text in HAND_SCANNED:
@@ -155,6 +190,13 @@ class Pattern(str):
         else:
             self.not_compiled = why_not(regex_text)
             self.scanner = Scanner.program(regex_text) if self.not_compiled is None else None
+            if self.not_compiled is None:
+                # Another spelling of a hand-scanned pattern (possessive marks that change
+                # nothing): its scanner, chosen by the program's behaviour, not the string.
+                self.same_as = _hand_scanned_like(regex_text)
+                hand = RECORD[self.same_as].scanner if self.same_as is not None else None
+                if hand is not None:
+                    self.scanner = Scanner(hand)
         return self
 
     @property
@@ -173,19 +215,35 @@ class Pattern(str):
         :mod:`functionalbpe.text.cuts`? Proven case by case for the built-in patterns and those
         in HAND_SCANNED only; any other (``[^\\n]{1,7}`` would shift every piece after a cut)
         is read whole, or cut where its compiled program proves a cut (counting.py)."""
-        return self.name in PATTERNS or self.regex in HAND_SCANNED
+        return self.name in PATTERNS or self.regex in HAND_SCANNED or self.same_as is not None
+
+
+def _hand_scanned_like(text: str) -> Optional[str]:
+    """The name of the record with a hand-written scanner whose program behaves as the
+    program of ``text`` (regex_program.same_behaviour), or None."""
+    atoms = compile_program_atoms(text)
+    for record in RECORDS:
+        if record.scanner and compile_program_atoms(record.regex) == atoms and same_behaviour(text, record.regex):
+            return record.name
+    return None
+
+
+def compile_program_atoms(text: str) -> Optional[Tuple[str, ...]]:
+    """The atoms of the program of ``text`` (None outside the subset): a cheap first test of
+    sameness before the tables are measured."""
+    try:
+        return compile_program(text).atoms
+    except Unsupported:
+        return None
 
 
 # The built-in patterns, resolved.
 BUILTIN: Dict[str, Pattern] = {name: Pattern(text, name) for name, text in PATTERNS.items()}
 # Patterns known by name, not built in: tiktoken's own spellings. Trusted (no time limit); cut
 # by a scanner of their own (HAND_SCANNED) or compiled, and cut safely as cuts_safely says.
-KNOWN: Dict[str, Pattern] = {name: Pattern(text, name) for name, text in (("cl100k", CL100K), ("r50k", R50K))}
+KNOWN: Dict[str, Pattern] = {r.name: Pattern(r.regex, r.name) for r in RECORDS if not r.builtin}
 # The names people know them by: tiktoken's encodings.
-ALIASES: Dict[str, Pattern] = {
-    "cl100k_base": KNOWN["cl100k"], "o200k_base": BUILTIN["o200k"], "r50k_base": KNOWN["r50k"],
-    "p50k_base": KNOWN["r50k"], "p50k": KNOWN["r50k"],
-}
+ALIASES: Dict[str, Pattern] = {alias: {**BUILTIN, **KNOWN}[r.name] for r in RECORDS for alias in r.aliases}
 _BY_NAME: Dict[str, Pattern] = {**BUILTIN, **KNOWN, **ALIASES}
 _BUILTIN_BY_TEXT = {p.regex: p for p in (*BUILTIN.values(), *KNOWN.values())}
 # A string of this form is a name, never a regex (as a regex it would drop most text).

@@ -689,3 +689,48 @@ def possessive_code(program: Program, measured: Tables) -> bytes:
         if op == OP_RUN_GREEDY and single and not shared[atom] >> b & 1:
             words[4 * pc] = OP_RUN_POSSESSIVE
     return words.tobytes()
+
+
+def settled_code(program: Program, measured: Tables) -> bytes:
+    """``program.code`` with every run that can never give back made possessive
+    (:func:`possessive_code`), and also a greedy run before what cannot fail — runs that may
+    match nothing, up to the end of the alternative (``[^\\s\\p{L}\\p{N}]+[\\r\\n]*``) —
+    or before ``$``/``\\z`` (``\\s+$``: where the whole run does not reach the end, or a
+    final newline, no shorter one does). Two spellings that differ only in possessive marks
+    that change nothing (``\\p{L}+`` and ``\\p{L}++``, tiktoken's cl100k and its older form
+    where they agree) then have the same settled code: the same behaviour, read from the
+    program rather than from the string (:func:`same_behaviour`)."""
+    words = array.array("I")
+    words.frombytes(possessive_code(program, measured))
+    count = len(words) // 4
+    runs = (OP_RUN_GREEDY, OP_RUN_LAZY, OP_RUN_POSSESSIVE)
+
+    def cannot_fail(pc: int) -> bool:
+        while pc < count and words[4 * pc] in runs and words[4 * pc + 2] == 0:
+            pc += 1
+        return pc < count and words[4 * pc] == OP_MATCH
+
+    for pc in range(count - 1):
+        if words[4 * pc] == OP_RUN_GREEDY and (words[4 * pc + 4] in (OP_EOL, OP_END) or cannot_fail(pc + 1)):
+            words[4 * pc] = OP_RUN_POSSESSIVE
+    return words.tobytes()
+
+
+def same_behaviour(a: str, b: str) -> bool:
+    """Do patterns ``a`` and ``b`` (both in the compiled subset) cut every text alike, as
+    far as their programs show: the same atoms, alternatives and settled code. False where
+    that is not shown (it may still hold).
+
+    >>> same_behaviour(r"\\p{L}++|\\s", r"\\p{L}+|\\s"), same_behaviour(r"\\s+$|\\s", r"\\s|\\s+$")
+    (True, False)
+    """
+    try:
+        pa, pb = compile_program(a), compile_program(b)
+    except Unsupported:
+        return False
+    if pa.atoms != pb.atoms or pa.starts != pb.starts or pa.guards != pb.guards or len(pa.code) != len(pb.code):
+        return False
+    try:
+        return settled_code(pa, tables(pa)) == settled_code(pb, tables(pb))
+    except Unsupported:
+        return False

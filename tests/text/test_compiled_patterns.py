@@ -459,3 +459,13 @@ def test_the_safe_cuts_hold_for_the_cl100k_tiktoken_string(text, at):
     if c:
         head, tail = data[:c].decode("utf-8", "surrogatepass"), data[c:].decode("utf-8", "surrogatepass")
         assert reference(P.CL100K_TIKTOKEN, head) + reference(P.CL100K_TIKTOKEN, tail) == reference(P.CL100K_TIKTOKEN, text)
+
+
+@needs_scanner
+def test_one_far_look_is_not_charged_again_at_every_later_piece():
+    # The first piece's search reads the whole text (x[a-z]*y finds no y); every later piece
+    # is one letter. Linear in regex, so the matcher's step budget must not run out: a
+    # budget charged from the furthest read so far would be spent quadratically.
+    pattern = r"x[a-z]*y|[^x][0-9]*|x"
+    text = "x" + "a" * 300_000
+    assert scanner.scan(text, scanner.PROGRAM + pattern) == regex.findall(pattern, text)
