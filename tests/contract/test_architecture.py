@@ -289,30 +289,30 @@ def test_imports_only_go_down():
         assert target in graph[module], f"{module} -> {target} is allowed but not made"
 
 
+def planted(tmp_path: Path, files: Dict[str, str], low: str) -> Tuple[Path, Dict[str, int]]:
+    """A package of ``files`` and its layer table: ``low`` in layer 1, ``high.py`` above it."""
+    pkg = write_package(tmp_path, {"pkg/__init__.py": "", **files})
+    design = tmp_path / "design.md"
+    design.write_text(f"## Layers\n\n| layer | modules |\n|---|---|\n| 1 | `{low}` |\n| 2 | `high.py`, `__init__.py` |\n")
+    return pkg, layer_table(design)
+
+
 def test_a_planted_upward_import_is_found(tmp_path):
-    pkg = write_package(tmp_path, {
-        "pkg/__init__.py": "",
+    pkg, table = planted(tmp_path, {
         "pkg/low/__init__.py": "",
         "pkg/low/a.py": "def f():\n    from ..high import b\n    return b\n",
         "pkg/high.py": "from .low import a\n",
-    })
-    design = tmp_path / "design.md"
-    design.write_text("## Layers\n\n| layer | modules |\n|---|---|\n| 1 | `low/` |\n| 2 | `high.py`, `__init__.py` |\n")
-    table = layer_table(design)
+    }, "low/")
     assert table == {"low/": 1, "high.py": 2, "__init__.py": 2}
     assert upward_imports(pkg, table, {}) == ["pkg.low.a (layer 1) -> pkg.high (layer 2)"]
     assert upward_imports(pkg, table, {("pkg.low.a", "pkg.high"): "a reason"}) == []
 
 
 def test_a_planted_upward_import_for_the_type_checker_is_found(tmp_path):
-    pkg = write_package(tmp_path, {
-        "pkg/__init__.py": "",
+    pkg, table = planted(tmp_path, {
         "pkg/low.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .high import T\n",
         "pkg/high.py": "from . import low\nT = int\n",
-    })
-    design = tmp_path / "design.md"
-    design.write_text("## Layers\n\n| layer | modules |\n|---|---|\n| 1 | `low.py` |\n| 2 | `high.py`, `__init__.py` |\n")
-    table = layer_table(design)
+    }, "low.py")
     assert upward_imports(pkg, table, {}) == ["pkg.low (layer 1) -> pkg.high (layer 2)"]
     assert upward_imports(pkg, table, {}, type_only=False) == []
 

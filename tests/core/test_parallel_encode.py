@@ -144,12 +144,18 @@ def _rank_file(name: str, tmp_path: Path) -> Path:
     return out
 
 
-@pytest.mark.parametrize("name, pattern", [("cl100k_base", "gpt4"), ("o200k_base", "o200k")])
-def test_production_vocabularies_on_threads_equal_tiktoken(name, pattern, corpora, tmp_path):
+def _with_tiktoken(name, pattern, tmp_path):
+    """A production vocabulary imported here, and tiktoken's Encoding of the same ranks."""
     tiktoken = pytest.importorskip("tiktoken")
     tok = fb.Tokenizer.from_tiktoken(_rank_file(name, tmp_path), pattern=pattern)
     enc = tok.as_tiktoken_encoding()
     assert isinstance(enc, tiktoken.Encoding)
+    return tok, enc
+
+
+@pytest.mark.parametrize("name, pattern", [("cl100k_base", "gpt4"), ("o200k_base", "o200k")])
+def test_production_vocabularies_on_threads_equal_tiktoken(name, pattern, corpora, tmp_path):
+    tok, enc = _with_tiktoken(name, pattern, tmp_path)
     for lang in ["en", "zh-CN", "ru"]:
         text = read_corpus(corpora / "nl" / f"{lang}.txt", 300_000)
         want = enc.encode_ordinary(text)
@@ -162,10 +168,7 @@ def test_production_vocabularies_on_threads_equal_tiktoken(name, pattern, corpor
 def test_backtracking_encoder_equals_tiktoken_on_production_vocabularies(name, pattern, corpora, tmp_path):
     # The backtracking encoder (csrc/lib/encode.c) on every piece of real text in five
     # scripts and on long runs: the ids tiktoken gives.
-    tiktoken = pytest.importorskip("tiktoken")
-    tok = fb.Tokenizer.from_tiktoken(_rank_file(name, tmp_path), pattern=pattern)
-    enc = tok.as_tiktoken_encoding()
-    assert isinstance(enc, tiktoken.Encoding)
+    tok, enc = _with_tiktoken(name, pattern, tmp_path)
     bpe = tok._encoder.native
     if bpe is None:
         pytest.skip("the compiled encoder is not built (or pure Python is forced)")
