@@ -136,7 +136,7 @@ def train(
     """
     # Everything is checked before the corpus is read: a bad size or backend fails at once.
     spec = TrainSpec(vocab_size, tuple(special_tokens), _check_options(backend, merge_policy, min_frequency),
-                     merge_policy, backend, progress, threads)
+                     merge_policy, backend, progress, thread_count(threads))
     _warn_if_a_path(corpus)
     if superwords is not None or base is not None:
         languages = isinstance(corpus, Mapping) and not isinstance(corpus, PieceCounts)  # counts are a Mapping too
