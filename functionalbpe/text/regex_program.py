@@ -93,6 +93,15 @@ _UNSUPPORTED_ESCAPES = {
     "b": "word boundary \\b", "B": "\\B", "G": "\\G", "K": "\\K", "X": "grapheme \\X",
     "m": "word start \\m", "M": "word end \\M", "R": "\\R", "h": "\\h", "L": "named list \\L",
 }
+# Escapes whose length their own text decides, by their letter: the whole escape's shape.
+_P_ESCAPE = regex.compile(r"\\[pP](\{\^?[\w\s=:&.-]+\}|[A-Za-z])")
+_SHAPED_ESCAPES = {
+    "p": _P_ESCAPE, "P": _P_ESCAPE,
+    "x": regex.compile(r"\\x(\{[0-9A-Fa-f]+\}|[0-9A-Fa-f]{2})"),
+    "u": regex.compile(r"\\u[0-9A-Fa-f]{4}"),
+    "U": regex.compile(r"\\U[0-9A-Fa-f]{8}"),
+    "N": regex.compile(r"\\N\{[^}]+\}"),
+}
 
 
 class _Parser:
@@ -314,35 +323,18 @@ class _Parser:
         if start + 1 >= len(t):
             raise self.fail("a trailing backslash")
         c = t[start + 1]
-        if c in "pP":
-            m = regex.match(r"\\[pP](\{\^?[\w\s=:&.-]+\}|[A-Za-z])", t[start:])
+        shaped = _SHAPED_ESCAPES.get(c)
+        if shaped is not None:  # an escape that runs on: \p{..}, \x.., \u...., \N{..}
+            m = shaped.match(t, start)
             if m is None:
-                raise self.fail("a \\p escape")
-            self.at = start + m.end()
+                raise self.fail(f"a \\{'p' if c == 'P' else c} escape")
+            self.at = m.end()
             return self.atom(m.group(), flags)
         if c in _ESCAPED_CLASSES or c in _CHAR_ESCAPES:
             self.at = start + 2
             if c == "0" and self.peek().isdigit():
                 raise self.fail("an octal escape")
             return self.atom(t[start : start + 2], flags)
-        if c == "x":
-            m = regex.match(r"\\x(\{[0-9A-Fa-f]+\}|[0-9A-Fa-f]{2})", t[start:])
-            if m is None:
-                raise self.fail("a \\x escape")
-            self.at = start + m.end()
-            return self.atom(m.group(), flags)
-        if c in "uU":
-            m = regex.match(r"\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}", t[start:])
-            if m is None:
-                raise self.fail(f"a \\{c} escape")
-            self.at = start + m.end()
-            return self.atom(m.group(), flags)
-        if c == "N":
-            m = regex.match(r"\\N\{[^}]+\}", t[start:])
-            if m is None:
-                raise self.fail("a \\N escape")
-            self.at = start + m.end()
-            return self.atom(m.group(), flags)
         if c == "A":
             self.at = start + 2
             return ("begin",)
