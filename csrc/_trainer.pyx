@@ -1,6 +1,6 @@
 # cython: language_level=3
-# distutils: sources = csrc/lib/train.c csrc/lib/train_parity.c
-# distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/train.h csrc/lib/train_parity.h csrc/lib/counted.h csrc/lib/pair_heap.h csrc/lib/merge_policy.h csrc/status.pxd csrc/utf8.pxd
+# distutils: sources = csrc/lib/train.c csrc/lib/train_parity.c csrc/lib/merge_table.c
+# distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/train.h csrc/lib/train_parity.h csrc/lib/counted.h csrc/lib/pair_heap.h csrc/lib/merge_policy.h csrc/lib/merge_table.h csrc/status.pxd csrc/utf8.pxd
 """The fast BPE trainer: counted pieces into flat C arrays, then the C merge loop.
 
 Use it through :mod:`functionalbpe.core.trainer`, which has the lesson's arguments and falls
@@ -72,6 +72,49 @@ FLAGS = {
     "ENDS_WITH_BOUNDARY": FBPE_ENDS_WITH_BOUNDARY, "SHIFT_MERGES": FBPE_SHIFT_MERGES,
 }
 POLICY_CODES = {"atomic": FBPE_POLICY_ATOMIC, "prefix": FBPE_POLICY_PREFIX, "free": FBPE_POLICY_FREE}
+
+
+cdef extern from "lib/merge_table.h":
+    fbpe_status fbpe_check_merges(const uint32_t *merges, size_t num_merges, size_t first_merge,
+                                  size_t special_bytes) nogil
+
+
+def merge_table_keeps_the_rules(list merges, size_t first_merge, size_t special_bytes):
+    """True when ``merges`` (a list of pairs of ints) keeps every rule that
+    ``core.limits.check_merges`` checks, in one C pass; False when it breaks one or holds
+    something that is not a pair of ids (that check then says which and why).
+
+        >>> merge_table_keeps_the_rules([(97, 97), (256, 256)], 256, 0)
+        True
+        >>> merge_table_keeps_the_rules([(97, 97), (97, 97)], 256, 0)
+        False
+    """
+    cdef size_t n = len(merges), k
+    cdef object pair
+    cdef long long a, b
+    cdef fbpe_status rc
+    table = array("I", bytes(8 * n)) if n else array("I")
+    cdef uint32_t[::1] ids = table
+    try:
+        for k in range(n):
+            pair = merges[k]
+            if type(pair) is not tuple or len(<tuple>pair) != 2:
+                return False
+            if type((<tuple>pair)[0]) is not int or type((<tuple>pair)[1]) is not int:
+                return False
+            a = PyLong_AsLongLong((<tuple>pair)[0])
+            b = PyLong_AsLongLong((<tuple>pair)[1])
+            if a < 0 or b < 0 or a >= 1 << 32 or b >= 1 << 32:
+                return False
+            ids[2 * k] = <uint32_t>a
+            ids[2 * k + 1] = <uint32_t>b
+    except OverflowError:  # an id past 64 bits
+        return False
+    with nogil:
+        rc = fbpe_check_merges(&ids[0] if n else NULL, n, first_merge, special_bytes)
+    if rc == FBPE_ENOMEM:
+        raise MemoryError()
+    return rc == FBPE_OK
 
 
 def can_merge(int policy, uint32_t left, uint32_t right):

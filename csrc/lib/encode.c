@@ -718,8 +718,12 @@ static inline uint32_t longest_token(const fbpe_bpe *b, const uint8_t *s, size_t
     return tok;
 }
 
-static inline int compatible(const fbpe_bpe *b, uint32_t t1, uint32_t t2) {
-    uint32_t limit = UINT32_MAX, nf = b->num_fixed;
+/* Whether token t1 followed by token t2 is what BPE leaves of their bytes while no merge
+ * ranked `limit` or later has been made: take the later-made of the two apart, one merge at
+ * a time, and check that the pair meeting across the boundary at each step would not have
+ * merged first. */
+static inline int compatible_before(const fbpe_bpe *b, uint32_t t1, uint32_t t2, uint32_t limit) {
+    uint32_t nf = b->num_fixed;
     for (;;) {
         uint32_t r = rank_of(b, t1, t2);
         if (r != FBPE_NO_RANK && r < limit) return 0;
@@ -741,6 +745,10 @@ static inline int compatible(const fbpe_bpe *b, uint32_t t1, uint32_t t2) {
             }
         }
     }
+}
+
+static inline int compatible(const fbpe_bpe *b, uint32_t t1, uint32_t t2) {
+    return compatible_before(b, t1, t2, UINT32_MAX);
 }
 
 /* The ids of s[0..n) (n >= 1) into ids (room for n), their number in *m. dead: n + 1 bits,
@@ -1359,6 +1367,27 @@ static void vocab_insert(fbpe_bpe *b, uint32_t id) {
     b->num_self_encoding++;
 }
 
+/* The whole tokens of a table of bytes and merges only, from the merge trees: token t made
+ * by merging (a, b) encodes to itself exactly when a and b do and BPE of a's bytes then b's
+ * keeps them apart until t's own merge (compatible_before, limit t). A few pair lookups per
+ * token instead of a merge loop over its bytes: on 4.1 million merges of up to 8 bytes the
+ * loop took 4.6 s, a third of building the encoder. Atoms are left to the loop: a merged
+ * token's bytes may spell an atom's character, which its bytes would then encode as. */
+static fbpe_status whole_tokens_by_trees(fbpe_bpe *b) {
+    uint32_t nf = b->num_fixed;
+    size_t num_merges = (size_t)(b->num_tokens - nf);
+    uint8_t *whole = (uint8_t *)malloc(num_merges + 1);
+    if (!whole) return FBPE_ENOMEM;
+    for (size_t k = 0; k < num_merges; k++) {
+        uint32_t l = b->left[k], r = b->right[k], t = nf + (uint32_t)k;
+        whole[k] = (uint8_t)((l < nf || whole[l - nf]) && (r < nf || whole[r - nf]) &&
+                             compatible_before(b, l, r, t));
+        if (whole[k]) vocab_insert(b, t);
+    }
+    free(whole);
+    return FBPE_OK;
+}
+
 /* The table of whole tokens: every atom, and every merged token that, encoded from its own
  * bytes, comes out as itself. That is true of every token a trainer makes from text, but
  * not of every merge table one can write down (or import): only those tokens may be taken
@@ -1369,6 +1398,7 @@ static fbpe_status build_whole_tokens(fbpe_bpe *b) {
     if (!b->vocab_slots) return FBPE_ENOMEM;
     b->vocab_mask = cap - 1;
     for (uint32_t i = 256; i < b->num_fixed; i++) vocab_insert(b, i);
+    if (!b->atom_of && !b->any_order) return whole_tokens_by_trees(b);
     for (uint32_t i = b->num_fixed; i < b->num_tokens; i++) {
         size_t len = (size_t)(b->tok_off[i + 1] - b->tok_off[i]);
         if (len > longest) longest = len;

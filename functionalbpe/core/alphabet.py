@@ -25,6 +25,7 @@ Example::
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import regex
@@ -142,6 +143,16 @@ def policy_code(policy: str) -> int:
     return POLICY_CODES[policy]
 
 
+def _int_pairs(merges: Sequence[Tuple[int, int]]) -> List[Tuple[int, int]]:
+    """The merges as a new list of (int, int) tuples. Pairs of plain ints (a file's, a
+    trainer's) are taken as they are, by C-level passes: the loop that makes ints of other
+    numbers (numpy's) took 1.5 s on 4.1 million merges."""
+    pairs = list(map(tuple, merges))
+    if pairs and (set(map(len, pairs)) != {2} or set(map(type, chain.from_iterable(pairs))) != {int}):
+        pairs = [(int(a), int(b)) for a, b in pairs]
+    return pairs
+
+
 class Alphabet:
     """The id layout of one tokenizer: bytes, atoms, merges, special tokens.
 
@@ -162,7 +173,7 @@ class Alphabet:
             if not PRIVATE_USE_ATOMS[0] <= a.char <= PRIVATE_USE_ATOMS[1]:
                 raise ValueError(f"atom {a.name} is outside U+E000..U+EFFF")
         self.atoms: Tuple[Atom, ...] = tuple(atoms)
-        self.merges: List[Tuple[int, int]] = [(int(a), int(b)) for a, b in merges]
+        self.merges: List[Tuple[int, int]] = _int_pairs(merges)
         self.specials: Tuple[str, ...] = tuple(specials)
         special_bytes = special_token_bytes(self.specials)
         self.first_atom = NUM_BYTES

@@ -365,7 +365,7 @@ def parts_from_payload(payload: Any) -> "Tuple[Scheme, Dict[str, Any]]":
         )
     specials = payload["special_tokens"]
     return scheme, {
-        "merges": [tuple(m) for m in payload["merges"]],
+        "merges": payload["merges"],  # pairs of plain ints (check_fields): Alphabet makes them tuples
         "special_tokens": list(specials),
         "merge_policy": payload["merge_policy"],
         "merge_counts": payload.get("merge_counts"),

@@ -111,3 +111,41 @@ def test_vocab_size_below_fixed_ids_is_refused():
     assert num_merges_for(None, 5, 0) is None
     with pytest.raises(VocabSizeError, match="at least 259"):
         num_merges_for(258, 2, 1)
+
+
+# -- the merge table checked in C (csrc/lib/merge_table.c) against the Python loop ---------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from functionalbpe.core._native import NATIVE  # noqa: E402
+from functionalbpe.core.limits import MAX_TOTAL_TOKEN_BYTES, check_merges  # noqa: E402
+
+
+@st.composite
+def merge_tables_maybe_broken(draw):
+    """Tables that mostly keep the rules: ids made before use or just after, pairs that
+    repeat, chains that double a token past the length limit, special tokens near the total."""
+    first = 256 + draw(st.integers(0, 3))
+    merges = []
+    for k in range(draw(st.integers(0, 40))):
+        made = first + k
+        if draw(st.integers(0, 5)) == 0:  # double the last token
+            last = made - 1
+            merges.append((last, last))
+        else:
+            merges.append((draw(st.integers(0, made + 1)), draw(st.integers(0, made))))
+    specials = draw(st.sampled_from([0, 10, MAX_TOTAL_TOKEN_BYTES - 300, MAX_TOTAL_TOKEN_BYTES]))
+    return merges, first, specials
+
+
+@pytest.mark.skipif(NATIVE.trainer is None, reason="the compiled trainer is not built")
+@settings(max_examples=300, deadline=None)
+@given(merge_tables_maybe_broken())
+def test_the_compiled_merge_check_agrees_with_the_loop(table):
+    merges, first, specials = table
+    try:
+        check_merges(tuple(merges), first, specials)  # a tuple: the Python loop
+        kept = True
+    except FunctionalBPEError:
+        kept = False
+    assert NATIVE.trainer.merge_table_keeps_the_rules(merges, first, specials) == kept

@@ -178,6 +178,23 @@ def test_a_token_is_taken_whole_only_if_its_merges_make_it():
     assert bpe.encode_pieces(["abcabc", "abcabc"]) == [256, 99, 256, 99] * 2  # then cached
 
 
+@needs_native
+@settings(max_examples=200, deadline=None)
+@given(merge_tables(symbols=4, max_merges=60))
+def test_whole_tokens_are_those_whose_bytes_encode_to_them(table):
+    # The table is built from the merge trees (encode.c, whole_tokens_by_trees): it must
+    # hold exactly the tokens that the reference encodes back to themselves.
+    merges, _ = table
+    bpe = ENCODER.BPE([], merges)
+    ranks = ranks_from_merges(merges, 256)
+    token = [bytes([i]) for i in range(256)]
+    for a, b in merges:
+        token.append(token[a] + token[b])
+    for i in range(256, 256 + len(merges)):
+        itself = encode_piece(list(token[i]), ranks) == [i]
+        assert (bpe.whole_token(token[i]) == i) == itself, (i, token[i])
+
+
 def test_encoder_matches_reference_on_pieces(tok):
     enc = Encoder(tok.alphabet)
     ranks = ranks_from_merges(tok.alphabet.merges, tok.alphabet.first_merge)
