@@ -369,10 +369,86 @@ def _merge_table(
     made later (``Ġ`` + ``ĠĠĠ``). So the tokens are laid out in the order of their first
     merge (which is their rank); each takes as its merge the first of its merges whose two
     tokens come before it, and its other merges become joins (``Tokenizer(joins=...)``)."""
-    ids: Dict[bytes, int] = {}  # every token but the added ones, as bytes
-    for token, ident in vocab.items():
-        if token in specials and specials[token] == ident:
-            continue  # an added token kept in the vocabulary as well
+    # Tokens are kept as the file writes them: GPT-2's table gives one character per byte,
+    # so distinct strings are distinct bytes and a merge's token is its two strings joined.
+    # Only a file that fails the checks done over the whole vocabulary at once is read
+    # token by token (_bad_vocab_entry), to name the first bad one: the bytes of each token
+    # and merge, made one at a time, took most of the 41 s a million merges took.
+    ids: Dict[str, int] = dict(vocab)  # every token but the added ones
+    for token, ident in specials.items():
+        if ids.get(token, -1) == ident:
+            del ids[token]  # an added token kept in the vocabulary as well
+    if not _plain_byte_level(ids):
+        _bad_vocab_entry(ids, origin)
+    chars = bytelevel.bytes_to_unicode()
+    missing = [b for b in range(NUM_BYTES) if chars[b] not in ids]
+    if missing:
+        raise TokenizerFileError(
+            f"{origin}: model.vocab: {len(missing)} of the 256 single bytes are not tokens (the first is "
+            f"{bytes([missing[0]])!r}); byte-level BPE needs every byte (train with "
+            "initial_alphabet=ByteLevel.alphabet())"
+        )
+    internal = {chars[b]: b for b in range(NUM_BYTES)}
+    pairs: List[Tuple[str, str, str]] = []  # (left, right, token) of each merge
+    seen = set()
+    for k, merge in enumerate(merges):
+        # HF writes a merge as "left right" or (since tokenizers 0.20) as [left, right].
+        parts = merge.split(" ") if type(merge) is str else merge
+        if not (type(parts) is list and len(parts) == 2 and type(parts[0]) is str and type(parts[1]) is str):
+            raise TokenizerFileError(f"{origin}: model.merges[{k}]: {excerpt(merge)} is not a pair of tokens")
+        left, right = parts
+        if left not in ids or right not in ids:
+            raise TokenizerFileError(f"{origin}: model.merges[{k}]: {excerpt(merge)} joins a token that is not in the vocabulary")
+        joined = left + right
+        if joined not in ids:
+            raise TokenizerFileError(
+                f"{origin}: model.merges[{k}]: {excerpt(merge)} makes {excerpt(bytelevel.read(joined))}, which is not "
+                "in the vocabulary")
+        pair = (left, right)
+        if pair in seen:
+            raise TokenizerFileError(f"{origin}: model.merges[{k}]: {excerpt(merge)} is listed twice")
+        seen.add(pair)
+        if joined not in internal:  # its first merge: its place in the order
+            internal[joined] = len(internal)
+        pairs.append((left, right, joined))
+    del seen
+    if len(internal) != len(ids):
+        unmade = next(token for token in ids if token not in internal)
+        raise TokenizerFileError(
+            f"{origin}: model.vocab: the token {excerpt(bytelevel.read(unmade))} (id {ids[unmade]}) is neither a byte "
+            "nor made by a merge; functionalbpe's vocabulary is the bytes and the merges"
+        )
+    # Each token's merge: the first of its merges whose tokens both come before it.
+    chosen: Dict[str, Tuple[int, int]] = {}
+    joins: List[Tuple[int, int, int]] = []
+    for left, right, joined in pairs:
+        a, b, t = internal[left], internal[right], internal[joined]
+        if joined not in chosen and a < t and b < t:
+            chosen[joined] = (a, b)
+        else:
+            joins.append((a, b, t))
+    order = list(internal)[NUM_BYTES:]  # a dict keeps its order: that of the first merges
+    never = next((token for token in order if token not in chosen), None)
+    if never is not None:
+        raise TokenizerFileError(
+            f"{origin}: model.merges: every merge that makes {excerpt(bytelevel.read(never))} joins a token first "
+            "made by a later merge; functionalbpe needs each token made by two tokens made before it"
+        )
+    table = [chosen[token] for token in order]
+    return [ids[chars[b]] for b in range(NUM_BYTES)], table, [ids[token] for token in order], joins
+
+
+def _plain_byte_level(ids: Dict[str, Any]) -> bool:
+    """Whether every entry is a non-empty byte-level token of at most MAX_TOKEN_BYTES with
+    an int id, checked over the whole table in C-level passes."""
+    return (not ids or ("" not in ids and max(map(len, ids)) <= MAX_TOKEN_BYTES
+                        and set(map(type, ids.values())) == {int}
+                        and set("".join(ids)) <= set(bytelevel.bytes_to_unicode())))
+
+
+def _bad_vocab_entry(ids: Dict[str, Any], origin: str) -> None:
+    """Raise the error of the first entry that is not a token with an id."""
+    for token, ident in ids.items():
         data = bytelevel.read(token)
         if not is_int(ident):
             raise TokenizerFileError(f"{origin}: model.vocab: {excerpt(token)}: {excerpt(ident)} is not an id")
@@ -381,61 +457,7 @@ def _merge_table(
                 f"{origin}: model.vocab: {excerpt(token)} (id {ident}) is not a byte-level token (bytes written "
                 f"as GPT-2's printable characters, at most {MAX_TOKEN_BYTES} of them)"
             )
-        if data in ids:
-            raise TokenizerFileError(f"{origin}: model.vocab: the bytes {excerpt(data)} are two tokens")
-        ids[data] = ident
-    missing = [b for b in range(NUM_BYTES) if bytes([b]) not in ids]
-    if missing:
-        raise TokenizerFileError(
-            f"{origin}: model.vocab: {len(missing)} of the 256 single bytes are not tokens (the first is "
-            f"{bytes([missing[0]])!r}); byte-level BPE needs every byte (train with "
-            "initial_alphabet=ByteLevel.alphabet())"
-        )
-    internal = {bytes([b]): b for b in range(NUM_BYTES)}
-    pairs: List[Tuple[bytes, bytes, bytes]] = []  # (left, right, token) of each merge
-    seen = set()
-    for k, merge in enumerate(merges):
-        # HF writes a merge as "left right" or (since tokenizers 0.20) as [left, right].
-        parts = merge.split(" ") if isinstance(merge, str) else merge
-        if not (isinstance(parts, list) and len(parts) == 2 and all(isinstance(p, str) for p in parts)):
-            raise TokenizerFileError(f"{origin}: model.merges[{k}]: {excerpt(merge)} is not a pair of tokens")
-        left, right = bytelevel.read(parts[0]), bytelevel.read(parts[1])
-        if left not in ids or right not in ids:
-            raise TokenizerFileError(f"{origin}: model.merges[{k}]: {excerpt(merge)} joins a token that is not in the vocabulary")
-        assert left is not None and right is not None
-        joined = left + right
-        if joined not in ids:
-            raise TokenizerFileError(f"{origin}: model.merges[{k}]: {excerpt(merge)} makes {excerpt(joined)}, which is not in the vocabulary")
-        if (left, right) in seen:
-            raise TokenizerFileError(f"{origin}: model.merges[{k}]: {excerpt(merge)} is listed twice")
-        seen.add((left, right))
-        if joined not in internal:  # its first merge: its place in the order
-            internal[joined] = len(internal)
-        pairs.append((left, right, joined))
-    unmade = next((data for data in ids if data not in internal), None)
-    if unmade is not None:
-        raise TokenizerFileError(
-            f"{origin}: model.vocab: the token {excerpt(unmade)} (id {ids[unmade]}) is neither a byte nor made "
-            "by a merge; functionalbpe's vocabulary is the bytes and the merges"
-        )
-    # Each token's merge: the first of its merges whose tokens both come before it.
-    chosen: Dict[bytes, Tuple[int, int]] = {}
-    joins: List[Tuple[int, int, int]] = []
-    for left, right, joined in pairs:
-        a, b, t = internal[left], internal[right], internal[joined]
-        if joined not in chosen and a < t and b < t:
-            chosen[joined] = (a, b)
-        else:
-            joins.append((a, b, t))
-    order = sorted(internal, key=internal.__getitem__)[NUM_BYTES:]
-    never = next((data for data in order if data not in chosen), None)
-    if never is not None:
-        raise TokenizerFileError(
-            f"{origin}: model.merges: every merge that makes {excerpt(never)} joins a token first made by a later "
-            "merge; functionalbpe needs each token made by two tokens made before it"
-        )
-    table = [chosen[data] for data in order]
-    return [ids[bytes([b])] for b in range(NUM_BYTES)], table, [ids[data] for data in order], joins
+    raise AssertionError("the checks over the whole vocabulary failed, and no entry does")
 
 
 # -- GPT-2's own files ---------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from ..errors import FunctionalBPEError, PatternError, TokenizerFileError
 from ..formats.imported import Imported
 from ..schemes.base import Scheme
 from ..schemes.registry import make_scheme
+from ..util.collector import collector_paused
 
 T = TypeVar("T", bound="Exchange")
 
@@ -105,7 +106,8 @@ class Exchange:
         """
         from ..formats.tiktoken import read_tiktoken
 
-        return cls._imported(read_tiktoken(source, pattern, special_tokens))
+        with collector_paused():  # millions of small objects, none in a cycle (util/collector.py)
+            return cls._imported(read_tiktoken(source, pattern, special_tokens))
 
     def to_hf(
         self,
@@ -203,7 +205,8 @@ class Exchange:
         """
         from ..formats.hf import read_hf
 
-        return cls._imported(read_hf(source))
+        with collector_paused():  # millions of small objects, none in a cycle (util/collector.py)
+            return cls._imported(read_hf(source))
 
     @classmethod
     def from_file(cls: Type[T], path: Union[str, "os.PathLike[str]"], pattern: Optional[str] = None) -> T:
@@ -259,7 +262,8 @@ class Exchange:
         """
         from ..formats.hf import read_gpt2
 
-        return cls._imported(read_gpt2(encoder_json, vocab_bpe))
+        with collector_paused():  # millions of small objects, none in a cycle (util/collector.py)
+            return cls._imported(read_gpt2(encoder_json, vocab_bpe))
 
     @classmethod
     def _imported(cls: Type[T], got: Imported) -> T:
