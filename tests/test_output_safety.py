@@ -253,3 +253,21 @@ def test_standard_output_named_as_a_path_is_written_in_place(tmp_path):
     want = " ".join(map(str, tok.encode("the cat sat\n"))) + "\n"
     assert log.read_text(encoding="utf-8") == "line 1\nline 2\nline 3\n" + want * 3
     assert log.stat().st_ino == inode and not [p for p in os.listdir(tmp_path) if p.startswith(".tmp-")]
+
+
+def test_a_read_only_filesystem_is_named_as_such(tmp_path, monkeypatch):
+    # A read-only mount is refused as one, not as a missing permission: the directory is
+    # made unwritable and its filesystem read-only as the checks see them.
+    from functionalbpe.errors import OutputError
+    from functionalbpe.util import output
+
+    class ReadOnly:
+        f_flag = os.ST_RDONLY
+
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: False if os.fspath(p) == str(tmp_path) else real_access(p, mode))
+    with pytest.raises(OutputError, match="no permission to create files"):
+        output.check_output_path(tmp_path / "ids.bin")
+    monkeypatch.setattr(os, "statvfs", lambda p: ReadOnly())
+    with pytest.raises(OutputError, match="is on a read-only filesystem"):
+        output.check_output_path(tmp_path / "ids.bin")
