@@ -10,7 +10,6 @@ import os as _os
 from typing import TYPE_CHECKING, Any, List
 
 from .core._native import NATIVE as _NATIVE
-from .text.corpus import Files, files
 from .errors import (
     CorpusError,
     CountsFileError,
@@ -31,19 +30,27 @@ from .text.patterns import PATTERNS, pretokenize
 from .schemes.base import Scheme
 from .schemes.registry import make_scheme
 from .tokenizer import Tokenizer
-from .training import count_pieces, train
-from .counts import PieceCounts, count
 
 from ._version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .counts import PieceCounts, count
     from .measure.report import Report, full_coverage_vocab_size, report
     from .formats.tokenfiles import read_token_file
+    from .text.corpus import Files, files
+    from .training import count_pieces, train
 
-# Loaded on first use (PEP 562), so that `import functionalbpe` costs what encoding and
-# training need: the report and its measures bring numpy and every installed peer (and
-# reading token files numpy).
+# Loaded on first use (PEP 562), so that `import functionalbpe` costs what loading a
+# tokenizer and encoding need: training, counting and reading corpora are loaded when first
+# named (their modules bring the trainer, the pattern compiler, the corpus readers), and the
+# report and its measures bring numpy and every installed peer (reading token files numpy).
 _LAZY = {
+    "train": ("functionalbpe.training", "train"),
+    "count_pieces": ("functionalbpe.training", "count_pieces"),
+    "count": ("functionalbpe.counts", "count"),
+    "PieceCounts": ("functionalbpe.counts", "PieceCounts"),
+    "files": ("functionalbpe.text.corpus", "files"),
+    "Files": ("functionalbpe.text.corpus", "Files"),
     "report": ("functionalbpe.measure.report", "report"),
     "Report": ("functionalbpe.measure.report", "Report"),
     "full_coverage_vocab_size": ("functionalbpe.measure.report", "full_coverage_vocab_size"),
