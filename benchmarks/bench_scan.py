@@ -18,7 +18,7 @@ without site-packages), about 30 MB, held in memory as documents. Measured in on
   scan+count on one thread for every pattern: linear time means MB/s near the corpus's;
 * **compiled engine** (``--compiled``, a comma-separated list of the names of
   :data:`COMPILED`, or ``all``) — the same scan+count into a flat table on one thread, with
-  the pattern compiled (``text/regex_program.py``, ``csrc/lib/regex_vm.c``): the built-in
+  the pattern compiled (``unicode/regex_program.py``, ``csrc/lib/regex_vm.c``): the built-in
   patterns forced through it, beside their hand-written scanners (the ratio), and the
   patterns other tokenizers ship, which only it runs in C. ``--text FILE`` measures on a text
   file instead of the standard library (``../shared/corpora/nl/en.txt`` is English prose).
@@ -46,7 +46,7 @@ if importlib.util.find_spec("functionalbpe") is None:  # not installed: the chec
 
 import functionalbpe as fb  # noqa: E402
 from functionalbpe.measure import compare as bench  # noqa: E402  (machine_info, library_versions, measure)
-from functionalbpe.text.charclasses import unicode_version  # noqa: E402
+from functionalbpe.unicode.charclasses import unicode_version  # noqa: E402
 from functionalbpe.cli.stdlib import stdlib_sources  # noqa: E402
 from functionalbpe.core._native import NATIVE  # noqa: E402
 from functionalbpe.schemes.plain import PlainScheme  # noqa: E402

@@ -21,7 +21,7 @@ Performance notes (what was tried, and why it is like this):
   bytes BPE trains on, an ASCII string's buffer is already UTF-8 (no copy), and a file
   chunk needs no decoding at all, only a validity check.
 * Character classes are one byte per code point, measured from the installed regex module
-  (functionalbpe/text/charclasses.py): one load per character, no branches per category. A
+  (functionalbpe/unicode/charclasses.py): one load per character, no branches per category. A
   two-level table would be smaller (the flat one is 1.1 MB), but the hot part (ASCII, one
   script) stays in cache either way, and the flat one saves a dependent load.
 * Short pieces (<= 16 bytes, nearly all) live inside their hash slot: a probe compares two
@@ -209,11 +209,11 @@ _install_lock = threading.Lock()
 
 
 cdef const fbpe_classes *_classes() except NULL:
-    """The pattern scanners' character classes (functionalbpe.text.charclasses)."""
+    """The pattern scanners' character classes (functionalbpe.unicode.charclasses)."""
     global _installed_classes
     if _installed_classes:
         return _installed_classes
-    from functionalbpe.text.charclasses import class_table, contraction_folds
+    from functionalbpe.unicode.charclasses import class_table, contraction_folds
 
     cdef uint32_t cps[64]
     cdef char letters[64]
@@ -242,11 +242,11 @@ cdef fbpe_mk_map _two_level(table):
 
 
 cdef const fbpe_markers *_markers() except NULL:
-    """The boundary-marker scheme's tables (functionalbpe.schemes.markerclasses)."""
+    """The boundary-marker scheme's tables (functionalbpe.unicode.markerclasses)."""
     global _installed_markers, _markers_tables
     if _installed_markers:
         return _installed_markers
-    from functionalbpe.schemes.markerclasses import case_maps, unit_class_table
+    from functionalbpe.unicode.markerclasses import case_maps, unit_class_table
 
     cdef fbpe_mk_tables t
     with _install_lock:
@@ -282,7 +282,7 @@ def markers_scanner_names():
     return names
 
 
-# ---- compiled patterns (functionalbpe/text/regex_program.py, csrc/lib/regex_vm.h) --------
+# ---- compiled patterns (functionalbpe/unicode/regex_program.py, csrc/lib/regex_vm.h) --------
 #
 # A compiled pattern's scanner is named PROGRAM + its regex text. Its program and tables are
 # made on first use and kept for the life of the process: an encoder may hold a pointer to
@@ -300,7 +300,7 @@ cdef class _Program:
     cdef object keep
 
     def __cinit__(self, program, tables):
-        from functionalbpe.text.regex_program import possessive_code
+        from functionalbpe.unicode.regex_program import possessive_code
 
         code_bytes = possessive_code(program, tables)
         cdef const uint8_t[::1] code = code_bytes
@@ -358,7 +358,7 @@ cdef _Program _program_of(str name):
     found = _programs.get(name)
     if found is not None:
         return found
-    from functionalbpe.text.regex_program import compile_program, tables
+    from functionalbpe.unicode.regex_program import compile_program, tables
 
     program = compile_program(name[len(PROGRAM):])
     with _programs_lock:
@@ -372,7 +372,7 @@ def has_program(str name not None):
     """Is ``name`` a compiled pattern's scanner (PROGRAM + a regex in the compiled subset)?"""
     if not name.startswith(PROGRAM):
         return False
-    from functionalbpe.text.regex_program import Unsupported
+    from functionalbpe.unicode.regex_program import Unsupported
 
     try:
         _program_of(name)

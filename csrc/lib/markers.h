@@ -10,7 +10,7 @@
  * characters (the emoji lookaheads keep emoji out of the punct, digit and rest runs), so the
  * class of the first character says which alternative matches, and that alternative is a run
  * of one class with inherited marks taken along; nothing is ever given back. The classes are
- * one byte per code point, measured from regex (functionalbpe/schemes/markerclasses.py).
+ * one byte per code point, measured from regex (functionalbpe/unicode/markerclasses.py).
  *
  * Case codes follow markers.case_code, which calls Python's str.lower and str.upper. Both
  * map each character on its own, except that lower() turns a capital sigma into a final
@@ -31,7 +31,7 @@
 #define FBPE_MK_CASE 4
 
 /* A code point's unit class: the kind in the low three bits, and flags. The values of
- * functionalbpe/schemes/markerclasses.py. */
+ * functionalbpe/unicode/markerclasses.py. */
 #define FBPE_MK_KIND 7u
 #define FBPE_MK_K_REST 0u      /* none of the others: controls, private use, unassigned, ... */
 #define FBPE_MK_K_WORD 1u      /* markers.WORD_CHAR */

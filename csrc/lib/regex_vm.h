@@ -1,5 +1,5 @@
 /* The compiled pre-tokenization engine: a backtracking matcher for the programs that
- * functionalbpe/text/regex_program.py makes from a pattern.
+ * functionalbpe/unicode/regex_program.py makes from a pattern.
  *
  * It answers the scanners' question (scan.h) for any pattern of the subset: given UTF-8 text
  * s[0..n) and a position i where a piece starts, where does regex.findall end that piece? It

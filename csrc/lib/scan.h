@@ -8,7 +8,7 @@
  * any input.
  *
  * The character classes are not compiled in: they are measured from the installed regex
- * module (functionalbpe/text/charclasses.py) and installed once with fbpe_install_classes by the
+ * module (functionalbpe/unicode/charclasses.py) and installed once with fbpe_install_classes by the
  * module that owns the scanner (_scanner), which lends the table to the encoder.
  */
 #ifndef FBPE_SCAN_H
@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Class bits, the same values as functionalbpe/text/charclasses.py. */
+/* Class bits, the same values as functionalbpe/unicode/charclasses.py. */
 #define FBPE_LETTER 1u   /* \p{L} */
 #define FBPE_NUMBER 2u   /* \p{N} */
 #define FBPE_SPACE 4u    /* \s (Unicode White_Space) */

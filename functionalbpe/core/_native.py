@@ -68,7 +68,7 @@ JOIN_RUNS = 1
 JOINED = "+joined"
 
 # What starts the name of a compiled pattern's scanner: PROGRAM + the regex text
-# (functionalbpe/text/regex_program.py compiles it, csrc/lib/regex_vm.h runs it).
+# (functionalbpe/unicode/regex_program.py compiles it, csrc/lib/regex_vm.h runs it).
 PROGRAM = "regex:"
 
 

@@ -55,6 +55,14 @@ from ..core.alphabet import BOUNDARY as BOUNDARY_KIND
 from ..core.alphabet import OPERATOR, SHIFT, SHIFT_MERGES, Atom
 from ..core.cache import BoundedCache
 from ..errors import DecodeError, FunctionalBPEError
+# The unit classes, all of them the scheme's names too; the C scanner's tables are measured from them.
+from ..unicode.markerclasses import (  # noqa: F401
+    EMOJI, EMOJI_START, INHERITED_MARK, KEYCAP, PUNCT_CLASS, PUNCT_PROPERTIES, SPACELESS_BLOCKS, SPACELESS_CHAR,
+    SPACELESS_RANGES, SPACELESS_SCRIPTS, WORD_CHAR,
+)
+from ..unicode.markerclasses import EMOJI_EXTEND_CLASS as EMOJI_EXTEND  # noqa: F401
+from ..unicode.markerclasses import EMOJI_PRESENTATION_CLASS as EMOJI_PRESENTATION  # noqa: F401
+from ..unicode.markerclasses import PICTOGRAPHIC_CLASS as PICTOGRAPHIC  # noqa: F401
 from ..text.patterns import Pattern
 from .base import Compiled, Scheme
 from .textform import LITERAL, RESERVED, Literals, atom_glyphs, bad_part, check_errors, show_atoms
@@ -96,43 +104,6 @@ ATOMS_SHIFTS_MERGE: Tuple[Atom, ...] = tuple(
 
 # -- units -----------------------------------------------------------------------------
 
-# Scripts that do not separate words with spaces [paper]. A letter of one of these is
-# "other", never a word.
-SPACELESS_SCRIPTS = ("Han", "Hiragana", "Katakana", "Thai", "Lao", "Khmer", "Myanmar", "Tibetan")
-
-_SPACELESS_SCRIPT = "".join(r"\p{sc=%s}" % s for s in SPACELESS_SCRIPTS)
-_SPACELESS_EXT = "".join(r"\p{scx=%s}" % s for s in SPACELESS_SCRIPTS)
-# A letter or mark of script Common/Inherited is spaceless when its Script_Extensions name
-# only spaceless scripts: the prolonged sound mark ー (Hira, Kana), the voiced sound marks,
-# 〆. Five Common/Inherited characters list a spaceless script *and* a spaced one (U+02BC,
-# U+0303, U+0305, U+0323, U+0331 also list Latin, Cyrillic, Devanagari or Bengali); they
-# stay word characters, which the set difference below spells out.
-_SPACED_EXT = r"\p{scx=Latn}\p{scx=Cyrl}\p{scx=Deva}\p{scx=Beng}"
-SPACELESS_CHAR = r"[[\p{L}\p{M}]&&[%s[[%s]--[%s]]]]" % (_SPACELESS_SCRIPT, _SPACELESS_EXT, _SPACED_EXT)
-WORD_CHAR = r"[[\p{L}\p{M}]--%s]" % SPACELESS_CHAR
-# A mark with no script of its own; it joins the unit of the character before it.
-INHERITED_MARK = r"[\p{M}&&[\p{sc=Zinh}\p{sc=Zyyy}]]"
-# Every SPACELESS_CHAR lies in these blocks (a test checks all of Unicode). A text with none
-# of them is cut by a simpler, faster regex: the set operations above cost the regex module
-# several times more per character than a plain property.
-SPACELESS_RANGES = (
-    (0x0E00, 0x109F), (0x1780, 0x19FF), (0x2E80, 0x31FF), (0x3400, 0x9FFF), (0xA9E0, 0xAAFF),
-    (0xF900, 0xFAFF), (0xFF00, 0xFFEF), (0x16FE0, 0x3FFFF),
-)
-SPACELESS_BLOCKS = "[%s]" % "".join("%s-%s" % (chr(lo), chr(hi)) for lo, hi in SPACELESS_RANGES)
-
-# An emoji: one that shows as an emoji by default, a pictograph asking for emoji
-# presentation (U+FE0F), a keycap (1️⃣) or a flag; with modifiers, tags and ZWJ sequences.
-EMOJI_PRESENTATION = r"\p{Emoji_Presentation}"
-PICTOGRAPHIC = r"\p{Extended_Pictographic}"
-EMOJI_EXTEND = r"[\ufe0e\ufe0f\u20e3\p{Emoji_Modifier}\U000e0020-\U000e007f]"
-_KEYCAP = r"[0-9#*]\ufe0f?\u20e3"
-EMOJI_START = r"(?:%s|%s|%s\ufe0f)" % (_KEYCAP, EMOJI_PRESENTATION, PICTOGRAPHIC)
-EMOJI = r"(?:%s%s*(?:\u200d%s%s*)*)" % (EMOJI_START, EMOJI_EXTEND, PICTOGRAPHIC, EMOJI_EXTEND)
-# The categories of punct units.
-PUNCT_PROPERTIES = (r"\p{P}", r"\p{S}", r"\p{Cf}")
-_PUNCT = "".join(PUNCT_PROPERTIES)
-
 # Unit kinds.
 WORD, DIGIT, PUNCT, SPACE, OTHER = "word", "digit", "punct", "space", "other"
 
@@ -149,10 +120,10 @@ def _units_pattern(letters: str) -> str:
         [
             letters,
             r"(?P<space>\s+)",
-            r"(?P<punct>(?:(?!%s)[%s]%s)+)" % (EMOJI_START, _PUNCT, inherited),
-            r"(?P<digit>(?:(?!%s)\p{N}%s)+)" % (_KEYCAP, inherited),
+            r"(?P<punct>(?:(?!%s)[%s]%s)+)" % (EMOJI_START, PUNCT_CLASS, inherited),
+            r"(?P<digit>(?:(?!%s)\p{N}%s)+)" % (KEYCAP, inherited),
             r"(?P<emoji>%s+%s)" % (EMOJI, inherited),
-            r"(?P<rest>(?:(?!%s)[^\p{L}\p{M}\p{N}%s\s]%s)+)" % (EMOJI_START, _PUNCT, inherited),
+            r"(?P<rest>(?:(?!%s)[^\p{L}\p{M}\p{N}%s\s]%s)+)" % (EMOJI_START, PUNCT_CLASS, inherited),
         ]
     )
 

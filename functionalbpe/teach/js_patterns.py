@@ -10,7 +10,7 @@ Three things stand between the ``regex`` patterns and a JavaScript ``RegExp``:
   never asked to give anything back;
 * **case-insensitive groups** ``(?i:...)``, spelt out letter by letter (``[sS]``), with the
   non-ASCII characters that ``regex`` folds onto those letters (``ſ`` for ``s``: measured by
-  :func:`functionalbpe.text.charclasses.contraction_folds`);
+  :func:`functionalbpe.unicode.charclasses.contraction_folds`);
 * **character classes**: ``\\s``, ``\\p{L}``, ``\\p{N}``... differ between ``regex``'s Unicode
   tables and a browser's (and JavaScript's ``\\s`` holds U+FEFF), so every class is written
   out as the code-point ranges the installed ``regex`` gives it.
@@ -31,7 +31,7 @@ from typing import Callable, Dict, List, Tuple
 
 import regex
 
-from ..text.charclasses import CONTRACTION_LETTERS, contraction_folds
+from ..unicode.charclasses import CONTRACTION_LETTERS, contraction_folds
 
 # The classes the templates use: {name} in a template is the *contents* of a bracketed
 # class (so "[^{S}{L}{N}]" unions them).
@@ -60,13 +60,13 @@ def template(pattern: str) -> str:
     text with every class named ({L}, [^{S}{L}{N}], [{UP}]...), ``(?i:...)`` spelt out
     letter by letter ({i:s}), ``$`` as what it means in ``regex`` (the end, or before a
     final newline), and possessive marks dropped where the compiled programs show they
-    change nothing (:func:`functionalbpe.text.regex_program.same_behaviour`); elsewhere, and
+    change nothing (:func:`functionalbpe.unicode.regex_program.same_behaviour`); elsewhere, and
     for atomic groups, :class:`NoJsForm`.
 
     >>> template(r"[^\\r\\n\\p{L}\\p{N}]?+\\p{L}+|\\s+$")
     '[^\\\\r\\\\n{L}{N}]?[{L}]+|[{S}]+(?=\\\\n?(?![\\\\s\\\\S]))'
     """
-    from ..text.regex_program import same_behaviour
+    from ..unicode.regex_program import same_behaviour
 
     out, greedy = [], []  # the template, and the regex without possessive marks
     at, quantified = 0, False

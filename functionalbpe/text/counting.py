@@ -39,7 +39,7 @@ from ..util.display import plural
 from ..util.progress import Progress, ProgressSpec
 from .corpus import Files
 from .cuts import Cutter, program_cutter
-from .pattern_limits import shown
+from ..unicode.pattern_limits import shown
 from .patterns import Pattern, special_cutter
 
 

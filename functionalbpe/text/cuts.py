@@ -116,7 +116,7 @@ def program_cutter(scanner: Optional[Scanner], special_tokens: Sequence[str] = (
     module = NATIVE.scanner_for(scanner)
     if module is None or scanner is None or not scanner.is_program:
         return None
-    from .regex_program import Unsupported, compile_program
+    from ..unicode.regex_program import Unsupported, compile_program
 
     try:
         if not compile_program(scanner.name[len(PROGRAM):]).cuts:

@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Collection, Dict, FrozenSet, Iterable, Iterato
 
 import regex
 
-from . import pattern_limits as limits
+from ..unicode import pattern_limits as limits
 from ..core._native import NATIVE, Scanner
 from ..util.checks import plain_str
 from ..errors import CompiledPatternGaveUp, PatternError
-from .pattern_limits import PROBE_TEXT, shown
-from .regex_program import Unsupported, compile_program, same_behaviour, why_not
+from ..unicode.pattern_limits import PROBE_TEXT, shown
+from ..unicode.regex_program import Unsupported, compile_program, same_behaviour, why_not
 
 # The GPT-2 pattern as OpenAI published it with GPT-2 (also tiktoken's r50k comment).
 GPT2 = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -278,7 +278,7 @@ def resolve_pattern(pattern: Union[str, Pattern]) -> Pattern:
     """The :class:`Pattern` of a named pattern, or of a regex (named ``"custom"``).
 
     A custom pattern is checked now, not at first use: it must compile within the limits of
-    :mod:`functionalbpe.text.pattern_limits` and cut its ``PROBE_TEXT`` into pieces that join
+    :mod:`functionalbpe.unicode.pattern_limits` and cut its ``PROBE_TEXT`` into pieces that join
     back to it, within its time limit; otherwise :class:`PatternError`. An empty pattern is
     an error, not the default.
 
@@ -323,7 +323,7 @@ def find_pieces(text: str, pattern: Union[str, Pattern]) -> List[str]:
 @lru_cache(maxsize=64)
 def compile_pattern(pattern: Union[str, Pattern]) -> "regex.Pattern[str]":
     """Compile a pattern (named or regex) with the ``regex`` module; a custom one only
-    within the limits of :func:`functionalbpe.text.pattern_limits.check_size`."""
+    within the limits of :func:`functionalbpe.unicode.pattern_limits.check_size`."""
     resolved = as_pattern(pattern)
     if not resolved.trusted:
         limits.check_size(resolved.regex)

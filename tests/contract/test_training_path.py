@@ -35,11 +35,10 @@ PACKAGE = Path(fb.__file__).resolve().parent
 # Leaves: modules every stage may use without calling back into another stage.
 LEAVES = {
     "util/checks", "errors", "util/progress", "core/limits", "core/_native", "core/alphabet", "core/piecetable",
-    "core/cache", "text/patterns", "text/pattern_limits", "text/charclasses",
+    "core/cache", "text/patterns", "unicode/pattern_limits", "unicode/charclasses", "unicode/markerclasses",
 }
 # The scheme's own modules: it is the value the line carries.
-SCHEME_MODULES = {"schemes/base", "schemes/plain", "schemes/functional", "schemes/markers",
-                  "schemes/markerclasses", "schemes/textform"}
+SCHEME_MODULES = {"schemes/base", "schemes/plain", "schemes/functional", "schemes/markers", "schemes/textform"}
 
 CORPUS = [
     "The Quick Brown Fox jumps over the lazy dog. THE END!!! Ünïcödé façade, naïve café.\n",

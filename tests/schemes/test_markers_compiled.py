@@ -14,11 +14,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import functionalbpe as fb
-from functionalbpe.schemes import markerclasses as MC
+from functionalbpe.unicode import markerclasses as MC
 from functionalbpe.schemes import markers as M
 from functionalbpe.util.checks import bpe_text
 from functionalbpe.core._native import NATIVE
-from functionalbpe.text.charclasses import every_code_point
+from functionalbpe.unicode.charclasses import every_code_point
 from functionalbpe.schemes.markers import BoundaryMarkers
 from functionalbpe.text.counting import count_table
 from functionalbpe.training import train_from_counts

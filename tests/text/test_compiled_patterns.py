@@ -1,4 +1,4 @@
-"""The compiled pattern engine (text/regex_program.py, csrc/lib/regex_vm.c) cuts every text
+"""The compiled pattern engine (unicode/regex_program.py, csrc/lib/regex_vm.c) cuts every text
 exactly as ``regex.findall`` does, for the patterns real tokenizers ship and for patterns
 made to exercise each construct of the subset; outside the subset, and where its matcher
 gives up, regex decides; a hostile pattern is bounded."""
@@ -17,7 +17,7 @@ from functionalbpe.text.corpus import Files
 from functionalbpe.text.counting import count_table
 from functionalbpe.text.cuts import program_cutter
 from functionalbpe.text.patterns import as_pattern, pretokenize, resolve_pattern
-from functionalbpe.text.regex_program import Unsupported, compile_program, why_not
+from functionalbpe.unicode.regex_program import Unsupported, compile_program, why_not
 
 from ..conftest import corpora_path, read_corpus
 from .test_scanner import PARTS

@@ -16,7 +16,7 @@ import sys
 import pytest
 
 import functionalbpe as fb
-from functionalbpe.text import pattern_limits
+from functionalbpe.unicode import pattern_limits
 from functionalbpe.text import patterns
 from functionalbpe.errors import PatternError, TokenizerFileError
 from functionalbpe.formats.tokenizer_file import read_payload, write_payload

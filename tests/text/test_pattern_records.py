@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from functionalbpe.core._native import NATIVE
 from functionalbpe.teach import js_patterns as J
 from functionalbpe.text import patterns as P
-from functionalbpe.text.regex_program import same_behaviour
+from functionalbpe.unicode.regex_program import same_behaviour
 
 from ..conftest import corpora_path, read_corpus
 

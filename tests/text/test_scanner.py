@@ -12,7 +12,7 @@ import regex
 from hypothesis import given
 from hypothesis import strategies as st
 
-from functionalbpe.text import charclasses
+from functionalbpe.unicode import charclasses
 from functionalbpe.core._native import NATIVE
 from functionalbpe.util.checks import bpe_text
 from functionalbpe.core.piecetable import PieceTable

@@ -1,9 +1,9 @@
 """The tables of the compiled boundary-marker scanner, measured from ``regex`` and ``str``.
 
 The compiled scanner (``csrc/lib/markers.c``) must cut text into exactly the units of the
-unit regex of :mod:`functionalbpe.schemes.markers` and case-code words exactly as
+unit regex of :mod:`functionalbpe.schemes.markers` (its classes are defined here) and case-code words exactly as
 :func:`functionalbpe.schemes.markers.case_code` does. As for the pattern scanners
-(:mod:`functionalbpe.text.charclasses`), nothing is compiled in: the unit classes are measured by
+(:mod:`functionalbpe.unicode.charclasses`), nothing is compiled in: the unit classes are measured by
 running the markers module's own character classes over every code point, and the case
 tables by asking Python's ``str.lower`` and ``str.upper``, so the C code follows whatever
 ``regex`` and Python are installed.
@@ -34,8 +34,49 @@ import re
 from functools import lru_cache
 from typing import Dict, Iterable, NamedTuple, Tuple
 
-from . import markers
-from ..text.charclasses import LETTER, MARK, NUMBER, SPACE, every_code_point, class_table, layer
+from .charclasses import LETTER, MARK, NUMBER, SPACE, every_code_point, class_table, layer
+
+# -- the unit classes of the boundary-marker scheme (functionalbpe.schemes.markers) ---------
+# Defined here, below the scheme, because the compiled scanner's tables are measured from
+# them and the scanner sits with text; the scheme imports them.
+
+# Scripts that do not separate words with spaces [paper]. A letter of one of these is
+# "other", never a word.
+SPACELESS_SCRIPTS = ("Han", "Hiragana", "Katakana", "Thai", "Lao", "Khmer", "Myanmar", "Tibetan")
+
+_SPACELESS_SCRIPT = "".join(r"\p{sc=%s}" % s for s in SPACELESS_SCRIPTS)
+_SPACELESS_EXT = "".join(r"\p{scx=%s}" % s for s in SPACELESS_SCRIPTS)
+# A letter or mark of script Common/Inherited is spaceless when its Script_Extensions name
+# only spaceless scripts: the prolonged sound mark ー (Hira, Kana), the voiced sound marks,
+# 〆. Five Common/Inherited characters list a spaceless script *and* a spaced one (U+02BC,
+# U+0303, U+0305, U+0323, U+0331 also list Latin, Cyrillic, Devanagari or Bengali); they
+# stay word characters, which the set difference below spells out.
+_SPACED_EXT = r"\p{scx=Latn}\p{scx=Cyrl}\p{scx=Deva}\p{scx=Beng}"
+SPACELESS_CHAR = r"[[\p{L}\p{M}]&&[%s[[%s]--[%s]]]]" % (_SPACELESS_SCRIPT, _SPACELESS_EXT, _SPACED_EXT)
+WORD_CHAR = r"[[\p{L}\p{M}]--%s]" % SPACELESS_CHAR
+# A mark with no script of its own; it joins the unit of the character before it.
+INHERITED_MARK = r"[\p{M}&&[\p{sc=Zinh}\p{sc=Zyyy}]]"
+# Every SPACELESS_CHAR lies in these blocks (a test checks all of Unicode). A text with none
+# of them is cut by a simpler, faster regex: the set operations above cost the regex module
+# several times more per character than a plain property.
+SPACELESS_RANGES = (
+    (0x0E00, 0x109F), (0x1780, 0x19FF), (0x2E80, 0x31FF), (0x3400, 0x9FFF), (0xA9E0, 0xAAFF),
+    (0xF900, 0xFAFF), (0xFF00, 0xFFEF), (0x16FE0, 0x3FFFF),
+)
+SPACELESS_BLOCKS = "[%s]" % "".join("%s-%s" % (chr(lo), chr(hi)) for lo, hi in SPACELESS_RANGES)
+
+# An emoji: one that shows as an emoji by default, a pictograph asking for emoji
+# presentation (U+FE0F), a keycap (1️⃣) or a flag; with modifiers, tags and ZWJ sequences.
+EMOJI_PRESENTATION_CLASS = r"\p{Emoji_Presentation}"
+PICTOGRAPHIC_CLASS = r"\p{Extended_Pictographic}"
+EMOJI_EXTEND_CLASS = r"[\ufe0e\ufe0f\u20e3\p{Emoji_Modifier}\U000e0020-\U000e007f]"
+KEYCAP = r"[0-9#*]\ufe0f?\u20e3"
+EMOJI_START = r"(?:%s|%s|%s\ufe0f)" % (KEYCAP, EMOJI_PRESENTATION_CLASS, PICTOGRAPHIC_CLASS)
+EMOJI = r"(?:%s%s*(?:\u200d%s%s*)*)" % (EMOJI_START, EMOJI_EXTEND_CLASS, PICTOGRAPHIC_CLASS, EMOJI_EXTEND_CLASS)
+# The categories of punct units.
+PUNCT_PROPERTIES = (r"\p{P}", r"\p{S}", r"\p{Cf}")
+PUNCT_CLASS = "".join(PUNCT_PROPERTIES)
+
 
 # Unit kinds (the low three bits) and flags; csrc/lib/markers.h has the same values.
 KIND = 7
@@ -73,13 +114,13 @@ def unit_class_table() -> bytes:
     # SPACELESS_RANGES (a test checks all of Unicode): adding the spaceless layer (1) to the
     # letter-or-mark layer (WORD = 1) gives SPACELESS = 2 exactly there.
     letters = _where(classes, LETTER | MARK, WORD)
-    spaceless = layer("(?V1)" + markers.SPACELESS_CHAR, 1, markers.SPACELESS_RANGES)
+    spaceless = layer("(?V1)" + SPACELESS_CHAR, 1, SPACELESS_RANGES)
     punct = 0
-    for prop in markers.PUNCT_PROPERTIES:
+    for prop in PUNCT_PROPERTIES:
         punct |= layer(prop, PUNCT)
     kinds = [letters + spaceless, _where(classes, SPACE, SPACE_KIND), _where(classes, NUMBER, NUMBER_KIND), punct]
     masks = [_mask(k) for k in kinds]
-    inherited = layer("(?V1)" + markers.INHERITED_MARK, INHERITED)
+    inherited = layer("(?V1)" + INHERITED_MARK, INHERITED)
     overlapping = any(masks[a] & masks[b] for a in range(len(masks)) for b in range(a))
     if overlapping or spaceless & masks[0] != spaceless or _mask(inherited) & masks[0] != _mask(inherited):
         raise RuntimeError(
@@ -87,9 +128,9 @@ def unit_class_table() -> bytes:
             "set FUNCTIONALBPE_PUREPYTHON=1 and report this"
         )
     combined = sum(kinds) | inherited
-    combined |= layer(markers.EMOJI_PRESENTATION, EMOJI_PRESENTATION)
-    combined |= layer(markers.PICTOGRAPHIC, PICTOGRAPHIC)
-    combined |= layer(markers.EMOJI_EXTEND, EMOJI_EXTEND)
+    combined |= layer(EMOJI_PRESENTATION_CLASS, EMOJI_PRESENTATION)
+    combined |= layer(PICTOGRAPHIC_CLASS, PICTOGRAPHIC)
+    combined |= layer(EMOJI_EXTEND_CLASS, EMOJI_EXTEND)
     table = bytearray(combined.to_bytes(_SIZE, "little"))
     for cp in _lower_map():
         table[cp] |= CHANGES_LOWER

@@ -37,7 +37,7 @@ Example::
     >>> compile_program(r"(?<=a)b")
     Traceback (most recent call last):
     ...
-    functionalbpe.text.regex_program.Unsupported: look-behind (?<=...) at offset 0
+    functionalbpe.unicode.regex_program.Unsupported: look-behind (?<=...) at offset 0
 """
 from __future__ import annotations
 
