@@ -368,6 +368,14 @@ def test_text_of_every_width_encodes_as_the_reference(tok, text):
     assert tok.decode_bytes(tok.encode_ordinary(text)) == text.encode("utf-8")
 
 
+@settings(max_examples=100)
+@given(st.lists(st.sampled_from(WIDTHS), max_size=40).map("".join))
+def test_mostly_ascii_text_of_every_width_encodes_as_the_reference(tok, text):
+    # Three quarters ASCII: C writes the UTF-8 of the str's buffer on the calling thread too.
+    text = "plain words, " * 80 + text + " end"
+    assert tok.encode_ordinary(text, threads=1) == reference_ids(tok, text)
+
+
 def test_count_tokens(tok):
     text = "".join(stdlib_text(20_000)) + "<|endoftext|>" + MULTILINGUAL
     assert tok.count_tokens(text) == len(tok.encode_ordinary(text))
