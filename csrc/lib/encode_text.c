@@ -11,6 +11,7 @@
 #include "markers_scan.h"
 #include "scanners.h"
 #include "take_next.h"
+#include "workers.h"
 
 /* One loop per pattern, so that the compiler inlines that pattern's scanner into it. */
 #define ENCODE_LOOP(END_FN)                                                                    \
@@ -310,6 +311,22 @@ int fbpe_ucs_mostly_ascii(const void *s, int kind, size_t n) {
     return 4 * ascii >= 3 * look;
 }
 
+size_t fbpe_ucs_utf8_len(const void *s, int kind, size_t n) {
+    size_t len = n;
+    if (kind == 1) {
+        const uint8_t *u = (const uint8_t *)s;
+        for (size_t i = 0; i < n; i++) len += u[i] >= 0x80;
+    } else if (kind == 2) {
+        const uint16_t *u = (const uint16_t *)s;
+        for (size_t i = 0; i < n; i++) len += (size_t)(u[i] >= 0x80) + (u[i] >= 0x800);
+    } else {
+        const uint32_t *u = (const uint32_t *)s;
+        for (size_t i = 0; i < n; i++)
+            len += (size_t)(u[i] >= 0x80) + (u[i] >= 0x800) + (u[i] >= 0x10000);
+    }
+    return len;
+}
+
 size_t fbpe_ucs_to_utf8(const void *s, int kind, size_t n, uint8_t *dst) {
     return ucs_utf8(s, kind, n, dst, 0);
 }
@@ -354,4 +371,22 @@ void fbpe_encode_batch(fbpe_bpe *b, const fbpe_splitter *sp, fbpe_text_batch *ba
     }
     free(scratch);
     fbpe_cache_give(b, cache);
+}
+
+typedef struct {
+    fbpe_bpe *b;
+    const fbpe_splitter *sp;
+    fbpe_text_batch *batch;
+} batch_job;
+
+static void run_batch_job(void *arg) {
+    batch_job *job = (batch_job *)arg;
+    fbpe_encode_batch(job->b, job->sp, job->batch);
+}
+
+void fbpe_encode_batch_on(fbpe_bpe *b, const fbpe_splitter *sp, fbpe_text_batch *batch,
+                          size_t threads) {
+    batch_job job = {b, sp, batch};
+    if (threads > batch->num_workers) threads = batch->num_workers;
+    fbpe_workers_run(threads, run_batch_job, &job);
 }

@@ -33,6 +33,10 @@ size_t fbpe_ucs_utf8_room(int kind, size_t n);
  * instructions of CPython's encoder); on Cyrillic or Greek CPython's own is 16% cheaper. */
 int fbpe_ucs_mostly_ascii(const void *s, int kind, size_t n);
 size_t fbpe_ucs_to_utf8(const void *s, int kind, size_t n, uint8_t *dst);
+/* About how many bytes of UTF-8 n code units of width kind are (a surrogate counts 3, as the
+ * U+FFFD a lone one becomes; a pair is 6 for the 4 it becomes): for choosing how to cut a
+ * text, never for writing it. */
+size_t fbpe_ucs_utf8_len(const void *s, int kind, size_t n);
 
 typedef struct {
     const uint8_t *data;
@@ -67,5 +71,10 @@ typedef struct {
 /* Encode units of the batch until none is left; call it at most num_workers times, from
  * any threads (a call beyond that does nothing). */
 void fbpe_encode_batch(fbpe_bpe *b, const fbpe_splitter *sp, fbpe_text_batch *batch);
+
+/* The whole batch encoded on up to `threads` threads (at most num_workers), the calling
+ * thread one of them, on the persistent workers of workers.h; returns when it is done. */
+void fbpe_encode_batch_on(fbpe_bpe *b, const fbpe_splitter *sp, fbpe_text_batch *batch,
+                          size_t threads);
 
 #endif
