@@ -356,9 +356,10 @@ def test_lone_surrogates_read_as_replacement_characters(tok):
 
 
 # A str is stored 1, 2 or 4 bytes a character; C writes its UTF-8 eight ASCII characters at a
-# time and the rest one by one, so runs of ASCII that start and end anywhere in those blocks,
+# time, four two-byte ones of UCS-2 at a time, and the rest one by one, so runs of ASCII that start and end anywhere in those blocks,
 # beside characters of every UTF-8 length, of each width.
-WIDTHS = ["a", "ab cd ", "0123456", "é", "ÿ", "Ā", "中", "\uffff", "😀", "\U0010ffff", " ", "\n"]
+WIDTHS = ["a", "ab cd ", "0123456", "é", "ÿ", "Ā", "中", "\uffff", "😀", "\U0010ffff", " ", "\n",
+          "дом", "\u07ff\u0080"]
 
 
 @settings(max_examples=200)
