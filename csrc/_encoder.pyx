@@ -53,7 +53,9 @@ Performance notes (what was tried, and why it is like this):
   at a third of it. Custom patterns and the schemes hand over pieces cut by
   ``regex`` (one UTF-8 pointer read and one probe each), and ``regex`` sets the pace there.
 * Threads: a batch of texts is shared by worker threads that take texts from an atomic
-  counter with the GIL released (a small batch stays on the calling thread); each worker
+  counter with the GIL released (a small batch stays on the calling thread). The workers
+  are C threads made once and woken per call (csrc/lib/workers.c): a Python pool needed a
+  Future, a work item and the GIL on each worker before and after its share. Each worker
   takes a cache from the pool and appends the ids of all its texts to one array of its own.
   With short texts (49,020 lines of LibreOffice help) the calling thread's work under the
   GIL, turning ids into lists, took as long as the encoding itself (wall clock, loaded
