@@ -1,6 +1,6 @@
 # cython: language_level=3
-# distutils: sources = csrc/lib/encode.c csrc/lib/encode_text.c csrc/lib/jsonl.c csrc/lib/regex_vm.c
-# distutils: depends = csrc/lib/regex_vm.h csrc/lib/jsonl.h csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/encode.h csrc/lib/encode_text.h csrc/lib/scan.h csrc/lib/scanners.h csrc/lib/markers.h csrc/lib/markers_scan.h csrc/lib/splitter.h csrc/lib/take_next.h csrc/status.pxd
+# distutils: sources = csrc/lib/encode.c csrc/lib/encode_text.c csrc/lib/jsonl.c csrc/lib/regex_vm.c csrc/lib/workers.c
+# distutils: depends = csrc/lib/regex_vm.h csrc/lib/jsonl.h csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/encode.h csrc/lib/encode_text.h csrc/lib/scan.h csrc/lib/scanners.h csrc/lib/markers.h csrc/lib/markers_scan.h csrc/lib/splitter.h csrc/lib/take_next.h csrc/lib/workers.h csrc/status.pxd
 """The compiled encoder and decoder: merge tables applied at memory speed.
 
 Performance notes (what was tried, and why it is like this):
@@ -16,6 +16,9 @@ Performance notes (what was tried, and why it is like this):
   ids). Each thread takes its own cache from a small pool in the encoder and gives it back
   after the call, so caches are never shared while in use and need no locks, yet survive
   from one call to the next. A cache that reaches 65,536 pieces starts again from empty.
+  After a call on several threads each of its caches takes the pieces the others merged
+  (csrc/lib/encode_text.c, share_caches), so that a piece is not merged again by every
+  worker that meets it, in this call or the next.
 * A piece that is neither a token nor cached, 16 bytes or longer, is first cut at every
   boundary that no merge can join across (a bit table of the bytes around each merge's
   meeting point, csrc/lib/encode.c), and each part is looked up and merged alone: the result
@@ -53,7 +56,9 @@ Performance notes (what was tried, and why it is like this):
   at a third of it. Custom patterns and the schemes hand over pieces cut by
   ``regex`` (one UTF-8 pointer read and one probe each), and ``regex`` sets the pace there.
 * Threads: a batch of texts is shared by worker threads that take texts from an atomic
-  counter with the GIL released (a small batch stays on the calling thread); each worker
+  counter with the GIL released (a small batch stays on the calling thread). The workers
+  are C threads made once and woken per call (csrc/lib/workers.c): a Python pool needed a
+  Future, a work item and the GIL on each worker before and after its share. Each worker
   takes a cache from the pool and appends the ids of all its texts to one array of its own.
   With short texts (49,020 lines of LibreOffice help) the calling thread's work under the
   GIL, turning ids into lists, took as long as the encoding itself (wall clock, loaded
@@ -173,6 +178,7 @@ cdef extern from "lib/encode_text.h":
     size_t fbpe_ucs_utf8_room(int kind, size_t n) nogil
     int fbpe_ucs_mostly_ascii(const void *s, int kind, size_t n) nogil
     size_t fbpe_ucs_to_utf8(const void *s, int kind, size_t n, uint8_t *dst) nogil
+    size_t fbpe_ucs_utf8_len(const void *s, int kind, size_t n) nogil
     ctypedef struct fbpe_text_unit:
         const uint8_t *data
         size_t len
@@ -193,6 +199,12 @@ cdef extern from "lib/encode_text.h":
     fbpe_status fbpe_encode_text(const fbpe_bpe *b, fbpe_cache *cache, const fbpe_splitter *sp,
                                  const uint8_t *s, size_t n, fbpe_ids *out) nogil
     void fbpe_encode_batch(fbpe_bpe *b, const fbpe_splitter *sp, fbpe_text_batch *batch) nogil
+    void fbpe_encode_batch_on(fbpe_bpe *b, const fbpe_splitter *sp, fbpe_text_batch *batch,
+                              size_t threads) nogil
+
+
+cdef extern from "lib/workers.h":
+    int fbpe_workers_available() nogil
     fbpe_status fbpe_encode_cached(const fbpe_cache *raw, const fbpe_splitter *sp, const uint8_t *s,
                                    size_t n, size_t *pos, size_t *end, fbpe_ids *out)
 
@@ -263,9 +275,14 @@ def _thread_pool():
 
 
 cdef _run(_TextBatch batch, size_t workers):
-    """Encode the batch on ``workers`` threads, the calling thread one of them."""
+    """Encode the batch on ``workers`` threads, the calling thread one of them: C threads
+    made once (csrc/lib/workers.c), or where there are none (Windows) a Python pool."""
     if workers <= 1:
         batch.work()
+        return
+    if fbpe_workers_available():
+        with nogil:
+            fbpe_encode_batch_on(batch.b, &batch.split, &batch.batch, workers)
         return
     pool = _thread_pool()
     futures = [pool.submit(batch.work) for _ in range(workers - 1)]
@@ -360,6 +377,7 @@ cdef class _TextBatch:
         cdef size_t n = len(texts) if buffer is None else ends.shape[0], k
         cdef const uint8_t *base
         cdef size_t start = 0, size
+        cdef int kind
         self.b = bpe.b
         self.bpe = bpe
         self.out_map = bpe.out_map
@@ -377,8 +395,22 @@ cdef class _TextBatch:
         self.owners = []
         if buffer is not None:
             # Bytes from a file, checked as UTF-8 where they were read: no str is ever made.
-            # Or one text's UTF-8 cut into parts (BPE._text_parts): its bytes, or an ASCII str.
+            # Or one text cut into parts (BPE._text_parts): an ASCII str, cut in bytes, or
+            # another str, cut in characters, whose parts the workers write as UTF-8.
             self.owners.append(buffer)
+            if isinstance(buffer, str) and not PyUnicode_IS_ASCII(buffer):
+                base = <const uint8_t *>PyUnicode_DATA(buffer)
+                kind = PyUnicode_KIND(buffer)
+                size = len(<str>buffer)
+                for k in range(n):
+                    if ends[k] < start or ends[k] > size:
+                        raise ValueError(f"unit {k} ends at {ends[k]}, outside the text's {size} characters")
+                    self.batch.units[k].ucs = base + start * kind
+                    self.batch.units[k].ucs_len = ends[k] - start
+                    self.batch.units[k].ucs_kind = kind
+                    start = ends[k]
+                self.total_bytes = 2 * size
+                return
             if isinstance(buffer, str):
                 self.owners.append(utf8_of(buffer, &base, &size))
             else:
@@ -867,30 +899,48 @@ cdef class BPE:
         was decided as the end of the text would decide it, so the pieces of the parts are
         the pieces of the whole; each piece is encoded on its own, so the ids are too."""
         cdef const uint8_t *data
-        cdef size_t size, parts, k, target, prev = 0, cut, lo
-        if len(text) < PARALLEL_TEXT_BYTES // 4:  # at most 4 bytes a character
+        cdef size_t size, parts, k, target, prev = 0, cut, lo, length = len(text), units
+        cdef bint ascii
+        if length < PARALLEL_TEXT_BYTES // 4:  # at most 4 bytes a character
             return None
         if pattern not in _scanner.PATTERN_SCANNERS:  # the marker scheme, joined runs
             return None
         workers = thread_count(threads)
         if workers <= 1:
             return None
-        owner = utf8_of(text, &data, &size)
+        # An ASCII str's buffer is its UTF-8, cut in bytes. Any other is cut in characters
+        # (the same cuts, _scanner.safe_cut_text) and each worker writes the UTF-8 of its
+        # parts: on one thread beforehand, that was a sixth of the instructions of the call
+        # on Russian and a fifth on English that holds one emoji (a UCS-4 str).
+        ascii = PyUnicode_IS_ASCII(text)
+        if ascii:
+            owner = utf8_of(text, &data, &size)
+            units = size
+        else:
+            if PyUnicode_READY(text) < 0:
+                raise MemoryError()
+            owner = text
+            # At least a byte a character: counted only when that does not decide (3 M
+            # instructions on a megabyte of Russian, on the calling thread).
+            size = length if length >= <size_t>PARALLEL_TEXT_BYTES else \
+                fbpe_ucs_utf8_len(PyUnicode_DATA(text), PyUnicode_KIND(text), length)
+            units = length
         if size < PARALLEL_TEXT_BYTES:
             return None
         parts = min(<size_t>(workers * PARTS_PER_THREAD), size // max(<size_t>TEXT_PART_MIN_BYTES, 1))
-        view = PyMemoryView_FromMemory(<char *>data, size, PyBUF_READ)
+        if ascii:
+            view = PyMemoryView_FromMemory(<char *>data, size, PyBUF_READ)
         ends = array("Q")
         for k in range(1, parts):
-            target = size // parts * k
+            target = units // parts * k
             lo = target - CUT_WINDOW if target > prev + CUT_WINDOW else prev
-            cut = _scanner.safe_cut(view, lo, target)
+            cut = _scanner.safe_cut(view, lo, target) if ascii else _scanner.safe_cut_text(text, lo, target)
             if cut > prev:
                 ends.append(cut)
                 prev = cut
         if not ends:
             return None
-        ends.append(size)
+        ends.append(units)
         workers = min(workers, len(ends))
         batch = _TextBatch(self, (), pattern, workers, owner, ends)
         _run(batch, workers)

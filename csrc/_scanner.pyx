@@ -59,6 +59,8 @@ cdef extern from "Python.h":
     const char *PyUnicode_AsUTF8AndSize(object text, Py_ssize_t *size) except NULL
     bint PyUnicode_IS_ASCII(object text)
     int PyUnicode_READY(object text)
+    int PyUnicode_KIND(object text)
+    void *PyUnicode_DATA(object text)
     # Private but stable since CPython 3.0: a dict sized for n keys, so that building a
     # result of a million pieces does not rehash it twenty times on the way.
     dict _PyDict_NewPresized(Py_ssize_t n)
@@ -82,6 +84,8 @@ cdef extern from "lib/scan.h":
                           size_t n) nogil
     size_t fbpe_safe_cut(const fbpe_classes *cl, const uint8_t *s, size_t n, size_t lo,
                          size_t hi) nogil
+    size_t fbpe_ucs_safe_cut(const fbpe_classes *cl, const void *s, int kind, size_t n, size_t lo,
+                             size_t hi) nogil
 
 
 cdef extern from "lib/markers.h":
@@ -597,6 +601,28 @@ def safe_cut(const uint8_t[::1] data, size_t lo=0, hi=None):
     cdef const fbpe_classes *cl = _classes()
     with nogil:
         cut = fbpe_safe_cut(cl, &data[0], n, lo, top)
+    return cut
+
+
+def safe_cut_text(str text not None, size_t lo=0, hi=None):
+    """:func:`safe_cut` on a str, in characters: the largest index in ``(lo, hi]`` where the
+    UTF-8 of ``text`` can be cut (0 if none), never beside a surrogate. Its cuts are those of
+    safe_cut on the UTF-8, so a long text is cut before its UTF-8 is written.
+
+    >>> safe_cut_text("один.\nдва.\nтри")
+    10
+    """
+    cdef size_t n = len(text), cut = 0
+    if n == 0 or (hi is not None and hi <= lo):
+        return 0
+    if PyUnicode_READY(text) < 0:  # a no-op since 3.12; 3.11 may hold legacy strings
+        raise MemoryError()
+    cdef size_t top = n if hi is None else min(<size_t>hi, n)
+    cdef const fbpe_classes *cl = _classes()
+    cdef const void *data = PyUnicode_DATA(text)
+    cdef int kind = PyUnicode_KIND(text)
+    with nogil:
+        cut = fbpe_ucs_safe_cut(cl, data, kind, n, lo, top)
     return cut
 
 

@@ -72,5 +72,10 @@ size_t fbpe_piece_end(const fbpe_classes *cl, fbpe_scanner which, const uint8_t 
  * every built-in pattern; 0 if there is none. s[0..n) must be valid UTF-8. See scan.c for
  * the two rules and why they are safe. */
 size_t fbpe_safe_cut(const fbpe_classes *cl, const uint8_t *s, size_t n, size_t lo, size_t hi);
+/* fbpe_safe_cut on a Python str's buffer, n code units of width kind (1, 2 or 4): the
+ * largest code-unit offset in (lo, hi] where the UTF-8 of the text could be cut (the same
+ * rules), never beside a surrogate; 0 if there is none. */
+size_t fbpe_ucs_safe_cut(const fbpe_classes *cl, const void *s, int kind, size_t n, size_t lo,
+                         size_t hi);
 
 #endif

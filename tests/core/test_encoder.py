@@ -373,9 +373,10 @@ def test_lone_surrogates_read_as_replacement_characters(tok):
 
 
 # A str is stored 1, 2 or 4 bytes a character; C writes its UTF-8 eight ASCII characters at a
-# time and the rest one by one, so runs of ASCII that start and end anywhere in those blocks,
+# time, four two-byte ones of UCS-2 at a time, and the rest one by one, so runs of ASCII that start and end anywhere in those blocks,
 # beside characters of every UTF-8 length, of each width.
-WIDTHS = ["a", "ab cd ", "0123456", "é", "ÿ", "Ā", "中", "\uffff", "😀", "\U0010ffff", " ", "\n"]
+WIDTHS = ["a", "ab cd ", "0123456", "é", "ÿ", "Ā", "中", "\uffff", "😀", "\U0010ffff", " ", "\n",
+          "дом", "\u07ff\u0080"]
 
 
 @settings(max_examples=200)
@@ -383,6 +384,14 @@ WIDTHS = ["a", "ab cd ", "0123456", "é", "ÿ", "Ā", "中", "\uffff", "😀", "
 def test_text_of_every_width_encodes_as_the_reference(tok, text):
     assert tok.encode_ordinary(text) == reference_ids(tok, text)
     assert tok.decode_bytes(tok.encode_ordinary(text)) == text.encode("utf-8")
+
+
+@settings(max_examples=100)
+@given(st.lists(st.sampled_from(WIDTHS), max_size=40).map("".join))
+def test_mostly_ascii_text_of_every_width_encodes_as_the_reference(tok, text):
+    # Three quarters ASCII: C writes the UTF-8 of the str's buffer on the calling thread too.
+    text = "plain words, " * 80 + text + " end"
+    assert tok.encode_ordinary(text, threads=1) == reference_ids(tok, text)
 
 
 def test_count_tokens(tok):

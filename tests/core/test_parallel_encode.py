@@ -102,6 +102,37 @@ def test_parts_equal_the_reference_on_real_and_hostile_text(toks, tiny_parts):
                 assert parts_of(tok, text, 4) > 1  # the text was cut: the path was taken
 
 
+# Characters of each str width and UTF-8 length around the places the cut rules look at.
+CUT_CHARS = ["a", "Z", ".", ",", "/", "'", "_", "\n", " ", "\t", "\u00a0", "\u00e9", "\u044b", "\u4e2d",
+             "\U0001f600", "\u0301", "7", "\ud800", "\udc00"]
+
+
+@needs_native
+@settings(max_examples=300)
+@given(st.lists(st.sampled_from(CUT_CHARS), max_size=30).map("".join))
+def test_a_str_is_cut_where_its_utf8_is(text):
+    # safe_cut_text (in characters, before the UTF-8 exists) takes the cuts safe_cut takes
+    # in the UTF-8, except beside a surrogate (before or after the cut, or before its \n).
+    from functionalbpe import _scanner
+
+    clean = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    data = clean.encode("utf-8")
+    if len(clean) != len(text):  # a pair of surrogates became one character: no comparison
+        return
+    surrogate = [0xD800 <= ord(c) < 0xE000 for c in text]
+
+    def utf8_cut(c: int) -> bool:  # safe_cut cuts the UTF-8 where character c starts
+        b = len(clean[:c].encode("utf-8"))
+        return _scanner.safe_cut(data, b - 1, b) == b
+
+    for hi in range(len(text) + 1):
+        got = _scanner.safe_cut_text(text, 0, hi)
+        want = next((c for c in range(hi, 1, -1)
+                     if c < len(text) and not any(surrogate[c - 1:c + 1]) and utf8_cut(c)
+                     and not (text[c - 1] == "\n" and surrogate[c - 2])), 0)
+        assert got == want, (text, hi)
+
+
 @needs_native
 def test_the_markers_scheme_and_joined_runs_stay_on_one_thread(toks, tiny_parts):
     text = "".join(stdlib_text(5_000))
@@ -119,8 +150,37 @@ def test_a_lone_surrogate_and_special_tokens_in_a_long_text(tiny_parts):
     assert tok.encode(with_special, allowed_special="all", threads=3) == want
     odd = text + "a\ud800b" + text
     assert tok.encode_ordinary(odd, threads=3) == tok.encode_ordinary(odd.replace("\ud800", "\ufffd"), threads=1)
+    pair = (text + "\ud83d\ude00.\n") * 3  # a surrogate pair: the character it encodes
+    assert tok.encode_ordinary(pair, threads=3) == tok.encode_ordinary(pair.replace("\ud83d\ude00", "\U0001f600"), threads=1)
     with pytest.raises(fb.FunctionalBPEError):
         tok.encode_ordinary(text, threads=0)
+
+
+@needs_native
+def test_calls_from_several_threads_at_once_share_the_workers(tiny_parts, monkeypatch):
+    # The worker threads serve one call at a time (csrc/lib/workers.c); a call made while
+    # another has them runs on its own thread. Four threads each make such calls at once.
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setattr(ENCODER, "PARALLEL_MIN_BYTES", 64)
+    tok = fb.train(stdlib_text(30_000), vocab_size=400, progress=False)
+    texts = ["".join(stdlib_text(3_000 + 500 * k)) + MULTILINGUAL for k in range(4)]
+    want = [tok.encode_ordinary(t, threads=1) for t in texts]
+    docs = stdlib_text(4_000)
+    want_docs = [tok.encode_ordinary(d, threads=1) for d in docs]
+    start = threading.Barrier(4)
+
+    def work(k: int) -> bool:
+        start.wait()
+        ok = True
+        for _ in range(5):
+            ok &= tok.encode_ordinary(texts[k], threads=2 + k) == want[k]
+            ok &= tok.encode_batch(docs, threads=3) == want_docs
+        return ok
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(work, range(4)))
 
 
 def test_threads_default_and_one_on_the_real_thresholds(corpora):
