@@ -16,9 +16,6 @@ Performance notes (what was tried, and why it is like this):
   ids). Each thread takes its own cache from a small pool in the encoder and gives it back
   after the call, so caches are never shared while in use and need no locks, yet survive
   from one call to the next. A cache that reaches 65,536 pieces starts again from empty.
-  After a call on several threads each of its caches takes the pieces the others merged
-  (csrc/lib/encode_text.c, share_caches), so that a piece is not merged again by every
-  worker that meets it, in this call or the next.
 * A piece that is neither a token nor cached, 16 bytes or longer, is first cut at every
   boundary that no merge can join across (a bit table of the bytes around each merge's
   meeting point, csrc/lib/encode.c), and each part is looked up and merged alone: the result

@@ -945,11 +945,6 @@ struct fbpe_cache {
     uint32_t *vals;
     size_t vals_len, vals_cap;
     size_t limit; /* emptied when it holds this many pieces; 0: CACHE_MAX_ENTRIES */
-    /* Every piece put since the cache was last emptied, in order (fbpe_caches_share). */
-    cache_slot *log;
-    size_t log_len, log_cap;
-    size_t clears; /* how many times it was emptied */
-    int sharing;   /* taking pieces from other caches: nothing may move or be emptied */
 };
 
 static void cache_free(fbpe_cache *c) {
@@ -957,15 +952,12 @@ static void cache_free(fbpe_cache *c) {
     free(c->slots);
     free(c->keys);
     free(c->vals);
-    free(c->log);
     free(c);
 }
 
 static void cache_clear(fbpe_cache *c) {
     if (c->slots) memset(c->slots, 0, (c->mask + 1) * sizeof(cache_slot));
     c->size = c->keys_len = c->vals_len = 0;
-    c->log_len = 0;
-    c->clears++;
 }
 
 static const uint32_t *cache_get(const fbpe_cache *c, const uint8_t *s, size_t n, uint64_t h,
@@ -1017,12 +1009,8 @@ static void cache_put(fbpe_cache *c, const uint8_t *s, size_t n, uint64_t h, con
     /* offsets are 32-bit: such a piece is not kept */
     if (m > UINT32_MAX / sizeof(uint32_t)) return;
     if (c->size >= (c->limit ? c->limit : CACHE_MAX_ENTRIES) ||
-        m > UINT32_MAX / sizeof(uint32_t) - c->vals_len) {
-        if (c->sharing) return;
+        m > UINT32_MAX / sizeof(uint32_t) - c->vals_len)
         cache_clear(c);
-    }
-    /* While sharing, other threads read this cache's keys and ids: only room made before. */
-    if (c->sharing && (c->keys_len + n > c->keys_cap || c->vals_len + m > c->vals_cap)) return;
     if ((!c->slots || 2 * (c->size + 1) > c->mask + 1) && cache_grow(c)) return;
     if (reserve_bytes(&c->keys, &c->keys_cap, c->keys_len + n)) return;
     size_t vals_bytes = c->vals_cap * sizeof(uint32_t);
@@ -1042,17 +1030,6 @@ static void cache_put(fbpe_cache *c, const uint8_t *s, size_t n, uint64_t h, con
     c->keys_len += n;
     c->vals_len += m;
     c->size++;
-    if (c->sharing) return; /* a piece taken from another cache is not passed on again */
-    if (c->log_len == c->log_cap) {
-        size_t cap = c->log_cap ? 2 * c->log_cap : 256;
-        cache_slot *grown = cap <= SIZE_MAX / sizeof(cache_slot)
-                                ? (cache_slot *)realloc(c->log, cap * sizeof(cache_slot))
-                                : NULL;
-        if (!grown) return; /* not logged: only not shared */
-        c->log = grown;
-        c->log_cap = cap;
-    }
-    c->log[c->log_len++] = *e;
 }
 
 fbpe_cache *fbpe_cache_take(fbpe_bpe *b) {
@@ -1073,60 +1050,6 @@ void fbpe_cache_give(fbpe_bpe *b, fbpe_cache *c) {
     }
     spin_unlock(&b->pool_lock);
     cache_free(c);
-}
-
-size_t fbpe_cache_mark(const fbpe_cache *c, size_t *clears) {
-    *clears = c->clears;
-    return c->log_len;
-}
-
-/* What caches[w] logged since its mark, or everything it logged if it was emptied since. */
-static size_t logged_since(const fbpe_cache *c, size_t mark, size_t clears) {
-    return c->clears == clears && mark <= c->log_len ? mark : 0;
-}
-
-fbpe_status fbpe_caches_share_prepare(fbpe_cache **caches, const size_t *marks,
-                                      const size_t *clears, size_t num) {
-    for (size_t w = 0; w < num; w++) {
-        size_t key_bytes = 0, vals = 0;
-        for (size_t v = 0; v < num; v++) {
-            if (v == w) continue;
-            const fbpe_cache *from = caches[v];
-            for (size_t k = logged_since(from, marks[v], clears[v]); k < from->log_len; k++) {
-                key_bytes += from->log[k].key_len;
-                vals += from->log[k].ids_len;
-            }
-        }
-        fbpe_cache *to = caches[w];
-        size_t vals_bytes = to->vals_cap * sizeof(uint32_t);
-        if (vals > (SIZE_MAX - to->vals_len) / sizeof(uint32_t) ||
-            reserve_bytes(&to->keys, &to->keys_cap, to->keys_len + key_bytes) ||
-            reserve_bytes((uint8_t **)&to->vals, &vals_bytes, (to->vals_len + vals) * sizeof(uint32_t)))
-            return FBPE_ENOMEM;
-        to->vals_cap = vals_bytes / sizeof(uint32_t);
-    }
-    for (size_t w = 0; w < num; w++) caches[w]->sharing = 1;
-    return FBPE_OK;
-}
-
-void fbpe_caches_share_into(fbpe_cache **caches, const size_t *marks, const size_t *clears,
-                            const size_t *ends, size_t num, size_t w) {
-    fbpe_cache *to = caches[w];
-    for (size_t v = 0; v < num; v++) {
-        if (v == w) continue;
-        const fbpe_cache *from = caches[v];
-        for (size_t k = logged_since(from, marks[v], clears[v]); k < ends[v]; k++) {
-            const cache_slot *e = &from->log[k];
-            const uint8_t *key = from->keys + e->key_off;
-            size_t m;
-            if (!cache_get(to, key, e->key_len, e->hash, &m))
-                cache_put(to, key, e->key_len, e->hash, from->vals + e->ids_off, e->ids_len);
-        }
-    }
-}
-
-void fbpe_caches_share_done(fbpe_cache **caches, size_t num) {
-    for (size_t w = 0; w < num; w++) caches[w]->sharing = 0;
 }
 
 /* A cache filled by the caller: for the schemes whose text form is written per raw piece

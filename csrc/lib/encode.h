@@ -154,22 +154,6 @@ fbpe_cache *fbpe_cache_take(fbpe_bpe *b);
 /* Hand a cache back to the pool (or free it when the pool is full). */
 void fbpe_cache_give(fbpe_bpe *b, fbpe_cache *c);
 
-/* Sharing what the caches of one call's workers learned, so that each holds every piece
- * any of them merged (a piece met by one worker is otherwise merged again by the next that
- * meets it, in this call or a later one). fbpe_cache_mark: where the cache's log of new
- * pieces stands (and how often it was emptied, in *clears), taken when a worker takes it.
- * After the workers are done: fbpe_caches_share_prepare makes room in every cache for the
- * others' new pieces (FBPE_ENOMEM: share nothing); then fbpe_caches_share_into(..., w),
- * once for each w and from any threads at once, copies the others' new pieces (those before
- * ends[v], each cache's log length after the work) into caches[w], moving nothing that the
- * other calls read; then fbpe_caches_share_done. */
-size_t fbpe_cache_mark(const fbpe_cache *c, size_t *clears);
-fbpe_status fbpe_caches_share_prepare(fbpe_cache **caches, const size_t *marks,
-                                      const size_t *clears, size_t num);
-void fbpe_caches_share_into(fbpe_cache **caches, const size_t *marks, const size_t *clears,
-                            const size_t *ends, size_t num, size_t w);
-void fbpe_caches_share_done(fbpe_cache **caches, size_t num);
-
 /* A cache that the caller fills (fbpe_encode_cached): piece bytes -> ids, for pieces of at
  * most 256 bytes (longer ones are never found); emptied when it holds `limit` pieces. */
 fbpe_cache *fbpe_cache_new(size_t limit);

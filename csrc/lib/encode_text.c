@@ -385,7 +385,6 @@ void fbpe_encode_batch(fbpe_bpe *b, const fbpe_splitter *sp, fbpe_text_batch *ba
     if (w >= batch->num_workers) return;
     fbpe_ids *out = &batch->outs[w];
     fbpe_cache *cache = fbpe_cache_take(b);
-    if (cache && batch->caches) batch->marks[w] = fbpe_cache_mark(cache, &batch->clears[w]);
     uint8_t *scratch = NULL; /* this worker's UTF-8 of the texts given as code units */
     size_t scratch_cap = 0;
     for (;;) {
@@ -404,10 +403,7 @@ void fbpe_encode_batch(fbpe_bpe *b, const fbpe_splitter *sp, fbpe_text_batch *ba
         u->count = out->len - u->off;
     }
     free(scratch);
-    if (batch->caches)
-        batch->caches[w] = cache;
-    else
-        fbpe_cache_give(b, cache);
+    fbpe_cache_give(b, cache);
 }
 
 typedef struct {
@@ -421,66 +417,9 @@ static void run_batch_job(void *arg) {
     fbpe_encode_batch(job->b, job->sp, job->batch);
 }
 
-typedef struct {
-    fbpe_cache **caches;
-    const size_t *marks, *clears, *ends;
-    size_t num, next;
-} share_job;
-
-static void run_share_job(void *arg) {
-    share_job *job = (share_job *)arg;
-    for (;;) {
-        size_t w = fbpe_take_next(&job->next);
-        if (w >= job->num) return;
-        fbpe_caches_share_into(job->caches, job->marks, job->clears, job->ends, job->num, w);
-    }
-}
-
-/* After the workers: each cache of the call takes the pieces the others merged, on the
- * workers again (each writes only its own cache), then all go back to the pool. Without it
- * a piece met by two workers was merged by both, and each cache of the pool knew only the
- * pieces of its own parts: 2 MB of Russian on two threads, o200k, merged 40% more
- * (callgrind, merge_short: 31.8 M instructions against 22.9 M on one thread). */
-static void share_caches(fbpe_bpe *b, fbpe_text_batch *batch, size_t threads) {
-    size_t num = 0;
-    for (size_t w = 0; w < batch->num_workers; w++) {
-        if (!batch->caches[w]) continue;
-        batch->caches[num] = batch->caches[w];
-        batch->marks[num] = batch->marks[w];
-        batch->clears[num] = batch->clears[w];
-        num++;
-    }
-    size_t *ends = num > 1 ? (size_t *)malloc(num * sizeof(size_t)) : NULL;
-    if (ends && fbpe_caches_share_prepare(batch->caches, batch->marks, batch->clears, num) == FBPE_OK) {
-        size_t clears;
-        for (size_t w = 0; w < num; w++) ends[w] = fbpe_cache_mark(batch->caches[w], &clears);
-        share_job job = {batch->caches, batch->marks, batch->clears, ends, num, 0};
-        fbpe_workers_run(threads < num ? threads : num, run_share_job, &job);
-        fbpe_caches_share_done(batch->caches, num);
-    }
-    free(ends);
-    for (size_t w = 0; w < num; w++) fbpe_cache_give(b, batch->caches[w]);
-}
-
 void fbpe_encode_batch_on(fbpe_bpe *b, const fbpe_splitter *sp, fbpe_text_batch *batch,
                           size_t threads) {
     batch_job job = {b, sp, batch};
     if (threads > batch->num_workers) threads = batch->num_workers;
-    size_t k = batch->num_workers;
-    batch->caches = threads > 1 ? (fbpe_cache **)calloc(k, sizeof(fbpe_cache *)) : NULL;
-    batch->marks = batch->caches ? (size_t *)calloc(k, sizeof(size_t)) : NULL;
-    batch->clears = batch->marks ? (size_t *)calloc(k, sizeof(size_t)) : NULL;
-    if (!batch->clears) { /* out of memory: the workers give their caches back unshared */
-        free(batch->caches);
-        free(batch->marks);
-        batch->caches = NULL;
-        batch->marks = NULL;
-    }
     fbpe_workers_run(threads, run_batch_job, &job);
-    if (batch->caches) share_caches(b, batch, threads);
-    free(batch->caches);
-    free(batch->marks);
-    free(batch->clears);
-    batch->caches = NULL;
-    batch->marks = batch->clears = NULL;
 }

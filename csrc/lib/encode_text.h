@@ -68,10 +68,6 @@ typedef struct {
     fbpe_ids *outs;     /* num_workers arrays, one per call of fbpe_encode_batch */
     size_t num_workers;
     size_t next_worker; /* the next array to take; updated atomically */
-    /* NULL, or num_workers places where each worker leaves its cache (and the cache's mark,
-     * fbpe_cache_mark) instead of giving it back: fbpe_encode_batch_on shares them. */
-    fbpe_cache **caches;
-    size_t *marks, *clears;
 } fbpe_text_batch;
 
 /* Encode units of the batch until none is left; call it at most num_workers times, from
