@@ -386,6 +386,45 @@ give_up:
 #undef NEXT
 #undef OP
 
+/* A STAR step X{min,} from pos: the end of the run in *end (the last offset it read: its
+ * reach), whether it took at least min characters, and in *wide whether it took a character
+ * that is not ASCII (it leaves *wide alone otherwise). */
+static inline int star_run(const fbpe_rx *p, const fbpe_rx_step *st, const uint8_t *s, size_t pos,
+                           size_t n, size_t *end, int *wide, int check_empty) {
+    size_t e = pos, len;
+    uint32_t k;
+    if (st->ascii == FBPE_RX_ASCII_RANGE) {
+        /* A run that may be empty mostly is (o200k's upper-case run before the lower-case
+         * one): one byte's test before the eight-byte one. */
+        if (check_empty && !st->min && pos < n && s[pos] < 0x80 &&
+            !(p->ascii_masks[s[pos]] >> st->atom & 1)) {
+            *end = pos;
+            return 1;
+        }
+        e = ascii_span(&p->spans[st->atom], s, pos, n);
+        if (e < n && s[e] < 0x80) {
+            /* Stopped by an ASCII character outside the range: the run ends. */
+            *end = e;
+            return e - pos >= st->min;
+        }
+    } else if (st->ascii == FBPE_RX_ASCII_SPACES)
+        e = ascii_spaces(s, pos, n);
+    k = (uint32_t)(e - pos < st->min ? e - pos : st->min); /* only compared with min */
+    while (e < n) {
+        if (s[e] < 0x80) {
+            if (!(p->ascii_masks[s[e]] >> st->atom & 1)) break;
+            e++;
+        } else {
+            if (!(atoms_at(p, s, e, &len) >> st->atom & 1)) break;
+            e += len;
+            *wide = 1;
+        }
+        if (k < st->min) k++;
+    }
+    *end = e;
+    return k >= st->min;
+}
+
 /* The straight-line steps L of an alternative from i (fbpe_rx_linear): 1 with their end in
  * *out, 0 where they fail, -1 when the step budget runs out (vm->status). Each step reads
  * and decides as the matcher's instruction would, and the steps are charged to the same
@@ -414,7 +453,7 @@ static inline int run_linear(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_lin
         SEEN(i);
         if (here >> st->atom & 1) {
             pos += here_len;
-            took |= st->greedy & (!st->futile || here_len > 1);
+            took |= st->gives | (st->greedy & (here_len > 1));
         }
         else if (st->kind == FBPE_RX_STEP_ONE || (st->kind == FBPE_RX_STEP_STAR && st->min))
             goto fail;
@@ -426,7 +465,7 @@ static inline int run_linear(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_lin
             SEEN(pos);
             if (pos < n && (atoms_at(p, s, pos, &len) >> st->atom & 1)) {
                 pos += len;
-                took |= st->greedy & (!st->futile || len > 1);
+                took |= st->gives | (st->greedy & (len > 1));
             }
             break;
         case FBPE_RX_STEP_ONE: /* X */
@@ -435,42 +474,17 @@ static inline int run_linear(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_lin
             pos += len;
             break;
         case FBPE_RX_STEP_STAR: { /* X{min,}: as many as there are, at least min */
-            size_t e = pos;
-            uint32_t k;
-            if (st->ascii == FBPE_RX_ASCII_RANGE) {
-                /* A run that may be empty mostly is (o200k's upper-case run before the
-                 * lower-case one): one byte's test before the eight-byte one. */
-                if (!st->min && pos < n && s[pos] < 0x80 && !(p->ascii_masks[s[pos]] >> st->atom & 1)) {
-                    SEEN(pos);
-                    break;
-                }
-                e = ascii_span(&p->spans[st->atom], s, pos, n);
-                if (e < n && s[e] < 0x80) {
-                    /* Stopped by an ASCII character outside the range: the run ends. */
-                    SEEN(e);
-                    if (e - pos < st->min) goto fail;
-                    took |= st->greedy & (e > pos) & !st->futile;
-                    pos = e;
-                    break;
-                }
-            } else if (st->ascii == FBPE_RX_ASCII_SPACES)
-                e = ascii_spaces(s, pos, n);
-            k = (uint32_t)(e - pos < st->min ? e - pos : st->min); /* only compared with min */
-            wide = 0;
-            while (e < n) {
-                if (s[e] < 0x80) {
-                    if (!(p->ascii_masks[s[e]] >> st->atom & 1)) break;
-                    e++;
-                } else {
-                    if (!(atoms_at(p, s, e, &len) >> st->atom & 1)) break;
-                    e += len;
-                    wide = 1;
-                }
-                if (k < st->min) k++;
+            size_t e;
+            if (!st->min && st->ascii == FBPE_RX_ASCII_RANGE && pos < n && s[pos] < 0x80 &&
+                !(p->ascii_masks[s[pos]] >> st->atom & 1)) {
+                SEEN(pos); /* empty (star_run's first test, without the rest of the step) */
+                break;
             }
+            wide = 0;
+            int enough = star_run(p, st, s, pos, n, &e, &wide, 0);
             SEEN(e);
-            if (k < st->min) goto fail;
-            took |= st->greedy & (e > pos) & (!st->futile || wide);
+            if (!enough) goto fail;
+            took |= (e > pos) & (st->gives | (st->greedy & wide));
             pos = e;
             break;
         }
@@ -610,6 +624,37 @@ size_t fbpe_rx_piece_end(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, siz
             }
             vm->steps_left -= 2;
             return i + len;
+        }
+        if (L->fused) {
+            /* run_linear's steps for these shapes, without its loop; the same reads, the
+             * same reach and the same charge. None gives back: where it fails, the
+             * alternative does. */
+            const fbpe_rx_step *st = L->steps;
+            size_t pos = i;
+            int wide, enough;
+            if (L->fused & FBPE_RX_FUSED_OPT) {
+                if (here >> st->atom & 1) pos = i + len;
+                st++;
+            }
+            if (pos == i && !(here >> st->atom & 1)) {
+                e = i;
+                enough = st->min == 0;
+            } else {
+                enough = star_run(p, st, s, pos, n, &e, &wide, 1);
+            }
+            if (enough && (L->fused & FBPE_RX_FUSED_TAIL)) enough = star_run(p, st + 1, s, e, n, &e, &wide, 1);
+            {
+                uint64_t cost = (uint64_t)(e - i) + L->num_steps;
+                if (e > vm->reach) vm->reach = e;
+                if (vm->steps_left <= cost) {
+                    vm->steps_left = 0;
+                    vm->status = FBPE_EPATTERN;
+                    return i;
+                }
+                vm->steps_left -= cost;
+            }
+            if (enough && e > i) return e;
+            continue;
         }
         if (L->num_steps) {
             uint32_t resume;
@@ -813,6 +858,7 @@ static void set_futile(const fbpe_rx *p, fbpe_rx_linear *L) {
         uint64_t first = 0;
         int required = 0;
         st->futile = 0;
+        st->gives = st->greedy;
         if (!st->greedy) continue;
         for (uint32_t u = t + 1; u < L->num_steps && !required; u++) {
             const fbpe_rx_step *nx = &L->steps[u];
@@ -826,7 +872,27 @@ static void set_futile(const fbpe_rx *p, fbpe_rx_linear *L) {
         st->futile = 1;
         for (int c = 0; c < 128; c++)
             if (p->ascii_masks[c] >> st->atom & 1 && p->ascii_masks[c] & first) st->futile = 0;
+        st->gives = !st->futile;
     }
+}
+
+/* FBPE_RX_FUSED_* of L, or 0: [OPT] STAR [STAR with min 0], none of them giving back,
+ * every run unbounded, then MATCH. */
+static uint32_t fused_shape(const fbpe_rx_linear *L) {
+    const fbpe_rx_step *st = L->steps, *const last = L->steps + L->num_steps;
+    uint32_t shape = FBPE_RX_FUSED_RUN;
+    if (!L->matches || L->trusts || !L->num_steps) return 0;
+    if (st->kind == FBPE_RX_STEP_OPT) {
+        shape |= FBPE_RX_FUSED_OPT;
+        st++;
+    }
+    if (st == last || st->kind != FBPE_RX_STEP_STAR) return 0;
+    st++;
+    if (st < last && st->kind == FBPE_RX_STEP_STAR && st->min == 0) {
+        shape |= FBPE_RX_FUSED_TAIL;
+        st++;
+    }
+    return st == last ? shape : 0;
 }
 
 void fbpe_rx_prepare(fbpe_rx *p) {
@@ -912,5 +978,6 @@ void fbpe_rx_prepare(fbpe_rx *p) {
         set_futile(p, L);
         L->matches = p->code[pc].op == FBPE_RX_MATCH;
         L->single = L->matches && L->num_steps == 1 && L->steps[0].kind == FBPE_RX_STEP_ONE;
+        L->fused = fused_shape(L);
     }
 }

@@ -108,6 +108,12 @@ typedef struct {
 } fbpe_rx_span;
 #define FBPE_RX_MAX_STEPS 6
 
+/* The shapes that make most pieces of the shipped patterns, run by fbpe_rx_piece_end
+ * without the general step loop: an optional character (not given back), a run, and a run
+ * that may be empty, then MATCH (` ?\p{L}+`, `[^\r\n\p{L}\p{N}]?+\p{L}+`, `\s+`,
+ * ` ?[^\s\p{L}\p{N}]++[\r\n]*`). FUSED_RUN is set for all of them. */
+enum { FBPE_RX_FUSED_RUN = 1, FBPE_RX_FUSED_OPT = 2, FBPE_RX_FUSED_TAIL = 4 };
+
 typedef struct {
     uint8_t kind;   /* FBPE_RX_STEP_* */
     uint8_t atom;   /* all but EOL, END: the atom */
@@ -117,6 +123,7 @@ typedef struct {
     uint8_t futile; /* greedy: giving back an ASCII character it took can never help (no ASCII
                      * member of its atom can begin what must follow: [\p{Lu}..]*[\p{Ll}..]+) */
     uint8_t look;   /* RUN_NOT: the atom Y */
+    uint8_t gives;  /* greedy and not futile: taking anything may need giving back */
     uint32_t min, max; /* GUARD: min is the guard's number, max the choice's instruction */
 } fbpe_rx_step;
 
@@ -126,6 +133,7 @@ typedef struct {
     uint32_t matches; /* it is MATCH: the steps are the whole alternative */
     uint32_t trusts;  /* some step is `greedy` */
     uint32_t single;  /* the alternative is one character of one atom (one ONE step, MATCH) */
+    uint32_t fused;   /* FBPE_RX_FUSED_*: the alternative is [X?] Y{m,} [Z*] and nothing else */
     fbpe_rx_step steps[FBPE_RX_MAX_STEPS];
 } fbpe_rx_linear;
 
