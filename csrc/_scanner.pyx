@@ -304,9 +304,9 @@ cdef class _Program:
     cdef object keep
 
     def __cinit__(self, program, tables):
-        from functionalbpe.unicode.regex_program import possessive_code
+        from functionalbpe.unicode.regex_program import settled_code
 
-        code_bytes = possessive_code(program, tables)
+        code_bytes = settled_code(program, tables)
         cdef const uint8_t[::1] code = code_bytes
         starts = pyarray.array("I", program.starts)
         cdef const uint32_t[::1] starts_view = starts

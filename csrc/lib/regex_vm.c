@@ -87,22 +87,25 @@ static inline size_t char_before(const uint8_t *s, size_t e) {
     return k;
 }
 
-/* The end of the run of ASCII letters from i, eight bytes at a time (scanners.h's trick:
- * most words are short, and a byte loop pays a mispredicted branch where each ends). */
-static inline size_t ascii_letters(const uint8_t *s, size_t i, size_t n) {
+/* The end of the run of ASCII bytes from i in the range of `sp` (fbpe_rx_span), eight bytes
+ * at a time (scanners.h's trick: most words are short, and a byte loop pays a mispredicted
+ * branch where each ends). A byte b (< 0x80) is in lo..hi when b + (0x80 - lo) has its high
+ * bit and b + (0x80 - hi - 1) has not; neither sum carries into the next byte. */
+static inline size_t ascii_span(const fbpe_rx_span *sp, const uint8_t *s, size_t i, size_t n) {
     const uint64_t high = 0x8080808080808080ull;
     const uint16_t one = 1;
-    if (*(const uint8_t *)&one != 1) return i; /* big-endian: the general loop does it */
-    while (i + 8 <= n) {
-        uint64_t w;
-        memcpy(&w, s + i, 8);
-        uint64_t y = (w | 0x2020202020202020ull) & 0x7F7F7F7F7F7F7F7Full;
-        uint64_t letters = (y + 0x1F1F1F1F1F1F1F1Full) & ~(y + 0x0505050505050505ull) & ~w & high;
-        uint64_t stop = ~letters & high;
-        if (stop) return i + (size_t)__builtin_ctzll(stop) / 8;
-        i += 8;
+    if (*(const uint8_t *)&one == 1) { /* big-endian: the byte loop below does it all */
+        while (i + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            uint64_t y = (w | sp->fold) & 0x7F7F7F7F7F7F7F7Full;
+            uint64_t in = (y + sp->add_lo) & ~(y + sp->add_hi) & ~w & high;
+            uint64_t stop = ~in & high;
+            if (stop) return i + (size_t)__builtin_ctzll(stop) / 8;
+            i += 8;
+        }
     }
-    while (i < n && ((s[i] | 0x20) >= 'a' && (s[i] | 0x20) <= 'z')) i++;
+    while (i < n && s[i] < 0x80 && (uint8_t)((s[i] | sp->fold8) - sp->lo) <= (uint8_t)(sp->hi - sp->lo)) i++;
     return i;
 }
 
@@ -192,9 +195,11 @@ static int run(const fbpe_rx *p, fbpe_rx_vm *vm, uint32_t pc, size_t pos, const 
             /* The whole run up to max; then the frame that gives it back down to min. */
             size_t e = pos, at_min = pos;
             uint32_t k = 0;
-            if (in->c == FBPE_RX_INF && (p->letter_atoms | p->space_atoms) >> in->a & 1) {
-                /* ASCII letters or spaces eight at a time; one byte is one character. */
-                e = p->letter_atoms >> in->a & 1 ? ascii_letters(s, pos, n) : ascii_spaces(s, pos, n);
+            if (in->c == FBPE_RX_INF && p->spans[in->a].kind != FBPE_RX_ASCII_ANY && pos < n &&
+                (p->ascii_masks[s[pos] & 0x7F] >> in->a & 1) && s[pos] < 0x80) {
+                /* ASCII eight bytes at a time; one byte is one character. */
+                e = p->spans[in->a].kind == FBPE_RX_ASCII_RANGE ? ascii_span(&p->spans[in->a], s, pos, n)
+                                                                : ascii_spaces(s, pos, n);
                 k = (uint32_t)(e - pos < in->b ? e - pos : in->b); /* only compared with min */
                 if (e - pos >= in->b) at_min = pos + in->b;
             }
@@ -381,6 +386,45 @@ give_up:
 #undef NEXT
 #undef OP
 
+/* A STAR step X{min,} from pos: the end of the run in *end (the last offset it read: its
+ * reach), whether it took at least min characters, and in *wide whether it took a character
+ * that is not ASCII (it leaves *wide alone otherwise). */
+static inline int star_run(const fbpe_rx *p, const fbpe_rx_step *st, const uint8_t *s, size_t pos,
+                           size_t n, size_t *end, int *wide, int check_empty) {
+    size_t e = pos, len;
+    uint32_t k;
+    if (st->ascii == FBPE_RX_ASCII_RANGE) {
+        /* A run that may be empty mostly is (o200k's upper-case run before the lower-case
+         * one): one byte's test before the eight-byte one. */
+        if (check_empty && !st->min && pos < n && s[pos] < 0x80 &&
+            !(p->ascii_masks[s[pos]] >> st->atom & 1)) {
+            *end = pos;
+            return 1;
+        }
+        e = ascii_span(&p->spans[st->atom], s, pos, n);
+        if (e < n && s[e] < 0x80) {
+            /* Stopped by an ASCII character outside the range: the run ends. */
+            *end = e;
+            return e - pos >= st->min;
+        }
+    } else if (st->ascii == FBPE_RX_ASCII_SPACES)
+        e = ascii_spaces(s, pos, n);
+    k = (uint32_t)(e - pos < st->min ? e - pos : st->min); /* only compared with min */
+    while (e < n) {
+        if (s[e] < 0x80) {
+            if (!(p->ascii_masks[s[e]] >> st->atom & 1)) break;
+            e++;
+        } else {
+            if (!(atoms_at(p, s, e, &len) >> st->atom & 1)) break;
+            e += len;
+            *wide = 1;
+        }
+        if (k < st->min) k++;
+    }
+    *end = e;
+    return k >= st->min;
+}
+
 /* The straight-line steps L of an alternative from i (fbpe_rx_linear): 1 with their end in
  * *out, 0 where they fail, -1 when the step budget runs out (vm->status). Each step reads
  * and decides as the matcher's instruction would, and the steps are charged to the same
@@ -396,7 +440,11 @@ static inline int run_linear(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_lin
      * (charging from an earlier call's reach would charge a far look of one piece again
      * at every later piece: quadratic on a text that is scanned in linear time). */
     size_t pos = i, reach = i, len;
-    int ok = 1, took = 0; /* took: a greedy step took a character (it could give it back) */
+    /* took: a greedy step took a character that it could usefully give back: not where
+     * the step is futile and the characters it took are ASCII (wide: one was not). On
+     * o200k an all-capitals word ("I", "A") then fails its first alternative here, not
+     * after the matcher has tried every way of giving back (about 600 instructions). */
+    int ok = 1, took = 0, wide;
     const fbpe_rx_step *st = L->steps, *const last = L->steps + L->num_steps;
     /* The first character's atoms are known (`here`, of here_len bytes): a first step that
      * takes at most that character decides from them. */
@@ -405,7 +453,7 @@ static inline int run_linear(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_lin
         SEEN(i);
         if (here >> st->atom & 1) {
             pos += here_len;
-            took |= st->greedy;
+            took |= st->gives | (st->greedy & (here_len > 1));
         }
         else if (st->kind == FBPE_RX_STEP_ONE || (st->kind == FBPE_RX_STEP_STAR && st->min))
             goto fail;
@@ -417,7 +465,7 @@ static inline int run_linear(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_lin
             SEEN(pos);
             if (pos < n && (atoms_at(p, s, pos, &len) >> st->atom & 1)) {
                 pos += len;
-                took |= st->greedy;
+                took |= st->gives | (st->greedy & (len > 1));
             }
             break;
         case FBPE_RX_STEP_ONE: /* X */
@@ -426,34 +474,45 @@ static inline int run_linear(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_lin
             pos += len;
             break;
         case FBPE_RX_STEP_STAR: { /* X{min,}: as many as there are, at least min */
+            size_t e;
+            if (!st->min && st->ascii == FBPE_RX_ASCII_RANGE && pos < n && s[pos] < 0x80 &&
+                !(p->ascii_masks[s[pos]] >> st->atom & 1)) {
+                SEEN(pos); /* empty (star_run's first test, without the rest of the step) */
+                break;
+            }
+            wide = 0;
+            int enough = star_run(p, st, s, pos, n, &e, &wide, 0);
+            SEEN(e);
+            if (!enough) goto fail;
+            took |= (e > pos) & (st->gives | (st->greedy & wide));
+            pos = e;
+            break;
+        }
+        case FBPE_RX_STEP_RUN_NOT: { /* X{min,}(?!Y): see fbpe_rx_prepare */
             size_t e = pos;
+            uint64_t stopped = 0; /* the atoms of the character that ended the run */
             uint32_t k;
-            if (st->ascii == FBPE_RX_ASCII_LETTERS) {
-                e = ascii_letters(s, pos, n);
-                if (e < n && s[e] < 0x80) {
-                    /* Stopped by an ASCII character, which is no letter: the run ends. */
-                    SEEN(e);
-                    if (e - pos < st->min) goto fail;
-                    took |= st->greedy & (e > pos);
-                    pos = e;
+            if (st->ascii == FBPE_RX_ASCII_SPACES) e = ascii_spaces(s, pos, n);
+            else if (st->ascii == FBPE_RX_ASCII_RANGE) e = ascii_span(&p->spans[st->atom], s, pos, n);
+            /* k: characters taken, counted up to min + 1 (only compared with min and min + 1) */
+            k = (uint32_t)(e - pos <= st->min ? e - pos : st->min + 1);
+            while (e < n) {
+                uint64_t a = atoms_at(p, s, e, &len);
+                if (!(a >> st->atom & 1)) {
+                    stopped = a;
                     break;
                 }
-            } else if (st->ascii == FBPE_RX_ASCII_SPACES)
-                e = ascii_spaces(s, pos, n);
-            k = (uint32_t)(e - pos < st->min ? e - pos : st->min); /* only compared with min */
-            while (e < n) {
-                if (s[e] < 0x80) {
-                    if (!(p->ascii_masks[s[e]] >> st->atom & 1)) break;
-                    e++;
-                } else {
-                    if (!(atoms_at(p, s, e, &len) >> st->atom & 1)) break;
-                    e += len;
-                }
-                if (k < st->min) k++;
+                e += len;
+                if (k <= st->min) k++;
             }
             SEEN(e);
             if (k < st->min) goto fail;
-            took |= st->greedy & (e > pos);
+            if (stopped >> st->look & 1) {
+                /* (?!Y) fails where the run stopped; one character back it holds (that
+                 * character is X's, so not Y's), if the run may give one back. */
+                if (k <= st->min) goto fail;
+                e = char_before(s, e);
+            }
             pos = e;
             break;
         }
@@ -467,7 +526,7 @@ static inline int run_linear(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_lin
             }
             SEEN(k < st->max ? e : (e > pos ? e - 1 : pos));
             if (k < st->min) goto fail;
-            took |= st->greedy & (e > pos);
+            took |= st->greedy & (e > pos); /* futile is not tracked here (no `wide`) */
             pos = e;
             break;
         }
@@ -565,6 +624,37 @@ size_t fbpe_rx_piece_end(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, siz
             }
             vm->steps_left -= 2;
             return i + len;
+        }
+        if (L->fused) {
+            /* run_linear's steps for these shapes, without its loop; the same reads, the
+             * same reach and the same charge. None gives back: where it fails, the
+             * alternative does. */
+            const fbpe_rx_step *st = L->steps;
+            size_t pos = i;
+            int wide, enough;
+            if (L->fused & FBPE_RX_FUSED_OPT) {
+                if (here >> st->atom & 1) pos = i + len;
+                st++;
+            }
+            if (pos == i && !(here >> st->atom & 1)) {
+                e = i;
+                enough = st->min == 0;
+            } else {
+                enough = star_run(p, st, s, pos, n, &e, &wide, 1);
+            }
+            if (enough && (L->fused & FBPE_RX_FUSED_TAIL)) enough = star_run(p, st + 1, s, e, n, &e, &wide, 1);
+            {
+                uint64_t cost = (uint64_t)(e - i) + L->num_steps;
+                if (e > vm->reach) vm->reach = e;
+                if (vm->steps_left <= cost) {
+                    vm->steps_left = 0;
+                    vm->status = FBPE_EPATTERN;
+                    return i;
+                }
+                vm->steps_left -= cost;
+            }
+            if (enough && e > i) return e;
+            continue;
         }
         if (L->num_steps) {
             uint32_t resume;
@@ -711,7 +801,102 @@ fbpe_status fbpe_rx_check(const fbpe_rx *p) {
     return FBPE_OK;
 }
 
+/* How runs of atom a read ASCII (fbpe_rx_span): from its members among the 128 ASCII
+ * characters. On English prose o200k's lower-case run [\p{Ll}\p{Lm}\p{Lo}\p{M}] (ASCII a-z)
+ * read byte by byte cost about 10 instructions a byte; as a range, 8 bytes in about 12. */
+static fbpe_rx_span span_of(const fbpe_rx *p, uint32_t a) {
+    fbpe_rx_span sp;
+    memset(&sp, 0, sizeof sp);
+    int lo = -1, hi = -1, gaps = 0, letters = 1;
+    for (int c = 0; c < 128; c++) {
+        int in = (int)(p->ascii_masks[c] >> a & 1);
+        int letter = (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
+        if (in != letter) letters = 0;
+        if (!in) continue;
+        if (lo < 0) lo = c;
+        else if (c != hi + 1) gaps = 1;
+        hi = c;
+    }
+    const uint64_t ones = 0x0101010101010101ull;
+    if (letters) {
+        sp.kind = FBPE_RX_ASCII_RANGE;
+        sp.fold8 = 0x20;
+        sp.lo = 'a';
+        sp.hi = 'z';
+    } else if (lo >= 0 && !gaps) {
+        sp.kind = FBPE_RX_ASCII_RANGE;
+        sp.lo = (uint8_t)lo;
+        sp.hi = (uint8_t)hi;
+    } else if (p->ascii_masks[' '] >> a & 1) {
+        sp.kind = FBPE_RX_ASCII_SPACES;
+    }
+    sp.fold = ones * sp.fold8;
+    sp.add_lo = ones * (uint64_t)(0x80 - sp.lo);
+    sp.add_hi = ones * (uint64_t)(0x7F - sp.hi);
+    return sp;
+}
+
+/* No character belongs to both atoms a and b. */
+static int disjoint(const fbpe_rx *p, uint32_t a, uint32_t b) {
+    for (uint32_t c = 0; c < p->num_classes; c++)
+        if (p->masks[c] >> a & 1 && p->masks[c] >> b & 1) return 0;
+    for (int c = 0; c < 128; c++)
+        if (p->ascii_masks[c] >> a & 1 && p->ascii_masks[c] >> b & 1) return 0;
+    return 1;
+}
+
+/* Marks the greedy steps of L that are futile (fbpe_rx_step): where one gives back to a
+ * place p, the character at p is one it took; if every step after it up to one that must
+ * take a character can take none of that character's kind, all of them fail at p, whatever
+ * they choose, so no path that gives back there matches. The first path that gives back
+ * at all gives back in the earliest such step, whose run started where the straight-line
+ * path's did. Checked for ASCII characters only (o200k's case classes share Lm, Lo and M);
+ * the steps say at run time whether what they took was ASCII. */
+static void set_futile(const fbpe_rx *p, fbpe_rx_linear *L) {
+    for (uint32_t t = 0; t < L->num_steps; t++) {
+        fbpe_rx_step *st = &L->steps[t];
+        uint64_t first = 0;
+        int required = 0;
+        st->futile = 0;
+        st->gives = st->greedy;
+        if (!st->greedy) continue;
+        for (uint32_t u = t + 1; u < L->num_steps && !required; u++) {
+            const fbpe_rx_step *nx = &L->steps[u];
+            if (nx->kind == FBPE_RX_STEP_GUARD) break; /* the matcher's: not known here */
+            if (nx->kind == FBPE_RX_STEP_LOOK || nx->kind == FBPE_RX_STEP_EOL || nx->kind == FBPE_RX_STEP_END)
+                continue; /* they take nothing; one that fails only helps */
+            first |= (uint64_t)1 << nx->atom;
+            required = nx->min > 0;
+        }
+        if (!required) continue;
+        st->futile = 1;
+        for (int c = 0; c < 128; c++)
+            if (p->ascii_masks[c] >> st->atom & 1 && p->ascii_masks[c] & first) st->futile = 0;
+        st->gives = !st->futile;
+    }
+}
+
+/* FBPE_RX_FUSED_* of L, or 0: [OPT] STAR [STAR with min 0], none of them giving back,
+ * every run unbounded, then MATCH. */
+static uint32_t fused_shape(const fbpe_rx_linear *L) {
+    const fbpe_rx_step *st = L->steps, *const last = L->steps + L->num_steps;
+    uint32_t shape = FBPE_RX_FUSED_RUN;
+    if (!L->matches || L->trusts || !L->num_steps) return 0;
+    if (st->kind == FBPE_RX_STEP_OPT) {
+        shape |= FBPE_RX_FUSED_OPT;
+        st++;
+    }
+    if (st == last || st->kind != FBPE_RX_STEP_STAR) return 0;
+    st++;
+    if (st < last && st->kind == FBPE_RX_STEP_STAR && st->min == 0) {
+        shape |= FBPE_RX_FUSED_TAIL;
+        st++;
+    }
+    return st == last ? shape : 0;
+}
+
 void fbpe_rx_prepare(fbpe_rx *p) {
+    for (uint32_t a = 0; a < 64; a++) p->spans[a] = span_of(p, a);
     for (uint32_t k = 0; k < p->num_alts && k < 64; k++) {
         fbpe_rx_linear *L = &p->linear[k];
         uint32_t pc = p->starts[k];
@@ -721,6 +906,22 @@ void fbpe_rx_prepare(fbpe_rx *p) {
             const fbpe_rx_ins *in = &p->code[pc];
             fbpe_rx_step *st = &L->steps[L->num_steps];
             memset(st, 0, sizeof *st);
+            if (in->op == FBPE_RX_RUN_GREEDY && in->c == FBPE_RX_INF && in[1].op == FBPE_RX_LOOK_ATOM &&
+                in[1].a == 1 && pc + 2 < p->num_code && in[2].op == FBPE_RX_MATCH &&
+                disjoint(p, in->a, in[1].b)) {
+                /* X{min,}(?!Y) and the end: where Y stopped the run, giving back one
+                 * character (an X, so no Y) makes the look-ahead hold, and the match ends
+                 * there; fewer would be no use, since regex takes the first that works. */
+                st->kind = FBPE_RX_STEP_RUN_NOT;
+                st->atom = (uint8_t)in->a;
+                st->look = (uint8_t)in[1].b;
+                st->min = in->b;
+                st->max = FBPE_RX_INF;
+                st->ascii = p->spans[in->a].kind;
+                L->num_steps++;
+                pc++; /* the look-ahead too */
+                continue;
+            }
             int trust = in->op == FBPE_RX_RUN_GREEDY && in[1].op != FBPE_RX_MATCH;
             if (trust) {
                 /* Taken whole on trust only before a character or a run of an atom, or a
@@ -751,9 +952,7 @@ void fbpe_rx_prepare(fbpe_rx *p) {
                     st->kind = FBPE_RX_STEP_OPT;
                 } else if (max == FBPE_RX_INF) {
                     st->kind = FBPE_RX_STEP_STAR;
-                    st->ascii = p->letter_atoms >> in->a & 1   ? FBPE_RX_ASCII_LETTERS
-                                : p->space_atoms >> in->a & 1 ? FBPE_RX_ASCII_SPACES
-                                                              : FBPE_RX_ASCII_ANY;
+                    st->ascii = p->spans[in->a].kind;
                 } else {
                     st->kind = FBPE_RX_STEP_RANGE;
                 }
@@ -776,7 +975,9 @@ void fbpe_rx_prepare(fbpe_rx *p) {
             L->num_steps++;
         }
         L->next = pc;
+        set_futile(p, L);
         L->matches = p->code[pc].op == FBPE_RX_MATCH;
         L->single = L->matches && L->num_steps == 1 && L->steps[0].kind == FBPE_RX_STEP_ONE;
+        L->fused = fused_shape(L);
     }
 }

@@ -89,18 +89,41 @@ enum {
     FBPE_RX_STEP_LOOK,  /* (?=X) (?!X) */
     FBPE_RX_STEP_EOL,   /* $ */
     FBPE_RX_STEP_END,   /* \z */
-    FBPE_RX_STEP_GUARD  /* a guarded choice: where its guard fails the steps go on at its second
+    FBPE_RX_STEP_GUARD, /* a guarded choice: where its guard fails the steps go on at its second
                          * arm; where it holds, the matcher goes on from the choice (at) */
+    FBPE_RX_STEP_RUN_NOT /* X{min,}(?!Y) before MATCH, no character in both X and Y (\s+(?!\S)):
+                          * the whole run, less one character where Y is what stopped it */
 };
-enum { FBPE_RX_ASCII_ANY = 0, FBPE_RX_ASCII_LETTERS = 1, FBPE_RX_ASCII_SPACES = 2 };
+/* How a run of an atom reads ASCII eight bytes at a time (fbpe_rx_span). RANGE: the atom's
+ * ASCII members are exactly one range lo..hi, or A-Z a-z (fold 0x20, lo 'a', hi 'z'), so the
+ * run of ASCII it takes is the run of bytes in the range, and an ASCII byte outside it ends
+ * the run. SPACES: the space is a member among others: a run of spaces is read first. */
+enum { FBPE_RX_ASCII_ANY = 0, FBPE_RX_ASCII_RANGE = 1, FBPE_RX_ASCII_SPACES = 2 };
+
+typedef struct {
+    uint64_t fold, add_lo, add_hi; /* RANGE: fold, 0x80 - lo, 0x7F - hi in every byte */
+    uint8_t kind;                  /* FBPE_RX_ASCII_* */
+    uint8_t fold8;                 /* 0x20 for A-Z a-z, else 0 */
+    uint8_t lo, hi;
+} fbpe_rx_span;
 #define FBPE_RX_MAX_STEPS 6
+
+/* The shapes that make most pieces of the shipped patterns, run by fbpe_rx_piece_end
+ * without the general step loop: an optional character (not given back), a run, and a run
+ * that may be empty, then MATCH (` ?\p{L}+`, `[^\r\n\p{L}\p{N}]?+\p{L}+`, `\s+`,
+ * ` ?[^\s\p{L}\p{N}]++[\r\n]*`). FUSED_RUN is set for all of them. */
+enum { FBPE_RX_FUSED_RUN = 1, FBPE_RX_FUSED_OPT = 2, FBPE_RX_FUSED_TAIL = 4 };
 
 typedef struct {
     uint8_t kind;   /* FBPE_RX_STEP_* */
     uint8_t atom;   /* all but EOL, END: the atom */
-    uint8_t ascii;  /* STAR: FBPE_RX_ASCII_*: how to read its run of ASCII */
+    uint8_t ascii;  /* STAR: FBPE_RX_ASCII_*: how to read its run of ASCII (p->spans) */
     uint8_t negate; /* LOOK: (?!) rather than (?=) */
     uint8_t greedy; /* a greedy run taken whole on trust: the alternative may need giving back */
+    uint8_t futile; /* greedy: giving back an ASCII character it took can never help (no ASCII
+                     * member of its atom can begin what must follow: [\p{Lu}..]*[\p{Ll}..]+) */
+    uint8_t look;   /* RUN_NOT: the atom Y */
+    uint8_t gives;  /* greedy and not futile: taking anything may need giving back */
     uint32_t min, max; /* GUARD: min is the guard's number, max the choice's instruction */
 } fbpe_rx_step;
 
@@ -110,6 +133,7 @@ typedef struct {
     uint32_t matches; /* it is MATCH: the steps are the whole alternative */
     uint32_t trusts;  /* some step is `greedy` */
     uint32_t single;  /* the alternative is one character of one atom (one ONE step, MATCH) */
+    uint32_t fused;   /* FBPE_RX_FUSED_*: the alternative is [X?] Y{m,} [Z*] and nothing else */
     fbpe_rx_step steps[FBPE_RX_MAX_STEPS];
 } fbpe_rx_linear;
 
@@ -130,8 +154,9 @@ typedef struct {
     const uint64_t *heads;            /* 2 per alternative: optional first atom, what follows it */
     uint32_t num_blocks, num_classes; /* for checking the program (fbpe_rx_check) */
     uint32_t num_guards;
-    uint64_t letter_atoms; /* atoms whose ASCII members are exactly A-Z a-z: runs read 8 at a time */
-    uint64_t space_atoms;  /* atoms with the ASCII space among their members: the same for spaces */
+    uint64_t letter_atoms; /* atoms whose ASCII members are exactly A-Z a-z */
+    uint64_t space_atoms;  /* atoms with the ASCII space among their members */
+    fbpe_rx_span spans[64];    /* per atom: how its runs read ASCII (fbpe_rx_prepare) */
     fbpe_rx_linear linear[64]; /* per alternative: its straight-line start (fbpe_rx_prepare) */
 } fbpe_rx;
 

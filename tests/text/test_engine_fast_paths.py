@@ -1,0 +1,105 @@
+"""The compiled engine's shortcuts (csrc/lib/regex_vm.c) change no piece: runs read eight
+ASCII bytes at a time for any atom whose ASCII members are one range (or A-Z a-z), a run
+followed by a negative look-ahead of a disjoint atom before the end (``\\s+(?!\\S)``) decided
+without the matcher, and an alternative whose greedy steps could only give back ASCII
+characters that nothing after them can begin dropped without the matcher trying every way of
+giving back (o200k's ``[\\p{Lu}..]*[\\p{Ll}..]+`` on ``"I"``). Each is checked against
+``regex.findall`` on text made to hit it: range edges (NUL, DEL, ``@``, ``[``, backquote,
+``{``), runs across every offset of an eight-byte word, letters of the kinds the case classes
+share (Lm, Lo, M), and safe cuts at every block size."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from functionalbpe.core._native import Scanner
+from functionalbpe.text.cuts import program_cutter
+from functionalbpe.text.corpus import Files
+
+from .test_compiled_patterns import ALL, compiled, needs_scanner, reference, scanner
+
+FAST = {
+    # ranges: A-Z a-z folded, digits, a range from NUL, one up to DEL, a one-byte range
+    "ranges": r"""[A-Za-z]+|\d+|[\x00-\x08]+|[x-\x7f]+|[@-`]+|-+|\s+(?!\S)|\s+|[\s\S]""",
+    # o200k's case runs, with Lm and M in both (giving back a wide character can help)
+    "cases": r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}{1,3}|[\s\S]""",
+    # look-aheads after runs: disjoint (the step) and not (the matcher), min 0, 1 and 2
+    "run-not": r"""[a-c]{2,}(?![x-z])|[a-c]+(?![x-z])|[d-f]*(?!\d)|[x-z]+(?![a-z])|\s+(?!\S)|\S+(?!\s)|[\s\S]""",
+    # a greedy run before a required run that shares ASCII (never futile) and one that does not
+    "futile": r"""[a-z]*[a-z0-9]+|[A-Z]?[A-Z]*\d+|[A-Z]+[a-z]|\s*[\r\n]+|[\s\S]""",
+}
+
+ALPHABET = "aAbcxyzZd09 \n\r\t\x00\x07\x7f@[`{-'sTʰǅÉéа\u0301\u3000…中"
+FAST_AND_SHIPPED = {**FAST, **{n: ALL[n] for n in ("gpt2", "gpt4", "o200k", "tekken", "llama3", "superwords")}}
+
+
+@needs_scanner
+@pytest.mark.parametrize("name", sorted(FAST_AND_SHIPPED))
+@given(st.text(ALPHABET, max_size=60))
+def test_fast_paths_equal_regex(name, text):
+    pattern = FAST_AND_SHIPPED[name]
+    assert compiled(pattern, text) == reference(pattern, text)
+
+
+def _runs():
+    """Runs of every length up to 19 (across the eight-byte words) of one character, ended
+    by each kind of character, at every offset."""
+    for c in "aZ0x\x00\x7f@ \n-":
+        for stop in ("", " ", "b", "B", "1", "é", "ʰ", "\n", "\x7f", "'s", "\u3000"):
+            for k in range(0, 20):
+                for lead in ("", "q", "Q "):
+                    yield lead + c * k + stop + "tail"
+
+
+RUNS = list(_runs())
+
+
+@needs_scanner
+@pytest.mark.parametrize("name", sorted(FAST_AND_SHIPPED))
+def test_runs_of_every_length(name):
+    pattern = FAST_AND_SHIPPED[name]
+    for text in RUNS:
+        assert compiled(pattern, text) == reference(pattern, text), repr(text)
+
+
+LONG = ["a" * 5000 + "B", "A" * 5000 + "b", "AB" * 2000 + "ʰ", "I " * 3000, " " * 4000 + "x", "\n " * 2000,
+        "0" * 4000, "\x7f" * 3000, "ʰ" * 2000 + "a", "Aʰ" * 1000 + "\n"]
+
+
+@needs_scanner
+@pytest.mark.parametrize("name", sorted(FAST_AND_SHIPPED))
+def test_long_runs(name):
+    pattern = FAST_AND_SHIPPED[name]
+    for text in LONG:
+        assert compiled(pattern, text) == reference(pattern, text), text[:10]
+
+
+@needs_scanner
+@pytest.mark.parametrize("name", sorted(FAST))
+def test_cuts_at_every_block_size(name, tmp_path):
+    pattern = FAST[name]
+    text = "".join(RUNS[::7]) + "".join(LONG).replace("\x00", "")
+    path = tmp_path / "doc.txt"
+    path.write_bytes(text.encode("utf-8"))
+    cut = program_cutter(Scanner.program(pattern))
+    assert cut is not None
+    whole = reference(pattern, text)
+    for block in (1024, 1500, 3000, 4096, 10_000):
+        units = list(Files([path], block_bytes=block).units((), cut))
+        assert b"".join(units) == text.encode("utf-8")
+        pieces = [p for unit in units for p in reference(pattern, unit.decode("utf-8"))]
+        assert pieces == whole, block
+
+
+@needs_scanner
+@given(st.text(ALPHABET, max_size=50), st.integers(1, 30))
+def test_every_cut_of_the_fast_paths_is_safe(text, hi_back):
+    data = text.encode("utf-8")
+    for name, pattern in FAST.items():
+        c = scanner.program_safe_cut(data, Scanner.program(pattern).name, max(0, len(data) - hi_back))
+        if c:
+            head, tail = data[:c].decode("utf-8"), data[c:].decode("utf-8")
+            whole = reference(pattern, text)
+            if whole is not None:
+                assert reference(pattern, head) + reference(pattern, tail) == whole, (name, c)
