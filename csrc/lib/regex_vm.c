@@ -195,9 +195,12 @@ static int run(const fbpe_rx *p, fbpe_rx_vm *vm, uint32_t pc, size_t pos, const 
             /* The whole run up to max; then the frame that gives it back down to min. */
             size_t e = pos, at_min = pos;
             uint32_t k = 0;
-            if (in->c == FBPE_RX_INF && p->spans[in->a].kind != FBPE_RX_ASCII_ANY && pos < n &&
-                (p->ascii_masks[s[pos] & 0x7F] >> in->a & 1) && s[pos] < 0x80) {
-                /* ASCII eight bytes at a time; one byte is one character. */
+            if (in->c == FBPE_RX_INF && p->spans[in->a].kind != FBPE_RX_ASCII_ANY) {
+                /* ASCII eight bytes at a time; one byte is one character. No test of the
+                 * first byte before it (the straight-line steps have one): in the matcher
+                 * it cost SuperBPE's stage two, whose pieces the matcher finds, 14M
+                 * instructions per MB of English (173M against 159M) and saved no pattern
+                 * more than 0.3M. */
                 e = p->spans[in->a].kind == FBPE_RX_ASCII_RANGE ? ascii_span(&p->spans[in->a], s, pos, n)
                                                                 : ascii_spaces(s, pos, n);
                 k = (uint32_t)(e - pos < in->b ? e - pos : in->b); /* only compared with min */
