@@ -282,14 +282,18 @@ def cut_text() -> str:
 @needs_scanner
 @pytest.mark.parametrize("name", CUT_PATTERNS)
 def test_program_cuts_give_the_pieces_of_the_whole_for_every_block_size(name, tmp_path):
-    pattern = ALL[name]
-    text = cut_text()
+    assert_blocks_keep_the_pieces(ALL[name], cut_text(), tmp_path, (1024, 1500, 4096, 10_000, 65536))
+
+
+def assert_blocks_keep_the_pieces(pattern, text, tmp_path, blocks):
+    """Read as blocks of each size and cut where the compiled program proves it safe, the
+    text gives the pieces of the whole, and a long text is cut at all."""
     path = tmp_path / "doc.txt"
     path.write_bytes(text.encode("utf-8"))
     cut = program_cutter(Scanner.program(pattern))
     assert cut is not None
     whole = reference(pattern, text)
-    for block in (1024, 1500, 4096, 10_000, 65536):
+    for block in blocks:
         units = list(Files([path], block_bytes=block).units((), cut))
         assert b"".join(units) == text.encode("utf-8")
         if len(text) > 4 * block:

@@ -14,10 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from functionalbpe.core._native import Scanner
-from functionalbpe.text.cuts import program_cutter
-from functionalbpe.text.corpus import Files
 
-from .test_compiled_patterns import ALL, compiled, needs_scanner, reference, scanner
+from .test_compiled_patterns import ALL, assert_blocks_keep_the_pieces, compiled, needs_scanner, reference, scanner
 
 FAST = {
     # ranges: A-Z a-z folded, digits, a range from NUL, one up to DEL, a one-byte range
@@ -78,18 +76,8 @@ def test_long_runs(name):
 @needs_scanner
 @pytest.mark.parametrize("name", sorted(FAST))
 def test_cuts_at_every_block_size(name, tmp_path):
-    pattern = FAST[name]
     text = "".join(RUNS[::7]) + "".join(LONG).replace("\x00", "")
-    path = tmp_path / "doc.txt"
-    path.write_bytes(text.encode("utf-8"))
-    cut = program_cutter(Scanner.program(pattern))
-    assert cut is not None
-    whole = reference(pattern, text)
-    for block in (1024, 1500, 3000, 4096, 10_000):
-        units = list(Files([path], block_bytes=block).units((), cut))
-        assert b"".join(units) == text.encode("utf-8")
-        pieces = [p for unit in units for p in reference(pattern, unit.decode("utf-8"))]
-        assert pieces == whole, block
+    assert_blocks_keep_the_pieces(FAST[name], text, tmp_path, (1024, 1500, 3000, 4096, 10_000))
 
 
 @needs_scanner
