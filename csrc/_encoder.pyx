@@ -198,12 +198,12 @@ cdef extern from "lib/encode_text.h":
     void fbpe_encode_batch(fbpe_bpe *b, const fbpe_splitter *sp, fbpe_text_batch *batch) nogil
     void fbpe_encode_batch_on(fbpe_bpe *b, const fbpe_splitter *sp, fbpe_text_batch *batch,
                               size_t threads) nogil
+    fbpe_status fbpe_encode_cached(const fbpe_cache *raw, const fbpe_splitter *sp, const uint8_t *s,
+                                   size_t n, size_t *pos, size_t *end, fbpe_ids *out)
 
 
 cdef extern from "lib/workers.h":
     int fbpe_workers_available() nogil
-    fbpe_status fbpe_encode_cached(const fbpe_cache *raw, const fbpe_splitter *sp, const uint8_t *s,
-                                   size_t n, size_t *pos, size_t *end, fbpe_ids *out)
 
 
 # A piece this long is merged with the GIL released: long enough that other threads gain.
