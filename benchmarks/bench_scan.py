@@ -68,16 +68,20 @@ COMPILED: Dict[str, str] = {
 }
 
 
+def documents_of(whole: str) -> List[str]:
+    """One text as documents of about 64 KB, cut at line ends."""
+    docs, start = [], 0
+    while start < len(whole):
+        end = whole.find("\n", start + 65536)
+        end = len(whole) if end < 0 else end + 1
+        docs.append(whole[start:end])
+        start = end
+    return docs
+
+
 def load_docs(max_mb: float, text: Optional[str] = None) -> List[str]:
-    if text:  # one text file, in documents of about 64 KB (cut at line ends)
-        whole = Path(text).read_text(encoding="utf-8")[: int(max_mb * 1e6)]
-        docs, start = [], 0
-        while start < len(whole):
-            end = whole.find("\n", start + 65536)
-            end = len(whole) if end < 0 else end + 1
-            docs.append(whole[start:end])
-            start = end
-        return docs
+    if text:  # one text file
+        return documents_of(Path(text).read_text(encoding="utf-8")[: int(max_mb * 1e6)])
     docs = []
     for path in stdlib_sources(int(max_mb * 1e6)):
         with open(path, "rb") as fh:

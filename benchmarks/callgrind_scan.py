@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_scan import COMPILED  # noqa: E402
+from bench_scan import COMPILED, documents_of  # noqa: E402
 from functionalbpe.core._native import NATIVE  # noqa: E402
 
 CORPUS = Path(os.environ.get("FUNCTIONALBPE_CORPORA", ROOT.parent / "shared" / "corpora")) / "nl" / "en.txt"
@@ -37,14 +37,8 @@ def main(name: str, mode: str) -> None:
     counter.add_texts([whole[:2000]])
     counter.flat()
     counter.close()
-    docs, start = [], 0
-    while start < len(text):
-        end = text.find("\n", start + 65536)
-        end = len(text) if end < 0 else end + 1
-        docs.append(text[start:end])
-        start = end
     counter = scanner.PieceCounter(pattern, threads=1)
-    counter.add_texts(docs)
+    counter.add_texts(documents_of(text))
     counter.flat()
     counter.close()
 
