@@ -186,6 +186,10 @@ cdef extern from "lib/encode_text.h":
         size_t off
         size_t count
         fbpe_status status
+        int holds_needle
+    ctypedef struct fbpe_needles:
+        size_t num
+    void fbpe_needles_init(fbpe_needles *nd, const uint8_t *const *text, const size_t *len, size_t num)
     ctypedef struct fbpe_text_batch:
         fbpe_ids *outs
         size_t num_workers
@@ -193,6 +197,7 @@ cdef extern from "lib/encode_text.h":
         fbpe_text_unit *units
         size_t num_units
         size_t next
+        const fbpe_needles *needles
     fbpe_status fbpe_encode_text(const fbpe_bpe *b, fbpe_cache *cache, const fbpe_splitter *sp,
                                  const uint8_t *s, size_t n, fbpe_ids *out) nogil
     void fbpe_encode_batch(fbpe_bpe *b, const fbpe_splitter *sp, fbpe_text_batch *batch) nogil
@@ -357,6 +362,31 @@ cdef int splitter_of(str pattern, fbpe_splitter *sp) except -1:
     return 0
 
 
+cdef class _Needles:
+    """The UTF-8 of the special tokens a batch looks for (fbpe_needles, encode_text.h)."""
+    cdef fbpe_needles nd
+    cdef list owned
+    cdef const uint8_t **text
+    cdef size_t *lens
+
+    def __cinit__(self, needles):
+        cdef size_t k, n
+        self.owned = [bytes(x) for x in needles if len(x)]
+        n = len(self.owned)
+        self.text = <const uint8_t **>malloc((n + 1) * sizeof(uint8_t *))
+        self.lens = <size_t *>malloc((n + 1) * sizeof(size_t))
+        if not self.text or not self.lens:
+            raise MemoryError()
+        for k in range(n):
+            self.text[k] = <const uint8_t *>PyBytes_AS_STRING(self.owned[k])
+            self.lens[k] = PyBytes_GET_SIZE(self.owned[k])
+        fbpe_needles_init(&self.nd, self.text, self.lens, n)
+
+    def __dealloc__(self):
+        free(self.text)
+        free(self.lens)
+
+
 cdef class _TextBatch:
     """Texts shared by worker threads; each worker calls work() with the GIL released."""
     cdef fbpe_text_batch batch
@@ -368,9 +398,11 @@ cdef class _TextBatch:
     cdef const uint32_t *out_map  # the ids written for each token, or NULL: its own
     cdef public size_t total_bytes
 
-    def __cinit__(self, BPE bpe, texts, str pattern, size_t workers, buffer=None, const uint64_t[::1] ends=None):
+    def __cinit__(self, BPE bpe, texts, str pattern, size_t workers, buffer=None, const uint64_t[::1] ends=None,
+                  _Needles needles=None):
         """The units are ``texts`` (str), or with ``buffer`` (bytes of valid UTF-8) the byte
-        ranges of it that ``ends`` closes: unit k is buffer[ends[k - 1]:ends[k]]."""
+        ranges of it that ``ends`` closes: unit k is buffer[ends[k - 1]:ends[k]]. A unit that
+        holds one of ``needles`` is not encoded (:meth:`holding_needles`)."""
         cdef size_t n = len(texts) if buffer is None else ends.shape[0], k
         cdef const uint8_t *base
         cdef size_t start = 0, size
@@ -390,6 +422,9 @@ cdef class _TextBatch:
         self.batch.num_workers = workers
         self.batch.next_worker = 0
         self.owners = []
+        if needles is not None:
+            self.owners.append(needles)
+            self.batch.needles = &needles.nd
         if buffer is not None:
             # Bytes from a file, checked as UTF-8 where they were read: no str is ever made.
             # Or one text cut into parts (BPE._text_parts): an ASCII str, cut in bytes, or
@@ -483,6 +518,11 @@ cdef class _TextBatch:
     @property
     def num_units(self):
         return self.batch.num_units
+
+    def holding_needles(self):
+        """The units, in order, that hold one of the batch's needles."""
+        cdef size_t k
+        return [k for k in range(self.batch.num_units) if self.batch.units[k].holds_needle]
 
     def joined(self):
         """The ids of every unit, one unit after another, as one list: the parts of one text
@@ -943,22 +983,25 @@ cdef class BPE:
         _run(batch, workers)
         return batch
 
-    def encode_texts(self, texts, str pattern, threads=None):
+    def encode_texts(self, texts, str pattern, threads=None, needles=(), refuse=None):
         """The ids of each text, the texts spread over ``threads`` threads (None: all cores).
 
-        A small batch (under 256 KiB in all) is encoded on the calling thread."""
-        return self._encoded(texts, pattern, threads).results()
+        A small batch (under 256 KiB in all) is encoded on the calling thread. Each text that
+        holds the UTF-8 of one of ``needles`` (bytes) is given to ``refuse`` (its index), in
+        order, before anything is returned: the special tokens a caller refuses, looked for
+        by the workers."""
+        return self._encoded(texts, pattern, threads, needles=needles, refuse=refuse).results()
 
-    def encode_texts_packed(self, texts, str pattern, threads=None, int width=4):
+    def encode_texts_packed(self, texts, str pattern, threads=None, int width=4, needles=(), refuse=None):
         """:meth:`encode_texts` as one ``bytes`` of little-endian ids of ``width`` bytes (2 or
         4), one text's after another, and the number of ids of each text."""
-        return self._encoded(texts, pattern, threads).packed(width)
+        return self._encoded(texts, pattern, threads, needles=needles, refuse=refuse).packed(width)
 
-    def encode_texts_flat(self, texts, str pattern, threads=None):
+    def encode_texts_flat(self, texts, str pattern, threads=None, needles=(), refuse=None):
         """:meth:`encode_texts` as two arrays, ``(ids, offsets)``: the ids of every text one
         after another (uint32) and where each text's start (uint64, one more than the texts,
         the last the total), made in C with no Python object per id or per text."""
-        cdef _TextBatch batch = self._encoded(texts, pattern, threads)
+        cdef _TextBatch batch = self._encoded(texts, pattern, threads, needles=needles, refuse=refuse)
         cdef size_t units = batch.batch.num_units
         import numpy
         data, counts = batch.packed_with_eot(4, numpy.zeros(units, dtype=numpy.uint8), -1)
@@ -967,21 +1010,33 @@ cdef class BPE:
         return numpy.frombuffer(data, dtype="<u4"), offsets
 
     def encode_buffer_packed(self, bytes buffer, const uint64_t[::1] ends, const uint8_t[::1] last,
-                             str pattern, threads=None, int width=4, long long eot=-1):
+                             str pattern, threads=None, int width=4, long long eot=-1, needles=(), refuse=None):
         """The ids of the units of ``buffer`` (valid UTF-8; unit k is
         ``buffer[ends[k - 1]:ends[k]]``) as :meth:`_TextBatch.packed_with_eot` gives them,
         ``eot`` after each unit whose ``last`` is 1: the bytes pipeline of token files, where
-        text read from a file reaches the encoder without ever being a ``str``."""
-        return self._encoded((), pattern, threads, buffer, ends).packed_with_eot(width, last, eot)
+        text read from a file reaches the encoder without ever being a ``str``. ``needles``
+        and ``refuse`` as for :meth:`encode_texts`."""
+        return self._encoded((), pattern, threads, buffer, ends, needles, refuse).packed_with_eot(width, last, eot)
 
-    def _encoded(self, texts, str pattern, threads, buffer=None, const uint64_t[::1] ends=None):
-        """The texts encoded, on the worker threads when the batch is large enough."""
+    def _encoded(self, texts, str pattern, threads, buffer=None, const uint64_t[::1] ends=None, needles=(),
+                 refuse=None):
+        """The texts encoded, on the worker threads when the batch is large enough; each
+        text holding a needle given to ``refuse`` first (:meth:`encode_texts`)."""
         if buffer is None and not isinstance(texts, list):
             texts = list(texts)
         units = len(texts) if buffer is None else ends.shape[0]
         workers = max(1, min(thread_count(threads), units))
-        batch = _TextBatch(self, texts, pattern, workers, buffer, ends)
+        looked_for = _Needles(needles) if needles else None
+        batch = _TextBatch(self, texts, pattern, workers, buffer, ends, looked_for)
         _run(batch, 1 if batch.total_bytes < PARALLEL_MIN_BYTES else workers)
+        if looked_for is not None:
+            holding = batch.holding_needles()
+            if holding:
+                for k in holding:
+                    refuse(k)  # raises where the text holds the token itself
+                # A needle's bytes that are not its text (the U+FFFD that a lone surrogate
+                # became): nothing refused, so the texts are encoded without looking.
+                return self._encoded(texts, pattern, threads, buffer, ends)
         return batch
 
     def decode_bytes(self, ids):

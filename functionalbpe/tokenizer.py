@@ -337,21 +337,22 @@ class Tokenizer(OtherLibraryNames, Exchange):
             name = "threads"
         threads = thread_count(threads, name=name)
         allowed, disallowed = self._specials.sets(allowed_special, disallowed_special)
-        if disallowed:
-            # Nothing else per text is done here: with short texts, this thread's share of
-            # the work (holding the GIL) is what limits the threads' gain.
-            for text in texts:
-                self._specials.refuse(text, disallowed)
         p = check_dropout(dropout)
+        refusal = self._specials.refusal(disallowed)
+        if refusal is not None and (allowed or p):
+            # Texts that reach the encoder whole are searched by its workers instead: with
+            # short texts this thread's share of the work (holding the GIL) is what limits
+            # the threads' gain.
+            refusal.refuse_each(texts)
         if flat:  # one array of ids and the offsets of each text (core/encoder.py's FlatIds)
             return encode_batch_flat(self._encoder, texts, threads, bool(allowed or p), lambda: self.encode_batch(
-                texts, threads, allowed_special=allowed, disallowed_special=(), dropout=p, seed=seed))
+                texts, threads, allowed_special=allowed, disallowed_special=(), dropout=p, seed=seed), refusal)
         if p:
             rng = random.Random(seed_value(seed))
             dropped = lambda t: self._encoder.encode_text_dropout(t, p, rng)  # noqa: E731
             return [self._specials.encode(bpe_text(text), allowed, dropped) for text in texts]
         if not allowed:
-            return self._encoder.encode_texts(texts, threads)
+            return self._encoder.encode_texts(texts, threads, refusal)
         # Ordinary parts of every text encoded together, in parallel; specials in between.
         return self._specials.encode_batch(texts, allowed, lambda parts: self._encoder.encode_texts(parts, threads))
 
@@ -412,9 +413,7 @@ class Tokenizer(OtherLibraryNames, Exchange):
             return pack(lists, width), [len(ids) for ids in lists]
         texts = list(map(plain_str, texts))
         threads = thread_count(threads)
-        for text in texts:
-            self._specials.refuse(text, disallowed)
-        return self._encoder.encode_texts_packed(texts, threads, width)
+        return self._encoder.encode_texts_packed(texts, threads, width, self._specials.refusal(disallowed))
 
     def encode_to_file(
         self,

@@ -380,6 +380,45 @@ static fbpe_status ucs_to_utf8(const void *s, int kind, size_t n, uint8_t **buf,
     return FBPE_OK;
 }
 
+void fbpe_needles_init(fbpe_needles *nd, const uint8_t *const *text, const size_t *len, size_t num) {
+    memset(nd, 0, sizeof *nd);
+    nd->text = text;
+    nd->len = len;
+    nd->num = num;
+    nd->one_first = num > 0;
+    for (size_t k = 0; k < num; k++) {
+        uint8_t a = text[k][0];
+        if (a != text[0][0]) nd->one_first = 0;
+        nd->first[a] |= len[k] == 1 ? 2 : 1;
+        if (len[k] >= 2) {
+            unsigned bit = (unsigned)a << 8 | text[k][1];
+            nd->second[bit >> 6] |= (uint64_t)1 << (bit & 63);
+        }
+    }
+    nd->first_byte = num ? text[0][0] : 0;
+}
+
+int fbpe_needles_in(const fbpe_needles *nd, const uint8_t *s, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        if (nd->one_first) {
+            const uint8_t *at = (const uint8_t *)memchr(s + i, nd->first_byte, n - i);
+            if (!at) return 0;
+            i = (size_t)(at - s);
+        } else if (!nd->first[s[i]]) {
+            continue;
+        }
+        uint8_t a = s[i];
+        if (nd->first[a] & 2) return 1;
+        if (i + 1 == n) return 0;
+        unsigned bit = (unsigned)a << 8 | s[i + 1];
+        if (!(nd->second[bit >> 6] >> (bit & 63) & 1)) continue;
+        for (size_t k = 0; k < nd->num; k++)
+            if (nd->len[k] <= n - i && nd->text[k][0] == a && memcmp(nd->text[k], s + i, nd->len[k]) == 0)
+                return 1;
+    }
+    return 0;
+}
+
 void fbpe_encode_batch(fbpe_bpe *b, const fbpe_splitter *sp, fbpe_text_batch *batch) {
     size_t w = fbpe_take_next(&batch->next_worker);
     if (w >= batch->num_workers) return;
@@ -393,12 +432,18 @@ void fbpe_encode_batch(fbpe_bpe *b, const fbpe_splitter *sp, fbpe_text_batch *ba
         fbpe_text_unit *u = &batch->units[k];
         u->worker = w;
         u->off = out->len;
+        const uint8_t *s = u->data;
+        size_t n = u->len;
+        u->status = FBPE_OK;
         if (u->ucs_kind) {
-            size_t n = 0;
             u->status = ucs_to_utf8(u->ucs, u->ucs_kind, u->ucs_len, &scratch, &scratch_cap, &n);
-            if (u->status == FBPE_OK) u->status = fbpe_encode_text(b, cache, sp, scratch, n, out);
-        } else {
-            u->status = fbpe_encode_text(b, cache, sp, u->data, u->len, out);
+            s = scratch;
+        }
+        if (u->status == FBPE_OK) {
+            if (batch->needles && fbpe_needles_in(batch->needles, s, n))
+                u->holds_needle = 1; /* refused by the caller: no ids */
+            else
+                u->status = fbpe_encode_text(b, cache, sp, s, n, out);
         }
         u->count = out->len - u->off;
     }

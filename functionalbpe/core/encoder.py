@@ -18,8 +18,9 @@ from __future__ import annotations
 import random
 import sys
 from array import array
+from dataclasses import dataclass
 from itertools import chain
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..errors import CompiledPatternGaveUp, FunctionalBPEError
 from ..util.checks import without_surrogates
@@ -33,6 +34,37 @@ from .bpe import encode_piece, ranks_from_merges
 # Pieces remembered before the cache is emptied; enough for the distinct pieces of a
 # book-sized text, small enough that a stream of random strings cannot exhaust memory.
 CACHE_LIMIT = 1 << 18
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Text a batch refuses (the special tokens it may not hold): ``refuse(text)`` raises
+    when ``text`` holds one. ``needles`` are their UTF-8, which the compiled encoder's
+    workers look for while they encode, so that the check is not serial; each text where
+    one is found is handed to ``refuse``, in order, and ``refuse`` alone decides.
+
+    >>> def refuse(text):
+    ...     if "<s>" in text:
+    ...         raise ValueError(text)
+    >>> Refusal((b"<s>",), refuse).refuse_each(["a", "b<s>"])
+    Traceback (most recent call last):
+    ValueError: b<s>
+    """
+
+    needles: Tuple[bytes, ...]
+    refuse: Callable[[str], None]
+
+    def refuse_each(self, texts: Iterable[str]) -> None:
+        for text in texts:
+            self.refuse(text)
+
+    def native_args(self, texts: List[str]) -> Dict[str, Any]:
+        """The compiled batch's arguments: the needles, and a unit's index to refuse."""
+        return {"needles": self.needles, "refuse": lambda k: self.refuse(texts[k])}
+
+
+def _native_refusal(refusal: Optional[Refusal], texts: List[str]) -> Dict[str, Any]:
+    return refusal.native_args(texts) if refusal is not None else {}
 
 
 class Encoder:
@@ -224,43 +256,57 @@ class Encoder:
             out.extend(ids if self._output_ids is None else [self._output_ids[i] for i in ids])
         return out
 
-    def encode_texts(self, texts: List[str], threads: Optional[int] = None) -> List[List[int]]:
-        """:meth:`encode_text` of each text; on ``threads`` threads with the C scanner."""
+    def encode_texts(self, texts: List[str], threads: Optional[int] = None,
+                     refusal: Optional[Refusal] = None) -> List[List[int]]:
+        """:meth:`encode_text` of each text; on ``threads`` threads with the C scanner. With
+        a ``refusal``, a text it refuses raises before anything is encoded or returned."""
         if self.scanner is not None:
+            refusing = _native_refusal(refusal, texts)
             try:
                 try:
-                    return self.native.encode_texts(texts, self.scanner, threads)
+                    return self.native.encode_texts(texts, self.scanner, threads, **refusing)
                 except UnicodeEncodeError:
-                    return self.native.encode_texts(list(map(without_surrogates, texts)), self.scanner, threads)
+                    return self.native.encode_texts(list(map(without_surrogates, texts)), self.scanner, threads,
+                                                    **refusing)
             except CompiledPatternGaveUp:
                 pass  # text by text: each that the matcher gives up on goes the Python way
+        if refusal is not None:
+            refusal.refuse_each(texts)
         return [self.encode_text(t) for t in texts]
 
-    def encode_texts_flat(self, texts: List[str], threads: Optional[int]) -> "FlatIds":
+    def encode_texts_flat(self, texts: List[str], threads: Optional[int],
+                          refusal: Optional[Refusal] = None) -> "FlatIds":
         """:meth:`encode_texts` as one array of ids and the offsets of each text: no Python
         object per id with the C scanner."""
         if self.scanner is not None:
             try:
-                return FlatIds(*self.native.encode_texts_flat(texts, self.scanner, threads))
+                return FlatIds(*self.native.encode_texts_flat(texts, self.scanner, threads,
+                                                              **_native_refusal(refusal, texts)))
             except CompiledPatternGaveUp:
+                if refusal is not None:
+                    refusal.refuse_each(texts)
                 return FlatIds.from_lists([self.encode_text(t) for t in texts])
-        return FlatIds.from_lists(self.encode_texts(texts, threads))
+        return FlatIds.from_lists(self.encode_texts(texts, threads, refusal))
 
-    def encode_texts_packed(self, texts: List[str], threads: Optional[int], width: int) -> Tuple[bytes, List[int]]:
+    def encode_texts_packed(self, texts: List[str], threads: Optional[int], width: int,
+                            refusal: Optional[Refusal] = None) -> Tuple[bytes, List[int]]:
         """:meth:`encode_texts` as one ``bytes`` of little-endian ids of ``width`` bytes (2 or
         4), one text's after another, and the number of ids of each text: no Python int per
         id with the C scanner."""
         if self.scanner is not None:
+            refusing = _native_refusal(refusal, texts)
             try:
                 try:
-                    return self.native.encode_texts_packed(texts, self.scanner, threads, width)
+                    return self.native.encode_texts_packed(texts, self.scanner, threads, width, **refusing)
                 except UnicodeEncodeError:
-                    texts = list(map(without_surrogates, texts))
-                    return self.native.encode_texts_packed(texts, self.scanner, threads, width)
+                    return self.native.encode_texts_packed(list(map(without_surrogates, texts)), self.scanner,
+                                                           threads, width, **refusing)
             except CompiledPatternGaveUp:
+                if refusal is not None:
+                    refusal.refuse_each(texts)
                 lists = [self.encode_text(t) for t in texts]
                 return pack(lists, width), [len(ids) for ids in lists]
-        lists = self.encode_texts(texts, threads)
+        lists = self.encode_texts(texts, threads, refusal)
         return pack(lists, width), [len(ids) for ids in lists]
 
     def count_text(self, text: str, threads: Optional[int] = 1) -> int:
@@ -360,13 +406,13 @@ class FlatIds:
 
 
 def encode_batch_flat(encoder: Encoder, texts: List[str], threads: int, specials_or_dropout: bool,
-                      batch: Any) -> FlatIds:
-    """``Tokenizer.encode_batch(..., flat=True)`` (disallowed specials already refused):
-    straight from C when every text reaches it whole (no special token allowed, no
-    dropout), else the lists of ``batch()`` laid flat."""
+                      batch: Any, refusal: Optional[Refusal] = None) -> FlatIds:
+    """``Tokenizer.encode_batch(..., flat=True)``: straight from C when every text reaches
+    it whole (no special token allowed, no dropout; ``refusal`` refuses the disallowed
+    ones), else the lists of ``batch()`` laid flat."""
     if specials_or_dropout:
         return FlatIds.from_lists(batch())
-    return encoder.encode_texts_flat(texts, threads)
+    return encoder.encode_texts_flat(texts, threads, refusal)
 
 
 def pack(lists: Iterable[Sequence[int]], width: int) -> bytes:

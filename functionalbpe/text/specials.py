@@ -15,8 +15,10 @@ token is one id and cuts the text around it, so no piece and no merge crosses it
 """
 from __future__ import annotations
 
-from typing import AbstractSet, Any, Callable, Collection, Dict, FrozenSet, List, Sequence, Tuple, Union
+from functools import partial
+from typing import AbstractSet, Any, Callable, Collection, Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
 
+from ..core.encoder import Refusal
 from ..errors import SpecialTokenError, UnknownTokenError
 from ..util.checks import special_set
 from .patterns import special_cutter
@@ -95,6 +97,13 @@ class SpecialPolicy:
             )
             error.token, error.offset = segment, offset
             raise error
+
+    def refusal(self, disallowed: FrozenSet[str]) -> Optional[Refusal]:
+        """What a batch of texts refuses (:meth:`refuse` of each, the search for the tokens'
+        UTF-8 left to the encoder's workers); None when nothing is disallowed."""
+        if not disallowed:
+            return None
+        return Refusal(tuple(token.encode("utf-8") for token in disallowed), partial(self.refuse, disallowed=disallowed))
 
     def encode(self, text: str, allowed: FrozenSet[str], ordinary: Callable[[str], List[int]]) -> List[int]:
         """The ids of ``text``: each allowed token its id, each part between them

@@ -1,0 +1,76 @@
+"""Disallowed special tokens in a batch are looked for by the encoder's workers
+(core/encoder.Refusal, fbpe_needles in csrc/lib/encode_text.c): a batch must raise exactly
+the error that refusing text by text raises, or give exactly the ids of encoding text by
+text, for lists, flat arrays and packed bytes, on one thread or several."""
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import functionalbpe as fb
+from functionalbpe.errors import SpecialTokenError
+
+# Needles with different first bytes, one of a single character, one that is U+FFFD (which
+# a lone surrogate becomes in UTF-8, though the text does not hold it), one made of two.
+SPECIALS = ["<|eot|>", "<|a|>", "[SEP]", "é", "\ufffd", "ab<|a|>"]
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return fb.train(["hello world, a b c é <|x|> [SE] " * 20], vocab_size=300, special_tokens=SPECIALS,
+                    progress=False)
+
+
+def one_by_one(tok, texts, **specials):
+    """The ids of each text, or the error of the first that is refused."""
+    try:
+        return [tok.encode(t, **specials) for t in texts]
+    except SpecialTokenError as exc:
+        return ("error", exc.token, exc.offset, str(exc))
+
+
+def batched(tok, texts, how, threads, **specials):
+    try:
+        if how == "lists":
+            return tok.encode_batch(texts, threads=threads, **specials)
+        if how == "flat":
+            flat = tok.encode_batch(texts, threads=threads, flat=True, **specials)
+            return [list(map(int, flat[k])) for k in range(len(texts))]
+        data, counts = tok.encode_batch_packed(texts, threads, **specials)
+        ids = [int.from_bytes(data[4 * k:4 * k + 4], "little") for k in range(len(data) // 4)]
+        out, at = [], 0
+        for n in counts:
+            out.append(ids[at:at + n])
+            at += n
+        return out
+    except SpecialTokenError as exc:
+        return ("error", exc.token, exc.offset, str(exc))
+
+
+pieces = st.sampled_from(["hello", " world", "<|eot", "|>", "<|", "a|>", "é", "e", "\ud800", "\ufffd", "[SEP",
+                          "]", "ab", "<|a|>", "\n", "日本", "[SEP]", "x"])
+texts = st.lists(st.lists(pieces, max_size=8).map("".join), min_size=1, max_size=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(texts=texts, how=st.sampled_from(["lists", "flat", "packed"]), threads=st.sampled_from([1, 2]),
+       disallowed=st.sampled_from(["all", (), ("[SEP]",), ("é", "<|a|>")]))
+def test_a_batch_refuses_as_text_by_text(tok, texts, how, threads, disallowed):
+    assert batched(tok, texts, how, threads, disallowed_special=disallowed) == \
+        one_by_one(tok, texts, disallowed_special=disallowed)
+
+
+@pytest.mark.parametrize("how", ["lists", "flat", "packed"])
+def test_a_large_batch_on_the_workers(tok, how):
+    # Above the size at which the workers share the batch: the first refused text is named
+    # whichever worker found which.
+    texts = ["hello world " * 50] * 600 + ["a [SEP] b", "c <|eot|>"] + ["hello"] * 100
+    assert batched(tok, texts, how, 2) == one_by_one(tok, texts)
+    clean = texts[:600] + ["a [SE] b"] * 50
+    assert batched(tok, clean, how, 2) == one_by_one(tok, clean)
+
+
+def test_a_lone_surrogate_is_not_the_replacement_character(tok):
+    # Its UTF-8 is U+FFFD's, a needle here, but the text does not hold the token: encoded.
+    texts = ["a\ud800b"] * 3
+    assert tok.encode_batch(texts) == one_by_one(tok, texts)
+    with pytest.raises(SpecialTokenError):
+        tok.encode_batch(["a\ufffdb"])
