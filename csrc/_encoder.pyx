@@ -80,10 +80,11 @@ from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
-import gc
 import os
 import threading
 from array import array
+
+from .util.collector import collector_paused
 
 
 cdef extern from "Python.h":
@@ -221,6 +222,13 @@ PARALLEL_MIN_BYTES = 256 << 10
 # encoded on the worker threads, like a batch's texts. Module attributes, so that tests can
 # make them tiny.
 PARALLEL_TEXT_BYTES = 128 << 10
+# A batch of at least this many bytes, encoded on several threads into lists, is encoded in
+# RESULT_STEPS steps: the lists of one step are made on the calling thread (they need the
+# GIL) while the workers encode the next, instead of after all of them, when the other
+# cores have nothing left to do. On 165,000 lines of English with cl100k the lists took
+# 0.1 s against 0.14 s for encoding them on two threads.
+STEPPED_MIN_BYTES = 1 << 20
+RESULT_STEPS = 8
 # The parts: about PARTS_PER_THREAD per thread, so that a part slower than the others (a
 # paragraph of rare CJK) does not leave the other threads waiting; none under
 # TEXT_PART_MIN_BYTES.
@@ -274,6 +282,10 @@ def _thread_pool():
             _pool = ThreadPoolExecutor(default_threads(), thread_name_prefix="functionalbpe-encode")
             _pool_pid = os.getpid()
         return _pool
+
+
+def _run_batch(_TextBatch batch, size_t workers):
+    _run(batch, workers)
 
 
 cdef _run(_TextBatch batch, size_t workers):
@@ -495,25 +507,24 @@ cdef class _TextBatch:
         0.9-1.4 s with it, as long as encoding them on one thread, and 0.16-0.21 s without
         (a shared, loaded machine; the ratio held over three runs). Lists of ints hold no
         cycle, so nothing is left for the collector to find."""
+        cdef list out = PyList_New(self.batch.num_units)
+        with collector_paused():
+            self.results_into(out, 0)
+        return out
+
+    cdef results_into(self, list out, size_t at):
+        """Put the list of ids of unit k at out[at + k] (out made by PyList_New, the slots
+        still empty)."""
         cdef size_t k
         cdef fbpe_text_unit *u
+        cdef list ids
         for k in range(self.batch.num_units):
             check(self.batch.units[k].status, "while encoding")
-        cdef list out = PyList_New(self.batch.num_units)
-        cdef list ids
-        collecting = gc.isenabled()
-        if collecting:
-            gc.disable()
-        try:
-            for k in range(self.batch.num_units):
-                u = &self.batch.units[k]
-                ids = ids_to_list(self.id_objects, self.batch.outs[u.worker].ids + u.off, u.count)
-                incref(<PyObject *>ids)
-                list_set(out, k, <PyObject *>ids)
-        finally:
-            if collecting:
-                gc.enable()
-        return out
+        for k in range(self.batch.num_units):
+            u = &self.batch.units[k]
+            ids = ids_to_list(self.id_objects, self.batch.outs[u.worker].ids + u.off, u.count)
+            incref(<PyObject *>ids)
+            list_set(out, at + k, <PyObject *>ids)
 
     @property
     def num_units(self):
@@ -986,11 +997,53 @@ cdef class BPE:
     def encode_texts(self, texts, str pattern, threads=None, needles=(), refuse=None):
         """The ids of each text, the texts spread over ``threads`` threads (None: all cores).
 
-        A small batch (under 256 KiB in all) is encoded on the calling thread. Each text that
-        holds the UTF-8 of one of ``needles`` (bytes) is given to ``refuse`` (its index), in
-        order, before anything is returned: the special tokens a caller refuses, looked for
-        by the workers."""
+        A small batch (under 256 KiB in all) is encoded on the calling thread; a large one in
+        steps (STEPPED_MIN_BYTES). Each text that holds the UTF-8 of one of ``needles``
+        (bytes) is given to ``refuse`` (its index), in order, before anything is returned:
+        the special tokens a caller refuses, looked for by the workers."""
+        if not isinstance(texts, list):
+            texts = list(texts)
+        workers = max(1, min(thread_count(threads), len(texts)))
+        if workers > 1 and len(texts) >= 2 * RESULT_STEPS:
+            stepped = self._encoded_in_steps(texts, pattern, workers, needles, refuse)
+            if stepped is not None:
+                return stepped
         return self._encoded(texts, pattern, threads, needles=needles, refuse=refuse).results()
+
+    def _encoded_in_steps(self, list texts, str pattern, size_t workers, needles, refuse):
+        """:meth:`encode_texts` of a large batch, its lists made while the workers encode
+        the next step; None for a batch too small to gain."""
+        cdef size_t n = len(texts), steps = RESULT_STEPS, k, first
+        looked_for = _Needles(needles) if needles else None
+        bounds = [n * k // steps for k in range(steps + 1)]
+        batches = [_TextBatch(self, texts[bounds[k]:bounds[k + 1]], pattern, workers, None, None, looked_for)
+                   for k in range(steps)]
+        if sum([(<_TextBatch>b).total_bytes for b in batches]) < STEPPED_MIN_BYTES:
+            return None
+        cdef list out = PyList_New(n)
+        pool = _thread_pool()
+        pending = pool.submit(_run_batch, batches[0], workers)
+        try:
+            with collector_paused():
+                for k in range(steps):
+                    pending.result()
+                    pending = pool.submit(_run_batch, batches[k + 1], workers) if k + 1 < steps else None
+                    holding = (<_TextBatch>batches[k]).holding_needles() if looked_for is not None else ()
+                    if holding:
+                        first = bounds[k]
+                        for j in holding:
+                            refuse(first + j)  # raises where the text holds the token itself
+                        # Not the token's text after all (_encoded says when): from the start,
+                        # in one batch, which refuses any text of a later step.
+                        if pending is not None:
+                            pending.result()
+                            pending = None
+                        return self._encoded(texts, pattern, workers, needles=needles, refuse=refuse).results()
+                    (<_TextBatch>batches[k]).results_into(out, bounds[k])
+        finally:
+            if pending is not None:  # an error left a step running: it ends before its texts go
+                pending.cancel() or pending.exception()
+        return out
 
     def encode_texts_packed(self, texts, str pattern, threads=None, int width=4, needles=(), refuse=None):
         """:meth:`encode_texts` as one ``bytes`` of little-endian ids of ``width`` bytes (2 or

@@ -3,7 +3,7 @@
 the error that refusing text by text raises, or give exactly the ids of encoding text by
 text, for lists, flat arrays and packed bytes, on one thread or several."""
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import functionalbpe as fb
 from functionalbpe.errors import SpecialTokenError
@@ -74,3 +74,34 @@ def test_a_lone_surrogate_is_not_the_replacement_character(tok):
     assert tok.encode_batch(texts) == one_by_one(tok, texts)
     with pytest.raises(SpecialTokenError):
         tok.encode_batch(["a\ufffdb"])
+
+
+# -- a large batch in steps: lists made while the workers encode the next step ----------------
+
+@pytest.fixture
+def tiny_steps(monkeypatch):
+    from functionalbpe.core._native import NATIVE
+
+    if NATIVE.encoder is None:
+        pytest.skip("the compiled encoder is not built")
+    monkeypatch.setattr(NATIVE.encoder, "STEPPED_MIN_BYTES", 1)
+    monkeypatch.setattr(NATIVE.encoder, "PARALLEL_MIN_BYTES", 1)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=st.lists(st.lists(pieces, max_size=8).map("".join), min_size=16, max_size=60),
+       disallowed=st.sampled_from(["all", (), ("[SEP]",)]))
+def test_steps_give_the_ids_and_the_first_error(tok, tiny_steps, texts, disallowed):
+    assert batched(tok, texts, "lists", 2, disallowed_special=disallowed) == \
+        one_by_one(tok, texts, disallowed_special=disallowed)
+
+
+def test_steps_with_refusals_in_late_steps_only(tok, tiny_steps):
+    texts = ["hello world"] * 100 + ["b <|a|>"] + ["x"] * 20 + ["[SEP]"]
+    assert batched(tok, texts, "lists", 2) == one_by_one(tok, texts)
+    # A needle's bytes in a late step that are not the token: every text encoded, in order.
+    texts = ["hello world"] * 100 + ["a\ud800b"] + ["x e"] * 20
+    assert tok.encode_batch(texts, threads=2) == [tok.encode(t) for t in texts]
+    # ... and a token in a step after that one is still refused.
+    texts = [""] * 13 + ["\ud800", "", "[SEP]"]
+    assert batched(tok, texts, "lists", 2) == one_by_one(tok, texts)
