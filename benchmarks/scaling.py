@@ -95,7 +95,8 @@ def row(name: str, result: Any, target: str = "", serial: Optional[float] = None
 
 def encode_scaling(tok: Any, docs: List[str], n: int = 7) -> List[Dict[str, Any]]:
     """encode_to_file 1 vs all threads on the three forms; .txt against encode_ordinary;
-    .jsonl against .txt; encode_batch (lists, flat) on paragraphs and on short lines."""
+    .jsonl against .txt; encode_batch (lists, flat) on paragraphs and on short lines. Special
+    tokens as a call without options treats them: refused, so the search for them counts."""
     return _on_three_forms(docs, lambda paths, threads, paired: _encode_rows(tok, paths, threads, n, paired))
 
 
@@ -106,8 +107,7 @@ def _encode_rows(tok: Any, paths: Dict[str, str], threads: int, n: int, paired: 
     text = open(paths[".txt"], encoding="utf-8").read()
 
     def to_file(kind: str, t: int) -> Callable[[], Any]:
-        return lambda: tok.encode_to_file(fb.files(paths[kind]), out, threads=t, progress=False,
-                                          disallowed_special=())
+        return lambda: tok.encode_to_file(fb.files(paths[kind]), out, threads=t, progress=False)
 
     print(f"scaling ({threads} threads against 1; {len(text.encode()) / 1e6:.1f} MB, {text.count(chr(10) * 2) + 1:,} documents; "
           f"median of {n} back-to-back pairs):")
@@ -125,7 +125,7 @@ def _encode_rows(tok: Any, paths: Dict[str, str], threads: int, n: int, paired: 
         for flat in (False, True):
             form = "flat" if flat else "lists"
             def batched(t: int, flat: bool = flat, batch: List[str] = batch) -> Callable[[], Any]:
-                return lambda: tok.encode_batch(batch, threads=t, flat=flat, disallowed_special=())
+                return lambda: tok.encode_batch(batch, threads=t, flat=flat)
 
             rows.append(row(f"encode_batch {label} ({len(batch):,}), {form}: {threads} threads vs 1",
                             paired(batched(threads), batched(1), n=n), ">= 1.8" if flat else ">= 1.6",
