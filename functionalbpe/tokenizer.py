@@ -292,13 +292,15 @@ class Tokenizer(OtherLibraryNames, Exchange):
         check_add_special_tokens(add_special_tokens)
         text = plain_str(text)
         allowed, disallowed = self._specials.sets(allowed_special, disallowed_special)
-        self._specials.refuse(text, disallowed)
         p = check_dropout(dropout)
+        if threads is not None:
+            threads = thread_count(threads)
+        if not allowed and not p:  # the encoder looks for the disallowed tokens while it encodes
+            return self._encoder.encode_text(text, threads, self._specials.refusal(disallowed)) if text else []
+        self._specials.refuse(text, disallowed)
         if p:
             rng = random.Random(seed_value(seed))
             return self._specials.encode(bpe_text(text), allowed, lambda t: self._encoder.encode_text_dropout(t, p, rng))
-        if threads is not None:
-            threads = thread_count(threads)
         return self._specials.encode(text, allowed, lambda part: self._encoder.encode_text(part, threads) if part else [])
 
     def encode_batch(

@@ -200,27 +200,35 @@ class Encoder:
                 out.extend(ids)
         return out
 
-    def encode_text(self, text: str, threads: Optional[int] = 1) -> List[int]:
+    def encode_text(self, text: str, threads: Optional[int] = 1, refusal: Optional[Refusal] = None) -> List[int]:
         """The ids of a text that holds no special token (needs a scheme). A lone surrogate
         (which UTF-8 cannot hold) is read as U+FFFD, as tiktoken reads it: the text is
         rewritten only when it holds one, which the UTF-8 encoding in C finds out.
 
         ``threads``: a long text cut by the C scanner is encoded in parts on this many
-        threads (None: all cores), with the same ids as on one."""
+        threads (None: all cores), with the same ids as on one. ``refusal``: a text it
+        refuses raises first."""
+        refusing: Dict[str, Any] = {}
+        if refusal is not None:
+            if self.scanner is None:
+                refusal.refuse(text)
+            else:  # the compiled encoder looks for the tokens' text while it encodes
+                refusing = {"needles": refusal.needles, "refuse": lambda: refusal.refuse(text)}
         try:
-            return self._encode_text(text, threads)
+            return self._encode_text(text, threads, refusing)
         except UnicodeEncodeError:
-            return self._encode_text(without_surrogates(text), threads)
+            return self._encode_text(without_surrogates(text), threads, refusing)
 
-    def _encode_text(self, text: str, threads: Optional[int] = 1) -> List[int]:
+    def _encode_text(self, text: str, threads: Optional[int], refusing: Dict[str, Any]) -> List[int]:
         # A compiled pattern's matcher may give up on a text (CompiledPatternGaveUp: no
         # non-empty match somewhere, or its step budget spent); the text then goes the
         # Python way, where regex gives the pieces or the error that names the character.
         if self.scanner is not None:
             try:
-                return self.native.encode_text(text, self.scanner, threads)
+                return self.native.encode_text(text, self.scanner, threads, **refusing)
             except CompiledPatternGaveUp:
-                pass
+                if refusing:
+                    refusing["refuse"]()
         scheme = self.scheme
         assert scheme is not None
         if self._raw_scanner is not None:

@@ -105,3 +105,55 @@ def test_steps_with_refusals_in_late_steps_only(tok, tiny_steps):
     # ... and a token in a step after that one is still refused.
     texts = [""] * 13 + ["\ud800", "", "[SEP]"]
     assert batched(tok, texts, "lists", 2) == one_by_one(tok, texts)
+
+
+# -- one text: the search in C, on the workers for a long text ----------------------------------
+
+@pytest.fixture
+def tiny_text_parts(monkeypatch):
+    """A text of more than 64 bytes is cut into parts of a few bytes (test_parallel_encode)."""
+    from functionalbpe.core._native import NATIVE
+
+    if NATIVE.encoder is None:
+        pytest.skip("the compiled encoder is not built")
+    monkeypatch.setattr(NATIVE.encoder, "PARALLEL_TEXT_BYTES", 64)
+    monkeypatch.setattr(NATIVE.encoder, "TEXT_PART_MIN_BYTES", 8)
+    monkeypatch.setattr(NATIVE.encoder, "PARTS_PER_THREAD", 64)
+    monkeypatch.setattr(NATIVE.encoder, "CUT_WINDOW", 32)
+
+
+def refused_or_ids(call):
+    try:
+        return call()
+    except SpecialTokenError as exc:
+        return ("error", exc.token, exc.offset, str(exc))
+
+
+def python_refusal_then_ids(tok, text, disallowed):
+    """What encode gives when the text is first refused by the Python search alone."""
+    _, refused = tok.special_policy.sets(frozenset(), disallowed)
+    try:
+        tok.special_policy.refuse(text, refused)
+    except SpecialTokenError as exc:
+        return ("error", exc.token, exc.offset, str(exc))
+    return tok.encode_ordinary(text, threads=1)
+
+
+long_text = st.lists(st.sampled_from(["hello", " world", ". ", "\n", "<|a", "|>", "<|a|>", "[SE", "P]", "é",
+                                      "\ud800", "ab", "日本語。"]), max_size=80).map("".join)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=long_text, threads=st.sampled_from([1, 2, 4]),
+       disallowed=st.sampled_from(["all", ("[SEP]",), ("<|a|>", "é")]))
+def test_one_text_refused_as_the_python_search_refuses(tok, tiny_text_parts, text, threads, disallowed):
+    # Tokens cut in two by the parts ('<|a' + '|>', '[SE' + 'P]') are found too.
+    assert refused_or_ids(lambda: tok.encode(text, threads=threads, disallowed_special=disallowed)) == \
+        python_refusal_then_ids(tok, text, disallowed)
+
+
+def test_a_token_across_a_cut(tok, tiny_text_parts):
+    # The token at every place of a text that is cut every few bytes: across a cut at some.
+    for shift in range(24):
+        text = "x" * shift + "hello world. " * 12 + "<|a|>" + " hello. world" * 12
+        assert refused_or_ids(lambda: tok.encode(text, threads=4))[:3] == ("error", "<|a|>", shift + 156)
