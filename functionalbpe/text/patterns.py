@@ -116,7 +116,7 @@ class PatternRecord:
     ``name``: what users pass; ``regex``: its text, as its authors spell it; ``aliases``:
     other names for it (tiktoken's encodings); ``builtin``: a pattern of :data:`PATTERNS`
     (ours to train with), else one known by name only (another library's spelling);
-    ``scanner``: the hand-written scanner that cuts it (csrc/lib/scanners.h), if one does,
+    ``scanner``: the hand-written scanner that cuts it (csrc/lib/scan/scanners.h), if one does,
     else it is compiled (regex_program.py) like any other pattern. Its JavaScript form for
     the explorer is derived from ``regex`` by the explorer's layer
     (:func:`functionalbpe.teach.js_patterns.js_regex` of its name).
@@ -148,9 +148,9 @@ RECORD: Dict[str, PatternRecord] = {r.name: r for r in RECORDS}
 
 PATTERNS = {r.name: r.regex for r in RECORDS if r.builtin}
 
-# Patterns that are not built in but cut by a hand-written scanner (csrc/lib/scanners.h)
+# Patterns that are not built in but cut by a hand-written scanner (csrc/lib/scan/scanners.h)
 # rather than compiled: regex text -> the scanner's name. Their cuts are those of the
-# built-in patterns (csrc/lib/scan.c), which the tests check for them too.
+# built-in patterns (csrc/lib/scan/scan.c), which the tests check for them too.
 HAND_SCANNED = {r.regex: r.scanner for r in RECORDS if not r.builtin and r.scanner}
 
 
@@ -420,7 +420,7 @@ def special_cutter(specials: FrozenSet[str]) -> "SpecialCutter":
     ``search(text)``, the ``(offset, token)`` of the first token cut, or None.
 
     Compiled, one pass over the text whatever the number and length of the tokens
-    (``_scanner.SpecialCutter``, ``csrc/lib/specials.h``); in pure Python the trie regex of
+    (``_scanner.SpecialCutter``, ``csrc/lib/scan/specials.h``); in pure Python the trie regex of
     :func:`special_finder`, whose time per position grows with the part of a token that
     matches there (at most the longest token).
     """

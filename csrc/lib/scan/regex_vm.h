@@ -36,7 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bounds.h"
+#include "../common/bounds.h"
 
 /* The opcodes; the same values as regex_program.py. */
 enum {

@@ -13,9 +13,9 @@
 #ifndef FBPE_COUNT_H
 #define FBPE_COUNT_H
 
-#include "piecetable.h"
-#include "specials.h"
-#include "splitter.h"
+#include "../common/piecetable.h"
+#include "../scan/specials.h"
+#include "../scan/splitter.h"
 
 typedef struct {
     const uint8_t *data;

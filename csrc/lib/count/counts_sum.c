@@ -1,7 +1,7 @@
 /* Adding counted tables together (counts_sum.h). */
 #include "counts_sum.h"
 
-#include "hash.h"
+#include "../common/hash.h"
 
 /* The checks of one flat table, before anything is added: a table is taken whole or not at
  * all, except for an overflow, which only the sums can show. */

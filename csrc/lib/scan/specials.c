@@ -1,6 +1,6 @@
 /* Cutting special tokens out of a text in one pass; see specials.h. */
 #include "specials.h"
-#include "hash.h"
+#include "../common/hash.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* The Functionalizer's description of distinct pieces; see functional.h. Each step names the
  * Python function (functionalbpe/schemes/functional.py) it mirrors. */
 #include "functional.h"
-#include "utf8.h"
+#include "../common/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>

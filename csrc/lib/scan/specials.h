@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bounds.h"
+#include "../common/bounds.h"
 
 typedef struct {
     size_t num_nodes;      /* node 0 is the root */

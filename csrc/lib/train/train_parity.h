@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bounds.h" /* the status codes */
+#include "../common/bounds.h" /* the status codes */
 
 typedef struct fbpe_parity fbpe_parity;
 

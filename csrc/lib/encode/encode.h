@@ -20,7 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bounds.h"
+#include "../common/bounds.h"
+#include "vocab_slots.h" /* fbpe_vocab_slot, FBPE_NO_RANK */
 
 /* A growable array of token ids: where encoded pieces go. */
 typedef struct {
@@ -35,15 +36,6 @@ fbpe_status fbpe_ids_reserve(fbpe_ids *v, size_t extra);
 
 typedef struct fbpe_cache fbpe_cache;
 
-/* A token in the table of whole tokens: its bytes inline when they are at most 16 (zero
- * padded: the key of hash.h), else w0 is their hash and the bytes are compared in
- * tok_bytes. len 0: empty. */
-typedef struct {
-    uint64_t w0, w1;
-    uint32_t len, id;
-} fbpe_vocab_slot;
-
-#define FBPE_NO_RANK UINT32_MAX
 /* At most this many cached caches wait in the pool; more concurrent callers make their own. */
 #define FBPE_POOL_SIZE 64
 
@@ -168,19 +160,5 @@ void fbpe_cache_store(fbpe_cache *c, const uint8_t *s, size_t n, const uint32_t 
 fbpe_status fbpe_decoded_size(const fbpe_bpe *b, const uint32_t *ids, size_t n, size_t *size);
 /* Write the bytes of ids[0..n) to out (fbpe_decoded_size bytes). */
 void fbpe_decode(const fbpe_bpe *b, const uint32_t *ids, size_t n, uint8_t *out);
-
-/* ---- rank tables: reading tiktoken's files ----
- * A .tiktoken file has ranks, not merges; each token's parts are what tiktoken's procedure
- * (merge the adjacent pair whose joined bytes have the lowest rank) makes of its bytes with
- * the ranks below it. Token r is arena[off[r] .. off[r + 1]); ranks are 0 .. num-1. */
-typedef struct fbpe_ranks fbpe_ranks;
-/* FBPE_OK, FBPE_ENOMEM, or FBPE_EINVALID (more than FBPE_MAX_VOCAB_SIZE ranks, an empty token
- * or one of more than FBPE_MAX_TOKEN_BYTES). */
-fbpe_status fbpe_ranks_new(const uint8_t *arena, const uint64_t *off, uint32_t num,
-                           fbpe_ranks **out);
-void fbpe_ranks_free(fbpe_ranks *t);
-/* How many parts token r comes out as (*parts), in O(n log n) lookups for a token of n
- * bytes, and where the first ends (*cut). FBPE_OK or FBPE_ENOMEM. */
-fbpe_status fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *parts, size_t *cut);
 
 #endif

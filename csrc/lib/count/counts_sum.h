@@ -19,8 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bounds.h"
-#include "piecetable.h"
+#include "../common/bounds.h"
+#include "../common/piecetable.h"
 
 /* Add the flat table (n pieces, data_len bytes) into `t`, as table number `table`: a number
  * the caller gives each table it adds, distinct from the others' (1, 2, 3, ...). Offsets must start at 0, go up at

@@ -18,7 +18,7 @@
 #define FBPE_SCANNERS_H
 
 #include "scan.h"
-#include "utf8.h"
+#include "../common/utf8.h"
 
 #include <string.h>
 

@@ -11,7 +11,7 @@
 
 #include "markers.h"
 #include "scanners.h" /* fbpe_little_endian, fbpe_lowest_bit */
-#include "utf8.h"
+#include "../common/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bounds.h"
+#include "../common/bounds.h"
 
 /* Deeper nesting is left to Python (whose json module raises RecursionError somewhere
  * near 1,000 levels, a message the caller keeps). */

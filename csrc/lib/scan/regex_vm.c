@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "utf8.h"
+#include "../common/utf8.h"
 
 /* Backtrack frames. */
 enum {

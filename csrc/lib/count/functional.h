@@ -37,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "piecetable.h"
+#include "../common/piecetable.h"
 
 #define FBPE_MAX_ARG 255
 #define FBPE_HEAD (FBPE_MAX_ARG + 1) /* positions 0..255: the part of a base instructions reach */

@@ -1,6 +1,6 @@
 #include "merge_table.h"
 
-#include "hash.h"
+#include "../common/hash.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash.h"
-#include "utf8.h"
-#include "markers_scan.h"
-#include "scanners.h"
-#include "take_next.h"
-#include "workers.h"
+#include "../common/hash.h"
+#include "../common/utf8.h"
+#include "../scan/markers_scan.h"
+#include "../scan/scanners.h"
+#include "../common/take_next.h"
+#include "../common/workers.h"
 
 /* One loop per pattern, so that the compiler inlines that pattern's scanner into it. */
 #define ENCODE_LOOP(END_FN)                                                                    \

@@ -6,7 +6,7 @@
  * a probe compares two words held in the slot it has already loaded, instead of following
  * a pointer to the bytes; a longer one compares the rest with memcmp. The piece counter
  * (piecetable.h), the encoder's table of whole tokens and its caches, and the reader of
- * tiktoken's ranks (encode.c) all key their strings with fbpe_key_make.
+ * tiktoken's ranks (ranks.c) all key their strings with fbpe_key_make.
  */
 #ifndef FBPE_HASH_H
 #define FBPE_HASH_H
@@ -35,6 +35,14 @@ static inline uint64_t fbpe_load64(const uint8_t *p) {
  * and it is one multiply and one shift a probe. */
 static inline size_t fbpe_slot_u64(uint64_t key, unsigned shift) {
     return (size_t)((key * FBPE_MIX3) >> shift);
+}
+
+/* The slots of an open-addressing table that holds n keys: the power of two at least n, and
+ * at least 16. */
+static inline size_t fbpe_pow2_at_least(size_t n) {
+    size_t c = 16;
+    while (c < n) c <<= 1;
+    return c;
 }
 
 /* The shift of a table of `cap` slots, a power of two from 2 on. */

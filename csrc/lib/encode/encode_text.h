@@ -9,7 +9,7 @@
 #define FBPE_ENCODE_TEXT_H
 
 #include "encode.h"
-#include "splitter.h"
+#include "../scan/splitter.h"
 
 /* Encode UTF-8 text s[0..n) that holds no special token, cut as `sp` says; append the ids
  * to out. FBPE_OK or FBPE_ENOMEM. */

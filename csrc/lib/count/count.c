@@ -1,9 +1,9 @@
 /* Counting pieces into a table; see count.h. */
 #include "count.h"
-#include "markers_scan.h"
-#include "scanners.h"
-#include "take_next.h"
-#include "utf8.h"
+#include "../scan/markers_scan.h"
+#include "../scan/scanners.h"
+#include "../common/take_next.h"
+#include "../common/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>

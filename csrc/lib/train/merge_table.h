@@ -5,7 +5,7 @@
 #ifndef FBPE_MERGE_TABLE_H
 #define FBPE_MERGE_TABLE_H
 
-#include "bounds.h"
+#include "../common/bounds.h"
 
 /* `merges` holds 2 * num_merges ids (left, right); merge k makes id first_merge + k, and
  * ids below first_merge are bytes (one byte each) and atoms (three). FBPE_OK when each merge

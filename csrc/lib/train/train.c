@@ -68,9 +68,9 @@
 #include "train.h"
 #include "counted.h"
 #include "pair_heap.h"
-#include "hash.h"
+#include "../common/hash.h"
 #include "merge_policy.h"
-#include "utf8.h"
+#include "../common/utf8.h"
 #include "word_rules.h"
 
 #include <stdlib.h>

@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bounds.h"
+#include "../common/bounds.h"
 
 /* Options: BoundaryMarkers(punct, digits, case). */
 #define FBPE_MK_PUNCT 1

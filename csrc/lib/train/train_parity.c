@@ -53,9 +53,9 @@
 #include "train_parity.h"
 #include "counted.h"
 #include "pair_heap.h"
-#include "hash.h"
+#include "../common/hash.h"
 #include "merge_policy.h"
-#include "utf8.h"
+#include "../common/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>

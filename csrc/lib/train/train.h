@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bounds.h" /* the status codes */
+#include "../common/bounds.h" /* the status codes */
 
 typedef struct fbpe_pieces fbpe_pieces;
 typedef struct fbpe_trainer fbpe_trainer;

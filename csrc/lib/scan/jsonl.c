@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "utf8.h"
+#include "../common/utf8.h"
 
 void fbpe_jsonl_docs_init(fbpe_jsonl_docs *d) { memset(d, 0, sizeof(*d)); }
 

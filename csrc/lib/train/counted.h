@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
-#include "bounds.h" /* fbpe_status, fbpe_grow_to */
+#include "../common/bounds.h" /* fbpe_status, fbpe_grow_to */
 
 #if defined(_WIN32)
 #include <windows.h>
