@@ -3,73 +3,71 @@
 # distutils: depends = csrc/lib/scan/regex_vm.h csrc/lib/scan/jsonl.h csrc/lib/common/bounds.h csrc/lib/common/hash.h csrc/lib/common/utf8.h csrc/lib/encode/encode.h csrc/lib/encode/encode_text.h csrc/lib/encode/ranks.h csrc/lib/encode/vocab_slots.h csrc/lib/common/key_heap.h csrc/lib/scan/scan.h csrc/lib/scan/scanners.h csrc/lib/scan/markers.h csrc/lib/scan/markers_scan.h csrc/lib/scan/splitter.h csrc/lib/common/take_next.h csrc/lib/common/workers.h csrc/status.pxd
 """The compiled encoder and decoder: merge tables applied at memory speed.
 
-Performance notes (what was tried, and why it is like this):
+Performance notes: what each choice is, and the measurement that made it.
 
 * Merges live in a C hash table keyed by the pair of ids (one 64-bit key, linear probing,
   at most half full): one multiply and usually one cache line per lookup. The merged id is
-  the rank, so no separate rank table is needed.
+  the rank, so there is no separate rank table.
 * The vocabulary is the first cache, as in tiktoken: most pieces of real text are tokens
-  already, and a piece that is a token needs no merging. A token is only taken whole if its
+  already, and a piece that is a token needs no merging. A token is taken whole only if its
   own bytes encode to it (checked once, when the table is built): true of every token a
   trainer makes, not of every merge table, and the shortcut must never change a result.
-* The second cache remembers pieces that are not tokens (``" reconfiguration"`` as three
-  ids). Each thread takes its own cache from a small pool in the encoder and gives it back
-  after the call, so caches are never shared while in use and need no locks, yet survive
-  from one call to the next. A cache that reaches 65,536 pieces starts again from empty.
-* A piece that is neither a token nor cached, 16 bytes or longer, is first cut at every
-  boundary that no merge can join across (a bit table of the bytes around each merge's
-  meeting point, csrc/lib/encode/encode.c), and each part is looked up and merged alone: the result
-  is the same, and the parts (single CJK characters and short words) are tokens or repeat.
-  Pieces of 3 bytes or fewer are merged each time: cheaper than a cache lookup and insert.
-  Chinese clauses under the gpt4 pattern are long pieces that seldom repeat whole; on 695 KB
-  of zh-CN with a 32k vocabulary trained on 22 languages, callgrind counts 150 M
-  instructions before and 72 M after; 400 KB of base64 +1.3%.
+* The second cache holds pieces that are not tokens (``" reconfiguration"`` as three ids).
+  Each thread takes its own from a small pool in the encoder and gives it back after the
+  call, so a cache is never shared while in use and needs no lock, yet is kept from one
+  call to the next. A cache that reaches 65,536 pieces starts again from empty.
+* A piece that is neither a token nor cached, 16 bytes or longer, is cut at every boundary
+  that no merge can join across (a bit table of the bytes around each merge's meeting point,
+  csrc/lib/encode/encode.c), and each part is looked up and merged alone: the result is the
+  same, and the parts (single CJK characters and short words) are tokens or repeat. Chinese
+  clauses under the gpt4 pattern are long pieces that seldom repeat whole: on 695 KB of
+  zh-CN with a 32k vocabulary trained on 22 languages, callgrind counts 72 M instructions
+  with the cut and 150 M without; 400 KB of base64 costs 1.3% more. Pieces of 3 bytes or
+  fewer are merged each time: cheaper than a cache lookup and insert.
 * Short pieces (≤ 64 symbols) merge by scanning an array on the stack for the lowest rank:
   quadratic in theory, and the fastest thing there is for the 2-20 symbols of a real piece.
 * Long pieces that are a few runs (a megabyte of spaces, of one letter) merge in rounds over
   their run-length form, one short round per merge. Other long pieces (a minified file, a
   base64 blob) go to a sweep over buckets of positions in a linked array, one rank at a
   time, lowest first: each position is filed at most three times, so it is O(n log n) at
-  worst. Measured on a megabyte of spaces (32k vocabulary): the sweep alone 13 MB/s, the
-  rounds over runs 300 MB/s, ordinary text 80-100 MB/s.
+  worst. On a megabyte of spaces (32k vocabulary): the sweep alone 13 MB/s, the rounds over
+  runs 300 MB/s; ordinary text 80-100 MB/s.
 * The large tables (whole tokens, pairs, token bytes) sit on transparent huge pages where
   Linux gives them: o200k's whole-token table is 12.6 MB and nearly every piece probes it at
-  a random place, so with 4 KB pages each probe was also a TLB miss; paired wall time
+  a random place, so with 4 KB pages each probe is also a TLB miss; paired wall time
   1.01-1.10x faster (csrc/lib/encode/encode.c, table_alloc).
 * A backtracking encoder (the `bpe` crate's idea: each token compatible with the one before,
   read left to right from a trie) is built on request and tested exact, but not used: it
-  saved 6-12% of the instructions on ja and ru parts of 16-64 bytes and lost wall time to
+  saves 6-12% of the instructions on ja and ru parts of 16-64 bytes and loses wall time to
   its trie's cache misses (csrc/lib/encode/encode.c says how much).
-* Making one new Python int per id cost as much as all of the encoding before it. The ints
+* One new Python int per id would cost as much as all of the encoding before it: the ints
   of every token are made once per table, and the output list takes references to them.
 * Text reaches C as UTF-8 without a copy when it is ASCII; mostly-ASCII text is written as
-  UTF-8 by C from the str's own buffer, eight ASCII characters at a time (str.encode cost 11
-  instructions a byte on English prose, a sixth of encoding it with o200k; this about 5);
-  the rest goes through str.encode, cheaper than this on Cyrillic and equal on Chinese. For the built-in patterns the C
-  scanner cuts it (csrc/lib/encode/encode_text.c inlines the scanner of each pattern into its own
-  loop; the character tables are the scanner module's, borrowed) and no Python object is
-  made per piece. A profile of the standard library then shows
-  the piece lookup (vocabulary probe, cache) at 2.5 times the scanner's time and the list
-  at a third of it. Custom patterns and the schemes hand over pieces cut by
-  ``regex`` (one UTF-8 pointer read and one probe each), and ``regex`` sets the pace there.
-* Threads: a batch of texts is shared by worker threads that take texts from an atomic
-  counter with the GIL released (a small batch stays on the calling thread). The workers
-  are C threads made once and woken per call (csrc/lib/common/workers.c): a Python pool needed a
-  Future, a work item and the GIL on each worker before and after its share. Each worker
-  takes a cache from the pool and appends the ids of all its texts to one array of its own.
-  With short texts (49,020 lines of LibreOffice help) the calling thread's work under the
-  GIL, turning ids into lists, took as long as the encoding itself (wall clock, loaded
-  machine): one array per worker instead of one per text takes a malloc and a free per
-  text out of it, and Tokenizer.encode_batch no longer plans each text when no special
-  token is allowed. That serial share is what still bounds the gain of a second thread.
-  Non-ASCII texts are no longer encoded to UTF-8 on the calling thread: the worker reads the
-  str's own buffer (1, 2 or 4 bytes per code point) and writes the UTF-8 into a scratch
-  array of its own, without the GIL (encode_text.c). The outer list of results is made at
-  its size; encode_texts_flat skips the lists altogether (two numpy arrays written in C).
+  UTF-8 by C from the str's own buffer, eight ASCII characters at a time (str.encode costs
+  11 instructions a byte on English prose, a sixth of encoding it with o200k; this about 5);
+  the rest goes through str.encode, cheaper than this on Cyrillic and equal on Chinese. For
+  the built-in patterns the C scanner cuts it (csrc/lib/encode/encode_text.c inlines the
+  scanner of each pattern into its own loop; the character tables are the scanner module's,
+  borrowed) and no Python object is made per piece: a profile of the standard library shows
+  the piece lookup (vocabulary probe, cache) at 2.5 times the scanner's time and the list at
+  a third of it. Custom patterns and the schemes hand over pieces cut by ``regex`` (one
+  UTF-8 pointer read and one probe each), and ``regex`` sets the pace there.
+* Threads: worker threads take the texts of a batch from an atomic counter with the GIL
+  released (a small batch stays on the calling thread). They are C threads made once and
+  woken per call (csrc/lib/common/workers.c): a Python pool needs a Future, a work item and
+  the GIL on each worker before and after its share. Each worker takes a cache from the
+  pool, appends the ids of all its texts to one array of its own (one array per text is a
+  malloc and a free per text), and reads a non-ASCII str's own buffer (1, 2 or 4 bytes per
+  code point), writing its UTF-8 into a scratch array of its own without the GIL
+  (encode_text.c). With short texts (49,020 lines of LibreOffice help) the calling thread's
+  share under the GIL, turning ids into lists, takes as long as the encoding itself and is
+  what bounds the gain of a second thread: Tokenizer.encode_batch plans no text when no
+  special token is allowed, the outer list of results is made at its size, and
+  encode_texts_flat skips the lists altogether (two numpy arrays written in C).
 * Token files: encode_buffer_packed takes one buffer of bytes read from files and the ends
   of its units, so text from a file never becomes a str; the eot id after each document is
-  written by the same C loop that packs the ids (numpy.insert did it before, a copy of every
-  id). jsonl_extract reads the text fields of a block of JSONL lines without the GIL
+  written by the same C loop that packs the ids (numpy.insert would copy every id).
+  jsonl_extract reads the text fields of a block of JSONL lines without the GIL
   (csrc/lib/scan/jsonl.c), leaving every line it is not sure of to Python.
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
