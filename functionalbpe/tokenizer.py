@@ -606,7 +606,7 @@ class Tokenizer:
         write_payload(path, self.to_payload())
 
     @classmethod
-    def load(cls, path: "os.PathLike[str] | str") -> "Tokenizer":
+    def load(cls: Type[T], path: "os.PathLike[str] | str") -> T:
         """Read a tokenizer file; anything wrong is a :class:`TokenizerFileError`.
 
         >>> import functionalbpe as fb
@@ -622,7 +622,7 @@ class Tokenizer:
                 raise TokenizerFileError(f"{os.fspath(path)}: {exc}") from None
 
     @classmethod
-    def from_payload(cls, payload: Dict[str, Any]) -> "Tokenizer":
+    def from_payload(cls: Type[T], payload: Dict[str, Any]) -> T:
         """The tokenizer a payload (a file's contents, a pickle's state) describes. Every field
         is checked before anything is built from it (functionalbpe/core/limits.py); anything
         wrong is a :class:`TokenizerFileError` naming the field and the entry.
@@ -833,7 +833,7 @@ class Tokenizer:
             got = read_other(path, pattern)
             if got is not None:
                 return imported(cls, got)
-        return cls.load(path)  # type: ignore[return-value]
+        return cls.load(path)
 
     # -- tiktoken's and HF's names -------------------------------------------------------
     #
