@@ -827,7 +827,8 @@ class Tokenizer:
         >>> fb.Tokenizer.from_file(path, pattern="gpt4").encode("ab ab") == tok.encode("ab ab")
         True
         """
-        from .interop.exchange import imported, read_other
+        from .formats.sniff import read_other
+        from .interop.exchange import imported
 
         with collector_paused():  # millions of small objects, none in a cycle (util/collector.py)
             got = read_other(path, pattern)

@@ -14,6 +14,7 @@ module, never the other way round). Only the objects of another library (a tikto
     >>> tok = fb.train(["ab ab"], vocab_size=257, progress=False)
     >>> path = os.path.join(tempfile.mkdtemp(), "t.tiktoken")
     >>> to_tiktoken(tok, path)
+    >>> from functionalbpe.formats.sniff import read_other
     >>> imported(fb.Tokenizer, read_other(path, "gpt4")).encode("ab ab") == tok.encode("ab ab")
     True
 """
@@ -87,39 +88,6 @@ def to_transformers(tok: "Tokenizes", roles: Dict[str, Optional[str]], model_max
     from ..peers.hf import transformers_tokenizer
 
     return transformers_tokenizer(hf_document(tok), roles, model_max_length)
-
-
-def read_other(path: "os.PathLike[str] | str", pattern: Optional[str] = None) -> "Optional[Imported]":
-    """The vocabulary in another library's file, known by its form (``formats/sniff.py``): a
-    tiktoken rank file (``pattern`` is for it alone, as every other file holds its own), an
-    HF ``tokenizer.json`` or its directory, GPT-2's ``encoder.json`` and ``vocab.bpe`` side by
-    side (either file, or their directory); None for a file of ours."""
-    from ..formats.sniff import kind_of
-
-    name = os.fspath(path)
-    kind = kind_of(name)
-    if kind == "tiktoken":
-        from ..formats.tiktoken import read_tiktoken
-
-        return read_tiktoken(name, pattern, None)
-    if pattern is not None:
-        raise FunctionalBPEError(
-            f"{name}: a pattern is given only with a tiktoken rank file, which holds none; this file "
-            "holds its own"
-        )
-    if kind == "hf":
-        from ..formats.hf import read_hf
-
-        return read_hf(name)
-    if kind == "gpt2":
-        from ..formats.hf import read_gpt2
-
-        folder = name if os.path.isdir(name) else os.path.dirname(name) or "."
-        encoder, merges = os.path.join(folder, "encoder.json"), os.path.join(folder, "vocab.bpe")
-        if not (os.path.isfile(encoder) and os.path.isfile(merges)):
-            raise TokenizerFileError(f"{name}: GPT-2's files are encoder.json and vocab.bpe side by side; {folder} lacks one")
-        return read_gpt2(encoder, merges)
-    return None
 
 
 def imported(make: Callable[..., T], got: "Imported") -> T:
