@@ -18,7 +18,7 @@ without site-packages), about 30 MB, held in memory as documents. Measured in on
   scan+count on one thread for every pattern: linear time means MB/s near the corpus's;
 * **compiled engine** (``--compiled``, a comma-separated list of the names of
   :data:`COMPILED`, or ``all``) — the same scan+count into a flat table on one thread, with
-  the pattern compiled (``unicode/regex_program.py``, ``csrc/lib/regex_vm.c``): the built-in
+  the pattern compiled (``unicode/regex_program.py``, ``csrc/lib/scan/regex_vm.c``): the built-in
   patterns forced through it, beside their hand-written scanners (the ratio), and the
   patterns other tokenizers ship, which only it runs in C. ``--text FILE`` measures on a text
   file instead of the standard library (``../shared/corpora/nl/en.txt`` is English prose).

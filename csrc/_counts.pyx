@@ -1,10 +1,10 @@
 # cython: language_level=3
-# distutils: sources = csrc/lib/counts_sum.c csrc/lib/piecetable.c
-# distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/piecetable.h csrc/lib/counts_sum.h csrc/piecetable.pxd csrc/status.pxd
+# distutils: sources = csrc/lib/count/counts_sum.c csrc/lib/common/piecetable.c
+# distutils: depends = csrc/lib/common/bounds.h csrc/lib/common/hash.h csrc/lib/common/piecetable.h csrc/lib/count/counts_sum.h csrc/piecetable.pxd csrc/status.pxd
 """Adding counted tables together in C: the merge of piece counts made anywhere.
 
-A :class:`CountsSum` holds one piece hash table (csrc/lib/piecetable.h) and adds flat tables
-into it (csrc/lib/counts_sum.c): memory is the result's, plus the one table being added, and no
+A :class:`CountsSum` holds one piece hash table (csrc/lib/common/piecetable.h) and adds flat tables
+into it (csrc/lib/count/counts_sum.c): memory is the result's, plus the one table being added, and no
 Python object is made per piece. Pieces come out in order of first appearance over the
 tables in the order they were added; a sum past 2^63 - 1 is an ``OverflowError``.
 
@@ -27,7 +27,7 @@ from status cimport FBPE_EINVALID, FBPE_EOVERFLOW, check, fbpe_status
 import array as pyarray
 
 
-cdef extern from "lib/counts_sum.h":
+cdef extern from "lib/count/counts_sum.h":
     fbpe_status fbpe_counts_add(fbpe_table *t, uint64_t table, const uint8_t *data, size_t data_len,
                                const int64_t *offsets, const int64_t *counts, size_t n,
                                size_t *bad) nogil

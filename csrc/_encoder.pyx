@@ -1,76 +1,74 @@
 # cython: language_level=3
-# distutils: sources = csrc/lib/encode.c csrc/lib/encode_text.c csrc/lib/jsonl.c csrc/lib/regex_vm.c csrc/lib/workers.c
-# distutils: depends = csrc/lib/regex_vm.h csrc/lib/jsonl.h csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/encode.h csrc/lib/encode_text.h csrc/lib/scan.h csrc/lib/scanners.h csrc/lib/markers.h csrc/lib/markers_scan.h csrc/lib/splitter.h csrc/lib/take_next.h csrc/lib/workers.h csrc/status.pxd
+# distutils: sources = csrc/lib/encode/encode.c csrc/lib/encode/encode_text.c csrc/lib/encode/ranks.c csrc/lib/scan/jsonl.c csrc/lib/scan/regex_vm.c csrc/lib/common/workers.c
+# distutils: depends = csrc/lib/scan/regex_vm.h csrc/lib/scan/jsonl.h csrc/lib/common/bounds.h csrc/lib/common/hash.h csrc/lib/common/utf8.h csrc/lib/encode/encode.h csrc/lib/encode/encode_text.h csrc/lib/encode/ranks.h csrc/lib/encode/vocab_slots.h csrc/lib/common/key_heap.h csrc/lib/scan/scan.h csrc/lib/scan/scanners.h csrc/lib/scan/markers.h csrc/lib/scan/markers_scan.h csrc/lib/scan/splitter.h csrc/lib/common/take_next.h csrc/lib/common/workers.h csrc/status.pxd
 """The compiled encoder and decoder: merge tables applied at memory speed.
 
-Performance notes (what was tried, and why it is like this):
+Performance notes: what each choice is, and the measurement that made it.
 
 * Merges live in a C hash table keyed by the pair of ids (one 64-bit key, linear probing,
   at most half full): one multiply and usually one cache line per lookup. The merged id is
-  the rank, so no separate rank table is needed.
+  the rank, so there is no separate rank table.
 * The vocabulary is the first cache, as in tiktoken: most pieces of real text are tokens
-  already, and a piece that is a token needs no merging. A token is only taken whole if its
+  already, and a piece that is a token needs no merging. A token is taken whole only if its
   own bytes encode to it (checked once, when the table is built): true of every token a
   trainer makes, not of every merge table, and the shortcut must never change a result.
-* The second cache remembers pieces that are not tokens (``" reconfiguration"`` as three
-  ids). Each thread takes its own cache from a small pool in the encoder and gives it back
-  after the call, so caches are never shared while in use and need no locks, yet survive
-  from one call to the next. A cache that reaches 65,536 pieces starts again from empty.
-* A piece that is neither a token nor cached, 16 bytes or longer, is first cut at every
-  boundary that no merge can join across (a bit table of the bytes around each merge's
-  meeting point, csrc/lib/encode.c), and each part is looked up and merged alone: the result
-  is the same, and the parts (single CJK characters and short words) are tokens or repeat.
-  Pieces of 3 bytes or fewer are merged each time: cheaper than a cache lookup and insert.
-  Chinese clauses under the gpt4 pattern are long pieces that seldom repeat whole; on 695 KB
-  of zh-CN with a 32k vocabulary trained on 22 languages, callgrind counts 150 M
-  instructions before and 72 M after; 400 KB of base64 +1.3%.
+* The second cache holds pieces that are not tokens (``" reconfiguration"`` as three ids).
+  Each thread takes its own from a small pool in the encoder and gives it back after the
+  call, so a cache is never shared while in use and needs no lock, yet is kept from one
+  call to the next. A cache that reaches 65,536 pieces starts again from empty.
+* A piece that is neither a token nor cached, 16 bytes or longer, is cut at every boundary
+  that no merge can join across (a bit table of the bytes around each merge's meeting point,
+  csrc/lib/encode/encode.c), and each part is looked up and merged alone: the result is the
+  same, and the parts (single CJK characters and short words) are tokens or repeat. Chinese
+  clauses under the gpt4 pattern are long pieces that seldom repeat whole: on 695 KB of
+  zh-CN with a 32k vocabulary trained on 22 languages, callgrind counts 72 M instructions
+  with the cut and 150 M without; 400 KB of base64 costs 1.3% more. Pieces of 3 bytes or
+  fewer are merged each time: cheaper than a cache lookup and insert.
 * Short pieces (≤ 64 symbols) merge by scanning an array on the stack for the lowest rank:
   quadratic in theory, and the fastest thing there is for the 2-20 symbols of a real piece.
 * Long pieces that are a few runs (a megabyte of spaces, of one letter) merge in rounds over
   their run-length form, one short round per merge. Other long pieces (a minified file, a
   base64 blob) go to a sweep over buckets of positions in a linked array, one rank at a
   time, lowest first: each position is filed at most three times, so it is O(n log n) at
-  worst. Measured on a megabyte of spaces (32k vocabulary): the sweep alone 13 MB/s, the
-  rounds over runs 300 MB/s, ordinary text 80-100 MB/s.
+  worst. On a megabyte of spaces (32k vocabulary): the sweep alone 13 MB/s, the rounds over
+  runs 300 MB/s; ordinary text 80-100 MB/s.
 * The large tables (whole tokens, pairs, token bytes) sit on transparent huge pages where
   Linux gives them: o200k's whole-token table is 12.6 MB and nearly every piece probes it at
-  a random place, so with 4 KB pages each probe was also a TLB miss; paired wall time
-  1.01-1.10x faster (csrc/lib/encode.c, table_alloc).
+  a random place, so with 4 KB pages each probe is also a TLB miss; paired wall time
+  1.01-1.10x faster (csrc/lib/encode/encode.c, table_alloc).
 * A backtracking encoder (the `bpe` crate's idea: each token compatible with the one before,
   read left to right from a trie) is built on request and tested exact, but not used: it
-  saved 6-12% of the instructions on ja and ru parts of 16-64 bytes and lost wall time to
-  its trie's cache misses (csrc/lib/encode.c says how much).
-* Making one new Python int per id cost as much as all of the encoding before it. The ints
+  saves 6-12% of the instructions on ja and ru parts of 16-64 bytes and loses wall time to
+  its trie's cache misses (csrc/lib/encode/encode.c says how much).
+* One new Python int per id would cost as much as all of the encoding before it: the ints
   of every token are made once per table, and the output list takes references to them.
 * Text reaches C as UTF-8 without a copy when it is ASCII; mostly-ASCII text is written as
-  UTF-8 by C from the str's own buffer, eight ASCII characters at a time (str.encode cost 11
-  instructions a byte on English prose, a sixth of encoding it with o200k; this about 5);
-  the rest goes through str.encode, cheaper than this on Cyrillic and equal on Chinese. For the built-in patterns the C
-  scanner cuts it (csrc/lib/encode_text.c inlines the scanner of each pattern into its own
-  loop; the character tables are the scanner module's, borrowed) and no Python object is
-  made per piece. A profile of the standard library then shows
-  the piece lookup (vocabulary probe, cache) at 2.5 times the scanner's time and the list
-  at a third of it. Custom patterns and the schemes hand over pieces cut by
-  ``regex`` (one UTF-8 pointer read and one probe each), and ``regex`` sets the pace there.
-* Threads: a batch of texts is shared by worker threads that take texts from an atomic
-  counter with the GIL released (a small batch stays on the calling thread). The workers
-  are C threads made once and woken per call (csrc/lib/workers.c): a Python pool needed a
-  Future, a work item and the GIL on each worker before and after its share. Each worker
-  takes a cache from the pool and appends the ids of all its texts to one array of its own.
-  With short texts (49,020 lines of LibreOffice help) the calling thread's work under the
-  GIL, turning ids into lists, took as long as the encoding itself (wall clock, loaded
-  machine): one array per worker instead of one per text takes a malloc and a free per
-  text out of it, and Tokenizer.encode_batch no longer plans each text when no special
-  token is allowed. That serial share is what still bounds the gain of a second thread.
-  Non-ASCII texts are no longer encoded to UTF-8 on the calling thread: the worker reads the
-  str's own buffer (1, 2 or 4 bytes per code point) and writes the UTF-8 into a scratch
-  array of its own, without the GIL (encode_text.c). The outer list of results is made at
-  its size; encode_texts_flat skips the lists altogether (two numpy arrays written in C).
+  UTF-8 by C from the str's own buffer, eight ASCII characters at a time (str.encode costs
+  11 instructions a byte on English prose, a sixth of encoding it with o200k; this about 5);
+  the rest goes through str.encode, cheaper than this on Cyrillic and equal on Chinese. For
+  the built-in patterns the C scanner cuts it (csrc/lib/encode/encode_text.c inlines the
+  scanner of each pattern into its own loop; the character tables are the scanner module's,
+  borrowed) and no Python object is made per piece: a profile of the standard library shows
+  the piece lookup (vocabulary probe, cache) at 2.5 times the scanner's time and the list at
+  a third of it. Custom patterns and the schemes hand over pieces cut by ``regex`` (one
+  UTF-8 pointer read and one probe each), and ``regex`` sets the pace there.
+* Threads: worker threads take the texts of a batch from an atomic counter with the GIL
+  released (a small batch stays on the calling thread). They are C threads made once and
+  woken per call (csrc/lib/common/workers.c): a Python pool needs a Future, a work item and
+  the GIL on each worker before and after its share. Each worker takes a cache from the
+  pool, appends the ids of all its texts to one array of its own (one array per text is a
+  malloc and a free per text), and reads a non-ASCII str's own buffer (1, 2 or 4 bytes per
+  code point), writing its UTF-8 into a scratch array of its own without the GIL
+  (encode_text.c). With short texts (49,020 lines of LibreOffice help) the calling thread's
+  share under the GIL, turning ids into lists, takes as long as the encoding itself and is
+  what bounds the gain of a second thread: Tokenizer.encode_batch plans no text when no
+  special token is allowed, the outer list of results is made at its size, and
+  encode_texts_flat skips the lists altogether (two numpy arrays written in C).
 * Token files: encode_buffer_packed takes one buffer of bytes read from files and the ends
   of its units, so text from a file never becomes a str; the eot id after each document is
-  written by the same C loop that packs the ids (numpy.insert did it before, a copy of every
-  id). jsonl_extract reads the text fields of a block of JSONL lines without the GIL
-  (csrc/lib/jsonl.c), leaving every line it is not sure of to Python.
+  written by the same C loop that packs the ids (numpy.insert would copy every id).
+  jsonl_extract reads the text fields of a block of JSONL lines without the GIL
+  (csrc/lib/scan/jsonl.c), leaving every line it is not sure of to Python.
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.list cimport PyList_New
@@ -113,7 +111,7 @@ from status cimport (
 import functionalbpe._scanner as _scanner
 
 
-cdef extern from "lib/encode.h":
+cdef extern from "lib/encode/encode.h":
     ctypedef struct fbpe_ids:
         uint32_t *ids
         size_t len
@@ -145,17 +143,11 @@ cdef extern from "lib/encode.h":
     void fbpe_cache_delete(fbpe_cache *c)
     void fbpe_cache_store(fbpe_cache *c, const uint8_t *s, size_t n, const uint32_t *ids, size_t m)
     void fbpe_cache_give(fbpe_bpe *b, fbpe_cache *c) nogil
-    ctypedef struct fbpe_ranks:
-        pass
-    fbpe_status fbpe_ranks_new(const uint8_t *arena, const uint64_t *off, uint32_t num,
-                               fbpe_ranks **out) nogil
-    void fbpe_ranks_free(fbpe_ranks *t) nogil
-    fbpe_status fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *parts, size_t *cut) nogil
     fbpe_status fbpe_decoded_size(const fbpe_bpe *b, const uint32_t *ids, size_t n, size_t *size) nogil
     void fbpe_decode(const fbpe_bpe *b, const uint32_t *ids, size_t n, uint8_t *out) nogil
 
 
-cdef extern from "lib/splitter.h":
+cdef extern from "lib/scan/splitter.h":
     ctypedef struct fbpe_classes:
         pass
     ctypedef struct fbpe_markers:
@@ -172,7 +164,7 @@ cdef extern from "lib/splitter.h":
         const fbpe_rx *prog
 
 
-cdef extern from "lib/encode_text.h":
+cdef extern from "lib/encode/encode_text.h":
     size_t fbpe_ucs_utf8_room(int kind, size_t n) nogil
     int fbpe_ucs_mostly_ascii(const void *s, int kind, size_t n) nogil
     size_t fbpe_ucs_to_utf8(const void *s, int kind, size_t n, uint8_t *dst) nogil
@@ -209,7 +201,7 @@ cdef extern from "lib/encode_text.h":
                                    size_t n, size_t *pos, size_t *end, fbpe_ids *out)
 
 
-cdef extern from "lib/workers.h":
+cdef extern from "lib/common/workers.h":
     int fbpe_workers_available() nogil
 
 
@@ -219,7 +211,7 @@ cdef size_t NOGIL_PIECE = 4096
 # other threads would cost more than it saves.
 PARALLEL_MIN_BYTES = 256 << 10
 # One text of at least this many bytes of UTF-8 is cut at safe places (fbpe_safe_cut,
-# csrc/lib/scan.c: the pieces of the parts are the pieces of the whole) and its parts are
+# csrc/lib/scan/scan.c: the pieces of the parts are the pieces of the whole) and its parts are
 # encoded on the worker threads, like a batch's texts. Module attributes, so that tests can
 # make them tiny.
 PARALLEL_TEXT_BYTES = 128 << 10
@@ -243,7 +235,7 @@ CUT_WINDOW = 16 << 10
 # cache would keep emptying. A module attribute, so that tests can make it tiny.
 RAW_CACHE_PIECES = 1 << 18
 
-# The limits the C core keeps (csrc/lib/bounds.h); functionalbpe.core.limits and
+# The limits the C core keeps (csrc/lib/common/bounds.h); functionalbpe.core.limits and
 # functionalbpe.core._native hold the same numbers, and the tests compare them.
 LIMITS = {"MAX_VOCAB_SIZE": FBPE_MAX_VOCAB_SIZE, "MAX_TOKEN_BYTES": FBPE_MAX_TOKEN_BYTES,
           "MAX_TOTAL_TOKEN_BYTES": FBPE_MAX_TOTAL_TOKEN_BYTES, "MAX_THREADS": FBPE_MAX_THREADS}
@@ -308,7 +300,7 @@ def _run_batch(_TextBatch batch, size_t workers):
 
 cdef _run(_TextBatch batch, size_t workers):
     """Encode the batch on ``workers`` threads, the calling thread one of them: C threads
-    made once (csrc/lib/workers.c), or where there are none (Windows) a Python pool."""
+    made once (csrc/lib/common/workers.c), or where there are none (Windows) a Python pool."""
     if workers <= 1:
         batch.work()
         return
@@ -803,7 +795,7 @@ cdef class BPE:
 
     def build_backtracking(self):
         """Build the backtracking encoder that ``merge_symbols(..., 4)`` runs (for tests and
-        measurements: encoding does not use it, csrc/lib/encode.c says why). ValueError for
+        measurements: encoding does not use it, csrc/lib/encode/encode.c says why). ValueError for
         a table with atoms or joins. Call it before other threads use the table."""
         cdef fbpe_status rc
         with nogil:
@@ -1164,6 +1156,15 @@ cdef class BPE:
             free(buf)
 
 
+cdef extern from "lib/encode/ranks.h":
+    ctypedef struct fbpe_ranks:
+        pass
+    fbpe_status fbpe_ranks_new(const uint8_t *arena, const uint64_t *off, uint32_t num,
+                               fbpe_ranks **out) nogil
+    void fbpe_ranks_free(fbpe_ranks *t) nogil
+    fbpe_status fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *parts, size_t *cut) nogil
+
+
 def tiktoken_splits(tokens):
     """For each token (bytes, given in rank order: token r has rank r), what tiktoken's
     procedure makes of it with the ranks below it: ``(number of parts, end of the first)``.
@@ -1199,7 +1200,7 @@ def tiktoken_splits(tokens):
         free(off)
 
 
-cdef extern from "lib/jsonl.h":
+cdef extern from "lib/scan/jsonl.h":
     ctypedef struct fbpe_jsonl_docs:
         uint8_t *text
         size_t len
@@ -1215,7 +1216,7 @@ cdef extern from "lib/jsonl.h":
 
 def jsonl_extract(bytes data not None, bytes key not None, uint64_t lines_before, fallback):
     """The documents of the whole JSONL lines ``data`` (the field ``key``, UTF-8), read in C
-    with the GIL released (csrc/lib/jsonl.c): ``(text, ends, lines)``, the documents' UTF-8
+    with the GIL released (csrc/lib/scan/jsonl.c): ``(text, ends, lines)``, the documents' UTF-8
     one after another, where each ends (uint64) and its line number (uint64, the first line
     of ``data`` being ``lines_before + 1``), and the number of the last line read. A line that C leaves to Python is given to
     ``fallback(line, number, offset)`` (``offset``: where it starts in ``data``), which returns the document's UTF-8, None for no document

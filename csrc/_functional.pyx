@@ -1,6 +1,6 @@
 # cython: language_level=3
-# distutils: sources = csrc/lib/functional.c csrc/lib/piecetable.c
-# distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/functional.h csrc/lib/piecetable.h csrc/piecetable.pxd csrc/status.pxd csrc/utf8.pxd
+# distutils: sources = csrc/lib/count/functional.c csrc/lib/common/piecetable.c
+# distutils: depends = csrc/lib/common/bounds.h csrc/lib/common/hash.h csrc/lib/common/utf8.h csrc/lib/count/functional.h csrc/lib/common/piecetable.h csrc/piecetable.pxd csrc/status.pxd csrc/utf8.pxd
 """The Functionalizer's description of distinct pieces, compiled.
 
 ``Functionalizer.describe`` (functionalbpe/schemes/functional.py) is the reference; this module
@@ -56,7 +56,7 @@ cdef extern from "Python.h":
     dict _PyDict_NewPresized(Py_ssize_t n)
 
 
-cdef extern from "lib/functional.h":
+cdef extern from "lib/count/functional.h":
     enum:
         FBPE_MAX_PLAN_OPS
         FBPE_NOT_A_SUBSTITUTION

@@ -1,21 +1,21 @@
 # cython: language_level=3
-# distutils: sources = csrc/lib/scan.c csrc/lib/markers.c csrc/lib/piecetable.c csrc/lib/count.c csrc/lib/specials.c csrc/lib/regex_vm.c
-# distutils: depends = csrc/lib/regex_vm.h csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/scan.h csrc/lib/scanners.h csrc/lib/markers.h csrc/lib/markers_scan.h csrc/lib/splitter.h csrc/lib/count.h csrc/lib/specials.h csrc/lib/piecetable.h csrc/piecetable.pxd csrc/status.pxd csrc/utf8.pxd
+# distutils: sources = csrc/lib/scan/scan.c csrc/lib/scan/markers.c csrc/lib/common/piecetable.c csrc/lib/count/count.c csrc/lib/scan/specials.c csrc/lib/scan/regex_vm.c
+# distutils: depends = csrc/lib/scan/regex_vm.h csrc/lib/common/bounds.h csrc/lib/common/hash.h csrc/lib/common/utf8.h csrc/lib/scan/scan.h csrc/lib/scan/scanners.h csrc/lib/scan/markers.h csrc/lib/scan/markers_scan.h csrc/lib/scan/splitter.h csrc/lib/count/count.h csrc/lib/scan/specials.h csrc/lib/common/piecetable.h csrc/piecetable.pxd csrc/status.pxd csrc/utf8.pxd
 """The pre-tokenization scanner and piece counter: the built-in patterns at memory speed.
 
-This module owns the scanner: the C files that install its tables (csrc/lib/scan.c,
-csrc/lib/markers.c) are compiled here only, the tables are measured and installed here once
+This module owns the scanner: the C files that install its tables (csrc/lib/scan/scan.c,
+csrc/lib/scan/markers.c) are compiled here only, the tables are measured and installed here once
 per process, on first use, and the encoder borrows them (:func:`_classes_capsule`,
-:func:`_markers_capsule`), inlining the scanners of csrc/lib/scanners.h and
-csrc/lib/markers_scan.h into its own loops.
+:func:`_markers_capsule`), inlining the scanners of csrc/lib/scan/scanners.h and
+csrc/lib/scan/markers_scan.h into its own loops.
 
 Performance notes (what was tried, and why it is like this):
 
 * regex + Counter spends its time in the regex engine (backtracking alternation, one Python
   string per match) and in hashing those strings. Here each built-in pattern is a
-  hand-written scanner (csrc/lib/scanners.h) that reads every character once and knows in
+  hand-written scanner (csrc/lib/scan/scanners.h) that reads every character once and knows in
   closed form where the regex's backtracking would stop; pieces go straight into a C hash
-  table (csrc/lib/piecetable.c) as UTF-8 byte ranges, and a Python string is made once per
+  table (csrc/lib/common/piecetable.c) as UTF-8 byte ranges, and a Python string is made once per
   distinct piece, at the end.
 * Text is scanned as UTF-8, not as Python's 1/2/4-byte code units: the table keys are the
   bytes BPE trains on, an ASCII string's buffer is already UTF-8 (no copy), and a file
@@ -66,7 +66,7 @@ cdef extern from "Python.h":
     dict _PyDict_NewPresized(Py_ssize_t n)
 
 
-cdef extern from "lib/scan.h":
+cdef extern from "lib/scan/scan.h":
     ctypedef enum fbpe_scanner:
         FBPE_GPT2
         FBPE_GPT4
@@ -88,7 +88,7 @@ cdef extern from "lib/scan.h":
                              size_t hi) nogil
 
 
-cdef extern from "lib/markers.h":
+cdef extern from "lib/scan/markers.h":
     ctypedef struct fbpe_mk_map:
         const uint16_t *index
         const int32_t *blocks
@@ -108,7 +108,7 @@ cdef extern from "lib/markers.h":
                           size_t *out_len) nogil
 
 
-cdef extern from "lib/regex_vm.h":
+cdef extern from "lib/scan/regex_vm.h":
     ctypedef struct fbpe_rx_ins:
         uint32_t op, a, b, c
     ctypedef struct fbpe_rx:
@@ -140,7 +140,7 @@ cdef extern from "lib/regex_vm.h":
                             fbpe_status *status) nogil
 
 
-cdef extern from "lib/splitter.h":
+cdef extern from "lib/scan/splitter.h":
     ctypedef struct fbpe_splitter:
         const fbpe_markers *markers
         int options
@@ -149,7 +149,7 @@ cdef extern from "lib/splitter.h":
         const fbpe_rx *prog
 
 
-cdef extern from "lib/specials.h":
+cdef extern from "lib/scan/specials.h":
     ctypedef struct fbpe_specials:
         size_t num_nodes
     ctypedef fbpe_status (*fbpe_special_sink)(void *ctx, size_t start, size_t len) noexcept nogil
@@ -161,7 +161,7 @@ cdef extern from "lib/specials.h":
                                   uint32_t *scratch, fbpe_special_sink emit, void *ctx) nogil
 
 
-cdef extern from "lib/count.h":
+cdef extern from "lib/count/count.h":
     ctypedef struct fbpe_unit:
         const uint8_t *data
         size_t len
@@ -185,7 +185,7 @@ cdef extern from "lib/count.h":
                           fbpe_count_error *err) nogil
 
 
-# Patterns with a scanner; llama3 cuts every text exactly as gpt4 does (csrc/lib/scanners.h).
+# Patterns with a scanner; llama3 cuts every text exactly as gpt4 does (csrc/lib/scan/scanners.h).
 # "cl100k-tiktoken" is no built-in pattern's name: it is the scanner of tiktoken's own cl100k
 # string (patterns.HAND_SCANNED), which any custom pattern with that exact text gets.
 PATTERN_SCANNERS = {"gpt2": FBPE_GPT2, "gpt4": FBPE_GPT4, "llama3": FBPE_GPT4, "o200k": FBPE_O200K,
@@ -278,7 +278,7 @@ def _markers_capsule():
 
 def markers_scanner_names():
     """``{"markers[w,p,↑]": options, ...}``: the scheme's name (BoundaryMarkers.name) for each
-    of the eight combinations of the options (csrc/lib/markers.h's bits)."""
+    of the eight combinations of the options (csrc/lib/scan/markers.h's bits)."""
     names = {}
     for options in range(8):
         kinds = ["w"] + ["p"] * (options & 1) + ["d"] * (options >> 1 & 1) + ["↑"] * (options >> 2 & 1)
@@ -286,7 +286,7 @@ def markers_scanner_names():
     return names
 
 
-# ---- compiled patterns (functionalbpe/unicode/regex_program.py, csrc/lib/regex_vm.h) --------
+# ---- compiled patterns (functionalbpe/unicode/regex_program.py, csrc/lib/scan/regex_vm.h) --------
 #
 # A compiled pattern's scanner is named PROGRAM + its regex text. Its program and tables are
 # made on first use and kept for the life of the process: an encoder may hold a pointer to
@@ -529,7 +529,7 @@ cdef fbpe_status _collect_piece(void *ctx, const uint8_t *piece, size_t n, size_
 
 
 def markers_pieces(str text not None, int options):
-    """The boundary-marker scheme's pieces of ``text`` (``options``: csrc/lib/markers.h's
+    """The boundary-marker scheme's pieces of ``text`` (``options``: csrc/lib/scan/markers.h's
     bits punct 1, digits 2, case 4), as ``BoundaryMarkers.pieces`` gives them.
 
     >>> markers_pieces("The cat, 3", 7) == ["\ue301\ue300the\ue300", "\ue300cat\ue300", ",\ue300", "\ue3003"]
@@ -589,7 +589,7 @@ def utf8_invalid(const uint8_t[::1] data, bint allow_surrogates=False):
 
 def safe_cut(const uint8_t[::1] data, size_t lo=0, hi=None):
     """The largest offset in ``(lo, hi]`` where UTF-8 ``data`` can be cut without changing
-    any built-in pattern's pieces (0 if none). See csrc/lib/scan.c for the rules.
+    any built-in pattern's pieces (0 if none). See csrc/lib/scan/scan.c for the rules.
 
     >>> safe_cut(b"one.\\ntwo.\\nthree")
     10
@@ -703,7 +703,7 @@ cdef fbpe_status _add_span(void *ctx, size_t start, size_t length) noexcept nogi
 
 
 cdef class SpecialCutter:
-    """Special tokens found in one pass, however many (``csrc/lib/specials.h``): what
+    """Special tokens found in one pass, however many (``csrc/lib/scan/specials.h``): what
     ``patterns.split_special`` does, in linear time.
 
     >>> SpecialCutter(["<a>", "<a><b>", "a>"]).split("x<a><b>a>b")

@@ -1,11 +1,11 @@
 # cython: language_level=3
-# distutils: sources = csrc/lib/train.c csrc/lib/train_parity.c csrc/lib/merge_table.c
-# distutils: depends = csrc/lib/bounds.h csrc/lib/hash.h csrc/lib/utf8.h csrc/lib/train.h csrc/lib/train_parity.h csrc/lib/counted.h csrc/lib/pair_heap.h csrc/lib/merge_policy.h csrc/lib/merge_table.h csrc/status.pxd csrc/utf8.pxd
+# distutils: sources = csrc/lib/train/train.c csrc/lib/train/train_parity.c csrc/lib/train/merge_table.c
+# distutils: depends = csrc/lib/common/bounds.h csrc/lib/common/hash.h csrc/lib/common/utf8.h csrc/lib/train/train.h csrc/lib/train/train_parity.h csrc/lib/train/counted.h csrc/lib/train/pair_heap.h csrc/lib/train/merge_policy.h csrc/lib/train/merge_table.h csrc/status.pxd csrc/utf8.pxd
 """The fast BPE trainer: counted pieces into flat C arrays, then the C merge loop.
 
 Use it through :mod:`functionalbpe.core.trainer`, which has the lesson's arguments and falls
 back to the Python heap when this module is not built. The merge loop itself, its data layout and
-its measured costs are in ``csrc/lib/train.c``; this file only moves data in and out
+its measured costs are in ``csrc/lib/train/train.c``; this file only moves data in and out
 and keeps Python's promises: the loop runs without the GIL in time slices, and between
 slices the progress bar is drawn and Ctrl-C is honoured, with every C block freed.
 
@@ -22,7 +22,7 @@ from array import array
 
 from .util.progress import Progress
 
-cdef extern from "lib/merge_policy.h":
+cdef extern from "lib/train/merge_policy.h":
     uint32_t FBPE_TEXT, FBPE_OPERATOR, FBPE_BOUNDARY, FBPE_SHIFT, FBPE_KIND_MASK
     uint32_t FBPE_STARTS_WITH_BOUNDARY, FBPE_ENDS_WITH_BOUNDARY, FBPE_SHIFT_MERGES
     int FBPE_POLICY_ATOMIC, FBPE_POLICY_PREFIX, FBPE_POLICY_FREE
@@ -33,7 +33,7 @@ from status cimport FBPE_ENOMEM, FBPE_MAX_TOKEN_BYTES, FBPE_OK, check, fbpe_stat
 
 from utf8 cimport fbpe_utf8_invalid
 
-cdef extern from "lib/train.h":
+cdef extern from "lib/train/train.h":
     ctypedef struct fbpe_pieces:
         pass
     ctypedef struct fbpe_trainer:
@@ -74,7 +74,7 @@ FLAGS = {
 POLICY_CODES = {"atomic": FBPE_POLICY_ATOMIC, "prefix": FBPE_POLICY_PREFIX, "free": FBPE_POLICY_FREE}
 
 
-cdef extern from "lib/merge_table.h":
+cdef extern from "lib/train/merge_table.h":
     fbpe_status fbpe_check_merges(const uint32_t *merges, size_t num_merges, size_t first_merge,
                                   size_t special_bytes) nogil
 
@@ -351,9 +351,9 @@ def train_merges_utf8(const uint8_t[::1] data, offsets, counts, num_merges, uint
                       FBPE_MAX_TOKEN_BYTES, on_merge)
 
 
-# ---- parity-aware training (csrc/lib/train_parity.c; the lesson: functionalbpe/core/parity.py) ----
+# ---- parity-aware training (csrc/lib/train/train_parity.c; the lesson: functionalbpe/core/parity.py) ----
 
-cdef extern from "lib/train_parity.h":
+cdef extern from "lib/train/train_parity.h":
     ctypedef struct fbpe_parity:
         pass
     ctypedef struct fbpe_parity_options:

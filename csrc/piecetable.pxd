@@ -1,11 +1,11 @@
-# The piece hash table of csrc/lib/piecetable.h, as the Cython modules that hold one see it
+# The piece hash table of csrc/lib/common/piecetable.h, as the Cython modules that hold one see it
 # (cimported by _scanner.pyx and _functional.pyx; each names piecetable.c in its sources).
 from libc.stdint cimport uint8_t, uint64_t
 
 from status cimport fbpe_status
 
 
-cdef extern from "lib/piecetable.h":
+cdef extern from "lib/common/piecetable.h":
     ctypedef struct fbpe_entry:
         uint64_t count
         uint64_t len

@@ -1,7 +1,7 @@
-# The status codes of the C core (csrc/lib/bounds.h), and the one place where they become
+# The status codes of the C core (csrc/lib/common/bounds.h), and the one place where they become
 # Python exceptions: every compiled module cimports `check` from here.
 
-cdef extern from "lib/bounds.h":
+cdef extern from "lib/common/bounds.h":
     ctypedef enum fbpe_status:
         FBPE_OK
         FBPE_MORE
@@ -37,7 +37,7 @@ cdef inline int check(int status, str doing, str why=None) except -1:
     if status == FBPE_ETOOLONG:
         raise ValueError(why or "a piece of 2**32 symbols or more, or 2**32 distinct pieces or more")
     if status == FBPE_EINVALID:
-        raise ValueError(why or "the input breaks a rule or a limit of the C core (csrc/lib/bounds.h)")
+        raise ValueError(why or "the input breaks a rule or a limit of the C core (csrc/lib/common/bounds.h)")
     if status == FBPE_EUTF8:
         raise ValueError(why or "the bytes are not valid UTF-8")
     if status == FBPE_EPATTERN:

@@ -1,9 +1,9 @@
-# UTF-8 for the compiled modules: the C core's validator (csrc/lib/utf8.h), and the one way a
+# UTF-8 for the compiled modules: the C core's validator (csrc/lib/common/utf8.h), and the one way a
 # Python str becomes the UTF-8 the core reads.
 from libc.stdint cimport uint8_t
 
 
-cdef extern from "lib/utf8.h":
+cdef extern from "lib/common/utf8.h":
     size_t fbpe_utf8_invalid(const uint8_t *s, size_t n, int allow_surrogates,
                              int *incomplete_tail) nogil
 

@@ -7,7 +7,7 @@
 """
 import importlib
 import os as _os
-from typing import TYPE_CHECKING, Any, List
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from .core._native import NATIVE as _NATIVE
 from .errors import (
@@ -23,9 +23,6 @@ from .errors import (
     UnknownTokenError,
     VocabSizeError,
 )
-from .schemes.functional import Functionalizer
-from .schemes.markers import BoundaryMarkers
-from .schemes import functional, markers
 from .text.patterns import PATTERNS, pretokenize
 from .schemes.base import Scheme
 from .schemes.registry import make_scheme
@@ -34,6 +31,9 @@ from .tokenizer import Tokenizer
 from ._version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .schemes import functional, markers
+    from .schemes.functional import Functionalizer
+    from .schemes.markers import BoundaryMarkers
     from .counts import PieceCounts, count
     from .measure.report import Report, full_coverage_vocab_size, report
     from .formats.tokenfiles import read_token_file
@@ -42,9 +42,15 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # Loaded on first use (PEP 562), so that `import functionalbpe` costs what loading a
 # tokenizer and encoding need: training, counting and reading corpora are loaded when first
-# named (their modules bring the trainer, the pattern compiler, the corpus readers), and the
+# named (their modules bring the trainer, the pattern compiler, the corpus readers), the
+# schemes other than the plain one when first named or loaded (their tables), and the
 # report and its measures bring numpy and every installed peer (reading token files numpy).
-_LAZY = {
+# An attribute of None names the module itself.
+_LAZY: Dict[str, Tuple[str, Optional[str]]] = {
+    "Functionalizer": ("functionalbpe.schemes.functional", "Functionalizer"),
+    "BoundaryMarkers": ("functionalbpe.schemes.markers", "BoundaryMarkers"),
+    "functional": ("functionalbpe.schemes.functional", None),
+    "markers": ("functionalbpe.schemes.markers", None),
     "train": ("functionalbpe.training", "train"),
     "count_pieces": ("functionalbpe.training", "count_pieces"),
     "count": ("functionalbpe.counts", "count"),
@@ -61,7 +67,8 @@ _LAZY = {
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         module, attribute = _LAZY[name]
-        value = getattr(importlib.import_module(module), attribute)
+        found = importlib.import_module(module)
+        value = found if attribute is None else getattr(found, attribute)
         globals()[name] = value  # later lookups do not come here again
         return value
     raise AttributeError(f"module 'functionalbpe' has no attribute {name!r}")

@@ -20,7 +20,7 @@ class PatternError(FunctionalBPEError):
 
 class CompiledPatternGaveUp(PatternError):
     """The compiled matcher of a custom pattern gave up on a text (no non-empty match at some
-    place, or its step budget spent: csrc/lib/regex_vm.h). Callers catch it and run ``regex``,
+    place, or its step budget spent: csrc/lib/scan/regex_vm.h). Callers catch it and run ``regex``,
     which gives the pieces or the error that names the character; it never reaches a user."""
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import random
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple, Type, TypeVar, Union
 
 from .core._native import thread_count
 from .util.collector import collector_paused
@@ -29,13 +29,12 @@ from .core.dropout import check_dropout
 from .core.encoder import Encoder, encode_batch_flat, pack
 from .core.idmap import IdMap
 from .core.vocabulary import Vocabulary
-from .errors import FunctionalBPEError, TokenizerFileError
-from .interop.exchange import Exchange
-from .interop.names import OtherLibraryNames, check_add_special_tokens
+from .errors import FunctionalBPEError, TokenizerFileError, UnknownTokenError
+from .formats.bytelevel import read, written
 from .formats.tokenizer_file import parts_from_payload, payload_of, read_payload, write_payload
 from .schemes.base import Scheme
-from .text.specials import SpecialPolicy, SpecialSet
-from .util.checks import bpe_text, plain_str, seed_value
+from .text.specials import SpecialPolicy, SpecialSet, check_add_special_tokens
+from .util.checks import bpe_text, excerpt, plain_str, seed_value
 from .util.display import show_text_form
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -43,7 +42,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from .teach.encode_trace import EncodingTrace
     from .pipeline.tokenfile import EncodeSummary
 
-class Tokenizer(OtherLibraryNames, Exchange):
+T = TypeVar("T", bound="Tokenizer")
+
+
+class Tokenizer:
     """A trained byte-level BPE tokenizer: a scheme (how text becomes pieces), a merge
     table and special tokens.
 
@@ -131,6 +133,17 @@ class Tokenizer(OtherLibraryNames, Exchange):
         True
         """
         return self._idmap
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The tokens by their bytes, in this tokenizer's ids (:mod:`functionalbpe.core.vocabulary`):
+        what rank files, HF's vocabularies and :meth:`encode_single_token` read.
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=257, progress=False).vocabulary.ids_by_bytes()[b"ab"]
+        256
+        """
+        return self._vocab
 
     @property
     def special_policy(self) -> SpecialPolicy:
@@ -594,7 +607,7 @@ class Tokenizer(OtherLibraryNames, Exchange):
         write_payload(path, self.to_payload())
 
     @classmethod
-    def load(cls, path: "os.PathLike[str] | str") -> "Tokenizer":
+    def load(cls: Type[T], path: "os.PathLike[str] | str") -> T:
         """Read a tokenizer file; anything wrong is a :class:`TokenizerFileError`.
 
         >>> import functionalbpe as fb
@@ -610,7 +623,7 @@ class Tokenizer(OtherLibraryNames, Exchange):
                 raise TokenizerFileError(f"{os.fspath(path)}: {exc}") from None
 
     @classmethod
-    def from_payload(cls, payload: Dict[str, Any]) -> "Tokenizer":
+    def from_payload(cls: Type[T], payload: Dict[str, Any]) -> T:
         """The tokenizer a payload (a file's contents, a pickle's state) describes. Every field
         is checked before anything is built from it (functionalbpe/core/limits.py); anything
         wrong is a :class:`TokenizerFileError` naming the field and the entry.
@@ -633,6 +646,426 @@ class Tokenizer(OtherLibraryNames, Exchange):
                 f"vocab_size says {payload['vocab_size']} but the file holds {tok.vocab_size} ids"
             )
         return tok
+
+    # -- other libraries' files -----------------------------------------------------------
+    #
+    # The work is in interop/exchange.py; the files themselves in formats/.
+
+    def to_tiktoken(self, path: "os.PathLike[str] | str") -> None:
+        """Write the ``.tiktoken`` rank file (base64 token, space, rank; one per line).
+
+        Plain scheme only: tiktoken cannot apply a scheme's transform (docs/interop.md).
+
+        >>> import os, tempfile, functionalbpe as fb
+        >>> path = os.path.join(tempfile.mkdtemp(), "t.tiktoken")
+        >>> fb.train(["ab ab"], vocab_size=257, progress=False).to_tiktoken(path)
+        >>> open(path).read().splitlines()[256]
+        'YWI= 256'
+        """
+        from .interop.exchange import to_tiktoken
+
+        to_tiktoken(self, path)
+
+    def as_tiktoken_encoding(self, name: str = "functionalbpe") -> Any:
+        """A ``tiktoken.Encoding`` with these ranks, pattern and special tokens (needs
+        tiktoken; plain scheme only).
+
+        >>> import tiktoken, functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=257, progress=False)
+        >>> tok.as_tiktoken_encoding().encode("ab ab") == tok.encode("ab ab")
+        True
+        """
+        from .interop.exchange import tiktoken_encoding
+
+        return tiktoken_encoding(self, name)
+
+    @classmethod
+    def from_tiktoken(
+        cls: Type[T],
+        source: "os.PathLike[str] | str | Any",
+        pattern: Optional[str] = None,
+        special_tokens: Union[Dict[str, int], Sequence[str], None] = None,
+    ) -> T:
+        """Import a tiktoken vocabulary: a ``.tiktoken`` rank file, or a ``tiktoken.Encoding``.
+
+        The merge table is rebuilt from the ranks, and the ids stay the ranks, whatever their
+        layout (:mod:`functionalbpe.core.idmap`). A file holds no pattern: OpenAI's published
+        files (r50k, p50k, cl100k, o200k; gzipped too) are known by their SHA-256 and get
+        tiktoken's pattern and special tokens; any other file needs ``pattern`` (a wrong
+        pattern gives wrong ids, so none is guessed). An ``Encoding`` brings its own pattern
+        and special tokens (``pattern``/``special_tokens`` override them). ``special_tokens``
+        maps each special token to its id (tiktoken's form) or lists them (ids follow the
+        ranks). Tokens that no merge of two earlier ones makes (Llama 3 has 678) are kept,
+        with tiktoken's ids (docs/interop.md).
+
+        >>> import tiktoken, functionalbpe as fb
+        >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256}
+        >>> enc = tiktoken.Encoding("t", pat_str=r"\\S+|\\s+", mergeable_ranks=ranks, special_tokens={"<e>": 257})
+        >>> fb.Tokenizer.from_tiktoken(enc).encode("ab <e>", allowed_special="all")
+        [256, 32, 257]
+        """
+        from .formats.tiktoken import read_tiktoken
+        from .interop.exchange import imported
+
+        with collector_paused():  # millions of small objects, none in a cycle (util/collector.py)
+            return imported(cls, read_tiktoken(source, pattern, special_tokens))
+
+    def to_hf(
+        self,
+        path: "os.PathLike[str] | str",
+        *,
+        bos_token: Optional[str] = None,
+        eos_token: Optional[str] = None,
+        pad_token: Optional[str] = None,
+        unk_token: Optional[str] = None,
+        model_max_length: Optional[int] = None,
+    ) -> Tuple[str, ...]:
+        """Write the tokenizer for HF: a directory as ``save_pretrained`` leaves it
+        (``tokenizer.json``, ``tokenizer_config.json``, ``special_tokens_map.json``), which
+        transformers' ``AutoTokenizer.from_pretrained`` loads with the named special tokens
+        set; or, for a path ending in ``.json``, the ``tokenizer.json`` alone. Missing
+        directories are created. Either encodes our ids (special tokens as added tokens,
+        always recognized). Plain scheme only.
+
+        ``bos_token``, ``eos_token``, ``pad_token``, ``unk_token``: which of the special
+        tokens play these roles (``padding=True`` needs ``pad_token``);
+        ``model_max_length``: the length transformers truncates to.
+
+        >>> import os, tempfile, functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<|eot|>"], progress=False)
+        >>> out = os.path.join(tempfile.mkdtemp(), "hf")
+        >>> [os.path.basename(f) for f in tok.to_hf(out, eos_token="<|eot|>", pad_token="<|eot|>")]
+        ['tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json']
+        >>> sorted(os.listdir(out))
+        ['special_tokens_map.json', 'tokenizer.json', 'tokenizer_config.json']
+        """
+        from .interop.exchange import to_hf
+
+        roles = {"bos_token": bos_token, "eos_token": eos_token, "pad_token": pad_token, "unk_token": unk_token}
+        return to_hf(self, path, roles, model_max_length)
+
+    def to_transformers(
+        self,
+        *,
+        bos_token: Optional[str] = None,
+        eos_token: Optional[str] = None,
+        pad_token: Optional[str] = None,
+        unk_token: Optional[str] = None,
+        model_max_length: Optional[int] = None,
+    ) -> Any:
+        """This tokenizer as a transformers ``PreTrainedTokenizerFast`` (what :meth:`to_hf`
+        writes, loaded), with the same options. Needs transformers; plain scheme only.
+
+        >>> import functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<pad>"], progress=False)
+        >>> hf = tok.to_transformers(pad_token="<pad>")
+        >>> hf(["ab", "ab ab"], padding=True)["input_ids"]
+        [[256, 257, 257], [256, 32, 256]]
+        """
+        from .interop.exchange import to_transformers
+
+        roles = {"bos_token": bos_token, "eos_token": eos_token, "pad_token": pad_token, "unk_token": unk_token}
+        return to_transformers(self, roles, model_max_length)
+
+    @classmethod
+    def from_hf(cls: Type[T], source: "os.PathLike[str] | str | Any") -> T:
+        """Import a byte-level BPE tokenizer from HF: the path of a ``tokenizer.json``, a
+        directory holding one, a ``tokenizers.Tokenizer`` or a transformers fast tokenizer.
+
+        The ids stay HF's, whatever their layout (special tokens first or last); added
+        tokens become special tokens, so ``encode(text, allowed_special="all")`` gives the
+        ids HF's ``encode(text, add_special_tokens=False)`` gives. What would make the ids
+        differ (a normalizer, a post-processor that adds tokens, a model other than BPE) is
+        refused with a :class:`TokenizerFileError` naming the part.
+
+        >>> import os, tempfile, functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<s>"], progress=False)
+        >>> path = os.path.join(tempfile.mkdtemp(), "tokenizer.json")
+        >>> _ = tok.to_hf(path)
+        >>> fb.Tokenizer.from_hf(path).encode("ab<s>", allowed_special="all")
+        [256, 257]
+        """
+        from .formats.hf import read_hf
+        from .interop.exchange import imported
+
+        with collector_paused():  # millions of small objects, none in a cycle (util/collector.py)
+            return imported(cls, read_hf(source))
+
+    @classmethod
+    def from_gpt2(cls: Type[T], encoder_json: "os.PathLike[str] | str", vocab_bpe: "os.PathLike[str] | str") -> T:
+        """Import GPT-2's original files, ``encoder.json`` and ``vocab.bpe`` (what OpenAI
+        published with GPT-2; HF's ``gpt2`` repository holds them too), with their ids:
+        ``<|endoftext|>`` is the special token 50256.
+
+        >>> import json, os, tempfile, functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<|endoftext|>"], progress=False)
+        >>> d = tempfile.mkdtemp()
+        >>> _ = open(os.path.join(d, "encoder.json"), "w").write(json.dumps(tok.get_vocab()))
+        >>> merges = ["#version: 0.2"] + [" ".join(tok.id_to_token(i) for i in m) for m in tok.merges]
+        >>> _ = open(os.path.join(d, "vocab.bpe"), "w").write("\\n".join(merges))
+        >>> gpt2 = fb.Tokenizer.from_gpt2(os.path.join(d, "encoder.json"), os.path.join(d, "vocab.bpe"))
+        >>> gpt2.encode("ab ab<|endoftext|>", allowed_special="all")
+        [256, 32, 256, 257]
+        """
+        from .formats.hf import read_gpt2
+        from .interop.exchange import imported
+
+        with collector_paused():  # millions of small objects, none in a cycle (util/collector.py)
+            return imported(cls, read_gpt2(encoder_json, vocab_bpe))
+
+    @classmethod
+    def from_file(cls: Type[T], path: "os.PathLike[str] | str", pattern: Optional[str] = None) -> T:
+        """Any tokenizer file this library reads, known by its form (``formats/sniff.py``):
+        ours (:meth:`load`), an HF ``tokenizer.json`` or its directory (:meth:`from_hf`), a
+        tiktoken rank file (:meth:`from_tiktoken`; ``pattern`` is for it alone, as every
+        other file holds its own), or GPT-2's ``encoder.json`` and ``vocab.bpe`` side by side
+        (:meth:`from_gpt2`; either file, or their directory).
+
+        >>> import os, tempfile, functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=257, progress=False)
+        >>> path = os.path.join(tempfile.mkdtemp(), "t.tiktoken")
+        >>> tok.to_tiktoken(path)
+        >>> fb.Tokenizer.from_file(path, pattern="gpt4").encode("ab ab") == tok.encode("ab ab")
+        True
+        """
+        from .formats.sniff import read_other
+        from .interop.exchange import imported
+
+        with collector_paused():  # millions of small objects, none in a cycle (util/collector.py)
+            got = read_other(path, pattern)
+            if got is not None:
+                return imported(cls, got)
+        return cls.load(path)
+
+    # -- tiktoken's and HF's names -------------------------------------------------------
+    #
+    # So that code written for a tiktoken ``Encoding`` or an HF tokenizer runs on a Tokenizer.
+    # tiktoken's names speak bytes; HF's speak vocabulary strings, the tokens written in GPT-2's
+    # byte-to-character table (``formats/bytelevel.py``), as in ``to_hf``'s file.
+
+    @property
+    def n_vocab(self) -> int:
+        """tiktoken's name for :attr:`vocab_size`.
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=258, special_tokens=["<s>"], progress=False).n_vocab
+        258
+        """
+        return self.vocab_size
+
+    def __len__(self) -> int:
+        """HF's ``len(tokenizer)``: the number of ids (:attr:`vocab_size`).
+
+        >>> import functionalbpe as fb
+        >>> len(fb.train(["ab ab"], vocab_size=257, progress=False))
+        257
+        """
+        return self.vocab_size
+
+    @property
+    def eot_token(self) -> int:
+        """The id of ``<|endoftext|>`` (tiktoken's name); :class:`UnknownTokenError` (a
+        ``KeyError``, as in tiktoken) if it is not a special token here.
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab"], vocab_size=257, special_tokens=["<|endoftext|>"], progress=False).eot_token
+        256
+        """
+        return self._specials.id_of("<|endoftext|>")
+
+    @property
+    def special_tokens_set(self) -> "set[str]":
+        """The special tokens' texts (tiktoken's name).
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab"], vocab_size=257, special_tokens=["<s>"], progress=False).special_tokens_set
+        {'<s>'}
+        """
+        return set(self._specials.all)
+
+    def encode_single_token(self, text_or_bytes: Union[str, bytes]) -> int:
+        """The id of the one token whose text (a special token's, or UTF-8) or bytes are
+        ``text_or_bytes``; :class:`UnknownTokenError` if no token is exactly that.
+
+        >>> import functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<s>"], progress=False)
+        >>> tok.encode_single_token("ab"), tok.encode_single_token(b"a"), tok.encode_single_token("<s>")
+        (256, 97, 257)
+        """
+        if isinstance(text_or_bytes, str):
+            if text_or_bytes in self._specials.ids:
+                return self._specials.ids[text_or_bytes]
+            data = text_or_bytes.encode("utf-8")
+        elif isinstance(text_or_bytes, (bytes, bytearray)):
+            data = bytes(text_or_bytes)
+        else:
+            raise FunctionalBPEError(f"encode_single_token takes a str or bytes, not a {type(text_or_bytes).__name__}")
+        found = self._vocab.ids_by_bytes().get(data)
+        if found is None:
+            raise UnknownTokenError(f"no single token is {excerpt(text_or_bytes)}")
+        return found
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        """The bytes of one token (tiktoken's name; a special token's text as UTF-8);
+        :class:`UnknownTokenError` if ``token`` is not an id here.
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=257, progress=False).decode_single_token_bytes(256)
+        b'ab'
+        """
+        return self.token_bytes(self._known_id(token))
+
+    def decode_tokens_bytes(self, tokens: Iterable[int]) -> List[bytes]:
+        """The bytes of each token (tiktoken's name).
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=257, progress=False).decode_tokens_bytes([256, 32])
+        [b'ab', b' ']
+        """
+        return [self.decode_single_token_bytes(t) for t in tokens]
+
+    def decode_batch(self, batch: Iterable[Sequence[int]], errors: str = "strict") -> List[str]:
+        """:meth:`decode` of each list of ids: the inverse of :meth:`encode_batch`.
+
+        >>> import functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=257, progress=False)
+        >>> tok.decode_batch(tok.encode_batch(["ab", "b a"]))
+        ['ab', 'b a']
+        """
+        return [self.decode(ids, errors) for ids in batch]
+
+    def encode_ordinary_batch(self, text: Iterable[str], *, num_threads: Optional[int] = None) -> List[List[int]]:
+        """tiktoken's :meth:`encode_ordinary` of each text (special-token text is ordinary
+        text), on ``num_threads`` threads (None: all cores).
+
+        >>> import functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<s>"], progress=False)
+        >>> tok.encode_ordinary_batch(["ab", "<s>"])
+        [[256], [60, 115, 62]]
+        """
+        return self.encode_batch(text, num_threads, disallowed_special=())  # type: ignore[no-any-return]
+
+    def encode_to_numpy(self, text: str, *, allowed_special: "SpecialSet" = frozenset(),
+                        disallowed_special: "SpecialSet" = "all") -> Any:
+        """tiktoken's :meth:`encode` as a numpy ``uint32`` array.
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=257, progress=False).encode_to_numpy("ab a").tolist()
+        [256, 32, 97]
+        """
+        import numpy as np
+
+        ids = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        return np.asarray(ids, dtype=np.uint32)
+
+    @property
+    def max_token_value(self) -> int:
+        """tiktoken's highest id.
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=258, special_tokens=["<s>"], progress=False).max_token_value
+        257
+        """
+        return self.vocab_size - 1
+
+    @property
+    def name(self) -> str:
+        """tiktoken's ``name`` of an encoding: here what the tokenizer is, in one word.
+
+        >>> import functionalbpe as fb
+        >>> fb.train(["ab ab"], vocab_size=258, special_tokens=["<s>"], progress=False).name
+        'functionalbpe-plain-gpt4-258'
+        """
+        return f"functionalbpe-{self.scheme.name}-{self.scheme.pattern_name}-{self.vocab_size}"
+
+    def __call__(self, text: Union[str, Sequence[str]], add_special_tokens: bool = False) -> Dict[str, Any]:
+        """HF's ``tokenizer(text)``: ``{"input_ids": ids, "attention_mask": ones}``, for one
+        text or a list of them (special-token text is ordinary text, as HF reads text that is
+        not an added token). No special token is added: see :meth:`check_add_special_tokens`.
+
+        >>> import functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=257, progress=False)
+        >>> tok("ab a"), tok(["ab", "b"])["input_ids"]
+        ({'input_ids': [256, 32, 97], 'attention_mask': [1, 1, 1]}, [[256], [98]])
+        """
+        check_add_special_tokens(add_special_tokens)
+        if isinstance(text, str):
+            ids = self.encode(text, disallowed_special=())
+            return {"input_ids": ids, "attention_mask": [1] * len(ids)}
+        lists = self.encode_batch(list(text), disallowed_special=())
+        return {"input_ids": lists, "attention_mask": [[1] * len(ids) for ids in lists]}
+
+    def batch_decode(self, sequences: Iterable[Sequence[int]], skip_special_tokens: bool = False) -> List[str]:
+        """HF's :meth:`decode_batch`; ``skip_special_tokens`` leaves the special tokens out.
+
+        >>> import functionalbpe as fb
+        >>> tok = fb.train(["ab ab"], vocab_size=258, special_tokens=["<s>"], progress=False)
+        >>> tok.batch_decode([[256, 257, 97]]), tok.batch_decode([[256, 257]], skip_special_tokens=True)
+        (['ab<s>a'], ['ab'])
+        """
+        specials = set(self._specials.ids.values()) if skip_special_tokens else set()
+        return [self.decode([i for i in ids if i not in specials]) for ids in sequences]
+
+    def convert_ids_to_tokens(self, ids: Union[int, Sequence[int]]) -> Any:
+        """HF's vocabulary strings of ids (:meth:`id_to_token` of each; one id gives one).
+
+        >>> import functionalbpe as fb
+        >>> fb.train([" a a"], vocab_size=257, progress=False).convert_ids_to_tokens([256, 97])
+        ['Ġa', 'a']
+        """
+        if isinstance(ids, int):
+            return self.id_to_token(self._known_id(ids))
+        return [self.id_to_token(self._known_id(i)) for i in ids]
+
+    def get_vocab(self) -> Dict[str, int]:
+        """HF's vocabulary: ``{token string: id}``, each token written in GPT-2's byte
+        characters (a space is ``Ġ``), special tokens as they are — what the ``to_hf``
+        export's ``get_vocab()`` gives.
+
+        >>> import functionalbpe as fb
+        >>> vocab = fb.train([" a a"], vocab_size=257, progress=False).get_vocab()
+        >>> vocab["Ġa"], vocab["a"], len(vocab)
+        (256, 97, 257)
+        """
+        vocab = {written(data): i for data, i in self._vocab.ids_by_bytes().items()}
+        vocab.update(self._specials.ids)
+        return vocab
+
+    def token_to_id(self, token: str) -> Optional[int]:
+        """HF's lookup of a vocabulary string (see :meth:`get_vocab`); None if absent, as HF.
+
+        >>> import functionalbpe as fb
+        >>> fb.train([" a a"], vocab_size=257, progress=False).token_to_id("Ġa")
+        256
+        """
+        if token in self._specials.ids:
+            return self._specials.ids[token]
+        data = read(token)
+        return None if data is None else self._vocab.ids_by_bytes().get(data)
+
+    def id_to_token(self, token: int) -> Optional[str]:
+        """HF's vocabulary string of an id (see :meth:`get_vocab`); None if it is not an id.
+
+        >>> import functionalbpe as fb
+        >>> fb.train([" a a"], vocab_size=257, progress=False).id_to_token(256)
+        'Ġa'
+        """
+        try:
+            internal = self._decoding.internal([token])[0]
+        except FunctionalBPEError:
+            return None
+        if internal >= self.alphabet.first_special:
+            return self.alphabet.specials[internal - self.alphabet.first_special]
+        return written(self.alphabet.token_bytes(internal))
+
+    def _known_id(self, token: int) -> int:
+        try:
+            self._decoding.internal([token])
+        except FunctionalBPEError:
+            raise UnknownTokenError(f"{token!r} is not an id of this tokenizer") from None
+        return token
+
+    # -- Python's protocols ---------------------------------------------------------------
 
     def __getstate__(self) -> Dict[str, Any]:
         return self.to_payload()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import os
 import sysconfig
+import unicodedata
 from typing import List
 
 try:
@@ -50,4 +51,10 @@ if st is not None:
     tricky_text = st.lists(
         st.one_of(st.sampled_from(TRICKY), st.text(max_size=8)), max_size=20
     ).map("".join)
+    # tricky_text for comparing ids with another library: without the code points Python's
+    # Unicode (14.0) leaves unassigned. Our scanners classify characters as the installed
+    # regex does (docs/pretokenization.md, "Unicode version"), which knows a newer Unicode
+    # than tiktoken's and HF's regex engines: a character one calls a letter and the other
+    # unassigned is cut differently, a difference of Unicode versions, not of BPE.
+    peer_text = tricky_text.map(lambda t: "".join(c for c in t if unicodedata.category(c) != "Cn"))
     tiny_corpus = st.lists(st.text(alphabet="aab ", max_size=30), max_size=12)

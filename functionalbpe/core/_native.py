@@ -33,7 +33,7 @@ from typing import Any, Dict, Optional, Sequence
 
 from ..util.checks import integer
 
-# The most threads one call may use (the compiled core's FBPE_MAX_THREADS, csrc/lib/bounds.h:
+# The most threads one call may use (the compiled core's FBPE_MAX_THREADS, csrc/lib/common/bounds.h:
 # the piece counter holds threads squared tables, which an int stops counting past 46,340).
 MAX_THREADS = 1024
 
@@ -46,7 +46,7 @@ ROLES: Dict[str, str] = {
     "summer": "_counts",
 }
 
-# The option bits of the compiled boundary-marker scheme (csrc/lib/markers.h) and the letter
+# The option bits of the compiled boundary-marker scheme (csrc/lib/scan/markers.h) and the letter
 # each adds to the scheme's name in the paper ("[w,p,d,↑]").
 MARKERS_PUNCT, MARKERS_DIGITS, MARKERS_CASE = 1, 2, 4
 _MARKER_KINDS = ((MARKERS_PUNCT, "p"), (MARKERS_DIGITS, "d"), (MARKERS_CASE, "↑"))
@@ -62,13 +62,13 @@ def markers_variant(options: int) -> str:
 
 
 # The option bit of a pattern's scanner that joins runs of >= 3 identical pieces as the
-# Functionalizer does with repeat on (csrc/lib/scanners.h); the modules name that scanner
+# Functionalizer does with repeat on (csrc/lib/scan/scanners.h); the modules name that scanner
 # with JOINED after the pattern's name.
 JOIN_RUNS = 1
 JOINED = "+joined"
 
 # What starts the name of a compiled pattern's scanner: PROGRAM + the regex text
-# (functionalbpe/unicode/regex_program.py compiles it, csrc/lib/regex_vm.h runs it).
+# (functionalbpe/unicode/regex_program.py compiles it, csrc/lib/scan/regex_vm.h runs it).
 PROGRAM = "regex:"
 
 

@@ -1,6 +1,6 @@
 """Applying learned merges to pieces: the compiled encoder, or the reference one with a cache.
 
-The compiled encoder (``csrc/_encoder.pyx``, ``csrc/lib/encode.c``) keeps the merges in a C hash
+The compiled encoder (``csrc/_encoder.pyx``, ``csrc/lib/encode/encode.c``) keeps the merges in a C hash
 table, takes a piece that is a token whole, caches the other pieces, and merges long pieces
 in O(n log n). Without it (no compiler, or ``FUNCTIONALBPE_PUREPYTHON=1``) the merges are
 replayed by :func:`functionalbpe.core.reference.encode_piece`, with a bounded cache of whole pieces

@@ -4,8 +4,8 @@ A tokenizer file, a pickled tokenizer and a ``.tiktoken`` rank file are untruste
 they are downloaded from hubs and loaded by people who did not write them. Everything they
 say is checked here, in time linear in their size and before anything is allocated for
 them, so that a file can neither crash the process nor make it allocate much more memory
-than the file itself takes. The compiled core checks the same limits again (csrc/lib/
-bounds.h), so that no caller can get past them either.
+than the file itself takes. The compiled core checks the same limits again
+(csrc/lib/common/bounds.h), so that no caller can get past them either.
 
 The limits hold every real vocabulary with room to spare (docs/security.md): the largest
 published vocabularies have about a million ids and tokens of a few hundred bytes.
@@ -62,7 +62,7 @@ def check_merges(
     one token nor all of them together (with ``special_bytes`` of special tokens) pass the
     limits. A token's length is the sum of its parts', added up once per merge: linear, and
     no number grows past twice the limit. A large table is checked by the compiled core in
-    one pass (csrc/lib/merge_table.c: 4.1 million merges in 0.5 s against 4.5 s here); only
+    one pass (csrc/lib/train/merge_table.c: 4.1 million merges in 0.5 s against 4.5 s here); only
     a table it refuses comes to this loop, to be told why."""
     if first_merge + len(merges) > MAX_VOCAB_SIZE:
         raise error(f"merges: {len(merges)} merges make more than {MAX_VOCAB_SIZE} ids (the limit)")

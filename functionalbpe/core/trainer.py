@@ -5,7 +5,7 @@
 the :class:`~functionalbpe.core.alphabet.Alphabet` whose atoms those pieces may contain, and
 chooses its backend once:
 
-* ``"fast"`` — the C merge loop (``csrc/_trainer.pyx`` over ``csrc/lib/train.c``, whose
+* ``"fast"`` — the C merge loop (``csrc/_trainer.pyx`` over ``csrc/lib/train/train.c``, whose
   opening comment gives the design and the measurements). It reads the flat table itself:
   no Python object per piece.
 * ``"python"`` (also called ``"reference"``) — :func:`heap_train`, below: the lesson of
@@ -369,7 +369,7 @@ def train_parity(
     """Parity-aware training (:mod:`functionalbpe.core.parity`) on one table of text-form
     pieces per language, with ``dev`` tables (one per language) or ``target_ratios``.
 
-    ``"fast"``: the C trainer of ``csrc/lib/train_parity.c``, incremental; ``"python"``: the
+    ``"fast"``: the C trainer of ``csrc/lib/train/train_parity.c``, incremental; ``"python"``: the
     lesson itself, which recounts everything before each merge (fine for tests and small
     corpora, slow on real ones). Both give the same merges, which the tests check.
 

@@ -17,7 +17,7 @@ on the bytes of the token a pair would make. The fast trainers cannot keep every
 bytes at hand, so they keep a *shape* per symbol (:func:`shape_of`): its word count and
 whether it starts or ends with a space, ends with a colon or holds ``": "`` already — enough
 to know the shape of two symbols joined (:func:`joined_shape`) and whether the rules allow
-it (:meth:`TokenRules.allow_shapes`). ``csrc/lib/word_rules.h`` is the same arithmetic in C.
+it (:meth:`TokenRules.allow_shapes`). ``csrc/lib/train/word_rules.h`` is the same arithmetic in C.
 
 >>> rules = TokenRules(max_words=4, colon_space=False)
 >>> rules.allows(b" by the way"), rules.allows(b" one two three four five"), rules.allows(b"Note: ")

@@ -1,8 +1,10 @@
-"""Which library a tokenizer file (or directory) comes from, read from its first bytes.
+"""Which library a tokenizer file (or directory) comes from, read from its first bytes, and
+the reader of each: the one place a format to read is registered.
 
 The loaders each read one format; this says which one a path holds, so that a file given to
-the wrong loader gets the name of the right one, and the command's ``--tokenizer`` takes
-any of them. It reads at most :data:`SNIFF_BYTES` and parses nothing.
+the wrong loader gets the name of the right one, and ``Tokenizer.from_file`` and the
+command's ``--tokenizer`` take any of them (:func:`read_other`). :func:`kind_of` reads at
+most :data:`SNIFF_BYTES` and parses nothing.
 
     >>> import json, os, tempfile
     >>> d = tempfile.mkdtemp()
@@ -14,9 +16,13 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
+from ..errors import FunctionalBPEError, TokenizerFileError
 from ..util.checks import PathLike
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .imported import Imported
 
 SNIFF_BYTES = 1 << 16
 
@@ -58,3 +64,36 @@ def kind_of(path: PathLike) -> Optional[str]:
     if text.startswith(b"#version"):
         return "gpt2"
     return "tiktoken" if _RANK_LINE.match(text) else None
+
+
+def read_other(path: "os.PathLike[str] | str", pattern: Optional[str] = None) -> "Optional[Imported]":
+    """The vocabulary in another library's file, known by its form (:func:`kind_of`): a
+    tiktoken rank file (``pattern`` is for it alone, as every other file holds its own), an
+    HF ``tokenizer.json`` or its directory, GPT-2's ``encoder.json`` and ``vocab.bpe`` side by
+    side (either file, or their directory); None for a file of ours (or of no known form:
+    ``Tokenizer.load`` says what is wrong with it). Each reader is imported when its form is
+    met."""
+    name = os.fspath(path)
+    kind = kind_of(name)
+    if kind == "tiktoken":
+        from .tiktoken import read_tiktoken
+
+        return read_tiktoken(name, pattern, None)
+    if pattern is not None:
+        raise FunctionalBPEError(
+            f"{name}: a pattern is given only with a tiktoken rank file, which holds none; this file "
+            "holds its own"
+        )
+    if kind == "hf":
+        from .hf import read_hf
+
+        return read_hf(name)
+    if kind == "gpt2":
+        from .hf import read_gpt2
+
+        folder = name if os.path.isdir(name) else os.path.dirname(name) or "."
+        encoder, merges = os.path.join(folder, "encoder.json"), os.path.join(folder, "vocab.bpe")
+        if not (os.path.isfile(encoder) and os.path.isfile(merges)):
+            raise TokenizerFileError(f"{name}: GPT-2's files are encoder.json and vocab.bpe side by side; {folder} lacks one")
+        return read_gpt2(encoder, merges)
+    return None

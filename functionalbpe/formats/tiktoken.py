@@ -153,7 +153,7 @@ def tiktoken_parts(ranks: Dict[bytes, int], token: bytes, below: int,
     n rescans (a 20 KB token took seconds that way). ``pairs`` maps the ranks of two tokens
     to the rank of the token they make (the splits found so far): a join found there is not
     looked up by its bytes, which a chain of ever longer tokens would hash again and again
-    (n^3). The compiled twin is ``fbpe_tiktoken_parts`` in csrc/lib/encode.c.
+    (n^3). The compiled twin is ``fbpe_tiktoken_parts`` in csrc/lib/encode/ranks.c.
 
     >>> tiktoken_parts({b"a": 0, b"b": 1, b"ab": 2, b"abb": 3}, b"abb", 3)
     [b'ab', b'b']

@@ -49,7 +49,6 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence,
 from ..core.limits import MAX_COUNT, MAX_TOTAL_TOKEN_BYTES, MAX_VOCAB_SIZE, special_token_bytes
 from ..errors import FunctionalBPEError, TokenizerFileError
 from ..util.checks import excerpt, is_int
-from ..util.output import atomic_write_text
 from ..schemes.registry import scheme_from_file
 from .reading import DuplicateKey, json_object, read_bytes
 from .sniff import LOADERS, kind_of
@@ -83,6 +82,8 @@ def checksum(payload: Dict[str, Any]) -> str:
 
 
 def write_payload(path: "os.PathLike[str] | str", payload: Dict[str, Any], check: bool = True) -> None:
+    from ..util.output import atomic_write_text  # only writing needs tempfile and its kin
+
     payload = dict(payload)
     if check:
         payload["checksum"] = checksum(payload)

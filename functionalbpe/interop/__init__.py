@@ -1,1 +1,1 @@
-"""The names and the files of other libraries on a Tokenizer: tiktoken's and HF's API names, exports and imports."""
+"""The work behind the Tokenizer's exports to and imports from other libraries, as functions that take it."""

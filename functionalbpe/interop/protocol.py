@@ -1,8 +1,8 @@
 """What a module that takes a Tokenizer may use of it, declared.
 
-The token-file pipeline, the encoding trace and the vocabulary listing take a tokenizer and
-give back what they make; the Tokenizer's thin methods (``encode_to_file``, ``trace``,
-``vocab_lines``) call them. Typing them with this Protocol rather than with the Tokenizer
+The token-file pipeline, the exports to other libraries, the encoding trace and the
+vocabulary listing take a tokenizer and give back what they make; the Tokenizer's thin
+methods (``encode_to_file``, ``to_tiktoken``, ``to_hf``, ``trace``, ``vocab_lines``) call them. Typing them with this Protocol rather than with the Tokenizer
 keeps the import graph free of circles, type-only imports included, and says in one place
 what those modules rely on.
 
@@ -17,6 +17,7 @@ from typing import Any, Dict, Iterable, List, Optional, Protocol, Tuple
 
 from ..core.alphabet import Alphabet
 from ..core.encoder import Encoder
+from ..core.vocabulary import Vocabulary
 from ..schemes.base import Scheme
 from ..text.specials import SpecialPolicy, SpecialSet
 
@@ -38,7 +39,13 @@ class Tokenizes(Protocol):
     def special_policy(self) -> SpecialPolicy: ...
 
     @property
+    def vocabulary(self) -> Vocabulary: ...
+
+    @property
     def special_tokens(self) -> Dict[str, int]: ...
+
+    @property
+    def pattern(self) -> str: ...
 
     @property
     def merges(self) -> List[Tuple[int, int]]: ...

@@ -8,7 +8,7 @@ encoder without ever being a Python ``str``.
   says) and cut where no piece can straddle the cut (:meth:`Files.document_units`, the cuts
   of training);
 * a ``.jsonl`` file (``.gz`` too): blocks of whole lines whose text fields are taken out in
-  C with the GIL released (``csrc/lib/jsonl.c``, ``_encoder.jsonl_extract``); a line the C
+  C with the GIL released (``csrc/lib/scan/jsonl.c``, ``_encoder.jsonl_extract``); a line the C
   reader is not sure of is read by :func:`functionalbpe.text.corpus.jsonl_line_document`,
   the function ``fb.files`` itself reads every line with, so documents and errors are the
   same.

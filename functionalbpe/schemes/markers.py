@@ -308,7 +308,7 @@ class BoundaryMarkers(Scheme):
         self.case = case
         self.merge_shift_codes = merge_shift_codes
         self.atoms = ATOMS_SHIFTS_MERGE if merge_shift_codes else ATOMS
-        # The options as the compiled scheme takes them (csrc/lib/markers.h).
+        # The options as the compiled scheme takes them (csrc/lib/scan/markers.h).
         self.bits = MARKERS_PUNCT * punct | MARKERS_DIGITS * digits | MARKERS_CASE * case
         self._marked = frozenset([WORD] + [PUNCT] * punct + [DIGIT] * digits)
         # word -> its marked form; words repeat a lot.
@@ -332,7 +332,7 @@ class BoundaryMarkers(Scheme):
         """The text-form pieces of ``text``, one per unit (dropped spaces have none).
 
         This is what the trainer counts and the encoder merges within. The compiled scheme
-        (``csrc/lib/markers.c``) cuts them when it is built; :meth:`python_pieces` is the
+        (``csrc/lib/scan/markers.c``) cuts them when it is built; :meth:`python_pieces` is the
         definition it follows.
 
         >>> [BoundaryMarkers(punct=True).show(p) for p in BoundaryMarkers(punct=True).pieces("a, b")]

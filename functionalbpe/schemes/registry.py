@@ -10,18 +10,47 @@ Example::
 """
 from __future__ import annotations
 
-import difflib
 import inspect
-from typing import Any, Callable, Dict, Optional, Tuple, Type, Union
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple, Type, Union
 
 from ..errors import FunctionalBPEError
 from .base import Scheme
-from .functional import Functionalizer
-from .markers import BoundaryMarkers
 from .plain import PlainScheme
 
-# The name a tokenizer file stores (Scheme.name) -> the class that rebuilds the scheme.
-SCHEMES: Dict[str, Type[Scheme]] = {cls.name: cls for cls in (PlainScheme, Functionalizer, BoundaryMarkers)}
+
+def _functionalizer() -> Type[Scheme]:
+    from .functional import Functionalizer
+
+    return Functionalizer
+
+
+def _boundary_markers() -> Type[Scheme]:
+    from .markers import BoundaryMarkers
+
+    return BoundaryMarkers
+
+
+class _Schemes(Mapping[str, Type[Scheme]]):
+    """The name a tokenizer file stores (``Scheme.name``) -> the class that rebuilds the
+    scheme. A scheme's module is imported when the scheme is first asked for: loading a plain
+    tokenizer does not load the Functionalizer's or the markers' tables."""
+
+    def __init__(self, loaders: Dict[str, Callable[[], Type[Scheme]]]) -> None:
+        self._loaders = loaders
+
+    def __getitem__(self, name: str) -> Type[Scheme]:
+        return self._loaders[name]()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._loaders)
+
+    def __len__(self) -> int:
+        return len(self._loaders)
+
+
+SCHEMES: Mapping[str, Type[Scheme]] = _Schemes(
+    {"plain": lambda: PlainScheme, "functional": _functionalizer, "markers": _boundary_markers}
+)
 
 
 def scheme_class(name: str) -> Type[Scheme]:
@@ -79,6 +108,8 @@ def unknown_option(key: str, scheme: str, caller: str = "train") -> str:
     if key in OTHER_NAMES:
         hint = f"; here it is {OTHER_NAMES[key]}"
     else:
+        import difflib
+
         close = difflib.get_close_matches(key, valid, n=1)
         hint = f"; did you mean {close[0]}=?" if close else ""
     return (f"bad option: neither {caller}() nor the {scheme!r} scheme has an option {key!r}{hint} (the scheme "

@@ -904,7 +904,7 @@ def _jsonl_numbered(path: Path, field: str, errors: str) -> Iterator[Tuple[int, 
 def jsonl_line_document(line: bytes, number: int, offset: int, name: str, field: str, errors: str) -> Optional[str]:
     """The document of one JSONL line (line ``number``, at byte ``offset`` of the file
     ``name``), as tokenization reads it (:func:`bpe_text`); None for a blank line. Every
-    error names file and line. The compiled reader (``csrc/lib/jsonl.c``) reads the lines it
+    error names file and line. The compiled reader (``csrc/lib/scan/jsonl.c``) reads the lines it
     is sure of the same way and hands every other line to this function."""
     text = decode_utf8(line, name, errors, offset, number)
     if not text.strip():

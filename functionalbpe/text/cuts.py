@@ -5,7 +5,7 @@ text of its own would be wrong wherever a piece straddles the end (``" wor" | "l
 rule looks past it (``\\s+(?!\\S)`` keeps its last space for the next word). So a block is
 cut only at a *safe* place, where every built-in pattern ends a piece and decides nothing
 by what follows. Two kinds of place qualify (the reasons, pattern by pattern, are in
-``csrc/lib/scan.c``):
+``csrc/lib/scan/scan.c``):
 
 1. after a newline that follows a non-space, before a character that is neither white
    space nor ``/``;

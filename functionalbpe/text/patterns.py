@@ -27,7 +27,6 @@ from ..core._native import NATIVE, Scanner
 from ..util.checks import plain_str
 from ..errors import CompiledPatternGaveUp, PatternError
 from ..unicode.pattern_limits import PROBE_TEXT, shown
-from ..unicode.regex_program import Unsupported, compile_program, same_behaviour, why_not
 
 # The GPT-2 pattern as OpenAI published it with GPT-2 (also tiktoken's r50k comment).
 GPT2 = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -116,7 +115,7 @@ class PatternRecord:
     ``name``: what users pass; ``regex``: its text, as its authors spell it; ``aliases``:
     other names for it (tiktoken's encodings); ``builtin``: a pattern of :data:`PATTERNS`
     (ours to train with), else one known by name only (another library's spelling);
-    ``scanner``: the hand-written scanner that cuts it (csrc/lib/scanners.h), if one does,
+    ``scanner``: the hand-written scanner that cuts it (csrc/lib/scan/scanners.h), if one does,
     else it is compiled (regex_program.py) like any other pattern. Its JavaScript form for
     the explorer is derived from ``regex`` by the explorer's layer
     (:func:`functionalbpe.teach.js_patterns.js_regex` of its name).
@@ -148,16 +147,16 @@ RECORD: Dict[str, PatternRecord] = {r.name: r for r in RECORDS}
 
 PATTERNS = {r.name: r.regex for r in RECORDS if r.builtin}
 
-# Patterns that are not built in but cut by a hand-written scanner (csrc/lib/scanners.h)
+# Patterns that are not built in but cut by a hand-written scanner (csrc/lib/scan/scanners.h)
 # rather than compiled: regex text -> the scanner's name. Their cuts are those of the
-# built-in patterns (csrc/lib/scan.c), which the tests check for them too.
+# built-in patterns (csrc/lib/scan/scan.c), which the tests check for them too.
 HAND_SCANNED = {r.regex: r.scanner for r in RECORDS if not r.builtin and r.scanner}
 
 
 class Pattern(str):
     """A pattern, resolved once: the regex text, with its ``name`` (a key of
     :data:`PATTERNS`, or ``"custom"``) and the compiled ``scanner`` that cuts exactly as it
-    does. Code below the API passes this value down and reads ``name`` and ``scanner``
+    does (found when first asked for). Code below the API passes this value down and reads ``name`` and ``scanner``
     from it; nothing maps regex text back to a name.
 
     It *is* the regex text (a ``str``), so that it goes as it is wherever regex text is
@@ -169,35 +168,35 @@ class Pattern(str):
     """
 
     name: str
-    scanner: Optional[Scanner]  # its compiled scanner (built? ask NATIVE)
-    # Why no compiled scanner cuts it (the construct outside the compiled subset), or None.
-    not_compiled: Optional[str]
-    # The record whose hand-written scanner cuts this other spelling of it, or None.
-    same_as: Optional[str]
 
     def __new__(cls, regex_text: str, name: str = "custom") -> "Pattern":
         self = super().__new__(cls, regex_text)
         self.name = name
-        # Made once: pretokenize asks for it on every call. A built-in pattern has a
-        # hand-written scanner; any other is compiled (regex_program.py) when it is in the
-        # subset the compiled engine runs, else regex cuts it and not_compiled says why.
-        self.not_compiled = None
-        self.same_as = None
-        if name in PATTERNS:
-            self.scanner = Scanner(name)
-        elif regex_text in HAND_SCANNED:
-            self.scanner = Scanner(HAND_SCANNED[regex_text])
-        else:
-            self.not_compiled = why_not(regex_text)
-            self.scanner = Scanner.program(regex_text) if self.not_compiled is None else None
-            if self.not_compiled is None:
-                # Another spelling of a hand-scanned pattern (possessive marks that change
-                # nothing): its scanner, chosen by the program's behaviour, not the string.
-                self.same_as = _hand_scanned_like(regex_text)
-                hand = RECORD[self.same_as].scanner if self.same_as is not None else None
-                if hand is not None:
-                    self.scanner = Scanner(hand)
         return self
+
+    @property
+    def scanner(self) -> Optional[Scanner]:
+        """Its compiled scanner (built? ask NATIVE), or None."""
+        return self._found()[0]
+
+    @property
+    def not_compiled(self) -> Optional[str]:
+        """Why no compiled scanner cuts it (the construct outside the compiled subset), or None."""
+        return self._found()[1]
+
+    @property
+    def same_as(self) -> Optional[str]:
+        """The record whose hand-written scanner cuts this other spelling of it, or None."""
+        return self._found()[2]
+
+    def _found(self) -> Tuple[Optional[Scanner], Optional[str], Optional[str]]:
+        """(scanner, not_compiled, same_as), found on first use and kept: pretokenize asks on
+        every call, and a pattern that is never used to cut (tiktoken's spellings, resolved
+        at import) never loads the pattern compiler."""
+        found = self.__dict__.get("_scanner_found")
+        if found is None:
+            found = self.__dict__["_scanner_found"] = _find_scanner(self.regex, self.name)
+        return found  # type: ignore[no-any-return]
 
     @property
     def regex(self) -> str:
@@ -218,9 +217,32 @@ class Pattern(str):
         return self.name in PATTERNS or self.regex in HAND_SCANNED or self.same_as is not None
 
 
+def _find_scanner(regex_text: str, name: str) -> Tuple[Optional[Scanner], Optional[str], Optional[str]]:
+    """The scanner that cuts ``regex_text``, why none is compiled, and the record it is another
+    spelling of (:class:`Pattern`'s ``scanner``, ``not_compiled``, ``same_as``). A built-in
+    pattern has a hand-written scanner; any other is compiled (regex_program.py) when it is in
+    the subset the compiled engine runs, else regex cuts it and not_compiled says why."""
+    if name in PATTERNS:
+        return Scanner(name), None, None
+    if regex_text in HAND_SCANNED:
+        return Scanner(HAND_SCANNED[regex_text]), None, None
+    from ..unicode.regex_program import why_not  # loaded by the first pattern compiled
+
+    not_compiled = why_not(regex_text)
+    if not_compiled is not None:
+        return None, not_compiled, None
+    # Another spelling of a hand-scanned pattern (possessive marks that change nothing): its
+    # scanner, chosen by the program's behaviour, not the string.
+    same_as = _hand_scanned_like(regex_text)
+    hand = RECORD[same_as].scanner if same_as is not None else None
+    return (Scanner(hand) if hand is not None else Scanner.program(regex_text)), None, same_as
+
+
 def _hand_scanned_like(text: str) -> Optional[str]:
     """The name of the record with a hand-written scanner whose program behaves as the
     program of ``text`` (regex_program.same_behaviour), or None."""
+    from ..unicode.regex_program import same_behaviour
+
     atoms = compile_program_atoms(text)
     for record in RECORDS:
         if record.scanner and compile_program_atoms(record.regex) == atoms and same_behaviour(text, record.regex):
@@ -231,6 +253,8 @@ def _hand_scanned_like(text: str) -> Optional[str]:
 def compile_program_atoms(text: str) -> Optional[Tuple[str, ...]]:
     """The atoms of the program of ``text`` (None outside the subset): a cheap first test of
     sameness before the tables are measured."""
+    from ..unicode.regex_program import Unsupported, compile_program
+
     try:
         return compile_program(text).atoms
     except Unsupported:
@@ -420,7 +444,7 @@ def special_cutter(specials: FrozenSet[str]) -> "SpecialCutter":
     ``search(text)``, the ``(offset, token)`` of the first token cut, or None.
 
     Compiled, one pass over the text whatever the number and length of the tokens
-    (``_scanner.SpecialCutter``, ``csrc/lib/specials.h``); in pure Python the trie regex of
+    (``_scanner.SpecialCutter``, ``csrc/lib/scan/specials.h``); in pure Python the trie regex of
     :func:`special_finder`, whose time per position grows with the part of a token that
     matches there (at most the longest token).
     """

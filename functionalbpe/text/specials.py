@@ -19,7 +19,7 @@ from functools import partial
 from typing import AbstractSet, Any, Callable, Collection, Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
 
 from ..core.encoder import Refusal
-from ..errors import SpecialTokenError, UnknownTokenError
+from ..errors import FunctionalBPEError, SpecialTokenError, UnknownTokenError
 from ..util.checks import special_set
 from .patterns import special_cutter
 
@@ -149,3 +149,22 @@ class SpecialPolicy:
                     ids.append(-1 - k)
             out.append(ids)
         return out
+
+
+def check_add_special_tokens(add: object) -> None:
+    """HF's ``add_special_tokens=``: a tokenizer here adds no token the text does not hold (no
+    BOS or EOS template), so False is what it always does, and True is refused with the way
+    to do it, rather than ignored.
+
+    >>> check_add_special_tokens(True)
+    Traceback (most recent call last):
+    ...
+    functionalbpe.errors.FunctionalBPEError: add_special_tokens=True: functionalbpe adds no special token on its own (no BOS/EOS template); write it in the text and pass allowed_special={...}, or add its id
+    """
+    if add not in (False, True) or not isinstance(add, bool):
+        raise FunctionalBPEError(f"add_special_tokens must be True or False, got {add!r}")
+    if add:
+        raise FunctionalBPEError(
+            "add_special_tokens=True: functionalbpe adds no special token on its own (no BOS/EOS template); "
+            "write it in the text and pass allowed_special={...}, or add its id"
+        )

@@ -25,7 +25,7 @@ from typing import Callable, List, Sequence, Tuple
 
 import regex
 
-# One bit per property. The C scanner (csrc/lib/scan.h) uses the same values.
+# One bit per property. The C scanner (csrc/lib/scan/scan.h) uses the same values.
 LETTER = 1  # \p{L}
 NUMBER = 2  # \p{N}
 SPACE = 4  # \s as regex reads it: Unicode White_Space (not str.isspace, which adds \x1c-\x1f)

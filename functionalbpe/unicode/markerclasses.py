@@ -1,6 +1,6 @@
 """The tables of the compiled boundary-marker scanner, measured from ``regex`` and ``str``.
 
-The compiled scanner (``csrc/lib/markers.c``) must cut text into exactly the units of the
+The compiled scanner (``csrc/lib/scan/markers.c``) must cut text into exactly the units of the
 unit regex of :mod:`functionalbpe.schemes.markers` (its classes are defined here) and case-code words exactly as
 :func:`functionalbpe.schemes.markers.case_code` does. As for the pattern scanners
 (:mod:`functionalbpe.unicode.charclasses`), nothing is compiled in: the unit classes are measured by
@@ -78,7 +78,7 @@ PUNCT_PROPERTIES = (r"\p{P}", r"\p{S}", r"\p{Cf}")
 PUNCT_CLASS = "".join(PUNCT_PROPERTIES)
 
 
-# Unit kinds (the low three bits) and flags; csrc/lib/markers.h has the same values.
+# Unit kinds (the low three bits) and flags; csrc/lib/scan/markers.h has the same values.
 KIND = 7
 REST, WORD, SPACELESS, SPACE_KIND, PUNCT, NUMBER_KIND = 0, 1, 2, 3, 4, 5
 INHERITED = 8

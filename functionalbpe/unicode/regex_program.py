@@ -1,9 +1,9 @@
 """The pattern compiler: a pre-tokenization regex as a program for the C matcher.
 
-The hand-written scanners (``csrc/lib/scanners.h``) cover seven built-in patterns; every
+The hand-written scanners (``csrc/lib/scan/scanners.h``) cover seven built-in patterns; every
 other pattern (tiktoken's own cl100k string, Mistral's tekken, BLOOM's, DeepSeek's, SuperBPE's
 stage two, a user's own) is parsed here, in the subset that real tokenizers use, and compiled
-into a small program that ``csrc/lib/regex_vm.h`` runs without the GIL, with exactly the
+into a small program that ``csrc/lib/scan/regex_vm.h`` runs without the GIL, with exactly the
 semantics of ``regex.findall``: alternatives in order, greedy quantifiers giving back one
 character at a time, possessive quantifiers and atomic groups giving back nothing,
 look-aheads atomic (docs/pretokenization.md, *The compiled engine*).
@@ -52,7 +52,7 @@ from ..errors import PatternError
 from . import pattern_limits as limits
 from .charclasses import every_code_point
 
-# Opcodes: the same values as csrc/lib/regex_vm.h. Every instruction is four uint32 words:
+# Opcodes: the same values as csrc/lib/scan/regex_vm.h. Every instruction is four uint32 words:
 # op, a, b, c.
 OP_ATOM = 1  # a: atom number; one character of that atom
 OP_RUN_GREEDY = 2  # a: atom, b: min, c: max (INF: no limit); a run, given back one by one
@@ -512,7 +512,7 @@ class _Emitter:
 
 @dataclass(frozen=True)
 class Program:
-    """A compiled pattern: what ``_scanner`` hands to C (``csrc/lib/regex_vm.h``).
+    """A compiled pattern: what ``_scanner`` hands to C (``csrc/lib/scan/regex_vm.h``).
 
     ``code``: the instructions, four ``uint32`` each; ``starts``: where each top-level
     alternative starts; ``first``: the atoms that can begin each alternative; ``atoms``: the

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "csrc" / "README.md"]
 TOP = ("functionalbpe/", "csrc/", "docs/", "benchmarks/", "experiments/", "tests/", ".ci/")
 # A path as docs write it: one of the top folders, then path characters, ending in a name
-# with a suffix or a slash (a folder). Braces list alternatives: csrc/lib/{scan,count}.c.
+# with a suffix or a slash (a folder). Braces list alternatives: csrc/lib/count/{count,functional}.c.
 PATH = re.compile(r"(?<![\w./-])((?:\.\./)?(?:" + "|".join(map(re.escape, TOP)) + r")(?:[\w./{},*-]*(?:\.[\w}]+|/))?)")
 DOTTED = re.compile(r"(?<![\w.])(functionalbpe(?:\.\w+)+)")
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
@@ -108,7 +108,7 @@ def test_every_reference_in_the_docs_resolves():
 
 
 @pytest.mark.parametrize("text, found", [
-    ("see `functionalbpe/core/encoder.py` and csrc/lib/{scan,count}.c.", ["functionalbpe/core/encoder.py", "csrc/lib/{scan,count}.c"]),
+    ("see `functionalbpe/core/encoder.py` and csrc/lib/count/{count,functional}.c.", ["functionalbpe/core/encoder.py", "csrc/lib/count/{count,functional}.c"]),
     ("no path here: functionalbpe is a package", []),
 ])
 def test_paths_are_found_as_written(text, found):
@@ -117,7 +117,7 @@ def test_paths_are_found_as_written(text, found):
 
 def test_a_dead_reference_is_caught():
     assert not exists("functionalbpe/no_such_module.py", ROOT)
-    assert not exists("csrc/lib/{scan,nothing}.c", ROOT)
-    assert exists("csrc/lib/{scan,count}.c", ROOT)
+    assert not exists("csrc/lib/count/{count,nothing}.c", ROOT)
+    assert exists("csrc/lib/count/{count,functional}.c", ROOT)
     assert not resolves("functionalbpe.core.no_such_thing")
     assert resolves("functionalbpe.core.encoder.Encoder")

@@ -113,7 +113,7 @@ def test_vocab_size_below_fixed_ids_is_refused():
         num_merges_for(258, 2, 1)
 
 
-# -- the merge table checked in C (csrc/lib/merge_table.c) against the Python loop ---------
+# -- the merge table checked in C (csrc/lib/train/merge_table.c) against the Python loop ---------
 
 from hypothesis import given, settings, strategies as st  # noqa: E402
 

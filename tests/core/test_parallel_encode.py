@@ -158,7 +158,7 @@ def test_a_lone_surrogate_and_special_tokens_in_a_long_text(tiny_parts):
 
 @needs_native
 def test_calls_from_several_threads_at_once_share_the_workers(tiny_parts, monkeypatch):
-    # The worker threads serve one call at a time (csrc/lib/workers.c); a call made while
+    # The worker threads serve one call at a time (csrc/lib/common/workers.c); a call made while
     # another has them runs on its own thread. Four threads each make such calls at once.
     import threading
     from concurrent.futures import ThreadPoolExecutor
@@ -226,7 +226,7 @@ def test_production_vocabularies_on_threads_equal_tiktoken(name, pattern, corpor
 @pytest.mark.slow
 @pytest.mark.parametrize("name, pattern", [("cl100k_base", "gpt4"), ("o200k_base", "o200k")])
 def test_backtracking_encoder_equals_tiktoken_on_production_vocabularies(name, pattern, corpora, tmp_path):
-    # The backtracking encoder (csrc/lib/encode.c) on every piece of real text in five
+    # The backtracking encoder (csrc/lib/encode/encode.c) on every piece of real text in five
     # scripts and on long runs: the ids tiktoken gives.
     tok, enc = _with_tiktoken(name, pattern, tmp_path)
     bpe = tok._encoder.native

@@ -12,7 +12,7 @@ from functionalbpe.errors import FunctionalBPEError, OutputError, TokenizerFileE
 from functionalbpe.text.patterns import PATTERNS
 
 from ..conftest import read_corpus
-from ..helpers import stdlib_text, tricky_text
+from ..helpers import peer_text, stdlib_text
 
 SPECIALS = ["<|endoftext|>", "<pad>", "<|fim|>"]
 VARIED = [
@@ -61,7 +61,7 @@ def test_auto_tokenizer_gives_our_ids(tok, auto):
 
 
 @settings(max_examples=40, deadline=None)
-@given(tricky_text)
+@given(peer_text)
 def test_auto_tokenizer_on_any_text(tok, auto, text):
     ids = tok.encode(text, allowed_special="all")
     assert auto(text)["input_ids"] == ids
@@ -167,7 +167,7 @@ def test_from_hf_encodes_as_hf(layout, specials_first, corpus_docs, tmp_path):
 
 
 @settings(max_examples=60, deadline=None)
-@given(tricky_text)
+@given(peer_text)
 def test_from_hf_on_any_text(hf_pair, text):
     hf, ours = hf_pair
     ids = hf.encode(text, add_special_tokens=False).ids

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 import functionalbpe as fb
-from functionalbpe.core import limits as filecheck
+from functionalbpe.core import limits
 
 from functionalbpe.core import _native
 from functionalbpe.errors import TokenizerFileError
@@ -142,14 +142,14 @@ def test_a_linear_chain_of_merges_does_not_cost_its_square(tmp_path):
     # 60,000 merges, 770 KB: the tokens would hold 1.8 GB together.
     out = load_limited(written(tmp_path, plain_payload(chain(60_000))))
     assert out.startswith("TokenizerFileError:") and "in all" in out
-    assert str(filecheck.MAX_TOTAL_TOKEN_BYTES) in out
+    assert str(limits.MAX_TOTAL_TOKEN_BYTES) in out
 
 
 def test_tables_at_the_limits_load_and_work(tmp_path):
     # The largest token a table may make, and a chain as long as the total allows.
     biggest = doubling(20)  # a token of exactly MAX_TOKEN_BYTES
     tok = fb.Tokenizer.load(written(tmp_path, plain_payload(biggest)))
-    assert len(tok.token_bytes(256 + 19)) == filecheck.MAX_TOKEN_BYTES
+    assert len(tok.token_bytes(256 + 19)) == limits.MAX_TOKEN_BYTES
     assert tok.encode("a" * 1024) == [256 + 9]
     longest_chain = 11_000  # about 60 MB of tokens
     out = load_limited(written(tmp_path, plain_payload(chain(longest_chain)), "chain.json"))
@@ -192,9 +192,9 @@ def test_the_limits_are_the_same_in_python_and_in_c():
     if encoder is None:
         pytest.skip("the compiled core is not built")
     assert encoder.LIMITS == {
-        "MAX_VOCAB_SIZE": filecheck.MAX_VOCAB_SIZE,
-        "MAX_TOKEN_BYTES": filecheck.MAX_TOKEN_BYTES,
-        "MAX_TOTAL_TOKEN_BYTES": filecheck.MAX_TOTAL_TOKEN_BYTES,
+        "MAX_VOCAB_SIZE": limits.MAX_VOCAB_SIZE,
+        "MAX_TOKEN_BYTES": limits.MAX_TOKEN_BYTES,
+        "MAX_TOTAL_TOKEN_BYTES": limits.MAX_TOTAL_TOKEN_BYTES,
         "MAX_THREADS": _native.MAX_THREADS,
     }
 
@@ -209,7 +209,7 @@ def test_the_limits_are_the_same_in_python_and_in_c():
         ([], [(97, 300)], []),  # an id not defined before
         ([0x41], [], []),  # an atom outside U+E000..U+EFFF
         ([0xE000, 0xE000], [], []),  # the same atom twice
-        ([], [], ["x" * (filecheck.MAX_TOKEN_BYTES + 1)]),  # a special token too long
+        ([], [], ["x" * (limits.MAX_TOKEN_BYTES + 1)]),  # a special token too long
     ],
 )
 def test_the_c_table_refuses_what_the_python_checks_refuse(atoms, merges, specials):
@@ -253,7 +253,7 @@ CASES = [
     ("special_tokens", lambda p: {"<a>": 10**30, "<b>": 5}, r"'<a>' has the id 1000000000000000000"),
     ("special_tokens", lambda p: {"<a>": True, "<b>": 5}, r"'<a>' has the id True"),
     ("special_tokens", lambda p: {"<a>": 256, "<b>": p["vocab_size"] - 1}, r"the id 256 is given to two tokens|do not match"),
-    ("special_tokens", lambda p: {"x" * (filecheck.MAX_TOKEN_BYTES + 1): 9}, r"'x+\.\.\.x+' is 1048577 bytes"),
+    ("special_tokens", lambda p: {"x" * (limits.MAX_TOKEN_BYTES + 1): 9}, r"'x+\.\.\.x+' is 1048577 bytes"),
     ("special_tokens", lambda p: ["<a>"], r"should be a dict"),
     ("byte_ids", lambda p: list(range(255)) + [0], r"the id 0 is given to two tokens"),
     ("merge_ids", lambda p: [-1] * len(p["merges"]), r"merge_ids: \[-1"),
@@ -433,7 +433,7 @@ def test_no_trainer_makes_a_token_longer_than_the_limit(pieces, limit):
     merges = reference.train(pieces, None, 257, max_token_bytes=limit)
     assert trainer.heap_train(pieces, None, 257, max_token_bytes=limit) == merges
     assert trainer.train_merges(pieces, None, 257, max_token_bytes=limit) == merges  # C where it is built
-    lengths = [1] * 256 + [filecheck.ATOM_BYTES]
+    lengths = [1] * 256 + [limits.ATOM_BYTES]
     for a, b, _ in merges:
         lengths.append(lengths[a] + lengths[b])
         assert lengths[-1] <= limit
@@ -444,7 +444,7 @@ def test_a_corpus_with_a_huge_piece_trains_a_tokenizer_that_saves_and_loads(tmp_
     text = " " * (3 << 20) + " x"
     tok = fb.train(text, vocab_size=300, progress=False)
     longest = max(len(tok.token_bytes(i)) for i in range(256, tok.vocab_size))
-    assert longest == filecheck.MAX_TOKEN_BYTES
+    assert longest == limits.MAX_TOKEN_BYTES
     tok.save(tmp_path / "t.json")
     again = fb.Tokenizer.load(tmp_path / "t.json")
     assert again == tok and again.decode(again.encode(text)) == text

@@ -1,4 +1,4 @@
-"""The bytes pipeline of token files (functionalbpe/pipeline/blocks.py, csrc/lib/jsonl.c):
+"""The bytes pipeline of token files (functionalbpe/pipeline/blocks.py, csrc/lib/scan/jsonl.c):
 the file it writes holds ``tok.encode(doc) + [eot]`` for every document of ``fb.files``,
 for text, JSONL and gzip files, every awkward record, every block size and every number of
 threads; and the C reader of JSONL fields agrees with ``json.loads``."""

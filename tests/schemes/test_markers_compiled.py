@@ -1,4 +1,4 @@
-"""The compiled boundary-marker scheme (csrc/lib/markers.c) against the Python reference.
+"""The compiled boundary-marker scheme (csrc/lib/scan/markers.c) against the Python reference.
 
 Every compiled path — pieces, the case coder, counting, encoding — must give exactly what
 ``BoundaryMarkers.python_pieces`` and ``markers.case_code`` give, on every code point,

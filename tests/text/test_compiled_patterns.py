@@ -1,4 +1,4 @@
-"""The compiled pattern engine (unicode/regex_program.py, csrc/lib/regex_vm.c) cuts every text
+"""The compiled pattern engine (unicode/regex_program.py, csrc/lib/scan/regex_vm.c) cuts every text
 exactly as ``regex.findall`` does, for the patterns real tokenizers ship and for patterns
 made to exercise each construct of the subset; outside the subset, and where its matcher
 gives up, regex decides; a hostile pattern is bounded."""

@@ -1,4 +1,4 @@
-"""The compiled engine's shortcuts (csrc/lib/regex_vm.c) change no piece: runs read eight
+"""The compiled engine's shortcuts (csrc/lib/scan/regex_vm.c) change no piece: runs read eight
 ASCII bytes at a time for any atom whose ASCII members are one range (or A-Z a-z), a run
 followed by a negative look-ahead of a disjoint atom before the end (``\\s+(?!\\S)``) decided
 without the matcher, and an alternative whose greedy steps could only give back ASCII

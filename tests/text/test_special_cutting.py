@@ -2,7 +2,7 @@
 
 The rule (patterns.split_special): scan left to right; where special tokens start, the longest
 is cut out and the scan goes on after it. The compiled cutter (an Aho-Corasick automaton over
-the reversed tokens, csrc/lib/specials.h), the trie regex of the pure-Python path, the C piece
+the reversed tokens, csrc/lib/scan/specials.h), the trie regex of the pure-Python path, the C piece
 counter and the streaming of files are each compared with a naive reference that tries every
 token at every position, on text full of overlapping tokens.
 """

@@ -1,0 +1,69 @@
+/* Counting pieces: texts in, piece tables out, on several threads.
+ *
+ * The unit of work is a contiguous UTF-8 text (a document, or a chunk of a file cut at a safe
+ * boundary) with its global byte offset. A batch is an array of units; every worker thread
+ * calls fbpe_count_batch on the same batch with its own tables and takes units one at a time
+ * from a shared atomic counter, so a long document does not hold up the others. No Python
+ * object is touched: the caller releases the GIL around the call.
+ *
+ * Each worker splits its counts over P partitions by hash (P = the number of workers), so
+ * that merging is parallel too: worker p merges partition p of every worker
+ * (fbpe_merge_partition). A piece lands in the same partition in every worker.
+ */
+#ifndef FBPE_COUNT_H
+#define FBPE_COUNT_H
+
+#include "../common/piecetable.h"
+#include "../scan/specials.h"
+#include "../scan/splitter.h"
+
+typedef struct {
+    const uint8_t *data;
+    size_t len;
+    uint64_t base; /* global offset of data[0]: orders first occurrences across units */
+    int validate;  /* check that data is UTF-8 first (bytes from files; a Python str is) */
+} fbpe_unit;
+
+typedef struct {
+    fbpe_splitter split;
+    /* Special tokens, cut out and never counted (NULL: none); see specials.h. */
+    const fbpe_specials *specials;
+} fbpe_count_config;
+
+typedef struct {
+    fbpe_unit *units;
+    size_t num_units;
+    size_t next; /* the next unit to take; updated atomically */
+} fbpe_batch;
+
+/* What went wrong in a worker: FBPE_OK (nothing), FBPE_ENOMEM, or FBPE_EUTF8: invalid UTF-8
+ * at `offset` (global) of unit number `unit`. */
+typedef struct {
+    fbpe_status status;
+    uint64_t offset;
+    size_t unit;
+} fbpe_count_error;
+
+/* One worker's tables: its counts split over `num_parts` partitions by hash. */
+typedef struct {
+    fbpe_table *parts;
+    size_t num_parts;
+} fbpe_parts;
+
+static inline fbpe_table *fbpe_part_of(const fbpe_parts *w, uint64_t hash) {
+    /* The top 32 bits of the hash, scaled to [0, num_parts): no division. */
+    return &w->parts[((hash >> 32) * w->num_parts) >> 32];
+}
+
+/* Count the pieces of the batch's units into `w` until no unit is left. A unit with invalid
+ * UTF-8 is skipped and the earliest such offset kept in *err (the caller raises); running
+ * out of memory stops this worker. */
+void fbpe_count_batch(const fbpe_count_config *cfg, const fbpe_parts *w, fbpe_batch *batch,
+                      fbpe_count_error *err);
+
+/* Count the pieces of one text into `w` (special tokens cut out). Returns FBPE_OK or
+ * FBPE_ENOMEM. */
+fbpe_status fbpe_count_text(const fbpe_count_config *cfg, const fbpe_parts *w, const uint8_t *s,
+                            size_t n, uint64_t base);
+
+#endif

@@ -1,0 +1,164 @@
+/* The BPE encoder core: a merge table applied to pieces, with no Python in sight.
+ *
+ * A piece is the UTF-8 text form of one pre-tokenized piece (for the plain scheme, just its
+ * bytes). Encoding it:
+ *
+ *   1. a piece that is itself a token (and encodes to itself) is that token: one hash probe;
+ *   2. a piece seen before in this cache is looked up (pieces repeat a lot in real text);
+ *   3. a long piece is cut where no merge can join across, and each part is encoded
+ *      as in 1, 2 and 4 (CJK prose, base64: long pieces that rarely repeat whole);
+ *   4. otherwise its symbols (bytes, atoms as one id each) are merged by rank, lowest merged
+ *      id first: a plain scan for short pieces, a sweep over buckets of positions for long
+ *      ones, so that a megabyte of spaces costs about as much as a megabyte of prose.
+ *
+ * The table is read-only once built, so any number of threads may encode with it at once;
+ * each thread takes a cache of its own from the encoder's pool (fbpe_cache_take).
+ */
+#ifndef FBPE_ENCODE_H
+#define FBPE_ENCODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/bounds.h"
+#include "vocab_slots.h" /* fbpe_vocab_slot, FBPE_NO_RANK */
+
+/* A growable array of token ids: where encoded pieces go. */
+typedef struct {
+    uint32_t *ids;
+    size_t len, cap;
+} fbpe_ids;
+
+void fbpe_ids_init(fbpe_ids *v);
+void fbpe_ids_free(fbpe_ids *v);
+/* Room for `extra` more ids. FBPE_OK, or FBPE_ENOMEM (v unchanged). */
+fbpe_status fbpe_ids_reserve(fbpe_ids *v, size_t extra);
+
+typedef struct fbpe_cache fbpe_cache;
+
+/* At most this many cached caches wait in the pool; more concurrent callers make their own. */
+#define FBPE_POOL_SIZE 64
+
+typedef struct {
+    uint32_t num_fixed;  /* bytes + atoms: the first merge id */
+    uint32_t num_tokens; /* bytes + atoms + merges: the ids BPE can produce */
+    uint32_t num_ids;    /* plus special tokens: every id that decodes */
+    const uint32_t *left, *right; /* merge k = id num_fixed + k is (left[k], right[k]) */
+
+    /* (left, right) -> merged id. Open addressing; key UINT64_MAX is an empty slot. */
+    uint64_t *pair_keys;
+    uint32_t *pair_ids;
+    size_t pair_mask;
+    unsigned pair_shift; /* fbpe_slot_u64 (hash.h) */
+
+    /* Text-form bytes of every id: tok_bytes[tok_off[i] .. tok_off[i+1]). */
+    uint64_t *tok_off;
+    uint8_t *tok_bytes;
+
+    /* Whole tokens: text-form bytes -> id, for every token whose own bytes encode to it. */
+    fbpe_vocab_slot *vocab_slots;
+    size_t vocab_mask;
+    uint32_t num_self_encoding; /* tokens in vocab_slots */
+
+    /* Where a merge can join: one bit per merged token, set at the hash of the bytes on
+     * either side of the point where its two parts meet (up to two each side, and how
+     * many). A byte boundary of a piece whose surrounding bytes set no bit is never merged
+     * across (encode.c, "cutting a piece"). */
+    uint64_t *join_bits;
+    unsigned join_shift; /* fbpe_slot_u64 over 2^(64 - join_shift) bits */
+
+    /* Atoms: atom_of[cp - 0xE000] is the atom id of a private-use code point, 0 when that
+     * code point is not an atom. NULL for a scheme without atoms. */
+    uint32_t *atom_of;
+
+    /* Joins: pairs that make a token without being its merge (fbpe_bpe_add_joins). Then a
+     * merge may make a pair that ranks before it, and pieces merge by the lowest-ranked,
+     * leftmost pair one at a time (merge_heap) rather than one rank at a time. */
+    int any_order;
+    /* Tokens taken whole when a piece is exactly their bytes although their own bytes merge
+     * into other tokens (tiktoken's rule, HF's ignore_merges); NULL when there are none. */
+    fbpe_vocab_slot *piece_slots;
+    size_t piece_mask;
+
+    /* The backtracking encoder of long pieces (encode.c): a trie of the bytes of every
+     * token that encodes to itself, three words a slot (node << 8 | byte, child node, the
+     * token ending there or FBPE_NO_RANK; key UINT32_MAX: empty), and for each such token
+     * the longest such token that is a proper prefix of it. NULL until
+     * fbpe_bpe_backtracking builds them. */
+    uint32_t *trie;
+    size_t trie_mask;
+    unsigned trie_shift;
+    uint32_t *next_prefix;
+
+    /* Caches waiting to be taken (a tiny lock guards the array). */
+    fbpe_cache *pool[FBPE_POOL_SIZE];
+    size_t pool_len;
+    int pool_lock;
+} fbpe_bpe;
+
+/* Build the table into *out. `atom_cps` gives the code point (U+E000..U+EFFF) of each
+ * atom, ids 256 on; `merges` holds 2*num_merges ids (left, right); `specials` the UTF-8
+ * bytes of each special token. Returns FBPE_OK, FBPE_ENOMEM, or FBPE_EINVALID when the input
+ * breaks a rule: a merge naming an id that does not exist before it, a pair merged twice, an
+ * atom outside U+E000..U+EFFF or given twice, a limit of bounds.h passed (ids, one token's
+ * bytes, all tokens' bytes). */
+fbpe_status fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint32_t *merges,
+                         size_t num_merges, const uint8_t *const *specials,
+                         const size_t *special_lens, size_t num_specials, fbpe_bpe **out);
+void fbpe_bpe_free(fbpe_bpe *b);
+
+/* Add `num` joins, triples (left, right, token) in `joins`: the pair (left, right) makes
+ * `token` (whose bytes are theirs together) although token's merge is another pair, as
+ * tiktoken joins any two adjacent parts whose bytes are a token. `whole_pieces`: a piece that
+ * is a token's bytes is that token, even where its bytes merge into others. Call it once,
+ * right after fbpe_bpe_new. FBPE_OK, FBPE_ENOMEM, or FBPE_EINVALID (an id out of range, bytes
+ * that do not match, a pair given twice). */
+fbpe_status fbpe_bpe_add_joins(fbpe_bpe *b, const uint32_t *joins, size_t num, int whole_pieces);
+
+/* Build the backtracking encoder (encode.c) that fbpe_merge's method 4 runs: a piece's
+ * tokens read left to right, each compatible with the one before, without a merge loop.
+ * Call it before the table is shared between threads. FBPE_OK, FBPE_ENOMEM, or
+ * FBPE_EINVALID for a table with atoms or joins, or with more than 2^24 - 1 trie nodes. */
+fbpe_status fbpe_bpe_backtracking(fbpe_bpe *b);
+
+/* The merged id of the pair (a, b), or FBPE_NO_RANK. Its rank: a lower id merged earlier. */
+uint32_t fbpe_rank(const fbpe_bpe *b, uint32_t left, uint32_t right);
+
+/* Apply the merges to ids[0..n) in place, the new length in *len. method: 0 chooses by
+ * length, 1 forces the short scan (FBPE_EINVALID beyond 64 symbols), 2 the sweep, 3 the
+ * rounds over runs (finishing with the sweep when they give up), 4 the backtracking encoder
+ * (FBPE_EINVALID where it is not built or a symbol is not a byte): for tests. FBPE_OK,
+ * FBPE_ENOMEM, or FBPE_ETOOLONG for 2^32 - 1 symbols or more. */
+fbpe_status fbpe_merge(const fbpe_bpe *b, uint32_t *ids, size_t n, int method, size_t *len);
+
+/* Encode one piece of text-form UTF-8 and append its ids to out. cache may be NULL.
+ * readable: how many bytes from s may be read (at least n; more lets short pieces be read
+ * with whole-word loads). FBPE_OK or FBPE_ENOMEM. */
+fbpe_status fbpe_encode_piece(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, size_t n,
+                              size_t readable, fbpe_ids *out);
+
+/* The id of the token whose text-form bytes are s[0..n) and which encodes to itself, or
+ * FBPE_NO_RANK. */
+uint32_t fbpe_whole_token(const fbpe_bpe *b, const uint8_t *s, size_t n);
+
+/* A cache for one thread at a time: from the pool, or new (NULL when out of memory). */
+fbpe_cache *fbpe_cache_take(fbpe_bpe *b);
+/* Hand a cache back to the pool (or free it when the pool is full). */
+void fbpe_cache_give(fbpe_bpe *b, fbpe_cache *c);
+
+/* A cache that the caller fills (fbpe_encode_cached): piece bytes -> ids, for pieces of at
+ * most 256 bytes (longer ones are never found); emptied when it holds `limit` pieces. */
+fbpe_cache *fbpe_cache_new(size_t limit);
+void fbpe_cache_delete(fbpe_cache *c);
+/* The ids cached for s[0..n) (their number in *m), or NULL. */
+const uint32_t *fbpe_cache_lookup(const fbpe_cache *c, const uint8_t *s, size_t n, size_t *m);
+/* Remember s[0..n) -> ids[0..m); out of memory only means it is not remembered. */
+void fbpe_cache_store(fbpe_cache *c, const uint8_t *s, size_t n, const uint32_t *ids, size_t m);
+
+/* Total bytes of the tokens ids[0..n) (ids must be < num_ids) into *size; FBPE_OK, or
+ * FBPE_EOVERFLOW when that is more than size_t holds. */
+fbpe_status fbpe_decoded_size(const fbpe_bpe *b, const uint32_t *ids, size_t n, size_t *size);
+/* Write the bytes of ids[0..n) to out (fbpe_decoded_size bytes). */
+void fbpe_decode(const fbpe_bpe *b, const uint32_t *ids, size_t n, uint8_t *out);
+
+#endif

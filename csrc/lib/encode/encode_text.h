@@ -1,0 +1,110 @@
+/* Encoding whole texts: the scanner's pieces go straight into the BPE encoder.
+ *
+ * For the built-in patterns the scanner (scan.h, scanners.h) finds where each piece ends, and
+ * the piece, a byte range of the text, is encoded where it lies: no Python string, no copy.
+ * A batch of texts is shared by worker threads that take texts one at a time from an atomic
+ * counter, each with a cache of its own from the encoder's pool.
+ */
+#ifndef FBPE_ENCODE_TEXT_H
+#define FBPE_ENCODE_TEXT_H
+
+#include "encode.h"
+#include "../scan/splitter.h"
+
+/* Encode UTF-8 text s[0..n) that holds no special token, cut as `sp` says; append the ids
+ * to out. FBPE_OK or FBPE_ENOMEM. */
+fbpe_status fbpe_encode_text(const fbpe_bpe *b, fbpe_cache *cache, const fbpe_splitter *sp,
+                             const uint8_t *s, size_t n, fbpe_ids *out);
+
+/* The pieces of s[*pos..n) (a pattern's, not the marker scheme's) looked up whole in a cache
+ * of raw pieces that the caller fills, their ids appended to out. Returns FBPE_OK at the end
+ * of the text (*pos = n); FBPE_MORE at the first piece not in the cache, s[*pos..*end), for
+ * the caller to store and call again; FBPE_ENOMEM; FBPE_EINVALID for the marker scheme. */
+fbpe_status fbpe_encode_cached(const fbpe_cache *raw, const fbpe_splitter *sp, const uint8_t *s,
+                               size_t n, size_t *pos, size_t *end, fbpe_ids *out);
+
+/* The UTF-8 of a str's buffer, n code units of width kind (1, 2 or 4), written to dst, which
+ * has room for fbpe_ucs_utf8_room(kind, n) bytes (SIZE_MAX: more than memory holds): its
+ * length, or SIZE_MAX when the text holds a surrogate code point, which UTF-8 cannot (the
+ * caller then decides, as Python's strict encoder would make it). */
+size_t fbpe_ucs_utf8_room(int kind, size_t n);
+/* Whether at least three quarters of the first 1,024 code units are ASCII: text where
+ * fbpe_ucs_to_utf8's eight-at-a-time path pays (English with a few curly quotes: half the
+ * instructions of CPython's encoder). On other text the two are about even (per million
+ * characters, callgrind: Russian 15.3 M instructions against CPython's 16.4 M, Greek 16.0 M
+ * against 16.2 M, Chinese 22.9 M against 22.0 M), and the calling thread keeps CPython's. */
+int fbpe_ucs_mostly_ascii(const void *s, int kind, size_t n);
+size_t fbpe_ucs_to_utf8(const void *s, int kind, size_t n, uint8_t *dst);
+/* About how many bytes of UTF-8 n code units of width kind are (a surrogate counts 3, as the
+ * U+FFFD a lone one becomes; a pair is 6 for the 4 it becomes): for choosing how to cut a
+ * text, never for writing it. */
+size_t fbpe_ucs_utf8_len(const void *s, int kind, size_t n);
+
+typedef struct {
+    const uint8_t *data;
+    size_t len;
+    /* Or, when ucs_kind is 1, 2 or 4, the text is ucs_len code units of that width (a
+     * Python str's own buffer): the worker writes its UTF-8 itself, without the GIL, a lone
+     * surrogate as U+FFFD and a high surrogate followed by a low one as the character they
+     * encode (what Tokenizer.encode makes of such a str). Encoding every non-ASCII text to
+     * UTF-8 on the calling thread, under the GIL, was work in series with the encoding. */
+    const void *ucs;
+    size_t ucs_len;
+    int ucs_kind;
+    /* Filled by the worker that takes the text: its ids are outs[worker][off .. off + count)
+     * of the batch. */
+    size_t worker, off, count;
+    fbpe_status status; /* what fbpe_encode_text returned */
+    /* Set when the text holds one of the batch's needles; the text is then not encoded. */
+    int holds_needle;
+} fbpe_text_unit;
+
+/* The UTF-8 of the special tokens a batch refuses: each worker looks for them in the texts
+ * it takes, so that the check is spread over the workers with the encoding. Refused on the
+ * calling thread, text by text under the GIL, it was the larger part of the serial work
+ * (165,000 lines of English, cl100k with its specials disallowed: 0.15 s of the calling
+ * thread's 0.26 s, against 0.3 s of encoding). */
+typedef struct {
+    const uint8_t *const *text;
+    const size_t *len;
+    size_t num;
+    /* Of each byte: bit 1 when a needle begins with it, bit 2 when a needle is that byte. */
+    uint8_t first[256];
+    /* Bit (a << 8 | b) when a needle begins with bytes a, b: most places where a needle's
+     * first byte occurs ('<' in code) are ruled out here, whatever the number of needles. */
+    uint64_t second[1024];
+    int one_first; /* all needles begin with one byte, first_byte: memchr finds the places */
+    uint8_t first_byte;
+} fbpe_needles;
+
+/* Needle k is text[k][0..len[k]), len[k] >= 1; the arrays are the caller's and must outlive
+ * every search. */
+void fbpe_needles_init(fbpe_needles *nd, const uint8_t *const *text, const size_t *len, size_t num);
+
+/* Whether s[0..n) holds one of the needles. */
+int fbpe_needles_in(const fbpe_needles *nd, const uint8_t *s, size_t n);
+
+/* Each worker appends the ids of all the texts it takes to one array of its own: one
+ * allocation per worker rather than one per text, and nothing to free per text on the
+ * calling thread, which holds the GIL while it makes the lists (with 49,020 short lines,
+ * building the results took as long as encoding them). */
+typedef struct {
+    fbpe_text_unit *units;
+    size_t num_units;
+    size_t next;        /* the next unit to take; updated atomically */
+    fbpe_ids *outs;     /* num_workers arrays, one per call of fbpe_encode_batch */
+    size_t num_workers;
+    size_t next_worker; /* the next array to take; updated atomically */
+    const fbpe_needles *needles; /* or NULL: none looked for */
+} fbpe_text_batch;
+
+/* Encode units of the batch until none is left; call it at most num_workers times, from
+ * any threads (a call beyond that does nothing). */
+void fbpe_encode_batch(fbpe_bpe *b, const fbpe_splitter *sp, fbpe_text_batch *batch);
+
+/* The whole batch encoded on up to `threads` threads (at most num_workers), the calling
+ * thread one of them, on the persistent workers of workers.h; returns when it is done. */
+void fbpe_encode_batch_on(fbpe_bpe *b, const fbpe_splitter *sp, fbpe_text_batch *batch,
+                          size_t threads);
+
+#endif

@@ -1,0 +1,986 @@
+/* The compiled pattern matcher; see regex_vm.h. */
+#include "regex_vm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/utf8.h"
+
+/* Backtrack frames. */
+enum {
+    F_ALT = 0,    /* resume at pc, pos */
+    F_GREEDY = 1, /* a greedy run: give back one character from pos (not below aux), go on at pc */
+    F_LAZY = 2,   /* a lazy run at instruction pc: take one more character after pos (aux taken) */
+    F_ATOMIC = 3  /* where an atomic group started: ATOMIC_END forgets the frames above it */
+};
+
+void fbpe_rx_vm_init(fbpe_rx_vm *vm, size_t n) {
+    uint64_t per = (uint64_t)FBPE_RX_STEPS_PER_BYTE;
+    vm->steps_left = (uint64_t)n > (UINT64_MAX - FBPE_RX_BASE_STEPS) / per
+                         ? UINT64_MAX
+                         : FBPE_RX_BASE_STEPS + per * (uint64_t)n;
+    vm->max_frames = n > (FBPE_RX_MAX_FRAMES - FBPE_RX_BASE_FRAMES) / FBPE_RX_FRAMES_PER_BYTE
+                         ? FBPE_RX_MAX_FRAMES
+                         : FBPE_RX_BASE_FRAMES + FBPE_RX_FRAMES_PER_BYTE * n;
+    vm->frames = vm->inline_frames;
+    vm->top = 0;
+    vm->cap = FBPE_RX_INLINE_FRAMES;
+    vm->status = FBPE_OK;
+    vm->reach = 0;
+}
+
+void fbpe_rx_vm_free(fbpe_rx_vm *vm) {
+    if (vm->frames != vm->inline_frames) free(vm->frames);
+    vm->frames = vm->inline_frames;
+    vm->cap = FBPE_RX_INLINE_FRAMES;
+    vm->top = 0;
+}
+
+/* Room for one more frame; 0 when the stack may not grow (status set). */
+static int grow(fbpe_rx_vm *vm) {
+    if (vm->cap >= vm->max_frames) {
+        vm->status = FBPE_EPATTERN;
+        return 0;
+    }
+    size_t cap = fbpe_grow_to(vm->cap, FBPE_RX_INLINE_FRAMES, vm->cap + 1, sizeof(fbpe_rx_frame));
+    if (cap > vm->max_frames) cap = vm->max_frames;
+    fbpe_rx_frame *grown;
+    if (vm->frames == vm->inline_frames) {
+        grown = cap ? malloc(cap * sizeof *grown) : NULL;
+        if (grown) memcpy(grown, vm->inline_frames, vm->top * sizeof *grown);
+    } else {
+        grown = cap ? realloc(vm->frames, cap * sizeof *grown) : NULL;
+    }
+    if (!grown) {
+        vm->status = FBPE_ENOMEM;
+        return 0;
+    }
+    vm->frames = grown;
+    vm->cap = cap;
+    return 1;
+}
+
+static inline int push(fbpe_rx_vm *vm, uint32_t kind, uint32_t pc, size_t pos, size_t aux) {
+    if (vm->top == vm->cap && !grow(vm)) return 0;
+    fbpe_rx_frame *f = &vm->frames[vm->top++];
+    f->kind = kind;
+    f->pc = pc;
+    f->pos = pos;
+    f->aux = aux;
+    return 1;
+}
+
+/* The atoms of the character at s[i]; its length in *len. */
+static inline uint64_t atoms_at(const fbpe_rx *p, const uint8_t *s, size_t i, size_t *len) {
+    if (s[i] < 0x80) {
+        *len = 1;
+        return p->ascii_masks[s[i]];
+    }
+    uint32_t cp = fbpe_utf8_decode(s, i, len);
+    return p->masks[p->blocks[(size_t)p->index[cp >> 8] * 256 + (cp & 0xFF)]];
+}
+
+/* The start of the character that ends at e (> 0). */
+static inline size_t char_before(const uint8_t *s, size_t e) {
+    size_t k = e - 1;
+    while (k > 0 && (s[k] & 0xC0) == 0x80) k--;
+    return k;
+}
+
+/* The end of the run of ASCII bytes from i in the range of `sp` (fbpe_rx_span), eight bytes
+ * at a time (scanners.h's trick: most words are short, and a byte loop pays a mispredicted
+ * branch where each ends). A byte b (< 0x80) is in lo..hi when b + (0x80 - lo) has its high
+ * bit and b + (0x80 - hi - 1) has not; neither sum carries into the next byte. */
+static inline size_t ascii_span(const fbpe_rx_span *sp, const uint8_t *s, size_t i, size_t n) {
+    const uint64_t high = 0x8080808080808080ull;
+    const uint16_t one = 1;
+    if (*(const uint8_t *)&one == 1) { /* big-endian: the byte loop below does it all */
+        while (i + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            uint64_t y = (w | sp->fold) & 0x7F7F7F7F7F7F7F7Full;
+            uint64_t in = (y + sp->add_lo) & ~(y + sp->add_hi) & ~w & high;
+            uint64_t stop = ~in & high;
+            if (stop) return i + (size_t)__builtin_ctzll(stop) / 8;
+            i += 8;
+        }
+    }
+    while (i < n && s[i] < 0x80 && (uint8_t)((s[i] | sp->fold8) - sp->lo) <= (uint8_t)(sp->hi - sp->lo)) i++;
+    return i;
+}
+
+/* The end of the run of ASCII spaces from i, eight bytes at a time (indentation). */
+static inline size_t ascii_spaces(const uint8_t *s, size_t i, size_t n) {
+    const uint16_t one = 1;
+    if (*(const uint8_t *)&one == 1) {
+        while (i + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            uint64_t other = w ^ 0x2020202020202020ull;
+            if (other) return i + (size_t)__builtin_ctzll(other) / 8;
+            i += 8;
+        }
+    }
+    while (i < n && s[i] == ' ') i++;
+    return i;
+}
+
+/* What the matcher read: the furthest offset whose byte (or whose being the end) a decision
+ * depended on (fbpe_rx_safe_cut). */
+#define SEEN(x)                                                                                \
+    do {                                                                                       \
+        if ((x) > reach) reach = (x);                                                          \
+    } while (0)
+
+/* Dispatch. With GCC and Clang each instruction's handler jumps to the next handler itself
+ * (computed goto), so that the branch predictor learns each handler's successors: on the
+ * shipped patterns the single indirect jump of a switch was the hottest instruction of the
+ * matcher (perf), mispredicted at nearly every dispatch. Elsewhere it is a switch. */
+#if defined(__GNUC__)
+#define RX_THREADED 1
+#else
+#define RX_THREADED 0
+#endif
+
+#if RX_THREADED
+#define NEXT()                                                                                 \
+    do {                                                                                       \
+        in = &code[pc];                                                                        \
+        if (steps == 0) goto give_up;                                                          \
+        steps--;                                                                               \
+        goto *labels[in->op & 15];                                                             \
+    } while (0)
+#define OP(NAME) case FBPE_RX_##NAME: op_##NAME:
+#else
+#define NEXT() continue
+#define OP(NAME) case FBPE_RX_##NAME:
+#endif
+
+/* Run from instruction pc at pos: 1 on a match (its end in *end), 0 on none, -1 when the
+ * matcher gives up (vm->status). `start` is where the piece starts: MATCH refuses an empty
+ * match there. A look-ahead body is run by a nested call (depth), which succeeds at
+ * LOOK_END; its frames are dropped when it returns, since regex never backtracks into a
+ * look-ahead that has succeeded. The step count lives in a local between calls. */
+static int run(const fbpe_rx *p, fbpe_rx_vm *vm, uint32_t pc, size_t pos, const uint8_t *s,
+               size_t start, size_t n, size_t *end, int depth) {
+    const size_t base = vm->top;
+    const fbpe_rx_ins *const code = p->code;
+    const fbpe_rx_ins *in;
+    uint64_t steps = vm->steps_left;
+    size_t reach = vm->reach; /* kept in a register; stored back on the way out */
+    size_t len;
+    int result;
+#if RX_THREADED
+    static const void *const labels[16] = {
+        &&op_BAD,  &&op_ATOM, &&op_RUN_GREEDY, &&op_RUN_LAZY, &&op_RUN_POSSESSIVE,
+        &&op_SPLIT, &&op_JMP, &&op_MATCH, &&op_BEGIN, &&op_EOL, &&op_END, &&op_LOOK,
+        &&op_LOOK_END, &&op_ATOMIC, &&op_ATOMIC_END, &&op_LOOK_ATOM};
+    NEXT();
+#endif
+    for (;;) {
+        in = &code[pc];
+        if (steps == 0) goto give_up;
+        steps--;
+        switch (in->op) {
+        OP(ATOM)
+            SEEN(pos);
+            if (pos < n && (atoms_at(p, s, pos, &len) >> in->a & 1)) {
+                pos += len;
+                pc++;
+                NEXT();
+            }
+            goto fail;
+        OP(RUN_GREEDY)
+        OP(RUN_POSSESSIVE) {
+            /* The whole run up to max; then the frame that gives it back down to min. */
+            size_t e = pos, at_min = pos;
+            uint32_t k = 0;
+            if (in->c == FBPE_RX_INF && p->spans[in->a].kind != FBPE_RX_ASCII_ANY) {
+                /* ASCII eight bytes at a time; one byte is one character. No test of the
+                 * first byte before it (the straight-line steps have one): in the matcher
+                 * it cost SuperBPE's stage two, whose pieces the matcher finds, 14M
+                 * instructions per MB of English (173M against 159M) and saved no pattern
+                 * more than 0.3M. */
+                e = p->spans[in->a].kind == FBPE_RX_ASCII_RANGE ? ascii_span(&p->spans[in->a], s, pos, n)
+                                                                : ascii_spaces(s, pos, n);
+                k = (uint32_t)(e - pos < in->b ? e - pos : in->b); /* only compared with min */
+                if (e - pos >= in->b) at_min = pos + in->b;
+            }
+            while (k < in->c && e < n) {
+                if (!(atoms_at(p, s, e, &len) >> in->a & 1)) break;
+                e += len;
+                if (++k == in->b) at_min = e;
+            }
+            SEEN(k < in->c ? e : (e > pos ? e - 1 : pos)); /* at max it did not look at e */
+            if (k < in->b) goto fail;
+            if (steps < (e - pos)) goto give_up;
+            steps -= e - pos;
+            /* Before MATCH or LOOK_END the frame is never used: the match ends at e. */
+            if (in->op == FBPE_RX_RUN_GREEDY && e > at_min && in[1].op != FBPE_RX_MATCH &&
+                in[1].op != FBPE_RX_LOOK_END && !push(vm, F_GREEDY, pc + 1, e, at_min))
+                goto give_up;
+            pos = e;
+            pc++;
+            NEXT();
+        }
+        OP(RUN_LAZY) {
+            size_t e = pos;
+            uint32_t k = 0;
+            while (k < in->b) {
+                SEEN(e);
+                if (e >= n || !(atoms_at(p, s, e, &len) >> in->a & 1)) goto fail;
+                e += len;
+                k++;
+            }
+            if (k < in->c && !push(vm, F_LAZY, pc, e, k)) goto give_up;
+            pos = e;
+            pc++;
+            NEXT();
+        }
+        OP(SPLIT)
+            /* A guarded first arm that cannot start on the next character is skipped
+             * without a frame (regex_program._Emitter.guard). */
+            if (in->c) SEEN(pos);
+            if (in->c && (pos >= n || !(atoms_at(p, s, pos, &len) & p->guards[in->c - 1]))) {
+                pc = in->b;
+                NEXT();
+            }
+            if (!push(vm, F_ALT, in->b, pos, 0)) goto give_up;
+            pc = in->a;
+            NEXT();
+        OP(JMP)
+            pc = in->a;
+            NEXT();
+        OP(MATCH)
+            if (pos == start) goto fail; /* findall tries for a non-empty match here */
+            *end = pos;
+            result = 1;
+            goto done;
+        OP(LOOK_END)
+            *end = pos;
+            result = 1;
+            goto done;
+        OP(BEGIN)
+            if (pos != 0) goto fail;
+            pc++;
+            NEXT();
+        OP(EOL)
+            SEEN(pos < n ? pos + 1 : n);
+            if (pos != n && !(pos + 1 == n && s[pos] == '\n')) goto fail;
+            pc++;
+            NEXT();
+        OP(END)
+            SEEN(pos);
+            if (pos != n) goto fail;
+            pc++;
+            NEXT();
+        OP(LOOK) {
+            size_t ignored;
+            if (depth >= FBPE_RX_MAX_LOOK_DEPTH) goto give_up;
+            vm->steps_left = steps;
+            vm->reach = reach;
+            int r = run(p, vm, pc + 1, pos, s, start, n, &ignored, depth + 1);
+            steps = vm->steps_left;
+            reach = vm->reach;
+            if (r < 0) {
+                vm->top = base;
+                return r;
+            }
+            if (r == (int)(in->a == 0)) {
+                pc = in->b;
+                NEXT();
+            }
+            goto fail;
+        }
+        OP(LOOK_ATOM)
+            /* A look-ahead of one character: matched here, as the nested run would. */
+            SEEN(pos);
+            if ((pos < n && (atoms_at(p, s, pos, &len) >> in->b & 1)) == (in->a == 0)) {
+                pc++;
+                NEXT();
+            }
+            goto fail;
+        OP(ATOMIC)
+            if (!push(vm, F_ATOMIC, 0, 0, 0)) goto give_up;
+            pc++;
+            NEXT();
+        OP(ATOMIC_END) {
+            size_t t = vm->top;
+            while (t > base && vm->frames[t - 1].kind != F_ATOMIC) t--;
+            vm->top = t > base ? t - 1 : base; /* the group's own mark goes too */
+            pc++;
+            NEXT();
+        }
+        default:
+#if RX_THREADED
+        op_BAD:
+#endif
+            vm->status = FBPE_EINTERNAL;
+            vm->top = base;
+            vm->steps_left = steps;
+            return -1;
+        }
+    fail:
+        /* Back to the latest choice that is left. */
+        for (;;) {
+            if (vm->top == base) {
+                result = 0;
+                goto done;
+            }
+            fbpe_rx_frame *f = &vm->frames[vm->top - 1];
+            if (f->kind == F_ALT) {
+                pc = f->pc;
+                pos = f->pos;
+                vm->top--;
+                break;
+            }
+            if (f->kind == F_GREEDY) {
+                size_t e = char_before(s, f->pos);
+                const fbpe_rx_ins *next = &code[f->pc];
+                if (next->op == FBPE_RX_ATOM) {
+                    /* What follows the run is one character of an atom (\s*[\r\n]): the
+                     * run is given back straight to the last place where that atom
+                     * matches, not one dispatch and one failure per character. */
+                    while (e > f->aux && !(atoms_at(p, s, e, &len) >> next->a & 1)) {
+                        e = char_before(s, e);
+                        if (steps == 0) goto give_up;
+                        steps--;
+                    }
+                }
+                pc = f->pc;
+                pos = e;
+                if (e > f->aux)
+                    f->pos = e;
+                else
+                    vm->top--;
+                break;
+            }
+            if (f->kind == F_LAZY) {
+                const fbpe_rx_ins *run_in = &code[f->pc];
+                SEEN(f->pos);
+                if (f->pos < n && (atoms_at(p, s, f->pos, &len) >> run_in->a & 1)) {
+                    f->pos += len;
+                    f->aux++;
+                    pc = f->pc + 1;
+                    pos = f->pos;
+                    if (f->aux >= run_in->c) vm->top--;
+                    break;
+                }
+                vm->top--;
+                continue;
+            }
+            vm->top--; /* an atomic group's mark: nothing to try */
+        }
+        NEXT();
+    }
+done:
+    vm->top = base;
+    vm->steps_left = steps;
+    vm->reach = reach;
+    return result;
+give_up:
+    if (vm->status == FBPE_OK) vm->status = FBPE_EPATTERN;
+    vm->top = base;
+    vm->steps_left = 0;
+    vm->reach = reach;
+    return -1;
+}
+
+#undef NEXT
+#undef OP
+
+/* A STAR step X{min,} from pos: the end of the run in *end (the last offset it read: its
+ * reach), whether it took at least min characters, and in *wide whether it took a character
+ * that is not ASCII (it leaves *wide alone otherwise). */
+static inline int star_run(const fbpe_rx *p, const fbpe_rx_step *st, const uint8_t *s, size_t pos,
+                           size_t n, size_t *end, int *wide, int check_empty) {
+    size_t e = pos, len;
+    uint32_t k;
+    if (st->ascii == FBPE_RX_ASCII_RANGE) {
+        /* A run that may be empty mostly is (o200k's upper-case run before the lower-case
+         * one): one byte's test before the eight-byte one. */
+        if (check_empty && !st->min && pos < n && s[pos] < 0x80 &&
+            !(p->ascii_masks[s[pos]] >> st->atom & 1)) {
+            *end = pos;
+            return 1;
+        }
+        e = ascii_span(&p->spans[st->atom], s, pos, n);
+        if (e < n && s[e] < 0x80) {
+            /* Stopped by an ASCII character outside the range: the run ends. */
+            *end = e;
+            return e - pos >= st->min;
+        }
+    } else if (st->ascii == FBPE_RX_ASCII_SPACES)
+        e = ascii_spaces(s, pos, n);
+    k = (uint32_t)(e - pos < st->min ? e - pos : st->min); /* only compared with min */
+    while (e < n) {
+        if (s[e] < 0x80) {
+            if (!(p->ascii_masks[s[e]] >> st->atom & 1)) break;
+            e++;
+        } else {
+            if (!(atoms_at(p, s, e, &len) >> st->atom & 1)) break;
+            e += len;
+            *wide = 1;
+        }
+        if (k < st->min) k++;
+    }
+    *end = e;
+    return k >= st->min;
+}
+
+/* The straight-line steps L of an alternative from i (fbpe_rx_linear): 1 with their end in
+ * *out, 0 where they fail, -1 when the step budget runs out (vm->status). Each step reads
+ * and decides as the matcher's instruction would, and the steps are charged to the same
+ * budget (once per alternative: the reads of one call are bounded by the steps times the
+ * text), so the reach and the giving up are the matcher's. Each kind of step has a case of
+ * its own, the common ones first: on English prose this loop finds most pieces, and a
+ * generic run (count, bounds, fast path tests) in every step cost a third more
+ * instructions per piece (callgrind, gpt4). */
+static inline int run_linear(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_linear *L,
+                             const uint8_t *s, size_t i, size_t n, uint64_t here, size_t here_len,
+                             size_t *out, uint32_t *resume, int *trusted) {
+    /* reach: what this call read, from i; charged, and merged into vm->reach at the end
+     * (charging from an earlier call's reach would charge a far look of one piece again
+     * at every later piece: quadratic on a text that is scanned in linear time). */
+    size_t pos = i, reach = i, len;
+    /* took: a greedy step took a character that it could usefully give back: not where
+     * the step is futile and the characters it took are ASCII (wide: one was not). On
+     * o200k an all-capitals word ("I", "A") then fails its first alternative here, not
+     * after the matcher has tried every way of giving back (about 600 instructions). */
+    int ok = 1, took = 0, wide;
+    const fbpe_rx_step *st = L->steps, *const last = L->steps + L->num_steps;
+    /* The first character's atoms are known (`here`, of here_len bytes): a first step that
+     * takes at most that character decides from them. */
+    if (st->kind == FBPE_RX_STEP_OPT || st->kind == FBPE_RX_STEP_ONE ||
+        (st->kind == FBPE_RX_STEP_STAR && !(here >> st->atom & 1))) {
+        SEEN(i);
+        if (here >> st->atom & 1) {
+            pos += here_len;
+            took |= st->gives | (st->greedy & (here_len > 1));
+        }
+        else if (st->kind == FBPE_RX_STEP_ONE || (st->kind == FBPE_RX_STEP_STAR && st->min))
+            goto fail;
+        st++;
+    }
+    for (; st < last; st++) {
+        switch (st->kind) {
+        case FBPE_RX_STEP_OPT: /* X?+ : one character if there is one */
+            SEEN(pos);
+            if (pos < n && (atoms_at(p, s, pos, &len) >> st->atom & 1)) {
+                pos += len;
+                took |= st->gives | (st->greedy & (len > 1));
+            }
+            break;
+        case FBPE_RX_STEP_ONE: /* X */
+            SEEN(pos);
+            if (!(pos < n && (atoms_at(p, s, pos, &len) >> st->atom & 1))) goto fail;
+            pos += len;
+            break;
+        case FBPE_RX_STEP_STAR: { /* X{min,}: as many as there are, at least min */
+            size_t e;
+            if (!st->min && st->ascii == FBPE_RX_ASCII_RANGE && pos < n && s[pos] < 0x80 &&
+                !(p->ascii_masks[s[pos]] >> st->atom & 1)) {
+                SEEN(pos); /* empty (star_run's first test, without the rest of the step) */
+                break;
+            }
+            wide = 0;
+            int enough = star_run(p, st, s, pos, n, &e, &wide, 0);
+            SEEN(e);
+            if (!enough) goto fail;
+            took |= (e > pos) & (st->gives | (st->greedy & wide));
+            pos = e;
+            break;
+        }
+        case FBPE_RX_STEP_RUN_NOT: { /* X{min,}(?!Y): see fbpe_rx_prepare */
+            size_t e = pos;
+            uint64_t stopped = 0; /* the atoms of the character that ended the run */
+            uint32_t k;
+            if (st->ascii == FBPE_RX_ASCII_SPACES) e = ascii_spaces(s, pos, n);
+            else if (st->ascii == FBPE_RX_ASCII_RANGE) e = ascii_span(&p->spans[st->atom], s, pos, n);
+            /* k: characters taken, counted up to min + 1 (only compared with min and min + 1) */
+            k = (uint32_t)(e - pos <= st->min ? e - pos : st->min + 1);
+            while (e < n) {
+                uint64_t a = atoms_at(p, s, e, &len);
+                if (!(a >> st->atom & 1)) {
+                    stopped = a;
+                    break;
+                }
+                e += len;
+                if (k <= st->min) k++;
+            }
+            SEEN(e);
+            if (k < st->min) goto fail;
+            if (stopped >> st->look & 1) {
+                /* (?!Y) fails where the run stopped; one character back it holds (that
+                 * character is X's, so not Y's), if the run may give one back. */
+                if (k <= st->min) goto fail;
+                e = char_before(s, e);
+            }
+            pos = e;
+            break;
+        }
+        case FBPE_RX_STEP_RANGE: { /* X{min,max} */
+            size_t e = pos;
+            uint32_t k = 0;
+            while (k < st->max && e < n) {
+                if (!(atoms_at(p, s, e, &len) >> st->atom & 1)) break;
+                e += len;
+                k++;
+            }
+            SEEN(k < st->max ? e : (e > pos ? e - 1 : pos));
+            if (k < st->min) goto fail;
+            took |= st->greedy & (e > pos); /* futile is not tracked here (no `wide`) */
+            pos = e;
+            break;
+        }
+        case FBPE_RX_STEP_LOOK:
+            SEEN(pos);
+            if ((pos < n && (atoms_at(p, s, pos, &len) >> st->atom & 1)) != !st->negate) goto fail;
+            break;
+        case FBPE_RX_STEP_EOL:
+            SEEN(pos < n ? pos + 1 : n);
+            if (!(pos == n || (pos + 1 == n && s[pos] == '\n'))) goto fail;
+            break;
+        case FBPE_RX_STEP_END:
+            SEEN(pos);
+            if (pos != n) goto fail;
+            break;
+        default: /* FBPE_RX_STEP_GUARD */
+            SEEN(pos);
+            if (pos < n && (atoms_at(p, s, pos, &len) & p->guards[st->min])) {
+                *resume = st->max; /* the first arm may match: the matcher decides */
+                goto done;
+            }
+            break;
+        }
+    }
+    *resume = L->next;
+done:
+    if (0) {
+    fail:
+        ok = 0;
+    }
+    /* What was read (at most the reach) and one step per instruction, as the matcher counts. */
+    {
+        uint64_t cost = (uint64_t)(reach - i) + L->num_steps;
+        if (reach > vm->reach) vm->reach = reach;
+        if (vm->steps_left <= cost) {
+            vm->steps_left = 0;
+            vm->status = FBPE_EPATTERN;
+            return -1;
+        }
+        vm->steps_left -= cost;
+    }
+    *out = pos;
+    *trusted = took;
+    return ok;
+}
+
+size_t fbpe_rx_piece_end(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, size_t i, size_t n) {
+    uint64_t alts, here, next = 0;
+    size_t len;
+    int next_read = 0;
+    if (s[i] < 0x80) {
+        alts = p->ascii_alts[s[i]];
+        here = p->ascii_masks[s[i]];
+        len = 1;
+    } else {
+        uint32_t cp = fbpe_utf8_decode(s, i, &len);
+        uint8_t kind = p->blocks[(size_t)p->index[cp >> 8] * 256 + (cp & 0xFF)];
+        alts = p->alts[kind];
+        here = p->masks[kind];
+    }
+    /* The alternatives that this character can begin, in order: the first that matches. */
+    while (alts) {
+        uint32_t k = (uint32_t)__builtin_ctzll(alts);
+        alts &= alts - 1;
+        const uint64_t opt = p->heads[2 * k], after = p->heads[2 * k + 1];
+        if (opt && !(here & after)) {
+            /* It begins with an optional character (regex_program._head): this one must be
+             * it, and the next must begin what follows. */
+            if (!(here & opt)) continue;
+            if (i + len >= n) {
+                if (vm->reach < n) vm->reach = n; /* it depended on the end */
+                continue;
+            }
+            if (vm->reach < i + len) vm->reach = i + len;
+            if (!next_read) {
+                size_t l2;
+                next = atoms_at(p, s, i + len, &l2);
+                next_read = 1;
+            }
+            if (!(next & after)) continue;
+        }
+        const fbpe_rx_linear *L = &p->linear[k];
+        size_t e, from = i;
+        uint32_t pc = p->starts[k];
+        int trusted = 0, r;
+        if (L->single) {
+            /* One character of one atom (` ` of the Functionalizer's patterns, a final \s):
+             * decided by the first character's atoms, as the matcher's ATOM would. */
+            if (vm->reach < i) vm->reach = i;
+            if (!(here >> L->steps[0].atom & 1)) continue;
+            if (vm->steps_left <= 2) {
+                vm->steps_left = 0;
+                vm->status = FBPE_EPATTERN;
+                return i;
+            }
+            vm->steps_left -= 2;
+            return i + len;
+        }
+        if (L->fused) {
+            /* run_linear's steps for these shapes, without its loop; the same reads, the
+             * same reach and the same charge. None gives back: where it fails, the
+             * alternative does. */
+            const fbpe_rx_step *st = L->steps;
+            size_t pos = i;
+            int wide, enough;
+            if (L->fused & FBPE_RX_FUSED_OPT) {
+                if (here >> st->atom & 1) pos = i + len;
+                st++;
+            }
+            if (pos == i && !(here >> st->atom & 1)) {
+                e = i;
+                enough = st->min == 0;
+            } else {
+                enough = star_run(p, st, s, pos, n, &e, &wide, 1);
+            }
+            if (enough && (L->fused & FBPE_RX_FUSED_TAIL)) enough = star_run(p, st + 1, s, e, n, &e, &wide, 1);
+            {
+                uint64_t cost = (uint64_t)(e - i) + L->num_steps;
+                if (e > vm->reach) vm->reach = e;
+                if (vm->steps_left <= cost) {
+                    vm->steps_left = 0;
+                    vm->status = FBPE_EPATTERN;
+                    return i;
+                }
+                vm->steps_left -= cost;
+            }
+            if (enough && e > i) return e;
+            continue;
+        }
+        if (L->num_steps) {
+            uint32_t resume;
+            r = run_linear(p, vm, L, s, i, n, here, len, &from, &resume, &trusted);
+            if (r < 0) return i;
+            if (r > 0 && resume == L->next && L->matches) {
+                /* Empty: every run took nothing, so none can give back; findall wants a
+                 * non-empty match here. */
+                if (from > i) return from;
+                continue;
+            }
+            if (r > 0) {
+                /* The matcher goes on from there; what it finds first is regex's. */
+                r = run(p, vm, resume, from, s, i, n, &e, 0);
+                if (r > 0) return e;
+                if (r < 0) return i;
+            }
+            if (!trusted) continue; /* no choice was left behind: the alternative fails */
+            /* A greedy step must give back: the matcher tries the whole alternative. */
+        }
+        r = run(p, vm, pc, i, s, i, n, &e, 0);
+        if (r > 0) return e;
+        if (r < 0) return i;
+    }
+    vm->status = FBPE_EPATTERN; /* no non-empty match here: regex would drop this character */
+    return i;
+}
+
+/* Does s[0..c), as a text of its own, cut into the pieces ends[j..k] from `from` on? */
+static int same_alone(const fbpe_rx *p, const uint8_t *s, size_t c, size_t from, const size_t *ends,
+                      size_t j, size_t k, fbpe_status *status) {
+    fbpe_rx_vm vm;
+    int same = 1;
+    fbpe_rx_vm_init(&vm, c);
+    for (size_t i = from; same && j <= k; j++) {
+        size_t e = fbpe_rx_piece_end(p, &vm, s, i, c);
+        same = e == ends[j];
+        i = e;
+    }
+    if (vm.status == FBPE_ENOMEM) *status = FBPE_ENOMEM;
+    fbpe_rx_vm_free(&vm);
+    return same;
+}
+
+/* How many candidate cuts are checked, from the last one back, before giving up. */
+#define SAFE_CUT_TRIES 16
+
+size_t fbpe_rx_safe_cut(const fbpe_rx *p, const uint8_t *s, size_t n, size_t hi,
+                        fbpe_status *status) {
+    /* Two conditions make a cut at a piece end c safe.
+     * (a) Every piece up to c was found without reading at or past n: those are the pieces
+     *     of any text that starts with s[0..n), the whole file included.
+     * (b) s[0..c) cut on its own gives the same pieces: a piece whose search read at c or
+     *     past it (a run stopped by s[c], \s+(?!\S) looking at s[c]) might end elsewhere
+     *     where the text ends at c. Only the last few pieces can have read that far (the
+     *     reach is monotone), so only they are cut again, in a text that ends at c.
+     * The pieces after c are then those of the text from c on, since a match reads nothing
+     * before where it starts (no look-behind; no ^, which the caller excludes). */
+    fbpe_rx_vm vm;
+    size_t *ends = NULL, *reach = NULL, count = 0, cap = 0, i = 0, best = 0;
+    *status = FBPE_OK;
+    fbpe_rx_vm_init(&vm, n);
+    while (i < n) {
+        size_t e = fbpe_rx_piece_end(p, &vm, s, i, n);
+        if (e == i || vm.reach >= n || e > hi) break;
+        if (count == cap) {
+            size_t grown_cap = fbpe_grow_to(cap, 256, count + 1, sizeof(size_t));
+            size_t *e2 = grown_cap ? realloc(ends, grown_cap * sizeof(size_t)) : NULL;
+            if (e2) ends = e2;
+            size_t *r2 = e2 ? realloc(reach, grown_cap * sizeof(size_t)) : NULL;
+            if (r2) reach = r2;
+            if (!e2 || !r2) {
+                *status = FBPE_ENOMEM;
+                break;
+            }
+            cap = grown_cap;
+        }
+        ends[count] = e;
+        reach[count] = vm.reach;
+        count++;
+        i = e;
+    }
+    if (vm.status == FBPE_ENOMEM) *status = FBPE_ENOMEM;
+    fbpe_rx_vm_free(&vm);
+    for (size_t tries = 0; *status == FBPE_OK && tries < SAFE_CUT_TRIES && tries < count; tries++) {
+        size_t k = count - 1 - tries, c = ends[k], j = k + 1;
+        while (j > 0 && reach[j - 1] >= c) j--; /* pieces j..k read at c or past it */
+        if (j > k || same_alone(p, s, c, j ? ends[j - 1] : 0, ends, j, k, status)) {
+            best = c;
+            break;
+        }
+    }
+    free(ends);
+    free(reach);
+    return *status == FBPE_OK ? best : 0;
+}
+
+fbpe_status fbpe_rx_check(const fbpe_rx *p) {
+    if (!p->num_code || !p->num_alts || p->num_alts > 64 || !p->num_classes || !p->num_blocks)
+        return FBPE_EINVALID;
+    for (uint32_t k = 0; k < p->num_alts; k++)
+        if (p->starts[k] >= p->num_code) return FBPE_EINVALID;
+    for (uint32_t pc = 0; pc < p->num_code; pc++) {
+        const fbpe_rx_ins *in = &p->code[pc];
+        switch (in->op) {
+        case FBPE_RX_ATOM:
+        case FBPE_RX_RUN_GREEDY:
+        case FBPE_RX_RUN_LAZY:
+        case FBPE_RX_RUN_POSSESSIVE:
+            if (in->a >= 64 || (in->op != FBPE_RX_ATOM && in->c < in->b)) return FBPE_EINVALID;
+            if (pc + 1 >= p->num_code) return FBPE_EINVALID;
+            break;
+        case FBPE_RX_SPLIT:
+            if (in->a >= p->num_code || in->b >= p->num_code || in->c > p->num_guards)
+                return FBPE_EINVALID;
+            break;
+        case FBPE_RX_JMP:
+            if (in->a >= p->num_code) return FBPE_EINVALID;
+            break;
+        case FBPE_RX_LOOK:
+            if (in->b >= p->num_code || in->b <= pc + 1 || in->a > 1) return FBPE_EINVALID;
+            break;
+        case FBPE_RX_LOOK_ATOM:
+            if (in->a > 1 || in->b >= 64 || pc + 1 >= p->num_code) return FBPE_EINVALID;
+            break;
+        case FBPE_RX_MATCH:
+        case FBPE_RX_LOOK_END:
+            break;
+        case FBPE_RX_BEGIN:
+        case FBPE_RX_EOL:
+        case FBPE_RX_END:
+        case FBPE_RX_ATOMIC:
+        case FBPE_RX_ATOMIC_END:
+            if (pc + 1 >= p->num_code) return FBPE_EINVALID;
+            break;
+        default:
+            return FBPE_EINVALID;
+        }
+    }
+    for (uint32_t k = 0; k < 0x1100; k++)
+        if (p->index[k] >= p->num_blocks) return FBPE_EINVALID;
+    for (size_t k = 0; k < (size_t)p->num_blocks * 256; k++)
+        if (p->blocks[k] >= p->num_classes) return FBPE_EINVALID;
+    return FBPE_OK;
+}
+
+/* How runs of atom a read ASCII (fbpe_rx_span): from its members among the 128 ASCII
+ * characters. On English prose o200k's lower-case run [\p{Ll}\p{Lm}\p{Lo}\p{M}] (ASCII a-z)
+ * read byte by byte cost about 10 instructions a byte; as a range, 8 bytes in about 12. */
+static fbpe_rx_span span_of(const fbpe_rx *p, uint32_t a) {
+    fbpe_rx_span sp;
+    memset(&sp, 0, sizeof sp);
+    int lo = -1, hi = -1, gaps = 0, letters = 1;
+    for (int c = 0; c < 128; c++) {
+        int in = (int)(p->ascii_masks[c] >> a & 1);
+        int letter = (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
+        if (in != letter) letters = 0;
+        if (!in) continue;
+        if (lo < 0) lo = c;
+        else if (c != hi + 1) gaps = 1;
+        hi = c;
+    }
+    const uint64_t ones = 0x0101010101010101ull;
+    if (letters) {
+        sp.kind = FBPE_RX_ASCII_RANGE;
+        sp.fold8 = 0x20;
+        sp.lo = 'a';
+        sp.hi = 'z';
+    } else if (lo >= 0 && !gaps) {
+        sp.kind = FBPE_RX_ASCII_RANGE;
+        sp.lo = (uint8_t)lo;
+        sp.hi = (uint8_t)hi;
+    } else if (p->ascii_masks[' '] >> a & 1) {
+        sp.kind = FBPE_RX_ASCII_SPACES;
+    }
+    sp.fold = ones * sp.fold8;
+    sp.add_lo = ones * (uint64_t)(0x80 - sp.lo);
+    sp.add_hi = ones * (uint64_t)(0x7F - sp.hi);
+    return sp;
+}
+
+/* No character belongs to both atoms a and b. */
+static int disjoint(const fbpe_rx *p, uint32_t a, uint32_t b) {
+    for (uint32_t c = 0; c < p->num_classes; c++)
+        if (p->masks[c] >> a & 1 && p->masks[c] >> b & 1) return 0;
+    for (int c = 0; c < 128; c++)
+        if (p->ascii_masks[c] >> a & 1 && p->ascii_masks[c] >> b & 1) return 0;
+    return 1;
+}
+
+/* Marks the greedy steps of L that are futile (fbpe_rx_step): where one gives back to a
+ * place p, the character at p is one it took; if every step after it up to one that must
+ * take a character can take none of that character's kind, all of them fail at p, whatever
+ * they choose, so no path that gives back there matches. The first path that gives back
+ * at all gives back in the earliest such step, whose run started where the straight-line
+ * path's did. Checked for ASCII characters only (o200k's case classes share Lm, Lo and M);
+ * the steps say at run time whether what they took was ASCII. */
+static void set_futile(const fbpe_rx *p, fbpe_rx_linear *L) {
+    for (uint32_t t = 0; t < L->num_steps; t++) {
+        fbpe_rx_step *st = &L->steps[t];
+        uint64_t first = 0;
+        int required = 0;
+        st->futile = 0;
+        st->gives = st->greedy;
+        if (!st->greedy) continue;
+        for (uint32_t u = t + 1; u < L->num_steps && !required; u++) {
+            const fbpe_rx_step *nx = &L->steps[u];
+            if (nx->kind == FBPE_RX_STEP_GUARD) break; /* the matcher's: not known here */
+            if (nx->kind == FBPE_RX_STEP_LOOK || nx->kind == FBPE_RX_STEP_EOL || nx->kind == FBPE_RX_STEP_END)
+                continue; /* they take nothing; one that fails only helps */
+            first |= (uint64_t)1 << nx->atom;
+            required = nx->min > 0;
+        }
+        if (!required) continue;
+        st->futile = 1;
+        for (int c = 0; c < 128; c++)
+            if (p->ascii_masks[c] >> st->atom & 1 && p->ascii_masks[c] & first) st->futile = 0;
+        st->gives = !st->futile;
+    }
+}
+
+/* FBPE_RX_FUSED_* of L, or 0: [OPT] STAR [STAR with min 0], none of them giving back,
+ * every run unbounded, then MATCH. */
+static uint32_t fused_shape(const fbpe_rx_linear *L) {
+    const fbpe_rx_step *st = L->steps, *const last = L->steps + L->num_steps;
+    uint32_t shape = FBPE_RX_FUSED_RUN;
+    if (!L->matches || L->trusts || !L->num_steps) return 0;
+    if (st->kind == FBPE_RX_STEP_OPT) {
+        shape |= FBPE_RX_FUSED_OPT;
+        st++;
+    }
+    if (st == last || st->kind != FBPE_RX_STEP_STAR) return 0;
+    st++;
+    if (st < last && st->kind == FBPE_RX_STEP_STAR && st->min == 0) {
+        shape |= FBPE_RX_FUSED_TAIL;
+        st++;
+    }
+    return st == last ? shape : 0;
+}
+
+void fbpe_rx_prepare(fbpe_rx *p) {
+    for (uint32_t a = 0; a < 64; a++) p->spans[a] = span_of(p, a);
+    for (uint32_t k = 0; k < p->num_alts && k < 64; k++) {
+        fbpe_rx_linear *L = &p->linear[k];
+        uint32_t pc = p->starts[k];
+        L->num_steps = 0;
+        L->trusts = 0;
+        for (; L->num_steps < FBPE_RX_MAX_STEPS; pc++) {
+            const fbpe_rx_ins *in = &p->code[pc];
+            fbpe_rx_step *st = &L->steps[L->num_steps];
+            memset(st, 0, sizeof *st);
+            if (in->op == FBPE_RX_RUN_GREEDY && in->c == FBPE_RX_INF && in[1].op == FBPE_RX_LOOK_ATOM &&
+                in[1].a == 1 && pc + 2 < p->num_code && in[2].op == FBPE_RX_MATCH &&
+                disjoint(p, in->a, in[1].b)) {
+                /* X{min,}(?!Y) and the end: where Y stopped the run, giving back one
+                 * character (an X, so no Y) makes the look-ahead hold, and the match ends
+                 * there; fewer would be no use, since regex takes the first that works. */
+                st->kind = FBPE_RX_STEP_RUN_NOT;
+                st->atom = (uint8_t)in->a;
+                st->look = (uint8_t)in[1].b;
+                st->min = in->b;
+                st->max = FBPE_RX_INF;
+                st->ascii = p->spans[in->a].kind;
+                L->num_steps++;
+                pc++; /* the look-ahead too */
+                continue;
+            }
+            int trust = in->op == FBPE_RX_RUN_GREEDY && in[1].op != FBPE_RX_MATCH;
+            if (trust) {
+                /* Taken whole on trust only before a character or a run of an atom, or a
+                 * guarded choice, that shares no ASCII character with it (fbpe_rx_linear). */
+                const fbpe_rx_ins *nx = &in[1];
+                uint64_t follows = 0;
+                if (nx->op == FBPE_RX_ATOM || nx->op == FBPE_RX_RUN_GREEDY || nx->op == FBPE_RX_RUN_POSSESSIVE)
+                    follows = (uint64_t)1 << nx->a;
+                else if (nx->op == FBPE_RX_SPLIT && nx->c) /* an optional group: (?i:'s|'t..)? */
+                    follows = p->guards[nx->c - 1];
+                trust = follows != 0;
+                for (int c = 0; trust && c < 128; c++)
+                    if (p->ascii_masks[c] >> in->a & 1 && p->ascii_masks[c] & follows) trust = 0;
+                if (!trust) break;
+            }
+            if (in->op == FBPE_RX_ATOM || in->op == FBPE_RX_RUN_POSSESSIVE || in->op == FBPE_RX_RUN_GREEDY) {
+                st->greedy = (uint8_t)trust;
+                L->trusts |= (uint32_t)trust;
+                /* fbpe_rx_check: a run is never the last instruction, and max >= min. */
+                uint32_t min = in->op == FBPE_RX_ATOM ? 1 : in->b;
+                uint32_t max = in->op == FBPE_RX_ATOM ? 1 : in->c;
+                st->atom = (uint8_t)in->a;
+                st->min = min;
+                st->max = max;
+                if (min == 1 && max == 1) {
+                    st->kind = FBPE_RX_STEP_ONE;
+                } else if (min == 0 && max == 1) {
+                    st->kind = FBPE_RX_STEP_OPT;
+                } else if (max == FBPE_RX_INF) {
+                    st->kind = FBPE_RX_STEP_STAR;
+                    st->ascii = p->spans[in->a].kind;
+                } else {
+                    st->kind = FBPE_RX_STEP_RANGE;
+                }
+            } else if (in->op == FBPE_RX_SPLIT && in->c) {
+                st->kind = FBPE_RX_STEP_GUARD;
+                st->min = in->c - 1;
+                st->max = pc;
+                pc = in->b - 1; /* the walk goes on at the second arm (the loop adds one) */
+            } else if (in->op == FBPE_RX_LOOK_ATOM) {
+                st->kind = FBPE_RX_STEP_LOOK;
+                st->atom = (uint8_t)in->b;
+                st->negate = (uint8_t)in->a;
+            } else if (in->op == FBPE_RX_EOL) {
+                st->kind = FBPE_RX_STEP_EOL;
+            } else if (in->op == FBPE_RX_END) {
+                st->kind = FBPE_RX_STEP_END;
+            } else {
+                break;
+            }
+            L->num_steps++;
+        }
+        L->next = pc;
+        set_futile(p, L);
+        L->matches = p->code[pc].op == FBPE_RX_MATCH;
+        L->single = L->matches && L->num_steps == 1 && L->steps[0].kind == FBPE_RX_STEP_ONE;
+        L->fused = fused_shape(L);
+    }
+}

@@ -1,0 +1,223 @@
+/* The compiled pre-tokenization engine: a backtracking matcher for the programs that
+ * functionalbpe/unicode/regex_program.py makes from a pattern.
+ *
+ * It answers the scanners' question (scan.h) for any pattern of the subset: given UTF-8 text
+ * s[0..n) and a position i where a piece starts, where does regex.findall end that piece? It
+ * gives regex's answer because it does what regex does: the top-level alternatives in
+ * order, each a backtracking search (greedy runs given back one character at a time, lazy
+ * runs taken one at a time, possessive runs and atomic groups never given back, look-aheads
+ * atomic), the first non-empty match winning (after an empty match findall tries again at the
+ * same place, refusing an empty one, which is the next non-empty match in the same order).
+ *
+ * Why a backtracking matcher and not a DFA: the patterns that need compiling are exactly
+ * those whose meaning is the order of backtracking (possessive quantifiers, \s+(?!\S) giving
+ * back one space, alternatives that overlap), which a DFA does not express without
+ * rewriting each pattern by hand; and the hand-written scanners show where the time goes on
+ * real text: in runs of one class. So a run of one atom (X*, X+, X{m,n}) is one instruction
+ * that reads the run in a tight loop and keeps one backtrack frame for the whole run, not one
+ * per character; and a top-level alternative is tried only when the first character can
+ * start it (a 64-bit mask per kind of character), so that most positions try one.
+ *
+ * What an atom matches is one table lookup: ASCII directly, other code points through a
+ * two-level table (256 code points per block, identical blocks shared) to an equivalence
+ * class of characters, and from it a 64-bit mask of the atoms it belongs to. The tables are
+ * measured from regex itself (regex_program.tables), so that they agree with it on every
+ * code point.
+ *
+ * A hostile pattern cannot hang or exhaust the process: every call gets a step budget
+ * (proportional to the text) and a backtrack stack limit, and when either runs out the
+ * matcher gives up with FBPE_EPATTERN; the caller then runs regex, with its own time limit.
+ * It also gives up where no non-empty match starts at i (regex would drop a character there:
+ * an error that the regex path reports with the character and its offset).
+ */
+#ifndef FBPE_REGEX_VM_H
+#define FBPE_REGEX_VM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/bounds.h"
+
+/* The opcodes; the same values as regex_program.py. */
+enum {
+    FBPE_RX_ATOM = 1,
+    FBPE_RX_RUN_GREEDY = 2,
+    FBPE_RX_RUN_LAZY = 3,
+    FBPE_RX_RUN_POSSESSIVE = 4,
+    FBPE_RX_SPLIT = 5,
+    FBPE_RX_JMP = 6,
+    FBPE_RX_MATCH = 7,
+    FBPE_RX_BEGIN = 8,
+    FBPE_RX_EOL = 9,
+    FBPE_RX_END = 10,
+    FBPE_RX_LOOK = 11,
+    FBPE_RX_LOOK_END = 12,
+    FBPE_RX_ATOMIC = 13,
+    FBPE_RX_ATOMIC_END = 14,
+    FBPE_RX_LOOK_ATOM = 15
+};
+
+#define FBPE_RX_INF 0xFFFFFFFFu
+#define FBPE_RX_MAX_LOOK_DEPTH 8
+
+typedef struct {
+    uint32_t op, a, b, c;
+} fbpe_rx_ins;
+
+/* The straight-line start of an alternative (fbpe_rx_prepare): the instructions from its
+ * first one that leave no choice behind, run by fbpe_rx_piece_end in one loop of its own
+ * rather than by the matcher. A run that is possessive (or greedy right before MATCH, where
+ * giving back can only make the match empty) takes what it can and never gives it back; a
+ * single atom, a look-ahead of one character, $ and \z consume nothing or one character
+ * and keep no frame either. So until the first instruction that can leave a choice, the
+ * match is a function of the text alone: where these steps fail the alternative fails,
+ * and where they end with MATCH the piece ends. Most pieces of the shipped patterns are
+ * found by such steps alone ([^\r\n\p{L}\p{N}]?+\p{L}+, \p{N}{1,3}, \s+).
+ *
+ * A greedy run that may have to give back is also a step when what follows it is a
+ * character or a run of an atom with no ASCII character in common with it
+ * ([^\r\n\p{L}\p{N}]?[\p{Lu}..]*[\p{Ll}..]+ of o200k and tekken): the path that takes every such run
+ * whole is the first one regex tries, so where it succeeds its match is regex's. Where it
+ * fails (an all-capitals word), the alternative is run again by the matcher from its start,
+ * which gives back as regex does. Where the ASCII characters are shared (\s*[\r\n]) the
+ * path nearly always fails, and the run stays the matcher's. */
+enum {
+    FBPE_RX_STEP_OPT,   /* X?+ (also X? before MATCH) */
+    FBPE_RX_STEP_ONE,   /* X */
+    FBPE_RX_STEP_STAR,  /* X{min,}+ */
+    FBPE_RX_STEP_RANGE, /* X{min,max}+ */
+    FBPE_RX_STEP_LOOK,  /* (?=X) (?!X) */
+    FBPE_RX_STEP_EOL,   /* $ */
+    FBPE_RX_STEP_END,   /* \z */
+    FBPE_RX_STEP_GUARD, /* a guarded choice: where its guard fails the steps go on at its second
+                         * arm; where it holds, the matcher goes on from the choice (at) */
+    FBPE_RX_STEP_RUN_NOT /* X{min,}(?!Y) before MATCH, no character in both X and Y (\s+(?!\S)):
+                          * the whole run, less one character where Y is what stopped it */
+};
+/* How a run of an atom reads ASCII eight bytes at a time (fbpe_rx_span). RANGE: the atom's
+ * ASCII members are exactly one range lo..hi, or A-Z a-z (fold 0x20, lo 'a', hi 'z'), so the
+ * run of ASCII it takes is the run of bytes in the range, and an ASCII byte outside it ends
+ * the run. SPACES: the space is a member among others: a run of spaces is read first. */
+enum { FBPE_RX_ASCII_ANY = 0, FBPE_RX_ASCII_RANGE = 1, FBPE_RX_ASCII_SPACES = 2 };
+
+typedef struct {
+    uint64_t fold, add_lo, add_hi; /* RANGE: fold, 0x80 - lo, 0x7F - hi in every byte */
+    uint8_t kind;                  /* FBPE_RX_ASCII_* */
+    uint8_t fold8;                 /* 0x20 for A-Z a-z, else 0 */
+    uint8_t lo, hi;
+} fbpe_rx_span;
+#define FBPE_RX_MAX_STEPS 6
+
+/* The shapes that make most pieces of the shipped patterns, run by fbpe_rx_piece_end
+ * without the general step loop: an optional character (not given back), a run, and a run
+ * that may be empty, then MATCH (` ?\p{L}+`, `[^\r\n\p{L}\p{N}]?+\p{L}+`, `\s+`,
+ * ` ?[^\s\p{L}\p{N}]++[\r\n]*`). FUSED_RUN is set for all of them. */
+enum { FBPE_RX_FUSED_RUN = 1, FBPE_RX_FUSED_OPT = 2, FBPE_RX_FUSED_TAIL = 4 };
+
+typedef struct {
+    uint8_t kind;   /* FBPE_RX_STEP_* */
+    uint8_t atom;   /* all but EOL, END: the atom */
+    uint8_t ascii;  /* STAR: FBPE_RX_ASCII_*: how to read its run of ASCII (p->spans) */
+    uint8_t negate; /* LOOK: (?!) rather than (?=) */
+    uint8_t greedy; /* a greedy run taken whole on trust: the alternative may need giving back */
+    uint8_t futile; /* greedy: giving back an ASCII character it took can never help (no ASCII
+                     * member of its atom can begin what must follow: [\p{Lu}..]*[\p{Ll}..]+) */
+    uint8_t look;   /* RUN_NOT: the atom Y */
+    uint8_t gives;  /* greedy and not futile: taking anything may need giving back */
+    uint32_t min, max; /* GUARD: min is the guard's number, max the choice's instruction */
+} fbpe_rx_step;
+
+typedef struct {
+    uint32_t num_steps;
+    uint32_t next;    /* the instruction after the steps */
+    uint32_t matches; /* it is MATCH: the steps are the whole alternative */
+    uint32_t trusts;  /* some step is `greedy` */
+    uint32_t single;  /* the alternative is one character of one atom (one ONE step, MATCH) */
+    uint32_t fused;   /* FBPE_RX_FUSED_*: the alternative is [X?] Y{m,} [Z*] and nothing else */
+    fbpe_rx_step steps[FBPE_RX_MAX_STEPS];
+} fbpe_rx_linear;
+
+/* A program and its tables. The arrays belong to the Python object that made it
+ * (_scanner.pyx keeps every program for the life of the process). */
+typedef struct {
+    const fbpe_rx_ins *code;
+    uint32_t num_code;
+    uint32_t num_alts;
+    const uint32_t *starts;           /* num_alts: the first instruction of each alternative */
+    const uint64_t *ascii_masks;      /* 128: the atoms each ASCII character belongs to */
+    const uint64_t *ascii_alts;       /* 128: the alternatives it can begin */
+    const uint16_t *index;            /* 0x1100: the block of each 256 code points */
+    const uint8_t *blocks;            /* num_blocks * 256: the class of each code point */
+    const uint64_t *masks;            /* per class: its atoms */
+    const uint64_t *alts;             /* per class: the alternatives it can begin */
+    const uint64_t *guards;           /* SPLIT c - 1: atoms one of which its first arm needs next */
+    const uint64_t *heads;            /* 2 per alternative: optional first atom, what follows it */
+    uint32_t num_blocks, num_classes; /* for checking the program (fbpe_rx_check) */
+    uint32_t num_guards;
+    uint64_t letter_atoms; /* atoms whose ASCII members are exactly A-Z a-z */
+    uint64_t space_atoms;  /* atoms with the ASCII space among their members */
+    fbpe_rx_span spans[64];    /* per atom: how its runs read ASCII (fbpe_rx_prepare) */
+    fbpe_rx_linear linear[64]; /* per alternative: its straight-line start (fbpe_rx_prepare) */
+} fbpe_rx;
+
+/* One backtrack frame: where to resume and how. */
+typedef struct {
+    uint32_t pc, kind;
+    size_t pos, aux;
+} fbpe_rx_frame;
+
+#define FBPE_RX_INLINE_FRAMES 64
+
+/* A matcher's working state for one text: its budget, its stack, and why it gave up. */
+typedef struct {
+    uint64_t steps_left;
+    size_t reach; /* the furthest byte offset read or compared with the end so far (safe cuts) */
+    size_t max_frames;
+    fbpe_rx_frame *frames; /* `inline_frames` until the stack outgrows it */
+    size_t top, cap;
+    fbpe_status status; /* FBPE_OK, or why the last call gave up */
+    fbpe_rx_frame inline_frames[FBPE_RX_INLINE_FRAMES];
+} fbpe_rx_vm;
+
+/* The budget of a text of n bytes: steps (instructions and characters read) and frames. A
+ * pattern of the kind real tokenizers use takes a few steps per byte. The budget is meant to
+ * stop only what regex would not finish within its own time limit for an untrusted pattern
+ * (1 s plus 10 us per character, pattern_limits.py): a step here costs 1 to 5 nanoseconds
+ * (measured: 4.7 ns on a pattern that backtracks through look-aheads), so 2**25 steps plus
+ * 4096 per byte is about that much time. A pattern that is quadratic on some input (a+ at
+ * every a of a run, then failing) is slow in regex too, and runs here while regex would
+ * have finished it. */
+#define FBPE_RX_BASE_STEPS ((uint64_t)1 << 25)
+#define FBPE_RX_STEPS_PER_BYTE 4096u
+/* Frames: a pattern of the subset keeps at most a few per character of its longest piece
+ * (SUPERWORDS, whose pieces can be whole paragraphs, about one per character); past this
+ * the matcher gives up (24 bytes a frame: at most 96 bytes per byte of text, and never more
+ * than 2**24 frames). */
+#define FBPE_RX_BASE_FRAMES ((size_t)1 << 16)
+#define FBPE_RX_FRAMES_PER_BYTE 4u
+#define FBPE_RX_MAX_FRAMES ((size_t)1 << 24)
+
+void fbpe_rx_vm_init(fbpe_rx_vm *vm, size_t n);
+void fbpe_rx_vm_free(fbpe_rx_vm *vm);
+
+/* The end of the piece that starts at byte i < n of s[0..n) (valid UTF-8, lone surrogates
+ * allowed), > i; or i when the matcher gives up (vm->status says why: FBPE_EPATTERN, or
+ * FBPE_ENOMEM). */
+size_t fbpe_rx_piece_end(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, size_t i, size_t n);
+
+/* A piece end c <= hi of s[0..n), the last one or near it (0 if none), where any text that
+ * starts with s[0..n) can be cut: its pieces are those of s[0..c) alone followed by those of
+ * the text from c (the proof is in regex_vm.c). The caller makes sure that s starts where a
+ * piece starts and that the program does not test for the start of the text (^, \A), which
+ * a cut would move. *status: FBPE_ENOMEM, else FBPE_OK. */
+size_t fbpe_rx_safe_cut(const fbpe_rx *p, const uint8_t *s, size_t n, size_t hi,
+                        fbpe_status *status);
+
+/* FBPE_OK if every jump, atom and table entry of p stays in bounds; FBPE_EINVALID if not.
+ * The program comes from our own compiler, but a C structure is checked before it runs. */
+fbpe_status fbpe_rx_check(const fbpe_rx *p);
+
+/* Fills p->linear from p's code; p must have passed fbpe_rx_check. */
+void fbpe_rx_prepare(fbpe_rx *p);
+
+#endif
