@@ -23,6 +23,19 @@
 #define DEAD UINT32_MAX
 #define NONE UINT32_MAX
 
+/* For the hot loops: a copy of a function made for one constant argument, and a rare path
+ * kept out of its caller's registers. */
+#if defined(__GNUC__) || defined(__clang__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#define NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#define ALWAYS_INLINE __forceinline
+#define NOINLINE __declspec(noinline)
+#else
+#define ALWAYS_INLINE inline
+#define NOINLINE
+#endif
+
 /* ---- small helpers -------------------------------------------------------------------- */
 
 #if defined(_MSC_VER)
@@ -232,14 +245,16 @@ static inline uint32_t lowest_rank(const uint32_t *ranks, size_t n, size_t *at) 
 }
 
 /* The merged id of (left, right) if it is made before `limit`, else FBPE_NO_RANK. */
-static inline uint32_t rank_below(const fbpe_bpe *b, uint32_t left, uint32_t right, uint32_t limit) {
+static ALWAYS_INLINE uint32_t rank_below(const fbpe_bpe *b, uint32_t left, uint32_t right,
+                                         uint32_t limit) {
+    if (limit == FBPE_NO_RANK) return rank_of(b, left, right);
     uint32_t r = rank_of(b, left, right);
     return r < limit ? r : FBPE_NO_RANK;
 }
 
 /* The short scan with the merges made before `limit` only (FBPE_NO_RANK: all of them; the
  * compiler makes a copy for that constant, without the compare). */
-static inline size_t merge_short_below(const fbpe_bpe *b, uint32_t *ids, size_t n, uint32_t limit) {
+static ALWAYS_INLINE size_t merge_short_below(const fbpe_bpe *b, uint32_t *ids, size_t n, uint32_t limit) {
     uint32_t ranks[SHORT_PIECE];
     if (n < 2) return n;
     for (size_t i = 0; i + 1 < n; i++) ranks[i] = rank_below(b, ids[i], ids[i + 1], limit);
@@ -1205,7 +1220,8 @@ static fbpe_status build_join_bits(fbpe_bpe *b) {
 static inline int starts_segment(const uint8_t *s, size_t i) {
     uint8_t c = s[i], p = s[i - 1];
     if (c == ' ') return p != ' ';
-    if (c == '\n') return p != '\n' && (p >= 0x80 || (p | 0x20) - 'a' < 26u || p - '0' < 10u);
+    if (c == '\n')
+        return p != '\n' && (p >= 0x80 || (unsigned)((p | 0x20) - 'a') < 26u || (unsigned)(p - '0') < 10u);
     return p == '\n';
 }
 
@@ -1301,6 +1317,37 @@ static fbpe_status encode_cut(const fbpe_bpe *b, fbpe_cache *cache, const uint8_
     return encode_part(b, cache, s + start, n - start, readable - start, out, 0);
 }
 
+/* Merge s[0..n) (neither a token nor cached), append its ids to out and keep them in `kept`
+ * (NULL: not kept) under hash h; staged: in two stages where it is long enough. */
+static ALWAYS_INLINE fbpe_status merge_piece(const fbpe_bpe *b, fbpe_cache *cache, fbpe_cache *kept,
+                                             const uint8_t *s, size_t n, size_t readable,
+                                             uint64_t h, fbpe_ids *out, int staged) {
+    uint32_t small[SHORT_PIECE];
+    uint32_t *ids = small;
+    if (n > SHORT_PIECE) {
+        ids = (uint32_t *)malloc(fbpe_array_bytes(n, sizeof(uint32_t)));
+        if (!ids) return FBPE_ENOMEM;
+    }
+    size_t m;
+    fbpe_status rc = FBPE_MORE;
+    if (staged && n >= STAGED_MIN_PIECE) rc = merge_staged(b, cache, s, n, readable, ids, &m);
+    if (rc == FBPE_MORE) rc = fbpe_merge(b, ids, piece_symbols(b, s, n, ids), 0, &m);
+    if (rc == FBPE_OK) {
+        rc = push_ids(out, ids, m);
+        if (!rc && kept) cache_put(kept, s, n, h, ids, m);
+    }
+    if (ids != small) free(ids);
+    return rc;
+}
+
+/* merge_piece for a table of two stages: a call of its own, so that the one-stage path
+ * keeps its registers. */
+static NOINLINE fbpe_status merge_staged_piece(const fbpe_bpe *b, fbpe_cache *cache,
+                                               fbpe_cache *kept, const uint8_t *s, size_t n,
+                                               size_t readable, uint64_t h, fbpe_ids *out) {
+    return merge_piece(b, cache, kept, s, n, readable, h, out, 1);
+}
+
 static fbpe_status encode_part(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, size_t n,
                                size_t readable, fbpe_ids *out, int may_cut) {
     if (n == 0) return FBPE_OK;
@@ -1327,30 +1374,16 @@ static fbpe_status encode_part(const fbpe_bpe *b, fbpe_cache *cache, const uint8
         const uint32_t *hit = cache_get(kept, s, n, h, &m);
         if (hit) return push_ids(out, hit, m);
     }
-    /* A table of two stages cuts a long piece into words itself (merge_staged). The cut
-     * where no merge joins finds few places in its pieces, whose second stage joins words
-     * across spaces, and cost more than it saved (fresh English, 300 KB: 182.8 M
-     * instructions with it, 168.4 M without). */
-    if (may_cut && n >= CUT_MIN_PIECE && !b->stage_limit) {
+    /* A table of two stages cuts a long piece into words itself. The cut where no merge
+     * joins finds few places in its pieces, whose second stage joins words across spaces,
+     * and cost more than it saved (fresh English, 300 KB: 182.8 M instructions with it,
+     * 168.4 M without). */
+    if (b->stage_limit) return merge_staged_piece(b, cache, kept, s, n, readable, h, out);
+    if (may_cut && n >= CUT_MIN_PIECE) {
         fbpe_status rc = encode_cut(b, cache, s, n, readable, out);
         if (rc != FBPE_MORE) return rc;
     }
-    uint32_t small[SHORT_PIECE];
-    uint32_t *ids = small;
-    if (n > SHORT_PIECE) {
-        ids = (uint32_t *)malloc(fbpe_array_bytes(n, sizeof(uint32_t)));
-        if (!ids) return FBPE_ENOMEM;
-    }
-    size_t m;
-    fbpe_status rc = FBPE_MORE;
-    if (b->stage_limit && n >= STAGED_MIN_PIECE) rc = merge_staged(b, cache, s, n, readable, ids, &m);
-    if (rc == FBPE_MORE) rc = fbpe_merge(b, ids, piece_symbols(b, s, n, ids), 0, &m);
-    if (rc == FBPE_OK) {
-        rc = push_ids(out, ids, m);
-        if (!rc && kept) cache_put(kept, s, n, h, ids, m);
-    }
-    if (ids != small) free(ids);
-    return rc;
+    return merge_piece(b, cache, kept, s, n, readable, h, out, 0);
 }
 
 /* ---- building ------------------------------------------------------------------------- */
