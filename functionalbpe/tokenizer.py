@@ -102,7 +102,14 @@ class Tokenizer(OtherLibraryNames, Exchange):
         """How the merges were chosen, as JSON data (saved in the file): a multilingual
         training's objective, mix and parity options; a continued training's base
         (``continued_from``, whose ``merges`` come first: superwords' first stage, which lets
-        the encoder take long pieces in two stages). None for a plain training."""
+        the encoder take long pieces in two stages). None for a plain training.
+
+        >>> import functionalbpe as fb
+        >>> text = ["the cat sat on the mat, the cat sat on the hat"] * 5
+        >>> tok = fb.train(text, vocab_size=275, superwords=270, progress=False)
+        >>> tok.training["continued_from"]["merges"]  # ids 256..269: the first stage
+        14
+        """
         return self._training
 
     @training.setter
