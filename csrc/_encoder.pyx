@@ -40,7 +40,7 @@ Performance notes (what was tried, and why it is like this):
   encodes a piece of 16 bytes or more as its words' first-stage ids (tokens or cached),
   checked where words meet, then merges the second stage over those ids; a failed check sends
   the piece back to its bytes. Fresh English with a superword tokenizer of 8,192 ids: 145 M
-  instructions before, 77 M after, about 42 M of them the compiled pattern engine
+  instructions before, 74 M after, about 42 M of them the compiled pattern engine
   (csrc/lib/encode.c, "a piece in two stages").
 * A backtracking encoder (the `bpe` crate's idea: each token compatible with the one before,
   read left to right from a trie) is built on request and tested exact, but not used: it
