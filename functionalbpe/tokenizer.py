@@ -26,7 +26,7 @@ from .util.collector import collector_paused
 from .core.alphabet import Alphabet, check_policy, policy_code
 from .core.decoding import Decoding
 from .core.dropout import check_dropout
-from .core.encoder import Encoder, encode_batch_flat, pack
+from .core.encoder import Encoder, encode_batch_flat, pack, stage_limit
 from .core.idmap import IdMap
 from .core.vocabulary import Vocabulary
 from .errors import FunctionalBPEError, TokenizerFileError, UnknownTokenError
@@ -85,8 +85,7 @@ class Tokenizer:
         if scheme.atoms:  # without atoms every symbol is text, and text merges with text
             check_policy(self.alphabet.merges, self.alphabet.base_flags(), policy, merge_policy)
         self.merge_counts: Optional[List[int]] = list(merge_counts) if merge_counts is not None else None
-        # How a multilingual training chose its merges (objective, mix, parity options); JSON data.
-        self.training: Optional[Dict[str, Any]] = None
+        self._training: Optional[Dict[str, Any]] = None
         if self.merge_counts is not None and len(self.merge_counts) != len(self.alphabet.merges):
             raise FunctionalBPEError("merge_counts must have one count per merge")
         # The ids as written (an imported vocabulary's own; the identity for one trained here).
@@ -99,6 +98,27 @@ class Tokenizer:
         self._vocab = Vocabulary(self.alphabet, self._idmap, self._encoder)
 
     # -- what it is ---------------------------------------------------------------------
+
+    @property
+    def training(self) -> Optional[Dict[str, Any]]:
+        """How the merges were chosen, as JSON data (saved in the file): a multilingual
+        training's objective, mix and parity options; a continued training's base
+        (``continued_from``, whose ``merges`` come first: superwords' first stage, which lets
+        the encoder take long pieces in two stages). None for a plain training.
+
+        >>> import functionalbpe as fb
+        >>> text = ["the cat sat on the mat, the cat sat on the hat"] * 5
+        >>> tok = fb.train(text, vocab_size=275, superwords=270, progress=False)
+        >>> tok.training["continued_from"]["merges"]  # ids 256..269: the first stage
+        14
+        """
+        return self._training
+
+    @training.setter
+    def training(self, value: Optional[Dict[str, Any]]) -> None:
+        limit = stage_limit(value, self.alphabet)  # checked before anything changes
+        self._training = value
+        self._encoder.set_stages(limit)
 
     @property
     def merges(self) -> List[Tuple[int, int]]:
@@ -640,7 +660,10 @@ class Tokenizer:
             raise TokenizerFileError(str(exc)) from None
         if tok.special_tokens != payload["special_tokens"]:
             raise TokenizerFileError("the special token ids do not match the tokens")
-        tok.training = payload.get("training")
+        try:
+            tok.training = payload.get("training")
+        except FunctionalBPEError as exc:
+            raise TokenizerFileError(str(exc)) from None
         if tok.vocab_size != payload["vocab_size"]:
             raise TokenizerFileError(
                 f"vocab_size says {payload['vocab_size']} but the file holds {tok.vocab_size} ids"

@@ -129,6 +129,16 @@ class Encoder:
             elif declared.scanner is not None and declared.scanner.name != "markers":
                 self._raw_scanner = name  # encode_cached takes a pattern's scanner
 
+    def set_stages(self, limit: Optional[int]) -> None:
+        """Say that the merges from internal id ``limit`` on were learned after those before
+        it (:func:`stage_limit`); ``None``: one stage. The compiled encoder then encodes a long
+        piece as its words' first-stage ids, merged on (csrc/lib/encode/encode.c, "a piece in two
+        stages"): the same ids, faster for superwords. Without it, or with atoms or joins,
+        nothing changes."""
+        if self.native is None or self.joins or self.alphabet.atoms:
+            return
+        self.native.set_stages(self.native.num_tokens if limit is None else limit)
+
     @property
     def ranks(self) -> Dict[Tuple[int, int], int]:
         """Every pair that merges, and the id it makes (a lower id merges first)."""
@@ -338,6 +348,31 @@ class Encoder:
         if not all(type(i) is int and 0 <= i < size for i in ids):  # a bool is no id
             return None
         return b"".join([table[i] for i in ids])
+
+
+def stage_limit(training: Optional[Dict[str, Any]], alphabet: Alphabet) -> Optional[int]:
+    """The first internal id of a continued training's new merges (superwords' second
+    stage), from ``training["continued_from"]["merges"]``, the number of merges of the base
+    (they come first); None when the training was not continued. A value that is no such
+    number is a FunctionalBPEError naming the field.
+
+    >>> a = Alphabet(merges=[(104, 105), (256, 33)])
+    >>> stage_limit({"continued_from": {"merges": 1}}, a), stage_limit(None, a)
+    (257, None)
+    >>> stage_limit({"continued_from": {"merges": 3}}, a)
+    Traceback (most recent call last):
+    ...
+    functionalbpe.errors.FunctionalBPEError: training.continued_from.merges: 3 is not a number of merges in 0..2
+    """
+    base = training.get("continued_from") if isinstance(training, dict) else None
+    if base is None:
+        return None
+    merges = base.get("merges") if isinstance(base, dict) else None
+    num_merges = len(alphabet.merges)
+    if type(merges) is not int or not 0 <= merges <= num_merges:
+        raise FunctionalBPEError(
+            f"training.continued_from.merges: {merges!r} is not a number of merges in 0..{num_merges}")
+    return alphabet.first_merge + merges
 
 
 def check_joins(alphabet: Alphabet, joins: Sequence[Tuple[int, int, int]]) -> List[Tuple[int, int, int]]:

@@ -1,5 +1,5 @@
 """Disallowed special tokens in a batch are looked for by the encoder's workers
-(core/encoder.Refusal, fbpe_needles in csrc/lib/encode_text.c): a batch must raise exactly
+(core/encoder.Refusal, fbpe_needles in csrc/lib/encode/encode_text.c): a batch must raise exactly
 the error that refusing text by text raises, or give exactly the ids of encoding text by
 text, for lists, flat arrays and packed bytes, on one thread or several."""
 import pytest

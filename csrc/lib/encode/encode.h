@@ -90,6 +90,12 @@ typedef struct {
     unsigned trie_shift;
     uint32_t *next_prefix;
 
+    /* Where the merges of a vocabulary grown in two stages begin their second stage (the
+     * first merged id of SuperBPE's superwords, or of any continued training): a long piece
+     * is then encoded as the first stage's ids of its words, checked where they meet, and
+     * merged on from there (encode.c, "a piece in two stages"). 0: one stage. */
+    uint32_t stage_limit;
+
     /* Caches waiting to be taken (a tiny lock guards the array). */
     fbpe_cache *pool[FBPE_POOL_SIZE];
     size_t pool_len;
@@ -120,6 +126,14 @@ fbpe_status fbpe_bpe_add_joins(fbpe_bpe *b, const uint32_t *joins, size_t num, i
  * Call it before the table is shared between threads. FBPE_OK, FBPE_ENOMEM, or
  * FBPE_EINVALID for a table with atoms or joins, or with more than 2^24 - 1 trie nodes. */
 fbpe_status fbpe_bpe_backtracking(fbpe_bpe *b);
+
+/* Say that the merges from id `limit` on were learned after those before it (a vocabulary
+ * grown in two stages); num_fixed or num_tokens: one stage. Any limit gives the same ids (a
+ * merge's parts are made before it, so the merges before any limit come first in every
+ * piece); the right one makes long pieces cheaper. Call it before the table is shared
+ * between threads. FBPE_OK, or FBPE_EINVALID for a limit outside num_fixed..num_tokens, or a
+ * table with atoms or joins, where one stage is kept. */
+fbpe_status fbpe_bpe_set_stages(fbpe_bpe *b, uint32_t limit);
 
 /* The merged id of the pair (a, b), or FBPE_NO_RANK. Its rank: a lower id merged earlier. */
 uint32_t fbpe_rank(const fbpe_bpe *b, uint32_t left, uint32_t right);

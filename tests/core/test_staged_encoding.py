@@ -1,0 +1,208 @@
+"""Pieces of a vocabulary grown in two stages (superwords, continued training) are encoded as
+their words' first-stage ids, checked where two words meet, then merged on (csrc/lib/encode/encode.c,
+"a piece in two stages"). The ids must be the reference's for any merge table and any limit,
+with the check doing the work where a first-stage merge joins two words; the limit comes
+from ``tok.training`` and is checked when a file is read."""
+from __future__ import annotations
+
+import copy
+import warnings
+from typing import List, Tuple
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import functionalbpe as fb
+from functionalbpe.core._native import NATIVE
+from functionalbpe.core.reference import encode_piece, ranks_from_merges
+from functionalbpe.errors import SmallerVocabularyWarning, TokenizerFileError
+from functionalbpe.formats.tokenizer_file import write_payload
+from functionalbpe.text.patterns import SUPERWORDS
+
+ENCODER = NATIVE.encoder
+needs_native = pytest.mark.skipif(ENCODER is None, reason="the compiled encoder is not built (or pure Python is forced)")
+
+# Spaces and line breaks (where pieces are cut into words), letters, punctuation, a
+# two-byte and a three-byte character.
+ALPHABET = "ab .\n\né中"
+WORDS = ["a", "b", "ab", "ba", "aab", " ", "  ", ".", "\n", "\n\n", "é", "中", "中中"]
+
+
+def reference_ids(tok: fb.Tokenizer, text: str) -> List[int]:
+    """The definition: the scheme's pieces, each merged by reference.encode_piece."""
+    ranks = ranks_from_merges(tok.alphabet.merges, tok.alphabet.first_merge)
+    return [i for piece in tok.scheme.split(text) for i in encode_piece(tok.alphabet.symbols(piece), ranks)]
+
+
+def one_stage(tok: fb.Tokenizer) -> fb.Tokenizer:
+    """The same tokenizer with the two-stage path off."""
+    other = fb.Tokenizer.from_payload(tok.to_payload())
+    other.encoder.set_stages(None)
+    assert other.encoder.native.stage_limit is None
+    return other
+
+
+@st.composite
+def byte_merge_tables(draw) -> List[Tuple[int, int]]:
+    """Random merges over the bytes of ALPHABET: merges across spaces and line breaks (which
+    a real first stage seldom has, and which the check at each cut must catch), merges of
+    merges, tokens that do not encode to themselves."""
+    tokens = sorted(set(ALPHABET.encode()))
+    merges: List[Tuple[int, int]] = []
+    for _ in range(draw(st.integers(1, 60))):
+        pair = (draw(st.sampled_from(tokens)), draw(st.sampled_from(tokens)))
+        if pair not in merges:
+            merges.append(pair)
+            tokens.append(256 + len(merges) - 1)
+    return merges
+
+
+# Long pieces (the path is taken from 16 bytes) of every kind: random text, words with
+# spaces, long runs of one character, words longer than the short scan takes (64 bytes).
+LONG_TEXT = st.one_of(
+    st.text(ALPHABET, min_size=10, max_size=200),
+    st.lists(st.sampled_from(WORDS), min_size=4, max_size=80).map("".join),
+    st.builds(lambda c, k: c * k, st.sampled_from(list(ALPHABET) + ["a ", " a", "ab ", ".\n"]), st.integers(8, 400)),
+    st.builds(lambda k, j: "a" * k + " " + "b" * j, st.integers(1, 150), st.integers(1, 150)),
+)
+
+
+@needs_native
+@settings(max_examples=400, deadline=None)
+@given(merges=byte_merge_tables(), data=st.data(), pieces=st.lists(LONG_TEXT, min_size=1, max_size=5))
+def test_any_limit_gives_the_reference_ids(merges, data, pieces):
+    # Any limit gives the same ids: a merge's parts are made before it.
+    limit = data.draw(st.integers(256, 256 + len(merges)))
+    ranks = ranks_from_merges(merges, 256)
+    want = [i for p in pieces for i in encode_piece(list(p.encode()), ranks)]
+    bpe = ENCODER.BPE([], merges)
+    bpe.set_stages(limit)
+    assert bpe.encode_pieces(pieces) == want
+    assert bpe.encode_pieces(pieces) == want  # the second time from the cache, words and pieces
+
+
+@needs_native
+def test_the_check_where_words_meet_does_the_work():
+    # First stage: "a " (256), then "xa" (257); second stage: "a " + "b" (258). Cut into
+    # words, "xa bxa b..." is "xa", " bxa", ...: alone, each word makes "xa", and only the
+    # check at each cut ("xa" then " ": "a " would have merged first) sends the piece back to
+    # its bytes, where "a " wins. A mutant without the check gives 257 32 98 257 32 98 ...,
+    # which the second stage cannot mend (nothing merges with 257).
+    merges = [(97, 32), (120, 97), (256, 98)]
+    piece = "xa b" * 8
+    bpe = ENCODER.BPE([], merges)
+    bpe.set_stages(258)
+    assert bpe.stage_limit == 258
+    assert bpe.encode_pieces([piece]) == [120, 258] * 8
+    tok = fb.Tokenizer(fb.make_scheme("plain", pattern=SUPERWORDS), merges)
+    tok.training = {"continued_from": {"merges": 2}}
+    assert tok.encoder.native.stage_limit == 258
+    for text in (piece, piece + " and " + piece, "xa " * 40, "\n".join([piece] * 3)):
+        assert tok.encode_ordinary(text) == reference_ids(tok, text) == one_stage(tok).encode_ordinary(text)
+
+
+@needs_native
+@pytest.mark.parametrize("limit", [0, 255, 259, 2**32 - 1])
+def test_a_limit_out_of_range_is_refused(limit):
+    bpe = ENCODER.BPE([], [(97, 98), (256, 99)])
+    with pytest.raises(ValueError):
+        bpe.set_stages(limit)
+    bpe.set_stages(257)
+    assert bpe.stage_limit == 257
+    for one in (256, 258):  # the first merged id, or the end: one stage
+        bpe.set_stages(one)
+        assert bpe.stage_limit is None
+
+
+CORPUS_WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "and", "by", "way", "of", "it", "is", "é", "中文"]
+
+
+@st.composite
+def corpora(draw) -> str:
+    """Small corpora of repeated phrases, so that the second stage learns tokens of several
+    words, with punctuation, numbers and line breaks between them."""
+    words = st.sampled_from(CORPUS_WORDS)
+    seps = st.sampled_from([" ", " ", " ", ", ", ". ", "\n", "\n\n", "  ", " 12 ", "!! "])
+    phrases = draw(st.lists(st.lists(st.tuples(words, seps), min_size=1, max_size=6), min_size=1, max_size=6))
+    texts = ["".join(w + s for w, s in phrase) for phrase in phrases]
+    return "".join(draw(st.lists(st.sampled_from(texts), min_size=5, max_size=60)))
+
+
+ADVERSARIAL = [
+    "the cat sat on the mat " * 200,
+    "a" * 3000,
+    " " * 500 + "the",
+    "the" + "\n" * 300 + "cat",
+    ("the cat, and the dog.\n\n" * 50),
+    "中文中文 the cat é" * 100,
+    "by the way of it " * 50 + "!!!???..." * 30,
+    "x" * 70 + " the" * 30 + " " + "y" * 200,
+]
+
+
+@needs_native
+@settings(max_examples=40, deadline=None)
+@given(corpus=corpora(), text=st.one_of(corpora(), st.sampled_from(ADVERSARIAL)))
+def test_superword_tokenizers_encode_as_the_reference(corpus, text):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SmallerVocabularyWarning)  # a tiny corpus runs out of pairs
+        tok = fb.train(corpus, vocab_size=330, superwords=275, progress=False)
+    first = tok.alphabet.first_merge + tok.training["continued_from"]["merges"]
+    assert tok.encoder.native.stage_limit in (first, None)  # None: no second stage was learned
+    want = reference_ids(tok, text)
+    assert tok.encode_ordinary(text) == want
+    assert tok.encode_ordinary(text) == want
+    assert one_stage(tok).encode_ordinary(text) == want
+
+
+@pytest.fixture(scope="module")
+def superword_tok() -> fb.Tokenizer:
+    from ..helpers import stdlib_text
+
+    return fb.train(stdlib_text(300_000), vocab_size=2000, superwords=1200, progress=False)
+
+
+@needs_native
+@pytest.mark.parametrize("text", ADVERSARIAL)
+def test_a_superword_tokenizer_on_hostile_text(superword_tok, text):
+    assert superword_tok.encoder.native.stage_limit == 1200
+    assert superword_tok.encode_ordinary(text) == reference_ids(superword_tok, text)
+
+
+@needs_native
+def test_a_superword_tokenizer_on_real_text(superword_tok):
+    from ..helpers import stdlib_text
+
+    text = "".join(stdlib_text(700_000)[-20:])  # other files than training's, most of them
+    assert superword_tok.encode_ordinary(text) == one_stage(superword_tok).encode_ordinary(text)
+
+
+def test_the_limit_survives_a_file(superword_tok, tmp_path):
+    path = tmp_path / "sw.json"
+    superword_tok.save(path)
+    back = fb.Tokenizer.load(path)
+    assert back.training == superword_tok.training and back == superword_tok
+    if NATIVE.encoder is not None:
+        assert back.encoder.native.stage_limit == 1200
+    text = ADVERSARIAL[0] + ADVERSARIAL[4]
+    assert back.encode_ordinary(text) == superword_tok.encode_ordinary(text)
+
+
+@pytest.mark.parametrize("bad", [-1, 10**6, "800", True, 1.5, None])
+def test_a_bad_limit_in_a_file_names_the_field(superword_tok, tmp_path, bad):
+    payload = copy.deepcopy(superword_tok.to_payload())
+    payload["training"]["continued_from"]["merges"] = bad
+    path = tmp_path / "bad.json"
+    write_payload(path, payload)
+    with pytest.raises(TokenizerFileError, match=r"training\.continued_from\.merges"):
+        fb.Tokenizer.load(path)
+    with pytest.raises(fb.FunctionalBPEError, match=r"training\.continued_from\.merges"):
+        superword_tok.training = payload["training"]
+    assert superword_tok.training["continued_from"]["merges"] == 944  # unchanged
+
+
+def test_plain_tokenizers_have_one_stage():
+    tok = fb.train("the cat sat on the mat " * 20, vocab_size=270, progress=False)
+    assert tok.training is None
+    if NATIVE.encoder is not None:
+        assert tok.encoder.native.stage_limit is None
