@@ -36,7 +36,7 @@ from . import fairness, metrics
 if TYPE_CHECKING:  # pragma: no cover
     from ..peers.face import ReportTokenizer
     from .tally import Tally
-    from .shown import Shown
+    from .report_view import ReportView
     from .tally import TextCounts, Vocabulary
 
 LOWER = "lower is cheaper"
@@ -85,7 +85,7 @@ def fmt_text(value: Any) -> str:
     return str(value)
 
 
-def _always(report: "Shown") -> bool:
+def _always(report: "ReportView") -> bool:
     return True
 
 
@@ -99,7 +99,7 @@ class Measure:
     header: Optional[str] = None  # the tables' column header (str.format with the settings); None: JSON only
     format: Callable[[Any], str] = fmt_int  # a table cell
     label: str = ""  # the measure in words, for axes and notes
-    shown: Callable[["Shown"], bool] = _always  # whether the tables show it in this report
+    shown: Callable[["ReportView"], bool] = _always  # whether the tables show it in this report
     # The tables follow the registry, which follows the JSON order; a column that reads better
     # elsewhere names the column it follows (the JSON order is a contract and cannot move).
     column_after: Optional[str] = None
@@ -253,15 +253,15 @@ def _mean_split_entropy(tally: "Tally") -> Optional[float]:
     return sum(by_digits[d] * n for d, n in numbers.items()) / total if total else None
 
 
-def _any_markers(report: "Shown") -> bool:
+def _any_markers(report: "ReportView") -> bool:
     return any(row["marker_tokens"] for row in report.results())
 
 
-def _any_unknown(report: "Shown") -> bool:
+def _any_unknown(report: "ReportView") -> bool:
     return any(row["unknown_tokens"] for row in report.results())
 
 
-def _coverage_on(report: "Shown") -> bool:
+def _coverage_on(report: "ReportView") -> bool:
     return bool(report.settings["coverage"])
 
 
@@ -473,7 +473,7 @@ def compute(measures: Iterable[Measure], counts: Any) -> Dict[str, Any]:
     return {m.key: m.compute(counts) for m in measures}
 
 
-def columns(measures: Sequence[Measure], report: "Shown", family: str = "") -> List[Measure]:
+def columns(measures: Sequence[Measure], report: "ReportView", family: str = "") -> List[Measure]:
     """The measures a table of this report shows, in column order ("": the main tables)."""
     out = [m for m in measures if m.header is not None and m.family == family and m.shown(report)]
     for m in [m for m in out if m.column_after is not None]:
