@@ -26,7 +26,7 @@ if importlib.util.find_spec("functionalbpe") is None:  # not installed: the chec
 import functionalbpe as fb  # noqa: E402
 from functionalbpe.core import trainer  # noqa: E402
 from functionalbpe.core.alphabet import Alphabet  # noqa: E402
-from functionalbpe.core.languages import combine  # noqa: E402
+from functionalbpe.core.language_mix import combine  # noqa: E402
 from functionalbpe.schemes.plain import PlainScheme  # noqa: E402
 from functionalbpe.text.counting import count_table  # noqa: E402
 

@@ -32,7 +32,7 @@ from .util.checks import integer, special_tokens_checked
 from .core import trainer
 from .core._native import NATIVE, thread_count
 from .core.alphabet import Alphabet, num_merges_for, policy_code
-from .core.languages import combine, describe, multipliers, parity_options_for, scale, table_bytes
+from .core.language_mix import combine, describe, multipliers, parity_options_for, scale, table_bytes
 from .core.piecetable import PieceTable
 from .core.bpe import OnMerge
 from .core.wordrules import NO_RULES, SUPERWORD_RULES, TokenRules
@@ -111,7 +111,7 @@ def train(
     **Several languages.** A dict ``{language: corpus}`` keeps its languages apart: each is
     counted on its own, and ``weights={language: w}`` or ``temperature=α`` (``p_l ∝ n_l^α``,
     as XLM-R and mT5 sample) scale each language's counts exactly before they are added
-    (:mod:`functionalbpe.core.languages` gives the rule and its rounding). Without either,
+    (:mod:`functionalbpe.core.language_mix` gives the rule and its rounding). Without either,
     the languages are simply added: the same merges as training on their concatenation.
 
     ``objective="parity"`` trains parity-aware BPE (:mod:`functionalbpe.core.parity`): each
@@ -185,7 +185,7 @@ class TrainSpec:
 
 @dataclass(frozen=True)
 class LanguageMix:
-    """A dict corpus and how its languages are weighed (:mod:`functionalbpe.core.languages`)
+    """A dict corpus and how its languages are weighed (:mod:`functionalbpe.core.language_mix`)
     and, for parity-aware BPE, measured (:mod:`functionalbpe.core.parity`)."""
 
     languages: Dict[str, Any]
