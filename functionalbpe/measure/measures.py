@@ -35,9 +35,8 @@ from . import fairness, metrics
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..peers.face import ReportTokenizer
-    from .tally import Tally
     from .report_view import ReportView
-    from .tally import TextCounts, Vocabulary
+    from .tally import Tally, TextCounts, VocabularyFacts
 
 LOWER = "lower is cheaper"
 # The families of measures that have a table of their own.
@@ -124,7 +123,7 @@ class TextTokens:
 
     text: "TextCounts"  # documents, words, characters, bytes
     counts: Counter  # n(t): how often each token occurred
-    vocab: "Vocabulary"  # what the tokenizer's ids are
+    vocab: "VocabularyFacts"  # what the tokenizer's ids are
     baseline_tokens: int  # T of the baseline tokenizer on the same text
     full_coverage: Optional[int]  # V_full on this text (report(coverage=True)), else None
     settings: Mapping[str, Any] = field(default_factory=dict)
@@ -169,7 +168,7 @@ class VocabularyUse:
     """One tokenizer's vocabulary, and how often each entry occurred in all corpora."""
 
     tokenizer: "ReportTokenizer"
-    vocab: "Vocabulary"
+    vocab: "VocabularyFacts"
     seen: Counter  # n(t) over every corpus
     settings: Mapping[str, Any] = field(default_factory=dict)
     # Per corpus, in report order: (tokens, bytes, lines, distinct tokens).
