@@ -6,7 +6,7 @@
    (:func:`functionalbpe.text.counting.count_table`: a table of distinct pieces and their counts);
 3. **transform** that table into the table of text-form pieces (``Scheme.transform``; the
    plain scheme's is the identity);
-4. **merge**: learn the merges from it (:func:`functionalbpe.core.trainer.train`, in C or in
+4. **merge**: learn the merges from it (:func:`functionalbpe.core.trainer.learn_merges`, in C or in
    Python: the same merges);
 5. **build** the :class:`Tokenizer` from the scheme, the merges and the special tokens.
 
@@ -255,7 +255,7 @@ def _learn_parity(tables: List[PieceTable], mix: LanguageMix, the_scheme: Scheme
                 f"dev: the dev text of {', '.join(map(repr, empty))} is empty; parity is measured on "
                 "the same text in every language, so give each one a dev text")
     try:
-        return trainer.train_parity(
+        return trainer.learn_parity_merges(
             tables, alphabet, num_merges, dev=dev_tables, merge_policy=spec.merge_policy,
             min_frequency=spec.min_frequency, progress=spec.progress, backend=spec.backend, **parity_options,
         )
@@ -496,7 +496,7 @@ def _counted(corpus: object) -> Optional[PieceCounts]:
 def _learn(symbols: PieceTable, alphabet: Alphabet, num_merges: Optional[int], spec: TrainSpec,
            on_merge: Optional[OnMerge] = None) -> Sequence[Tuple[int, int, int]]:
     try:
-        return trainer.train(symbols, alphabet, num_merges, merge_policy=spec.merge_policy,
+        return trainer.learn_merges(symbols, alphabet, num_merges, merge_policy=spec.merge_policy,
                              min_frequency=spec.min_frequency, progress=spec.progress, backend=spec.backend,
                              on_merge=on_merge)
     except MemoryError:
