@@ -26,7 +26,7 @@ if importlib.util.find_spec("functionalbpe") is None:  # not installed: the chec
 import functionalbpe as fb  # noqa: E402
 from functionalbpe.core import trainer  # noqa: E402
 from functionalbpe.core.alphabet import Alphabet  # noqa: E402
-from functionalbpe.core.languages import combine  # noqa: E402
+from functionalbpe.core.language_mix import combine  # noqa: E402
 from functionalbpe.schemes.plain import PlainScheme  # noqa: E402
 from functionalbpe.text.counting import count_table  # noqa: E402
 
@@ -65,8 +65,8 @@ def main() -> None:
     dev_tables = [count_table(lines, scheme) for lines in dev.values()]
     joined = combine(tables)
     merges = args.vocab_size - 256
-    loop_plain = best(lambda: trainer.train(joined, Alphabet(), merges), args.repeat)
-    loop_parity = best(lambda: trainer.train_parity(tables, Alphabet(), merges, dev=dev_tables), args.repeat)
+    loop_plain = best(lambda: trainer.learn_merges(joined, Alphabet(), merges), args.repeat)
+    loop_parity = best(lambda: trainer.learn_parity_merges(tables, Alphabet(), merges, dev=dev_tables), args.repeat)
     print(f"{len(langs)} languages, {sum(map(len, corpus.values())):,} characters, vocab_size {args.vocab_size}")
     p, q = min(whole["plain"]), min(whole["parity"])
     print(f"whole training: plain {p:.1f} s, parity {q:.1f} s: parity / plain = {q / p:.2f}x")

@@ -39,7 +39,7 @@ if importlib.util.find_spec("functionalbpe") is None:  # not installed: the chec
     sys.path.insert(0, ROOT)
 
 import functionalbpe as fb  # noqa: E402
-from functionalbpe.measure import compare as bench  # noqa: E402
+from functionalbpe.measure import bench  # noqa: E402
 from functionalbpe.cli.stdlib import stdlib_sources  # noqa: E402
 from functionalbpe.core._native import NATIVE  # noqa: E402
 from functionalbpe.counts import add_tables  # noqa: E402

@@ -45,7 +45,7 @@ if importlib.util.find_spec("functionalbpe") is None:  # not installed: the chec
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import functionalbpe as fb  # noqa: E402
-from functionalbpe.measure import compare as bench  # noqa: E402  (machine_info, library_versions, measure)
+from functionalbpe.measure import bench  # noqa: E402  (machine_info, library_versions, measure)
 from functionalbpe.unicode.charclasses import unicode_version  # noqa: E402
 from functionalbpe.cli.stdlib import stdlib_sources  # noqa: E402
 from functionalbpe.core._native import NATIVE  # noqa: E402

@@ -29,7 +29,7 @@ if importlib.util.find_spec("functionalbpe") is None:  # not installed: the chec
     sys.path.insert(0, ROOT)
 
 import functionalbpe as fb  # noqa: E402
-from functionalbpe.measure import compare as bench  # noqa: E402
+from functionalbpe.measure import bench  # noqa: E402
 from functionalbpe.core import trainer  # noqa: E402
 from functionalbpe.core._native import NATIVE  # noqa: E402
 from functionalbpe.core.alphabet import Alphabet  # noqa: E402
@@ -49,9 +49,9 @@ def our_stages(docs: Sequence[str], vocab_size: int, threads: int) -> Callable[[
         start = time.perf_counter()
         counts = count_table(docs, PlainScheme(bench.PATTERN), threads=threads)
         counted = time.perf_counter()
-        trainer.train(counts, Alphabet(), 0)  # pieces into C arrays, pairs counted
+        trainer.learn_merges(counts, Alphabet(), 0)  # pieces into C arrays, pairs counted
         loaded = time.perf_counter()
-        merges = trainer.train(counts, Alphabet(), vocab_size - 256)
+        merges = trainer.learn_merges(counts, Alphabet(), vocab_size - 256)
         merged = time.perf_counter()
         return {
             "counting": counted - start,
@@ -68,7 +68,7 @@ def our_stages(docs: Sequence[str], vocab_size: int, threads: int) -> Callable[[
 def our_table(docs: Sequence[str], vocab_size: int) -> Callable[[], List[bytes]]:
     def run() -> List[bytes]:
         counts = count_table(docs, PlainScheme(bench.PATTERN))
-        merges = trainer.train(counts, Alphabet(), vocab_size - 256)
+        merges = trainer.learn_merges(counts, Alphabet(), vocab_size - 256)
         return Alphabet(merges=[(a, b) for a, b, _ in merges]).all_token_bytes()
 
     return run

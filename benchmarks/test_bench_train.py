@@ -42,18 +42,18 @@ def _describe(benchmark, counts):
 class TestMergeStage:
     def test_text_form_to_merges(self, benchmark, counts):
         _describe(benchmark, counts)
-        merges = benchmark.pedantic(trainer.train, args=(PieceTable.from_dict(counts), Alphabet(), VOCAB - 256), rounds=5)
+        merges = benchmark.pedantic(trainer.learn_merges, args=(PieceTable.from_dict(counts), Alphabet(), VOCAB - 256), rounds=5)
         assert len(merges) == VOCAB - 256
 
     def test_loading_only(self, benchmark, counts):
         """Pieces into C arrays and the first pair count, no merge."""
         _describe(benchmark, counts)
-        assert benchmark.pedantic(trainer.train, args=(PieceTable.from_dict(counts), Alphabet(), 0), rounds=5) == []
+        assert benchmark.pedantic(trainer.learn_merges, args=(PieceTable.from_dict(counts), Alphabet(), 0), rounds=5) == []
 
     def test_symbol_tuples_to_merges(self, benchmark, symbols, counts):
         """The reference's signature: one Python tuple per piece to read."""
         _describe(benchmark, counts)
-        merges = benchmark.pedantic(trainer.train_merges, args=(symbols, VOCAB - 256, 256), rounds=5)
+        merges = benchmark.pedantic(trainer.learn_merges_from_symbols, args=(symbols, VOCAB - 256, 256), rounds=5)
         assert len(merges) == VOCAB - 256
 
 
@@ -62,4 +62,4 @@ class TestReference:
         """For scale: the pure-Python (heap) trainer on the same pieces, fewer merges."""
         _describe(benchmark, counts)
         merges = benchmark.pedantic(trainer.heap_train, args=(symbols, 1024 - 256, 256), rounds=1)
-        assert merges == trainer.train_merges(symbols, 1024 - 256, 256)
+        assert merges == trainer.learn_merges_from_symbols(symbols, 1024 - 256, 256)

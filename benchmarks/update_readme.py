@@ -21,7 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if importlib.util.find_spec("functionalbpe") is None:  # not installed: the checkout itself
     sys.path.insert(0, ROOT)
 
-from functionalbpe.measure import compare as bench  # noqa: E402
+from functionalbpe.measure import bench  # noqa: E402
 from functionalbpe.util.output import atomic_write_text  # noqa: E402
 
 START, END = "<!-- bench:start -->", "<!-- bench:end -->"

@@ -277,7 +277,7 @@ cdef list run_merges(Pieces counted, uint32_t first_id, object flags, int policy
 def train_merges(pieces, num_merges, uint32_t first_id, flags, int policy,
                  int64_t min_frequency, progress, size_t max_token_bytes=FBPE_MAX_TOKEN_BYTES,
                  on_merge=None, lengths=None, shapes=None, uint32_t max_words=0, bint colon_space=True):
-    """trainer.train_merges over {symbol sequence: count}, arguments already checked."""
+    """trainer.learn_merges_from_symbols over {symbol sequence: count}, arguments already checked."""
     counted = Pieces()
     cdef int64_t count
     for symbols, raw_count in pieces.items():
@@ -423,9 +423,9 @@ def train_parity_utf8(tables, dev_tables, ratios, num_merges, uint32_t first_id,
                       int policy, int64_t min_frequency, bint window, uint32_t window_size,
                       double alpha, int64_t global_merges, progress,
                       size_t max_token_bytes=FBPE_MAX_TOKEN_BYTES):
-    """Parity-aware training (functionalbpe.core.parity.train) on flat text-form tables, one
-    (data, offsets, counts) per language; dev_tables (one per language) or ratios (one float
-    per language), the other None. Returns (left, right, global count, language or -1)."""
+    """Parity-aware training (functionalbpe.core.parity.learn_parity_merges) on flat text-form
+    tables, one (data, offsets, counts) per language; dev_tables (one per language) or ratios
+    (one float per language), the other None. Returns (left, right, global count, language or -1)."""
     cdef uint32_t n_langs = len(tables)
     if len(flags) != first_id:
         raise ValueError(f"flags gives {len(flags)} entries for {first_id} symbols")

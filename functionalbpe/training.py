@@ -6,7 +6,7 @@
    (:func:`functionalbpe.text.counting.count_table`: a table of distinct pieces and their counts);
 3. **transform** that table into the table of text-form pieces (``Scheme.transform``; the
    plain scheme's is the identity);
-4. **merge**: learn the merges from it (:func:`functionalbpe.core.trainer.train`, in C or in
+4. **merge**: learn the merges from it (:func:`functionalbpe.core.trainer.learn_merges`, in C or in
    Python: the same merges);
 5. **build** the :class:`Tokenizer` from the scheme, the merges and the special tokens.
 
@@ -32,7 +32,7 @@ from .util.checks import integer, special_tokens_checked
 from .core import trainer
 from .core._native import NATIVE, thread_count
 from .core.alphabet import Alphabet, num_merges_for, policy_code
-from .core.languages import combine, describe, multipliers, parity_options_for, scale, table_bytes
+from .core.language_mix import combine, describe, multipliers, parity_options_for, scale, table_bytes
 from .core.piecetable import PieceTable
 from .core.bpe import OnMerge
 from .core.wordrules import NO_RULES, SUPERWORD_RULES, TokenRules
@@ -111,7 +111,7 @@ def train(
     **Several languages.** A dict ``{language: corpus}`` keeps its languages apart: each is
     counted on its own, and ``weights={language: w}`` or ``temperature=α`` (``p_l ∝ n_l^α``,
     as XLM-R and mT5 sample) scale each language's counts exactly before they are added
-    (:mod:`functionalbpe.core.languages` gives the rule and its rounding). Without either,
+    (:mod:`functionalbpe.core.language_mix` gives the rule and its rounding). Without either,
     the languages are simply added: the same merges as training on their concatenation.
 
     ``objective="parity"`` trains parity-aware BPE (:mod:`functionalbpe.core.parity`): each
@@ -185,7 +185,7 @@ class TrainSpec:
 
 @dataclass(frozen=True)
 class LanguageMix:
-    """A dict corpus and how its languages are weighed (:mod:`functionalbpe.core.languages`)
+    """A dict corpus and how its languages are weighed (:mod:`functionalbpe.core.language_mix`)
     and, for parity-aware BPE, measured (:mod:`functionalbpe.core.parity`)."""
 
     languages: Dict[str, Any]
@@ -255,7 +255,7 @@ def _learn_parity(tables: List[PieceTable], mix: LanguageMix, the_scheme: Scheme
                 f"dev: the dev text of {', '.join(map(repr, empty))} is empty; parity is measured on "
                 "the same text in every language, so give each one a dev text")
     try:
-        return trainer.train_parity(
+        return trainer.learn_parity_merges(
             tables, alphabet, num_merges, dev=dev_tables, merge_policy=spec.merge_policy,
             min_frequency=spec.min_frequency, progress=spec.progress, backend=spec.backend, **parity_options,
         )
@@ -496,7 +496,7 @@ def _counted(corpus: object) -> Optional[PieceCounts]:
 def _learn(symbols: PieceTable, alphabet: Alphabet, num_merges: Optional[int], spec: TrainSpec,
            on_merge: Optional[OnMerge] = None) -> Sequence[Tuple[int, int, int]]:
     try:
-        return trainer.train(symbols, alphabet, num_merges, merge_policy=spec.merge_policy,
+        return trainer.learn_merges(symbols, alphabet, num_merges, merge_policy=spec.merge_policy,
                              min_frequency=spec.min_frequency, progress=spec.progress, backend=spec.backend,
                              on_merge=on_merge)
     except MemoryError:

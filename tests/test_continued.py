@@ -41,7 +41,7 @@ def test_the_fast_resume_equals_the_lesson(first, second, base_merges, num_merge
 
 def test_resuming_from_no_merges_is_training():
     table = PieceTable.from_dict({"hug": 10, "pug": 5, "hugs": 5})
-    assert trainer.resume(table, Alphabet(), [], None) == trainer.train(table, Alphabet(), None)
+    assert trainer.resume(table, Alphabet(), [], None) == trainer.learn_merges(table, Alphabet(), None)
 
 
 def test_a_continued_tokenizer_keeps_every_id_of_its_base():
@@ -153,7 +153,7 @@ def test_the_length_limit_counts_a_base_token_s_bytes_in_both_trainers():
         pieces = {tuple(rng.randrange(250, first) for _ in range(rng.randrange(2, 40))): rng.randrange(1, 5)
                   for _ in range(rng.randrange(1, 12))}
         limit = rng.randrange(4, 40)
-        got = [trainer.train_merges(pieces, None, first, max_token_bytes=limit, lengths=lengths, backend=b)
+        got = [trainer.learn_merges_from_symbols(pieces, None, first, max_token_bytes=limit, lengths=lengths, backend=b)
                for b in ("fast", "python")]
         assert got[0] == got[1]
 

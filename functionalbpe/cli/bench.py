@@ -1,5 +1,5 @@
 """``functionalbpe bench``: training and encoding side by side with the installed peers
-(:mod:`functionalbpe.measure.compare` does the measuring; this is its command line)."""
+(:mod:`functionalbpe.measure.bench` does the measuring; this is its command line)."""
 from __future__ import annotations
 
 import argparse
@@ -40,7 +40,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..measure import compare as bench
+    from ..measure import bench
 
     check_output(args.json)
     check_output(args.markdown)

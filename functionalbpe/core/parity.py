@@ -44,9 +44,9 @@ of ``το``) first::
     >>> en = {tuple(b"the"): 5}
     >>> el = {tuple("το".encode()): 2}
     >>> dev = [{tuple(b"the"): 1}, {tuple("το".encode()): 1}]
-    >>> [(a, b) for a, b, _ in train([en, el], 1, 256, dev=dev)]
+    >>> [(a, b) for a, b, _ in learn_parity_merges([en, el], 1, 256, dev=dev)]
     [(132, 206)]
-    >>> [(a, b) for a, b, _ in train([en, el], 1, 256, global_merges=1, dev=dev)]
+    >>> [(a, b) for a, b, _ in learn_parity_merges([en, el], 1, 256, global_merges=1, dev=dev)]
     [(104, 101)]
 """
 from __future__ import annotations
@@ -127,7 +127,7 @@ def choose_language(
     return order[0]
 
 
-def train(
+def learn_parity_merges(
     languages: Sequence[Table],
     num_merges: Optional[int],
     first_id: int,
@@ -204,4 +204,4 @@ def train(
     return merges
 
 
-__all__ = ["train", "tokens", "behind", "choose_language", "check_parity_options", "VARIANTS"]
+__all__ = ["learn_parity_merges", "tokens", "behind", "choose_language", "check_parity_options", "VARIANTS"]

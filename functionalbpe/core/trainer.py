@@ -1,6 +1,6 @@
 """The trainer: from the counted symbol table to the merge table, in C or in Python.
 
-:func:`train` is the one face. It takes the table of text-form pieces with their counts (a
+:func:`learn_merges` is the one face. It takes the table of text-form pieces with their counts (a
 :class:`~functionalbpe.core.piecetable.PieceTable`, what a scheme's transform returns) and
 the :class:`~functionalbpe.core.alphabet.Alphabet` whose atoms those pieces may contain, and
 chooses its backend once:
@@ -18,14 +18,14 @@ chooses its backend once:
 else the Python one. All give the merges of :func:`functionalbpe.core.reference.train`, which
 the tests check: the heap trainer against the lesson, the C loop against both.
 
-:func:`train_merges` is the same one level down, on pieces already written as symbol ids
+:func:`learn_merges_from_symbols` is the same one level down, on pieces already written as symbol ids
 with any kind flags — what the tests of the merge loop use.
 
 Example::
 
     >>> from functionalbpe.core.alphabet import Alphabet
     >>> table = PieceTable.from_dict({"hug": 10, "pug": 5, "hugs": 5})
-    >>> train(table, Alphabet(), 2)  # u g, then h ug
+    >>> learn_merges(table, Alphabet(), 2)  # u g, then h ug
     [(117, 103, 20), (104, 256, 15)]
 """
 from __future__ import annotations
@@ -71,7 +71,7 @@ def compiled_trainer(backend: str) -> Optional[ModuleType]:
     return module
 
 
-def train(
+def learn_merges(
     symbols: PieceTable,
     alphabet: Alphabet,
     num_merges: Optional[int],
@@ -136,7 +136,7 @@ def check_pair_counts(symbols: PieceTable, alphabet: Alphabet) -> None:
             "(counts are 64-bit, in a file as in training); scale them down")
 
 
-def train_merges(
+def learn_merges_from_symbols(
     pieces: Mapping[Sequence[int], int],
     num_merges: Optional[int],
     first_id: int,
@@ -152,13 +152,13 @@ def train_merges(
     rules: TokenRules = NO_RULES,
     shapes: Optional[Sequence[int]] = None,
 ) -> List[Merge]:
-    """:func:`train` on pieces written as symbol ids (each below ``first_id``, whose kind
+    """:func:`learn_merges` on pieces written as symbol ids (each below ``first_id``, whose kind
     flags are ``flags``; default: all text, and whose text-form bytes are ``lengths``;
     default: a byte 1, an atom 3), the arguments of :func:`functionalbpe.core.reference.train`;
     with ``rules``, ``shapes`` are the symbols' shapes (:mod:`functionalbpe.core.wordrules`;
     default: those of :func:`~functionalbpe.core.bpe.symbol_spellings`).
 
-    >>> train_merges({(1, 2, 1, 2): 3}, None, 3)
+    >>> learn_merges_from_symbols({(1, 2, 1, 2): 3}, None, 3)
     [(1, 2, 6), (3, 3, 3)]
     """
     compiled = compiled_trainer(backend)
@@ -229,7 +229,7 @@ def resume(
         shapes.append(joined_shape(shapes[a], shapes[b]))
     # Both loops are given the base tokens' lengths (and shapes), as the lesson is: a base
     # token is many bytes, and a token made of two of them must stay within MAX_TOKEN_BYTES.
-    return train_merges(replayed, num_merges, first_id + len(base), flags=flags, merge_policy=merge_policy,
+    return learn_merges_from_symbols(replayed, num_merges, first_id + len(base), flags=flags, merge_policy=merge_policy,
                         min_frequency=min_frequency, progress=progress, backend=backend, lengths=lengths,
                         rules=rules, shapes=shapes)
 
@@ -251,7 +251,7 @@ def heap_train(
 ) -> List[Merge]:
     """The Python backend: :func:`functionalbpe.core.reference.train`, incrementally.
 
-    Same arguments and result (``shapes`` as in :func:`train_merges`); pairs that the policy
+    Same arguments and result (``shapes`` as in :func:`learn_merges_from_symbols`); pairs that the policy
     forbids, that would make a token longer than ``max_token_bytes`` or that a token rule
     refuses, are never counted, so they never win.
     """
@@ -350,7 +350,7 @@ def _runner_up(heap: List[Tuple[int, int, int]], stats: Mapping[Pair, int], best
     return None
 
 
-def train_parity(
+def learn_parity_merges(
     tables: Sequence[PieceTable],
     alphabet: Alphabet,
     num_merges: Optional[int],
@@ -375,7 +375,7 @@ def train_parity(
 
     >>> from functionalbpe.core.alphabet import Alphabet
     >>> en, el = PieceTable.from_dict({"the": 5}), PieceTable.from_dict({"το": 2})
-    >>> train_parity([en, el], Alphabet(), 1, dev=[en, el])  # English takes 15 dev tokens, Greek 8
+    >>> learn_parity_merges([en, el], Alphabet(), 1, dev=[en, el])  # English takes 15 dev tokens, Greek 8
     [(104, 101, 5)]
     """
     first_id = alphabet.num_fixed
@@ -401,7 +401,7 @@ def train_parity(
             out[key] = out.get(key, 0) + count
         return out
 
-    return parity.train(
+    return parity.learn_parity_merges(
         [symbols(t) for t in tables], num_merges, first_id,
         dev=None if dev is None else [symbols(t) for t in dev], target_ratios=target_ratios,
         variant=variant, window_size=window_size, alpha=alpha, global_merges=global_merges,

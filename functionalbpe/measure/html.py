@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from .._version import __version__
 from .measures import RESULTS
 from .metrics import merge_savings
-from .shown import Shown
+from .report_view import ReportView
 from ..util.display import visible
 from .tables import Table, example_lines, tables, tokenizer_lines
 
@@ -55,7 +55,7 @@ code { background: #f4f4f4; padding: 0 0.2em; }
 """
 
 
-def render_html(report: "Shown", title: str = "Tokenizer report") -> str:
+def render_html(report: "ReportView", title: str = "Tokenizer report") -> str:
     s = report.settings
     parts = [
         "<!DOCTYPE html>",
@@ -94,7 +94,7 @@ def render_html(report: "Shown", title: str = "Tokenizer report") -> str:
     return "\n".join(parts) + "\n"
 
 
-def example_html(report: "Shown") -> List[str]:
+def example_html(report: "ReportView") -> List[str]:
     """The example sentence cut into each tokenizer's tokens, side by side."""
     example = report.example()
     if not example["text"]:
@@ -131,7 +131,7 @@ def render_table_html(table: Table) -> str:
 # -- plots ----------------------------------------------------------------------------------------
 
 
-def plots(report: "Shown") -> Optional[List[Tuple[str, str, str]]]:
+def plots(report: "ReportView") -> Optional[List[Tuple[str, str, str]]]:
     """``[(caption, base64 PNG, note), ...]``, or None when matplotlib is not installed."""
     try:
         # Figures made without pyplot need no backend and leave a user's matplotlib state alone.
@@ -202,7 +202,7 @@ def plots(report: "Shown") -> Optional[List[Tuple[str, str, str]]]:
     return out
 
 
-def _family_plots(report: "Shown", names: List[str], colour: Dict[str, str]) -> List[Tuple[str, str, str]]:
+def _family_plots(report: "ReportView", names: List[str], colour: Dict[str, str]) -> List[Tuple[str, str, str]]:
     """The Lorenz curves, the numbers and the indents: plots of the measures' own tables."""
     from matplotlib.figure import Figure
 

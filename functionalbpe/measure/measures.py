@@ -35,9 +35,8 @@ from . import fairness, metrics
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..peers.face import ReportTokenizer
-    from .tally import Tally
-    from .shown import Shown
-    from .tally import TextCounts, Vocabulary
+    from .report_view import ReportView
+    from .tally import Tally, TextCounts, VocabularyFacts
 
 LOWER = "lower is cheaper"
 # The families of measures that have a table of their own.
@@ -85,7 +84,7 @@ def fmt_text(value: Any) -> str:
     return str(value)
 
 
-def _always(report: "Shown") -> bool:
+def _always(report: "ReportView") -> bool:
     return True
 
 
@@ -99,7 +98,7 @@ class Measure:
     header: Optional[str] = None  # the tables' column header (str.format with the settings); None: JSON only
     format: Callable[[Any], str] = fmt_int  # a table cell
     label: str = ""  # the measure in words, for axes and notes
-    shown: Callable[["Shown"], bool] = _always  # whether the tables show it in this report
+    shown: Callable[["ReportView"], bool] = _always  # whether the tables show it in this report
     # The tables follow the registry, which follows the JSON order; a column that reads better
     # elsewhere names the column it follows (the JSON order is a contract and cannot move).
     column_after: Optional[str] = None
@@ -124,7 +123,7 @@ class TextTokens:
 
     text: "TextCounts"  # documents, words, characters, bytes
     counts: Counter  # n(t): how often each token occurred
-    vocab: "Vocabulary"  # what the tokenizer's ids are
+    vocab: "VocabularyFacts"  # what the tokenizer's ids are
     baseline_tokens: int  # T of the baseline tokenizer on the same text
     full_coverage: Optional[int]  # V_full on this text (report(coverage=True)), else None
     settings: Mapping[str, Any] = field(default_factory=dict)
@@ -169,7 +168,7 @@ class VocabularyUse:
     """One tokenizer's vocabulary, and how often each entry occurred in all corpora."""
 
     tokenizer: "ReportTokenizer"
-    vocab: "Vocabulary"
+    vocab: "VocabularyFacts"
     seen: Counter  # n(t) over every corpus
     settings: Mapping[str, Any] = field(default_factory=dict)
     # Per corpus, in report order: (tokens, bytes, lines, distinct tokens).
@@ -253,15 +252,15 @@ def _mean_split_entropy(tally: "Tally") -> Optional[float]:
     return sum(by_digits[d] * n for d, n in numbers.items()) / total if total else None
 
 
-def _any_markers(report: "Shown") -> bool:
+def _any_markers(report: "ReportView") -> bool:
     return any(row["marker_tokens"] for row in report.results())
 
 
-def _any_unknown(report: "Shown") -> bool:
+def _any_unknown(report: "ReportView") -> bool:
     return any(row["unknown_tokens"] for row in report.results())
 
 
-def _coverage_on(report: "Shown") -> bool:
+def _coverage_on(report: "ReportView") -> bool:
     return bool(report.settings["coverage"])
 
 
@@ -473,7 +472,7 @@ def compute(measures: Iterable[Measure], counts: Any) -> Dict[str, Any]:
     return {m.key: m.compute(counts) for m in measures}
 
 
-def columns(measures: Sequence[Measure], report: "Shown", family: str = "") -> List[Measure]:
+def columns(measures: Sequence[Measure], report: "ReportView", family: str = "") -> List[Measure]:
     """The measures a table of this report shows, in column order ("": the main tables)."""
     out = [m for m in measures if m.header is not None and m.family == family and m.shown(report)]
     for m in [m for m in out if m.column_after is not None]:

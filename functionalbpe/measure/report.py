@@ -42,7 +42,7 @@ from .measures import (
     VocabularyUse,
     compute,
 )
-from .tally import ChunkText, Tally, TextCounts, Vocabulary
+from .tally import ChunkText, Tally, TextCounts, VocabularyFacts
 from ..text.chunks import CHUNK_CHARS, source_bytes, text_chunks
 from ..errors import CorpusError, FunctionalBPEError
 from ..util.output import atomic_write_text
@@ -402,7 +402,7 @@ class Report:
         self.token_counts = token_counts
         self.full_coverage = full_coverage
         self.settings = settings
-        self._vocab: Dict[str, Vocabulary] = {}
+        self._vocab: Dict[str, VocabularyFacts] = {}
         self._cache: Dict[str, List[Dict[str, Any]]] = {}
 
     def _cached(self, key: str, make: Any) -> List[Dict[str, Any]]:
@@ -417,10 +417,10 @@ class Report:
     def baseline(self) -> str:
         return self.settings["baseline"]
 
-    def vocabulary(self, name: str) -> Vocabulary:
+    def vocabulary(self, name: str) -> VocabularyFacts:
         if name not in self._vocab:
             tok = self.tokenizers[name]
-            self._vocab[name] = Vocabulary(
+            self._vocab[name] = VocabularyFacts(
                 entries=tok.entries(),
                 byte_tokens=tok.byte_tokens(),
                 unknown=tok.unknown_ids(),

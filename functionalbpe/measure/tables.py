@@ -24,7 +24,7 @@ from .measures import FAIRNESS, FAMILIES, RESULT_MEASURES, VOCABULARY_MEASURES, 
 from .measures import columns as measure_columns
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .shown import Shown
+    from .report_view import ReportView
 
 
 @dataclass
@@ -40,7 +40,7 @@ def _cells(row: Dict[str, Any], measures: List[Measure]) -> List[str]:
     return [m.format(row[m.key]) for m in measures]
 
 
-def tables(report: "Shown") -> List[Table]:
+def tables(report: "ReportView") -> List[Table]:
     """The tables of a report, in the order every renderer shows them."""
     settings = report.settings
     columns = measure_columns(RESULT_MEASURES, report)
@@ -88,7 +88,7 @@ def tables(report: "Shown") -> List[Table]:
     return [results, totals, vocab, corpora] + family_tables(report)
 
 
-def family_tables(report: "Shown") -> List[Table]:
+def family_tables(report: "ReportView") -> List[Table]:
     """One table per family of measures (numbers, code, ...), each corpus's rows then the
     totals ("all"); a family none of whose columns says anything in this report is left out."""
     settings = report.settings
@@ -120,7 +120,7 @@ def family_tables(report: "Shown") -> List[Table]:
     return out
 
 
-def tokenizer_lines(report: "Shown") -> List[str]:
+def tokenizer_lines(report: "ReportView") -> List[str]:
     """One line per tokenizer: its name and what it is."""
     baseline = report.baseline
     return [
@@ -129,7 +129,7 @@ def tokenizer_lines(report: "Shown") -> List[str]:
     ]
 
 
-def example_lines(report: "Shown") -> List[Tuple[str, List[str], List[str]]]:
+def example_lines(report: "ReportView") -> List[Tuple[str, List[str], List[str]]]:
     """Per tokenizer: (name, unused examples, duplicate families), whitespace made visible."""
     out = []
     for row in report.tokenizer_rows():
@@ -154,7 +154,7 @@ def render_table_text(table: Table) -> str:
     return "\n".join(out)
 
 
-def render_text(report: "Shown") -> str:
+def render_text(report: "ReportView") -> str:
     parts = [line for line in tokenizer_lines(report)]
     for table in tables(report):
         parts.append("")
@@ -193,7 +193,7 @@ def render_table_markdown(table: Table) -> str:
     return "\n".join(out)
 
 
-def render_markdown(report: "Shown", title: str = "Tokenizer report") -> str:
+def render_markdown(report: "ReportView", title: str = "Tokenizer report") -> str:
     s = report.settings
     parts = [
         f"# {title}",

@@ -632,8 +632,10 @@ class TextCounts:
 
 
 @dataclass
-class Vocabulary:
-    """What a tokenizer's vocabulary is, computed once per report."""
+class VocabularyFacts:
+    """What a tokenizer's vocabulary is (its entries, byte tokens, unknown and special ids,
+    surfaces), computed once per report; a tokenizer's own table of tokens is
+    :class:`functionalbpe.core.vocabulary.Vocabulary`."""
 
     entries: List[int]
     byte_tokens: Dict[int, int]

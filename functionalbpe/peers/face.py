@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..schemes.base import Scheme
 
 
-class Ours(Protocol):
+class FunctionalBPEView(Protocol):
     """What the report reads of one of our tokenizers (a :class:`functionalbpe.Tokenizer`):
     declared here so that the faces of other libraries never reach the tokenizer's module."""
 
@@ -55,7 +55,7 @@ class ReportTokenizer:
     """
 
     kind = "?"
-    tokenizer: "Optional[Ours]" = None
+    tokenizer: "Optional[FunctionalBPEView]" = None
     # How the report and its command line find a library's files (each adapter declares its own).
     suffix = ""  # a file with this suffix is one of its tokenizers (".tiktoken")
     json_field = ""  # or: a JSON file with this top-level field is ("model")

@@ -19,7 +19,7 @@ import sys
 import pytest
 
 import functionalbpe as fb
-from functionalbpe.measure import compare as bench
+from functionalbpe.measure import bench
 from functionalbpe.peers.base import Peer
 from functionalbpe.peers.registry import PEERS
 from functionalbpe.core._native import MAX_THREADS

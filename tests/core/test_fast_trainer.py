@@ -38,7 +38,7 @@ needs_native = pytest.mark.skipif(trainer is None, reason="the compiled trainer 
 POLICIES = sorted(POLICY_CODES)
 
 
-fast_merges = functools.partial(face.train_merges, backend="fast")
+fast_merges = functools.partial(face.learn_merges_from_symbols, backend="fast")
 
 
 def both(pieces, num_merges, first_id, **options):
@@ -150,7 +150,7 @@ def test_text_form_equals_reference_on_symbols(case, policy, num_merges):
                                flags=alphabet.base_flags(), merge_policy=policy)
     table = PieceTable.from_dict(pieces)
     for backend in ("python", "auto"):  # auto: the C loop where it is built
-        assert face.train(table, alphabet, num_merges, merge_policy=policy, backend=backend) == expected
+        assert face.learn_merges(table, alphabet, num_merges, merge_policy=policy, backend=backend) == expected
 
 
 def flat(pieces):
@@ -219,7 +219,7 @@ def test_flat_form_is_checked():
     data, offsets, counts = flat({"ab": 1, "cd": 2})
 
     def fast_table(*table):
-        return face.train(PieceTable(*table), Alphabet(), None, backend="fast")
+        return face.learn_merges(PieceTable(*table), Alphabet(), None, backend="fast")
 
     with pytest.raises(ValueError, match="3 offsets"):
         fast_table(data, offsets[:2], counts)
@@ -347,7 +347,7 @@ def test_equals_the_heap_trainer_on_english_at_4000(corpora):
     symbols = {alphabet.symbols(p): c for p, c in counts.items()}
     expected = heap_train(symbols, 4000, 256)
     assert len(expected) == 4000
-    assert face.train(PieceTable.from_dict(counts), alphabet, 4000, backend="fast") == expected
+    assert face.learn_merges(PieceTable.from_dict(counts), alphabet, 4000, backend="fast") == expected
     assert fast_merges(symbols, 4000, 256) == expected
 
 
@@ -357,7 +357,7 @@ def test_equals_the_heap_trainer_on_english_at_4000(corpora):
 def test_equals_the_heap_trainer_on_more_corpora(corpora, name):
     counts = count_pieces(read_corpus(corpora / name), "gpt4")
     symbols = {Alphabet().symbols(p): c for p, c in counts.items()}
-    fast = face.train(PieceTable.from_dict(counts), Alphabet(), 6000, backend="fast")
+    fast = face.learn_merges(PieceTable.from_dict(counts), Alphabet(), 6000, backend="fast")
     assert fast == heap_train(symbols, 6000, 256)
 
 
@@ -374,7 +374,7 @@ def test_equals_rustbpe_on_the_standard_library_at_32768():
     assert sum(map(len, docs)) > 10_000_000
     theirs = rustbpe.Tokenizer()
     theirs.train_from_iterator(iter(docs), vocab_size=32768, pattern=PATTERNS["gpt4"])
-    merges = face.train(PieceTable.from_dict(count_pieces(docs, "gpt4")), Alphabet(), 32768 - 256, backend="fast")
+    merges = face.learn_merges(PieceTable.from_dict(count_pieces(docs, "gpt4")), Alphabet(), 32768 - 256, backend="fast")
     ours = Alphabet(merges=[(a, b) for a, b, _ in merges]).all_token_bytes()
     ranks = sorted(theirs.get_mergeable_ranks(), key=lambda pair: pair[1])
     assert len(ranks) == len(ours) == 32768

@@ -43,8 +43,8 @@ def setups(draw):
 def compiled_equals_the_lesson(setup, num_merges):
     tables, options = setup
     alphabet = Alphabet()
-    slow = face.train_parity(tables, alphabet, num_merges, backend="python", **options)
-    fast = face.train_parity(tables, alphabet, num_merges, backend="fast", **options)
+    slow = face.learn_parity_merges(tables, alphabet, num_merges, backend="python", **options)
+    fast = face.learn_parity_merges(tables, alphabet, num_merges, backend="fast", **options)
     assert fast == slow
 
 
@@ -71,25 +71,25 @@ def test_the_worst_off_language_chooses_and_counts_are_global():
     en = symbols({"the": 10, "ab": 1})
     el = symbols({"ab": 3})
     dev = [symbols({"the": 1}), symbols({"abab": 1})]  # Greek's dev text: 4 tokens to 3
-    merges = parity.train([en, el], 2, 256, dev=dev)
+    merges = parity.learn_parity_merges([en, el], 2, 256, dev=dev)
     # Greek's best pair first (recorded with its global count 3 + 1), then Greek is at 2
     # tokens, English at 3: English's best pair.
     assert merges == [(97, 98, 4), (104, 101, 10)]
-    plain = parity.train([en, el], 2, 256, dev=dev, global_merges=2)
+    plain = parity.learn_parity_merges([en, el], 2, 256, dev=dev, global_merges=2)
     assert plain == [(104, 101, 10), (116, 256, 10)]
 
 
 def test_equal_languages_go_to_the_first_given():
     en, de = symbols({"ab": 2}), symbols({"cd": 2})
-    assert parity.train([en, de], 1, 256, dev=[en, de]) == [(97, 98, 2)]
-    assert parity.train([de, en], 1, 256, dev=[de, en]) == [(99, 100, 2)]
+    assert parity.learn_parity_merges([en, de], 1, 256, dev=[en, de]) == [(97, 98, 2)]
+    assert parity.learn_parity_merges([de, en], 1, 256, dev=[de, en]) == [(99, 100, 2)]
 
 
 def test_target_ratios_weigh_who_is_behind():
     en, de = symbols({"ab": 2}), symbols({"cd": 2})
     # Both at 2 tokens of 2; a ratio of 2 asks German for twice the compression.
-    assert parity.train([en, de], 1, 256, target_ratios=[1, 2]) == [(99, 100, 2)]
-    assert parity.train([en, de], 1, 256, target_ratios=[2, 1]) == [(97, 98, 2)]
+    assert parity.learn_parity_merges([en, de], 1, 256, target_ratios=[1, 2]) == [(99, 100, 2)]
+    assert parity.learn_parity_merges([en, de], 1, 256, target_ratios=[2, 1]) == [(97, 98, 2)]
 
 
 def test_the_window_passes_over_a_language_that_had_its_share():
@@ -98,8 +98,8 @@ def test_the_window_passes_over_a_language_that_had_its_share():
     en = symbols({"abcdefgh": 5})
     de = symbols({"xyzw": 5})
     dev = [symbols({"abcdefgh": 9}), symbols({"xyzw": 1})]
-    base = parity.train([en, de], 4, 256, dev=dev)
-    window = parity.train([en, de], 4, 256, dev=dev, variant="window", window_size=1, alpha=1)
+    base = parity.learn_parity_merges([en, de], 4, 256, dev=dev)
+    window = parity.learn_parity_merges([en, de], 4, 256, dev=dev, variant="window", window_size=1, alpha=1)
     assert [m[0] for m in base] == [97, 99, 101, 103]  # English, English, ...
     assert [m[0] for m in window] == [97, 120, 99, 122]  # English, German, English, German
 
@@ -108,7 +108,7 @@ def test_a_language_without_frequent_pairs_steps_aside():
     en = symbols({"ab": 1})
     de = symbols({"cd": 3})
     dev = [symbols({"abab": 1}), symbols({"cd": 1})]
-    assert parity.train([en, de], None, 256, dev=dev, min_frequency=2) == [(99, 100, 3)]
+    assert parity.learn_parity_merges([en, de], None, 256, dev=dev, min_frequency=2) == [(99, 100, 3)]
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -123,17 +123,17 @@ def test_a_language_without_frequent_pairs_steps_aside():
 ])
 def test_bad_options(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        parity.train([{}, {}], 1, 256, **kwargs)
+        parity.learn_parity_merges([{}, {}], 1, 256, **kwargs)
 
 
 @needs_c
 def test_the_compiled_trainer_frees_every_block():
     before = NATIVE.trainer.parity_live_blocks()
     tables = [PieceTable.from_dict({"aaab": 3, "ab": 2}), PieceTable.from_dict({"ba": 4})]
-    face.train_parity(tables, Alphabet(), None, dev=tables, variant="window", backend="fast")
+    face.learn_parity_merges(tables, Alphabet(), None, dev=tables, variant="window", backend="fast")
     bad = PieceTable(b"a\xff", array("q", [0, 2]), array("q", [1]))  # not UTF-8
     with pytest.raises(ValueError, match="UTF-8"):
-        face.train_parity([tables[0], bad], Alphabet(), 1, dev=tables, backend="fast")
+        face.learn_parity_merges([tables[0], bad], Alphabet(), 1, dev=tables, backend="fast")
     assert NATIVE.trainer.parity_live_blocks() == before
 
 
@@ -210,5 +210,5 @@ def test_compiled_equals_the_lesson_on_real_text(corpora):
 def test_a_huge_window_costs_no_memory_up_front():
     tables = [PieceTable.from_dict({"aaab": 3, "ab": 2}), PieceTable.from_dict({"ba": 4})]
     options = dict(dev=tables, variant="window", window_size=2**31 - 1, alpha=1)
-    slow = face.train_parity(tables, Alphabet(), None, backend="python", **options)
-    assert face.train_parity(tables, Alphabet(), None, backend="fast", **options) == slow
+    slow = face.learn_parity_merges(tables, Alphabet(), None, backend="python", **options)
+    assert face.learn_parity_merges(tables, Alphabet(), None, backend="fast", **options) == slow

@@ -432,7 +432,7 @@ def test_no_trainer_makes_a_token_longer_than_the_limit(pieces, limit):
 
     merges = reference.train(pieces, None, 257, max_token_bytes=limit)
     assert trainer.heap_train(pieces, None, 257, max_token_bytes=limit) == merges
-    assert trainer.train_merges(pieces, None, 257, max_token_bytes=limit) == merges  # C where it is built
+    assert trainer.learn_merges_from_symbols(pieces, None, 257, max_token_bytes=limit) == merges  # C where it is built
     lengths = [1] * 256 + [limits.ATOM_BYTES]
     for a, b, _ in merges:
         lengths.append(lengths[a] + lengths[b])

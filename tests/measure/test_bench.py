@@ -3,7 +3,7 @@ import time
 
 import pytest
 
-from functionalbpe.measure import compare as bench
+from functionalbpe.measure import bench
 from functionalbpe.cli import main
 
 

@@ -12,7 +12,7 @@ import functionalbpe as fb
 from functionalbpe.core import reference
 from functionalbpe.core._native import NATIVE
 from functionalbpe.core.alphabet import OPERATOR, TEXT, Alphabet
-from functionalbpe.core.trainer import heap_train, train_merges
+from functionalbpe.core.trainer import heap_train, learn_merges_from_symbols
 from functionalbpe.cli import main
 from functionalbpe.errors import DecodeError
 from functionalbpe.schemes.functional import ATOMS, Functionalizer
@@ -149,7 +149,7 @@ def test_fast_equals_the_heap_trainer_on_real_text(policy, split):
     first = 256 + len(ATOMS)
     flags = Alphabet(ATOMS).base_flags()
     expected = heap_train(pieces, None, first, flags=flags, merge_policy=policy)
-    assert train_merges(pieces, None, first, flags=flags, merge_policy=policy, backend="fast") == expected
+    assert learn_merges_from_symbols(pieces, None, first, flags=flags, merge_policy=policy, backend="fast") == expected
 
 
 @pytest.mark.parametrize("policy", POLICIES)
@@ -159,7 +159,7 @@ def test_fast_equals_the_lesson(policy, docs):
     pieces = pieces_of(Functionalizer(split_operators=False), docs)
     first = 256 + len(ATOMS)
     flags = Alphabet(ATOMS).base_flags()
-    assert train_merges(pieces, None, first, flags=flags, merge_policy=policy, backend="fast") == reference.train(
+    assert learn_merges_from_symbols(pieces, None, first, flags=flags, merge_policy=policy, backend="fast") == reference.train(
         pieces, None, first, flags=flags, merge_policy=policy
     )
 

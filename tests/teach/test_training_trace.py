@@ -42,10 +42,10 @@ def traced(train, *args, **options):
 
 TRAINERS = {
     "reference": reference.train,
-    "heap": functools.partial(face.train_merges, backend="python"),
+    "heap": functools.partial(face.learn_merges_from_symbols, backend="python"),
 }
 if NATIVE.trainer is not None:
-    TRAINERS["fast"] = functools.partial(face.train_merges, backend="fast")
+    TRAINERS["fast"] = functools.partial(face.learn_merges_from_symbols, backend="fast")
 
 
 def check_all_agree(pieces, num_merges, first_id, **options):

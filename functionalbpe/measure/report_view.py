@@ -5,7 +5,7 @@ one (:class:`functionalbpe.measure.report.Report` is the one that does).
 
     >>> import functionalbpe as fb
     >>> tok = fb.train(["hello world"] * 5, vocab_size=260, progress=False)
-    >>> r: Shown = fb.report(tok, "hello world", progress=False)
+    >>> r: ReportView = fb.report(tok, "hello world", progress=False)
     >>> r.baseline
     'functionalbpe'
 """
@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Protocol
 from .tally import TextCounts
 
 
-class Shown(Protocol):
+class ReportView(Protocol):
     """A report's figures, as its tables and page show them."""
 
     settings: Dict[str, Any]

@@ -164,7 +164,7 @@ def parity_options_for(languages: Sequence[str], dev: Optional[Mapping[str, Any]
                     target_ratios: Optional[Mapping[str, float]], variant: str, window_size: int,
                     alpha: float, global_merges: int) -> Dict[str, Any]:
     """The parity options of ``train(objective="parity", ...)``, checked, as
-    :func:`functionalbpe.core.trainer.train_parity` takes them (ratios in the order of
+    :func:`functionalbpe.core.trainer.learn_parity_merges` takes them (ratios in the order of
     ``languages``)."""
     for name, given in (("dev", dev), ("target_ratios", target_ratios)):
         if given is None:

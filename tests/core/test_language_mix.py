@@ -7,7 +7,7 @@ from fractions import Fraction
 import pytest
 
 import functionalbpe as fb
-from functionalbpe.core.languages import combine, multipliers, scale, table_bytes
+from functionalbpe.core.language_mix import combine, multipliers, scale, table_bytes
 from functionalbpe.core.piecetable import PieceTable
 from functionalbpe.errors import FunctionalBPEError
 from functionalbpe.schemes.plain import PlainScheme
@@ -150,9 +150,9 @@ def test_the_file_records_the_mix(tmp_path):
 def test_the_examples_in_the_docstrings():
     import doctest
 
-    from functionalbpe.core import languages, parity
+    from functionalbpe.core import language_mix, parity
 
-    assert doctest.testmod(languages).failed == 0
+    assert doctest.testmod(language_mix).failed == 0
     assert doctest.testmod(parity).failed == 0
 
 
