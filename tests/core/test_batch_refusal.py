@@ -8,6 +8,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import functionalbpe as fb
 from functionalbpe.errors import SpecialTokenError
 
+from .test_parallel_encode import tiny_parts  # noqa: F401  (a fixture: parts of a few bytes)
+
 # Needles with different first bytes, one of a single character, one that is U+FFFD (which
 # a lone surrogate becomes in UTF-8, though the text does not hold it), one made of two.
 SPECIALS = ["<|eot|>", "<|a|>", "[SEP]", "é", "\ufffd", "ab<|a|>"]
@@ -109,19 +111,6 @@ def test_steps_with_refusals_in_late_steps_only(tok, tiny_steps):
 
 # -- one text: the search in C, on the workers for a long text ----------------------------------
 
-@pytest.fixture
-def tiny_text_parts(monkeypatch):
-    """A text of more than 64 bytes is cut into parts of a few bytes (test_parallel_encode)."""
-    from functionalbpe.core._native import NATIVE
-
-    if NATIVE.encoder is None:
-        pytest.skip("the compiled encoder is not built")
-    monkeypatch.setattr(NATIVE.encoder, "PARALLEL_TEXT_BYTES", 64)
-    monkeypatch.setattr(NATIVE.encoder, "TEXT_PART_MIN_BYTES", 8)
-    monkeypatch.setattr(NATIVE.encoder, "PARTS_PER_THREAD", 64)
-    monkeypatch.setattr(NATIVE.encoder, "CUT_WINDOW", 32)
-
-
 def refused_or_ids(call):
     try:
         return call()
@@ -146,13 +135,13 @@ long_text = st.lists(st.sampled_from(["hello", " world", ". ", "\n", "<|a", "|>"
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=long_text, threads=st.sampled_from([1, 2, 4]),
        disallowed=st.sampled_from(["all", ("[SEP]",), ("<|a|>", "é")]))
-def test_one_text_refused_as_the_python_search_refuses(tok, tiny_text_parts, text, threads, disallowed):
+def test_one_text_refused_as_the_python_search_refuses(tok, tiny_parts, text, threads, disallowed):
     # Tokens cut in two by the parts ('<|a' + '|>', '[SE' + 'P]') are found too.
     assert refused_or_ids(lambda: tok.encode(text, threads=threads, disallowed_special=disallowed)) == \
         python_refusal_then_ids(tok, text, disallowed)
 
 
-def test_a_token_across_a_cut(tok, tiny_text_parts):
+def test_a_token_across_a_cut(tok, tiny_parts):
     # The token at every place of a text that is cut every few bytes: across a cut at some.
     for shift in range(24):
         text = "x" * shift + "hello world. " * 12 + "<|a|>" + " hello. world" * 12
