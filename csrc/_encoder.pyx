@@ -634,40 +634,9 @@ cdef class _TextBatch:
         """All the ids one after another as little-endian integers of ``width`` bytes (2 or
         4), and the number of ids of each text: a token file's bytes, with no Python int per
         id (making the list and then an array of it cost more than the encoding)."""
-        cdef size_t k, j, n, total = 0
-        cdef const uint32_t *ids
-        cdef const uint32_t *out_map = self.out_map
-        cdef uint8_t *dst
-        cdef uint32_t value, widest = 0
-        if width != 2 and width != 4:
-            raise ValueError(f"width must be 2 or 4, got {width}")
-        cdef fbpe_text_unit *u
-        for k in range(self.batch.num_units):
-            check(self.batch.units[k].status, "while encoding")
-            total += self.batch.units[k].count
-        if total > <size_t>PY_SSIZE_T_MAX // 4:
-            check(FBPE_ENOMEM, f"for {total} ids")
-        data = PyBytes_FromStringAndSize(NULL, total * width)
-        dst = <uint8_t *>PyBytes_AS_STRING(data)
-        lengths = []
-        for k in range(self.batch.num_units):
-            u = &self.batch.units[k]
-            ids = self.batch.outs[u.worker].ids + u.off
-            n = u.count
-            with nogil:
-                for j in range(n):
-                    value = out_map[ids[j]] if out_map else ids[j]
-                    widest |= value
-                    dst[0] = value & 0xFF
-                    dst[1] = (value >> 8) & 0xFF
-                    if width == 4:
-                        dst[2] = (value >> 16) & 0xFF
-                        dst[3] = value >> 24
-                    dst += width
-            lengths.append(n)
-        if width == 2 and widest > 0xFFFF:
-            raise OverflowError("an id does not fit in 2 bytes; use 4")
-        return data, lengths
+        import numpy
+        data, counts = self.packed_with_eot(width, numpy.zeros(self.batch.num_units, dtype=numpy.uint8), -1)
+        return data, counts.tolist()
 
 
 cdef list ids_to_list(tuple id_objects, const uint32_t *ids, size_t n):
