@@ -899,15 +899,24 @@ cdef class BPE:
             fbpe_ids_free(&out)
             fbpe_ids_free(&piece_ids)
 
-    cdef int _encode_text(self, str text, str pattern, fbpe_ids *out) except -1:
-        """Encode text into out (which the caller frees), the GIL released."""
+    cdef int _encode_text(self, str text, str pattern, fbpe_ids *out, _Needles needles=None,
+                          refuse=None) except -1:
+        """Encode text into out (which the caller frees), the GIL released; when its UTF-8
+        holds one of ``needles``, ``refuse()`` first (from the same UTF-8: a str that is
+        not ASCII has it written once)."""
         cdef fbpe_splitter split
         cdef const uint8_t *data
         cdef size_t size
         cdef fbpe_cache *cache
         cdef fbpe_status rc
+        cdef int found = 0
         splitter_of(pattern, &split)
         owner = utf8_of(text, &data, &size)  # keeps the bytes alive while the GIL is off
+        if needles is not None:
+            with nogil:
+                found = fbpe_needles_in(&needles.nd, data, size)
+            if found:
+                refuse()
         with nogil:
             cache = fbpe_cache_take(self.b)
             rc = fbpe_encode_text(self.b, cache, &split, data, size, out)
@@ -924,9 +933,6 @@ cdef class BPE:
         search for each token on one thread."""
         cdef fbpe_ids out
         cdef _Needles looked_for = _Needles(needles) if needles else None
-        cdef const uint8_t *data
-        cdef size_t size
-        cdef int found
         if threads != 1:
             parts = self._text_parts(text, pattern, threads, looked_for)
             if parts is not None:
@@ -934,15 +940,9 @@ cdef class BPE:
                     refuse()
                     return self.encode_text(text, pattern, threads)
                 return parts.joined()
-        if looked_for is not None:
-            owner = utf8_of(text, &data, &size)
-            with nogil:
-                found = fbpe_needles_in(&looked_for.nd, data, size)
-            if found:
-                refuse()
         fbpe_ids_init(&out)
         try:
-            self._encode_text(text, pattern, &out)
+            self._encode_text(text, pattern, &out, looked_for, refuse)
             return ids_to_list(self.id_objects, out.ids, out.len)
         finally:
             fbpe_ids_free(&out)
