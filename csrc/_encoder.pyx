@@ -80,7 +80,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.list cimport PyList_New
 from cpython.pyport cimport PY_SSIZE_T_MAX
 from cpython.ref cimport PyObject
-from libc.stdint cimport uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
@@ -115,6 +115,7 @@ from status cimport (
 )
 
 import functionalbpe._scanner as _scanner
+from utf8 cimport fbpe_utf8_invalid
 
 
 cdef extern from "lib/encode/encode.h":
@@ -258,6 +259,8 @@ markers_scanner_names = _scanner.markers_scanner_names
 # ("markers[w,p,↑]"): MARKERS + the scheme's options.
 MARKERS = 16
 SCANNERS = dict(_scanner.SCANNERS)
+# The compiled pattern that leaves a unit whole: encode_each_piece's units are pieces already.
+WHOLE_PIECE = _scanner.PROGRAM + r"[\s\S]+"
 SCANNERS.update({name: MARKERS + options for name, options in markers_scanner_names().items()})
 
 # The scanner's tables, borrowed from the module that installs them (csrc/_scanner.pyx), the
@@ -1086,6 +1089,37 @@ cdef class BPE:
         offsets = numpy.zeros(units + 1, dtype=numpy.uint64)
         numpy.cumsum(counts, out=offsets[1:])
         return numpy.frombuffer(data, dtype="<u4"), offsets
+
+    def encode_each_piece(self, bytes data, const int64_t[::1] offsets, threads=None):
+        """The ids of each piece of a flat table (piece k is ``data[offsets[k]:offsets[k + 1]]``,
+        ``offsets[0]`` 0; ValueError where the data is not valid UTF-8) encoded whole, as :meth:`encode_pieces` encodes one, on
+        ``threads`` threads: ``(ids, ends)``, the uint32 ids of every piece one after another
+        and where each piece's end (int64). Continued training replays its base's merges on
+        every distinct piece this way: one call, no Python object per piece.
+
+        >>> ids, ends = BPE([], [(104, 105)]).encode_each_piece(b"hihi!", array("q", [0, 2, 5]))
+        >>> ids.tolist(), ends.tolist()
+        ([256, 256, 33], [1, 3])
+        """
+        cdef size_t n = offsets.shape[0], k
+        if n == 0 or offsets[0] != 0 or <size_t>offsets[n - 1] != <size_t>len(data):
+            raise ValueError("offsets must start at 0 and end at the data's length")
+        for k in range(1, n):
+            if offsets[k] < offsets[k - 1]:
+                raise ValueError(f"offsets[{k}] = {offsets[k]} is before offsets[{k - 1}] = {offsets[k - 1]}")
+        import numpy
+        ends = numpy.asarray(offsets[1:], dtype=numpy.uint64)
+        cdef int incomplete
+        cdef size_t bad, size = PyBytes_GET_SIZE(data)
+        cdef const uint8_t *base = <const uint8_t *>PyBytes_AS_STRING(data)
+        with nogil:
+            bad = fbpe_utf8_invalid(base, size, 0, &incomplete)
+        if bad != size:
+            raise ValueError(f"the pieces are not valid UTF-8 (byte {bad})")
+        # Each piece is one unit of a batch, which the pattern [\s\S]+ leaves whole.
+        batch = self._encoded((), WHOLE_PIECE, threads, data, ends)
+        packed, counts = batch.packed_with_eot(4, numpy.zeros(n - 1, dtype=numpy.uint8), -1)
+        return numpy.frombuffer(packed, dtype="<u4"), numpy.cumsum(counts, dtype=numpy.int64)
 
     def encode_buffer_packed(self, bytes buffer, const uint64_t[::1] ends, const uint8_t[::1] last,
                              str pattern, threads=None, int width=4, long long eot=-1, needles=(), refuse=None):

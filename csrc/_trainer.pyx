@@ -17,6 +17,7 @@ from cpython.long cimport PyLong_AsLongLong
 from cpython.ref cimport PyObject
 from cpython.sequence cimport PySequence_Fast, PySequence_Fast_GET_SIZE, PySequence_Fast_ITEMS
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
+from libc.string cimport memcpy
 
 from array import array
 
@@ -284,6 +285,48 @@ def train_merges(pieces, num_merges, uint32_t first_id, flags, int policy,
         count = piece_count(raw_count)
         if count > 0:
             add_symbols(counted.ptr, symbols, count, first_id)
+    return run_merges(counted, first_id, flags, policy, num_merges, min_frequency, progress, max_token_bytes,
+                      on_merge, lengths, shapes, max_words, colon_space)
+
+
+def train_merges_flat(const uint32_t[::1] ids, const int64_t[::1] ends, counts, num_merges, uint32_t first_id,
+                      flags, int policy, int64_t min_frequency, progress, size_t max_token_bytes=FBPE_MAX_TOKEN_BYTES,
+                      on_merge=None, lengths=None, shapes=None, uint32_t max_words=0, bint colon_space=True):
+    """:func:`train_merges` over pieces laid out flat: piece k is the symbol ids
+    ``ids[ends[k - 1]:ends[k]]``, occurring ``counts[k]`` times (int64), every id below
+    ``first_id`` (a count of 0 or less drops its piece, as there); read without the GIL,
+    no Python object per piece."""
+    cdef const int64_t[::1] cnts = int64_view(counts, "counts")
+    cdef Py_ssize_t n = cnts.shape[0], k
+    cdef int64_t start = 0, size = ids.shape[0]
+    cdef size_t j, m
+    cdef uint32_t *out
+    cdef fbpe_status rc = FBPE_OK
+    if ends.shape[0] != n:
+        raise ValueError(f"{n} counts need {n} ends, got {ends.shape[0]}")
+    for k in range(n):
+        if not start <= ends[k] <= size:
+            raise ValueError(f"ends[{k}] = {ends[k]} is not inside the {size} ids after {start}")
+        start = ends[k]
+    for j in range(<size_t>size):
+        if ids[j] >= first_id:
+            raise ValueError(f"symbol id {ids[j]} at {j} is outside 0..{first_id - 1} (first_id is {first_id})")
+    counted = Pieces()
+    start = 0
+    with nogil:
+        for k in range(n):
+            m = <size_t>(ends[k] - start)
+            if m >= 2 and cnts[k] > 0:
+                out = fbpe_pieces_reserve(counted.ptr, m)
+                if out == NULL:
+                    rc = FBPE_ENOMEM
+                    break
+                memcpy(out, &ids[start], m * sizeof(uint32_t))
+                rc = fbpe_pieces_commit(counted.ptr, m, cnts[k])
+                if rc != FBPE_OK:
+                    break
+            start = ends[k]
+    check(rc, "while training")
     return run_merges(counted, first_id, flags, policy, num_merges, min_frequency, progress, max_token_bytes,
                       on_merge, lengths, shapes, max_words, colon_space)
 

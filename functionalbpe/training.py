@@ -342,7 +342,7 @@ def _continue(corpus: Any, spec: TrainSpec, base: Tokenizer, pattern: Optional[s
     alphabet = Alphabet(the_scheme.atoms)
     new = trainer.resume(the_scheme.transform(raw), alphabet, base.alphabet.merges, num_merges,
                          merge_policy=base.merge_policy, min_frequency=spec.min_frequency, progress=spec.progress,
-                         backend=spec.backend, rules=rules)
+                         backend=spec.backend, rules=rules, threads=spec.threads)
     ids = base.id_map
     first_new = base.vocab_size  # the new ids come after every id of the base
     merge_counts = None if base.merge_counts is None else list(base.merge_counts) + [c for _, _, c in new]

@@ -7,6 +7,7 @@ with SuperBPE's second-stage pattern.
 from __future__ import annotations
 
 import random
+from array import array
 
 import regex
 from hypothesis import given, settings
@@ -17,7 +18,8 @@ import functionalbpe as fb
 from functionalbpe.core import reference, trainer
 from functionalbpe.core._native import NATIVE
 from functionalbpe.core.alphabet import Alphabet
-from functionalbpe.core.piecetable import PieceTable
+from functionalbpe.core.encoder import Encoder
+from functionalbpe.core.piecetable import PieceTable, SymbolTable
 from functionalbpe.text.patterns import SUPERWORD_CUTS, SUPERWORDS, pretokenize
 
 TEXT = ["By the way, I think the cat sat on the mat. By the way, the dog sat on the log, 2024!!"] * 30
@@ -37,6 +39,58 @@ def test_the_fast_resume_equals_the_lesson(first, second, base_merges, num_merge
     assert trainer.resume(table, Alphabet(), base, num_merges, backend="python") == expected
     if NATIVE.trainer is not None:
         assert trainer.resume(table, Alphabet(), base, num_merges, backend="fast") == expected
+
+
+long_words = st.text(alphabet=st.sampled_from("ab \u00e9\u4e2d\U0001f600\ue001,"), min_size=1, max_size=120)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.dictionaries(long_words, st.integers(1, 50), min_size=1, max_size=10),
+       st.dictionaries(long_words, st.integers(0, 50), min_size=1, max_size=30),
+       st.integers(0, 40), st.sampled_from([1, 2, 4]))
+def test_the_replay_in_one_call_equals_the_replay_piece_by_piece(first, second, base_merges, threads):
+    """Long, non-ASCII pieces (cut where no merge joins, merged by the heap), on 1-4
+    threads: the flat replay gives each piece the ids that encoding it alone gives."""
+    if NATIVE.encoder is None:
+        pytest.skip("the compiled encoder is not built")
+    base = [(a, b) for a, b, _ in reference.train({tuple(k.encode()): v for k, v in first.items()}, base_merges, 256)]
+    encoder = Encoder(Alphabet((), base))
+    table = PieceTable.from_dict(second)
+    flat = trainer._replayed(encoder, table, threads)
+    assert isinstance(flat, SymbolTable)
+    assert list(flat.items()) == [(tuple(encoder.encode_piece(p)), c) for p, c in second.items()]
+    expected = reference.resume({tuple(k.encode()): v for k, v in second.items() if v}, base, None, 256)
+    assert trainer.resume(table, Alphabet(), base, None, backend="fast", threads=threads) == expected
+
+
+def test_the_replay_without_the_compiled_encoder_is_piece_by_piece():
+    """Without the compiled encoder, or where the table is not valid UTF-8 (a lone surrogate
+    as "surrogatepass" writes it, which counting never makes), each piece is encoded alone."""
+    table = PieceTable.from_dict({"hi!": 2, "hihi": 3})
+    encoder = Encoder(Alphabet((), [(104, 105)]))
+    python_only = type("PythonEncoder", (), {"native": None, "encode_piece": staticmethod(encoder.encode_piece)})()
+    assert trainer._replayed(python_only, table, 2) == {(256, 33): 2, (256, 256): 3}
+    if NATIVE.encoder is not None:
+        with pytest.raises(ValueError, match="not valid UTF-8"):
+            NATIVE.encoder.BPE([], [(104, 105)]).encode_each_piece(b"hi\xed\xa0\x80", array("q", [0, 5]))
+
+
+@pytest.mark.skipif(NATIVE.trainer is None, reason="the compiled trainer is not built")
+def test_the_flat_merge_loop_checks_its_table():
+    import numpy as np
+
+    flat = NATIVE.trainer.train_merges_flat
+    args = (None, 258, [0] * 258, 1, 1, False)
+    ids = np.array([256, 257, 256, 257], np.uint32)
+    assert flat(ids, np.array([2, 4], np.int64), np.array([1, 2], np.int64), *args) == [(256, 257, 3)]
+    with pytest.raises(ValueError, match="ends\\[1\\] = 5"):
+        flat(ids, np.array([2, 5], np.int64), np.array([1, 2], np.int64), *args)
+    with pytest.raises(ValueError, match="ends\\[1\\] = 1 is not inside"):
+        flat(ids, np.array([2, 1], np.int64), np.array([1, 2], np.int64), *args)
+    with pytest.raises(ValueError, match="2 counts need 2 ends"):
+        flat(ids, np.array([4], np.int64), np.array([1, 2], np.int64), *args)
+    with pytest.raises(ValueError, match="symbol id 258"):
+        flat(np.array([256, 258], np.uint32), np.array([2], np.int64), np.array([1], np.int64), *args)
 
 
 def test_resuming_from_no_merges_is_training():

@@ -25,7 +25,10 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Iterator, Mapping, Tuple
+from typing import TYPE_CHECKING, Iterator, Mapping, Tuple
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 
 @dataclass(eq=True)
@@ -60,3 +63,33 @@ class PieceTable:
         offsets = array("q", [0])
         offsets.extend(accumulate(map(len, encoded)))
         return cls(b"".join(encoded), offsets, array("q", counts.values()))
+
+
+@dataclass(eq=False)
+class SymbolTable:
+    """Distinct pieces already written as symbol ids, flat: piece ``k`` is
+    ``ids[ends[k - 1]:ends[k]]`` (from 0 for the first) and occurs ``counts[k]`` times.
+    What continued training hands the merge loop after replaying its base's merges on a
+    :class:`PieceTable`: a ``Mapping``-like :meth:`items` for the Python trainer, the arrays
+    themselves for the compiled one.
+
+    >>> import numpy as np
+    >>> table = SymbolTable(np.array([104, 105, 33], np.uint32), np.array([2, 3], np.int64), array("q", [2, 1]))
+    >>> list(table.items())
+    [((104, 105), 2), ((33,), 1)]
+    """
+
+    ids: "np.ndarray"  # uint32
+    ends: "np.ndarray"  # int64
+    counts: array
+
+    def __len__(self) -> int:
+        return len(self.counts)
+
+    def items(self) -> Iterator[Tuple[Tuple[int, ...], int]]:
+        """``(symbols, count)`` pairs, in the table's order."""
+        ids = self.ids.tolist()
+        start = 0
+        for end, count in zip(self.ends.tolist(), self.counts):
+            yield tuple(ids[start:end]), count
+            start = end
