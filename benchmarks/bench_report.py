@@ -4,7 +4,7 @@ Trains one plain tokenizer on a slice of the shared corpora, writes it as a tikt
 file and an HF ``tokenizer.json`` (so the peers encode with their own libraries), then, on
 every file of the shared corpora (natural languages, parallel text, code), times
 
-1. encoding alone: each tokenizer's ``encode`` over the same chunks the report reads;
+1. encoding alone: each tokenizer's ``encode`` over the same units the report reads;
 2. ``fb.report`` with all three, every measure of ``docs/metrics.md`` included;
 
 and prints both and their ratio. Run it alone on the machine::
@@ -28,7 +28,7 @@ if importlib.util.find_spec("functionalbpe") is None:  # not installed: the chec
 
 import functionalbpe as fb  # noqa: E402
 from functionalbpe.measure.adapters import as_report_tokenizer, load_tokenizer  # noqa: E402
-from functionalbpe.text.chunks import text_chunks  # noqa: E402
+from functionalbpe.text.unit_reader import text_units  # noqa: E402
 
 CORPORA = Path(os.environ.get("FUNCTIONALBPE_CORPORA", Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"))
 
@@ -65,9 +65,9 @@ def main() -> None:
         start = time.perf_counter()
         tokens = 0
         for text in corpora.values():
-            for chunk, _ in text_chunks(text):
+            for unit, _ in text_units(text):
                 for t in tokenizers.values():
-                    tokens += len(t.encode(chunk))
+                    tokens += len(t.encode(unit))
         encode_s = time.perf_counter() - start
         start = time.perf_counter()
         code = [name for name in corpora if name.startswith("code/") or name == "python"]

@@ -19,7 +19,7 @@ Performance notes (what was tried, and why it is like this):
   distinct piece, at the end.
 * Text is scanned as UTF-8, not as Python's 1/2/4-byte code units: the table keys are the
   bytes BPE trains on, an ASCII string's buffer is already UTF-8 (no copy), and a file
-  chunk needs no decoding at all, only a validity check.
+  unit needs no decoding at all, only a validity check.
 * Character classes are one byte per code point, measured from the installed regex module
   (functionalbpe/unicode/charclasses.py): one load per character, no branches per category. A
   two-level table would be smaller (the flat one is 1.1 MB), but the hot part (ASCII, one
@@ -27,7 +27,7 @@ Performance notes (what was tried, and why it is like this):
 * Short pieces (<= 16 bytes, nearly all) live inside their hash slot: a probe compares two
   words, and the key is read from the text with two unaligned loads and a mask.
 * Parallelism: Python threads that each call into C with the GIL released, one table per
-  thread, units of work (documents, file chunks) taken from an atomic counter; tables are
+  thread, units of work (documents, units of files) taken from an atomic counter; tables are
   merged at the end and put in order of first occurrence, so the result (content and
   order) does not depend on the number of threads. Processes would need the text pickled
   across; OpenMP would need a compiler flag that not every toolchain has.

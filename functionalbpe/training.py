@@ -472,7 +472,9 @@ def count_pieces(
 
     Special tokens are cut out first: they are never part of a piece. ``threads``: worker
     threads of the compiled counter (None: all cores). ``report``, if given, is called at
-    the end with a :class:`~functionalbpe.text.counting.CountReport`.
+    the end with a :class:`~functionalbpe.text.counting.CountReport`. The same count as
+    :func:`functionalbpe.count` (which returns :class:`~functionalbpe.counts.PieceCounts`, for
+    any scheme), as a plain ``dict``; kept for the code that uses it.
 
     >>> count_pieces(["a a a", "a"], pattern="gpt2")
     {'a': 2, ' a': 2}

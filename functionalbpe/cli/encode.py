@@ -114,9 +114,9 @@ def run(args: argparse.Namespace) -> int:
             if not args.quiet:
                 sys.stderr.write(str(summary) + "\n")
             return 0
-        chunks = encode_stream(tok, source, dtype="uint32", eot=eot, threads=args.threads,
+        batches = encode_stream(tok, source, dtype="uint32", eot=eot, threads=args.threads,
                                allowed_special=allowed, progress=progress)
-        write_lines(chunks, args.output)
+        write_lines(batches, args.output)
     except SpecialTokenError as exc:
         if exc.token is None:
             raise
@@ -142,18 +142,18 @@ def lines_of(corpus: Files) -> Iterator[str]:
             yield from done
 
 
-def write_lines(chunks: Iterator[Any], path: Optional[str]) -> None:
+def write_lines(batches: Iterator[Any], path: Optional[str]) -> None:
     """The ids of each document on a line, separated by spaces; to ``path`` whole or not at
     all, or to stdout as they come."""
     from ..pipeline.tokenfile import spaced_digits
 
     with streamed_output(path) as write:
         in_line = False  # ids of the current document already written
-        for chunk in chunks:
-            cuts = [0] + list(chunk.ends) + [len(chunk.ids)]
+        for encoded in batches:
+            cuts = [0] + list(encoded.ends) + [len(encoded.ids)]
             for k in range(len(cuts) - 1):
                 for at in range(cuts[k], cuts[k + 1], TEXT_SLICE):
-                    text = spaced_digits(chunk.ids[at:min(at + TEXT_SLICE, cuts[k + 1])])
+                    text = spaced_digits(encoded.ids[at:min(at + TEXT_SLICE, cuts[k + 1])])
                     write(text if in_line else text[1:])  # no space before a line's first id
                     in_line = True
                 if k < len(cuts) - 2:  # the segment ends a document

@@ -3,7 +3,7 @@
 A model emits one token at a time, and a token may end in the middle of a character (the
 first two bytes of an emoji) or, with a scheme, before the text of an atom is settled (a
 case code before its word). :class:`StreamDecoder` returns, for every call, exactly the text
-that can no longer change, and holds the rest back. Whatever the chunking, what it returns
+that can no longer change, and holds the rest back. Wherever the text is cut, what it returns
 joins to ``tokenizer.decode(all ids)``; with ``errors="strict"`` it raises where ``decode``
 would, naming the token.
 

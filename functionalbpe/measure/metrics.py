@@ -299,7 +299,7 @@ def count_lines(text: str, ends_document: bool = True) -> int:
     """``L``: the lines of ``text``: its line feeds, plus one for a last line without one.
 
     ``ends_document=False`` counts a piece of a document whose last line goes on in the next
-    piece (the report counts a long document a chunk at a time).
+    piece (the report counts a long document a unit at a time).
 
     >>> count_lines("a\\nb"), count_lines("a\\nb\\n"), count_lines(""), count_lines("a", ends_document=False)
     (2, 2, 0, 0)

@@ -4,7 +4,7 @@
 keeps only counts: per corpus its documents, words, characters and bytes; per tokenizer and
 corpus how often each token occurred. Every measure (:mod:`functionalbpe.measure.metrics`,
 ``docs/metrics.md``) is computed from those counts, so a corpus of any size is measured in
-the memory of one chunk (:mod:`functionalbpe.text.chunks`) plus one counter per vocabulary.
+the memory of one unit (:mod:`functionalbpe.text.unit_reader`) plus one counter per vocabulary.
 
 The :class:`Report` renders itself as a terminal table (:meth:`Report.to_text`), Markdown,
 JSON with stable snake_case keys, and one self-contained HTML page with plots
@@ -42,8 +42,8 @@ from .measures import (
     VocabularyUse,
     compute,
 )
-from .tally import ChunkText, Tally, TextCounts, VocabularyFacts
-from ..text.chunks import CHUNK_CHARS, source_bytes, text_chunks
+from .tally import UnitText, Tally, TextCounts, VocabularyFacts
+from ..text.unit_reader import UNIT_CHARS, source_bytes, text_units
 from ..errors import CorpusError, FunctionalBPEError
 from ..util.output import atomic_write_text
 from ..util.progress import Progress, ProgressSpec
@@ -86,12 +86,13 @@ def report(
     coverage: bool = False,
     sort_by: str = "fertility",
     progress: ProgressSpec = None,
-    chunk_chars: int = CHUNK_CHARS,
+    unit_chars: int = UNIT_CHARS,
     errors: str = "strict",
     reference: Optional[str] = None,
     code: Optional[Any] = None,
     python: Optional[Any] = None,
     example: Optional[str] = None,
+    chunk_chars: Optional[int] = None,
 ) -> "Report":
     """Measure one or more tokenizers on one or more named corpora.
 
@@ -99,7 +100,7 @@ def report(
     ``Encoding``, a ``tokenizers.Tokenizer``, a ``SentencePieceProcessor``, or a file; see
     :func:`functionalbpe.measure.adapters.as_report_tokenizer`). ``texts_by_name``: a dict ``name →
     source``, where a source is a text, an iterable of documents, a path or
-    :func:`functionalbpe.files` (:mod:`functionalbpe.text.chunks`); one text alone is named
+    :func:`functionalbpe.files` (:mod:`functionalbpe.text.unit_reader`); one text alone is named
     ``"text"``.
 
     ``baseline`` names the tokenizer the others are compared with (default: the first);
@@ -107,7 +108,7 @@ def report(
     the embedding cost; ``coverage=True`` also trains each of our tokenizers' schemes until
     no pair is left on each corpus (:func:`full_coverage_vocab_size`; slow on big text);
     ``sort_by`` is the measure that orders the corpora, most expensive first. Long
-    documents are encoded ``chunk_chars`` characters at a time (:mod:`functionalbpe.text.chunks`);
+    documents are encoded ``unit_chars`` characters at a time (:mod:`functionalbpe.text.unit_reader`);
     ``errors`` ("strict" or "replace") says what to do with invalid UTF-8 in files given as
     paths (:func:`functionalbpe.files` carries its own).
 
@@ -116,7 +117,8 @@ def report(
     source code and Python source (default: by name, :data:`CODE_NAMES`,
     :data:`PYTHON_NAMES`), for the code measures. ``example`` is a sentence shown split into
     each tokenizer's tokens (default: the first line of the first corpus, cut to
-    :data:`EXAMPLE_CHARS` characters at a space).
+    :data:`EXAMPLE_CHARS` characters at a space). ``chunk_chars`` is the old name of
+    ``unit_chars``.
 
     >>> import functionalbpe as fb
     >>> tok = fb.train(["hello world"] * 5, vocab_size=260, progress=False)
@@ -135,8 +137,10 @@ def report(
             raise FunctionalBPEError(f"{label} must be a positive finite number, got {value!r}")
     if not isinstance(context, int) or not isinstance(width, int):
         raise FunctionalBPEError("context and width must be whole numbers")
-    if not isinstance(chunk_chars, int) or chunk_chars < 1:
-        raise FunctionalBPEError(f"chunk_chars must be a positive integer, got {chunk_chars!r}")
+    if chunk_chars is not None:
+        unit_chars = chunk_chars
+    if not isinstance(unit_chars, int) or unit_chars < 1:
+        raise FunctionalBPEError(f"unit_chars must be a positive integer, got {unit_chars!r}")
 
     code_names = _corpus_names(code, corpora, CODE_NAMES, "code")
     python_names = _corpus_names(python, corpora, PYTHON_NAMES, "python")
@@ -153,7 +157,7 @@ def report(
         bar = Progress(progress, f"measuring {corpus}", total=source_bytes(source), unit=" B")
         with bar:
             kinds = {"code": corpus in code_names or corpus in python_names, "python": corpus in python_names}
-            counted, tallies, pieces, extra, first = _count_corpus(source, named, schemes, bar, chunk_chars, errors, kinds)
+            counted, tallies, pieces, extra, first = _count_corpus(source, named, schemes, bar, unit_chars, errors, kinds)
         if not counted.chars:
             raise CorpusError(f"corpus {corpus!r} holds no text")
         text_counts[corpus] = counted
@@ -199,11 +203,11 @@ def _count_corpus(
     named: Mapping[str, ReportTokenizer],
     schemes: Mapping[str, Tuple[Scheme, str]],
     bar: Progress,
-    chunk_chars: int,
+    unit_chars: int,
     errors: str,
     kinds: Mapping[str, bool],
 ) -> Tuple[TextCounts, Dict[str, Counter], Dict[str, Counter], Dict[str, Tally], Optional[str]]:
-    """One pass over a corpus, a chunk at a time: the text's counts, each tokenizer's token
+    """One pass over a corpus, a unit at a time: the text's counts, each tokenizer's token
     counts and tally (:mod:`functionalbpe.measure.tally`), (for the full coverage) each
     scheme's piece counts, and its first line (:func:`first_line`)."""
     counted = TextCounts()
@@ -211,17 +215,17 @@ def _count_corpus(
     extra = {name: new_tally(tok) for name, tok in named.items()}
     pieces: Dict[str, Counter] = {key: Counter() for key in schemes}
     first: Optional[str] = None
-    for chunk, starts in text_chunks(source, chunk_chars, errors):
+    for unit, starts in text_units(source, unit_chars, errors):
         if first is None:
-            first = first_line(chunk)
-        text = ChunkText(chunk, starts, code=kinds["code"], python=kinds["python"])
+            first = first_line(unit)
+        text = UnitText(unit, starts, code=kinds["code"], python=kinds["python"])
         counted.add(text, starts)
         for name, tok in named.items():
-            ids = tok.encode(chunk)
+            ids = tok.encode(unit)
             tallies[name].update(ids)
             extra[name].add(text, ids)
         for key, (scheme, _) in schemes.items():
-            pieces[key].update(scheme.split(chunk) if chunk else ())
+            pieces[key].update(scheme.split(unit) if unit else ())
         bar.update(counted.bytes)
     counted.finish()
     for tally in extra.values():
@@ -341,9 +345,9 @@ def full_coverage_vocab_size(
     else:
         the_scheme = make_scheme(scheme, pattern, **scheme_options)
     counts: Counter = Counter()
-    for chunk, _ in text_chunks(corpus):
-        if chunk:
-            counts.update(the_scheme.split(chunk))
+    for unit, _ in text_units(corpus):
+        if unit:
+            counts.update(the_scheme.split(unit))
     return _coverage_from_counts(counts, the_scheme, merge_policy or "prefix", progress)
 
 

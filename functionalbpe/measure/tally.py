@@ -1,32 +1,32 @@
-"""What the report tallies while a corpus streams past, a chunk at a time, with numpy.
+"""What the report tallies while a corpus streams past, a unit at a time, with numpy.
 
-The report (:mod:`functionalbpe.measure.report`) reads each corpus once, a chunk at a time
-(:mod:`functionalbpe.text.chunks`), and hands every chunk to every tokenizer. Two things are
-kept per chunk and per tokenizer, never the token ids themselves:
+The report (:mod:`functionalbpe.measure.report`) reads each corpus once, a unit at a time
+(:mod:`functionalbpe.text.unit_reader`), and hands every unit to every tokenizer. Two things are
+kept per unit and per tokenizer, never the token ids themselves:
 
-* :class:`ChunkText` — what the text is, whatever the tokenizer: its bytes, where each
+* :class:`UnitText` — what the text is, whatever the tokenizer: its bytes, where each
   character starts, its digit runs, its operators (code corpora) and the leaves of Python's
-  own tokenizer (Python corpora). Worked out once per chunk.
+  own tokenizer (Python corpora). Worked out once per unit.
 * :class:`Tally` — one tokenizer on one corpus: per-document ratios, token bigram and trigram
   counts, the round trip, and every count that needs the token boundaries.
 
 **Token boundaries.** Where a tokenizer's tokens are the bytes of the text they cover, one
 after the other (ours with the plain scheme, tiktoken, HF byte-level BPE without a
-normalizer: :meth:`ReportTokenizer.token_lengths`), the boundaries of a chunk are the
-running sum of its tokens' byte lengths; a chunk counts as *aligned* when those lengths add
+normalizer: :meth:`ReportTokenizer.token_lengths`), the boundaries of a unit are the
+running sum of its tokens' byte lengths; a unit counts as *aligned* when those lengths add
 up to its bytes and it decodes back to itself. The boundary measures (numbers, code,
-character splits) are counted on aligned chunks only; the others are counted on every chunk.
-All boundary work is numpy over the chunk's bytes: ``O(B + T)`` per chunk, no Python loop
+character splits) are counted on aligned units only; the others are counted on every unit.
+All boundary work is numpy over the unit's bytes: ``O(B + T)`` per unit, no Python loop
 per token.
 
 Example::
 
     >>> import numpy as np
-    >>> chunk = ChunkText("x 1234", True, code=False, python=False)
-    >>> chunk.digit_runs
+    >>> unit = UnitText("x 1234", True, code=False, python=False)
+    >>> unit.digit_runs
     (array([2]), array([6]))
     >>> t = Tally(np.array([1, 1, 2, 2, 4]), vocab_size=5, decode=None, markers=())  # byte lengths
-    >>> t.add(chunk, [0, 1, 2, 3])  # "x", " ", "12", "34": 1234 cut after 2 digits, not 1
+    >>> t.add(unit, [0, 1, 2, 3])  # "x", " ", "12", "34": 1234 cut after 2 digits, not 1
     >>> t.finish()
     >>> t.numbers, t.digit_f1_sum, t.tokens_per_number(), t.split_entropy_by_digits()
     (1, 0.0, {4: 2.0}, {4: 0.0})
@@ -49,7 +49,7 @@ from ..errors import FunctionalBPEError
 
 Decode = Optional[Callable[[List[int]], Optional[str]]]
 
-# The largest edit-distance table the round trip works out for one chunk: a tokenizer that
+# The largest edit-distance table the round trip works out for one unit: a tokenizer that
 # changes a long stretch of text is reported as unmeasured there rather than stalling the run.
 EDIT_BUDGET = 40_000_000
 # Pending n-gram keys are reduced to (distinct key, count) once this many are waiting.
@@ -83,12 +83,12 @@ def _spans(starts: Any, ends: Any) -> Tuple[Any, Any]:
     return np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
 
 
-class ChunkText:
-    """One chunk of a corpus, analysed once for every tokenizer.
+class UnitText:
+    """One unit of a corpus, analysed once for every tokenizer.
 
-    Offsets are byte offsets into the chunk's UTF-8 bytes; a span is ``[start, end)``.
+    Offsets are byte offsets into the unit's UTF-8 bytes; a span is ``[start, end)``.
     ``code``: look for operators; ``python``: read it with Python's ``tokenize`` module (a
-    chunk that module rejects has no Python leaves).
+    unit that module rejects has no Python leaves).
     """
 
     def __init__(self, text: str, starts_document: bool, *, code: bool, python: bool) -> None:
@@ -148,7 +148,7 @@ class ChunkText:
 
     @cached_property
     def operators(self) -> Tuple[Any, Any]:
-        """The operators of a code chunk (:data:`OPERATOR`), as byte spans."""
+        """The operators of a code unit (:data:`OPERATOR`), as byte spans."""
         if not self.code:
             return _spans([], [])
         found = [(m.start(), m.end()) for m in OPERATOR.finditer(self.text)]
@@ -157,7 +157,7 @@ class ChunkText:
     @cached_property
     def python_tokens(self) -> Optional[List[Tuple[int, int, int, str]]]:
         """``(type, start, end, string)`` of Python's tokenizer, character offsets; None when
-        this is not a Python chunk or ``tokenize`` rejects it."""
+        this is not a Python unit or ``tokenize`` rejects it."""
         if not self.python:
             return None
         line_starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
@@ -185,10 +185,10 @@ class ChunkText:
 
     @cached_property
     def indents(self) -> Tuple[Any, Any, Any]:
-        """Indented lines of a Python chunk: ``(line start, indent width, depth)``.
+        """Indented lines of a Python unit: ``(line start, indent width, depth)``.
 
         The indent is the run of spaces and tabs that starts a line that holds something else;
-        its depth is its width in characters over the chunk's indent unit, the greatest common
+        its depth is its width in characters over the unit's indent unit, the greatest common
         divisor of the widths.
         """
         if self.python_tokens is None:
@@ -336,7 +336,7 @@ class Tally:
         self.number_count: Counter = Counter()  # digits → numbers
         self.indent_pairs: Counter = Counter()  # (depth, whitespace tokens) → lines
         self._doc: Optional[Dict[str, Any]] = None
-        self._open_cut = False  # an aligned chunk of this document with tokens has ended
+        self._open_cut = False  # an aligned unit of this document with tokens has ended
         self._carry = np.zeros(0, dtype=np.int64)
 
     # -- documents ----------------------------------------------------------------------
@@ -369,11 +369,11 @@ class Tally:
         """The corpus has ended: close its last document."""
         self._close_document()
 
-    # -- a chunk ------------------------------------------------------------------------
+    # -- a unit ------------------------------------------------------------------------
 
-    def add(self, chunk: ChunkText, ids: List[int]) -> None:
-        """Tally one chunk and the ids the tokenizer gave it."""
-        if chunk.starts_document or self._doc is None:
+    def add(self, unit: UnitText, ids: List[int]) -> None:
+        """Tally one unit and the ids the tokenizer gave it."""
+        if unit.starts_document or self._doc is None:
             self._open_cut = False
             self._close_document()
             self._doc = {"tokens": 0, "words": 0, "bytes": 0, "chars": 0, "checked": False, "exact": True, "edits": 0}
@@ -381,9 +381,9 @@ class Tally:
         doc = self._doc
         arr = np.asarray(ids, dtype=np.int64)
         doc["tokens"] += len(arr)
-        doc["words"] += chunk.words
-        doc["bytes"] += len(chunk.raw)
-        doc["chars"] += chunk.chars
+        doc["words"] += unit.words
+        doc["bytes"] += len(unit.raw)
+        doc["chars"] += unit.chars
         self.tokens += len(arr)
         if len(arr) and not 0 <= int(arr.min()) <= int(arr.max()) < self.vocab_size:
             raise FunctionalBPEError(
@@ -393,39 +393,39 @@ class Tally:
         if len(arr):
             self.marker_tokens += int(self.is_marker[arr].sum())
             # The last two tokens of the document so far carry over: a trigram needs both, a
-            # bigram only the last (the pair of the two was counted with the previous chunk).
+            # bigram only the last (the pair of the two was counted with the previous unit).
             seq = np.r_[self._carry, arr]
             self.bigrams.add(seq[max(len(self._carry) - 1, 0):])
             if self.trigrams is not None:
                 self.trigrams.add(seq)
             self._carry = seq[-2:]
-        exact = self._round_trip(chunk, arr, doc)
+        exact = self._round_trip(unit, arr, doc)
         if exact and self.lengths is not None:
             lengths = self.lengths[arr]
-            if int(lengths.sum()) == len(chunk.raw):
+            if int(lengths.sum()) == len(unit.raw):
                 self.aligned_tokens += len(arr)
                 if self._open_cut and len(arr):
-                    # The end of the previous chunk of this document: a boundary between two
-                    # tokens (always between characters: chunks are cut at a line break).
+                    # The end of the previous unit of this document: a boundary between two
+                    # tokens (always between characters: units are cut at a line break).
                     self.internal_boundaries += 1
-                self._boundaries(chunk, lengths)
+                self._boundaries(unit, lengths)
                 self._open_cut = self._open_cut or bool(len(arr))
                 return
         self._open_cut = False
         if self.lengths is not None:
             self.unaligned_tokens += len(arr)
 
-    def _round_trip(self, chunk: ChunkText, arr: Any, doc: Dict[str, Any]) -> bool:
+    def _round_trip(self, unit: UnitText, arr: Any, doc: Dict[str, Any]) -> bool:
         if self.decode is None:
             return True
         back = self.decode(arr.tolist()) or ""
         doc["checked"] = True
-        if back == chunk.text:
-            self.whitespace += chunk.spaces
-            self.whitespace_kept += chunk.spaces
+        if back == unit.text:
+            self.whitespace += unit.spaces
+            self.whitespace_kept += unit.spaces
             return True
         doc["exact"] = False
-        original = chunk.text
+        original = unit.text
         x, y = metrics.code_points(original), metrics.code_points(back)
         # The alignment of a common prefix and suffix is forced; only the middle is worked out.
         n = min(len(x), len(y))
@@ -437,19 +437,19 @@ class Tally:
         if len(a) * len(b) > EDIT_BUDGET:
             doc["edits"] = None
             return False
-        self.whitespace += chunk.spaces
-        kept_outside = chunk.spaces - count_spaces(a)
+        self.whitespace += unit.spaces
+        kept_outside = unit.spaces - count_spaces(a)
         self.whitespace_kept += kept_outside + (metrics.whitespace_kept(a, b) if a and b else 0)
         if doc["edits"] is not None:
             doc["edits"] += metrics.edit_distance(a, b)
         return False
 
-    def _boundaries(self, chunk: ChunkText, lengths: Any) -> None:
-        size = len(chunk.raw)
+    def _boundaries(self, unit: UnitText, lengths: Any) -> None:
+        size = len(unit.raw)
         ends = np.cumsum(lengths)
         starts = ends - lengths
         # The token boundaries, sorted and distinct, 0 and B included: every question below is a
-        # bisection in them (O(log T) each), so nothing is as long as the chunk's bytes.
+        # bisection in them (O(log T) each), so nothing is as long as the unit's bytes.
         cuts = np.r_[0, ends]
         cuts = cuts[np.r_[True, cuts[1:] != cuts[:-1]]]
 
@@ -462,29 +462,29 @@ class Tally:
             return cuts[at] == x
 
         # Characters: which tokens are whole characters, which boundaries cut one.
-        cs = chunk.char_starts
+        cs = unit.char_starts
         content = lengths > 0
         complete = cs[starts] & cs[ends] & content
         self.complete_tokens += int(complete.sum())
-        cs_before = chunk.char_starts_before
+        cs_before = unit.char_starts_before
         low = np.minimum(starts + 1, size)
         holds_start_inside = (cs_before[np.maximum(ends, low)] - cs_before[low]) > 0
         self.crossing_tokens += int((content & ~complete & holds_start_inside).sum())
         inner = cuts[1:-1] if cuts[-1] == size else cuts[1:]
         self.internal_boundaries += len(inner)
         self.boundaries_in_char += int((~cs[inner]).sum())
-        wide_s, wide_e = chunk.wide_chars
+        wide_s, wide_e = unit.wide_chars
         self.multibyte_chars += len(wide_s)
         if len(wide_s):
             self.split_chars += int((inside(wide_s, wide_e) > 0).sum())
-        self._numbers(chunk, inner, inside)
-        if chunk.code:
-            self._operators(chunk, starts, ends, inside)
-        if chunk.python_tokens is not None:
-            self._python(chunk, is_cut, starts, ends, inside)
+        self._numbers(unit, inner, inside)
+        if unit.code:
+            self._operators(unit, starts, ends, inside)
+        if unit.python_tokens is not None:
+            self._python(unit, is_cut, starts, ends, inside)
 
-    def _numbers(self, chunk: ChunkText, cut_at: Any, inside: Any) -> None:
-        s, e = chunk.digit_runs
+    def _numbers(self, unit: UnitText, cut_at: Any, inside: Any) -> None:
+        s, e = unit.digit_runs
         if not len(s):
             return
         digits = e - s
@@ -514,13 +514,13 @@ class Tally:
         for b in np.flatnonzero(sums):
             self.number_tokens[int(b)] += int(sums[b])
 
-    def _operators(self, chunk: ChunkText, starts: Any, ends: Any, inside: Any) -> None:
-        s, e = chunk.operators
+    def _operators(self, unit: UnitText, starts: Any, ends: Any, inside: Any) -> None:
+        s, e = unit.operators
         if not len(s):
             return
         first = np.searchsorted(ends, s, side="right")  # the token that holds the operator's first byte
         last = np.searchsorted(ends, e, side="left")  # ... and its last byte
-        ns = chunk.nonspace_before
+        ns = unit.nonspace_before
         outside = (ns[s] - ns[starts[first]]) + (ns[ends[last]] - ns[e])
         self.operators += len(s)
         self.operators_isolated += int((outside == 0).sum())
@@ -528,23 +528,23 @@ class Tally:
         self.compounds += int(compound.sum())
         self.compounds_kept += int((inside(s[compound], e[compound]) == 0).sum())
 
-    def _python(self, chunk: ChunkText, is_cut: Any, starts: Any, ends: Any, inside: Any) -> None:
-        s, e = chunk.leaves
+    def _python(self, unit: UnitText, is_cut: Any, starts: Any, ends: Any, inside: Any) -> None:
+        s, e = unit.leaves
         if len(s):
             # A token may hold the one space before a word (" total"): that still starts it.
-            spaced = np.r_[False, chunk.data == 0x20]
+            spaced = np.r_[False, unit.data == 0x20]
             start_ok = is_cut(s) | (is_cut(np.maximum(s - 1, 0)) & spaced[s] & (s > 0))
             self.leaves += len(s)
             self.leaves_aligned += int((start_ok & is_cut(e)).sum())
-        s, e = chunk.identifiers
+        s, e = unit.identifiers
         if len(s):
             cuts = inside(s, e)
             self.identifiers += len(s)
             self.identifiers_split += int((cuts > 0).sum())
             self.identifier_tokens += int((cuts + 1).sum())
-        ls, width, depth = chunk.indents
+        ls, width, depth = unit.indents
         if len(ls):
-            ns = chunk.nonspace_before
+            ns = unit.nonspace_before
             blank = (ns[ends] - ns[starts]) == 0  # a token of whitespace only
             blank_before = np.r_[0, np.cumsum(blank)]
             first = np.searchsorted(ends, ls, side="right")  # the first token that ends after the line start
@@ -604,18 +604,18 @@ class TextCounts:
     # Whether the document read so far ends in a line without its line feed.
     open_line: bool = field(default=False, compare=False, repr=False)
 
-    def add(self, chunk: Union[str, ChunkText], starts_document: bool) -> None:
-        if isinstance(chunk, str):
-            chunk = ChunkText(chunk, starts_document, code=False, python=False)
+    def add(self, unit: Union[str, UnitText], starts_document: bool) -> None:
+        if isinstance(unit, str):
+            unit = UnitText(unit, starts_document, code=False, python=False)
         if starts_document:
             self.finish()
         self.documents += starts_document
-        self.words += chunk.words
-        self.chars += chunk.chars
-        self.bytes += len(chunk.raw)
-        self.lines += chunk.feeds
-        if chunk.text:
-            self.open_line = not chunk.text.endswith("\n")
+        self.words += unit.words
+        self.chars += unit.chars
+        self.bytes += len(unit.raw)
+        self.lines += unit.feeds
+        if unit.text:
+            self.open_line = not unit.text.endswith("\n")
 
     def finish(self) -> None:
         """The document has ended: its last line counts even without a line feed."""

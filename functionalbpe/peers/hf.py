@@ -156,7 +156,7 @@ class HFTokenizer(ReportTokenizer):
 
     def token_lengths(self) -> Optional[List[int]]:
         # Byte-level BPE spells the text's bytes, unless a normalizer rewrites the text first
-        # (a pre-tokenizer that adds a leading space shows up as a chunk whose lengths do not
+        # (a pre-tokenizer that adds a leading space shows up as a unit whose lengths do not
         # add up, which the report then leaves out of the boundary measures).
         if not self.byte_level or self.normalized:
             return None

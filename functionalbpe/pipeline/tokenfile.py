@@ -61,7 +61,7 @@ from . import blocks
 if TYPE_CHECKING:  # pragma: no cover
     from ..interop.protocol import Tokenizes
 
-__all__ = ["Chunk", "EncodeSummary", "PendingFile", "choose_dtype", "choose_format", "encode_stream", "encode_to_file",
+__all__ = ["EncodedBatch", "EncodeSummary", "PendingFile", "choose_dtype", "choose_format", "encode_stream", "encode_to_file",
            "read_token_file", "spaced_digits"]
 
 SpecialSet = Union[str, AbstractSet[str], Collection[str]]
@@ -205,8 +205,8 @@ class PendingFile(PendingOutput):
 
 
 @dataclass
-class Chunk:
-    """A run of ids from :func:`encode_stream`: ``ids`` (eot ids included), ``starts`` (the
+class EncodedBatch:
+    """The ids of one batch, from :func:`encode_stream`: ``ids`` (eot ids included), ``starts`` (the
     index in ``ids`` where each document that starts here starts) and ``ends`` (the index
     just past each document that ends here, its eot included)."""
 
@@ -214,6 +214,9 @@ class Chunk:
     starts: List[int]
     ends: List[int]
     bytes_in: int
+
+
+Chunk = EncodedBatch  # its old name
 
 
 def encode_stream(
@@ -227,7 +230,7 @@ def encode_stream(
     allowed_special: SpecialSet = frozenset(),
     disallowed_special: SpecialSet = "all",
     errors: str = "strict",
-) -> Generator[Chunk, None, None]:
+) -> Generator[EncodedBatch, None, None]:
     """The ids of ``source`` (see :func:`encode_to_file`) in order, a batch at a time. The
     next batch is read while this one is encoded (in C, without the GIL, on ``threads``
     threads), and encoded while the caller handles this one, so at most three batches are
@@ -315,7 +318,7 @@ def _byte_batch_texts(batch: "blocks.ByteBatch") -> Tuple[List[str], List[bool]]
 def _stream(batches: Iterator[Any], encode: Callable[[Any], Encoded], dtype: np.dtype,
             eot_id: Optional[int], bar: Progress,
             texts_of: Callable[[Any], Tuple[List[str], List[bool]]],
-            encode_one: Callable[[str], Any]) -> Generator[Chunk, None, None]:
+            encode_one: Callable[[str], Any]) -> Generator[EncodedBatch, None, None]:
     documents = tokens = bytes_in = 0
     starting = True  # the next text starts a document
     start = time.perf_counter()
@@ -358,7 +361,7 @@ def _stream(batches: Iterator[Any], encode: Callable[[Any], Encoded], dtype: np.
             ids = np.frombuffer(data, dtype=dtype)
             tokens += len(ids)
             bytes_in += batch.size
-            yield Chunk(ids, starts, ends, batch.size)
+            yield EncodedBatch(ids, starts, ends, batch.size)
             elapsed = max(time.perf_counter() - start, 1e-9)
             bar.update(bytes_in // 1_000_000, f"{documents:,} docs, {tokens / 1e6:,.1f} M tokens "
                                               f"({tokens / elapsed / 1e6:,.2f} M tokens/s)")
@@ -430,13 +433,13 @@ def encode_to_file(
     index_file = PendingFile(index_path) if index_path is not None else None
     try:
         token_file.write(layout.header(dtype, 0))
-        for chunk in stream:
-            if index_file is not None and chunk.starts:
-                index_file.write((np.asarray(chunk.starts, dtype="<u8") + tokens).tobytes())
-            token_file.write(chunk.ids.data)
-            tokens += len(chunk.ids)
-            documents += len(chunk.ends)
-            bytes_in += chunk.bytes_in
+        for encoded in stream:
+            if index_file is not None and encoded.starts:
+                index_file.write((np.asarray(encoded.starts, dtype="<u8") + tokens).tobytes())
+            token_file.write(encoded.ids.data)
+            tokens += len(encoded.ids)
+            documents += len(encoded.ends)
+            bytes_in += encoded.bytes_in
             if layout.max_tokens is not None and tokens > layout.max_tokens:
                 raise FunctionalBPEError(
                     f"{target}: the {kind} layout holds at most {layout.max_tokens:,} tokens; write several files "

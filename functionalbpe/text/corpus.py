@@ -54,7 +54,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, BinaryIO, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
 
-from . import cuts as chunking
+from . import cuts
 from ..util.checks import bpe_text
 from ..errors import CorpusError
 from .patterns import trie_regex
@@ -135,7 +135,7 @@ class Files:
                 yield "".join(block.decode("utf-8") for block in doc)
 
     def units(self, special_tokens: Sequence[str] = (),
-              cut: Optional[chunking.Cutter] = None) -> Iterator[Union[str, bytes]]:
+              cut: Optional[cuts.Cutter] = None) -> Iterator[Union[str, bytes]]:
         """The text in order, in pieces of bounded size: valid UTF-8 ``bytes`` blocks of a
         text file, cut at safe boundaries, and whole ``str`` documents of a JSONL file. A
         unit never spans two documents, nor an occurrence of one of ``special_tokens``; the
@@ -148,7 +148,7 @@ class Files:
                 yield unit
 
     def document_units(self, special_tokens: Sequence[str] = (),
-                       cut: Optional[chunking.Cutter] = None) -> Iterator[Tuple[Union[str, bytes], bool]]:
+                       cut: Optional[cuts.Cutter] = None) -> Iterator[Tuple[Union[str, bytes], bool]]:
         """:meth:`units`, each with whether it is the last of its document, so that a
         consumer can mark where documents end; an empty document is one empty unit (a
         consumer of :meth:`units` loses nothing by skipping it)."""
@@ -158,13 +158,13 @@ class Files:
                 yield doc, True
                 continue
             held: Optional[bytes] = None  # one unit held back: the next one says whether it ends
-            for unit in _cut_safely(doc, avoid, cut or chunking.safe_cut):
+            for unit in _cut_safely(doc, avoid, cut or cuts.safe_cut):
                 if held is not None:
                     yield held, False
                 held = unit
             yield (b"" if held is None else held), True
 
-    def chunks(self, special_tokens: Sequence[str] = ()) -> Iterator[str]:
+    def unit_texts(self, special_tokens: Sequence[str] = ()) -> Iterator[str]:
         """:meth:`units` as text."""
         for unit in self.units(special_tokens):
             yield unit if isinstance(unit, str) else unit.decode("utf-8")
@@ -283,9 +283,9 @@ class Files:
         with closing(blocks):  # stopping early closes the file at once
             for block in blocks:
                 if room is not None:
-                    chars = chunking.utf8_length(block)
+                    chars = cuts.utf8_length(block)
                     if chars > room:
-                        block = block[: chunking.utf8_prefix(block, room)]
+                        block = block[: cuts.utf8_prefix(block, room)]
                         self.stats.truncated_documents += 1
                         self.stats.chars += room
                         if block:
@@ -294,7 +294,7 @@ class Files:
                     room -= chars
                     self.stats.chars += chars
                 else:
-                    self.stats.chars += chunking.utf8_length(block)
+                    self.stats.chars += cuts.utf8_length(block)
                 if block:
                     yield block
 
@@ -800,7 +800,7 @@ def _utf8_blocks(path: Path, errors: str, block_bytes: int) -> Iterator[bytes]:
                         return
                     continue
                 data = carry + raw if carry else raw
-                bad, incomplete = chunking.utf8_invalid(data)
+                bad, incomplete = cuts.utf8_invalid(data)
                 if bad == len(data):
                     carry = b""
                 elif incomplete and not final:
@@ -836,8 +836,8 @@ def _decode_error(data: bytes) -> UnicodeDecodeError:
 
 
 def _cut_safely(blocks: Iterator[bytes], avoid: Sequence[bytes] = (),
-                cut_at: chunking.Cutter = chunking.safe_cut) -> Iterator[bytes]:
-    """Re-cut the blocks of one document at safe boundaries (chunking.py), so that every
+                cut_at: cuts.Cutter = cuts.safe_cut) -> Iterator[bytes]:
+    """Re-cut the blocks of one document at safe boundaries (cuts.py), so that every
     unit's pieces are the document's pieces there, and never inside an occurrence of a
     byte string of ``avoid`` (special tokens). A stretch without a safe place (a megabyte of
     spaces) stays in one unit, however long."""

@@ -1,4 +1,4 @@
-"""Cutting a long UTF-8 text into chunks whose pieces are exactly the pieces of the whole.
+"""Cutting a long UTF-8 text into units whose pieces are exactly the pieces of the whole.
 
 A file is read in blocks, and a block ends anywhere; counting its pieces as if it were a
 text of its own would be wrong wherever a piece straddles the end (``" wor" | "ld"``) or a

@@ -196,11 +196,11 @@ def test_peers_in_chunks_equal_peers_on_the_whole_text(sp_model, tmp_path):
     _, hf_path = hf_byte_level(tmp_path)
     text = "\n".join(stdlib_text(60_000)) + "\n\nThe end\n" + SAMPLE
     peers = {"sp": sp_model, "hf": hf_path}
-    whole = fb.report(peers, {"t": text}, chunk_chars=10**9, progress=False).to_dict()
-    small = fb.report(peers, {"t": text}, chunk_chars=500, progress=False).to_dict()
+    whole = fb.report(peers, {"t": text}, unit_chars=10**9, progress=False).to_dict()
+    small = fb.report(peers, {"t": text}, unit_chars=500, progress=False).to_dict()
     # SentencePiece does not decode back to the text (it turns line breaks into spaces); the
-    # edit distance of its round trip is worked out chunk by chunk, within a budget that the
-    # whole text exceeds: those figures depend on the chunk size (docs/metrics.md), all others
+    # edit distance of its round trip is worked out unit by unit, within a budget that the
+    # whole text exceeds: those figures depend on the unit size (docs/metrics.md), all others
     # may not.
     per_chunk = {"char_error_rate", "whitespace_fidelity", "round_trip_unmeasured_documents"}
     for report in (whole, small):

@@ -1,8 +1,8 @@
 """The report's measures of length, information, numbers, code, integrity and fairness.
 
 Each is checked against a hand-worked text and against a direct implementation of its
-definition here, token by token in plain Python (the report computes them with numpy, a chunk
-at a time); the property tests do so on random text, cut into random chunks.
+definition here, token by token in plain Python (the report computes them with numpy, a unit
+at a time); the property tests do so on random text, cut into random units.
 """
 import io
 import keyword
@@ -453,10 +453,10 @@ def test_a_token_across_two_characters_is_crossing():
 
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.text("ab 12é你\n\t+=-><:", max_size=30), min_size=1, max_size=4), st.integers(5, 40))
-def test_boundary_measures_equal_their_definitions_on_random_text_in_chunks(docs, chunk_chars):
+def test_boundary_measures_equal_their_definitions_on_random_text_in_chunks(docs, unit_chars):
     tok = trained("ab ab 12 é你 a+=b a->b 123 1234 ab\n\t" * 3, size=290)
     docs = docs + ["x"]  # a corpus holds some text
-    r = fb.report({"bpe": tok}, {"d": docs}, progress=False, chunk_chars=chunk_chars)
+    r = fb.report({"bpe": tok}, {"d": docs}, progress=False, unit_chars=unit_chars)
     row = row_of(r, "d", "bpe")
     complete, crossing, cuts_in, cuts_all, wide, split, count = utf8_direct(tok, docs)
     assert row["lines"] == sum(metrics.count_lines(d) for d in docs) and row["documents"] == len(docs)

@@ -1,11 +1,11 @@
-"""Reading a corpus in chunks that no pre-tokenization piece crosses.
+"""Reading a corpus in units that no pre-tokenization piece crosses.
 
 The report must measure a 100 MB file without holding it, or its token ids, in memory. So
-a long document is cut into chunks of about ``chunk_chars`` characters and each chunk is
+a long document is cut into units of about ``unit_chars`` characters and each unit is
 encoded on its own. A cut is made only **between a letter or digit and the line break
 (``\n``) that follows it**. Every built-in pattern and scheme ends a piece after a letter or
 digit that a line break follows, and starts the next piece at that line break with no look
-back, so the chunks give the same pieces, tokens and word count as the whole document.
+back, so the units give the same pieces, tokens and word count as the whole document.
 
 Other places are not safe for every pattern: after ``.`` the GPT-4 pattern glues the
 following line breaks to the full stop (``.\n\n``), and before a word GPT-2 splits a run
@@ -22,7 +22,7 @@ A source is one of:
 
 Example::
 
-    >>> [c for c, _ in text_chunks("one.\\ntwo\\nthree\\n", chunk_chars=3)]
+    >>> [c for c, _ in text_units("one.\\ntwo\\nthree\\n", unit_chars=3)]
     ['one.\\ntwo', '\\nthree', '\\n']
 """
 from __future__ import annotations
@@ -40,20 +40,20 @@ from ..errors import CorpusError
 _CUT = regex.compile(r"(?<=[\p{L}\p{N}])\n")
 _ENDS_WITH_CUT = regex.compile(r"[\p{L}\p{N}]\n\Z")
 
-# About a megabyte of text per chunk: large enough that per-call overhead vanishes, small
-# enough that a chunk's ids are a few megabytes at most.
-CHUNK_CHARS = 1 << 20
+# About a megabyte of text per unit: large enough that per-call overhead vanishes, small
+# enough that a unit's ids are a few megabytes at most.
+UNIT_CHARS = 1 << 20
 
 
-def text_chunks(source: Any, chunk_chars: int = CHUNK_CHARS, errors: str = "strict") -> Iterator[Tuple[str, bool]]:
-    """Yield ``(chunk, starts_document)`` for every chunk of every document of ``source``."""
+def text_units(source: Any, unit_chars: int = UNIT_CHARS, errors: str = "strict") -> Iterator[Tuple[str, bool]]:
+    """Yield ``(unit, starts_document)`` for every unit of every document of ``source``."""
     if isinstance(source, str):
-        yield from _string_chunks(source, chunk_chars)
+        yield from _string_units(source, unit_chars)
     elif isinstance(source, os.PathLike):
-        yield from _file_chunks(Path(source), chunk_chars, errors)
+        yield from _file_units(Path(source), unit_chars, errors)
     elif isinstance(source, Files):
         for path in source.paths:
-            yield from _file_chunks(path, chunk_chars, source.errors)
+            yield from _file_units(path, unit_chars, source.errors)
     else:
         try:
             documents = iter(source)
@@ -64,9 +64,9 @@ def text_chunks(source: Any, chunk_chars: int = CHUNK_CHARS, errors: str = "stri
             ) from None
         for number, doc in enumerate(documents):
             if isinstance(doc, str):
-                yield from _string_chunks(doc, chunk_chars)
+                yield from _string_units(doc, unit_chars)
             elif isinstance(doc, os.PathLike):
-                yield from _file_chunks(Path(doc), chunk_chars, errors)
+                yield from _file_units(Path(doc), unit_chars, errors)
             else:
                 raise CorpusError(f"document {number} is a {type(doc).__name__}; a document must be a str or a path")
 
@@ -83,11 +83,11 @@ def source_bytes(source: Any) -> Optional[int]:
     return None
 
 
-def _string_chunks(text: str, chunk_chars: int) -> Iterator[Tuple[str, bool]]:
+def _string_units(text: str, unit_chars: int) -> Iterator[Tuple[str, bool]]:
     start = 0
     first = True
-    while len(text) - start > chunk_chars:
-        match = _CUT.search(text, start + chunk_chars)
+    while len(text) - start > unit_chars:
+        match = _CUT.search(text, start + unit_chars)
         if match is None:
             break
         yield text[start : match.start()], first
@@ -96,7 +96,7 @@ def _string_chunks(text: str, chunk_chars: int) -> Iterator[Tuple[str, bool]]:
     yield text[start:], first
 
 
-def _file_chunks(path: Path, chunk_chars: int, errors: str) -> Iterator[Tuple[str, bool]]:
+def _file_units(path: Path, unit_chars: int, errors: str) -> Iterator[Tuple[str, bool]]:
     name = str(path)
     try:
         fh = open(path, "rb")
@@ -112,9 +112,9 @@ def _file_chunks(path: Path, chunk_chars: int, errors: str) -> Iterator[Tuple[st
             offset += len(raw)
             lines.append(line)
             size += len(line)
-            # The same cut as in a string: the first safe line break at offset chunk_chars
-            # or later; the line break itself opens the next chunk.
-            if size - 1 >= chunk_chars and _ENDS_WITH_CUT.search(line):
+            # The same cut as in a string: the first safe line break at offset unit_chars
+            # or later; the line break itself opens the next unit.
+            if size - 1 >= unit_chars and _ENDS_WITH_CUT.search(line):
                 lines[-1] = line[:-1]
                 yield "".join(lines), first
                 first = False
