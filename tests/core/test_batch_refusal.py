@@ -86,7 +86,7 @@ def tiny_steps(monkeypatch):
 
     if NATIVE.encoder is None:
         pytest.skip("the compiled encoder is not built")
-    monkeypatch.setattr(NATIVE.encoder, "STEPPED_MIN_BYTES", 1)
+    monkeypatch.setattr(NATIVE.encoder, "STEPPED_MIN_CHARS", 1)
     monkeypatch.setattr(NATIVE.encoder, "PARALLEL_MIN_BYTES", 1)
 
 
@@ -146,3 +146,15 @@ def test_a_token_across_a_cut(tok, tiny_parts):
     for shift in range(24):
         text = "x" * shift + "hello world. " * 12 + "<|a|>" + " hello. world" * 12
         assert refused_or_ids(lambda: tok.encode(text, threads=4))[:3] == ("error", "<|a|>", shift + 156)
+
+
+class Text(str):
+    """A str subclass: its characters are not stored as a compact str's are."""
+
+
+@pytest.mark.parametrize("how", ["lists", "flat"])
+def test_every_kind_of_str_is_read_where_it_lies(tok, tiny_steps, how):
+    """Compact ASCII, other compact text and str subclasses (ASCII or not) in one batch,
+    taken in step by step: the ids of encoding each alone."""
+    texts = ["hello world", Text("hello world"), "héllo wörld 🙂", Text("a b c é"), ""] * 8
+    assert batched(tok, texts, how, 2) == one_by_one(tok, texts)
