@@ -263,3 +263,38 @@ def test_o200k_short_paths_equal_regex(words):
 
     text = "".join(a + w + b for a, w, b in words)
     assert NATIVE.scanner.scan(text, "o200k") == regex.findall(PATTERNS["o200k"], text)
+
+
+# -- a batch's ids laid out flat by its workers (csrc/lib/encode/pack.h) -----------------------
+
+@needs_native
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(units=st.lists(cut_text, min_size=1, max_size=40), ends=st.data(), width=st.sampled_from([2, 4]),
+       eot=st.sampled_from([-1, 7, 300]), permuted=st.booleans())
+def test_the_workers_lay_out_the_ids_as_one_thread_would(monkeypatch, units, ends, width, eot, permuted):
+    """Token-file bytes (eot after the units that end a document, each id as its output id,
+    2 or 4 bytes little-endian) laid out on 3 threads from the first id: the bytes that
+    encoding each unit alone gives, in order."""
+    monkeypatch.setattr(ENCODER, "PACK_PARALLEL_MIN_IDS", 1)
+    monkeypatch.setattr(ENCODER, "PARALLEL_MIN_BYTES", 1)
+    merges = [(32, 116), (104, 101), (256, 257), (97, 110), (258, 97)]
+    size = 256 + len(merges)
+    output = list(range(size))
+    if permuted:  # an imported vocabulary: every id written as another
+        random.Random(size).shuffle(output)
+    bpe = ENCODER.BPE([], merges, ["<|e|>"], output_ids=output)
+    last = [ends.draw(st.booleans()) for _ in units]
+    data = [u.encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode() for u in units]
+    buffer = b"".join(data)
+    import numpy as np
+    cuts = np.cumsum([len(d) for d in data], dtype=np.uint64)
+    flags = np.array(last, dtype=np.uint8)
+    got, counts = bpe.encode_buffer_packed(buffer, cuts, flags, "gpt2", 3, width, eot)
+    expected = bytearray()
+    for text, ends_here in zip(data, last):
+        for i in bpe.encode_texts([text.decode()], "gpt2", 1)[0] + ([eot] if eot >= 0 and ends_here else []):
+            expected += i.to_bytes(width, "little")
+    assert got == bytes(expected)
+    assert counts.tolist() == [len(bpe.encode_texts([t.decode()], "gpt2", 1)[0]) for t in data]
+    one, _ = bpe.encode_buffer_packed(buffer, cuts, flags, "gpt2", 1, width, eot)
+    assert one == got
