@@ -1329,26 +1329,22 @@ static NOINLINE fbpe_status merge_staged_piece(const fbpe_bpe *b, fbpe_cache *ca
     return merge_piece(b, cache, kept, s, n, readable, h, out, 1);
 }
 
-static fbpe_status encode_part(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, size_t n,
-                               size_t readable, fbpe_ids *out, int may_cut) {
-    if (n == 0) return FBPE_OK;
-    if (n == 1) { /* a byte is its own id */
-        if (reserve(out, 1)) return FBPE_ENOMEM;
-        out->ids[out->len++] = s[0];
-        return FBPE_OK;
-    }
-    fbpe_key key;
-    fbpe_key_make(&key, s, n, readable);
-    uint32_t id = whole_token(b, &key);
+/* Encode s[0..n) (n >= 2), keyed by `key`, which is not a whole token (vocab_slots gave
+ * `id`, FBPE_NO_RANK). */
+static ALWAYS_INLINE fbpe_status encode_not_whole(const fbpe_bpe *b, fbpe_cache *cache,
+                                                  const uint8_t *s, size_t n, size_t readable,
+                                                  fbpe_ids *out, int may_cut,
+                                                  const fbpe_key *key) {
+    uint32_t id = FBPE_NO_RANK;
     /* Only the whole piece, never a part cut from it: tiktoken looks a piece up whole. */
-    if (id == FBPE_NO_RANK && may_cut && b->piece_slots)
-        id = fbpe_slot_find(b->piece_slots, b->piece_mask, b->tok_bytes, b->tok_off, &key);
+    if (may_cut && b->piece_slots)
+        id = fbpe_slot_find(b->piece_slots, b->piece_mask, b->tok_bytes, b->tok_off, key);
     if (id != FBPE_NO_RANK) {
         if (reserve(out, 1)) return FBPE_ENOMEM;
         out->ids[out->len++] = id;
         return FBPE_OK;
     }
-    uint64_t h = key.hash;
+    uint64_t h = key->hash;
     fbpe_cache *kept = n < CACHE_MIN_PIECE || n > CACHE_MAX_PIECE ? NULL : cache;
     if (kept) {
         size_t m;
@@ -1365,6 +1361,31 @@ static fbpe_status encode_part(const fbpe_bpe *b, fbpe_cache *cache, const uint8
         if (rc != FBPE_MORE) return rc;
     }
     return merge_piece(b, cache, kept, s, n, readable, h, out, 0);
+}
+
+static fbpe_status encode_part(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, size_t n,
+                               size_t readable, fbpe_ids *out, int may_cut) {
+    if (n == 0) return FBPE_OK;
+    if (n == 1) { /* a byte is its own id */
+        if (reserve(out, 1)) return FBPE_ENOMEM;
+        out->ids[out->len++] = s[0];
+        return FBPE_OK;
+    }
+    fbpe_key key;
+    fbpe_key_make(&key, s, n, readable);
+    uint32_t id = whole_token(b, &key);
+    if (id != FBPE_NO_RANK) {
+        if (reserve(out, 1)) return FBPE_ENOMEM;
+        out->ids[out->len++] = id;
+        return FBPE_OK;
+    }
+    return encode_not_whole(b, cache, s, n, readable, out, may_cut, &key);
+}
+
+fbpe_status fbpe_encode_piece_not_whole(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s,
+                                        size_t n, size_t readable, fbpe_ids *out,
+                                        const fbpe_key *key) {
+    return encode_not_whole(b, cache, s, n, readable, out, 1, key);
 }
 
 /* ---- building ------------------------------------------------------------------------- */

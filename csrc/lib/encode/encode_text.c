@@ -17,7 +17,7 @@
 #define ENCODE_LOOP(END_FN)                                                                    \
     while (i < n) {                                                                            \
         size_t e = END_FN(cl, s, i, n);                                                        \
-        if (fbpe_encode_piece(b, cache, s + i, e - i, n - i, out)) return FBPE_ENOMEM;         \
+        if (fbpe_encode_piece_inline(b, cache, s + i, e - i, n - i, out)) return FBPE_ENOMEM;  \
         i = e;                                                                                 \
     }
 
