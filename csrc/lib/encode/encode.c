@@ -204,9 +204,11 @@ static ALWAYS_INLINE size_t merge_short_below(const fbpe_bpe *b, uint32_t *ids, 
         uint32_t best = lowest_rank(ranks, n - 1, &at);
         if (best == FBPE_NO_RANK) break;
         ids[at] = best;
-        /* Drop symbol at+1 and the pair that started on it. */
-        memmove(ids + at + 1, ids + at + 2, (n - at - 2) * sizeof(uint32_t));
-        if (n >= at + 3) memmove(ranks + at + 1, ranks + at + 2, (n - at - 3) * sizeof(uint32_t));
+        /* Drop symbol at+1 and the pair that started on it: a few words each, moved by a
+         * loop rather than two calls of memmove (o200k, callgrind: zh-CN 110.8 M -> 108.7 M
+         * instructions in fbpe_encode_text, English 20.1 M -> 19.9 M). */
+        for (size_t k = at + 1; k + 1 < n; k++) ids[k] = ids[k + 1];
+        for (size_t k = at + 1; k + 2 < n; k++) ranks[k] = ranks[k + 1];
         n--;
         if (at > 0) ranks[at - 1] = rank_below(b, ids[at - 1], ids[at], limit);
         if (at + 1 < n) ranks[at] = rank_below(b, ids[at], ids[at + 1], limit);
