@@ -80,6 +80,29 @@ def test_scanner_equals_regex_on_any_text(text):
         assert pieces == regex.findall(PATTERNS[name], text), name
 
 
+# A few characters, one of each kind that the scanners' ASCII shortcuts tell apart (space,
+# line breaks, tab, punctuation, '/', a digit, letters of each case, an apostrophe) and a few
+# non-ASCII ones that end those shortcuts (white space, letters, a mark, a digit): every
+# pair and triple of them comes up, as in "\n \n(" or " 1", which PARTS rarely strings
+# together.
+FEW = " \n\r\t,./(1aA'sd\u00a0\u3000\u00e9\u00c9\u0301\u4e2d\u0663"
+
+
+@needs_scanner
+def test_scanner_equals_regex_on_every_string_of_three_few_characters():
+    strings = [a + b + c for a in FEW for b in FEW for c in FEW]
+    for name in NAMES:
+        for text in strings:
+            assert scanner.scan(text, name) == regex.findall(PATTERNS[name], text), (name, text)
+
+
+@needs_scanner
+@given(st.text(alphabet=FEW, max_size=30))
+def test_scanner_equals_regex_on_few_characters(text):
+    for name in NAMES:
+        assert scanner.scan(text, name) == regex.findall(PATTERNS[name], text), name
+
+
 @needs_scanner
 def test_scanner_on_every_code_point():
     # All 1,114,112 code points in order: every character's class, in a run of neighbours.

@@ -65,24 +65,44 @@ typedef struct {
 static const uint8_t fbpe_keep_first[32] = {255, 255, 255, 255, 255, 255, 255, 255,
                                             255, 255, 255, 255, 255, 255, 255, 255};
 
+/* The key's two words of p[0..len) when 16 bytes from p may be read: two unaligned loads and
+ * a mask, without a branch on the length. */
+static inline void fbpe_key_words16(const uint8_t *p, size_t len, uint64_t w[2]) {
+    size_t head = len < FBPE_INLINE_KEY ? len : FBPE_INLINE_KEY;
+    uint64_t m[2];
+    memcpy(w, p, 16);
+    memcpy(m, fbpe_keep_first + 16 - head, 16);
+    w[0] &= m[0];
+    w[1] &= m[1];
+}
+
+/* The hash of a string of at most 16 bytes from its key's words (fbpe_key_make's, which
+ * goes on from the first line for longer strings). */
+static inline uint64_t fbpe_key_hash_short(uint64_t w0, uint64_t w1, size_t len) {
+    uint64_t h = (w0 ^ FBPE_MIX1) * FBPE_MIX2 ^ (w1 + len) * FBPE_MIX3;
+    h ^= h >> 32;
+    h *= FBPE_MIX1;
+    h ^= h >> 29;
+    return h;
+}
+
 /* `readable`: how many bytes from p may be read (at least len). With 16 or more the key is
- * two unaligned loads and a mask, without a branch on the length; else a byte copy. */
+ * fbpe_key_words16; else a byte copy. */
 static inline void fbpe_key_make(fbpe_key *k, const uint8_t *p, size_t len, size_t readable) {
     size_t head = len < FBPE_INLINE_KEY ? len : FBPE_INLINE_KEY;
     uint64_t w[2] = {0, 0};
     k->p = p;
     k->len = len;
-    if (readable >= FBPE_INLINE_KEY) {
-        uint64_t m[2];
-        memcpy(w, p, 16);
-        memcpy(m, fbpe_keep_first + 16 - head, 16);
-        w[0] &= m[0];
-        w[1] &= m[1];
-    } else {
+    if (readable >= FBPE_INLINE_KEY)
+        fbpe_key_words16(p, len, w);
+    else
         memcpy(w, p, head);
-    }
     k->w[0] = w[0];
     k->w[1] = w[1];
+    if (len <= FBPE_INLINE_KEY) {
+        k->hash = fbpe_key_hash_short(w[0], w[1], len);
+        return;
+    }
     uint64_t h = (w[0] ^ FBPE_MIX1) * FBPE_MIX2 ^ (w[1] + len) * FBPE_MIX3;
     for (size_t i = FBPE_INLINE_KEY; i < len; i += 8) {
         uint64_t x = 0;

@@ -204,9 +204,11 @@ static ALWAYS_INLINE size_t merge_short_below(const fbpe_bpe *b, uint32_t *ids, 
         uint32_t best = lowest_rank(ranks, n - 1, &at);
         if (best == FBPE_NO_RANK) break;
         ids[at] = best;
-        /* Drop symbol at+1 and the pair that started on it. */
-        memmove(ids + at + 1, ids + at + 2, (n - at - 2) * sizeof(uint32_t));
-        if (n >= at + 3) memmove(ranks + at + 1, ranks + at + 2, (n - at - 3) * sizeof(uint32_t));
+        /* Drop symbol at+1 and the pair that started on it: a few words each, moved by a
+         * loop rather than two calls of memmove (o200k, callgrind: zh-CN 110.8 M -> 108.7 M
+         * instructions in fbpe_encode_text, English 20.1 M -> 19.9 M). */
+        for (size_t k = at + 1; k + 1 < n; k++) ids[k] = ids[k + 1];
+        for (size_t k = at + 1; k + 2 < n; k++) ranks[k] = ranks[k + 1];
         n--;
         if (at > 0) ranks[at - 1] = rank_below(b, ids[at - 1], ids[at], limit);
         if (at + 1 < n) ranks[at] = rank_below(b, ids[at], ids[at + 1], limit);
@@ -1329,26 +1331,22 @@ static NOINLINE fbpe_status merge_staged_piece(const fbpe_bpe *b, fbpe_cache *ca
     return merge_piece(b, cache, kept, s, n, readable, h, out, 1);
 }
 
-static fbpe_status encode_part(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, size_t n,
-                               size_t readable, fbpe_ids *out, int may_cut) {
-    if (n == 0) return FBPE_OK;
-    if (n == 1) { /* a byte is its own id */
-        if (reserve(out, 1)) return FBPE_ENOMEM;
-        out->ids[out->len++] = s[0];
-        return FBPE_OK;
-    }
-    fbpe_key key;
-    fbpe_key_make(&key, s, n, readable);
-    uint32_t id = whole_token(b, &key);
+/* Encode s[0..n) (n >= 2), keyed by `key`, which is not a whole token (vocab_slots gave
+ * `id`, FBPE_NO_RANK). */
+static ALWAYS_INLINE fbpe_status encode_not_whole(const fbpe_bpe *b, fbpe_cache *cache,
+                                                  const uint8_t *s, size_t n, size_t readable,
+                                                  fbpe_ids *out, int may_cut,
+                                                  const fbpe_key *key) {
+    uint32_t id = FBPE_NO_RANK;
     /* Only the whole piece, never a part cut from it: tiktoken looks a piece up whole. */
-    if (id == FBPE_NO_RANK && may_cut && b->piece_slots)
-        id = fbpe_slot_find(b->piece_slots, b->piece_mask, b->tok_bytes, b->tok_off, &key);
+    if (may_cut && b->piece_slots)
+        id = fbpe_slot_find(b->piece_slots, b->piece_mask, b->tok_bytes, b->tok_off, key);
     if (id != FBPE_NO_RANK) {
         if (reserve(out, 1)) return FBPE_ENOMEM;
         out->ids[out->len++] = id;
         return FBPE_OK;
     }
-    uint64_t h = key.hash;
+    uint64_t h = key->hash;
     fbpe_cache *kept = n < CACHE_MIN_PIECE || n > CACHE_MAX_PIECE ? NULL : cache;
     if (kept) {
         size_t m;
@@ -1365,6 +1363,31 @@ static fbpe_status encode_part(const fbpe_bpe *b, fbpe_cache *cache, const uint8
         if (rc != FBPE_MORE) return rc;
     }
     return merge_piece(b, cache, kept, s, n, readable, h, out, 0);
+}
+
+static fbpe_status encode_part(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, size_t n,
+                               size_t readable, fbpe_ids *out, int may_cut) {
+    if (n == 0) return FBPE_OK;
+    if (n == 1) { /* a byte is its own id */
+        if (reserve(out, 1)) return FBPE_ENOMEM;
+        out->ids[out->len++] = s[0];
+        return FBPE_OK;
+    }
+    fbpe_key key;
+    fbpe_key_make(&key, s, n, readable);
+    uint32_t id = whole_token(b, &key);
+    if (id != FBPE_NO_RANK) {
+        if (reserve(out, 1)) return FBPE_ENOMEM;
+        out->ids[out->len++] = id;
+        return FBPE_OK;
+    }
+    return encode_not_whole(b, cache, s, n, readable, out, may_cut, &key);
+}
+
+fbpe_status fbpe_encode_piece_not_whole(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s,
+                                        size_t n, size_t readable, fbpe_ids *out,
+                                        const fbpe_key *key) {
+    return encode_not_whole(b, cache, s, n, readable, out, 1, key);
 }
 
 /* ---- building ------------------------------------------------------------------------- */

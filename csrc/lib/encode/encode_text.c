@@ -17,7 +17,8 @@
 #define ENCODE_LOOP(END_FN)                                                                    \
     while (i < n) {                                                                            \
         size_t e = END_FN(cl, s, i, n);                                                        \
-        if (fbpe_encode_piece(b, cache, s + i, e - i, n - i, out)) return FBPE_ENOMEM;         \
+        if (fbpe_encode_piece_inline(b, vslots, vmask, cache, s + i, e - i, n - i, out))       \
+            return FBPE_ENOMEM;                                                                \
         i = e;                                                                                 \
     }
 
@@ -63,6 +64,8 @@ fbpe_status fbpe_encode_text(const fbpe_bpe *b, fbpe_cache *cache, const fbpe_sp
                              const uint8_t *s, size_t n, fbpe_ids *out) {
     size_t i = 0;
     const fbpe_classes *cl = sp->classes;
+    const fbpe_vocab_slot *vslots = b->vocab_slots; /* fbpe_encode_piece_inline */
+    size_t vmask = b->vocab_mask;
     /* Real text has about one token per four bytes; growing from there is rare. */
     if (fbpe_ids_reserve(out, n / 4 + 16)) return FBPE_ENOMEM;
     if (sp->markers) {
