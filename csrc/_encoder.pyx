@@ -237,7 +237,7 @@ cdef size_t NOGIL_PIECE = 4096
 # other threads would cost more than it saves.
 PARALLEL_MIN_BYTES = 256 << 10
 # One text of at least this many bytes of UTF-8 is cut at safe places (fbpe_safe_cut,
-# csrc/lib/scan/scan.c: the pieces of the parts are the pieces of the whole) and its parts are
+# csrc/lib/scan/scan.c: the pieces of the units are the pieces of the whole) and its units are
 # encoded on the worker threads, like a batch's texts. Module attributes, so that tests can
 # make them tiny.
 PARALLEL_TEXT_BYTES = 128 << 10
@@ -250,13 +250,13 @@ STEPPED_MIN_CHARS = 1 << 20
 RESULT_STEPS = 8
 # Ids from which a batch's ids are laid out flat by all of its workers (pack.h).
 PACK_PARALLEL_MIN_IDS = 1 << 16
-# The parts: about PARTS_PER_THREAD per thread, so that a part slower than the others (a
+# The units: about UNITS_PER_THREAD per thread, so that a unit slower than the others (a
 # paragraph of rare CJK) does not leave the other threads waiting; none under
-# TEXT_PART_MIN_BYTES.
-PARTS_PER_THREAD = 4
-TEXT_PART_MIN_BYTES = 32 << 10
+# TEXT_UNIT_MIN_BYTES.
+UNITS_PER_THREAD = 4
+TEXT_UNIT_MIN_BYTES = 32 << 10
 # A cut is looked for this far before each planned place, never further: a text without one
-# there (a megabyte of spaces) loses that cut, not the time of a search through the part.
+# there (a megabyte of spaces) loses that cut, not the time of a search through the unit.
 CUT_WINDOW = 16 << 10
 # encode_cached's cache of raw pieces, read when a BPE makes its cache: more than the distinct
 # pieces of the standard library cut by the functionalizer split (131,707), which a smaller
@@ -307,16 +307,16 @@ def _thread_pool():
         return _pool
 
 
-def _held_across(str text, _TextBatch parts, needles):
-    """Whether a needle's text lies across a place where ``parts`` cut ``text`` (each part
+def _held_across(str text, _TextBatch units, needles):
+    """Whether a needle's text lies across a place where ``units`` cut ``text`` (each unit
     was searched on its own): the characters around each cut, as many as the longest needle
     has bytes, less one, on either side."""
     cdef size_t k, cut, start = 0, reach = max(len(n) for n in needles) - 1
     cdef bint ascii = PyUnicode_IS_ASCII(text)
     if not reach:
         return False
-    for k in range(parts.batch.num_units - 1):
-        start += parts.batch.units[k].len if ascii else parts.batch.units[k].ucs_len
+    for k in range(units.batch.num_units - 1):
+        start += units.batch.units[k].len if ascii else units.batch.units[k].ucs_len
         cut = start
         around = text[cut - min(cut, reach):cut + reach].encode("utf-8", "surrogatepass")
         if any(needle in around for needle in needles):
@@ -479,8 +479,8 @@ cdef class _TextBatch:
             self.batch.needles = &needles.nd
         if buffer is not None:
             # Bytes from a file, checked as UTF-8 where they were read: no str is ever made.
-            # Or one text cut into parts (BPE._text_parts): an ASCII str, cut in bytes, or
-            # another str, cut in characters, whose parts the workers write as UTF-8.
+            # Or one text cut into units (BPE._text_units): an ASCII str, cut in bytes, or
+            # another str, cut in characters, whose units the workers write as UTF-8.
             self.owners.append(buffer)
             if isinstance(buffer, str) and not PyUnicode_IS_ASCII(buffer):
                 base = <const uint8_t *>PyUnicode_DATA(buffer)
@@ -589,8 +589,8 @@ cdef class _TextBatch:
         return [k for k in range(self.batch.num_units) if self.batch.units[k].holds_needle]
 
     def joined(self):
-        """The ids of every unit, one unit after another, as one list: the parts of one text
-        (BPE._text_parts)."""
+        """The ids of every unit, one unit after another, as one list: the units of one text
+        (BPE._text_units)."""
         cdef size_t k, j, total = 0
         cdef fbpe_text_unit *u
         cdef const uint32_t *ids
@@ -964,12 +964,12 @@ cdef class BPE:
         cdef fbpe_ids out
         cdef _Needles looked_for = _Needles(needles) if needles else None
         if threads != 1:
-            parts = self._text_parts(text, pattern, threads, looked_for)
-            if parts is not None:
-                if looked_for is not None and (parts.holding_needles() or _held_across(text, parts, needles)):
+            units = self._text_units(text, pattern, threads, looked_for)
+            if units is not None:
+                if looked_for is not None and (units.holding_needles() or _held_across(text, units, needles)):
                     refuse()
                     return self.encode_text(text, pattern, threads)
-                return parts.joined()
+                return units.joined()
         fbpe_ids_init(&out)
         try:
             self._encode_text(text, pattern, &out, looked_for, refuse)
@@ -981,9 +981,9 @@ cdef class BPE:
         """How many ids ``text`` encodes to (as ``len(encode_text(...))``, without the list)."""
         cdef fbpe_ids out
         if threads != 1:
-            parts = self._text_parts(text, pattern, threads)
-            if parts is not None:
-                return parts.total()
+            units = self._text_units(text, pattern, threads)
+            if units is not None:
+                return units.total()
         fbpe_ids_init(&out)
         try:
             self._encode_text(text, pattern, &out)
@@ -991,18 +991,18 @@ cdef class BPE:
         finally:
             fbpe_ids_free(&out)
 
-    def _text_parts(self, str text, str pattern, threads, _Needles needles=None):
-        """One long text cut at safe places and its parts encoded on the worker threads (a
-        _TextBatch whose units are the parts, in order), or None when it stays on one thread:
+    def _text_units(self, str text, str pattern, threads, _Needles needles=None):
+        """One long text cut at safe places and its units encoded on the worker threads (a
+        _TextBatch of them, in order), or None when it stays on one thread:
         it is short, one thread is asked for, no safe place is found, or the scanner is one
         whose pieces a safe cut may change (the marker scheme's, whose dropped spaces need
         both neighbours; a scanner that joins runs of identical pieces, scan.c).
 
         A safe cut is a place where a piece of the whole text ends and every piece before it
-        was decided as the end of the text would decide it, so the pieces of the parts are
+        was decided as the end of the text would decide it, so the pieces of the units are
         the pieces of the whole; each piece is encoded on its own, so the ids are too."""
         cdef const uint8_t *data
-        cdef size_t size, parts, k, target, prev = 0, cut, lo, length = len(text), units
+        cdef size_t size, wanted, k, target, prev = 0, cut, lo, length = len(text), extent
         cdef bint ascii
         if length < PARALLEL_TEXT_BYTES // 4:  # at most 4 bytes a character
             return None
@@ -1013,12 +1013,12 @@ cdef class BPE:
             return None
         # An ASCII str's buffer is its UTF-8, cut in bytes. Any other is cut in characters
         # (the same cuts, _scanner.safe_cut_text) and each worker writes the UTF-8 of its
-        # parts: on one thread beforehand, that was a sixth of the instructions of the call
+        # units: on one thread beforehand, that was a sixth of the instructions of the call
         # on Russian and a fifth on English that holds one emoji (a UCS-4 str).
         ascii = PyUnicode_IS_ASCII(text)
         if ascii:
             owner = utf8_of(text, &data, &size)
-            units = size
+            extent = size
         else:
             if PyUnicode_READY(text) < 0:
                 raise MemoryError()
@@ -1027,15 +1027,15 @@ cdef class BPE:
             # instructions on a megabyte of Russian, on the calling thread).
             size = length if length >= <size_t>PARALLEL_TEXT_BYTES else \
                 fbpe_ucs_utf8_len(PyUnicode_DATA(text), PyUnicode_KIND(text), length)
-            units = length
+            extent = length
         if size < PARALLEL_TEXT_BYTES:
             return None
-        parts = min(<size_t>(workers * PARTS_PER_THREAD), size // max(<size_t>TEXT_PART_MIN_BYTES, 1))
+        wanted = min(<size_t>(workers * UNITS_PER_THREAD), size // max(<size_t>TEXT_UNIT_MIN_BYTES, 1))
         if ascii:
             view = PyMemoryView_FromMemory(<char *>data, size, PyBUF_READ)
         ends = array("Q")
-        for k in range(1, parts):
-            target = units // parts * k
+        for k in range(1, wanted):
+            target = extent // wanted * k
             lo = target - CUT_WINDOW if target > prev + CUT_WINDOW else prev
             cut = _scanner.safe_cut(view, lo, target) if ascii else _scanner.safe_cut_text(text, lo, target)
             if cut > prev:
@@ -1043,7 +1043,7 @@ cdef class BPE:
                 prev = cut
         if not ends:
             return None
-        ends.append(units)
+        ends.append(extent)
         workers = min(workers, len(ends))
         batch = _TextBatch(self, (), pattern, workers, owner, ends, needles)
         _run(batch, workers)

@@ -278,7 +278,7 @@ class Tokenizer:
         """Encode ``text``, reading special-token text as ordinary text.
 
         ``threads``: a long text (128 KiB or more) whose pieces the C scanner finds is cut
-        where no piece changes and its parts are encoded on this many threads (None: all
+        where no piece changes and its units are encoded on this many threads (None: all
         cores; 1 keeps the calling thread). The ids are the same for any number.
 
         >>> import functionalbpe as fb

@@ -215,7 +215,7 @@ class Encoder:
         (which UTF-8 cannot hold) is read as U+FFFD, as tiktoken reads it: the text is
         rewritten only when it holds one, which the UTF-8 encoding in C finds out.
 
-        ``threads``: a long text cut by the C scanner is encoded in parts on this many
+        ``threads``: a long text cut by the C scanner is encoded in units on this many
         threads (None: all cores), with the same ids as on one. ``refusal``: a text it
         refuses raises first."""
         refusing: Dict[str, Any] = {}

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import functionalbpe as fb
 from functionalbpe.errors import SpecialTokenError
 
-from .test_parallel_encode import tiny_parts  # noqa: F401  (a fixture: parts of a few bytes)
+from .test_parallel_encode import tiny_units  # noqa: F401  (a fixture: units of a few bytes)
 
 # Needles with different first bytes, one of a single character, one that is U+FFFD (which
 # a lone surrogate becomes in UTF-8, though the text does not hold it), one made of two.
@@ -135,13 +135,13 @@ long_text = st.lists(st.sampled_from(["hello", " world", ". ", "\n", "<|a", "|>"
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=long_text, threads=st.sampled_from([1, 2, 4]),
        disallowed=st.sampled_from(["all", ("[SEP]",), ("<|a|>", "é")]))
-def test_one_text_refused_as_the_python_search_refuses(tok, tiny_parts, text, threads, disallowed):
+def test_one_text_refused_as_the_python_search_refuses(tok, tiny_units, text, threads, disallowed):
     # Tokens cut in two by the parts ('<|a' + '|>', '[SE' + 'P]') are found too.
     assert refused_or_ids(lambda: tok.encode(text, threads=threads, disallowed_special=disallowed)) == \
         python_refusal_then_ids(tok, text, disallowed)
 
 
-def test_a_token_across_a_cut(tok, tiny_parts):
+def test_a_token_across_a_cut(tok, tiny_units):
     # The token at every place of a text that is cut every few bytes: across a cut at some.
     for shift in range(24):
         text = "x" * shift + "hello world. " * 12 + "<|a|>" + " hello. world" * 12

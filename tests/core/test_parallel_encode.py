@@ -1,9 +1,9 @@
-"""One long text on several threads: cut at safe places, the parts encoded on the workers.
+"""One long text on several threads: cut at safe places, the units encoded on the workers.
 
 The property: ``encode(text, threads=k)`` is ``encode(text, threads=1)`` for every k, every
 scheme and pattern, on random merge tables, hypothesis text and hostile text, and equals
 tiktoken's ids where tiktoken is installed. The size thresholds are made tiny here, so that
-short texts are cut into many parts and every cut is exercised.
+short texts are cut into many units and every cut is exercised.
 """
 from __future__ import annotations
 
@@ -34,22 +34,22 @@ cut_text = st.lists(st.one_of(st.sampled_from(CUT_UNITS), tricky_text), max_size
 
 
 @pytest.fixture
-def tiny_parts(monkeypatch):
-    """Parts of a few bytes: any text over 64 bytes is cut wherever a cut is safe."""
+def tiny_units(monkeypatch):
+    """Units of a few bytes: any text over 64 bytes is cut wherever a cut is safe."""
     if ENCODER is None:
         pytest.skip("the compiled encoder is not built")
     monkeypatch.setattr(ENCODER, "PARALLEL_TEXT_BYTES", 64)
-    monkeypatch.setattr(ENCODER, "TEXT_PART_MIN_BYTES", 8)
-    monkeypatch.setattr(ENCODER, "PARTS_PER_THREAD", 64)
+    monkeypatch.setattr(ENCODER, "TEXT_UNIT_MIN_BYTES", 8)
+    monkeypatch.setattr(ENCODER, "UNITS_PER_THREAD", 64)
     monkeypatch.setattr(ENCODER, "CUT_WINDOW", 32)
 
 
-def parts_of(tok: fb.Tokenizer, text: str, threads: int) -> int:
-    """How many parts the encoder cuts ``text`` into (1: it stays on one thread)."""
+def units_of(tok: fb.Tokenizer, text: str, threads: int) -> int:
+    """How many units the encoder cuts ``text`` into (1: it stays on one thread)."""
     encoder = tok._encoder
     if encoder.scanner is None:
         return 1
-    batch = encoder.native._text_parts(text, encoder.scanner, threads)
+    batch = encoder.native._text_units(text, encoder.scanner, threads)
     return 1 if batch is None else batch.num_units
 
 
@@ -74,7 +74,7 @@ def toks() -> List[fb.Tokenizer]:
 @needs_native
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=cut_text, threads=st.sampled_from([2, 3, 8]))
-def test_any_thread_count_gives_the_ids_of_one_thread(toks, tiny_parts, text, threads):
+def test_any_thread_count_gives_the_ids_of_one_thread(toks, tiny_units, text, threads):
     for tok in toks:
         one = tok.encode_ordinary(text, threads=1)
         assert tok.encode_ordinary(text, threads=threads) == one, tok
@@ -83,7 +83,7 @@ def test_any_thread_count_gives_the_ids_of_one_thread(toks, tiny_parts, text, th
 
 
 @needs_native
-def test_parts_equal_the_reference_on_real_and_hostile_text(toks, tiny_parts):
+def test_units_equal_the_reference_on_real_and_hostile_text(toks, tiny_units):
     every_block = "".join(chr(cp) + (".\n" if k % 7 == 0 else " ")
                           for k, cp in enumerate(range(0x20, 0x30000, 97)) if not 0xD800 <= cp < 0xE000)
     texts = [
@@ -99,7 +99,7 @@ def test_parts_equal_the_reference_on_real_and_hostile_text(toks, tiny_parts):
             assert tok.encode_ordinary(text, threads=1) == want
             assert tok.encode_ordinary(text, threads=4) == want, tok
             if tok.scheme.name == "plain":
-                assert parts_of(tok, text, 4) > 1  # the text was cut: the path was taken
+                assert units_of(tok, text, 4) > 1  # the text was cut: the path was taken
 
 
 # Characters of each str width and UTF-8 length around the places the cut rules look at.
@@ -134,15 +134,15 @@ def test_a_str_is_cut_where_its_utf8_is(text):
 
 
 @needs_native
-def test_the_markers_scheme_and_joined_runs_stay_on_one_thread(toks, tiny_parts):
+def test_the_markers_scheme_and_joined_runs_stay_on_one_thread(toks, tiny_units):
     text = "".join(stdlib_text(5_000))
     for tok in toks:
         if tok.scheme.name != "plain":
-            assert parts_of(tok, text, 4) == 1
+            assert units_of(tok, text, 4) == 1
 
 
 @needs_native
-def test_a_lone_surrogate_and_special_tokens_in_a_long_text(tiny_parts):
+def test_a_lone_surrogate_and_special_tokens_in_a_long_text(tiny_units):
     tok = fb.train(stdlib_text(30_000), vocab_size=400, special_tokens=["<|e|>"], progress=False)
     text = "".join(stdlib_text(10_000))
     with_special = text + "<|e|>" + text
@@ -157,7 +157,7 @@ def test_a_lone_surrogate_and_special_tokens_in_a_long_text(tiny_parts):
 
 
 @needs_native
-def test_calls_from_several_threads_at_once_share_the_workers(tiny_parts, monkeypatch):
+def test_calls_from_several_threads_at_once_share_the_workers(tiny_units, monkeypatch):
     # The worker threads serve one call at a time (csrc/lib/common/workers.c); a call made while
     # another has them runs on its own thread. Four threads each make such calls at once.
     import threading
