@@ -467,6 +467,9 @@ static inline int run_not(const fbpe_rx *p, const fbpe_rx_step *st, const uint8_
  * its own, the common ones first: on English prose this loop finds most pieces, and a
  * generic run (count, bounds, fast path tests) in every step cost a third more
  * instructions per piece (callgrind, gpt4). */
+#if defined(__GNUC__)
+__attribute__((always_inline)) /* called from look_body too: not inlined, o200k cost 115.7M, not 108.7M */
+#endif
 static inline int run_linear(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_linear *L,
                              const uint8_t *s, size_t i, size_t n, uint64_t here, size_t here_len,
                              size_t *out, uint32_t *resume, int *trusted) {
@@ -656,9 +659,13 @@ static int look_body(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_look *lk, c
  * matches; the loop ends where none does. Reads and charges as the matcher would (the
  * first character of an arm's atom or run is tested before its look-aheads, which changes
  * nothing but what is read where the arm fails anyway). On SuperBPE's stage two, whose
- * pieces are whole phrases, the matcher cost about 150 instructions a byte of English
- * (a dispatch and a frame per instruction of the loop, a nested run for the look-ahead at
- * every space); see docs/pretokenization.md for the counts. */
+ * pieces are whole phrases, the matcher spent 158.6M instructions on 1 MB of English
+ * (benchmarks/callgrind_scan.py: a dispatch and a frame per instruction of the loop, a
+ * nested run for the look-ahead at every space); this loop with look_body, 101.6M; with the
+ * look-ahead decided by two characters where they decide it (fbpe_rx.pairs), 75.8M. */
+#if defined(__GNUC__)
+__attribute__((noinline)) /* kept out of fbpe_rx_piece_end, whose hot path is the other patterns' */
+#endif
 static int run_loop(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_loop *lp, const uint8_t *s,
                     size_t i, size_t n, size_t *end) {
     size_t pos = i, reach = i, len;
@@ -680,7 +687,17 @@ static int run_loop(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_loop *lp, co
                 if (!arm->test_look[t]) {
                     holds = (int)(here >> arm->test_atom[t] & 1);
                 } else {
-                    holds = look_body(p, vm, &p->looks[arm->test_look[t] - 1], s, pos, n, here, len);
+                    const fbpe_rx_look *lk = &p->looks[arm->test_look[t] - 1];
+                    uint8_t known;
+                    if (lk->pairs && pos + 1 < n && s[pos] < 0x80 && s[pos + 1] < 0x80 &&
+                        (known = p->pairs[lk->pairs - 1][s[pos]][s[pos + 1]])) {
+                        /* Decided by this character and the next (a space before a word). */
+                        SEEN(pos + 1);
+                        holds = known - 1;
+                        ok = holds != arm->test_negate[t];
+                        continue;
+                    }
+                    holds = look_body(p, vm, lk, s, pos, n, here, len);
                     if (holds < 0) {
                         r = -1;
                         goto out;
@@ -1298,6 +1315,30 @@ static uint32_t loop_of(fbpe_rx *p, uint32_t pc, uint32_t limit) {
     return ++p->num_loops;
 }
 
+/* Which pairs of ASCII characters decide look-ahead lk whatever follows them (fbpe_rx.pairs):
+ * its body is run on the text "ab" alone, and where it read neither past b nor whether the
+ * text ends after b, every text that goes on with a b decides it the same way, since a
+ * look-ahead reads nothing before where it stands (^ in its body: no table). On SuperBPE's
+ * stage two the look-ahead at every space before a word and every comma before a space is
+ * then one table test: the look-ahead's alternatives cost about 60 instructions there. */
+static void look_pairs(fbpe_rx *p, fbpe_rx_look *lk, uint32_t k) {
+    const uint32_t end = p->code[lk->pc].b;
+    lk->pairs = 0;
+    for (uint32_t pc = lk->pc + 1; pc < end; pc++)
+        if (p->code[pc].op == FBPE_RX_BEGIN) return;
+    for (int a = 0; a < 128; a++) {
+        for (int b = 0; b < 128; b++) {
+            const uint8_t text[2] = {(uint8_t)a, (uint8_t)b};
+            fbpe_rx_vm vm;
+            fbpe_rx_vm_init(&vm, 2);
+            int r = look_body(p, &vm, lk, text, 0, 2, p->ascii_masks[a], 1);
+            p->pairs[k][a][b] = (uint8_t)(r >= 0 && vm.status == FBPE_OK && vm.reach < 2 ? 1 + (r > 0) : 0);
+            fbpe_rx_vm_free(&vm);
+        }
+    }
+    lk->pairs = k + 1;
+}
+
 void fbpe_rx_prepare(fbpe_rx *p) {
     for (uint32_t a = 0; a < 64; a++) p->spans[a] = span_of(p, a);
     p->num_loops = p->num_looks = p->num_subs = 0;
@@ -1306,4 +1347,6 @@ void fbpe_rx_prepare(fbpe_rx *p) {
         walk_steps(p, p->starts[k], FBPE_RX_INF, L);
         L->loop = loop_of(p, p->starts[k], k + 1 < p->num_alts ? p->starts[k + 1] : p->num_code);
     }
+    for (uint32_t k = 0; k < p->num_looks && k < FBPE_RX_MAX_PAIRS; k++)
+        look_pairs(p, &p->looks[k], k);
 }

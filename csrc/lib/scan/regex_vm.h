@@ -150,6 +150,7 @@ typedef struct {
 /* A look-ahead (LOOK at pc) whose body is run as its alternatives p->subs[first..first+count). */
 typedef struct {
     uint32_t pc, first, count;
+    uint32_t pairs; /* 1 + its index in p->pairs where it has that table, else 0 */
 } fbpe_rx_look;
 /* One arm of a loop (fbpe_rx_loop): look-aheads, then one atom or one run of an atom. */
 #define FBPE_RX_MAX_TESTS 2
@@ -175,6 +176,7 @@ typedef struct {
 #define FBPE_RX_MAX_LOOPS 4
 #define FBPE_RX_MAX_LOOKS 8
 #define FBPE_RX_MAX_SUBS 16
+#define FBPE_RX_MAX_PAIRS 2
 
 /* A program and its tables. The arrays belong to the Python object that made it
  * (_scanner.pyx keeps every program for the life of the process). */
@@ -201,6 +203,10 @@ typedef struct {
     fbpe_rx_loop loops[FBPE_RX_MAX_LOOPS];        /* alternatives that are loops of arms */
     fbpe_rx_look looks[FBPE_RX_MAX_LOOKS];        /* the look-aheads those arms test */
     fbpe_rx_sub subs[FBPE_RX_MAX_SUBS];           /* the alternatives of their bodies */
+    /* Per look-ahead (the first FBPE_RX_MAX_PAIRS of them) and pair of ASCII characters a, b:
+     * 2 where its body matches wherever the text goes on with a b, 1 where it fails there,
+     * 0 where that depends on what follows (fbpe_rx_prepare measures it). */
+    uint8_t pairs[FBPE_RX_MAX_PAIRS][128][128];
 } fbpe_rx;
 
 /* One backtrack frame: where to resume and how. */
