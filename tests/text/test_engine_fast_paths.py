@@ -26,6 +26,14 @@ FAST = {
     "run-not": r"""[a-c]{2,}(?![x-z])|[a-c]+(?![x-z])|[d-f]*(?!\d)|[x-z]+(?![a-z])|\s+(?!\S)|\S+(?!\s)|[\s\S]""",
     # a greedy run before a required run that shares ASCII (never futile) and one that does not
     "futile": r"""[a-z]*[a-z0-9]+|[A-Z]?[A-Z]*\d+|[A-Z]+[a-z]|\s*[\r\n]+|[\s\S]""",
+    # loops of arms (run_loop): SuperBPE's shape with other classes, a look-ahead whose
+    # alternatives are decided by a guard, a head (X? Y), a run-not step, steps then the
+    # matcher (a nested choice, a lazy run), and a nullable tail before its end
+    "loop-cuts": r"""\d{1,3}| ?[^\s\w]{2,}[\r\n/]*| +(?!\S)|(?:[a-z]++|[^\S ]++|(?!\d{1,3}| ?[^\s\w]{2,}[\r\n/]*| +(?!\S))[\s\S])++""",
+    # greedy, not atomic, B* and B+; counted runs; look-aheads of one character; positive ones
+    "loop-arms": r"""(?:[a-c]{1,3}|(?=\s)[\s\S]|(?!x)\d)+|(?:(?=ab|c\d?|\s\s)[a-z\s]|[A-Z]+)*|(?:(?!a+?b|(?:c|d)e|x*$)[\s\S])+|[\s\S]""",
+    # BLOOM's shape: one arm, a look-ahead X? Y whose optional character is taken on trust
+    "loop-one-arm": r""" ?[^\s.,'é]+|(?:(?! ?[^\s.,'é])[\s\S])+""",
 }
 
 ALPHABET = "aAbcxyzZd09 \n\r\t\x00\x07\x7f@[`{-'sTʰǅÉéа\u0301\u3000…中"

@@ -428,6 +428,37 @@ static inline int star_run(const fbpe_rx *p, const fbpe_rx_step *st, const uint8
     return k >= st->min;
 }
 
+/* A RUN_NOT step X{min,}(?!Y) from pos (fbpe_rx_prepare): 0 where it fails, 1 where it ends
+ * at *end, 2 where it ends one character before *end; *end is also the last offset it
+ * read (where the run stopped). */
+static inline int run_not(const fbpe_rx *p, const fbpe_rx_step *st, const uint8_t *s, size_t pos,
+                          size_t n, size_t *end) {
+    size_t e = pos, len;
+    uint64_t stopped = 0; /* the atoms of the character that ended the run */
+    uint32_t k;
+    if (st->ascii == FBPE_RX_ASCII_SPACES) e = ascii_spaces(s, pos, n);
+    else if (st->ascii == FBPE_RX_ASCII_RANGE) e = ascii_span(&p->spans[st->atom], s, pos, n);
+    /* k: characters taken, counted up to min + 1 (only compared with min and min + 1) */
+    k = (uint32_t)(e - pos <= st->min ? e - pos : st->min + 1);
+    while (e < n) {
+        uint64_t a = atoms_at(p, s, e, &len);
+        if (!(a >> st->atom & 1)) {
+            stopped = a;
+            break;
+        }
+        e += len;
+        if (k <= st->min) k++;
+    }
+    *end = e;
+    if (k < st->min) return 0;
+    if (stopped >> st->look & 1) {
+        /* (?!Y) fails where the run stopped; one character back it holds (that
+         * character is X's, so not Y's), if the run may give one back. */
+        return k > st->min ? 2 : 0;
+    }
+    return 1;
+}
+
 /* The straight-line steps L of an alternative from i (fbpe_rx_linear): 1 with their end in
  * *out, 0 where they fail, -1 when the step budget runs out (vm->status). Each step reads
  * and decides as the matcher's instruction would, and the steps are charged to the same
@@ -436,6 +467,9 @@ static inline int star_run(const fbpe_rx *p, const fbpe_rx_step *st, const uint8
  * its own, the common ones first: on English prose this loop finds most pieces, and a
  * generic run (count, bounds, fast path tests) in every step cost a third more
  * instructions per piece (callgrind, gpt4). */
+#if defined(__GNUC__)
+__attribute__((always_inline)) /* called from look_body too: not inlined, o200k cost 115.7M, not 108.7M */
+#endif
 static inline int run_linear(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_linear *L,
                              const uint8_t *s, size_t i, size_t n, uint64_t here, size_t here_len,
                              size_t *out, uint32_t *resume, int *trusted) {
@@ -492,31 +526,11 @@ static inline int run_linear(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_lin
             break;
         }
         case FBPE_RX_STEP_RUN_NOT: { /* X{min,}(?!Y): see fbpe_rx_prepare */
-            size_t e = pos;
-            uint64_t stopped = 0; /* the atoms of the character that ended the run */
-            uint32_t k;
-            if (st->ascii == FBPE_RX_ASCII_SPACES) e = ascii_spaces(s, pos, n);
-            else if (st->ascii == FBPE_RX_ASCII_RANGE) e = ascii_span(&p->spans[st->atom], s, pos, n);
-            /* k: characters taken, counted up to min + 1 (only compared with min and min + 1) */
-            k = (uint32_t)(e - pos <= st->min ? e - pos : st->min + 1);
-            while (e < n) {
-                uint64_t a = atoms_at(p, s, e, &len);
-                if (!(a >> st->atom & 1)) {
-                    stopped = a;
-                    break;
-                }
-                e += len;
-                if (k <= st->min) k++;
-            }
+            size_t e;
+            int holds = run_not(p, st, s, pos, n, &e);
             SEEN(e);
-            if (k < st->min) goto fail;
-            if (stopped >> st->look & 1) {
-                /* (?!Y) fails where the run stopped; one character back it holds (that
-                 * character is X's, so not Y's), if the run may give one back. */
-                if (k <= st->min) goto fail;
-                e = char_before(s, e);
-            }
-            pos = e;
+            if (!holds) goto fail;
+            pos = holds > 1 ? char_before(s, e) : e;
             break;
         }
         case FBPE_RX_STEP_RANGE: { /* X{min,max} */
@@ -576,6 +590,162 @@ done:
     return ok;
 }
 
+/* Does the body of look-ahead lk match at pos (here: the atoms of the character there, of
+ * here_len bytes; 0 at the end)? 1 if it does, 0 if not, -1 when the budget runs out. Its
+ * alternatives are tried in order as the top-level ones are: skipped where their guard or
+ * their head (X? Y) rules out the next characters, then their straight-line steps, then
+ * the matcher from where those stop, or from the alternative's start where a step taken on
+ * trust may have to give back. On SuperBPE's stage two this is the test at every space and
+ * punctuation mark: a space before a word is rejected by the head of
+ * ` ?[^\s\p{L}\p{N}]{2,}` and the run-not step of ` +(?!\S)`, with no nested matcher. */
+static int look_body(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_look *lk, const uint8_t *s,
+                     size_t pos, size_t n, uint64_t here, size_t here_len) {
+    uint64_t next = 0;
+    int next_read = 0;
+    if (vm->reach < pos) vm->reach = pos;
+    for (uint32_t k = 0; k < lk->count; k++) {
+        const fbpe_rx_sub *sb = &p->subs[lk->first + k];
+        if (sb->guard && !(here & sb->guard)) continue;
+        if (sb->opt && !(here & sb->after)) {
+            if (!(here & sb->opt)) continue;
+            if (pos + here_len >= n) {
+                if (vm->reach < n) vm->reach = n;
+                continue;
+            }
+            if (vm->reach < pos + here_len) vm->reach = pos + here_len;
+            if (!next_read) {
+                size_t l2;
+                next = atoms_at(p, s, pos + here_len, &l2);
+                next_read = 1;
+            }
+            if (!(next & sb->after)) continue;
+        }
+        const fbpe_rx_linear *L = &sb->L;
+        size_t from, e;
+        uint32_t resume;
+        int trusted = 0, r;
+        if (L->num_steps == 1 && L->matches && L->steps[0].kind == FBPE_RX_STEP_RUN_NOT) {
+            /* ` +(?!\S)`, at every space of SuperBPE's stage two: run_linear's own entry and
+             * exit cost more than the step (about 130 instructions a call against 30). */
+            r = run_not(p, &L->steps[0], s, pos, n, &e);
+            if (e > vm->reach) vm->reach = e;
+            if (vm->steps_left <= (uint64_t)(e - pos) + 1) {
+                vm->steps_left = 0;
+                vm->status = FBPE_EPATTERN;
+                return -1;
+            }
+            vm->steps_left -= (uint64_t)(e - pos) + 1;
+            if (r) return 1;
+            continue;
+        }
+        if (L->num_steps) {
+            r = run_linear(p, vm, L, s, pos, n, here, here_len, &from, &resume, &trusted);
+            if (r < 0) return -1;
+            if (r > 0 && resume == L->next && L->matches) return 1; /* empty or not */
+            if (r > 0) {
+                r = run(p, vm, resume, from, s, pos, n, &e, 1);
+                if (r) return r;
+            }
+            if (!trusted) continue;
+        }
+        r = run(p, vm, sb->start, pos, s, pos, n, &e, 1);
+        if (r) return r;
+    }
+    return 0;
+}
+
+/* A loop of arms (fbpe_rx_loop) from i: 1 with the piece's end in *end, 0 where not one arm
+ * matches at i, -1 when the budget runs out. Each iteration takes the first arm that
+ * matches; the loop ends where none does. Reads and charges as the matcher would (the
+ * first character of an arm's atom or run is tested before its look-aheads, which changes
+ * nothing but what is read where the arm fails anyway). On SuperBPE's stage two, whose
+ * pieces are whole phrases, the matcher spent 158.6M instructions on 1 MB of English
+ * (benchmarks/callgrind_scan.py: a dispatch and a frame per instruction of the loop, a
+ * nested run for the look-ahead at every space); this loop with look_body, 101.6M; with the
+ * look-ahead decided by two characters where they decide it (fbpe_rx.pairs), 75.8M. */
+#if defined(__GNUC__)
+__attribute__((noinline)) /* kept out of fbpe_rx_piece_end, whose hot path is the other patterns' */
+#endif
+static int run_loop(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_loop *lp, const uint8_t *s,
+                    size_t i, size_t n, size_t *end) {
+    size_t pos = i, reach = i, len;
+    uint64_t cost = 0;
+    int r = 1;
+    for (;;) {
+        SEEN(pos);
+        if (pos >= n) break;
+        const uint64_t here = atoms_at(p, s, pos, &len);
+        size_t e = pos;
+        uint32_t a;
+        for (a = 0; a < lp->num_arms; a++) {
+            const fbpe_rx_arm *arm = &lp->arms[a];
+            const fbpe_rx_step *st = &arm->take;
+            if (!(here >> st->atom & 1)) continue;
+            int ok = 1;
+            for (uint32_t t = 0; ok && t < arm->num_tests; t++) {
+                int holds;
+                if (!arm->test_look[t]) {
+                    holds = (int)(here >> arm->test_atom[t] & 1);
+                } else {
+                    const fbpe_rx_look *lk = &p->looks[arm->test_look[t] - 1];
+                    uint8_t known;
+                    if (lk->pairs && pos + 1 < n && s[pos] < 0x80 && s[pos + 1] < 0x80 &&
+                        (known = p->pairs[lk->pairs - 1][s[pos]][s[pos + 1]])) {
+                        /* Decided by this character and the next (a space before a word). */
+                        SEEN(pos + 1);
+                        holds = known - 1;
+                        ok = holds != arm->test_negate[t];
+                        continue;
+                    }
+                    holds = look_body(p, vm, lk, s, pos, n, here, len);
+                    if (holds < 0) {
+                        r = -1;
+                        goto out;
+                    }
+                }
+                ok = holds != arm->test_negate[t];
+            }
+            if (!ok) continue;
+            if (st->kind == FBPE_RX_STEP_ONE) {
+                e = pos + len;
+                break;
+            }
+            if (st->kind == FBPE_RX_STEP_STAR) {
+                int wide = 0;
+                int enough = star_run(p, st, s, pos, n, &e, &wide, 0);
+                SEEN(e);
+                if (enough) break;
+            } else { /* RANGE: at most max characters */
+                uint32_t k = 0;
+                size_t l2;
+                e = pos;
+                while (k < st->max && e < n) {
+                    if (!(atoms_at(p, s, e, &l2) >> st->atom & 1)) break;
+                    e += l2;
+                    k++;
+                }
+                SEEN(k < st->max ? e : e - 1);
+                if (k >= st->min) break;
+            }
+            e = pos;
+        }
+        if (a == lp->num_arms) break;
+        cost += (uint64_t)(e - pos) + 2;
+        pos = e;
+    }
+out:
+    if (reach > vm->reach) vm->reach = reach;
+    if (r > 0 && vm->steps_left <= cost) r = -1;
+    if (r < 0) {
+        vm->steps_left = 0;
+        if (vm->status == FBPE_OK) vm->status = FBPE_EPATTERN;
+        return -1;
+    }
+    vm->steps_left -= cost;
+    *end = pos;
+    return pos > i;
+}
+
 size_t fbpe_rx_piece_end(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, size_t i, size_t n) {
     uint64_t alts, here, next = 0;
     size_t len;
@@ -615,6 +785,12 @@ size_t fbpe_rx_piece_end(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, siz
         size_t e, from = i;
         uint32_t pc = p->starts[k];
         int trusted = 0, r;
+        if (L->loop) {
+            r = run_loop(p, vm, &p->loops[L->loop - 1], s, i, n, &e);
+            if (r > 0) return e;
+            if (r < 0) return i;
+            continue;
+        }
         if (L->single) {
             /* One character of one atom (` ` of the Functionalizer's patterns, a final \s):
              * decided by the first character's atoms, as the matcher's ATOM would. */
@@ -898,89 +1074,279 @@ static uint32_t fused_shape(const fbpe_rx_linear *L) {
     return st == last ? shape : 0;
 }
 
+/* Does the code at pc end what is being walked: MATCH for an alternative; for an alternative
+ * of a look-ahead's body (end: its LOOK_END), that LOOK_END or a jump to it. */
+static int ends_at(const fbpe_rx *p, uint32_t pc, uint32_t end) {
+    if (end == FBPE_RX_INF) return p->code[pc].op == FBPE_RX_MATCH;
+    /* A look-ahead asks only whether its body matches: runs that may take nothing before
+     * its end cannot make it fail (` ?[^\s\p{L}\p{N}]{2,}` decides `[\r\n/]*` after it). */
+    while (pc < end && (p->code[pc].op == FBPE_RX_RUN_GREEDY || p->code[pc].op == FBPE_RX_RUN_POSSESSIVE ||
+                        p->code[pc].op == FBPE_RX_RUN_LAZY) && p->code[pc].b == 0)
+        pc++;
+    const fbpe_rx_ins *in = &p->code[pc];
+    return pc == end || (in->op == FBPE_RX_JMP && in->a == end);
+}
+
+/* The straight-line steps of the code from pc (fbpe_rx_linear), up to `end` (ends_at). */
+static void walk_steps(const fbpe_rx *p, uint32_t pc, uint32_t end, fbpe_rx_linear *L) {
+    memset(L, 0, sizeof *L);
+    for (; L->num_steps < FBPE_RX_MAX_STEPS; pc++) {
+        const fbpe_rx_ins *in = &p->code[pc];
+        fbpe_rx_step *st = &L->steps[L->num_steps];
+        memset(st, 0, sizeof *st);
+        if (ends_at(p, pc, end)) break;
+        if (in->op == FBPE_RX_RUN_GREEDY && in->c == FBPE_RX_INF && in[1].op == FBPE_RX_LOOK_ATOM &&
+            in[1].a == 1 && pc + 2 < p->num_code && ends_at(p, pc + 2, end) &&
+            disjoint(p, in->a, in[1].b)) {
+            /* X{min,}(?!Y) and the end: where Y stopped the run, giving back one
+             * character (an X, so no Y) makes the look-ahead hold, and the match ends
+             * there; fewer would be no use, since regex takes the first that works. */
+            st->kind = FBPE_RX_STEP_RUN_NOT;
+            st->atom = (uint8_t)in->a;
+            st->look = (uint8_t)in[1].b;
+            st->min = in->b;
+            st->max = FBPE_RX_INF;
+            st->ascii = p->spans[in->a].kind;
+            L->num_steps++;
+            pc++; /* the look-ahead too */
+            continue;
+        }
+        int trust = in->op == FBPE_RX_RUN_GREEDY && !ends_at(p, pc + 1, end);
+        if (trust) {
+            /* Taken whole on trust only before a character or a run of an atom, or a
+             * guarded choice, that shares no ASCII character with it (fbpe_rx_linear). */
+            const fbpe_rx_ins *nx = &in[1];
+            uint64_t follows = 0;
+            if (nx->op == FBPE_RX_ATOM || nx->op == FBPE_RX_RUN_GREEDY || nx->op == FBPE_RX_RUN_POSSESSIVE)
+                follows = (uint64_t)1 << nx->a;
+            else if (nx->op == FBPE_RX_SPLIT && nx->c) /* an optional group: (?i:'s|'t..)? */
+                follows = p->guards[nx->c - 1];
+            trust = follows != 0;
+            for (int c = 0; trust && c < 128; c++)
+                if (p->ascii_masks[c] >> in->a & 1 && p->ascii_masks[c] & follows) trust = 0;
+            if (!trust) break;
+        }
+        if (in->op == FBPE_RX_ATOM || in->op == FBPE_RX_RUN_POSSESSIVE || in->op == FBPE_RX_RUN_GREEDY) {
+            st->greedy = (uint8_t)trust;
+            L->trusts |= (uint32_t)trust;
+            /* fbpe_rx_check: a run is never the last instruction, and max >= min. */
+            uint32_t min = in->op == FBPE_RX_ATOM ? 1 : in->b;
+            uint32_t max = in->op == FBPE_RX_ATOM ? 1 : in->c;
+            st->atom = (uint8_t)in->a;
+            st->min = min;
+            st->max = max;
+            if (min == 1 && max == 1) {
+                st->kind = FBPE_RX_STEP_ONE;
+            } else if (min == 0 && max == 1) {
+                st->kind = FBPE_RX_STEP_OPT;
+            } else if (max == FBPE_RX_INF) {
+                st->kind = FBPE_RX_STEP_STAR;
+                st->ascii = p->spans[in->a].kind;
+            } else {
+                st->kind = FBPE_RX_STEP_RANGE;
+            }
+        } else if (in->op == FBPE_RX_SPLIT && in->c) {
+            st->kind = FBPE_RX_STEP_GUARD;
+            st->min = in->c - 1;
+            st->max = pc;
+            pc = in->b - 1; /* the walk goes on at the second arm (the loop adds one) */
+        } else if (in->op == FBPE_RX_LOOK_ATOM) {
+            st->kind = FBPE_RX_STEP_LOOK;
+            st->atom = (uint8_t)in->b;
+            st->negate = (uint8_t)in->a;
+        } else if (in->op == FBPE_RX_EOL) {
+            st->kind = FBPE_RX_STEP_EOL;
+        } else if (in->op == FBPE_RX_END) {
+            st->kind = FBPE_RX_STEP_END;
+        } else {
+            break;
+        }
+        L->num_steps++;
+    }
+    L->next = pc;
+    set_futile(p, L);
+    L->matches = (uint32_t)ends_at(p, pc, end);
+    L->single = end == FBPE_RX_INF && L->matches && L->num_steps == 1 && L->steps[0].kind == FBPE_RX_STEP_ONE;
+    L->fused = end == FBPE_RX_INF ? fused_shape(L) : 0;
+}
+
+/* The look-ahead at pc as alternatives (fbpe_rx_look): 1 + its index in p->looks, or 0 where
+ * there is no room. Its body is split at each greedy choice whose first arm runs up to the
+ * look-ahead's end (A|B|C); each part is then tried on its own, in order, and the body
+ * matches where one of them does. */
+static uint32_t look_of(fbpe_rx *p, uint32_t pc) {
+    for (uint32_t k = 0; k < p->num_looks; k++)
+        if (p->looks[k].pc == pc) return k + 1;
+    if (p->num_looks == FBPE_RX_MAX_LOOKS) return 0;
+    const uint32_t end = p->code[pc].b - 1; /* its LOOK_END (fbpe_rx_check: b > pc + 1) */
+    if (p->code[end].op != FBPE_RX_LOOK_END) return 0;
+    const uint32_t first = p->num_subs;
+    uint32_t at = pc + 1;
+    for (;;) {
+        const fbpe_rx_ins *in = &p->code[at];
+        uint32_t next = 0;
+        if (p->num_subs == FBPE_RX_MAX_SUBS) {
+            p->num_subs = first;
+            return 0;
+        }
+        fbpe_rx_sub *sb = &p->subs[p->num_subs++];
+        memset(sb, 0, sizeof *sb);
+        if (in->op == FBPE_RX_SPLIT && in->a == at + 1 && in->b > at + 1 && in->b <= end &&
+            p->code[in->b - 1].op == FBPE_RX_JMP && p->code[in->b - 1].a == end) {
+            sb->start = at + 1;
+            sb->guard = in->c ? p->guards[in->c - 1] : 0;
+            next = in->b;
+        } else {
+            sb->start = at;
+        }
+        const fbpe_rx_ins *x = &p->code[sb->start];
+        if ((x->op == FBPE_RX_RUN_GREEDY || x->op == FBPE_RX_RUN_POSSESSIVE) && x->b == 0 && x->c == 1 &&
+            (x[1].op == FBPE_RX_ATOM ||
+             ((x[1].op == FBPE_RX_RUN_GREEDY || x[1].op == FBPE_RX_RUN_POSSESSIVE) && x[1].b >= 1))) {
+            sb->opt = (uint64_t)1 << x->a;
+            sb->after = (uint64_t)1 << x[1].a;
+        }
+        walk_steps(p, sb->start, end, &sb->L);
+        const fbpe_rx_step *st0 = &sb->L.steps[0];
+        if (!sb->guard && sb->L.num_steps && st0->kind != FBPE_RX_STEP_LOOK && st0->kind != FBPE_RX_STEP_EOL &&
+            st0->kind != FBPE_RX_STEP_END && st0->kind != FBPE_RX_STEP_GUARD && st0->min >= 1)
+            sb->guard = (uint64_t)1 << st0->atom; /* it must begin with a character of its first step */
+        if (!next) break;
+        at = next;
+    }
+    fbpe_rx_look *lk = &p->looks[p->num_looks++];
+    lk->pc = pc;
+    lk->first = first;
+    lk->count = p->num_subs - first;
+    return p->num_looks;
+}
+
+/* The arm of a loop from pc to end (exclusive): look-aheads, then one atom or one run of at
+ * least one character. 0 if it is not of that shape. */
+static int arm_of(fbpe_rx *p, uint32_t pc, uint32_t end, fbpe_rx_arm *arm) {
+    memset(arm, 0, sizeof *arm);
+    while (pc < end && (p->code[pc].op == FBPE_RX_LOOK_ATOM || p->code[pc].op == FBPE_RX_LOOK)) {
+        const fbpe_rx_ins *in = &p->code[pc];
+        if (arm->num_tests == FBPE_RX_MAX_TESTS) return 0;
+        arm->test_negate[arm->num_tests] = (uint8_t)in->a;
+        if (in->op == FBPE_RX_LOOK_ATOM) {
+            arm->test_atom[arm->num_tests] = (uint8_t)in->b;
+            pc++;
+        } else {
+            uint32_t k = look_of(p, pc);
+            if (!k) return 0;
+            arm->test_look[arm->num_tests] = (uint8_t)k;
+            pc = in->b;
+        }
+        arm->num_tests++;
+    }
+    if (pc + 1 != end) return 0;
+    const fbpe_rx_ins *in = &p->code[pc];
+    fbpe_rx_step *st = &arm->take;
+    st->atom = (uint8_t)in->a;
+    if (in->op == FBPE_RX_ATOM) {
+        st->kind = FBPE_RX_STEP_ONE;
+        st->min = st->max = 1;
+    } else if ((in->op == FBPE_RX_RUN_GREEDY || in->op == FBPE_RX_RUN_POSSESSIVE) && in->b >= 1) {
+        /* Greedy or not, a run is never given back here (fbpe_rx_loop). */
+        st->kind = in->c == FBPE_RX_INF ? FBPE_RX_STEP_STAR : FBPE_RX_STEP_RANGE;
+        st->min = in->b;
+        st->max = in->c;
+        st->ascii = p->spans[in->a].kind;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+/* The arms of the loop body from pc up to `end`, the loop's closing JMP (fbpe_rx_loop). */
+static int arms_of(fbpe_rx *p, uint32_t pc, uint32_t end, fbpe_rx_loop *lp) {
+    lp->num_arms = 0;
+    for (;;) {
+        const fbpe_rx_ins *in = &p->code[pc];
+        if (lp->num_arms == FBPE_RX_MAX_ARMS) return 0;
+        if (in->op == FBPE_RX_SPLIT && in->a == pc + 1 && in->b > pc + 2 && in->b <= end &&
+            p->code[in->b - 1].op == FBPE_RX_JMP && p->code[in->b - 1].a == end) {
+            if (!arm_of(p, pc + 1, in->b - 1, &lp->arms[lp->num_arms++])) return 0;
+            pc = in->b;
+            continue;
+        }
+        return arm_of(p, pc, end, &lp->arms[lp->num_arms++]);
+    }
+}
+
+/* Is the alternative from pc a loop of arms (fbpe_rx_loop)? Then 1 + its index in p->loops. */
+static uint32_t loop_of(fbpe_rx *p, uint32_t pc, uint32_t limit) {
+    const fbpe_rx_ins *code = p->code;
+    uint32_t looks = p->num_looks, subs = p->num_subs;
+    int atomic = code[pc].op == FBPE_RX_ATOMIC;
+    uint32_t body = pc + (uint32_t)atomic, split = 0;
+    if (p->num_loops == FBPE_RX_MAX_LOOPS) return 0;
+    /* The loop's SPLIT: at the start (B*), or after one copy of its body (B+), the same
+     * instructions moved by the length of that copy. */
+    for (uint32_t at = body; at < limit && !split; at++) {
+        const fbpe_rx_ins *in = &code[at];
+        if (in->op != FBPE_RX_SPLIT || in->a != at + 1 || in->b <= at + 2 || in->b > limit ||
+            code[in->b - 1].op != FBPE_RX_JMP || code[in->b - 1].a != at)
+            continue;
+        uint32_t copy = at - body, delta = at + 1 - body;
+        if (copy && copy != in->b - 1 - (at + 1)) continue;
+        int same = 1;
+        for (uint32_t t = 0; same && t < copy; t++) {
+            const fbpe_rx_ins *x = &code[body + t], *y = &code[at + 1 + t];
+            /* Targets: SPLIT's a and b, JMP's a, LOOK's b. */
+            int moves_a = x->op == FBPE_RX_SPLIT || x->op == FBPE_RX_JMP;
+            int moves_b = x->op == FBPE_RX_SPLIT || x->op == FBPE_RX_LOOK;
+            same = x->op == y->op && x->c == y->c && y->a == x->a + (moves_a ? delta : 0) &&
+                   y->b == x->b + (moves_b ? delta : 0);
+        }
+        if (same) split = at;
+    }
+    if (!split) return 0;
+    uint32_t after = code[split].b; /* the way out of the loop */
+    if (atomic && code[after++].op != FBPE_RX_ATOMIC_END) return 0;
+    if (code[after].op != FBPE_RX_MATCH) return 0;
+    fbpe_rx_loop *lp = &p->loops[p->num_loops];
+    if (!arms_of(p, split + 1, code[split].b - 1, lp)) {
+        p->num_looks = looks; /* what it registered is not used */
+        p->num_subs = subs;
+        return 0;
+    }
+    return ++p->num_loops;
+}
+
+/* Which pairs of ASCII characters decide look-ahead lk whatever follows them (fbpe_rx.pairs):
+ * its body is run on the text "ab" alone, and where it read neither past b nor whether the
+ * text ends after b, every text that goes on with a b decides it the same way, since a
+ * look-ahead reads nothing before where it stands (^ in its body: no table). On SuperBPE's
+ * stage two the look-ahead at every space before a word and every comma before a space is
+ * then one table test: the look-ahead's alternatives cost about 60 instructions there. */
+static void look_pairs(fbpe_rx *p, fbpe_rx_look *lk, uint32_t k) {
+    const uint32_t end = p->code[lk->pc].b;
+    lk->pairs = 0;
+    for (uint32_t pc = lk->pc + 1; pc < end; pc++)
+        if (p->code[pc].op == FBPE_RX_BEGIN) return;
+    for (int a = 0; a < 128; a++) {
+        for (int b = 0; b < 128; b++) {
+            const uint8_t text[2] = {(uint8_t)a, (uint8_t)b};
+            fbpe_rx_vm vm;
+            fbpe_rx_vm_init(&vm, 2);
+            int r = look_body(p, &vm, lk, text, 0, 2, p->ascii_masks[a], 1);
+            p->pairs[k][a][b] = (uint8_t)(r >= 0 && vm.status == FBPE_OK && vm.reach < 2 ? 1 + (r > 0) : 0);
+            fbpe_rx_vm_free(&vm);
+        }
+    }
+    lk->pairs = k + 1;
+}
+
 void fbpe_rx_prepare(fbpe_rx *p) {
     for (uint32_t a = 0; a < 64; a++) p->spans[a] = span_of(p, a);
+    p->num_loops = p->num_looks = p->num_subs = 0;
     for (uint32_t k = 0; k < p->num_alts && k < 64; k++) {
         fbpe_rx_linear *L = &p->linear[k];
-        uint32_t pc = p->starts[k];
-        L->num_steps = 0;
-        L->trusts = 0;
-        for (; L->num_steps < FBPE_RX_MAX_STEPS; pc++) {
-            const fbpe_rx_ins *in = &p->code[pc];
-            fbpe_rx_step *st = &L->steps[L->num_steps];
-            memset(st, 0, sizeof *st);
-            if (in->op == FBPE_RX_RUN_GREEDY && in->c == FBPE_RX_INF && in[1].op == FBPE_RX_LOOK_ATOM &&
-                in[1].a == 1 && pc + 2 < p->num_code && in[2].op == FBPE_RX_MATCH &&
-                disjoint(p, in->a, in[1].b)) {
-                /* X{min,}(?!Y) and the end: where Y stopped the run, giving back one
-                 * character (an X, so no Y) makes the look-ahead hold, and the match ends
-                 * there; fewer would be no use, since regex takes the first that works. */
-                st->kind = FBPE_RX_STEP_RUN_NOT;
-                st->atom = (uint8_t)in->a;
-                st->look = (uint8_t)in[1].b;
-                st->min = in->b;
-                st->max = FBPE_RX_INF;
-                st->ascii = p->spans[in->a].kind;
-                L->num_steps++;
-                pc++; /* the look-ahead too */
-                continue;
-            }
-            int trust = in->op == FBPE_RX_RUN_GREEDY && in[1].op != FBPE_RX_MATCH;
-            if (trust) {
-                /* Taken whole on trust only before a character or a run of an atom, or a
-                 * guarded choice, that shares no ASCII character with it (fbpe_rx_linear). */
-                const fbpe_rx_ins *nx = &in[1];
-                uint64_t follows = 0;
-                if (nx->op == FBPE_RX_ATOM || nx->op == FBPE_RX_RUN_GREEDY || nx->op == FBPE_RX_RUN_POSSESSIVE)
-                    follows = (uint64_t)1 << nx->a;
-                else if (nx->op == FBPE_RX_SPLIT && nx->c) /* an optional group: (?i:'s|'t..)? */
-                    follows = p->guards[nx->c - 1];
-                trust = follows != 0;
-                for (int c = 0; trust && c < 128; c++)
-                    if (p->ascii_masks[c] >> in->a & 1 && p->ascii_masks[c] & follows) trust = 0;
-                if (!trust) break;
-            }
-            if (in->op == FBPE_RX_ATOM || in->op == FBPE_RX_RUN_POSSESSIVE || in->op == FBPE_RX_RUN_GREEDY) {
-                st->greedy = (uint8_t)trust;
-                L->trusts |= (uint32_t)trust;
-                /* fbpe_rx_check: a run is never the last instruction, and max >= min. */
-                uint32_t min = in->op == FBPE_RX_ATOM ? 1 : in->b;
-                uint32_t max = in->op == FBPE_RX_ATOM ? 1 : in->c;
-                st->atom = (uint8_t)in->a;
-                st->min = min;
-                st->max = max;
-                if (min == 1 && max == 1) {
-                    st->kind = FBPE_RX_STEP_ONE;
-                } else if (min == 0 && max == 1) {
-                    st->kind = FBPE_RX_STEP_OPT;
-                } else if (max == FBPE_RX_INF) {
-                    st->kind = FBPE_RX_STEP_STAR;
-                    st->ascii = p->spans[in->a].kind;
-                } else {
-                    st->kind = FBPE_RX_STEP_RANGE;
-                }
-            } else if (in->op == FBPE_RX_SPLIT && in->c) {
-                st->kind = FBPE_RX_STEP_GUARD;
-                st->min = in->c - 1;
-                st->max = pc;
-                pc = in->b - 1; /* the walk goes on at the second arm (the loop adds one) */
-            } else if (in->op == FBPE_RX_LOOK_ATOM) {
-                st->kind = FBPE_RX_STEP_LOOK;
-                st->atom = (uint8_t)in->b;
-                st->negate = (uint8_t)in->a;
-            } else if (in->op == FBPE_RX_EOL) {
-                st->kind = FBPE_RX_STEP_EOL;
-            } else if (in->op == FBPE_RX_END) {
-                st->kind = FBPE_RX_STEP_END;
-            } else {
-                break;
-            }
-            L->num_steps++;
-        }
-        L->next = pc;
-        set_futile(p, L);
-        L->matches = p->code[pc].op == FBPE_RX_MATCH;
-        L->single = L->matches && L->num_steps == 1 && L->steps[0].kind == FBPE_RX_STEP_ONE;
-        L->fused = fused_shape(L);
+        walk_steps(p, p->starts[k], FBPE_RX_INF, L);
+        L->loop = loop_of(p, p->starts[k], k + 1 < p->num_alts ? p->starts[k + 1] : p->num_code);
     }
+    for (uint32_t k = 0; k < p->num_looks && k < FBPE_RX_MAX_PAIRS; k++)
+        look_pairs(p, &p->looks[k], k);
 }

@@ -134,8 +134,49 @@ typedef struct {
     uint32_t trusts;  /* some step is `greedy` */
     uint32_t single;  /* the alternative is one character of one atom (one ONE step, MATCH) */
     uint32_t fused;   /* FBPE_RX_FUSED_*: the alternative is [X?] Y{m,} [Z*] and nothing else */
+    uint32_t loop;    /* 1 + its index in p->loops where the alternative is such a loop, else 0 */
     fbpe_rx_step steps[FBPE_RX_MAX_STEPS];
 } fbpe_rx_linear;
+/* One alternative of a look-ahead's body (a top-level choice of it: `\p{N}{1,3}`,
+ * ` ?[^\s\p{L}\p{N}]{2,}[\r\n/]*` and ` +(?!\S)` of SuperBPE's cuts) with its straight-line
+ * start, as a top-level alternative has one. A look-ahead asks only whether its body matches
+ * at all, so it matches where one of its alternatives does, each tried on its own. */
+typedef struct {
+    uint32_t start;      /* its first instruction */
+    uint64_t guard;      /* atoms one of which it needs first (its SPLIT's guard), or 0 */
+    uint64_t opt, after; /* it begins X? Y (a required Y): the atoms of X and of Y, else 0, 0 */
+    fbpe_rx_linear L;    /* its steps, which end at the look-ahead's end (matches) */
+} fbpe_rx_sub;
+/* A look-ahead (LOOK at pc) whose body is run as its alternatives p->subs[first..first+count). */
+typedef struct {
+    uint32_t pc, first, count;
+    uint32_t pairs; /* 1 + its index in p->pairs where it has that table, else 0 */
+} fbpe_rx_look;
+/* One arm of a loop (fbpe_rx_loop): look-aheads, then one atom or one run of an atom. */
+#define FBPE_RX_MAX_TESTS 2
+typedef struct {
+    uint32_t num_tests;
+    uint8_t test_negate[FBPE_RX_MAX_TESTS];
+    uint8_t test_atom[FBPE_RX_MAX_TESTS]; /* a look-ahead of one character: its atom */
+    uint8_t test_look[FBPE_RX_MAX_TESTS]; /* else 1 + its index in p->looks */
+    fbpe_rx_step take;                    /* ONE, STAR or RANGE (min >= 1), never given back */
+} fbpe_rx_arm;
+/* An alternative that is one loop of arms and nothing else: [(?>] B{1,}|B{0,} [)] MATCH, B
+ * being arms A1|A2|..., each of look-aheads and one atom or run (SuperBPE's stage two,
+ * `(?:\p{L}++|[^\S ]++|(?!cuts)[\s\S])++`; BLOOM's `(?:(?! ?[^..])[\s\S])+`). Such a loop
+ * ends a piece the first time no arm matches: where the next iteration fails, the latest
+ * frame is that iteration's way out of the loop, which reaches MATCH, so no earlier choice
+ * (another arm, a run given back) is ever tried. The pieces are then found arm by arm, with
+ * no frames and no dispatch (run_loop). */
+#define FBPE_RX_MAX_ARMS 6
+typedef struct {
+    uint32_t num_arms;
+    fbpe_rx_arm arms[FBPE_RX_MAX_ARMS];
+} fbpe_rx_loop;
+#define FBPE_RX_MAX_LOOPS 4
+#define FBPE_RX_MAX_LOOKS 8
+#define FBPE_RX_MAX_SUBS 16
+#define FBPE_RX_MAX_PAIRS 2
 
 /* A program and its tables. The arrays belong to the Python object that made it
  * (_scanner.pyx keeps every program for the life of the process). */
@@ -158,6 +199,14 @@ typedef struct {
     uint64_t space_atoms;  /* atoms with the ASCII space among their members */
     fbpe_rx_span spans[64];    /* per atom: how its runs read ASCII (fbpe_rx_prepare) */
     fbpe_rx_linear linear[64]; /* per alternative: its straight-line start (fbpe_rx_prepare) */
+    uint32_t num_loops, num_looks, num_subs;      /* fbpe_rx_prepare: */
+    fbpe_rx_loop loops[FBPE_RX_MAX_LOOPS];        /* alternatives that are loops of arms */
+    fbpe_rx_look looks[FBPE_RX_MAX_LOOKS];        /* the look-aheads those arms test */
+    fbpe_rx_sub subs[FBPE_RX_MAX_SUBS];           /* the alternatives of their bodies */
+    /* Per look-ahead (the first FBPE_RX_MAX_PAIRS of them) and pair of ASCII characters a, b:
+     * 2 where its body matches wherever the text goes on with a b, 1 where it fails there,
+     * 0 where that depends on what follows (fbpe_rx_prepare measures it). */
+    uint8_t pairs[FBPE_RX_MAX_PAIRS][128][128];
 } fbpe_rx;
 
 /* One backtrack frame: where to resume and how. */
