@@ -107,6 +107,17 @@ def test_equals_reference_on_runs_of_one_symbol(pieces):
 
 @needs_native
 @given(
+    pieces=piece_counts(tuple(b"abc"), max_len=300, max_pieces=6) | piece_counts(tuple(b"aab"), max_len=120),
+    num_merges=st.none() | st.integers(0, 60),
+)
+def test_equals_reference_on_long_pieces(pieces, num_merges):
+    # SuperBPE's second stage has pieces of hundreds of symbols: the C loop looks for the
+    # merged pair eight symbols at a time and moves the runs between matches whole.
+    both(pieces, num_merges, 256)
+
+
+@needs_native
+@given(
     data=st.data(),
     num_symbols=st.integers(1, 6),
     policy=st.sampled_from(POLICIES),
