@@ -147,6 +147,7 @@ cdef extern from "lib/scan/splitter.h":
         const fbpe_classes *classes
         fbpe_scanner which
         const fbpe_rx *prog
+        int whole
 
 
 cdef extern from "lib/scan/specials.h":

@@ -72,6 +72,7 @@ fbpe_status fbpe_encode_text(const fbpe_bpe *b, fbpe_cache *cache, const fbpe_sp
         marker_encoder e = {b, cache, out};
         return fbpe_mk_pieces_inline(sp->markers, sp->options, s, n, encode_marker_piece, &e);
     }
+    if (sp->whole) return n ? fbpe_encode_piece(b, cache, s, n, n, out) : FBPE_OK;
     if (sp->prog) return encode_program(b, cache, sp->prog, s, n, out);
 #define ENCODE_CASE(WHICH, END_FN)                                                             \
     case WHICH:                                                                                \
@@ -105,7 +106,7 @@ fbpe_status fbpe_encode_cached(const fbpe_cache *raw, const fbpe_splitter *sp, c
                                size_t n, size_t *pos, size_t *end, fbpe_ids *out) {
     size_t i = *pos;
     const fbpe_classes *cl = sp->classes;
-    if (sp->markers) return FBPE_EINVALID;
+    if (sp->markers || sp->whole) return FBPE_EINVALID;
     if (sp->prog) {
         /* A compiled pattern: the same loop with its matcher. A piece not in the cache ends
          * the call (FBPE_MORE), so each call scans from *pos with a budget of its own. */

@@ -19,7 +19,8 @@ fbpe_status fbpe_encode_text(const fbpe_bpe *b, fbpe_cache *cache, const fbpe_sp
 /* The pieces of s[*pos..n) (a pattern's, not the marker scheme's) looked up whole in a cache
  * of raw pieces that the caller fills, their ids appended to out. Returns FBPE_OK at the end
  * of the text (*pos = n); FBPE_MORE at the first piece not in the cache, s[*pos..*end), for
- * the caller to store and call again; FBPE_ENOMEM; FBPE_EINVALID for the marker scheme. */
+ * the caller to store and call again; FBPE_ENOMEM; FBPE_EINVALID for the marker scheme or a
+ * splitter that leaves texts whole. */
 fbpe_status fbpe_encode_cached(const fbpe_cache *raw, const fbpe_splitter *sp, const uint8_t *s,
                                size_t n, size_t *pos, size_t *end, fbpe_ids *out);
 

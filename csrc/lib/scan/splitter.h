@@ -15,6 +15,7 @@ typedef struct {
     const fbpe_classes *classes; /* otherwise: the pieces of the pattern `which` */
     fbpe_scanner which;
     const fbpe_rx *prog; /* not NULL: the pieces of this compiled pattern (markers NULL) */
+    int whole;           /* not 0: each text is one piece (the encoder's units are pieces) */
 } fbpe_splitter;
 
 #endif
