@@ -104,6 +104,10 @@ typedef struct {
     /* join_bits of the first stage's merges alone: where a piece's words meet. */
     uint64_t *stage_one_join_bits;
     unsigned stage_one_join_shift;
+    /* Per byte p, bit c & 63 set when some first-stage merge's left part ends with p and its
+     * right part begins with a byte c (c & 63 the same): no first-stage merge joins across
+     * p | c otherwise. */
+    uint64_t stage_one_meets[256];
 
     /* Caches waiting to be taken (a tiny lock guards the array). */
     fbpe_cache *pool[FBPE_POOL_SIZE];
