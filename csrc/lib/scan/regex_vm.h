@@ -172,8 +172,8 @@ typedef struct {
 /* What an iteration of a loop does at an ASCII character (fbpe_rx_loop.ascii and
  * fbpe_rx.loop_pairs, fbpe_rx_prepare): take arm FBPE_RX_V_ARM + a, end the loop, or ask
  * the pair table (the next character decides); 0: run the arms one by one. READS: the
- * arms read the next character to decide. */
-enum { FBPE_RX_V_ARM = 1, FBPE_RX_V_END = 7, FBPE_RX_V_PAIR = 8, FBPE_RX_V_READS = 16 };
+ * arms read the next character to decide. ONE: the arm takes that character alone. */
+enum { FBPE_RX_V_ARM = 1, FBPE_RX_V_END = 7, FBPE_RX_V_PAIR = 8, FBPE_RX_V_READS = 16, FBPE_RX_V_ONE = 32 };
 typedef struct {
     uint32_t num_arms;
     uint32_t pairs; /* 1 + its index in p->loop_pairs where it has that table, else 0 */
