@@ -117,6 +117,22 @@ def test_the_first_stage_join_bits_send_a_cut_to_the_check():
 
 
 @needs_native
+def test_a_word_and_its_punctuation_are_checked_where_they_meet():
+    # A segment not seen before is tried as its word and the punctuation after it: " xa" is
+    # 32 257 alone, "." is 46, but "a." (256) is made before "xa" (257), so the two do not
+    # meet as they are and the segment is merged from its bytes: 32 120 256. A mutant
+    # without that check gives 32 257 46 (and 258, " x", is then never made).
+    merges = [(97, 46), (120, 97), (32, 120)]
+    for piece in (" xa. xa. xa. xa.", "zz xa, xa. xa.\n\n xa.", "b xa.. xa.b xa."):
+        want = encode_piece(list(piece.encode()), ranks_from_merges(merges, 256))
+        assert 256 in want and 258 in want
+        bpe = ENCODER.BPE([], merges)
+        bpe.set_stages(258)
+        assert bpe.encode_pieces([piece]) == want
+        assert bpe.encode_pieces([piece]) == want  # from the cache
+
+
+@needs_native
 def test_second_stage_groups_follow_nested_tokens():
     # Second stage: "ab" + " " (257), then 257 + "c" (258): the pair that 258 joins, side by
     # side as first-stage ids, is " " then "c", the last first-stage id of 257 (its right
