@@ -665,11 +665,12 @@ static int look_body(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_look *lk, c
  * look-ahead decided by two characters where they decide it (fbpe_rx.pairs), 75.8M; with
  * the whole iteration at an ASCII character read from a table (the arm it takes, or the end:
  * fbpe_rx_loop.ascii, by that character alone, else fbpe_rx.loop_pairs, by it and the next),
- * 47.0M, and 44.3M with a character taken alone (a space, a comma) marked in the table,
- * of which about 37M is the count's insertion: the arm loop's own cost had been about 160
- * instructions per iteration, a word and the space before the next one being two. Inside
- * fbpe_encode_text on 300,000 fresh characters (benchmarks/callgrind_superwords.py) run_loop
- * is 7.7M instructions, 17.2M before the tables. */
+ * 47.0M, 44.3M with a character taken alone (a space, a comma) marked in the table, and
+ * 43.6M with the tables' addresses taken once, of which about 37M is the count's insertion:
+ * the arm loop's own cost had been about 160 instructions per iteration, a word and the
+ * space before the next one being two. Inside fbpe_encode_text on 300,000 fresh characters
+ * (benchmarks/callgrind_superwords.py) run_loop is 7.5M instructions, 17.2M before the
+ * tables. */
 #if defined(__GNUC__)
 __attribute__((noinline)) /* kept out of fbpe_rx_piece_end, whose hot path is the other patterns' */
 #endif
@@ -678,15 +679,16 @@ static int run_loop(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_loop *lp, co
     size_t pos = i, reach = i, len;
     uint64_t cost = 0;
     int r = 1;
+    const uint8_t *verdicts = lp->ascii;
+    const uint8_t(*pairs)[128] = lp->pairs ? p->loop_pairs[lp->pairs - 1] : NULL;
     for (;;) {
         SEEN(pos);
         if (pos >= n) break;
         size_t e = pos;
         if (s[pos] < 0x80) {
             /* The arms' verdict at an ASCII character, from a table (loop_verdicts). */
-            uint8_t v = lp->ascii[s[pos]];
-            if (v == FBPE_RX_V_PAIR)
-                v = pos + 1 < n && s[pos + 1] < 0x80 ? p->loop_pairs[lp->pairs - 1][s[pos]][s[pos + 1]] : 0;
+            uint8_t v = verdicts[s[pos]];
+            if (v == FBPE_RX_V_PAIR) v = pos + 1 < n && s[pos + 1] < 0x80 ? pairs[s[pos]][s[pos + 1]] : 0;
             if (v & FBPE_RX_V_ONE) { /* a space, a comma: what it read, the next iteration sees */
                 cost += 3;
                 pos++;
