@@ -102,6 +102,53 @@ def test_the_check_where_words_meet_does_the_work():
 
 
 @needs_native
+def test_the_first_stage_join_bits_send_a_cut_to_the_check():
+    # The last first-stage merge, "a " (257), joins across the cut before " bc": the cut's
+    # bytes set its join bit, so the check runs and sends the piece back to its bytes, where
+    # "a " is made and the second stage makes "a bc" (258). A table of join bits missing the
+    # last first-stage merge skips the check and gives 120 97 32 256 ...
+    merges = [(98, 99), (97, 32), (257, 256)]
+    piece = "xa bc" * 8
+    want = encode_piece(list(piece.encode()), ranks_from_merges(merges, 256))
+    assert 258 in want
+    bpe = ENCODER.BPE([], merges)
+    bpe.set_stages(258)
+    assert bpe.encode_pieces([piece]) == want
+
+
+@needs_native
+def test_a_word_and_its_punctuation_are_checked_where_they_meet():
+    # A segment not seen before is tried as its word and the punctuation after it: " xa" is
+    # 32 257 alone, "." is 46, but "a." (256) is made before "xa" (257), so the two do not
+    # meet as they are and the segment is merged from its bytes: 32 120 256. A mutant
+    # without that check gives 32 257 46 (and 258, " x", is then never made).
+    merges = [(97, 46), (120, 97), (32, 120)]
+    for piece in (" xa. xa. xa. xa.", "zz xa, xa. xa.\n\n xa.", "b xa.. xa.b xa."):
+        want = encode_piece(list(piece.encode()), ranks_from_merges(merges, 256))
+        assert 256 in want and 258 in want
+        bpe = ENCODER.BPE([], merges)
+        bpe.set_stages(258)
+        assert bpe.encode_pieces([piece]) == want
+        assert bpe.encode_pieces([piece]) == want  # from the cache
+
+
+@needs_native
+def test_second_stage_groups_follow_nested_tokens():
+    # Second stage: "ab" + " " (257), then 257 + "c" (258): the pair that 258 joins, side by
+    # side as first-stage ids, is " " then "c", the last first-stage id of 257 (its right
+    # part's), not 257's left part "ab". A table of those pairs built from the left part
+    # cuts between " " and "c", and 258 is never made.
+    merges = [(97, 98), (256, 32), (257, 99)]
+    for piece in ("ab c" * 8, "ab cab c ab ab c" * 3, "x ab c y" * 5):
+        want = encode_piece(list(piece.encode()), ranks_from_merges(merges, 256))
+        assert 258 in want
+        bpe = ENCODER.BPE([], merges)
+        bpe.set_stages(257)
+        assert bpe.encode_pieces([piece]) == want
+        assert bpe.encode_pieces([piece]) == want  # from the cache
+
+
+@needs_native
 @pytest.mark.parametrize("limit", [0, 255, 259, 2**32 - 1])
 def test_a_limit_out_of_range_is_refused(limit):
     bpe = ENCODER.BPE([], [(97, 98), (256, 99)])

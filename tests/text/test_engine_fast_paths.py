@@ -99,3 +99,52 @@ def test_every_cut_of_the_fast_paths_is_safe(text, hi_back):
             whole = reference(pattern, text)
             if whole is not None:
                 assert reference(pattern, head) + reference(pattern, tail) == whole, (name, c)
+
+
+# Loops whose arms are decided at an ASCII character by tables (loop_verdicts in regex_vm.c):
+# by the character alone, or by it and the next one where an arm's look-ahead asks (several
+# arms asking at one character: a space here), else by the arms one by one.
+LOOP_VERDICTS = {
+    **{n: FAST[n] for n in ("loop-cuts", "loop-arms", "loop-one-arm")},
+    "superwords": ALL["superwords"],
+    "loop-verdicts": r"""(?:(?!a\d)[a-c]|(?= [a-z])[\s\S]|(?!\s\s)[\s\n]|[0-9]{2,}+)++|[\s\S]""",
+}
+VERDICT_ALPHABET = "ab c\n0x.,-é\t"
+
+
+def _short_texts():
+    """Every text of up to three characters of VERDICT_ALPHABET, then each with a tail."""
+    texts = [""]
+    for _ in range(3):
+        texts = texts + [t + c for t in texts for c in VERDICT_ALPHABET if len(t) == _]
+    return [t for t in texts if t] + [t + "ab 0" for t in texts if len(t) == 3][::5]
+
+
+SHORT_TEXTS = _short_texts()
+
+
+@needs_scanner
+@pytest.mark.parametrize("name", sorted(LOOP_VERDICTS))
+def test_loop_verdicts_every_short_text(name):
+    pattern = LOOP_VERDICTS[name]
+    for text in SHORT_TEXTS:
+        assert compiled(pattern, text) == reference(pattern, text), repr(text)
+
+
+@needs_scanner
+@pytest.mark.parametrize("name", sorted(LOOP_VERDICTS))
+def test_loop_verdicts_cut_safely(name):
+    """What the tables read (the next character where they ask) is what the arms read: a
+    cut the program calls safe after a piece decided by the pair keeps the pieces."""
+    pattern = LOOP_VERDICTS[name]
+    prog = Scanner.program(pattern).name
+    for text in SHORT_TEXTS[::3]:
+        data = text.encode("utf-8")
+        whole = reference(pattern, text)
+        if whole is None:
+            continue
+        for hi in range(1, len(data)):
+            c = scanner.program_safe_cut(data, prog, hi)
+            if c:
+                head, tail = data[:c].decode("utf-8"), data[c:].decode("utf-8")
+                assert reference(pattern, head) + reference(pattern, tail) == whole, (text, c)

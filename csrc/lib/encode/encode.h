@@ -95,6 +95,19 @@ typedef struct {
      * is then encoded as the first stage's ids of its words, checked where they meet, and
      * merged on from there (encode.c, "a piece in two stages"). 0: one stage. */
     uint32_t stage_limit;
+    /* Where a second-stage merge can join two first-stage ids side by side: one bit per
+     * second-stage token at the hash of the pair (the last first-stage id of its left part,
+     * the first of its right part). Two neighbours whose pair sets no bit are never merged
+     * across (encode.c, "a piece in two stages"). NULL with one stage. */
+    uint64_t *stage_join_bits;
+    unsigned stage_join_shift; /* fbpe_slot_u64 over 2^(64 - stage_join_shift) bits */
+    /* join_bits of the first stage's merges alone: where a piece's words meet. */
+    uint64_t *stage_one_join_bits;
+    unsigned stage_one_join_shift;
+    /* Per byte p, bit c & 63 set when some first-stage merge's left part ends with p and its
+     * right part begins with a byte c (c & 63 the same): no first-stage merge joins across
+     * p | c otherwise. */
+    uint64_t stage_one_meets[256];
 
     /* Caches waiting to be taken (a tiny lock guards the array). */
     fbpe_cache *pool[FBPE_POOL_SIZE];

@@ -662,7 +662,15 @@ static int look_body(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_look *lk, c
  * pieces are whole phrases, the matcher spent 158.6M instructions on 1 MB of English
  * (benchmarks/callgrind_scan.py: a dispatch and a frame per instruction of the loop, a
  * nested run for the look-ahead at every space); this loop with look_body, 101.6M; with the
- * look-ahead decided by two characters where they decide it (fbpe_rx.pairs), 75.8M. */
+ * look-ahead decided by two characters where they decide it (fbpe_rx.pairs), 75.8M; with
+ * the whole iteration at an ASCII character read from a table (the arm it takes, or the end:
+ * fbpe_rx_loop.ascii, by that character alone, else fbpe_rx.loop_pairs, by it and the next),
+ * 47.0M, 44.3M with a character taken alone (a space, a comma) marked in the table, and
+ * 43.6M with the tables' addresses taken once, of which about 37M is the count's insertion:
+ * the arm loop's own cost had been about 160 instructions per iteration, a word and the
+ * space before the next one being two. Inside fbpe_encode_text on 300,000 fresh characters
+ * (benchmarks/callgrind_superwords.py) run_loop is 7.5M instructions, 17.2M before the
+ * tables. */
 #if defined(__GNUC__)
 __attribute__((noinline)) /* kept out of fbpe_rx_piece_end, whose hot path is the other patterns' */
 #endif
@@ -671,11 +679,45 @@ static int run_loop(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_loop *lp, co
     size_t pos = i, reach = i, len;
     uint64_t cost = 0;
     int r = 1;
+    const uint8_t *verdicts = lp->ascii;
+    const uint8_t(*pairs)[128] = lp->pairs ? p->loop_pairs[lp->pairs - 1] : NULL;
     for (;;) {
         SEEN(pos);
         if (pos >= n) break;
-        const uint64_t here = atoms_at(p, s, pos, &len);
         size_t e = pos;
+        if (s[pos] < 0x80) {
+            /* The arms' verdict at an ASCII character, from a table (loop_verdicts). */
+            uint8_t v = verdicts[s[pos]];
+            if (v == FBPE_RX_V_PAIR) v = pos + 1 < n && s[pos + 1] < 0x80 ? pairs[s[pos]][s[pos + 1]] : 0;
+            if (v & FBPE_RX_V_ONE) { /* a space, a comma: what it read, the next iteration sees */
+                cost += 3;
+                pos++;
+                continue;
+            }
+            if ((v & (FBPE_RX_V_READS - 1)) == FBPE_RX_V_END) {
+                if (v & FBPE_RX_V_READS) SEEN(pos + 1);
+                break;
+            }
+            v &= FBPE_RX_V_READS - 1; /* an arm's step: what it read, the next iteration sees */
+            if (v) {
+                const fbpe_rx_step *st = &lp->arms[v - FBPE_RX_V_ARM].take;
+                int enough = 1;
+                if (st->kind == FBPE_RX_STEP_ONE) {
+                    e = pos + 1;
+                } else { /* STAR (never RANGE: loop_verdict) */
+                    int wide = 0;
+                    enough = star_run(p, st, s, pos, n, &e, &wide, 0);
+                }
+                if (enough) { /* reach: the next iteration's SEEN(pos) covers e */
+                    cost += (uint64_t)(e - pos) + 2;
+                    pos = e;
+                    continue;
+                }
+                SEEN(e);
+                e = pos; /* too short a run: the arms after it, one by one below */
+            }
+        }
+        const uint64_t here = atoms_at(p, s, pos, &len);
         uint32_t a;
         for (a = 0; a < lp->num_arms; a++) {
             const fbpe_rx_arm *arm = &lp->arms[a];
@@ -1339,6 +1381,63 @@ static void look_pairs(fbpe_rx *p, fbpe_rx_look *lk, uint32_t k) {
     lk->pairs = k + 1;
 }
 
+/* What an iteration of loop lp does at ASCII character a followed by ASCII b (b < 0: by a
+ * alone, FBPE_RX_V_PAIR where the next character decides), FBPE_RX_V_*: the arms tried in
+ * order as run_loop tries them, each look-ahead by its pair table; 0 where one has none or
+ * it does not decide, or where an arm is a run of bounded length. */
+static uint8_t loop_verdict(const fbpe_rx *p, const fbpe_rx_loop *lp, int a, int b) {
+    const uint64_t here = p->ascii_masks[a];
+    uint8_t reads = 0;
+    for (uint32_t k = 0; k < lp->num_arms; k++) {
+        const fbpe_rx_arm *arm = &lp->arms[k];
+        if (!(here >> arm->take.atom & 1)) continue;
+        if (arm->take.kind == FBPE_RX_STEP_RANGE) return 0;
+        int ok = 1;
+        for (uint32_t t = 0; ok && t < arm->num_tests; t++) {
+            int holds;
+            if (!arm->test_look[t]) {
+                holds = (int)(here >> arm->test_atom[t] & 1);
+            } else {
+                const fbpe_rx_look *lk = &p->looks[arm->test_look[t] - 1];
+                if (!lk->pairs) return 0;
+                if (b < 0) return FBPE_RX_V_PAIR;
+                uint8_t known = p->pairs[lk->pairs - 1][a][b];
+                if (!known) return 0;
+                reads = FBPE_RX_V_READS;
+                holds = known - 1;
+            }
+            ok = holds != arm->test_negate[t];
+        }
+        if (ok)
+            return (uint8_t)(reads | (FBPE_RX_V_ARM + k) |
+                             (arm->take.kind == FBPE_RX_STEP_ONE ? FBPE_RX_V_ONE : 0));
+    }
+    return (uint8_t)(reads | FBPE_RX_V_END);
+}
+
+/* The verdicts of each loop (fbpe_rx_loop.ascii, fbpe_rx.loop_pairs). */
+static void loop_verdicts(fbpe_rx *p) {
+    uint32_t tables = 0;
+    for (uint32_t k = 0; k < p->num_loops; k++) {
+        fbpe_rx_loop *lp = &p->loops[k];
+        int asks = 0;
+        lp->pairs = 0;
+        for (int a = 0; a < 128; a++) {
+            lp->ascii[a] = loop_verdict(p, lp, a, -1);
+            asks |= lp->ascii[a] == FBPE_RX_V_PAIR;
+        }
+        if (!asks) continue;
+        if (tables == FBPE_RX_MAX_LOOP_PAIRS) {
+            for (int a = 0; a < 128; a++)
+                if (lp->ascii[a] == FBPE_RX_V_PAIR) lp->ascii[a] = 0;
+            continue;
+        }
+        for (int a = 0; a < 128; a++)
+            for (int b = 0; b < 128; b++) p->loop_pairs[tables][a][b] = loop_verdict(p, lp, a, b);
+        lp->pairs = ++tables;
+    }
+}
+
 void fbpe_rx_prepare(fbpe_rx *p) {
     for (uint32_t a = 0; a < 64; a++) p->spans[a] = span_of(p, a);
     p->num_loops = p->num_looks = p->num_subs = 0;
@@ -1349,4 +1448,5 @@ void fbpe_rx_prepare(fbpe_rx *p) {
     }
     for (uint32_t k = 0; k < p->num_looks && k < FBPE_RX_MAX_PAIRS; k++)
         look_pairs(p, &p->looks[k], k);
+    loop_verdicts(p);
 }

@@ -169,14 +169,22 @@ typedef struct {
  * (another arm, a run given back) is ever tried. The pieces are then found arm by arm, with
  * no frames and no dispatch (run_loop). */
 #define FBPE_RX_MAX_ARMS 6
+/* What an iteration of a loop does at an ASCII character (fbpe_rx_loop.ascii and
+ * fbpe_rx.loop_pairs, fbpe_rx_prepare): take arm FBPE_RX_V_ARM + a, end the loop, or ask
+ * the pair table (the next character decides); 0: run the arms one by one. READS: the
+ * arms read the next character to decide. ONE: the arm takes that character alone. */
+enum { FBPE_RX_V_ARM = 1, FBPE_RX_V_END = 7, FBPE_RX_V_PAIR = 8, FBPE_RX_V_READS = 16, FBPE_RX_V_ONE = 32 };
 typedef struct {
     uint32_t num_arms;
+    uint32_t pairs; /* 1 + its index in p->loop_pairs where it has that table, else 0 */
     fbpe_rx_arm arms[FBPE_RX_MAX_ARMS];
+    uint8_t ascii[128]; /* per ASCII character: FBPE_RX_V_* whatever follows it */
 } fbpe_rx_loop;
 #define FBPE_RX_MAX_LOOPS 4
 #define FBPE_RX_MAX_LOOKS 8
 #define FBPE_RX_MAX_SUBS 16
 #define FBPE_RX_MAX_PAIRS 2
+#define FBPE_RX_MAX_LOOP_PAIRS 1
 
 /* A program and its tables. The arrays belong to the Python object that made it
  * (_scanner.pyx keeps every program for the life of the process). */
@@ -207,6 +215,9 @@ typedef struct {
      * 2 where its body matches wherever the text goes on with a b, 1 where it fails there,
      * 0 where that depends on what follows (fbpe_rx_prepare measures it). */
     uint8_t pairs[FBPE_RX_MAX_PAIRS][128][128];
+    /* Per loop (the first FBPE_RX_MAX_LOOP_PAIRS of those with an ASCII character that asks)
+     * and pair of ASCII characters a, b: FBPE_RX_V_* of an iteration at a followed by b. */
+    uint8_t loop_pairs[FBPE_RX_MAX_LOOP_PAIRS][128][128];
 } fbpe_rx;
 
 /* One backtrack frame: where to resume and how. */
