@@ -735,6 +735,12 @@ cdef class BPE:
                   "merged twice, a bad atom) or passes a limit of functionalbpe.core.limits")
             if joins or whole_pieces:
                 self._add_joins(joins, whole_pieces)
+            # The backtracking encoder of pieces up to 64 bytes (csrc/lib/encode/encode.c):
+            # none for a table with atoms or joins, or past 2^24 - 1 trie nodes (EINVALID).
+            with nogil:
+                rc = fbpe_bpe_backtracking(self.b)
+            if rc == FBPE_ENOMEM:
+                raise MemoryError()
             if output_ids is None:
                 self.id_objects = tuple(range(self.b.num_tokens))
             else:
@@ -821,9 +827,9 @@ cdef class BPE:
         return self.b.num_tokens
 
     def build_backtracking(self):
-        """Build the backtracking encoder that ``merge_symbols(..., 4)`` runs (for tests and
-        measurements: encoding does not use it, csrc/lib/encode/encode.c says why). ValueError for
-        a table with atoms or joins. Call it before other threads use the table."""
+        """Build the backtracking encoder that ``merge_symbols(..., 4)`` runs and that encodes
+        pieces of up to 64 bytes (csrc/lib/encode/encode.c); the table builds it itself where it
+        can, so this only checks that it is there. ValueError for a table with atoms or joins."""
         cdef fbpe_status rc
         with nogil:
             rc = fbpe_bpe_backtracking(self.b)
@@ -831,7 +837,7 @@ cdef class BPE:
 
     def merge_symbols(self, symbols, int method=0):
         """Merge a sequence of symbol ids (method 1: the short scan, 2: the long sweep, 3: the
-        rounds over runs, 4: the backtracking encoder, bytes only, after build_backtracking)."""
+        rounds over runs, 4: the backtracking encoder, bytes only, where it is built)."""
         cdef size_t n = len(symbols), k, m
         cdef fbpe_status rc
         cdef uint32_t *ids = <uint32_t *>malloc((n + 1) * sizeof(uint32_t))

@@ -161,7 +161,10 @@ def test_backtracking_equals_tiktoken_on_trained_vocabularies(corpus, text):
 def test_backtracking_is_refused_with_atoms_or_joins():
     with pytest.raises(ValueError, match="atoms or joins"):
         ENCODER.BPE([0xE000], [(97, 98)]).build_backtracking()
-    bpe = ENCODER.BPE([], [(97, 98)])
+    # A table of bytes and merges builds it itself (it encodes short pieces); one with joins
+    # has none.
+    assert ENCODER.BPE([], [(97, 98)]).merge_symbols([97, 98], 4) == [256]
+    bpe = ENCODER.BPE([], [(97, 98), (98, 99), (256, 99)], joins=[(97, 257, 258)])
     with pytest.raises(ValueError, match="once built"):
         bpe.merge_symbols([97, 98], 4)
 

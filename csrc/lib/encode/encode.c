@@ -1314,6 +1314,10 @@ static ALWAYS_INLINE fbpe_status merge_piece(const fbpe_bpe *b, fbpe_cache *cach
     size_t m;
     fbpe_status rc = FBPE_MORE;
     if (staged && n >= STAGED_MIN_PIECE) rc = merge_staged(b, cache, s, n, readable, ids, &m);
+    /* Up to SHORT_PIECE bytes the backtracking encoder, where it is built, instead of the
+     * short scan ("the backtracking encoder" above says why and what it saves); longer
+     * pieces keep the sweep and the rounds over runs. */
+    if (rc == FBPE_MORE && b->trie && n <= SHORT_PIECE) rc = merge_backtracking(b, s, n, ids, &m);
     if (rc == FBPE_MORE) rc = fbpe_merge(b, ids, piece_symbols(b, s, n, ids), 0, &m);
     if (rc == FBPE_OK) {
         rc = push_ids(out, ids, m);
