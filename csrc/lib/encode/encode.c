@@ -1285,6 +1285,45 @@ fbpe_status fbpe_encode_piece(const fbpe_bpe *b, fbpe_cache *cache, const uint8_
     return encode_part(b, cache, s, n, readable, out, 1);
 }
 
+/* A part that is not a whole token (its key made by cut_part): a call of its own, so that
+ * encode_cut keeps its registers for the common case. */
+static NOINLINE fbpe_status cut_part_not_whole(const fbpe_bpe *b, fbpe_cache *cache,
+                                               const uint8_t *s, size_t n, size_t readable,
+                                               fbpe_ids *out, const fbpe_key *key);
+
+/* encode_part(..., 0) for a part cut from a piece, with its common cases inline as in
+ * fbpe_encode_piece_inline (encode.h): a byte, and a part of at most 16 bytes that is a
+ * whole token (o200k, zh-CN: most parts are one or two characters and a token). Through
+ * encode_part each part cost about 100 instructions before its merges; here about half. */
+static ALWAYS_INLINE fbpe_status cut_part(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s,
+                                          size_t n, size_t readable, fbpe_ids *out) {
+    if (out->len < out->cap && readable >= FBPE_INLINE_KEY) {
+        if (n == 1) {
+            out->ids[out->len++] = s[0];
+            return FBPE_OK;
+        }
+        if (n - 2 <= FBPE_INLINE_KEY - 2) {
+            uint64_t w[2];
+            fbpe_key_words16(s, n, w);
+            uint64_t h = fbpe_key_hash_short(w[0], w[1], n);
+            const fbpe_vocab_slot *slots = b->vocab_slots;
+            size_t mask = b->vocab_mask, i = (size_t)h & mask;
+            for (;;) {
+                const fbpe_vocab_slot *e = &slots[i];
+                if (e->w0 == w[0] && e->w1 == w[1] && e->len == n) {
+                    out->ids[out->len++] = e->id;
+                    return FBPE_OK;
+                }
+                if (!e->len) break;
+                i = (i + 1) & mask;
+            }
+            fbpe_key k = {s, n, {w[0], w[1]}, h};
+            return cut_part_not_whole(b, cache, s, n, readable, out, &k);
+        }
+    }
+    return encode_part(b, cache, s, n, readable, out, 0);
+}
+
 /* Encode s[0..n) as the parts between the boundaries no merge joins across, or return
  * FBPE_MORE, having written nothing, when there is no such boundary. */
 static fbpe_status encode_cut(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, size_t n,
@@ -1292,12 +1331,12 @@ static fbpe_status encode_cut(const fbpe_bpe *b, fbpe_cache *cache, const uint8_
     size_t start = 0;
     for (size_t i = 1; i < n; i++) {
         if ((s[i] & 0xC0) == 0x80 || may_join(b, s, i, n)) continue; /* inside a character */
-        fbpe_status rc = encode_part(b, cache, s + start, i - start, readable - start, out, 0);
+        fbpe_status rc = cut_part(b, cache, s + start, i - start, readable - start, out);
         if (rc) return rc;
         start = i;
     }
     if (!start) return FBPE_MORE;
-    return encode_part(b, cache, s + start, n - start, readable - start, out, 0);
+    return cut_part(b, cache, s + start, n - start, readable - start, out);
 }
 
 /* Merge s[0..n) (neither a token nor cached), append its ids to out and keep them in `kept`
@@ -1367,6 +1406,12 @@ static ALWAYS_INLINE fbpe_status encode_not_whole(const fbpe_bpe *b, fbpe_cache 
         if (rc != FBPE_MORE) return rc;
     }
     return merge_piece(b, cache, kept, s, n, readable, h, out, 0);
+}
+
+static NOINLINE fbpe_status cut_part_not_whole(const fbpe_bpe *b, fbpe_cache *cache,
+                                               const uint8_t *s, size_t n, size_t readable,
+                                               fbpe_ids *out, const fbpe_key *key) {
+    return encode_not_whole(b, cache, s, n, readable, out, 0, key);
 }
 
 static fbpe_status encode_part(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, size_t n,
