@@ -660,8 +660,8 @@ static fbpe_status merge_heap(const fbpe_bpe *b, uint32_t *ids, size_t n, size_t
  * trie (12 MB for o200k's 421,660 nodes, 12-byte slots, one probe a byte) at random: on ru
  * the simulated misses of a 2 MB last-level cache went from 105 K to 206 K reads, and wall
  * time, in alternating pairs of processes on a shared machine, was mostly below the short
- * scan's (ru 0.61-1.28x, zh-CN 0.69-0.76x; docs/encoding.md; an earlier try on the parts
- * of 16-64 bytes alone: 0.80x). A walk that misses less (an
+ * scan's (ru 0.61-1.28x, zh-CN 0.69-0.76x; docs/encoding.md; used on the parts of 16-64
+ * bytes alone: 0.80x). A walk that misses less (an
  * automaton laid out by depth, the first levels as arrays, smaller slots) is what it needs
  * to be the default. Longer pieces keep the sweep and the rounds over runs even when it is
  * built: on pieces of a megabyte (base64, random letters, random CJK) it ran at about half
