@@ -157,6 +157,78 @@ def test_backtracking_equals_tiktoken_on_trained_vocabularies(corpus, text):
     assert bpe.merge_symbols(list(text.encode()), 4) == enc.encode_ordinary(text)
 
 
+# Characters of many Unicode blocks and every UTF-8 length, for pieces encoded whole by the
+# backtracking encoder (2-64 bytes) and cut where no merge joins.
+BLOCKS_ALPHABET = "aé中文字Жж한글あア😀ßΩ"
+ALPHABETS = [BLOCKS_ALPHABET, "a", "ab", "aé", "a中", "中文字", "Жж😀"]
+
+
+def block_text(alphabet: str):
+    """Text over `alphabet`: any mix, runs of one character (up to past 64 bytes), words."""
+    return st.one_of(
+        st.text(alphabet, max_size=40),
+        st.builds(lambda c, k: c * k, st.sampled_from(list(alphabet)), st.integers(1, 70)),
+        st.lists(st.text(alphabet, min_size=1, max_size=3), max_size=20).map("".join),
+    )
+
+
+BLOCKS_TEXT = block_text(BLOCKS_ALPHABET)
+
+
+@st.composite
+def block_tables_and_pieces(draw) -> Tuple[List[Tuple[int, int]], List[str]]:
+    """Random merges over the bytes of a few characters of BLOCKS_ALPHABET, or all of them,
+    and pieces of the same characters: whole characters, parts of two, runs, long tokens."""
+    alphabet = draw(st.sampled_from(ALPHABETS))
+    tokens = sorted(set(alphabet.encode()))
+    merges: List[Tuple[int, int]] = []
+    for _ in range(draw(st.integers(0, 120))):
+        pair = (draw(st.sampled_from(tokens)), draw(st.sampled_from(tokens)))
+        if pair not in merges:
+            merges.append(pair)
+            tokens.append(256 + len(merges) - 1)
+    return merges, draw(st.lists(block_text(alphabet), max_size=6))
+
+
+@needs_native
+@settings(max_examples=300)
+@given(block_tables_and_pieces())
+def test_short_pieces_by_backtracking_equal_the_merges(table):
+    # Once built, pieces of 2-64 bytes, and the parts cut from longer ones, are encoded by
+    # the backtracking encoder (encode.c, merge_piece): the ids of the short scan, the sweep
+    # with its heap of ranks, and the reference, twice (then partly from the cache).
+    merges, pieces = table
+    bpe = ENCODER.BPE([], merges)
+    bpe.build_backtracking()
+    ranks = ranks_from_merges(merges, 256)
+    want = []
+    for p in pieces:
+        symbols = list(p.encode())
+        ids = encode_piece(symbols, ranks)
+        assert bpe.merge_symbols(symbols, 2) == ids
+        if len(symbols) <= 64:
+            assert bpe.merge_symbols(symbols, 1) == ids
+        want += ids
+    assert bpe.encode_pieces(pieces) == want
+    assert bpe.encode_pieces(pieces) == want
+
+
+@needs_native
+@pytest.mark.filterwarnings("ignore::functionalbpe.errors.SmallerVocabularyWarning")  # tiny corpora
+@settings(max_examples=25, deadline=None)
+@given(corpus=st.lists(BLOCKS_TEXT, min_size=1, max_size=12), text=st.lists(BLOCKS_TEXT, max_size=8).map(" ".join))
+def test_encoding_equals_tiktoken_on_many_blocks(corpus, text):
+    # Whole texts through the text loop (pieces whole, cut, cached, by backtracking), with a
+    # pattern that keeps runs of letters and symbols of any length together.
+    tiktoken = pytest.importorskip("tiktoken")
+    tok = fb.train(corpus, vocab_size=400, progress=False)
+    ranks = {tok.token_bytes(i): i for i in range(tok.vocab_size)}
+    enc = tiktoken.Encoding("t", pat_str=tok.pattern, mergeable_ranks=ranks, special_tokens={})
+    assert tok.encode_ordinary(text) == enc.encode_ordinary(text)
+    tok._encoder.native.build_backtracking()  # short pieces by backtracking from here on
+    assert tok.encode_ordinary(text * 3) == enc.encode_ordinary(text * 3)
+
+
 @needs_native
 def test_backtracking_is_refused_with_atoms_or_joins():
     with pytest.raises(ValueError, match="atoms or joins"):
@@ -164,6 +236,8 @@ def test_backtracking_is_refused_with_atoms_or_joins():
     bpe = ENCODER.BPE([], [(97, 98)])
     with pytest.raises(ValueError, match="once built"):
         bpe.merge_symbols([97, 98], 4)
+    bpe.build_backtracking()
+    assert bpe.merge_symbols([97, 98], 4) == [256]
 
 
 @needs_native

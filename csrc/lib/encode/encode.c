@@ -10,7 +10,9 @@
 #include <string.h>
 
 /* Pieces up to this many symbols are merged by a plain scan over an array on the stack:
- * O(n^2) but with nothing to allocate, and faster than any heap below a few dozen symbols. */
+ * O(n^2) but with nothing to allocate, and faster than any heap below a few dozen symbols;
+ * where the backtracking encoder has been built, it takes these pieces instead
+ * (merge_piece). */
 #define SHORT_PIECE 64
 /* Longer pieces are not cached: they are rare, and each would cost its length in memory. */
 #define CACHE_MAX_PIECE 256
@@ -646,15 +648,24 @@ static fbpe_status merge_heap(const fbpe_bpe *b, uint32_t *ids, size_t n, size_t
  * Only for tables without atoms or joins: with atoms a piece's symbols are not its bytes,
  * and with joins a token has more than one pair that makes it. Those keep the merges.
  *
- * Built on request (fbpe_bpe_backtracking) and reached through fbpe_merge's method 4: it is
- * exact, but not yet faster where it was tried. With o200k, 300,000 characters of fresh
- * text, callgrind: used for the parts of 16-64 bytes that the cut leaves (instead of the
- * short scan) it saved 12% of the instructions on ru and 6% on ja, nothing on zh-CN, en or
- * Python, but its walks down the trie (12 MB for o200k's 421,660 nodes, one probe a byte)
- * missed a 2 MB cache 27% more often, and paired wall time on ru was 0.80x the scan's
- * (load 2.3); on pieces of a megabyte (base64, random letters, random CJK) it ran at about
- * half the speed of the sweep. A walk that misses less (an automaton laid out by depth,
- * the first two levels as arrays) is what it would need to win. */
+ * Built on request (fbpe_bpe_backtracking; BPE.build_backtracking in Python), it then
+ * encodes the pieces of 2-64 bytes that are neither a whole token nor cached, and the parts
+ * the cut leaves, in place of the short scan (merge_piece); it is also fbpe_merge's method
+ * 4. The short scan costs each merge a scan of the ranks, a move of the rest and two pair
+ * probes, about 1,000 instructions for a 6-15-byte part of Chinese that the cut leaves;
+ * here a token costs a walk of about its length in trie probes and a compatibility test of
+ * a few pair probes. Instructions in fbpe_encode_text (callgrind, 300,000 characters of
+ * warm-up and 300,000 fresh, both counted), short scan -> backtracking: o200k ru 66.0 M ->
+ * 50.1 M, zh-CN 102.4 M -> 92.3 M. It is not built by default, because the walks touch the
+ * trie (12 MB for o200k's 421,660 nodes, 12-byte slots, one probe a byte) at random: on ru
+ * the simulated misses of a 2 MB last-level cache went from 105 K to 206 K reads, and wall
+ * time, in alternating pairs of processes on a shared machine, was mostly below the short
+ * scan's (ru 0.61-1.28x, zh-CN 0.69-0.76x; docs/encoding.md; used on the parts of 16-64
+ * bytes alone: 0.80x). A walk that misses less (an
+ * automaton laid out by depth, the first levels as arrays, smaller slots) is what it needs
+ * to be the default. Longer pieces keep the sweep and the rounds over runs even when it is
+ * built: on pieces of a megabyte (base64, random letters, random CJK) it ran at about half
+ * the sweep's speed, and on runs of one byte far slower than the rounds. */
 
 #define TRIE_EMPTY UINT32_MAX
 /* Nodes are numbered in 24 bits (node << 8 | byte in a 32-bit key): o200k has 421,660
@@ -825,7 +836,11 @@ fbpe_status fbpe_bpe_backtracking(fbpe_bpe *b) {
     fbpe_status rc = trie_grow(b, fbpe_pow2_at_least(2 * (size_t)b->num_tokens + 512));
     if (rc) return rc;
     b->next_prefix = (uint32_t *)malloc(fbpe_array_bytes(b->num_tokens, sizeof(uint32_t)));
-    if (!b->next_prefix) return FBPE_ENOMEM;
+    if (!b->next_prefix) { /* no half-built encoder: merge_piece takes it when trie is set */
+        free(b->trie);
+        b->trie = NULL;
+        return FBPE_ENOMEM;
+    }
     for (uint32_t id = 0; id < b->num_tokens; id++) {
         b->next_prefix[id] = FBPE_NO_RANK;
         size_t len;
@@ -1436,6 +1451,46 @@ fbpe_status fbpe_encode_piece(const fbpe_bpe *b, fbpe_cache *cache, const uint8_
     return encode_part(b, cache, s, n, readable, out, 1);
 }
 
+/* A part that is not a whole token (its key made by cut_part): a call of its own, so that
+ * encode_cut keeps its registers for the common case. */
+static NOINLINE fbpe_status cut_part_not_whole(const fbpe_bpe *b, fbpe_cache *cache,
+                                               const uint8_t *s, size_t n, size_t readable,
+                                               fbpe_ids *out, const fbpe_key *key);
+
+/* encode_part(..., 0) for a part cut from a piece, with its common cases inline as in
+ * fbpe_encode_piece_inline (encode.h): a byte, and a part of at most 16 bytes that is a
+ * whole token (o200k, zh-CN: most parts are one or two characters and a token). Through
+ * encode_part each part cost about 100 instructions before its merges; here about half
+ * (callgrind, o200k zh-CN, fbpe_encode_text: 108.7 M -> 102.4 M instructions). */
+static ALWAYS_INLINE fbpe_status cut_part(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s,
+                                          size_t n, size_t readable, fbpe_ids *out) {
+    if (out->len < out->cap && readable >= FBPE_INLINE_KEY) {
+        if (n == 1) {
+            out->ids[out->len++] = s[0];
+            return FBPE_OK;
+        }
+        if (n - 2 <= FBPE_INLINE_KEY - 2) {
+            uint64_t w[2];
+            fbpe_key_words16(s, n, w);
+            uint64_t h = fbpe_key_hash_short(w[0], w[1], n);
+            const fbpe_vocab_slot *slots = b->vocab_slots;
+            size_t mask = b->vocab_mask, i = (size_t)h & mask;
+            for (;;) {
+                const fbpe_vocab_slot *e = &slots[i];
+                if (e->w0 == w[0] && e->w1 == w[1] && e->len == n) {
+                    out->ids[out->len++] = e->id;
+                    return FBPE_OK;
+                }
+                if (!e->len) break;
+                i = (i + 1) & mask;
+            }
+            fbpe_key k = {s, n, {w[0], w[1]}, h};
+            return cut_part_not_whole(b, cache, s, n, readable, out, &k);
+        }
+    }
+    return encode_part(b, cache, s, n, readable, out, 0);
+}
+
 /* Encode s[0..n) as the parts between the boundaries no merge joins across, or return
  * FBPE_MORE, having written nothing, when there is no such boundary. */
 static fbpe_status encode_cut(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, size_t n,
@@ -1443,12 +1498,12 @@ static fbpe_status encode_cut(const fbpe_bpe *b, fbpe_cache *cache, const uint8_
     size_t start = 0;
     for (size_t i = 1; i < n; i++) {
         if ((s[i] & 0xC0) == 0x80 || may_join(b, s, i, n)) continue; /* inside a character */
-        fbpe_status rc = encode_part(b, cache, s + start, i - start, readable - start, out, 0);
+        fbpe_status rc = cut_part(b, cache, s + start, i - start, readable - start, out);
         if (rc) return rc;
         start = i;
     }
     if (!start) return FBPE_MORE;
-    return encode_part(b, cache, s + start, n - start, readable - start, out, 0);
+    return cut_part(b, cache, s + start, n - start, readable - start, out);
 }
 
 /* Merge s[0..n) (neither a token nor cached), append its ids to out and keep them in `kept`
@@ -1465,6 +1520,10 @@ static ALWAYS_INLINE fbpe_status merge_piece(const fbpe_bpe *b, fbpe_cache *cach
     size_t m;
     fbpe_status rc = FBPE_MORE;
     if (staged && n >= STAGED_MIN_PIECE) rc = merge_staged(b, cache, s, n, readable, ids, &m);
+    /* Up to SHORT_PIECE bytes the backtracking encoder, where it has been built, instead of
+     * the short scan ("the backtracking encoder" above: fewer instructions, more cache
+     * misses); longer pieces keep the sweep and the rounds over runs. */
+    if (rc == FBPE_MORE && b->trie && n <= SHORT_PIECE) rc = merge_backtracking(b, s, n, ids, &m);
     if (rc == FBPE_MORE) rc = fbpe_merge(b, ids, piece_symbols(b, s, n, ids), 0, &m);
     if (rc == FBPE_OK) {
         rc = push_ids(out, ids, m);
@@ -1514,6 +1573,12 @@ static ALWAYS_INLINE fbpe_status encode_not_whole(const fbpe_bpe *b, fbpe_cache 
         if (rc != FBPE_MORE) return rc;
     }
     return merge_piece(b, cache, kept, s, n, readable, h, out, 0);
+}
+
+static NOINLINE fbpe_status cut_part_not_whole(const fbpe_bpe *b, fbpe_cache *cache,
+                                               const uint8_t *s, size_t n, size_t readable,
+                                               fbpe_ids *out, const fbpe_key *key) {
+    return encode_not_whole(b, cache, s, n, readable, out, 0, key);
 }
 
 static fbpe_status encode_part(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, size_t n,
