@@ -590,6 +590,29 @@ done:
     return ok;
 }
 
+/* An alternative that begins with an optional character (regex_program._head) where the
+ * character at pos (atoms `here`, len bytes) cannot begin what follows it: can it start here?
+ * Only if this character is the optional one and the next begins what follows. The next
+ * character's atoms are read once per position (*next_read); how far this read goes into
+ * vm->reach, the end of the text included. */
+static inline int optional_head_fits(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s,
+                                     size_t pos, size_t len, size_t n, uint64_t here,
+                                     uint64_t opt, uint64_t after, uint64_t *next,
+                                     int *next_read) {
+    if (!(here & opt)) return 0;
+    if (pos + len >= n) {
+        if (vm->reach < n) vm->reach = n; /* it depended on the end */
+        return 0;
+    }
+    if (vm->reach < pos + len) vm->reach = pos + len;
+    if (!*next_read) {
+        size_t l2;
+        *next = atoms_at(p, s, pos + len, &l2);
+        *next_read = 1;
+    }
+    return (*next & after) != 0;
+}
+
 /* Does the body of look-ahead lk match at pos (here: the atoms of the character there, of
  * here_len bytes; 0 at the end)? 1 if it does, 0 if not, -1 when the budget runs out. Its
  * alternatives are tried in order as the top-level ones are: skipped where their guard or
@@ -606,20 +629,10 @@ static int look_body(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_look *lk, c
     for (uint32_t k = 0; k < lk->count; k++) {
         const fbpe_rx_sub *sb = &p->subs[lk->first + k];
         if (sb->guard && !(here & sb->guard)) continue;
-        if (sb->opt && !(here & sb->after)) {
-            if (!(here & sb->opt)) continue;
-            if (pos + here_len >= n) {
-                if (vm->reach < n) vm->reach = n;
-                continue;
-            }
-            if (vm->reach < pos + here_len) vm->reach = pos + here_len;
-            if (!next_read) {
-                size_t l2;
-                next = atoms_at(p, s, pos + here_len, &l2);
-                next_read = 1;
-            }
-            if (!(next & sb->after)) continue;
-        }
+        if (sb->opt && !(here & sb->after) &&
+            !optional_head_fits(p, vm, s, pos, here_len, n, here, sb->opt, sb->after, &next,
+                                &next_read))
+            continue;
         const fbpe_rx_linear *L = &sb->L;
         size_t from, e;
         uint32_t resume;
@@ -807,22 +820,9 @@ size_t fbpe_rx_piece_end(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, siz
         uint32_t k = (uint32_t)__builtin_ctzll(alts);
         alts &= alts - 1;
         const uint64_t opt = p->heads[2 * k], after = p->heads[2 * k + 1];
-        if (opt && !(here & after)) {
-            /* It begins with an optional character (regex_program._head): this one must be
-             * it, and the next must begin what follows. */
-            if (!(here & opt)) continue;
-            if (i + len >= n) {
-                if (vm->reach < n) vm->reach = n; /* it depended on the end */
-                continue;
-            }
-            if (vm->reach < i + len) vm->reach = i + len;
-            if (!next_read) {
-                size_t l2;
-                next = atoms_at(p, s, i + len, &l2);
-                next_read = 1;
-            }
-            if (!(next & after)) continue;
-        }
+        if (opt && !(here & after) &&
+            !optional_head_fits(p, vm, s, i, len, n, here, opt, after, &next, &next_read))
+            continue;
         const fbpe_rx_linear *L = &p->linear[k];
         size_t e, from = i;
         uint32_t pc = p->starts[k];
