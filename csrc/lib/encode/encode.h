@@ -73,6 +73,17 @@ typedef struct {
      * code point is not an atom. NULL for a scheme without atoms. */
     uint32_t *atom_of;
 
+    /* Characters taken whole (encode.c, "characters taken whole"): char_tokens[cp], for a
+     * code point of two or three UTF-8 bytes, the token its bytes merge into where BPE
+     * makes that token before anything joins them to their neighbours, whichever byte comes
+     * before (cross_before) and after (cross_after); token 0: none. NULL with atoms or
+     * joins. */
+    struct fbpe_char_token *char_tokens;
+    /* [e * 256 + p]: the lowest id merged from a token ending with byte p and byte e
+     * (cross_before), or from byte e and a token beginning with byte p (cross_after);
+     * FBPE_NO_RANK: none. */
+    uint32_t *cross_before, *cross_after;
+
     /* Joins: pairs that make a token without being its merge (fbpe_bpe_add_joins). Then a
      * merge may make a pair that ranks before it, and pieces merge by the lowest-ranked,
      * leftmost pair one at a time (merge_heap) rather than one rank at a time. */
