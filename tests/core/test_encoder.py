@@ -118,6 +118,47 @@ def test_pieces_cut_where_no_merge_joins_encode_as_the_reference(merges, pieces)
     assert bpe.encode_pieces(pieces) == want
 
 
+# -- characters taken whole (encode.c): a character's token in place of its bytes ---------
+
+
+CHARS_ALPHABETS = [" a.éЖж中文", " 中", "a中", " Жж", ".é", "中文"]  # of one, two, three bytes
+
+
+@st.composite
+def merges_and_pieces(draw) -> Tuple[List[Tuple[int, int]], List[str]]:
+    """Merges as a trainer might make them, over a few characters: each joins two neighbours
+    in a text encoded with the merges before it, so tokens join whole characters, parts of
+    one, a space and a lead byte, the end of one character and the start of the next, in any
+    order of ids. Then pieces of the same characters."""
+    alphabet = draw(st.sampled_from(CHARS_ALPHABETS))
+    text = draw(st.text(alphabet, min_size=1, max_size=40)).encode()
+    merges: List[Tuple[int, int]] = []
+    ranks: Dict[Tuple[int, int], int] = {}
+    for _ in range(draw(st.integers(0, 50))):
+        ids = encode_piece(list(text), ranks)
+        if len(ids) < 2:
+            break
+        i = draw(st.integers(0, len(ids) - 2))
+        ranks[ids[i], ids[i + 1]] = 256 + len(merges)
+        merges.append((ids[i], ids[i + 1]))
+    return merges, draw(st.lists(st.text(alphabet, max_size=90), max_size=6))
+
+
+@needs_native
+@settings(max_examples=1000)
+@given(merges_and_pieces())
+def test_characters_taken_whole_encode_as_the_reference(table):
+    # Pieces start from a character's token where no neighbour can join its bytes first
+    # (char_tokens): short pieces, pieces past the key's 16 bytes, past the short scan's 64,
+    # and cut ones, each against the reference, twice (then partly from the cache).
+    merges, pieces = table
+    bpe = ENCODER.BPE([], merges)
+    ranks = ranks_from_merges(merges, 256)
+    want = [i for p in pieces for i in encode_piece(list(p.encode()), ranks)]
+    assert bpe.encode_pieces(pieces) == want
+    assert bpe.encode_pieces(pieces) == want
+
+
 # -- the backtracking encoder (encode.c): tokens read left to right, no merge loop --------
 
 
