@@ -181,30 +181,39 @@ typedef struct fbpe_char_token {
     uint32_t last_end;  /* and the last byte */
 } fbpe_char_token;
 
-/* The symbols of s[0..n) with the characters taken whole where their neighbours allow. */
-static size_t piece_chars(const fbpe_bpe *b, const uint8_t *s, size_t n, uint32_t *out) {
+/* The symbols of s[0..n) with the characters taken whole where their neighbours allow.
+ * `restrict` and the tables in locals: a store of an id may otherwise alias the text and the
+ * tables' pointers, which gcc then reads again for every character. */
+static size_t piece_chars(const fbpe_bpe *b, const uint8_t *restrict s, size_t n,
+                          uint32_t *restrict out) {
+    const fbpe_char_token *chars = b->char_tokens;
+    const uint32_t *before = b->cross_before, *after = b->cross_after;
     size_t m = 0;
-    for (size_t i = 0;;) {
-        while (i < n && s[i] < 0xC2) out[m++] = s[i++]; /* ASCII, stray continuation bytes */
-        if (i == n) return m;
+    for (size_t i = 0; i < n;) {
         uint8_t c = s[i];
         size_t len = 0;
         uint32_t cp = 0;
-        if (c < 0xE0 && i + 1 < n && (s[i + 1] & 0xC0) == 0x80) {
-            len = 2;
-            cp = ((uint32_t)(c & 0x1F) << 6) | (s[i + 1] & 0x3F);
-        } else if (c >= 0xE0 && c < 0xF0 && i + 2 < n && (s[i + 1] & 0xC0) == 0x80 &&
+        if (c < 0xC2) { /* ASCII, a stray continuation byte */
+            out[m++] = c;
+            i++;
+            continue;
+        }
+        if (c < 0xE0) {
+            if (i + 1 < n && (s[i + 1] & 0xC0) == 0x80) {
+                len = 2;
+                cp = ((uint32_t)(c & 0x1F) << 6) | (s[i + 1] & 0x3F);
+            }
+        } else if (c < 0xF0 && i + 2 < n && (s[i + 1] & 0xC0) == 0x80 &&
                    (s[i + 2] & 0xC0) == 0x80) {
             cp = ((uint32_t)(c & 0x0F) << 12) | ((uint32_t)(s[i + 1] & 0x3F) << 6) |
                  (s[i + 2] & 0x3F);
             len = cp < 0x800 ? 0 : 3; /* an overlong form is bytes */
         }
         if (len) {
-            const fbpe_char_token *e = &b->char_tokens[cp];
-            if (e->token && (i == 0 || b->cross_before[(size_t)c << 8 | s[i - 1]] > e->first_end) &&
-                (i + len == n ||
-                 b->cross_after[(size_t)s[i + len - 1] << 8 | s[i + len]] > e->last_end)) {
-                out[m++] = e->token;
+            const fbpe_char_token e = chars[cp];
+            if (e.token && (i == 0 || before[(size_t)c << 8 | s[i - 1]] > e.first_end) &&
+                (i + len == n || after[(size_t)s[i + len - 1] << 8 | s[i + len]] > e.last_end)) {
+                out[m++] = e.token;
                 i += len;
                 continue;
             }
@@ -212,6 +221,7 @@ static size_t piece_chars(const fbpe_bpe *b, const uint8_t *s, size_t n, uint32_
         out[m++] = c;
         i++;
     }
+    return m;
 }
 
 /* The symbols of a text-form piece: UTF-8 bytes, and each atom's code point as its id. */
