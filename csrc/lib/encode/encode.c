@@ -181,6 +181,22 @@ typedef struct fbpe_char_token {
     uint32_t last_end;  /* and the last byte */
 } fbpe_char_token;
 
+/* The length of the character of two or three bytes at s[i] (i < n) and its code point, or
+ * 0 where none starts there. */
+static inline size_t char_at(const uint8_t *s, size_t i, size_t n, uint32_t *cp) {
+    uint8_t c = s[i];
+    if (c < 0xC2) return 0; /* ASCII, a continuation byte, an overlong lead */
+    if (c < 0xE0) {
+        if (i + 1 >= n || (s[i + 1] & 0xC0) != 0x80) return 0;
+        *cp = ((uint32_t)(c & 0x1F) << 6) | (s[i + 1] & 0x3F);
+        return 2;
+    }
+    if (c >= 0xF0 || i + 2 >= n || (s[i + 1] & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80)
+        return 0;
+    *cp = ((uint32_t)(c & 0x0F) << 12) | ((uint32_t)(s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F);
+    return *cp < 0x800 ? 0 : 3; /* an overlong form is bytes */
+}
+
 /* The symbols of s[0..n) with the characters taken whole where their neighbours allow.
  * `restrict` and the tables in locals: a store of an id may otherwise alias the text and the
  * tables' pointers, which gcc then reads again for every character. */
@@ -188,28 +204,24 @@ static size_t piece_chars(const fbpe_bpe *b, const uint8_t *restrict s, size_t n
                           uint32_t *restrict out) {
     const fbpe_char_token *chars = b->char_tokens;
     const uint32_t *before = b->cross_before, *after = b->cross_after;
-    size_t m = 0;
-    for (size_t i = 0; i < n;) {
+    size_t m = 0, i = 0, len;
+    uint32_t cp = 0;
+    if (s[0] == ' ' && n > 1 && (len = char_at(s, 1, n, &cp))) {
+        const fbpe_char_token e = b->space_tokens[cp];
+        if (e.token &&
+            (1 + len == n || after[(size_t)s[len] << 8 | s[1 + len]] > e.last_end)) {
+            out[m++] = e.token;
+            i = 1 + len;
+        }
+    }
+    while (i < n) {
         uint8_t c = s[i];
-        size_t len = 0;
-        uint32_t cp = 0;
         if (c < 0xC2) { /* ASCII, a stray continuation byte */
             out[m++] = c;
             i++;
             continue;
         }
-        if (c < 0xE0) {
-            if (i + 1 < n && (s[i + 1] & 0xC0) == 0x80) {
-                len = 2;
-                cp = ((uint32_t)(c & 0x1F) << 6) | (s[i + 1] & 0x3F);
-            }
-        } else if (c < 0xF0 && i + 2 < n && (s[i + 1] & 0xC0) == 0x80 &&
-                   (s[i + 2] & 0xC0) == 0x80) {
-            cp = ((uint32_t)(c & 0x0F) << 12) | ((uint32_t)(s[i + 1] & 0x3F) << 6) |
-                 (s[i + 2] & 0x3F);
-            len = cp < 0x800 ? 0 : 3; /* an overlong form is bytes */
-        }
-        if (len) {
+        if ((len = char_at(s, i, n, &cp))) {
             const fbpe_char_token e = chars[cp];
             if (e.token && (i == 0 || before[(size_t)c << 8 | s[i - 1]] > e.first_end) &&
                 (i + len == n || after[(size_t)s[i + len - 1] << 8 | s[i + len]] > e.last_end)) {
@@ -1901,11 +1913,12 @@ typedef struct {
     uint32_t id, end;
 } char_edge;
 
-/* The token a character's bytes s[0..n) (n 2 or 3) merge into alone, or FBPE_NO_RANK; its
- * first and last edge elements in the order they are joined, at most two each. */
+/* The token the bytes s[0..n) of a character (n 2 or 3), or of a space and a character,
+ * merge into alone, or FBPE_NO_RANK; its first and last edge elements in the order they are
+ * joined, at most n - 1 each. */
 static uint32_t char_alone(const fbpe_bpe *b, const uint8_t *s, size_t n, char_edge *first,
                            size_t *num_first, char_edge *last, size_t *num_last) {
-    uint32_t ids[3];
+    uint32_t ids[4];
     size_t m = n;
     for (size_t i = 0; i < n; i++) ids[i] = s[i];
     *num_first = *num_last = 0;
@@ -1947,26 +1960,36 @@ static fbpe_status build_char_tokens(fbpe_bpe *b) {
     const size_t num_cps = 0x10000, num_merges = (size_t)(b->num_tokens - b->num_fixed);
     if (b->atom_of || b->any_order) return FBPE_OK;
     fbpe_char_token *chars = (fbpe_char_token *)calloc(num_cps, sizeof(fbpe_char_token));
+    fbpe_char_token *spaced = (fbpe_char_token *)calloc(num_cps, sizeof(fbpe_char_token));
     b->char_tokens = chars;
+    b->space_tokens = spaced;
     b->cross_before = (uint32_t *)malloc(256 * 256 * sizeof(uint32_t));
     b->cross_after = (uint32_t *)malloc(256 * 256 * sizeof(uint32_t));
     uint64_t *is_part = (uint64_t *)calloc((size_t)b->num_tokens / 64 + 1, sizeof(uint64_t));
-    uint32_t *parts = (uint32_t *)malloc(2 * num_cps * sizeof(uint32_t));
+    uint32_t *parts = (uint32_t *)malloc(4 * num_cps * sizeof(uint32_t));
     uint32_t *part_right = NULL, *part_left = NULL; /* the lowest merge with it on that side */
     fbpe_status rc = FBPE_ENOMEM;
-    if (!chars || !b->cross_before || !b->cross_after || !is_part || !parts) goto done;
+    if (!chars || !spaced || !b->cross_before || !b->cross_after || !is_part || !parts)
+        goto done;
     memset(b->cross_before, 0xFF, 256 * 256 * sizeof(uint32_t));
     memset(b->cross_after, 0xFF, 256 * 256 * sizeof(uint32_t));
     size_t num_parts = 0;
     for (uint32_t cp = 0x80; cp < num_cps; cp++) {
-        uint8_t u[4];
-        char_edge first[2], last[2];
-        size_t nf, nl, n = fbpe_utf8_put(cp, u);
-        uint32_t t = char_alone(b, u, n, first, &nf, last, &nl);
-        if (t == FBPE_NO_RANK) continue;
-        chars[cp] = (fbpe_char_token){t, first[0].end, last[0].end};
-        for (size_t k = 1; k < nf; k++) parts[num_parts++] = first[k].id;
-        for (size_t k = 1; k < nl; k++) parts[num_parts++] = last[k].id;
+        uint8_t u[4] = {' '};
+        char_edge first[3], last[3];
+        size_t nf, nl, n = fbpe_utf8_put(cp, u + 1);
+        uint32_t t = char_alone(b, u + 1, n, first, &nf, last, &nl);
+        if (t != FBPE_NO_RANK) {
+            chars[cp] = (fbpe_char_token){t, first[0].end, last[0].end};
+            for (size_t k = 1; k < nf; k++) parts[num_parts++] = first[k].id;
+            for (size_t k = 1; k < nl; k++) parts[num_parts++] = last[k].id;
+        }
+        /* After a space at a piece's start only the right edge meets anything. */
+        t = char_alone(b, u, n + 1, first, &nf, last, &nl);
+        if (t != FBPE_NO_RANK) {
+            spaced[cp] = (fbpe_char_token){t, 0, last[0].end};
+            for (size_t k = 1; k < nl; k++) parts[num_parts++] = last[k].id;
+        }
     }
     if (num_parts) qsort(parts, num_parts, sizeof(uint32_t), cmp_u32);
     size_t unique = 0;
@@ -1996,16 +2019,25 @@ static fbpe_status build_char_tokens(fbpe_bpe *b) {
             if (part_left[at] == FBPE_NO_RANK) part_left[at] = id;
         }
     }
-    for (uint32_t cp = 0x800; cp < num_cps && unique; cp++) {
-        uint8_t u[4];
-        char_edge first[2], last[2];
-        size_t nf, nl;
-        if (!chars[cp].token) continue;
-        char_alone(b, u, fbpe_utf8_put(cp, u), first, &nf, last, &nl);
-        for (size_t k = 1; k < nf; k++)
-            if (part_right[find_u32(parts, unique, first[k].id)] < first[k].end) chars[cp].token = 0;
-        for (size_t k = 1; k < nl; k++)
-            if (part_left[find_u32(parts, unique, last[k].id)] < last[k].end) chars[cp].token = 0;
+    for (uint32_t cp = 0x80; cp < num_cps && unique; cp++) {
+        uint8_t u[4] = {' '};
+        char_edge first[3], last[3];
+        size_t nf, nl, n = fbpe_utf8_put(cp, u + 1);
+        if (chars[cp].token) {
+            char_alone(b, u + 1, n, first, &nf, last, &nl);
+            for (size_t k = 1; k < nf; k++)
+                if (part_right[find_u32(parts, unique, first[k].id)] < first[k].end)
+                    chars[cp].token = 0;
+            for (size_t k = 1; k < nl; k++)
+                if (part_left[find_u32(parts, unique, last[k].id)] < last[k].end)
+                    chars[cp].token = 0;
+        }
+        if (spaced[cp].token) {
+            char_alone(b, u, n + 1, first, &nf, last, &nl);
+            for (size_t k = 1; k < nl; k++)
+                if (part_left[find_u32(parts, unique, last[k].id)] < last[k].end)
+                    spaced[cp].token = 0;
+        }
     }
     rc = FBPE_OK;
 done:
@@ -2019,9 +2051,10 @@ done:
 /* Forget char_tokens: joins make it wrong. */
 static void drop_char_tokens(fbpe_bpe *b) {
     free(b->char_tokens);
+    free(b->space_tokens);
     free(b->cross_before);
     free(b->cross_after);
-    b->char_tokens = NULL;
+    b->char_tokens = b->space_tokens = NULL;
     b->cross_before = b->cross_after = NULL;
 }
 

@@ -79,6 +79,9 @@ typedef struct {
      * before (cross_before) and after (cross_after); token 0: none. NULL with atoms or
      * joins. */
     struct fbpe_char_token *char_tokens;
+    /* The same for a space and the character after it at the start of a piece (" привет"
+     * merges " \xd0" before "п"), where no byte comes before. */
+    struct fbpe_char_token *space_tokens;
     /* [e * 256 + p]: the lowest id merged from a token ending with byte p and byte e
      * (cross_before), or from byte e and a token beginning with byte p (cross_after);
      * FBPE_NO_RANK: none. */
