@@ -131,7 +131,11 @@ def merges_and_pieces(draw) -> Tuple[List[Tuple[int, int]], List[str]]:
     one, a space and a lead byte, the end of one character and the start of the next, in any
     order of ids. Then pieces of the same characters."""
     alphabet = draw(st.sampled_from(CHARS_ALPHABETS))
-    text = draw(st.text(alphabet, min_size=1, max_size=40)).encode()
+    letters = alphabet.replace(" ", "") or "a"
+    # plain text, or words each after a space (" Жж Жж"), as a pattern's pieces begin
+    words = st.lists(st.text(letters, min_size=1, max_size=5), min_size=1, max_size=8)
+    pieces = st.one_of(st.text(alphabet, max_size=90), words.map(lambda w: " " + " ".join(w)))
+    text = draw(st.one_of(st.text(alphabet, min_size=1, max_size=40), words.map(" ".join))).encode()
     merges: List[Tuple[int, int]] = []
     ranks: Dict[Tuple[int, int], int] = {}
     for _ in range(draw(st.integers(0, 50))):
@@ -141,7 +145,7 @@ def merges_and_pieces(draw) -> Tuple[List[Tuple[int, int]], List[str]]:
         i = draw(st.integers(0, len(ids) - 2))
         ranks[ids[i], ids[i + 1]] = 256 + len(merges)
         merges.append((ids[i], ids[i + 1]))
-    return merges, draw(st.lists(st.text(alphabet, max_size=90), max_size=6))
+    return merges, draw(st.lists(pieces, max_size=6))
 
 
 @needs_native
@@ -149,7 +153,7 @@ def merges_and_pieces(draw) -> Tuple[List[Tuple[int, int]], List[str]]:
 @given(merges_and_pieces())
 def test_characters_taken_whole_encode_as_the_reference(table):
     # Pieces start from a character's token where no neighbour can join its bytes first
-    # (char_tokens): short pieces, pieces past the key's 16 bytes, past the short scan's 64,
+    # (char_tokens), or from the token of a leading space and character (space_tokens): short pieces, pieces past the key's 16 bytes, past the short scan's 64,
     # and cut ones, each against the reference, twice (then partly from the cache).
     merges, pieces = table
     bpe = ENCODER.BPE([], merges)
