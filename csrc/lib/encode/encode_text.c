@@ -423,20 +423,11 @@ int fbpe_needles_in(const fbpe_needles *nd, const uint8_t *s, size_t n) {
     return 0;
 }
 
-/* The words of a table's pieces (sp->whole: continued training's replay, each piece encoded
- * as its words, fbpe_encode_table_piece) are cached, and a table holds many more distinct
- * words than a text encoded in blocks: the pool's caches, emptied at 65,536 pieces, were
- * emptied again and again. This many instead, in a cache of the batch's own (about 32 MB a
- * worker when full). Callgrind, the replay of benchmarks/callgrind_superword_training.py
- * (9.8 MB, 175,742 words put in the cache): 680.5 M instructions in fbpe_encode_batch with
- * the pool's, 606.6 M with this one, never emptied there. */
-#define TABLE_CACHE_PIECES ((size_t)1 << 19)
-
 void fbpe_encode_batch(fbpe_bpe *b, const fbpe_splitter *sp, fbpe_text_batch *batch) {
     size_t w = fbpe_take_next(&batch->next_worker);
     if (w >= batch->num_workers) return;
     fbpe_ids *out = &batch->outs[w];
-    fbpe_cache *cache = sp->whole ? fbpe_cache_new(TABLE_CACHE_PIECES) : fbpe_cache_take(b);
+    fbpe_cache *cache = fbpe_cache_take(b);
     uint8_t *scratch = NULL; /* this worker's UTF-8 of the texts given as code units */
     size_t scratch_cap = 0;
     for (;;) {
@@ -461,10 +452,7 @@ void fbpe_encode_batch(fbpe_bpe *b, const fbpe_splitter *sp, fbpe_text_batch *ba
         u->count = out->len - u->off;
     }
     free(scratch);
-    if (sp->whole)
-        fbpe_cache_delete(cache);
-    else
-        fbpe_cache_give(b, cache);
+    fbpe_cache_give(b, cache);
 }
 
 typedef struct {
