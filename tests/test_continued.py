@@ -18,6 +18,7 @@ import functionalbpe as fb
 from functionalbpe.core import reference, trainer
 from functionalbpe.core._native import NATIVE
 from functionalbpe.core.alphabet import Alphabet
+from functionalbpe.core.bpe import encode_piece, ranks_from_merges
 from functionalbpe.core.encoder import Encoder
 from functionalbpe.core.piecetable import PieceTable, SymbolTable
 from functionalbpe.text.patterns import SUPERWORD_CUTS, SUPERWORDS, pretokenize
@@ -61,6 +62,27 @@ def test_the_replay_in_one_call_equals_the_replay_piece_by_piece(first, second, 
     assert list(flat.items()) == [(tuple(encoder.encode_piece(p)), c) for p, c in second.items()]
     expected = reference.resume({tuple(k.encode()): v for k, v in second.items() if v}, base, None, 256)
     assert trainer.resume(table, Alphabet(), base, None, backend="fast", threads=threads) == expected
+
+
+phrases = st.lists(st.text(alphabet="ab.\n", min_size=0, max_size=5), min_size=1, max_size=30).map(" ".join)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(phrases, min_size=1, max_size=6), st.lists(phrases, min_size=1, max_size=25),
+       st.integers(0, 60), st.sampled_from([1, 3]))
+def test_the_replay_by_words_equals_the_replay_piece_by_piece(first, second, base_merges, threads):
+    """Phrases of words (the replay takes a long piece as its words, each a token or
+    cached, checked where they meet: csrc/lib/encode/encode.c, fbpe_encode_table_piece),
+    with base merges learned on whole phrases, so that many join across a space or a line
+    break: each piece gets the ids that encoding it alone gives."""
+    if NATIVE.encoder is None:
+        pytest.skip("the compiled encoder is not built")
+    base = [(a, b) for a, b, _ in reference.train({tuple(p.encode()): 1 for p in first}, base_merges, 256)]
+    encoder = Encoder(Alphabet((), base))
+    counts = {p: 1 for p in second}
+    flat = trainer._replayed(encoder, PieceTable.from_dict(counts), threads)
+    ranks = ranks_from_merges(base, 256)
+    assert list(flat.items()) == [(tuple(encode_piece(tuple(p.encode()), ranks)), 1) for p in counts]
 
 
 def test_the_replay_without_the_compiled_encoder_is_piece_by_piece():

@@ -15,7 +15,7 @@ from functionalbpe.schemes.plain import PlainScheme
 from functionalbpe.text import patterns as P
 from functionalbpe.text.corpus import Files
 from functionalbpe.text.counting import count_table
-from functionalbpe.text.cuts import program_cutter
+from functionalbpe.text.cuts import program_cutter, superword_safe_cut
 from functionalbpe.text.patterns import as_pattern, pretokenize, resolve_pattern
 from functionalbpe.unicode.regex_program import Unsupported, compile_program, why_not
 
@@ -315,6 +315,23 @@ def test_every_program_cut_is_safe(text, hi_back):
             a, b, whole = reference(pattern, head), reference(pattern, tail), reference(pattern, text)
             if whole is not None:
                 assert a is not None and b is not None and a + b == whole, (name, c)
+
+
+@given(st.lists(st.sampled_from(("a", "Z", "1", "42", ".", "!", ")", "(", "'", "_", "/", " ", "  ", "\n", "\r\n",
+                                   "\t", "é", "中", "١", "…", ",\n", "x:", ":/", "-")), max_size=40).map("".join))
+def test_every_superword_cut_is_safe(text):
+    """Wherever superword_safe_cut's rule holds (a letter before a digit, or before two
+    punctuation marks), SUPERWORDS cuts the two sides as it cuts the whole; and it returns
+    the last such place in its window."""
+    data = text.encode("utf-8")
+    whole = reference(P.SUPERWORDS, text)
+    for c in range(1, len(data)):
+        if superword_safe_cut(data, c - 1, c) == c:
+            head, tail = data[:c].decode("utf-8"), data[c:].decode("utf-8")
+            assert reference(P.SUPERWORDS, head) + reference(P.SUPERWORDS, tail) == whole, c
+    hi = len(data) - 1
+    places = [c for c in range(1, hi + 1) if superword_safe_cut(data, c - 1, c) == c]
+    assert superword_safe_cut(data, 0, hi) == (places[-1] if places else 0)
 
 
 @needs_scanner

@@ -38,6 +38,19 @@ fbpe_status fbpe_ids_reserve(fbpe_ids *v, size_t extra);
 
 typedef struct fbpe_cache fbpe_cache;
 
+/* What encoding a long piece as its words needs (encode.c, "a piece in two stages"): the
+ * words' ids are the tokens below `limit`, and where two words meet, the bits that show that
+ * no merge below it can join across. */
+typedef struct {
+    uint32_t limit;
+    unsigned join_shift; /* fbpe_slot_u64 over 2^(64 - join_shift) bits */
+    uint64_t *join_bits; /* join_bits of the merges below limit */
+    /* Per byte p, bit c & 63 set when some merge below limit has a left part that ends with
+     * p and a right part that begins with a byte c (c & 63 the same): none joins across
+     * p | c otherwise. */
+    uint64_t meets[256];
+} fbpe_words;
+
 /* At most this many cached caches wait in the pool; more concurrent callers make their own. */
 #define FBPE_POOL_SIZE 64
 
@@ -117,13 +130,12 @@ typedef struct {
      * across (encode.c, "a piece in two stages"). NULL with one stage. */
     uint64_t *stage_join_bits;
     unsigned stage_join_shift; /* fbpe_slot_u64 over 2^(64 - stage_join_shift) bits */
-    /* join_bits of the first stage's merges alone: where a piece's words meet. */
-    uint64_t *stage_one_join_bits;
-    unsigned stage_one_join_shift;
-    /* Per byte p, bit c & 63 set when some first-stage merge's left part ends with p and its
-     * right part begins with a byte c (c & 63 the same): no first-stage merge joins across
-     * p | c otherwise. */
-    uint64_t stage_one_meets[256];
+    /* The first stage's merges, for checking where a piece's words meet. */
+    fbpe_words stage_one;
+    /* Every merge as one first stage: how a piece of a table of distinct pieces is encoded
+     * as its words (fbpe_encode_table_piece). Its join bits are join_bits, borrowed; limit
+     * 0 where that is not done (atoms, joins). */
+    fbpe_words one_stage;
 
     /* Caches waiting to be taken (a tiny lock guards the array). */
     fbpe_cache *pool[FBPE_POOL_SIZE];
@@ -179,6 +191,13 @@ fbpe_status fbpe_merge(const fbpe_bpe *b, uint32_t *ids, size_t n, int method, s
  * with whole-word loads). FBPE_OK or FBPE_ENOMEM. */
 fbpe_status fbpe_encode_piece(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, size_t n,
                               size_t readable, fbpe_ids *out);
+
+/* fbpe_encode_piece for a piece of a table of distinct pieces (continued training replays
+ * its base's merges on each, csrc/_encoder.pyx encode_each_piece): never cached whole, since
+ * it is seen once, and with one stage, a long one is encoded as its words, each a token or
+ * cached, as the first stage of a table of two stages is. The same ids. */
+fbpe_status fbpe_encode_table_piece(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s,
+                                    size_t n, fbpe_ids *out);
 
 /* fbpe_encode_piece for s[0..n) (n >= 2) that the caller has keyed (fbpe_key_make) and found
  * not to be a whole token (not in vocab_slots). */

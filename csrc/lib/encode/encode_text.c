@@ -72,7 +72,7 @@ fbpe_status fbpe_encode_text(const fbpe_bpe *b, fbpe_cache *cache, const fbpe_sp
         marker_encoder e = {b, cache, out};
         return fbpe_mk_pieces_inline(sp->markers, sp->options, s, n, encode_marker_piece, &e);
     }
-    if (sp->whole) return n ? fbpe_encode_piece(b, cache, s, n, n, out) : FBPE_OK;
+    if (sp->whole) return n ? fbpe_encode_table_piece(b, cache, s, n, out) : FBPE_OK;
     if (sp->prog) return encode_program(b, cache, sp->prog, s, n, out);
 #define ENCODE_CASE(WHICH, END_FN)                                                             \
     case WHICH:                                                                                \

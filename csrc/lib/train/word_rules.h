@@ -29,12 +29,22 @@ static inline uint32_t fbpe_joined_shape(uint32_t left, uint32_t right) {
            (right & (FBPE_ENDS_WITH_SPACE | FBPE_ENDS_WITH_COLON));
 }
 
-/* max_words 0: any number of words; colon_space 0: no token may hold ": ". */
+/* max_words 0: any number of words; colon_space 0: no token may hold ": ". The same as
+ * testing fbpe_joined_shape(left, right), but only the parts of it that the rules read: the
+ * trainer asks this of every pair it counts and of every pair a merge changes, and the whole
+ * shape cost about 40 instructions a pair (callgrind, SuperBPE's second stage on 9.8 MB of
+ * the shared corpora, benchmarks/callgrind_superword_training.py "stage-two": 141 M of the
+ * trainer's 899.5 M; 839.1 M with this). */
 static inline int fbpe_word_rules_allow(uint32_t max_words, int colon_space, uint32_t left,
                                         uint32_t right) {
-    uint32_t joined = fbpe_joined_shape(left, right);
-    if (!colon_space && (joined & FBPE_HOLDS_COLON_SPACE)) return 0;
-    return !max_words || (joined >> FBPE_WORDS_SHIFT) <= max_words;
+    if (!colon_space && (((left | right) & FBPE_HOLDS_COLON_SPACE) ||
+                         ((left & FBPE_ENDS_WITH_COLON) && (right & FBPE_STARTS_WITH_SPACE))))
+        return 0;
+    if (!max_words) return 1;
+    uint64_t words = (uint64_t)(left >> FBPE_WORDS_SHIFT) + (right >> FBPE_WORDS_SHIFT);
+    if (!(left & FBPE_ENDS_WITH_SPACE) && !(right & FBPE_STARTS_WITH_SPACE) && words) words--;
+    if (words > (UINT32_MAX >> FBPE_WORDS_SHIFT)) words = UINT32_MAX >> FBPE_WORDS_SHIFT;
+    return words <= max_words;
 }
 
 #endif
