@@ -1780,7 +1780,8 @@ fbpe_status fbpe_encode_table_piece(const fbpe_bpe *b, fbpe_cache *cache, const 
         if (ids != small) free(ids);
         if (rc == FBPE_MORE) rc = encode_cut(b, cache, s, n, n, out);
     }
-    return rc != FBPE_MORE ? rc : merge_piece(b, cache, NULL, s, n, n, key.hash, out, 0);
+    return rc != FBPE_MORE ? rc : merge_piece(b, cache, NULL, s, n, n, key.hash, out, 0,
+                                                    may_hold_chars(b, &key));
 }
 
 /* ---- building ------------------------------------------------------------------------- */
