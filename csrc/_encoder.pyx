@@ -712,11 +712,19 @@ cdef class BPE:
     def __cinit__(self, atoms, merges, specials=(), output_ids=None, joins=(), bint whole_pieces=False):
         cdef size_t num_atoms = len(atoms), num_merges = len(merges), num_specials = len(specials)
         cdef fbpe_status rc
+        cdef const uint32_t[::1] flat = None
+        cdef const uint32_t *merge_ids
+        if isinstance(merges, array) and merges.typecode == "I":
+            # The merges laid out flat, left and right of each in turn (Pairs.ids): read
+            # where they are, with no Python object per id.
+            flat = merges
+            num_merges = len(merges) // 2
         if num_atoms > 0x1000 or num_merges > FBPE_MAX_VOCAB_SIZE or num_specials > FBPE_MAX_VOCAB_SIZE:
             raise ValueError(f"{num_atoms} atoms, {num_merges} merges and {num_specials} special tokens "
                              f"are more than {FBPE_MAX_VOCAB_SIZE} ids")
         cdef uint32_t *atom_cps = <uint32_t *>malloc((num_atoms + 1) * sizeof(uint32_t))
-        cdef uint32_t *pairs = <uint32_t *>malloc((2 * num_merges + 1) * sizeof(uint32_t))
+        cdef uint32_t *pairs = <uint32_t *>malloc((2 * num_merges + 1) * sizeof(uint32_t)) if flat is None \
+            else <uint32_t *>malloc(sizeof(uint32_t))
         cdef const uint8_t **special_ptrs = <const uint8_t **>malloc((num_specials + 1) * sizeof(uint8_t *))
         cdef size_t *special_lens = <size_t *>malloc((num_specials + 1) * sizeof(size_t))
         cdef size_t k
@@ -726,16 +734,18 @@ cdef class BPE:
                 raise MemoryError()
             for k in range(num_atoms):
                 atom_cps[k] = atoms[k]
-            for k in range(num_merges):
-                left, right = merges[k]
-                pairs[2 * k] = left
-                pairs[2 * k + 1] = right
+            if flat is None:
+                for k in range(num_merges):
+                    left, right = merges[k]
+                    pairs[2 * k] = left
+                    pairs[2 * k + 1] = right
             for k in range(num_specials):
                 special_ptrs[k] = <const uint8_t *>PyBytes_AS_STRING(encoded[k])
                 special_lens[k] = PyBytes_GET_SIZE(encoded[k])
+            merge_ids = pairs if flat is None or not num_merges else &flat[0]
             with nogil:
-                rc = fbpe_bpe_new(atom_cps, num_atoms, pairs, num_merges, special_ptrs,
-                                  special_lens, num_specials, &self.b)
+                rc = fbpe_bpe_new(atom_cps, num_atoms, merge_ids, num_merges, special_ptrs, special_lens,
+                                  num_specials, &self.b)
             check(rc, "for the merge table",
                   "the merge table is inconsistent (a merge of an id not defined before it, a pair "
                   "merged twice, a bad atom) or passes a limit of functionalbpe.core.limits")
