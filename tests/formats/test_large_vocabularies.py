@@ -250,3 +250,34 @@ def test_merges_in_any_json_layout_load(tmp_path):
     write_payload(path, {k: v for k, v in payload.items() if k != "checksum"})
     assert fb.Tokenizer.load(path).training == {"merges": [[1, 2]]}
     assert isinstance(json_with_pairs(path.read_text(), ("merges",))["training"]["merges"], list)
+
+
+@pytest.mark.skipif(NATIVE.encoder is None, reason="the compiled encoder is not built")
+@pytest.mark.parametrize("imported", [False, True])
+def test_ints_made_on_demand_are_the_ids_made_at_once(monkeypatch, tmp_path, imported):
+    """A table larger than EAGER_INTS makes each id's int the first time it leaves C: the
+    same lists, on every path that makes them (one text, a batch, a long text in units), with
+    an imported vocabulary's own ids too."""
+    rng = random.Random(7)
+    tok = fb.Tokenizer(fb.make_scheme("plain"), random_merges(rng, 3000), ["<s>"])
+    if imported:  # ids of its own: the bytes in another order (an IdMap, out_map in C)
+        tok = fb.train([" ".join(TEXTS[:2]) * 30], vocab_size=400, progress=False)
+        path = tmp_path / "t.tiktoken"
+        tok.to_tiktoken(path)
+        text = path.read_text().splitlines()
+        byte_lines = text[:256]
+        rng.shuffle(byte_lines)  # the bytes' ranks among themselves: the merges stay valid
+        text[:256] = byte_lines
+        path.write_text("\n".join(f"{line.split()[0]} {k}" for k, line in enumerate(text)) + "\n")
+        tok = fb.Tokenizer.from_tiktoken(path, pattern="gpt4")
+    texts = [" ".join(TEXTS[:2]) + "".join(chr(rng.randrange(32, 0x17F)) for _ in range(3000)) for _ in range(4)]
+    eager = [tok.encode_ordinary(t) for t in texts], tok.encode_batch(texts, threads=2)
+    import functionalbpe._encoder as compiled
+
+    monkeypatch.setattr(compiled, "EAGER_INTS", 0)
+    monkeypatch.setattr(compiled, "PARALLEL_TEXT_BYTES", 1 << 10)  # one text in units: _TextBatch.joined
+    lazy_tok = fb.Tokenizer.from_payload(tok.to_payload())
+    lazy = [lazy_tok.encode_ordinary(t, threads=2) for t in texts], lazy_tok.encode_batch(texts, threads=2)
+    assert lazy == eager and lazy_tok.encode_ordinary(texts[0]) == eager[0][0]
+    # and both are the ids written without a Python int (out_map in C)
+    assert eager[1] == tok.encode_batch(texts, flat=True).tolist()
