@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
-from json.decoder import scanstring
 from typing import Any, Callable, Dict, Sequence
 
 from ..core._native import NATIVE
@@ -73,7 +73,7 @@ class DuplicateKey(Exception):
 
 
 _DECODER = json.JSONDecoder(object_pairs_hook=json_object)
-_SPACE = json.decoder.WHITESPACE  # what JSON allows between tokens
+_SPACE = re.compile(r"[ \t\n\r]*")  # what JSON allows between tokens
 
 
 def json_with_pairs(text: str, fields: Sequence[str]) -> Any:
@@ -97,26 +97,32 @@ def json_with_pairs(text: str, fields: Sequence[str]) -> Any:
     return json.loads(text, object_pairs_hook=json_object)
 
 
+def _after_space(text: str, pos: int) -> int:
+    """Where the JSON whitespace at ``text[pos:]`` ends."""
+    match = _SPACE.match(text, pos)
+    return match.end() if match is not None else pos
+
+
 def _object_with_pairs(text: str, fields: Sequence[str], read_rows: Callable[[str, int, int], Any]) -> Dict[str, Any]:
     """The top-level object of ``text``, its fields one by one; ValueError where it is not
     one (the caller then lets json.loads say what is wrong)."""
-    space = _SPACE.match
-    pos = space(text, 0).end()
+    space = _after_space
+    pos = space(text, 0)
     if text[pos:pos + 1] != "{":
         raise ValueError("not an object")
     out: Dict[str, Any] = {}
-    pos = space(text, pos + 1).end()
+    pos = space(text, pos + 1)
     if text[pos:pos + 1] == "}":
         pos += 1
     else:
         while True:
             if text[pos:pos + 1] != '"':
                 raise ValueError("not a key")
-            key, pos = scanstring(text, pos + 1)
-            pos = space(text, pos).end()
+            key, pos = _DECODER.raw_decode(text, pos)  # a string, as the text at pos begins with '"'
+            pos = space(text, pos)
             if text[pos:pos + 1] != ":":
                 raise ValueError("no ':'")
-            pos = space(text, pos + 1).end()
+            pos = space(text, pos + 1)
             got = read_rows(text, pos, 2) if key in fields else None
             if got is not None:
                 value: Any = Pairs(got[0])
@@ -126,15 +132,15 @@ def _object_with_pairs(text: str, fields: Sequence[str], read_rows: Callable[[st
             if key in out:
                 raise DuplicateKey(key)
             out[key] = value
-            pos = space(text, pos).end()
+            pos = space(text, pos)
             delimiter = text[pos:pos + 1]
             pos += 1
             if delimiter == "}":
                 break
             if delimiter != ",":
                 raise ValueError("no ','")
-            pos = space(text, pos).end()
-    if space(text, pos).end() != len(text):
+            pos = space(text, pos)
+    if space(text, pos) != len(text):
         raise ValueError("extra data")
     return out
 
