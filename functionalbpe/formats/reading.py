@@ -85,8 +85,9 @@ def json_with_pairs(text: str, fields: Sequence[str]) -> Any:
     Anything this reading does not take (another layout, an error anywhere) is parsed again
     by json.loads, whose result or error it then is: a malformed file fails exactly as before.
 
-    >>> json_with_pairs('{"merges": [[104, 105]], "n": [1]}', ("merges",))["merges"] == [(104, 105)]
-    True
+    >>> got = json_with_pairs('{"merges": [[104, 105]], "n": [[1, 2]]}', ("merges",))
+    >>> [tuple(pair) for pair in got["merges"]], got["n"]  # Pairs compiled, a list in pure Python
+    ([(104, 105)], [[1, 2]])
     """
     module = NATIVE.tables
     if module is not None:
