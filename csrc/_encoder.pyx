@@ -78,6 +78,7 @@ Performance notes: what each choice is, and the measurement that made it.
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.list cimport PyList_New
+from cpython.sequence cimport PySequence_Fast_ITEMS
 from cpython.pyport cimport PY_SSIZE_T_MAX
 from cpython.ref cimport PyObject
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
@@ -263,6 +264,12 @@ CUT_WINDOW = 16 << 10
 # pieces of the standard library cut by the functionalizer split (131,707), which a smaller
 # cache would keep emptying. A module attribute, so that tests can make it tiny.
 RAW_CACHE_PIECES = 1 << 18
+
+# A table of at most this many tokens makes the int of every token's id when it is built (at
+# most 32 MB, 0.08 s), and its lists of ids are built without testing for one not made yet
+# (about 2 instructions an id of 8); a larger one makes each int the first time it is needed:
+# made all at once, 4.1 million merges took 125 MB and 0.3 s more to load.
+EAGER_INTS = 1 << 20
 
 # The limits the C core keeps (csrc/lib/common/bounds.h); functionalbpe.core.limits and
 # functionalbpe.core._native hold the same numbers, and the tests compare them.
@@ -451,8 +458,7 @@ cdef class _TextBatch:
     cdef fbpe_bpe *b
     cdef fbpe_splitter split
     cdef list owners
-    cdef tuple id_objects
-    cdef BPE bpe  # kept alive: b and out_map are its
+    cdef BPE bpe  # kept alive: b, out_map and the ids' ints are its
     cdef const uint32_t *out_map  # the ids written for each token, or NULL: its own
     cdef public size_t total_bytes
 
@@ -468,7 +474,6 @@ cdef class _TextBatch:
         self.b = bpe.b
         self.bpe = bpe
         self.out_map = bpe.out_map
-        self.id_objects = bpe.id_objects
         splitter_of(pattern, &self.split)
         self.batch.units = <fbpe_text_unit *>calloc(n + 1, sizeof(fbpe_text_unit))
         # Zeroed arrays are empty ones (fbpe_ids_init).
@@ -581,7 +586,7 @@ cdef class _TextBatch:
             check(self.batch.units[k].status, "while encoding")
         for k in range(self.batch.num_units):
             u = &self.batch.units[k]
-            ids = ids_to_list(self.id_objects, self.batch.outs[u.worker].ids + u.off, u.count)
+            ids = ids_to_list(self.bpe, self.batch.outs[u.worker].ids + u.off, u.count)
             incref(<PyObject *>ids)
             list_set(out, at + k, <PyObject *>ids)
 
@@ -600,7 +605,6 @@ cdef class _TextBatch:
         cdef size_t k, j, total = 0
         cdef fbpe_text_unit *u
         cdef const uint32_t *ids
-        cdef PyObject *item
         for k in range(self.batch.num_units):
             check(self.batch.units[k].status, "while encoding")
             total += self.batch.units[k].count
@@ -609,10 +613,7 @@ cdef class _TextBatch:
         for k in range(self.batch.num_units):
             u = &self.batch.units[k]
             ids = self.batch.outs[u.worker].ids + u.off
-            for j in range(u.count):
-                item = tuple_item(self.id_objects, ids[j])
-                incref(item)
-                list_set(out, total + j, item)
+            ids_into(self.bpe, out, total, ids, u.count)
             total += u.count
         return out
 
@@ -675,18 +676,61 @@ cdef class _TextBatch:
         return data, counts.tolist()
 
 
-cdef list ids_to_list(tuple id_objects, const uint32_t *ids, size_t n):
-    """A list of the Python ints for ids. The ints are made once per table (id_objects),
-    so building the list allocates nothing but the list: making a new int per id cost
-    more than all of the encoding before it."""
+cdef list ids_to_list(BPE bpe, const uint32_t *ids, size_t n):
+    """A list of the Python ints for ids. The ints are made once per token (new_id_object), so
+    building the list allocates nothing but the list: making a new int per id cost more than
+    all of the encoding before it."""
     cdef list out = PyList_New(n)
-    cdef PyObject *item
-    cdef size_t k
-    for k in range(n):
-        item = tuple_item(id_objects, ids[k])
-        incref(item)
-        list_set(out, k, item)
+    ids_into(bpe, out, 0, ids, n)
     return out
+
+
+cdef extern from *:
+    """
+    /* The ints of ids[0..n) into dst[0..), new references, up to the first id whose int is
+     * not made yet (objects[id] NULL): how many were put. Plain C, so that the loop is
+     * what the loop over a tuple of every token's int was. */
+    static size_t fbpe_ints_into(PyObject *const *objects, const uint32_t *ids, size_t n,
+                                 PyObject **dst) {
+        size_t k = 0;
+        for (; k < n; k++) {
+            PyObject *o = objects[ids[k]];
+            if (!o) break;
+            Py_INCREF(o);
+            dst[k] = o;
+        }
+        return k;
+    }
+    /* The same where every int is made: no test. */
+    static void fbpe_all_ints_into(PyObject *const *objects, const uint32_t *ids, size_t n,
+                                   PyObject **dst) {
+        for (size_t k = 0; k < n; k++) {
+            PyObject *o = objects[ids[k]];
+            Py_INCREF(o);
+            dst[k] = o;
+        }
+    }
+    """
+    size_t fbpe_ints_into(PyObject **objects, const uint32_t *ids, size_t n, PyObject **dst)
+    void fbpe_all_ints_into(PyObject **objects, const uint32_t *ids, size_t n, PyObject **dst)
+
+
+cdef int ids_into(BPE bpe, list out, size_t at, const uint32_t *ids, size_t n) except -1:
+    """Put the ints of ids[0..n) at out[at..at + n) (slots of a new list, still empty): a loop
+    in C that stops at a token whose int is not made yet, which is then made, and goes on.
+    (A call for that inside the loop made it 10 instructions an id under callgrind, against
+    the 8 of the tuple it replaces; the test alone costs about 2, which a table of at most
+    EAGER_INTS tokens, every int made with it, does not pay.)"""
+    cdef PyObject **items = PySequence_Fast_ITEMS(out) + at
+    cdef size_t k = 0
+    if bpe.all_ints_made:
+        fbpe_all_ints_into(bpe.id_objects, ids, n, items)
+        return 0
+    while True:
+        k += fbpe_ints_into(bpe.id_objects, ids + k, n - k, items + k)
+        if k == n:
+            return 0
+        bpe.new_id_object(ids[k])
 
 
 cdef class BPE:
@@ -703,7 +747,13 @@ cdef class BPE:
     ([256, 256, 105], b'hi<|e|>')
     """
     cdef fbpe_bpe *b
-    cdef tuple id_objects
+    # The Python int of each token's output id, made the first time the token leaves as one
+    # (id_object) and kept: building a list of ids then allocates nothing but the list. Made
+    # all at once, they were 125 MB and 0.3 s of loading 4.1 million merges, most of them
+    # never encoded.
+    cdef PyObject **id_objects
+    cdef size_t num_id_objects
+    cdef bint all_ints_made
     # The id written for each token where ids leave C as numbers (token files, flat batches),
     # as id_objects is where they leave as Python ints; NULL when every token is its own id.
     cdef uint32_t *out_map
@@ -712,11 +762,19 @@ cdef class BPE:
     def __cinit__(self, atoms, merges, specials=(), output_ids=None, joins=(), bint whole_pieces=False):
         cdef size_t num_atoms = len(atoms), num_merges = len(merges), num_specials = len(specials)
         cdef fbpe_status rc
+        cdef const uint32_t[::1] flat = None
+        cdef const uint32_t *merge_ids
+        if isinstance(merges, array) and merges.typecode == "I":
+            # The merges laid out flat, left and right of each in turn (Pairs.ids): read
+            # where they are, with no Python object per id.
+            flat = merges
+            num_merges = len(merges) // 2
         if num_atoms > 0x1000 or num_merges > FBPE_MAX_VOCAB_SIZE or num_specials > FBPE_MAX_VOCAB_SIZE:
             raise ValueError(f"{num_atoms} atoms, {num_merges} merges and {num_specials} special tokens "
                              f"are more than {FBPE_MAX_VOCAB_SIZE} ids")
         cdef uint32_t *atom_cps = <uint32_t *>malloc((num_atoms + 1) * sizeof(uint32_t))
-        cdef uint32_t *pairs = <uint32_t *>malloc((2 * num_merges + 1) * sizeof(uint32_t))
+        cdef uint32_t *pairs = <uint32_t *>malloc((2 * num_merges + 1) * sizeof(uint32_t)) if flat is None \
+            else <uint32_t *>malloc(sizeof(uint32_t))
         cdef const uint8_t **special_ptrs = <const uint8_t **>malloc((num_specials + 1) * sizeof(uint8_t *))
         cdef size_t *special_lens = <size_t *>malloc((num_specials + 1) * sizeof(size_t))
         cdef size_t k
@@ -726,35 +784,47 @@ cdef class BPE:
                 raise MemoryError()
             for k in range(num_atoms):
                 atom_cps[k] = atoms[k]
-            for k in range(num_merges):
-                left, right = merges[k]
-                pairs[2 * k] = left
-                pairs[2 * k + 1] = right
+            if flat is None:
+                for k in range(num_merges):
+                    left, right = merges[k]
+                    pairs[2 * k] = left
+                    pairs[2 * k + 1] = right
             for k in range(num_specials):
                 special_ptrs[k] = <const uint8_t *>PyBytes_AS_STRING(encoded[k])
                 special_lens[k] = PyBytes_GET_SIZE(encoded[k])
+            merge_ids = pairs if flat is None or not num_merges else &flat[0]
             with nogil:
-                rc = fbpe_bpe_new(atom_cps, num_atoms, pairs, num_merges, special_ptrs,
-                                  special_lens, num_specials, &self.b)
+                rc = fbpe_bpe_new(atom_cps, num_atoms, merge_ids, num_merges, special_ptrs, special_lens,
+                                  num_specials, &self.b)
             check(rc, "for the merge table",
                   "the merge table is inconsistent (a merge of an id not defined before it, a pair "
                   "merged twice, a bad atom) or passes a limit of functionalbpe.core.limits")
             if joins or whole_pieces:
                 self._add_joins(joins, whole_pieces)
-            if output_ids is None:
-                self.id_objects = tuple(range(self.b.num_tokens))
-            else:
-                self.id_objects = tuple(int(i) for i in output_ids)
-                if len(self.id_objects) != self.b.num_tokens:
-                    raise ValueError(f"output_ids gives {len(self.id_objects)} ids for {self.b.num_tokens} tokens")
-                if self.id_objects != tuple(range(self.b.num_tokens)):
-                    self.out_map = <uint32_t *>malloc(self.b.num_tokens * sizeof(uint32_t))
-                    if not self.out_map:
-                        raise MemoryError()
-                    for k in range(self.b.num_tokens):
-                        if not 0 <= self.id_objects[k] <= 0xFFFFFFFF:
-                            raise ValueError(f"output id {self.id_objects[k]} is not a 32-bit id")
-                        self.out_map[k] = self.id_objects[k]
+            self.id_objects = <PyObject **>calloc(self.b.num_tokens, sizeof(PyObject *))
+            if not self.id_objects:
+                raise MemoryError()
+            self.num_id_objects = self.b.num_tokens
+            if output_ids is not None:
+                if len(output_ids) != self.b.num_tokens:
+                    raise ValueError(f"output_ids gives {len(output_ids)} ids for {self.b.num_tokens} tokens")
+                self.out_map = <uint32_t *>malloc(self.b.num_tokens * sizeof(uint32_t))
+                if not self.out_map:
+                    raise MemoryError()
+                identity = True
+                for k in range(self.b.num_tokens):
+                    out_id = int(output_ids[k])
+                    if not 0 <= out_id <= 0xFFFFFFFF:
+                        raise ValueError(f"output id {out_id} is not a 32-bit id")
+                    self.out_map[k] = out_id
+                    identity = identity and out_id == k
+                if identity:
+                    free(self.out_map)
+                    self.out_map = NULL
+            if self.b.num_tokens <= EAGER_INTS:
+                for k in range(self.b.num_tokens):
+                    self.new_id_object(<uint32_t>k)
+                self.all_ints_made = True
         finally:
             free(atom_cps)
             free(pairs)
@@ -778,9 +848,24 @@ cdef class BPE:
             free(flat)
 
     def __dealloc__(self):
+        cdef size_t k
+        if self.id_objects:
+            for k in range(self.num_id_objects):
+                if self.id_objects[k]:
+                    decref(self.id_objects[k])
+        free(self.id_objects)
         free(self.out_map)
         fbpe_cache_delete(self.raw_cache)
         fbpe_bpe_free(self.b)
+
+    cdef PyObject *new_id_object(self, uint32_t token) except NULL:
+        """The int of ``token``'s output id, made and kept (the GIL held: no other thread
+        writes the table meanwhile)."""
+        cdef object value = self.out_map[token] if self.out_map else token
+        cdef PyObject *made = <PyObject *>value
+        incref(made)
+        self.id_objects[token] = made
+        return made
 
     @property
     def num_ids(self):
@@ -853,7 +938,7 @@ cdef class BPE:
                 rc = fbpe_merge(self.b, ids, n, method, &m)
             check(rc, "while merging", "the short scan takes at most 64 symbols; the backtracking "
                   "encoder takes bytes, once built")
-            return ids_to_list(self.id_objects, ids, m)
+            return ids_to_list(self, ids, m)
         finally:
             free(ids)
 
@@ -866,7 +951,7 @@ cdef class BPE:
             raise MemoryError()
         try:
             self._append_pieces(pieces, cache, &out)
-            return ids_to_list(self.id_objects, out.ids, out.len)
+            return ids_to_list(self, out.ids, out.len)
         finally:
             fbpe_cache_give(self.b, cache)
             fbpe_ids_free(&out)
@@ -921,7 +1006,7 @@ cdef class BPE:
             while True:
                 rc = fbpe_encode_cached(self.raw_cache, &split, data, size, &pos, &end, &out)
                 if rc == FBPE_OK:
-                    return ids_to_list(self.id_objects, out.ids, out.len)
+                    return ids_to_list(self, out.ids, out.len)
                 check(rc, "while encoding")  # else FBPE_MORE: a piece not in the cache
                 piece_ids.len = 0
                 # The scanner cuts at code points: the piece is whole UTF-8.
@@ -980,7 +1065,7 @@ cdef class BPE:
         fbpe_ids_init(&out)
         try:
             self._encode_text(text, pattern, &out, looked_for, refuse)
-            return ids_to_list(self.id_objects, out.ids, out.len)
+            return ids_to_list(self, out.ids, out.len)
         finally:
             fbpe_ids_free(&out)
 

@@ -111,6 +111,20 @@ def merge_table_keeps_the_rules(list merges, size_t first_merge, size_t special_
             ids[2 * k + 1] = <uint32_t>b
     except OverflowError:  # an id past 64 bits
         return False
+    return pair_ids_keep_the_rules(ids, first_merge, special_bytes)
+
+
+def pair_ids_keep_the_rules(const uint32_t[::1] ids, size_t first_merge, size_t special_bytes):
+    """:func:`merge_table_keeps_the_rules` of merges laid out as ids, left and right of each
+    merge in turn (``Pairs.ids``): no Python object is read.
+
+        >>> pair_ids_keep_the_rules(array("I", [97, 97, 256, 256]), 256, 0)
+        True
+    """
+    cdef size_t n = <size_t>ids.shape[0] // 2
+    cdef fbpe_status rc
+    if ids.shape[0] % 2:
+        raise ValueError(f"{ids.shape[0]} ids are not pairs")
     with nogil:
         rc = fbpe_check_merges(&ids[0] if n else NULL, n, first_merge, special_bytes)
     if rc == FBPE_ENOMEM:

@@ -609,6 +609,13 @@ class Tokenizer:
         >>> fb.train(["ab ab"], vocab_size=257, progress=False).to_payload()["merges"]
         [[97, 98]]
         """
+        payload = self._payload()
+        payload["merges"] = payload["merges"].tolist()
+        return payload
+
+    def _payload(self) -> Dict[str, Any]:
+        """:meth:`to_payload` with the merges kept as Pairs (core/pairs.py): what the file is
+        written from, a part at a time, without a list per merge."""
         return payload_of(
             self.scheme, self.merge_policy, self.alphabet, self.merge_counts, self.special_tokens, self._idmap,
             self.training, self._encoder.joins, self._encoder.whole_pieces,
@@ -624,7 +631,7 @@ class Tokenizer:
         >>> fb.Tokenizer.load(path) == tok
         True
         """
-        write_payload(path, self.to_payload())
+        write_payload(path, self._payload())
 
     @classmethod
     def load(cls: Type[T], path: "os.PathLike[str] | str") -> T:
@@ -1097,6 +1104,6 @@ class Tokenizer:
         self.__dict__.update(Tokenizer.from_payload(payload).__dict__)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Tokenizer) and self.to_payload() == other.to_payload()
+        return isinstance(other, Tokenizer) and self._payload() == other._payload()
 
     __hash__ = None  # type: ignore[assignment]

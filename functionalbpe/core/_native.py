@@ -44,6 +44,7 @@ ROLES: Dict[str, str] = {
     "scanner": "_scanner",
     "describer": "_functional",
     "summer": "_counts",
+    "tables": "_tables",
 }
 
 # The option bits of the compiled boundary-marker scheme (csrc/lib/scan/markers.h) and the letter
@@ -193,6 +194,11 @@ class Native:
     def summer(self) -> Optional[ModuleType]:
         """Piece counts added together (``csrc/_counts.pyx``)."""
         return self.module("summer")
+
+    @property
+    def tables(self) -> Optional[ModuleType]:
+        """JSON tables of ids read and written in C (``csrc/_tables.pyx``)."""
+        return self.module("tables")
 
     def present(self) -> Dict[str, bool]:
         """``{role: whether its module is present and wanted}``."""

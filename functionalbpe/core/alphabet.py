@@ -33,6 +33,7 @@ import regex
 from ..util.checks import integer
 from ..errors import FunctionalBPEError, VocabSizeError
 from .limits import check_merges, special_token_bytes
+from .pairs import Pairs
 from ..util.checks import excerpt
 
 # Kind flags of a symbol or token. A merged token ORs the kinds of its parts.
@@ -173,17 +174,19 @@ class Alphabet:
             if not PRIVATE_USE_ATOMS[0] <= a.char <= PRIVATE_USE_ATOMS[1]:
                 raise ValueError(f"atom {a.name} is outside U+E000..U+EFFF")
         self.atoms: Tuple[Atom, ...] = tuple(atoms)
-        self.merges: List[Tuple[int, int]] = _int_pairs(merges)
+        pairs = merges if isinstance(merges, Pairs) else _int_pairs(merges)
         self.specials: Tuple[str, ...] = tuple(specials)
         special_bytes = special_token_bytes(self.specials)
         self.first_atom = NUM_BYTES
         self.first_merge = NUM_BYTES + len(self.atoms)
-        self.first_special = self.first_merge + len(self.merges)
+        self.first_special = self.first_merge + len(pairs)
         self.vocab_size = self.first_special + len(self.specials)
         self._atom_ids: Dict[str, int] = {a.char: self.first_atom + i for i, a in enumerate(self.atoms)}
         # Ids defined before use, no pair twice, token lengths within the limits: checked
         # before anything is built from the merges (functionalbpe/core/limits.py).
-        check_merges(self.merges, self.first_merge, special_bytes)
+        check_merges(pairs, self.first_merge, special_bytes)
+        # Kept flat (8 bytes a merge; a list of tuples takes 64 and the ints besides).
+        self.merges: Pairs = Pairs.of(pairs)
         self._bytes: Optional[List[bytes]] = None
         self._flags: Optional[List[int]] = None
 

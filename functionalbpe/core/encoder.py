@@ -110,7 +110,7 @@ class Encoder:
         self.native: Any = None
         if module is not None:
             atoms = [ord(a.char) for a in alphabet.atoms]
-            self.native = module.BPE(atoms, alphabet.merges, alphabet.specials, output_ids, self.joins,
+            self.native = module.BPE(atoms, alphabet.merges.ids, alphabet.specials, output_ids, self.joins,
                                      self._whole_given)
         # The C scanner's name for the scheme's text-form pieces (text to ids in C: the text
         # as it is, so not for a scheme that normalizes), or for its raw pieces (ids cached

@@ -36,6 +36,7 @@ from typing import Dict, List, Sequence, Tuple, Type
 
 from ..errors import FunctionalBPEError
 from ._native import NATIVE
+from .pairs import Pairs
 from ..util.checks import excerpt
 
 MAX_VOCAB_SIZE = 1 << 22
@@ -61,13 +62,17 @@ def check_merges(
     """Each merge joins two ids that exist before it, no pair is merged twice, and neither
     one token nor all of them together (with ``special_bytes`` of special tokens) pass the
     limits. A token's length is the sum of its parts', added up once per merge: linear, and
-    no number grows past twice the limit. A large table is checked by the compiled core in
-    one pass (csrc/lib/train/merge_table.c: 4.1 million merges in 0.5 s against 4.5 s here); only
-    a table it refuses comes to this loop, to be told why."""
+    no number grows past twice the limit. A large table, or one held as Pairs (read where it
+    is, no Python object per id), is checked by the compiled core in one pass
+    (csrc/lib/train/merge_table.c: 4.1 million merges in 0.5 s against 4.5 s here); only a
+    table it refuses comes to this loop, to be told why."""
     if first_merge + len(merges) > MAX_VOCAB_SIZE:
         raise error(f"merges: {len(merges)} merges make more than {MAX_VOCAB_SIZE} ids (the limit)")
     compiled = NATIVE.trainer
-    if compiled is not None and type(merges) is list and first_merge >= 256 and len(merges) >= _IN_C_FROM:
+    if compiled is not None and isinstance(merges, Pairs) and first_merge >= 256:
+        if compiled.pair_ids_keep_the_rules(merges.ids, first_merge, special_bytes):
+            return
+    elif compiled is not None and type(merges) is list and first_merge >= 256 and len(merges) >= _IN_C_FROM:
         if compiled.merge_table_keeps_the_rules(merges, first_merge, special_bytes):
             return
         # Broken: the loop below finds the first rule it breaks and says why.
