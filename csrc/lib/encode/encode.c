@@ -1716,6 +1716,15 @@ static NOINLINE fbpe_status cut_part_not_whole(const fbpe_bpe *b, fbpe_cache *ca
     return encode_not_whole(b, cache, s, n, readable, out, 0, key);
 }
 
+/* Append the token whose bytes are the key's, if it is one; FBPE_MORE where none is. */
+static inline fbpe_status push_whole(const fbpe_bpe *b, const fbpe_key *key, fbpe_ids *out) {
+    uint32_t id = whole_token(b, key);
+    if (id == FBPE_NO_RANK) return FBPE_MORE;
+    if (reserve(out, 1)) return FBPE_ENOMEM;
+    out->ids[out->len++] = id;
+    return FBPE_OK;
+}
+
 static fbpe_status encode_part(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, size_t n,
                                size_t readable, fbpe_ids *out, int may_cut) {
     if (n == 0) return FBPE_OK;
@@ -1726,13 +1735,8 @@ static fbpe_status encode_part(const fbpe_bpe *b, fbpe_cache *cache, const uint8
     }
     fbpe_key key;
     fbpe_key_make(&key, s, n, readable);
-    uint32_t id = whole_token(b, &key);
-    if (id != FBPE_NO_RANK) {
-        if (reserve(out, 1)) return FBPE_ENOMEM;
-        out->ids[out->len++] = id;
-        return FBPE_OK;
-    }
-    return encode_not_whole(b, cache, s, n, readable, out, may_cut, &key);
+    fbpe_status rc = push_whole(b, &key, out);
+    return rc != FBPE_MORE ? rc : encode_not_whole(b, cache, s, n, readable, out, may_cut, &key);
 }
 
 fbpe_status fbpe_encode_piece_not_whole(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s,
@@ -1760,14 +1764,8 @@ fbpe_status fbpe_encode_table_piece(const fbpe_bpe *b, fbpe_cache *cache, const 
     if (!b->one_stage.limit || b->stage_limit || n < 2) return fbpe_encode_piece(b, cache, s, n, n, out);
     fbpe_key key;
     fbpe_key_make(&key, s, n, n);
-    uint32_t id = whole_token(b, &key);
-    if (id != FBPE_NO_RANK) {
-        if (reserve(out, 1)) return FBPE_ENOMEM;
-        out->ids[out->len++] = id;
-        return FBPE_OK;
-    }
-    fbpe_status rc = FBPE_MORE;
-    if (n >= STAGED_MIN_PIECE) {
+    fbpe_status rc = push_whole(b, &key, out);
+    if (rc == FBPE_MORE && n >= STAGED_MIN_PIECE) {
         uint32_t small[SHORT_PIECE];
         uint32_t *ids = small;
         if (n > SHORT_PIECE) {
