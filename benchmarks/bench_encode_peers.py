@@ -22,8 +22,12 @@ from ours on a row is flagged and its ratio is not printed.
 
 Rows: English, Python and JavaScript code, zh-CN, ja, ru, ar from the shared corpora, and
 all 22 languages mixed (the first quarter of each file to warm up, equal shares of the rest).
-Printed: MB/s (wall and CPU, medians of ``--runs`` processes) and ours ÷ each peer, where
-above 1 means we are faster. Ratios only: nothing here asserts a time.
+**Paired rounds.** A shared machine's speed drifts by more than the differences measured, so
+the processes are run in rounds: each round runs one process per library back to back (the
+order turned by one each round), and a ratio is taken within a round. Printed: MB/s (wall
+and CPU, medians of ``--runs`` rounds) and ours ÷ each peer as the median of the rounds'
+ratios, the range of the wall ratios beside it; above 1 means we are faster. Ratios only:
+nothing here asserts a time.
 """
 from __future__ import annotations
 
@@ -163,6 +167,34 @@ def run_child(args: argparse.Namespace, library: str, vocab: str, ranks: str, ro
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def measure_row(args: argparse.Namespace, libraries: Sequence[str], vocab: str, ranks: str, row: str,
+                corpora: str) -> Dict[str, List[Dict]]:
+    """``args.runs`` rounds; in each, one process per library, back to back, the order turned
+    by one library each round, so that a library's k-th run and ours are minutes apart at
+    most, never a whole library's runs apart. A library that is not installed is left out."""
+    runs: Dict[str, List[Dict]] = {}
+    missing = set()
+    for k in range(args.runs):
+        order = list(libraries[k % len(libraries):]) + list(libraries[: k % len(libraries)]) if libraries else []
+        for lib in order:
+            if lib in missing:
+                continue
+            r = run_child(args, lib, vocab, ranks, row, corpora)
+            if r is None:
+                missing.add(lib)
+                continue
+            runs.setdefault(lib, []).append(r)
+    return runs
+
+
+def paired_ratios(ours: List[Dict], peer: List[Dict]) -> str:
+    """The median over rounds of peer time ÷ our time in the same round, wall and CPU, with
+    the range of the wall ratios: drift between rounds cancels within each."""
+    wall = [p["wall"] / o["wall"] for o, p in zip(ours, peer)]
+    cpu = [p["cpu"] / o["cpu"] for o, p in zip(ours, peer)]
+    return f"{statistics.median(wall):.2f}x [{min(wall):.2f}-{max(wall):.2f}], {statistics.median(cpu):.2f}x"
+
+
 def versions() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -180,7 +212,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--vocab", action="append", choices=sorted(VOCABS), help="default: both")
     parser.add_argument("--rows", default=",".join(ROWS), help=f"comma-separated, of: {', '.join(ROWS)}")
     parser.add_argument("--libraries", default=",".join(LIBRARIES))
-    parser.add_argument("--runs", type=int, default=3, help="processes per measurement; the median is shown")
+    parser.add_argument("--runs", type=int, default=3,
+                        help="rounds: in each, one process per library, back to back (default 3)")
     parser.add_argument("--max-mb", type=float, default=2.0, help="fresh text per row (default 2 MB)")
     parser.add_argument("--threads", type=int, default=None, help="our threads for the call (default: all cores)")
     parser.add_argument("--ranks-dir", help="a folder of <vocab>.tiktoken files (default: bpe-openai's wheel)")
@@ -199,7 +232,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     libraries = [lib for lib in args.libraries.split(",") if lib]
     print(f"{versions()}; Python {platform.python_version()}, {os.cpu_count()} cores, {platform.machine()}")
     print(f"fresh text: the first quarter of each corpus encoded first, then at most {args.max_mb} MB "
-          f"never seen, once; medians of {args.runs} processes; ours on "
+          f"never seen, once; {args.runs} rounds of one process per library, back to back; MB/s: "
+          f"medians; ours ÷ peer: median of the rounds' ratios [range of wall]; ours on "
           f"{args.threads or 'all'} thread(s)")
     with tempfile.TemporaryDirectory() as workdir:
         for vocab in args.vocab or list(VOCABS):
@@ -212,23 +246,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(head + "   MB/s; ours ÷ peer: wall, CPU (>1: we are faster)")
             absent = set()
             for row in rows:
-                results: Dict[str, Dict] = {}
+                runs = measure_row(args, [lib for lib in libraries if lib not in absent], vocab, ranks, row, corpora)
                 for lib in libraries:
-                    if lib in absent:
-                        continue
-                    runs = []
-                    for _ in range(args.runs):
-                        r = run_child(args, lib, vocab, ranks, row, corpora)
-                        if r is None:
-                            break
-                        runs.append(r)
-                    if not runs:
+                    if lib not in absent and lib not in runs:
                         absent.add(lib)
                         print(f"  ({lib} left out: not installed)")
-                        continue
-                    results[lib] = {"bytes": runs[0]["bytes"], "digest": runs[0]["digest"],
-                                    "wall": statistics.median(r["wall"] for r in runs),
-                                    "cpu": statistics.median(r["cpu"] for r in runs)}
+                results = {lib: {"bytes": rs[0]["bytes"], "digest": rs[0]["digest"],
+                                 "wall": statistics.median(r["wall"] for r in rs),
+                                 "cpu": statistics.median(r["cpu"] for r in rs)} for lib, rs in runs.items()}
                 ours = results.get("functionalbpe")
                 n = next(iter(results.values()))["bytes"] if results else 0
                 line = f"  {row:<14}{n / 1e6:>6.2f}"
@@ -240,10 +265,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         continue
                     line += f"{r['bytes'] / r['wall'] / 1e6:>20.1f}{r['bytes'] / r['cpu'] / 1e6:>8.1f}"
                     if ours is not None and lib != "functionalbpe":
-                        if r["digest"] != ours["digest"]:
+                        if any(x["digest"] != ours["digest"] for x in runs[lib]):
                             ratios.append(f"{lib}: OTHER IDS")
                         else:
-                            ratios.append(f"{lib} {r['wall'] / ours['wall']:.2f}x, {r['cpu'] / ours['cpu']:.2f}x")
+                            ratios.append(f"{lib} {paired_ratios(runs['functionalbpe'], runs[lib])}")
                 print(line + "   " + "; ".join(ratios))
     return 0
 
