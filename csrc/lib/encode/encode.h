@@ -81,6 +81,11 @@ typedef struct {
      * across (encode.c, "cutting a piece"). */
     uint64_t *join_bits;
     unsigned join_shift; /* fbpe_slot_u64 over 2^(64 - join_shift) bits */
+    /* One bit per pair of bytes (x << 8 | y): set where some merged token's parts meet
+     * between byte x and byte y and one of the parts is that byte alone. Where it is clear,
+     * the three windows of join_bits with one byte on a side cannot be set, and only the
+     * two-and-two window is probed (encode.c, "cutting a piece"). */
+    uint64_t join_lone[1024];
 
     /* Atoms: atom_of[cp - 0xE000] is the atom id of a private-use code point, 0 when that
      * code point is not an atom. NULL for a scheme without atoms. */
