@@ -339,6 +339,16 @@ static inline size_t fbpe_run_of_lowerish(const fbpe_classes *cl, const uint8_t 
 static inline size_t fbpe_upper_then_lower(const fbpe_classes *cl, const uint8_t *s, size_t i,
                                            size_t n) {
     size_t len, after_last_both = 0;
+    const unsigned both = FBPE_UPPERISH | FBPE_LOWERISH;
+    /* A run of three-byte characters in both classes (CJK ideographs and kana are Lo) is
+     * read without the general decoder's branches (callgrind, fbpe_encode_text: o200k
+     * zh-CN 81.5 M -> 80.3 M instructions, ja 92.2 M -> 90.4 M). */
+    while (i + 3 <= n && (s[i] & 0xF0) == 0xE0 &&
+           (cl->cls[(uint32_t)(s[i] & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 |
+                    (s[i + 2] & 0x3F)] & both) == both) {
+        i += 3;
+        after_last_both = i;
+    }
     while (i < n) {
         unsigned c = fbpe_class_at(cl, s, i, &len);
         if (!(c & FBPE_UPPERISH)) {
