@@ -1442,7 +1442,7 @@ cdef extern from "lib/encode/file_encode.h":
         size_t ids
         size_t bytes
     size_t fbpe_file_units(const fbpe_file_job *job) nogil
-    size_t fbpe_file_invalid(const uint8_t *data, size_t n, size_t threads) nogil
+    size_t fbpe_file_invalid(const uint8_t *data, size_t n, size_t piece, size_t threads) nogil
     void fbpe_file_encode(const fbpe_file_job *job, size_t first, size_t end, size_t threads,
                           fbpe_file_result *result) nogil
 
@@ -1506,11 +1506,12 @@ cdef class FileEncoding:
     def units(self):
         return fbpe_file_units(&self.job)
 
-    def invalid(self):
-        """The offset of the first byte that is not valid UTF-8, or None."""
+    def invalid(self, size_t piece=1 << 20):
+        """The offset of the first byte that is not valid UTF-8, or None; the workers check
+        pieces of about ``piece`` bytes."""
         cdef size_t bad
         with nogil:
-            bad = fbpe_file_invalid(self.job.data, self.job.n, self.threads)
+            bad = fbpe_file_invalid(self.job.data, self.job.n, piece, self.threads)
         return None if bad == self.job.n else bad
 
     def encode(self, size_t first, size_t end):

@@ -39,6 +39,8 @@ if TYPE_CHECKING:  # pragma: no cover
 # units of the stretch (the ring drains): at 16 MiB a thread, about a third of a second of
 # encoding, that wait is under 2% of the stretch with units of 256 KiB.
 CALL_BYTES_PER_THREAD = 16 << 20
+# The UTF-8 of a file is checked first, by the workers, in pieces of this many bytes.
+CHECK_BYTES = 1 << 20
 
 _COMPRESSED = (".gz", ".zst")
 
@@ -103,10 +105,11 @@ def encode_files(tok: "Tokenizes", source: Files, token_file: PendingOutput, ind
                 data: Any = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
             except READ_ERRORS as exc:
                 raise unreadable(path, exc) from None
+            job = None
             try:
                 job = module.FileEncoding(native, data, scanner, block, width, -1 if eot_id is None else eot_id,
                                           needles, avoid, fd, threads)
-                bad = job.invalid()
+                bad = job.invalid(CHECK_BYTES)
                 if bad is not None:
                     # Python's own account of the byte, as reading the file in blocks gives it.
                     decode_utf8(bytes(data[bad:bad + 8]), display_name(path), "strict", bad)
@@ -117,7 +120,6 @@ def encode_files(tok: "Tokenizes", source: Files, token_file: PendingOutput, ind
                     file_tokens += ids
                     file_bytes += count
                     if failure == "needle":
-                        job.release()
                         tokens += _refused(fallback, source, path, number, token_file, fd, file_bytes) - file_tokens
                         break
                     if failure == "wide":
@@ -132,8 +134,9 @@ def encode_files(tok: "Tokenizes", source: Files, token_file: PendingOutput, ind
                                                    f"({tokens / elapsed / 1e6:,.2f} M tokens/s)")
                     if max_tokens is not None and tokens > max_tokens:
                         raise too_many()
-                job.release()
             finally:
+                if job is not None:
+                    job.release()  # its view of the mapping, which can then close
                 if isinstance(data, mmap.mmap):
                     data.close()
             try:

@@ -51,17 +51,15 @@ size_t fbpe_file_units(const fbpe_file_job *job) {
 }
 
 /* ---- UTF-8 ----
- * The file is checked in pieces of CHECK_BYTES on all threads before any cut is looked for:
+ * The file is checked in pieces of `piece` bytes on all threads before any cut is looked for:
  * the cuts and the scanners read whole characters and assume valid text. A piece begins at
  * the first byte at or after its nominal start that is not a continuation byte (at most 4
- * on), so that each piece is checked from a character's start; with valid bytes before it,
- * the piece that holds the first bad byte reports exactly that byte, and any other reports
+ * on; the first piece at 0), so that each piece is checked from a character's start; with
+ * valid bytes before it, the piece that holds the first bad byte reports exactly that byte, and any other reports
  * a later one or none, so the smallest report is the file's first bad byte. */
-#define CHECK_BYTES ((size_t)1 << 20)
-
 typedef struct {
     const uint8_t *data;
-    size_t n, pieces, next, bad;
+    size_t n, piece, pieces, next, bad;
 } check_job;
 
 static size_t piece_edge(const uint8_t *data, size_t n, size_t at) {
@@ -88,16 +86,17 @@ static void check_pieces(void *arg) {
     for (;;) {
         size_t p = fbpe_take_next(&job->next);
         if (p >= job->pieces) break;
-        size_t a = piece_edge(job->data, job->n, p * CHECK_BYTES);
-        size_t b = p + 1 == job->pieces ? job->n : piece_edge(job->data, job->n, (p + 1) * CHECK_BYTES);
+        size_t a = p == 0 ? 0 : piece_edge(job->data, job->n, p * job->piece);
+        size_t b = p + 1 == job->pieces ? job->n : piece_edge(job->data, job->n, (p + 1) * job->piece);
         int incomplete;
         size_t bad = b > a ? fbpe_utf8_invalid(job->data + a, b - a, 0, &incomplete) : 0;
         if (b > a && bad < b - a) lower_to(&job->bad, a + bad);
     }
 }
 
-size_t fbpe_file_invalid(const uint8_t *data, size_t n, size_t threads) {
-    check_job job = {data, n, n / CHECK_BYTES + (n % CHECK_BYTES != 0), 0, n};
+size_t fbpe_file_invalid(const uint8_t *data, size_t n, size_t piece, size_t threads) {
+    if (piece < 4) piece = 4; /* a piece's start moves on at most 4 bytes, past the one before */
+    check_job job = {data, n, piece, n / piece + (n % piece != 0), 0, n};
     if (job.pieces < threads) threads = job.pieces;
     if (threads <= 1) {
         check_pieces(&job);

@@ -59,8 +59,9 @@ typedef struct {
 size_t fbpe_file_units(const fbpe_file_job *job);
 
 /* The offset of the first byte of data[0..n) that is not valid UTF-8 (surrogates refused,
- * as Python's decoder refuses them), or n; checked on up to `threads` threads. */
-size_t fbpe_file_invalid(const uint8_t *data, size_t n, size_t threads);
+ * as Python's decoder refuses them), or n; checked in pieces of about `piece` bytes on up to
+ * `threads` threads. */
+size_t fbpe_file_invalid(const uint8_t *data, size_t n, size_t piece, size_t threads);
 
 /* Encode and write units first .. end - 1 (end <= fbpe_file_units) on up to `threads`
  * threads, the calling thread one of them. On any failure nothing after the failing unit
