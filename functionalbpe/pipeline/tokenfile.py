@@ -13,7 +13,9 @@ Everything is written to temporary files beside the targets and renamed at the e
 failed or interrupted run leaves no output, and never half a file. Memory does not grow with
 the corpus: text files are read in blocks cut where no piece can straddle the cut (for the
 schemes that declare it, ``Scheme.compiled().cuts_safely``), a batch of blocks is encoded on
-all cores while the previous batch's ids are written (docs/tokenfiles.md).
+all cores while the previous batch's ids are written; plain text files go through one C
+pipeline per file instead (:mod:`.textfiles`), cut, encoded and written by the worker threads
+(docs/tokenfiles.md).
 
 Example::
 

@@ -178,12 +178,12 @@ static int encode_unit(const fbpe_file_job *job, size_t units, size_t k, fbpe_ca
     size_t stop = j < units ? c : job->n;
     *begin = start;
     *finish = stop;
+    if (stop == start) return 0; /* an empty file (data may be NULL) */
     if (job->needles && fbpe_needles_in(job->needles, job->data + start, stop - start)) {
         fail->holds_needle = 1;
         return 1;
     }
-    fbpe_status st = stop > start ? fbpe_encode_text(job->b, cache, job->sp, job->data + start, stop - start, out)
-                                  : FBPE_OK;
+    fbpe_status st = fbpe_encode_text(job->b, cache, job->sp, job->data + start, stop - start, out);
     if (st != FBPE_OK) {
         fail->status = st;
         return 1;
