@@ -123,3 +123,27 @@ def test_the_pipeline_is_for_plain_text_files_only(tok, tmp_path):
     assert not textfiles.usable(tok, fb.files(tmp_path / "b.txt.gz"), frozenset())
     assert not textfiles.usable(tok, fb.files(text, tmp_path / "c.jsonl"), frozenset())
     assert not textfiles.usable(tok, [str(text)], frozenset())
+
+
+def test_a_full_disk_and_the_layouts_limit_are_errors_naming_the_output(tok, tmp_path, monkeypatch):
+    import dataclasses
+
+    from functionalbpe.errors import FunctionalBPEError, OutputError
+
+    path = tmp_path / "a.txt"
+    path.write_text("The cat sat on the mat.\n" * 3000, encoding="utf-8")
+    source = fb.files(path)
+    assert textfiles.usable(tok, source, frozenset())
+    if os.path.exists("/dev/full"):
+        with pytest.raises(OutputError, match="/dev/full: cannot write"):
+            tok.encode_to_file(source, "/dev/full", format="bin", eot=EOT, threads=2, progress=False)
+    whole = len(tok.encode(path.read_text(encoding="utf-8"))) + 1
+    small = dataclasses.replace(tokenfile.LAYOUTS["llmc"], max_tokens=whole - 1)
+    monkeypatch.setitem(tokenfile.LAYOUTS, "llmc", small)
+    with pytest.raises(FunctionalBPEError, match="holds at most"):
+        tok.encode_to_file(source, tmp_path / "o.bin", format="llmc", eot=EOT, threads=2, progress=False)
+    assert not (tmp_path / "o.bin").exists()
+    monkeypatch.setitem(tokenfile.LAYOUTS, "llmc", dataclasses.replace(small, max_tokens=whole))
+    tok.encode_to_file(source, tmp_path / "o.bin", format="llmc", eot=EOT, threads=2, progress=False)
+    assert fb.read_token_file(tmp_path / "o.bin").tolist() == tok.encode(path.read_text(encoding="utf-8")) + [
+        tok.special_tokens[EOT]]
