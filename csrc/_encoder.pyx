@@ -1,6 +1,6 @@
 # cython: language_level=3
-# distutils: sources = csrc/lib/encode/encode.c csrc/lib/encode/encode_text.c csrc/lib/encode/ranks.c csrc/lib/encode/pack.c csrc/lib/scan/jsonl.c csrc/lib/scan/regex_vm.c csrc/lib/common/workers.c
-# distutils: depends = csrc/lib/scan/regex_vm.h csrc/lib/scan/jsonl.h csrc/lib/common/bounds.h csrc/lib/common/hash.h csrc/lib/common/utf8.h csrc/lib/encode/encode.h csrc/lib/encode/encode_text.h csrc/lib/encode/pack.h csrc/lib/encode/ranks.h csrc/lib/encode/vocab_slots.h csrc/lib/common/key_heap.h csrc/lib/scan/scan.h csrc/lib/scan/scanners.h csrc/lib/scan/markers.h csrc/lib/scan/markers_scan.h csrc/lib/scan/splitter.h csrc/lib/common/take_next.h csrc/lib/common/workers.h csrc/status.pxd
+# distutils: sources = csrc/lib/encode/encode.c csrc/lib/encode/encode_text.c csrc/lib/encode/ranks.c csrc/lib/encode/pack.c csrc/lib/encode/file_encode.c csrc/lib/scan/cuts.c csrc/lib/scan/jsonl.c csrc/lib/scan/regex_vm.c csrc/lib/common/workers.c
+# distutils: depends = csrc/lib/scan/regex_vm.h csrc/lib/scan/jsonl.h csrc/lib/common/bounds.h csrc/lib/common/hash.h csrc/lib/common/utf8.h csrc/lib/encode/encode.h csrc/lib/encode/encode_text.h csrc/lib/encode/pack.h csrc/lib/encode/file_encode.h csrc/lib/encode/ranks.h csrc/lib/encode/vocab_slots.h csrc/lib/common/key_heap.h csrc/lib/scan/scan.h csrc/lib/scan/scanners.h csrc/lib/scan/markers.h csrc/lib/scan/markers_scan.h csrc/lib/scan/splitter.h csrc/lib/common/take_next.h csrc/lib/common/workers.h csrc/status.pxd
 """The compiled encoder and decoder: merge tables applied at memory speed.
 
 Performance notes: what each choice is, and the measurement that made it.
@@ -83,7 +83,7 @@ from cpython.pyport cimport PY_SSIZE_T_MAX
 from cpython.ref cimport PyObject
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 
 import os
 import threading
@@ -1415,3 +1415,127 @@ def jsonl_extract(bytes data not None, bytes key not None, uint64_t lines_before
         return text, ends, numbers, line
     finally:
         fbpe_jsonl_docs_free(&d)
+
+
+cdef extern from "lib/encode/file_encode.h":
+    ctypedef struct fbpe_file_job:
+        fbpe_bpe *b
+        const fbpe_splitter *sp
+        const fbpe_classes *cl
+        const uint32_t *out_map
+        const uint8_t *data
+        size_t n
+        size_t block
+        const uint8_t *const *avoid
+        const size_t *avoid_len
+        size_t num_avoid
+        const fbpe_needles *needles
+        int width
+        int with_eot
+        uint32_t eot
+        int fd
+    ctypedef struct fbpe_file_result:
+        fbpe_status status
+        int holds_needle
+        int too_wide
+        int write_errno
+        size_t ids
+        size_t bytes
+    size_t fbpe_file_units(const fbpe_file_job *job) nogil
+    size_t fbpe_file_invalid(const uint8_t *data, size_t n, size_t piece, size_t threads) nogil
+    void fbpe_file_encode(const fbpe_file_job *job, size_t first, size_t end, size_t threads,
+                          fbpe_file_result *result) nogil
+
+
+def file_pipeline_available():
+    """Whether :class:`FileEncoding` runs on worker threads here (POSIX threads)."""
+    return bool(fbpe_workers_available())
+
+
+cdef class FileEncoding:
+    """One text file (``data``: its bytes, a buffer such as a read-only mmap, kept until
+    :meth:`release`) encoded into a token file on the worker threads
+    (csrc/lib/encode/file_encode.h): :meth:`invalid` checks its UTF-8, then each call of
+    :meth:`encode` encodes units ``first .. end - 1`` and writes their ids to the descriptor
+    ``fd``, in order, with ``eot`` (when not negative) after the last. ``avoid``: the special
+    tokens' UTF-8, never cut inside; ``needles``: those whose text is refused."""
+    cdef fbpe_file_job job
+    cdef fbpe_splitter split
+    cdef BPE bpe
+    cdef const uint8_t[::1] view
+    cdef _Needles refused, avoided
+    cdef size_t threads
+
+    def __cinit__(self, BPE bpe not None, data, str pattern not None, size_t block, int width, long long eot,
+                  needles, avoid, int fd, size_t threads):
+        if width != 2 and width != 4:
+            raise ValueError(f"width must be 2 or 4, got {width}")
+        if eot > 0xFFFFFFFF:
+            raise OverflowError(f"eot {eot} is not a 32-bit id")
+        if block < 1:
+            raise ValueError("block must be at least 1 byte")
+        self.bpe = bpe
+        splitter_of(pattern, &self.split)
+        memset(&self.job, 0, sizeof(self.job))
+        self.job.b = bpe.b
+        self.job.sp = &self.split
+        self.job.cl = <const fbpe_classes *>PyCapsule_GetPointer(_scanner._classes_capsule(),
+                                                                 b"functionalbpe._scanner.classes")
+        self.job.out_map = bpe.out_map
+        if len(data):
+            self.view = data
+            self.job.data = &self.view[0]
+        self.job.n = len(data)
+        if block > <size_t>-1 - self.job.n:
+            raise OverflowError(f"block of {block} bytes")
+        self.job.block = block
+        self.avoided = _Needles(avoid)
+        self.job.avoid = self.avoided.text
+        self.job.avoid_len = self.avoided.lens
+        self.job.num_avoid = len(self.avoided.owned)
+        if needles:
+            self.refused = _Needles(needles)
+            self.job.needles = &self.refused.nd
+        self.job.width = width
+        self.job.with_eot = eot >= 0
+        self.job.eot = <uint32_t>eot if eot >= 0 else 0
+        self.job.fd = fd
+        self.threads = max(1, threads)
+
+    @property
+    def units(self):
+        return fbpe_file_units(&self.job)
+
+    def invalid(self, size_t piece=1 << 20):
+        """The offset of the first byte that is not valid UTF-8, or None; the workers check
+        pieces of about ``piece`` bytes."""
+        cdef size_t bad
+        with nogil:
+            bad = fbpe_file_invalid(self.job.data, self.job.n, piece, self.threads)
+        return None if bad == self.job.n else bad
+
+    def encode(self, size_t first, size_t end):
+        """Encode and write units ``first .. end - 1``: ``(ids, bytes, failure)``, the ids and
+        bytes written and None, or on a failure (nothing written after the failing unit)
+        ``"needle"`` (a unit holds refused text), ``"wide"`` (an id above 0xFFFF with width
+        2), an ``OSError`` of the write, or the error of the encoder raised."""
+        cdef fbpe_file_result res
+        if self.job.n and self.job.data == NULL:
+            raise ValueError("released")
+        with nogil:
+            fbpe_file_encode(&self.job, first, end, self.threads, &res)
+        if res.holds_needle:
+            failure = "needle"
+        elif res.too_wide:
+            failure = "wide"
+        elif res.write_errno:
+            failure = OSError(res.write_errno, os.strerror(res.write_errno))
+        else:
+            check(res.status, "while encoding a file")
+            failure = None
+        return res.ids, res.bytes, failure
+
+    def release(self):
+        """Let go of the data (so that a mapping can be closed)."""
+        self.view = None
+        self.job.data = NULL

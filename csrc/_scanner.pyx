@@ -1,5 +1,5 @@
 # cython: language_level=3
-# distutils: sources = csrc/lib/scan/scan.c csrc/lib/scan/markers.c csrc/lib/common/piecetable.c csrc/lib/count/count.c csrc/lib/scan/specials.c csrc/lib/scan/regex_vm.c
+# distutils: sources = csrc/lib/scan/scan.c csrc/lib/scan/cuts.c csrc/lib/scan/markers.c csrc/lib/common/piecetable.c csrc/lib/count/count.c csrc/lib/scan/specials.c csrc/lib/scan/regex_vm.c
 # distutils: depends = csrc/lib/scan/regex_vm.h csrc/lib/common/bounds.h csrc/lib/common/hash.h csrc/lib/common/utf8.h csrc/lib/scan/scan.h csrc/lib/scan/scanners.h csrc/lib/scan/markers.h csrc/lib/scan/markers_scan.h csrc/lib/scan/splitter.h csrc/lib/count/count.h csrc/lib/scan/specials.h csrc/lib/common/piecetable.h csrc/piecetable.pxd csrc/status.pxd csrc/utf8.pxd
 """The pre-tokenization scanner and piece counter: the built-in patterns at memory speed.
 

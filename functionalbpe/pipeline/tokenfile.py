@@ -13,7 +13,9 @@ Everything is written to temporary files beside the targets and renamed at the e
 failed or interrupted run leaves no output, and never half a file. Memory does not grow with
 the corpus: text files are read in blocks cut where no piece can straddle the cut (for the
 schemes that declare it, ``Scheme.compiled().cuts_safely``), a batch of blocks is encoded on
-all cores while the previous batch's ids are written (docs/tokenfiles.md).
+all cores while the previous batch's ids are written; plain text files go through one C
+pipeline per file instead (:mod:`.textfiles`), cut, encoded and written by the worker threads
+(docs/tokenfiles.md).
 
 Example::
 
@@ -56,7 +58,7 @@ from ..util.progress import Progress, ProgressSpec
 from ..formats.tokenfiles import LAYOUTS, choose_dtype, choose_format, read_token_file
 from ..text.corpus import Files, files
 from ..util.checks import PathLike
-from . import blocks
+from . import blocks, textfiles
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..interop.protocol import Tokenizes
@@ -424,16 +426,40 @@ def encode_to_file(
         for written in (target, index_path):
             if written is not None:
                 refuse_overwriting(written, given.paths, "a file of the corpus")
-    stream = encode_stream(tok, given, dtype=dtype, eot=eot, threads=threads, progress=progress,
-                           allowed_special=allowed_special, disallowed_special=disallowed_special)
+    allowed, disallowed = tok.special_policy.sets(allowed_special, disallowed_special)
+    # Plain text files go through one C pipeline per file; everything else as a stream.
+    in_c = textfiles.usable(tok, given, allowed)
+    stream = None if in_c else encode_stream(tok, given, dtype=dtype, eot=eot, threads=threads, progress=progress,
+                                             allowed_special=allowed_special, disallowed_special=disallowed_special)
     start = time.perf_counter()
     tokens = documents = bytes_in = 0
     layout = LAYOUTS[kind]
     token_file = PendingFile(target, seekable=layout.rewrites_header)
     index_file = PendingFile(index_path) if index_path is not None else None
+
+    def too_many() -> FunctionalBPEError:
+        return FunctionalBPEError(
+            f"{target}: the {kind} layout holds at most {layout.max_tokens:,} tokens; write several files "
+            "or use npy"
+        )
+
     try:
         token_file.write(layout.header(dtype, 0))
-        for encoded in stream:
+        if in_c:
+            assert isinstance(given, Files)
+            workers = thread_count(threads, os.cpu_count() or 1)
+            assert workers is not None
+
+            def by_stream(part: Files) -> Iterator[EncodedBatch]:
+                return encode_stream(tok, part, dtype=dtype, eot=eot, threads=workers, progress=False,
+                                     allowed_special=allowed_special, disallowed_special=disallowed_special)
+
+            documents, tokens, bytes_in = textfiles.encode_files(
+                tok, given, token_file, index_file, width=dtype.itemsize, eot_id=_eot_id(tok, eot),
+                threads=workers, block=UNIT_BYTES, disallowed=disallowed,
+                bar=Progress(progress, "encoding", _total_megabytes(given), " MB"),
+                max_tokens=layout.max_tokens, too_many=too_many, fallback=by_stream)
+        for encoded in (stream if stream is not None else ()):
             if index_file is not None and encoded.starts:
                 index_file.write((np.asarray(encoded.starts, dtype="<u8") + tokens).tobytes())
             token_file.write(encoded.ids.data)
@@ -441,10 +467,7 @@ def encode_to_file(
             documents += len(encoded.ends)
             bytes_in += encoded.bytes_in
             if layout.max_tokens is not None and tokens > layout.max_tokens:
-                raise FunctionalBPEError(
-                    f"{target}: the {kind} layout holds at most {layout.max_tokens:,} tokens; write several files "
-                    "or use npy"
-                )
+                raise too_many()
         token_file.finish(layout.header(dtype, tokens))
         if index_file is not None:
             index_file.write(np.array([tokens], dtype="<u8").tobytes())
@@ -457,7 +480,8 @@ def encode_to_file(
                 remove_quietly(index_path)  # renamed already: without its token file it means nothing
             raise
     except BaseException as exc:
-        stream.close()
+        if stream is not None:
+            stream.close()
         token_file.discard()
         if index_file is not None:
             index_file.discard()

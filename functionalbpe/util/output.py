@@ -215,6 +215,21 @@ class PendingOutput:
             self.discard()
             raise _failed(self.path, exc) from None
 
+    def fileno(self) -> int:
+        """The descriptor, everything written so far flushed to it: for a writer that goes
+        on with write(2) itself (in C, without the GIL). Failures name ``path``."""
+        try:
+            self.fh.flush()
+            return int(self.fh.fileno())
+        except OSError as exc:
+            raise self.failed(exc) from None
+
+    def failed(self, exc: OSError) -> OutputError:
+        """The error of a write that failed with ``exc``, naming ``path``; the temporary file
+        is removed."""
+        self.discard()
+        return _failed(self.path, exc)
+
     def finish(self, header: bytes = b"") -> None:
         """Write ``header`` over the start of the file and put it all on disk."""
         try:
