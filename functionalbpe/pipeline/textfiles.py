@@ -51,7 +51,7 @@ def usable(tok: "Tokenizes", source: Any, allowed_special: Collection[str]) -> b
     tokenizer whose built-in C scanner (not a compiled pattern) cuts safely, with no special
     token allowed, where the C core runs worker threads."""
     module = NATIVE.encoder
-    if module is None or not hasattr(module, "FileEncoding") or not module.file_pipeline_available():
+    if module is None or not module.file_pipeline_available():
         return False
     if not isinstance(source, Files) or not blocks.usable(tok, source, allowed_special):
         return False
