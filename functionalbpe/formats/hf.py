@@ -517,6 +517,9 @@ def _read_document(path: str) -> Any:
         document, end = object_at(text, 0, field)
         if text[end:].strip(" \t\n\r"):
             raise ValueError("extra data")
+        model = document.get("model")
+        if isinstance(model, dict) and tables.get("vocab") is not None and not _compiled(model.get("vocab"), model.get("merges")):
+            raise ValueError("the vocabulary read, the merges not")  # read it all as json does
     except (ValueError, DuplicateKey, RecursionError):  # json.JSONDecodeError is a ValueError
         del text
         return read_json(path, "tokenizer.json")
