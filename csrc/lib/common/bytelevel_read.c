@@ -15,13 +15,23 @@
  * -1 for a character of no byte (the space among them: it is written U+0120). */
 #define BL_CHARS 0x144
 
-static void make_byte_of(int16_t *byte_of) {
+typedef struct {
+    int16_t byte_of[BL_CHARS];
+    /* byte_of, but -1 for the two characters a JSON string cannot hold as themselves ('"'
+     * and '\\'): a character that read_string takes as it is (a lookup and a store, where
+     * the tests for each special character were half of reading a tokenizer.json). */
+    int16_t plain[BL_CHARS];
+} bl_chars;
+
+static void make_chars(bl_chars *ch) {
     int extra = 0;
-    for (int c = 0; c < BL_CHARS; c++) byte_of[c] = -1;
+    for (int c = 0; c < BL_CHARS; c++) ch->byte_of[c] = -1;
     for (int b = 0; b < 256; b++) {
         int printable = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
-        byte_of[printable ? b : 0x100 + extra++] = (int16_t)b;
+        ch->byte_of[printable ? b : 0x100 + extra++] = (int16_t)b;
     }
+    memcpy(ch->plain, ch->byte_of, sizeof ch->plain);
+    ch->plain['"'] = ch->plain['\\'] = -1;
 }
 
 BL_INLINE uint32_t char_at(const void *t, int kind, size_t i) {
@@ -42,14 +52,20 @@ typedef struct {
     size_t len, cap;
 } bl_buf;
 
-static fbpe_status buf_push(bl_buf *b, uint8_t c) {
-    if (b->len == b->cap) {
+static fbpe_status buf_grow(bl_buf *b, uint8_t c) {
+    {
         size_t cap = fbpe_grow_to(b->cap, 256, b->len + 1, 1);
         uint8_t *grown = cap ? (uint8_t *)realloc(b->p, cap) : NULL;
         if (!grown) return FBPE_ENOMEM;
         b->p = grown;
         b->cap = cap;
     }
+    b->p[b->len++] = c;
+    return FBPE_OK;
+}
+
+BL_INLINE fbpe_status buf_push(bl_buf *b, uint8_t c) {
+    if (b->len == b->cap) return buf_grow(b, c);
     b->p[b->len++] = c;
     return FBPE_OK;
 }
@@ -76,12 +92,20 @@ static int hex_digit(uint32_t c) {
  * space (allowed where space_at is not NULL, once) is not appended: *space_at is where it
  * was (SIZE_MAX: none). *i ends just past the closing quote. FBPE_EINVALID for anything
  * else: a character of no byte, a control character, a bad escape, more than `limit` bytes. */
-static fbpe_status read_string(const void *t, int kind, size_t n, size_t *i, const int16_t *byte_of,
+static fbpe_status read_string(const void *t, int kind, size_t n, size_t *i, const bl_chars *ch,
                                bl_buf *out, size_t *space_at, size_t limit) {
+    const int16_t *byte_of = ch->byte_of;
     size_t k = *i + 1, start = out->len;
     for (;;) {
         if (k >= n) return FBPE_EINVALID;
         uint32_t c = char_at(t, kind, k++);
+        int16_t plain = c < BL_CHARS ? ch->plain[c] : -1;
+        if (plain >= 0) {
+            if (out->len - start >= limit) return FBPE_EINVALID;
+            fbpe_status rc = buf_push(out, (uint8_t)plain);
+            if (rc) return rc;
+            continue;
+        }
         if (c == '"') break;
         if (c == '\\') {
             if (k >= n) return FBPE_EINVALID;
@@ -157,9 +181,11 @@ void fbpe_bl_vocab_free(fbpe_bl_vocab *v) {
 
 int64_t fbpe_bl_vocab_find(const fbpe_bl_vocab *v, const uint8_t *s, size_t len) {
     if (!v->slots) return -1;
-    size_t i = (size_t)bytes_hash(s, len) & v->mask;
-    for (uint32_t e; (e = v->slots[i]) != 0; i = (i + 1) & v->mask) {
-        e--;
+    uint64_t h = bytes_hash(s, len);
+    size_t i = (size_t)h & v->mask;
+    for (uint64_t slot; (slot = v->slots[i]) != 0; i = (i + 1) & v->mask) {
+        if (slot >> 32 != h >> 32) continue;
+        uint32_t e = (uint32_t)slot - 1;
         if (v->off[e + 1] - v->off[e] == len && memcmp(v->bytes + v->off[e], s, len) == 0)
             return (int64_t)e;
     }
@@ -170,24 +196,25 @@ int64_t fbpe_bl_vocab_find(const fbpe_bl_vocab *v, const uint8_t *s, size_t len)
  * (a key given twice, which json's reader refuses too). */
 static fbpe_status index_vocab(fbpe_bl_vocab *v) {
     size_t cap = fbpe_pow2_at_least(2 * v->num + 2);
-    v->slots = (uint32_t *)calloc(cap, sizeof(uint32_t));
+    v->slots = (uint64_t *)calloc(cap, sizeof(uint64_t));
     if (!v->slots) return FBPE_ENOMEM;
     v->mask = cap - 1;
     for (size_t e = 0; e < v->num; e++) {
         const uint8_t *s = v->bytes + v->off[e];
         size_t len = v->off[e + 1] - v->off[e];
         if (fbpe_bl_vocab_find(v, s, len) >= 0) return FBPE_EINVALID;
-        size_t i = (size_t)bytes_hash(s, len) & v->mask;
+        uint64_t h = bytes_hash(s, len);
+        size_t i = (size_t)h & v->mask;
         while (v->slots[i]) i = (i + 1) & v->mask;
-        v->slots[i] = (uint32_t)(e + 1);
+        v->slots[i] = (h >> 32) << 32 | (uint64_t)(e + 1);
     }
     return FBPE_OK;
 }
 
 fbpe_status fbpe_bl_vocab_read(const void *t, int kind, size_t n, size_t pos, size_t max_entries,
                                size_t max_token_bytes, fbpe_bl_vocab *v, size_t *end) {
-    int16_t byte_of[BL_CHARS];
-    make_byte_of(byte_of);
+    bl_chars ch;
+    make_chars(&ch);
     /* The bytes of all tokens are fewer than the file's characters, and a file is at most
      * 256 MiB: 32-bit offsets; a longer text is left to json. */
     if (n > UINT32_MAX) return FBPE_EINVALID;
@@ -204,7 +231,7 @@ fbpe_status fbpe_bl_vocab_read(const void *t, int kind, size_t n, size_t pos, si
         for (;;) {
             rc = FBPE_EINVALID;
             if (v->num >= max_entries || i >= n || char_at(t, kind, i) != '"') goto fail;
-            if ((rc = read_string(t, kind, n, &i, byte_of, &arena, NULL, max_token_bytes))) goto fail;
+            if ((rc = read_string(t, kind, n, &i, &ch, &arena, NULL, max_token_bytes))) goto fail;
             rc = FBPE_EINVALID;
             if (arena.len == v->off[v->num]) goto fail; /* an empty token */
             i = skip_ws(t, kind, n, i);
@@ -252,8 +279,8 @@ static fbpe_status push_merge(const fbpe_bl_vocab *v, const uint8_t *tok, size_t
 fbpe_status fbpe_bl_merges_read(const void *t, int kind, size_t n, size_t pos,
                                 const fbpe_bl_vocab *v, size_t max_entries, uint32_t **out,
                                 size_t *num, size_t *end) {
-    int16_t byte_of[BL_CHARS];
-    make_byte_of(byte_of);
+    bl_chars ch;
+    make_chars(&ch);
     bl_buf tok = {NULL, 0, 0};
     size_t cap = 0, i = skip_ws(t, kind, n, pos);
     fbpe_status rc = FBPE_EINVALID;
@@ -271,21 +298,21 @@ fbpe_status fbpe_bl_merges_read(const void *t, int kind, size_t n, size_t pos,
             tok.len = 0;
             uint32_t c = char_at(t, kind, i);
             if (c == '"') { /* "left right" */
-                if ((rc = read_string(t, kind, n, &i, byte_of, &tok, &space, 2 * FBPE_MAX_TOKEN_BYTES)))
+                if ((rc = read_string(t, kind, n, &i, &ch, &tok, &space, 2 * FBPE_MAX_TOKEN_BYTES)))
                     goto fail;
                 rc = FBPE_EINVALID;
                 if (space == SIZE_MAX) goto fail;
             } else if (c == '[') { /* ["left", "right"] */
                 i = skip_ws(t, kind, n, i + 1);
                 if (i >= n || char_at(t, kind, i) != '"') goto fail;
-                if ((rc = read_string(t, kind, n, &i, byte_of, &tok, NULL, FBPE_MAX_TOKEN_BYTES))) goto fail;
+                if ((rc = read_string(t, kind, n, &i, &ch, &tok, NULL, FBPE_MAX_TOKEN_BYTES))) goto fail;
                 rc = FBPE_EINVALID;
                 space = tok.len;
                 i = skip_ws(t, kind, n, i);
                 if (i >= n || char_at(t, kind, i) != ',') goto fail;
                 i = skip_ws(t, kind, n, i + 1);
                 if (i >= n || char_at(t, kind, i) != '"') goto fail;
-                if ((rc = read_string(t, kind, n, &i, byte_of, &tok, NULL, FBPE_MAX_TOKEN_BYTES))) goto fail;
+                if ((rc = read_string(t, kind, n, &i, &ch, &tok, NULL, FBPE_MAX_TOKEN_BYTES))) goto fail;
                 rc = FBPE_EINVALID;
                 i = skip_ws(t, kind, n, i);
                 if (i >= n || char_at(t, kind, i) != ']') goto fail;
@@ -323,8 +350,8 @@ static int other_break(uint32_t c) {
 fbpe_status fbpe_bl_lines_read(const void *t, int kind, size_t n, const fbpe_bl_vocab *v,
                                size_t max_entries, uint32_t **out, size_t *num) {
     static const char version[] = "#version";
-    int16_t byte_of[BL_CHARS];
-    make_byte_of(byte_of);
+    bl_chars ch;
+    make_chars(&ch);
     bl_buf tok = {NULL, 0, 0};
     size_t cap = 0, i = 0;
     fbpe_status rc = FBPE_EINVALID;
@@ -348,8 +375,8 @@ fbpe_status fbpe_bl_lines_read(const void *t, int kind, size_t n, const fbpe_bl_
                     space = tok.len;
                     continue;
                 }
-                if (c >= BL_CHARS || byte_of[c] < 0 || tok.len >= 2 * FBPE_MAX_TOKEN_BYTES) goto fail;
-                if ((rc = buf_push(&tok, (uint8_t)byte_of[c]))) goto fail;
+                if (c >= BL_CHARS || ch.byte_of[c] < 0 || tok.len >= 2 * FBPE_MAX_TOKEN_BYTES) goto fail;
+                if ((rc = buf_push(&tok, (uint8_t)ch.byte_of[c]))) goto fail;
                 rc = FBPE_EINVALID;
             }
             if (space == SIZE_MAX || *num >= max_entries) goto fail;
@@ -373,6 +400,7 @@ fbpe_status fbpe_bl_table(const fbpe_bl_vocab *v, uint8_t *removed, int unreache
                           uint32_t *merge_ids, uint32_t *joins, size_t *num_tokens,
                           size_t *num_joins) {
     size_t nv = v->num, cap = fbpe_pow2_at_least(2 * num + 2), next = 256, nj = 0, live = 0;
+    const unsigned shift = fbpe_slot_shift(cap);
     uint32_t *joined = (uint32_t *)malloc((num + 1) * sizeof(uint32_t));
     uint32_t *internal = (uint32_t *)malloc((nv + 1) * sizeof(uint32_t));
     uint64_t *seen = (uint64_t *)malloc(cap * sizeof(uint64_t));
@@ -385,11 +413,16 @@ fbpe_status fbpe_bl_table(const fbpe_bl_vocab *v, uint8_t *removed, int unreache
     for (size_t k = 0; k < num; k++) {
         const uint32_t l = pairs[2 * k], r = pairs[2 * k + 1];
         size_t nl = v->off[l + 1] - v->off[l], nr = v->off[r + 1] - v->off[r];
-        both.len = 0;
-        for (size_t x = 0; x < nl; x++)
-            if ((rc = buf_push(&both, v->bytes[v->off[l] + x]))) goto done;
-        for (size_t x = 0; x < nr; x++)
-            if ((rc = buf_push(&both, v->bytes[v->off[r] + x]))) goto done;
+        if (nl + nr > both.cap) { /* each at most max_token_bytes: no overflow */
+            uint8_t *grown = (uint8_t *)realloc(both.p, nl + nr);
+            rc = FBPE_ENOMEM;
+            if (!grown) goto done;
+            both.p = grown;
+            both.cap = nl + nr;
+        }
+        memcpy(both.p, v->bytes + v->off[l], nl);
+        memcpy(both.p + nl, v->bytes + v->off[r], nr);
+        both.len = nl + nr;
         rc = FBPE_EINVALID;
         int64_t e = fbpe_bl_vocab_find(v, both.p, both.len);
         if (e < 0) goto done;
@@ -419,7 +452,7 @@ fbpe_status fbpe_bl_table(const fbpe_bl_vocab *v, uint8_t *removed, int unreache
         const uint32_t l = pairs[2 * k], r = pairs[2 * k + 1], j = joined[k];
         if (removed[l] || removed[r] || removed[j]) goto done;
         uint64_t key = (uint64_t)l << 32 | r;
-        size_t at = fbpe_slot_u64(key, fbpe_slot_shift(cap));
+        size_t at = fbpe_slot_u64(key, shift);
         while (seen[at] != UINT64_MAX) {
             if (seen[at] == key) goto done; /* a pair listed twice */
             at = (at + 1) & (cap - 1);

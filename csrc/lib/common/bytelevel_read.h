@@ -24,12 +24,14 @@
 #include "bounds.h"
 
 /* Entry k of a vocabulary: bytes[off[k] .. off[k + 1]) with the id ids[k], in the file's
- * order. slots: open addressing over the entries' bytes (entry + 1; 0: empty). */
+ * order. slots: open addressing over the entries' bytes, entry + 1 in the low 32 bits (0:
+ * empty) and the high 32 bits of the bytes' hash above, so that a probe reads the bytes of
+ * an entry only when that hash matches. */
 typedef struct {
     uint8_t *bytes;
     uint32_t *off, *ids;
-    size_t num, bytes_cap, cap;
-    uint32_t *slots;
+    size_t num;
+    uint64_t *slots;
     size_t mask;
 } fbpe_bl_vocab;
 
