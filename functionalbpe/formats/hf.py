@@ -555,9 +555,9 @@ def _compiled_gpt2(encoder_json: PathLike, vocab_bpe: PathLike) -> Optional[Impo
     if module is None:
         return None
     name, merges_name = os.fspath(encoder_json), os.fspath(vocab_bpe)
+    # Each file read as read_gpt2 reads it, in its order, so that the first error is its.
     try:
         text = read_bytes(encoder_json, "GPT-2 encoder.json").decode("utf-8")
-        lines = read_bytes(vocab_bpe, "GPT-2 vocab.bpe").decode("utf-8")
     except UnicodeDecodeError:
         return None
     got = module.read_bytelevel_vocab(text, 0, MAX_VOCAB_SIZE, MAX_TOKEN_BYTES)
@@ -565,6 +565,10 @@ def _compiled_gpt2(encoder_json: PathLike, vocab_bpe: PathLike) -> Optional[Impo
         return None
     del text
     vocab = got[0]
+    try:
+        lines = read_bytes(vocab_bpe, "GPT-2 vocab.bpe").decode("utf-8")
+    except UnicodeDecodeError:
+        return None
     pairs = module.read_bytelevel_lines(lines, vocab, MAX_VOCAB_SIZE)
     del lines
     if pairs is None:

@@ -161,3 +161,11 @@ def test_damaged_gpt2_files_fail_or_read_as_python_reads_them(tok, tmp_path, voc
     encoder, merges = gpt2_files(tok, str(tmp_path), vocab_edits, merge_edits, drop)
     compiled, python = both(lambda: hf.read_gpt2(encoder, merges))
     assert compiled == python
+
+
+@pytest.mark.parametrize("damage", ["encoder", "none"])
+def test_a_missing_vocab_bpe_is_the_error_python_gives(tok, tmp_path, damage):
+    encoder, merges = gpt2_files(tok, str(tmp_path), [(0.5, "{")] if damage == "encoder" else ())
+    os.remove(merges)
+    compiled, python = both(lambda: hf.read_gpt2(encoder, merges))
+    assert compiled == python and compiled[0] == "TokenizerFileError"
