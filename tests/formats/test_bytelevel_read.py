@@ -169,3 +169,40 @@ def test_a_missing_vocab_bpe_is_the_error_python_gives(tok, tmp_path, damage):
     os.remove(merges)
     compiled, python = both(lambda: hf.read_gpt2(encoder, merges))
     assert compiled == python and compiled[0] == "TokenizerFileError"
+
+
+JSONISH = st.text(alphabet=st.sampled_from(list('{}[]":, \n\\u0120Ġab1209') + ["é", "日", "\x00", "\ud800"]), max_size=60)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(text=st.one_of(JSONISH, st.dictionaries(st.text(alphabet="abĠĊ\"\\ é", max_size=4), st.integers(-2, 2 ** 33),
+                                               max_size=5).map(json.dumps)),
+       pos=st.integers(0, 3))
+def test_the_vocabulary_reader_reads_what_json_reads_or_nothing(text, pos):
+    got = NATIVE.tables.read_bytelevel_vocab(text, pos, 1 << 22, 1 << 20)
+    if got is None:
+        return
+    vocab, end = got
+    parsed = json.loads(text[pos:end])
+    assert [(vocab.token(k), vocab.id(k)) for k in range(len(vocab))] == \
+        [(hf.bytelevel.read(key), ident) for key, ident in parsed.items()]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(text=st.one_of(JSONISH, st.lists(st.one_of(st.text(alphabet="abĠ \"", max_size=5),
+                                                  st.lists(st.text(alphabet="abĠ ", max_size=3), max_size=3)),
+                                        max_size=5).map(json.dumps)),
+       lines=st.text(alphabet=st.sampled_from(list("ab Ġ\n\r#version") + ["\u2028", "\x85"]), max_size=40))
+def test_the_merge_readers_read_what_python_reads_or_nothing(text, lines):
+    vocab, _ = NATIVE.tables.read_bytelevel_vocab('{"a": 0, "b": 1, "Ġ": 2, "ab": 3, "bĠ": 4}', 0, 10, 10)
+    names = {"a": 0, "b": 1, "Ġ": 2, "ab": 3, "bĠ": 4}
+    got = NATIVE.tables.read_bytelevel_merges(text, 0, vocab, 10)
+    if got is not None:
+        pairs, end = got
+        merges = [m.split(" ") if type(m) is str else m for m in json.loads(text[:end])]
+        assert pairs.tolist() == [names[part] for m in merges for part in m] and all(len(m) == 2 for m in merges)
+    got = NATIVE.tables.read_bytelevel_lines(lines, vocab, 10)
+    if got is not None:
+        merges = [line.split(" ") for number, line in enumerate(lines.splitlines(), 1)
+                  if line.strip() and not (number == 1 and line.startswith("#version"))]
+        assert got.tolist() == [names[part] for m in merges for part in m] and all(len(m) == 2 for m in merges)
