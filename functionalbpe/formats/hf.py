@@ -519,8 +519,9 @@ def _read_document(path: str) -> Any:
         if text[end:].strip(" \t\n\r"):
             raise ValueError("extra data")
         model = document.get("model")
-        if isinstance(model, dict) and tables.get("vocab") is not None and not _compiled(model.get("vocab"), model.get("merges")):
-            raise ValueError("the vocabulary read, the merges not")  # read it all as json does
+        read_in_part = tables.get("vocab") is not None and not _compiled(model.get("vocab"), model.get("merges"))
+        if read_in_part:  # the vocabulary read here, the merges not: read it all as json does
+            raise ValueError("model.merges")
     except (ValueError, DuplicateKey, RecursionError):  # json.JSONDecodeError is a ValueError
         del text
         return read_json(path, "tokenizer.json")
