@@ -1315,7 +1315,7 @@ cdef class BPE:
 cdef extern from "lib/encode/ranks.h":
     ctypedef struct fbpe_ranks:
         pass
-    fbpe_status fbpe_ranks_new(const uint8_t *arena, const uint64_t *off, uint32_t num,
+    fbpe_status fbpe_ranks_new(const uint8_t *arena, const uint32_t *off, uint32_t num,
                                fbpe_ranks **out) nogil
     void fbpe_ranks_free(fbpe_ranks *t) nogil
     fbpe_status fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *parts, size_t *cut) nogil
@@ -1334,7 +1334,9 @@ def tiktoken_splits(tokens):
     cdef size_t parts, cut
     cdef fbpe_status rc
     arena = b"".join(tokens)
-    cdef uint64_t *off = <uint64_t *>malloc((num + 1) * sizeof(uint64_t))
+    if len(arena) > 0xFFFFFFFF:
+        raise ValueError(f"the ranks' tokens hold {len(arena)} bytes, more than 32-bit offsets reach")
+    cdef uint32_t *off = <uint32_t *>malloc((num + 1) * sizeof(uint32_t))
     cdef fbpe_ranks *table = NULL
     if not off:
         raise MemoryError()

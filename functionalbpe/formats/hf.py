@@ -28,9 +28,12 @@ import json
 import os
 import re
 import sys
+from array import array
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ..core._native import NATIVE
 from ..core.alphabet import NUM_BYTES
+from ..core.pairs import Pairs
 from ..core.limits import MAX_TOKEN_BYTES, MAX_VOCAB_SIZE
 from ..errors import FunctionalBPEError, OutputError, TokenizerFileError
 from ..schemes.base import NORMAL_FORMS
@@ -39,7 +42,7 @@ from ..util.checks import PathLike, excerpt, is_int
 from ..util.output import atomic_write_text
 from . import bytelevel
 from .imported import Imported
-from .reading import read_bytes, read_json
+from .reading import DuplicateKey, object_at, read_bytes, read_json
 
 
 def tokenizer_json(
@@ -215,6 +218,13 @@ def read_hf(source: Any, origin: Optional[str] = None) -> Imported:
     pattern = _pattern(document.get("pre_tokenizer"), origin)
     specials = _added_tokens(document.get("added_tokens") or [], origin)
     vocab, merges = model.get("vocab"), model.get("merges")
+    if _compiled(vocab, merges):
+        got = _compiled_merge_table(vocab, merges, specials)
+        if got is None:  # not a merge table: the reading of the whole document in Python says why
+            return read_hf(read_json(named, "tokenizer.json"), origin)
+        byte_ids, table, merge_ids, joins = got
+        return Imported(byte_ids, table, merge_ids, pattern, specials, bool(model.get("ignore_merges")), origin, joins,
+                        normalize)
     if not isinstance(vocab, dict) or not isinstance(merges, list):
         raise TokenizerFileError(f"{origin}: model: the vocab (an object) or the merges (a list) are missing")
     if len(vocab) > MAX_VOCAB_SIZE or len(merges) > MAX_VOCAB_SIZE:
@@ -230,7 +240,7 @@ def _document(source: Any) -> Tuple[Any, str]:
     if isinstance(source, (str, os.PathLike)):
         name = os.fspath(source)
         path = os.path.join(name, "tokenizer.json") if os.path.isdir(name) else name
-        return read_json(path, "tokenizer.json"), path
+        return _read_document(path), path
     # A library object is only possible if its library is loaded: look there, import nothing.
     tokenizers = sys.modules.get("tokenizers")
     if tokenizers is not None and isinstance(source, tokenizers.Tokenizer):
@@ -461,6 +471,124 @@ def _bad_vocab_entry(ids: Dict[str, Any], origin: str) -> None:
     raise AssertionError("the checks over the whole vocabulary failed, and no entry does")
 
 
+# -- the compiled reading of large vocabularies --------------------------------------------------
+#
+# A tokenizer.json of a million merges, parsed by json.loads and made a merge table by
+# _merge_table, held a str and an int per token and a str, a tuple and a set entry per merge:
+# 778 MB above the interpreter at the peak, 13.6 s of CPU; read here, 192 MB (most of it the
+# encoder's tables) and 2.1 s. The compiled core (csrc/lib/common/bytelevel_read.h) reads
+# model.vocab as the tokens' bytes and ids, model.merges (and GPT-2's vocab.bpe) as pairs of
+# entries, and makes the same merge table from them, with no Python object per token or
+# merge (docs/security.md has the figures). It takes only the strict form and a table
+# _merge_table would accept; for anything else the file is read again by json and the Python
+# code above, so every error is the one it gives.
+
+
+def _compiled(vocab: Any, merges: Any) -> bool:
+    """Whether model.vocab and model.merges are as the compiled reading gave them."""
+    module = NATIVE.tables
+    return module is not None and isinstance(vocab, module.ByteLevelVocab) and isinstance(merges, array)
+
+
+def _read_document(path: str) -> Any:
+    """A tokenizer.json, with model.vocab and model.merges read by the compiled core where it
+    takes them; else (or wherever the document is not strictly JSON) read_json's reading."""
+    module = NATIVE.tables
+    if module is None:
+        return read_json(path, "tokenizer.json")
+    try:
+        text = read_bytes(path, "tokenizer.json").decode("utf-8")
+    except UnicodeDecodeError:
+        return read_json(path, "tokenizer.json")  # which names the offset
+    tables: Dict[str, Any] = {}
+
+    def model_field(key: str, pos: int) -> "Tuple[Any, int] | None":
+        if key == "vocab":
+            got = module.read_bytelevel_vocab(text, pos, MAX_VOCAB_SIZE, MAX_TOKEN_BYTES)
+            tables["vocab"] = None if got is None else got[0]
+            return got
+        if key == "merges" and tables.get("vocab") is not None:
+            return module.read_bytelevel_merges(text, pos, tables["vocab"], MAX_VOCAB_SIZE)
+        return None
+
+    def field(key: str, pos: int) -> "Tuple[Any, int] | None":
+        return object_at(text, pos, model_field) if key == "model" and text[pos:pos + 1] == "{" else None
+
+    try:
+        document, end = object_at(text, 0, field)
+        if text[end:].strip(" \t\n\r"):
+            raise ValueError("extra data")
+        model = document.get("model")
+        read_in_part = tables.get("vocab") is not None and not _compiled(model.get("vocab"), model.get("merges"))
+        if read_in_part:  # the vocabulary read here, the merges not: read it all as json does
+            raise ValueError("model.merges")
+    except (ValueError, DuplicateKey, RecursionError):  # json.JSONDecodeError is a ValueError
+        del text
+        return read_json(path, "tokenizer.json")
+    return document
+
+
+def _compiled_merge_table(
+    vocab: Any, pairs: "array[int]", specials: Dict[str, int]
+) -> "Tuple[List[int], Pairs, List[int], List[Tuple[int, int, int]]] | None":
+    """_merge_table's result from the compiled reading; None where _merge_table would refuse
+    the table (or might: the caller then reads the document in Python)."""
+    removed = bytearray(len(vocab))
+    for token, ident in specials.items():  # an added token kept in the vocabulary as well
+        data = bytelevel.read(token)
+        entry = vocab.find(data) if data else -1
+        if entry >= 0 and type(ident) is int and vocab.id(entry) == ident:
+            removed[entry] = 1
+    got = NATIVE.tables.bytelevel_table(vocab, pairs, removed)
+    return None if got is None else _imported_parts(got)
+
+
+def _imported_parts(got: Tuple[Any, ...]) -> "Tuple[List[int], Pairs, List[int], List[Tuple[int, int, int]]]":
+    byte_ids, table, merge_ids, joins = got[:4]
+    triples = iter(joins)
+    return list(byte_ids), Pairs(table), list(merge_ids), list(zip(triples, triples, triples))
+
+
+def _compiled_gpt2(encoder_json: PathLike, vocab_bpe: PathLike) -> Optional[Imported]:
+    """read_gpt2's result from the compiled reading; None where it does not take the files
+    (then read_gpt2 reads them in Python, and says what is wrong)."""
+    module = NATIVE.tables
+    if module is None:
+        return None
+    name, merges_name = os.fspath(encoder_json), os.fspath(vocab_bpe)
+    # Each file read as read_gpt2 reads it, in its order, so that the first error is its.
+    try:
+        text = read_bytes(encoder_json, "GPT-2 encoder.json").decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    got = module.read_bytelevel_vocab(text, 0, MAX_VOCAB_SIZE, MAX_TOKEN_BYTES)
+    if got is None or text[got[1]:].strip(" \t\n\r"):
+        return None
+    del text
+    vocab = got[0]
+    try:
+        lines = read_bytes(vocab_bpe, "GPT-2 vocab.bpe").decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    pairs = module.read_bytelevel_lines(lines, vocab, MAX_VOCAB_SIZE)
+    del lines
+    if pairs is None:
+        return None
+    table = module.bytelevel_table(vocab, pairs, None)
+    if table is None:
+        return None
+    removed, specials = table[4], {}
+    entry = removed.find(1)
+    while entry >= 0:  # neither a byte nor made by a merge: a special token, if it looks like one
+        content = bytelevel.written(vocab.token(entry))
+        if not _SPECIAL_LOOKING.fullmatch(content):
+            return None
+        specials[content] = vocab.id(entry)
+        entry = removed.find(1, entry + 1)
+    byte_ids, merges, merge_ids, joins = _imported_parts(table)
+    return Imported(byte_ids, merges, merge_ids, GPT2, specials, False, f"{name} and {merges_name}", joins)
+
+
 # -- GPT-2's own files ---------------------------------------------------------------------------
 
 
@@ -481,9 +609,12 @@ def read_gpt2(encoder_json: PathLike, vocab_bpe: PathLike) -> Imported:
     >>> _ = open(os.path.join(d, "encoder.json"), "w").write(json.dumps(vocab))
     >>> _ = open(os.path.join(d, "vocab.bpe"), "w").write("#version: 0.2\\nĠ a\\n")
     >>> got = read_gpt2(os.path.join(d, "encoder.json"), os.path.join(d, "vocab.bpe"))
-    >>> got.merges, got.special_tokens
+    >>> list(got.merges), got.special_tokens
     ([(32, 97)], {'<|endoftext|>': 257})
     """
+    compiled = _compiled_gpt2(encoder_json, vocab_bpe)
+    if compiled is not None:
+        return compiled
     name = os.fspath(encoder_json)
     vocab = read_json(encoder_json, "GPT-2 encoder.json")
     if not isinstance(vocab, dict):

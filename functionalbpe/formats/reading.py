@@ -107,43 +107,54 @@ def _after_space(text: str, pos: int) -> int:
 def _object_with_pairs(text: str, fields: Sequence[str], read_rows: Callable[[str, int, int], Any]) -> Dict[str, Any]:
     """The top-level object of ``text``, its fields one by one; ValueError where it is not
     one (the caller then lets json.loads say what is wrong)."""
+
+    def field(key: str, pos: int) -> "tuple[Any, int] | None":
+        got = read_rows(text, pos, 2) if key in fields else None
+        return None if got is None else (Pairs(got[0]), got[1])
+
+    out, pos = object_at(text, 0, field)
+    if _after_space(text, pos) != len(text):
+        raise ValueError("extra data")
+    return out
+
+
+def object_at(text: str, pos: int, field: Callable[[str, int], "tuple[Any, int] | None"]) -> "tuple[Dict[str, Any], int]":
+    """The JSON object at ``text[pos:]`` (whitespace before it allowed) and the index just
+    past it, its fields one by one: ``field(key, at)`` reads the value at ``text[at:]`` as
+    ``(value, end)``, or gives None for json's scanner to read it. ValueError where it is not
+    an object, DuplicateKey for a key given twice."""
     space = _after_space
-    pos = space(text, 0)
+    pos = space(text, pos)
     if text[pos:pos + 1] != "{":
         raise ValueError("not an object")
     out: Dict[str, Any] = {}
     pos = space(text, pos + 1)
     if text[pos:pos + 1] == "}":
+        return out, pos + 1
+    while True:
+        if text[pos:pos + 1] != '"':
+            raise ValueError("not a key")
+        key, pos = _DECODER.raw_decode(text, pos)  # a string, as the text at pos begins with '"'
+        pos = space(text, pos)
+        if text[pos:pos + 1] != ":":
+            raise ValueError("no ':'")
+        pos = space(text, pos + 1)
+        got = field(key, pos)
+        if got is not None:
+            value, pos = got
+        else:
+            value, pos = _DECODER.raw_decode(text, pos)
+        if key in out:
+            raise DuplicateKey(key)
+        out[key] = value
+        pos = space(text, pos)
+        delimiter = text[pos:pos + 1]
         pos += 1
-    else:
-        while True:
-            if text[pos:pos + 1] != '"':
-                raise ValueError("not a key")
-            key, pos = _DECODER.raw_decode(text, pos)  # a string, as the text at pos begins with '"'
-            pos = space(text, pos)
-            if text[pos:pos + 1] != ":":
-                raise ValueError("no ':'")
-            pos = space(text, pos + 1)
-            got = read_rows(text, pos, 2) if key in fields else None
-            if got is not None:
-                value: Any = Pairs(got[0])
-                pos = got[1]
-            else:
-                value, pos = _DECODER.raw_decode(text, pos)
-            if key in out:
-                raise DuplicateKey(key)
-            out[key] = value
-            pos = space(text, pos)
-            delimiter = text[pos:pos + 1]
-            pos += 1
-            if delimiter == "}":
-                break
-            if delimiter != ",":
-                raise ValueError("no ','")
-            pos = space(text, pos)
-    if space(text, pos) != len(text):
-        raise ValueError("extra data")
-    return out
+        if delimiter == "}":
+            return out, pos
+        if delimiter != ",":
+            raise ValueError("no ','")
+        pos = space(text, pos)
 
 
 def read_head(path: "os.PathLike[str] | str", what: str, count: int, limit: int) -> "tuple[bytes, int]":

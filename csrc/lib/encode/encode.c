@@ -1849,7 +1849,7 @@ static fbpe_status token_offsets(fbpe_bpe *b, const size_t *special_lens, size_t
     size_t off = 0;
     for (uint32_t i = 0; i < b->num_ids; i++) {
         size_t len;
-        b->tok_off[i] = off;
+        b->tok_off[i] = (uint32_t)off;
         if (i < 256) {
             len = 1;
         } else if (i < b->num_fixed) {
@@ -1865,7 +1865,7 @@ static fbpe_status token_offsets(fbpe_bpe *b, const size_t *special_lens, size_t
         if (len > FBPE_MAX_TOKEN_BYTES || len > FBPE_MAX_TOTAL_TOKEN_BYTES - off)
             return FBPE_EINVALID;
         off += len;
-        b->tok_off[i + 1] = off;
+        b->tok_off[i + 1] = (uint32_t)off; /* at most FBPE_MAX_TOTAL_TOKEN_BYTES */
     }
     *total = off;
     return FBPE_OK;
@@ -1876,7 +1876,7 @@ static fbpe_status token_offsets(fbpe_bpe *b, const size_t *special_lens, size_t
 static fbpe_status lay_out_tokens(fbpe_bpe *b, const uint32_t *atom_cps,
                                   const uint8_t *const *specials, const size_t *special_lens) {
     size_t total;
-    b->tok_off = (uint64_t *)table_alloc(((size_t)b->num_ids + 1) * sizeof(uint64_t));
+    b->tok_off = (uint32_t *)table_alloc(((size_t)b->num_ids + 1) * sizeof(uint32_t));
     if (!b->tok_off) return FBPE_ENOMEM;
     fbpe_status rc = token_offsets(b, special_lens, &total);
     if (rc) return rc;

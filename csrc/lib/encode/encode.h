@@ -66,8 +66,9 @@ typedef struct {
     size_t pair_mask;
     unsigned pair_shift; /* fbpe_slot_u64 (hash.h) */
 
-    /* Text-form bytes of every id: tok_bytes[tok_off[i] .. tok_off[i+1]). */
-    uint64_t *tok_off;
+    /* Text-form bytes of every id: tok_bytes[tok_off[i] .. tok_off[i+1]) (all of them at
+     * most FBPE_MAX_TOTAL_TOKEN_BYTES: 32-bit offsets, 16 MB less for 4.1 million ids). */
+    uint32_t *tok_off;
     uint8_t *tok_bytes;
 
     /* Whole tokens: text-form bytes -> id, for every token whose own bytes encode to it. */

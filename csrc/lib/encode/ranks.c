@@ -13,7 +13,7 @@ struct fbpe_ranks {
     fbpe_vocab_slot *slots;
     size_t mask;
     const uint8_t *arena;
-    const uint64_t *off;
+    const uint32_t *off;
     uint32_t num;
     /* longest_below[r]: the longest token of rank below r. Two parts can only join into a
      * token of rank below r if they are at most that long together: longer joins are
@@ -58,7 +58,7 @@ static uint32_t rank_of_bytes(const fbpe_ranks *t, const uint8_t *s, size_t n) {
     return fbpe_slot_find(t->slots, t->mask, t->arena, t->off, &k);
 }
 
-fbpe_status fbpe_ranks_new(const uint8_t *arena, const uint64_t *off, uint32_t num,
+fbpe_status fbpe_ranks_new(const uint8_t *arena, const uint32_t *off, uint32_t num,
                            fbpe_ranks **out) {
     *out = NULL;
     if (num > FBPE_MAX_VOCAB_SIZE || off[0] != 0) return FBPE_EINVALID;

@@ -14,7 +14,7 @@
 typedef struct fbpe_ranks fbpe_ranks;
 /* FBPE_OK, FBPE_ENOMEM, or FBPE_EINVALID (more than FBPE_MAX_VOCAB_SIZE ranks, an empty token
  * or one of more than FBPE_MAX_TOKEN_BYTES). */
-fbpe_status fbpe_ranks_new(const uint8_t *arena, const uint64_t *off, uint32_t num,
+fbpe_status fbpe_ranks_new(const uint8_t *arena, const uint32_t *off, uint32_t num,
                            fbpe_ranks **out);
 void fbpe_ranks_free(fbpe_ranks *t);
 /* How many parts token r comes out as (*parts), in O(n log n) lookups for a token of n

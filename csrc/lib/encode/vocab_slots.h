@@ -33,7 +33,7 @@ static inline void fbpe_slot_insert(fbpe_vocab_slot *slots, size_t mask, const f
 
 /* The id of the string k is the key of, or FBPE_NO_RANK. */
 static inline uint32_t fbpe_slot_find(const fbpe_vocab_slot *slots, size_t mask,
-                                      const uint8_t *bytes, const uint64_t *off,
+                                      const uint8_t *bytes, const uint32_t *off,
                                       const fbpe_key *k) {
     size_t n = k->len, i = (size_t)k->hash & mask;
     for (;;) {
