@@ -1,5 +1,6 @@
 /* Byte-level BPE vocabularies read without a Python object per entry (bytelevel_read.h). */
 #include "bytelevel_read.h"
+#include "json_text.h"
 #include "hash.h"
 
 #include <stdlib.h>
@@ -32,19 +33,6 @@ static void make_chars(bl_chars *ch) {
     }
     memcpy(ch->plain, ch->byte_of, sizeof ch->plain);
     ch->plain['"'] = ch->plain['\\'] = -1;
-}
-
-BL_INLINE uint32_t char_at(const void *t, int kind, size_t i) {
-    return kind == 1 ? ((const uint8_t *)t)[i] : kind == 2 ? ((const uint16_t *)t)[i] : ((const uint32_t *)t)[i];
-}
-
-BL_INLINE size_t skip_ws(const void *t, int kind, size_t n, size_t i) {
-    while (i < n) {
-        uint32_t c = char_at(t, kind, i);
-        if (c != ' ' && c != '\n' && c != '\r' && c != '\t') break;
-        i++;
-    }
-    return i;
 }
 
 typedef struct {
@@ -98,7 +86,7 @@ static fbpe_status read_string(const void *t, int kind, size_t n, size_t *i, con
     size_t k = *i + 1, start = out->len;
     for (;;) {
         if (k >= n) return FBPE_EINVALID;
-        uint32_t c = char_at(t, kind, k++);
+        uint32_t c = fbpe_json_char(t, kind, k++);
         int16_t plain = c < BL_CHARS ? ch->plain[c] : -1;
         if (plain >= 0) {
             if (out->len - start >= limit) return FBPE_EINVALID;
@@ -109,13 +97,13 @@ static fbpe_status read_string(const void *t, int kind, size_t n, size_t *i, con
         if (c == '"') break;
         if (c == '\\') {
             if (k >= n) return FBPE_EINVALID;
-            uint32_t e = char_at(t, kind, k++);
+            uint32_t e = fbpe_json_char(t, kind, k++);
             switch (e) {
             case '"': case '\\': case '/': c = e; break;
             case 'u': {
                 c = 0;
                 for (int d = 0; d < 4; d++) {
-                    int h = k < n ? hex_digit(char_at(t, kind, k)) : -1;
+                    int h = k < n ? hex_digit(fbpe_json_char(t, kind, k)) : -1;
                     if (h < 0) return FBPE_EINVALID;
                     c = c << 4 | (uint32_t)h;
                     k++;
@@ -138,29 +126,6 @@ static fbpe_status read_string(const void *t, int kind, size_t n, size_t *i, con
     }
     *i = k;
     return FBPE_OK;
-}
-
-/* One JSON integer at t[*i..n) that is a uint32: no sign, no leading zero, no fraction or
- * exponent (what follows must be a delimiter, checked by the caller). */
-static int read_id(const void *t, int kind, size_t n, size_t *i, uint32_t *value) {
-    size_t k = *i;
-    if (k >= n) return 0;
-    uint32_t c = char_at(t, kind, k);
-    if (c < '0' || c > '9') return 0;
-    uint64_t v = c - '0';
-    k++;
-    if (v == 0) {
-        if (k < n && (c = char_at(t, kind, k)) >= '0' && c <= '9') return 0;
-    } else {
-        while (k < n && (c = char_at(t, kind, k)) >= '0' && c <= '9') {
-            v = v * 10 + (c - '0');
-            if (v > UINT32_MAX) return 0;
-            k++;
-        }
-    }
-    *i = k;
-    *value = (uint32_t)v;
-    return 1;
 }
 
 static uint64_t bytes_hash(const uint8_t *s, size_t n) {
@@ -219,37 +184,37 @@ fbpe_status fbpe_bl_vocab_read(const void *t, int kind, size_t n, size_t pos, si
      * 256 MiB: 32-bit offsets; a longer text is left to json. */
     if (n > UINT32_MAX) return FBPE_EINVALID;
     bl_buf arena = {NULL, 0, 0};
-    size_t off_cap = 0, ids_cap = 0, i = skip_ws(t, kind, n, pos);
+    size_t off_cap = 0, ids_cap = 0, i = fbpe_json_skip_ws(t, kind, n, pos);
     fbpe_status rc = FBPE_EINVALID;
-    if (i >= n || char_at(t, kind, i) != '{') goto fail;
+    if (i >= n || fbpe_json_char(t, kind, i) != '{') goto fail;
     if ((rc = grow_u32(&v->off, &off_cap, 1))) goto fail;
     v->off[0] = 0;
-    i = skip_ws(t, kind, n, i + 1);
-    if (i < n && char_at(t, kind, i) == '}') {
+    i = fbpe_json_skip_ws(t, kind, n, i + 1);
+    if (i < n && fbpe_json_char(t, kind, i) == '}') {
         i++;
     } else {
         for (;;) {
             rc = FBPE_EINVALID;
-            if (v->num >= max_entries || i >= n || char_at(t, kind, i) != '"') goto fail;
+            if (v->num >= max_entries || i >= n || fbpe_json_char(t, kind, i) != '"') goto fail;
             if ((rc = read_string(t, kind, n, &i, &ch, &arena, NULL, max_token_bytes))) goto fail;
             rc = FBPE_EINVALID;
             if (arena.len == v->off[v->num]) goto fail; /* an empty token */
-            i = skip_ws(t, kind, n, i);
-            if (i >= n || char_at(t, kind, i) != ':') goto fail;
-            i = skip_ws(t, kind, n, i + 1);
+            i = fbpe_json_skip_ws(t, kind, n, i);
+            if (i >= n || fbpe_json_char(t, kind, i) != ':') goto fail;
+            i = fbpe_json_skip_ws(t, kind, n, i + 1);
             uint32_t id;
-            if (!read_id(t, kind, n, &i, &id)) goto fail;
+            if (!fbpe_json_id(t, kind, n, &i, &id)) goto fail;
             if ((rc = grow_u32(&v->off, &off_cap, v->num + 2)) || (rc = grow_u32(&v->ids, &ids_cap, v->num + 1)))
                 goto fail;
             v->ids[v->num++] = id;
             v->off[v->num] = (uint32_t)arena.len;
             rc = FBPE_EINVALID;
-            i = skip_ws(t, kind, n, i);
+            i = fbpe_json_skip_ws(t, kind, n, i);
             if (i >= n) goto fail;
-            uint32_t c = char_at(t, kind, i++);
+            uint32_t c = fbpe_json_char(t, kind, i++);
             if (c == '}') break;
             if (c != ',') goto fail;
-            i = skip_ws(t, kind, n, i);
+            i = fbpe_json_skip_ws(t, kind, n, i);
         }
     }
     v->bytes = arena.p;
@@ -282,13 +247,13 @@ fbpe_status fbpe_bl_merges_read(const void *t, int kind, size_t n, size_t pos,
     bl_chars ch;
     make_chars(&ch);
     bl_buf tok = {NULL, 0, 0};
-    size_t cap = 0, i = skip_ws(t, kind, n, pos);
+    size_t cap = 0, i = fbpe_json_skip_ws(t, kind, n, pos);
     fbpe_status rc = FBPE_EINVALID;
     *out = NULL;
     *num = 0;
-    if (i >= n || char_at(t, kind, i) != '[') goto fail;
-    i = skip_ws(t, kind, n, i + 1);
-    if (i < n && char_at(t, kind, i) == ']') {
+    if (i >= n || fbpe_json_char(t, kind, i) != '[') goto fail;
+    i = fbpe_json_skip_ws(t, kind, n, i + 1);
+    if (i < n && fbpe_json_char(t, kind, i) == ']') {
         i++;
     } else {
         for (;;) {
@@ -296,38 +261,38 @@ fbpe_status fbpe_bl_merges_read(const void *t, int kind, size_t n, size_t pos,
             rc = FBPE_EINVALID;
             if (*num >= max_entries || i >= n) goto fail;
             tok.len = 0;
-            uint32_t c = char_at(t, kind, i);
+            uint32_t c = fbpe_json_char(t, kind, i);
             if (c == '"') { /* "left right" */
                 if ((rc = read_string(t, kind, n, &i, &ch, &tok, &space, 2 * FBPE_MAX_TOKEN_BYTES)))
                     goto fail;
                 rc = FBPE_EINVALID;
                 if (space == SIZE_MAX) goto fail;
             } else if (c == '[') { /* ["left", "right"] */
-                i = skip_ws(t, kind, n, i + 1);
-                if (i >= n || char_at(t, kind, i) != '"') goto fail;
+                i = fbpe_json_skip_ws(t, kind, n, i + 1);
+                if (i >= n || fbpe_json_char(t, kind, i) != '"') goto fail;
                 if ((rc = read_string(t, kind, n, &i, &ch, &tok, NULL, FBPE_MAX_TOKEN_BYTES))) goto fail;
                 rc = FBPE_EINVALID;
                 space = tok.len;
-                i = skip_ws(t, kind, n, i);
-                if (i >= n || char_at(t, kind, i) != ',') goto fail;
-                i = skip_ws(t, kind, n, i + 1);
-                if (i >= n || char_at(t, kind, i) != '"') goto fail;
+                i = fbpe_json_skip_ws(t, kind, n, i);
+                if (i >= n || fbpe_json_char(t, kind, i) != ',') goto fail;
+                i = fbpe_json_skip_ws(t, kind, n, i + 1);
+                if (i >= n || fbpe_json_char(t, kind, i) != '"') goto fail;
                 if ((rc = read_string(t, kind, n, &i, &ch, &tok, NULL, FBPE_MAX_TOKEN_BYTES))) goto fail;
                 rc = FBPE_EINVALID;
-                i = skip_ws(t, kind, n, i);
-                if (i >= n || char_at(t, kind, i) != ']') goto fail;
+                i = fbpe_json_skip_ws(t, kind, n, i);
+                if (i >= n || fbpe_json_char(t, kind, i) != ']') goto fail;
                 i++;
             } else {
                 goto fail;
             }
             if ((rc = push_merge(v, tok.p, space, tok.len, out, &cap, num))) goto fail;
             rc = FBPE_EINVALID;
-            i = skip_ws(t, kind, n, i);
+            i = fbpe_json_skip_ws(t, kind, n, i);
             if (i >= n) goto fail;
-            c = char_at(t, kind, i++);
+            c = fbpe_json_char(t, kind, i++);
             if (c == ']') break;
             if (c != ',') goto fail;
-            i = skip_ws(t, kind, n, i);
+            i = fbpe_json_skip_ws(t, kind, n, i);
         }
     }
     free(tok.p);
@@ -359,18 +324,18 @@ fbpe_status fbpe_bl_lines_read(const void *t, int kind, size_t n, const fbpe_bl_
     *num = 0;
     for (size_t line = 1; i < n; line++) {
         size_t j = i;
-        while (j < n && char_at(t, kind, j) != '\n') j++;
+        while (j < n && fbpe_json_char(t, kind, j) != '\n') j++;
         int is_version = line == 1 && j - i >= sizeof version - 1;
         for (size_t k = 0; is_version && k < sizeof version - 1; k++)
-            is_version = char_at(t, kind, i + k) == (uint32_t)version[k];
+            is_version = fbpe_json_char(t, kind, i + k) == (uint32_t)version[k];
         if (is_version) {
             for (size_t k = i; k < j; k++)
-                if (other_break(char_at(t, kind, k))) goto fail;
+                if (other_break(fbpe_json_char(t, kind, k))) goto fail;
         } else if (j > i) {
             size_t space = SIZE_MAX;
             tok.len = 0;
             for (size_t k = i; k < j; k++) {
-                uint32_t c = char_at(t, kind, k);
+                uint32_t c = fbpe_json_char(t, kind, k);
                 if (c == ' ' && space == SIZE_MAX) {
                     space = tok.len;
                     continue;

@@ -1,5 +1,6 @@
 /* JSON tables of ids (id_rows.h). */
 #include "id_rows.h"
+#include "json_text.h"
 
 #include <string.h>
 
@@ -9,73 +10,35 @@
 #define ROWS_INLINE static inline
 #endif
 
-/* Character i of a str's buffer of `kind` bytes a character: one function per kind below,
- * the kind a constant in each. */
-ROWS_INLINE uint32_t char_at(const void *t, int kind, size_t i) {
-    return kind == 1 ? ((const uint8_t *)t)[i] : kind == 2 ? ((const uint16_t *)t)[i] : ((const uint32_t *)t)[i];
-}
-
-ROWS_INLINE size_t skip_ws(const void *t, int kind, size_t n, size_t i) {
-    while (i < n) {
-        uint32_t c = char_at(t, kind, i);
-        if (c != ' ' && c != '\n' && c != '\r' && c != '\t') break;
-        i++;
-    }
-    return i;
-}
-
-/* One JSON integer at t[*i..n) that is a uint32: no sign, no leading zero, no fraction or
- * exponent (what follows must be a delimiter, checked by the caller). */
-ROWS_INLINE int read_id(const void *t, int kind, size_t n, size_t *i, uint32_t *value) {
-    size_t k = *i;
-    if (k >= n) return 0;
-    uint32_t c = char_at(t, kind, k);
-    if (c < '0' || c > '9') return 0;
-    uint64_t v = c - '0';
-    k++;
-    if (v == 0) { /* "0" alone: "01" is not JSON */
-        if (k < n && (c = char_at(t, kind, k)) >= '0' && c <= '9') return 0;
-    } else {
-        while (k < n && (c = char_at(t, kind, k)) >= '0' && c <= '9') {
-            v = v * 10 + (c - '0');
-            if (v > UINT32_MAX) return 0;
-            k++;
-        }
-    }
-    *i = k;
-    *value = (uint32_t)v;
-    return 1;
-}
-
 ROWS_INLINE int read_rows(const void *t, int kind, size_t n, size_t pos, size_t width, uint32_t *out,
                           size_t *rows, size_t *end) {
-    size_t i = skip_ws(t, kind, n, pos), count = 0;
-    if (i >= n || char_at(t, kind, i) != '[') return 0;
-    i = skip_ws(t, kind, n, i + 1);
-    if (i < n && char_at(t, kind, i) == ']') {
+    size_t i = fbpe_json_skip_ws(t, kind, n, pos), count = 0;
+    if (i >= n || fbpe_json_char(t, kind, i) != '[') return 0;
+    i = fbpe_json_skip_ws(t, kind, n, i + 1);
+    if (i < n && fbpe_json_char(t, kind, i) == ']') {
         *rows = 0;
         *end = i + 1;
         return 1;
     }
     for (;;) {
-        if (i >= n || char_at(t, kind, i) != '[') return 0;
+        if (i >= n || fbpe_json_char(t, kind, i) != '[') return 0;
         i++;
         for (size_t j = 0; j < width; j++) {
             uint32_t v;
-            i = skip_ws(t, kind, n, i);
-            if (!read_id(t, kind, n, &i, &v)) return 0;
+            i = fbpe_json_skip_ws(t, kind, n, i);
+            if (!fbpe_json_id(t, kind, n, &i, &v)) return 0;
             if (out) out[count * width + j] = v;
-            i = skip_ws(t, kind, n, i);
-            if (i >= n || char_at(t, kind, i) != (j + 1 < width ? ',' : ']')) return 0;
+            i = fbpe_json_skip_ws(t, kind, n, i);
+            if (i >= n || fbpe_json_char(t, kind, i) != (j + 1 < width ? ',' : ']')) return 0;
             i++;
         }
         count++;
-        i = skip_ws(t, kind, n, i);
+        i = fbpe_json_skip_ws(t, kind, n, i);
         if (i >= n) return 0;
-        uint32_t c = char_at(t, kind, i);
+        uint32_t c = fbpe_json_char(t, kind, i);
         if (c == ']') break;
         if (c != ',') return 0;
-        i = skip_ws(t, kind, n, i + 1);
+        i = fbpe_json_skip_ws(t, kind, n, i + 1);
     }
     *rows = count;
     *end = i + 1;
