@@ -185,6 +185,7 @@ typedef struct {
 #define FBPE_RX_MAX_SUBS 16
 #define FBPE_RX_MAX_PAIRS 2
 #define FBPE_RX_MAX_LOOP_PAIRS 1
+#define FBPE_RX_MAX_FAST 3
 
 /* A program and its tables. The arrays belong to the Python object that made it
  * (_scanner.pyx keeps every program for the life of the process). */
@@ -218,7 +219,13 @@ typedef struct {
     /* Per loop (the first FBPE_RX_MAX_LOOP_PAIRS of those with an ASCII character that asks)
      * and pair of ASCII characters a, b: FBPE_RX_V_* of an iteration at a followed by b. */
     uint8_t loop_pairs[FBPE_RX_MAX_LOOP_PAIRS][128][128];
+    /* Per ASCII character, the fused alternatives it begins before any other kind, in order
+     * (fbpe_rx_prepare): FBPE_RX_FAST_* and 1 + each one's number, 0 after the last. */
+    uint16_t ascii_fast[128][FBPE_RX_MAX_FAST];
 } fbpe_rx;
+/* ascii_fast: the alternative's number (plus one) in the low bits; HEAD: its optional head
+ * must be checked against the next character; TAKE: the character is the optional X. */
+enum { FBPE_RX_FAST_ALT = 0x7F, FBPE_RX_FAST_HEAD = 0x100, FBPE_RX_FAST_TAKE = 0x200 };
 
 /* One backtrack frame: where to resume and how. */
 typedef struct {
