@@ -1545,6 +1545,8 @@ cdef class FileEncoding:
     def jsonl_unit(self, size_t k):
         """Where unit ``k`` of a JSONL file starts and ends: ``(start, stop)``."""
         cdef size_t start, stop
+        if self.job.n and self.job.data == NULL:
+            raise ValueError("released")
         if k >= fbpe_file_units(&self.job):
             raise IndexError(k)
         fbpe_file_jsonl_unit(&self.job, k, &start, &stop)
@@ -1554,8 +1556,10 @@ cdef class FileEncoding:
         """Encode and write units ``first .. end - 1``: ``(ids, bytes, failure)``, the ids and
         bytes written and None, or on a failure (nothing written after the failing unit)
         ``"needle"`` (a unit holds refused text), ``"wide"`` (an id above 0xFFFF with width
-        2), an ``OSError`` of the write, or the error of the encoder raised. For JSONL,
-        ``index_base`` is added to each document's start, and :attr:`last` says more."""
+        2), an ``OSError`` of the write (``("index", OSError)`` for the offsets), or the error
+        of the encoder raised. For JSONL, ``index_base`` is added to each document's start,
+        :attr:`last` says more, and the failure ``"python"`` is no error: unit ``last[0]`` is
+        the caller's to read, every unit before it was written."""
         cdef fbpe_file_result res
         if self.job.n and self.job.data == NULL:
             raise ValueError("released")

@@ -346,7 +346,7 @@ static int lay_out(const fbpe_file_job *job, const fbpe_ids *ids, int ends, slot
 static int lay_out_jsonl(const fbpe_file_job *job, const fbpe_ids *ids, const jsonl_unit *u, slot *sl,
                          fbpe_file_result *fail) {
     size_t num = u->docs.num, eots = job->with_eot ? num : 0;
-    size_t count = ids->len + eots; /* no overflow: both count arrays that exist */
+    size_t count = ids->len + eots; /* no overflow: ids->len ids and num starts are in memory */
     size_t width = (size_t)job->width;
     sl->len = sl->ids = sl->docs = 0;
     sl->text_bytes = u->docs.len;
