@@ -14,9 +14,9 @@ and a chance for Ctrl-C.
 A ``.jsonl`` file is cut by lines instead (a unit: the lines that start in a block of the
 file), and each worker takes its records' field out in C (``csrc/lib/scan/jsonl.c``),
 encodes each document alone and lays out its ids with the eot after each; the writer also
-writes where each document starts to the offsets file. A unit the C reader is not certain
-of (a line it leaves to Python, a disallowed special token's text, a compiled pattern that
-gives up) comes back here: its lines are read by the function ``fb.files`` reads every line
+writes where each document starts to the offsets file. A unit the workers are not certain
+of (a line the C reader leaves to Python, a disallowed special token's text) comes back
+here: its lines are read by the function ``fb.files`` reads every line
 with and its documents encoded by the stream path, which gives their ids or raises the
 error ``fb.files`` or ``encode`` gives, and the workers go on from the unit after it.
 
