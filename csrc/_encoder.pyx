@@ -1436,6 +1436,11 @@ cdef extern from "lib/encode/file_encode.h":
         int with_eot
         uint32_t eot
         int fd
+        int jsonl
+        const uint8_t *key
+        size_t key_len
+        int index_fd
+        uint64_t index_base
     ctypedef struct fbpe_file_result:
         fbpe_status status
         int holds_needle
@@ -1443,7 +1448,14 @@ cdef extern from "lib/encode/file_encode.h":
         int write_errno
         size_t ids
         size_t bytes
+        size_t written_end
+        int for_python
+        int index_errno
+        size_t docs
+        uint64_t text_bytes
+        uint64_t lines
     size_t fbpe_file_units(const fbpe_file_job *job) nogil
+    void fbpe_file_jsonl_unit(const fbpe_file_job *job, size_t k, size_t *start, size_t *stop) nogil
     size_t fbpe_file_invalid(const uint8_t *data, size_t n, size_t piece, size_t threads) nogil
     void fbpe_file_encode(const fbpe_file_job *job, size_t first, size_t end, size_t threads,
                           fbpe_file_result *result) nogil
@@ -1460,16 +1472,24 @@ cdef class FileEncoding:
     (csrc/lib/encode/file_encode.h): :meth:`invalid` checks its UTF-8, then each call of
     :meth:`encode` encodes units ``first .. end - 1`` and writes their ids to the descriptor
     ``fd``, in order, with ``eot`` (when not negative) after the last. ``avoid``: the special
-    tokens' UTF-8, never cut inside; ``needles``: those whose text is refused."""
+    tokens' UTF-8, never cut inside; ``needles``: those whose text is refused.
+
+    With ``key`` (the field's UTF-8), the file is JSON Lines: each record's field is a
+    document, followed by ``eot``, and where each starts goes to the descriptor ``index_fd``
+    (when not negative); a unit the C reader is not sure of is handed back (:meth:`encode`)."""
     cdef fbpe_file_job job
     cdef fbpe_splitter split
     cdef BPE bpe
     cdef const uint8_t[::1] view
     cdef _Needles refused, avoided
     cdef size_t threads
+    cdef bytes key
+    # Of the last call of encode: (the first unit not written, documents, their text's
+    # bytes, lines read), the last three for JSONL.
+    cdef public tuple last
 
     def __cinit__(self, BPE bpe not None, data, str pattern not None, size_t block, int width, long long eot,
-                  needles, avoid, int fd, size_t threads):
+                  needles, avoid, int fd, size_t threads, bytes key=None, int index_fd=-1):
         if width != 2 and width != 4:
             raise ValueError(f"width must be 2 or 4, got {width}")
         if eot > 0xFFFFFFFF:
@@ -1502,6 +1522,12 @@ cdef class FileEncoding:
         self.job.with_eot = eot >= 0
         self.job.eot = <uint32_t>eot if eot >= 0 else 0
         self.job.fd = fd
+        self.job.index_fd = index_fd
+        if key is not None:
+            self.key = key
+            self.job.jsonl = 1
+            self.job.key = <const uint8_t *>PyBytes_AS_STRING(key)
+            self.job.key_len = PyBytes_GET_SIZE(key)
         self.threads = max(1, threads)
 
     @property
@@ -1516,22 +1542,41 @@ cdef class FileEncoding:
             bad = fbpe_file_invalid(self.job.data, self.job.n, piece, self.threads)
         return None if bad == self.job.n else bad
 
-    def encode(self, size_t first, size_t end):
+    def jsonl_unit(self, size_t k):
+        """Where unit ``k`` of a JSONL file starts and ends: ``(start, stop)``."""
+        cdef size_t start, stop
+        if self.job.n and self.job.data == NULL:
+            raise ValueError("released")
+        if k >= fbpe_file_units(&self.job):
+            raise IndexError(k)
+        fbpe_file_jsonl_unit(&self.job, k, &start, &stop)
+        return start, stop
+
+    def encode(self, size_t first, size_t end, uint64_t index_base=0):
         """Encode and write units ``first .. end - 1``: ``(ids, bytes, failure)``, the ids and
         bytes written and None, or on a failure (nothing written after the failing unit)
         ``"needle"`` (a unit holds refused text), ``"wide"`` (an id above 0xFFFF with width
-        2), an ``OSError`` of the write, or the error of the encoder raised."""
+        2), an ``OSError`` of the write (``("index", OSError)`` for the offsets), or the error
+        of the encoder raised. For JSONL, ``index_base`` is added to each document's start,
+        :attr:`last` says more, and the failure ``"python"`` is no error: unit ``last[0]`` is
+        the caller's to read, every unit before it was written."""
         cdef fbpe_file_result res
         if self.job.n and self.job.data == NULL:
             raise ValueError("released")
+        self.job.index_base = index_base
         with nogil:
             fbpe_file_encode(&self.job, first, end, self.threads, &res)
-        if res.holds_needle:
+        self.last = (res.written_end, res.docs, res.text_bytes, res.lines)
+        if res.for_python:
+            failure = "python"
+        elif res.holds_needle:
             failure = "needle"
         elif res.too_wide:
             failure = "wide"
         elif res.write_errno:
             failure = OSError(res.write_errno, os.strerror(res.write_errno))
+        elif res.index_errno:
+            failure = ("index", OSError(res.index_errno, os.strerror(res.index_errno)))
         else:
             check(res.status, "while encoding a file")
             failure = None

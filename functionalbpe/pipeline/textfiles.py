@@ -1,4 +1,4 @@
-"""Plain text files encoded into a token file by one C pipeline per file.
+"""Plain text and JSON Lines files encoded into a token file by one C pipeline per file.
 
 Each file is mapped read-only and handed to ``_encoder.FileEncoding``
 (``csrc/lib/encode/file_encode.h``): with the GIL released, the persistent worker threads
@@ -11,9 +11,19 @@ file's descriptor while the others go on encoding. Python runs once per stretch 
 ``CALL_BYTES_PER_THREAD`` bytes per thread: the progress bar, the token limit of the layout,
 and a chance for Ctrl-C.
 
+A ``.jsonl`` file is cut by lines instead (a unit: the lines that start in a block of the
+file), and each worker takes its records' field out in C (``csrc/lib/scan/jsonl.c``),
+encodes each document alone and lays out its ids with the eot after each; the writer also
+writes where each document starts to the offsets file. A unit the workers are not certain
+of (a line the C reader leaves to Python, a disallowed special token's text) comes back
+here: its lines are read by the function ``fb.files`` reads every line
+with and its documents encoded by the stream path, which gives their ids or raises the
+error ``fb.files`` or ``encode`` gives, and the workers go on from the unit after it.
+
 What this path does not take stays on :func:`functionalbpe.pipeline.tokenfile.encode_stream`
-(:func:`usable`). A unit that holds the text of a disallowed special token is encoded again
-by that path, which raises the error naming the document, as it does for every other source.
+(:func:`usable`). A unit of a text file that holds the text of a disallowed special token
+is encoded again by that path, which raises the error naming the document, as it does for
+every other source.
 """
 from __future__ import annotations
 
@@ -27,7 +37,8 @@ import numpy as np
 
 from ..core._native import NATIVE, PROGRAM
 from ..errors import CorpusError, FunctionalBPEError
-from ..text.corpus import READ_ERRORS, Files, decode_utf8, display_name, is_json_array, is_jsonl, is_parquet, unreadable
+from ..text.corpus import (READ_ERRORS, Files, decode_utf8, display_name, is_json_array, is_jsonl, is_parquet,
+                           jsonl_line_document, unreadable)
 from ..util.output import PendingOutput
 from ..util.progress import Progress
 from . import blocks
@@ -46,22 +57,26 @@ _COMPRESSED = (".gz", ".zst")
 
 
 def usable(tok: "Tokenizes", source: Any, allowed_special: Collection[str]) -> bool:
-    """Whether ``source`` is read by this pipeline: ``fb.files`` of plain, uncompressed,
-    regular text files only, read strictly, without ``max_chars`` or ``max_doc_chars``, by a
-    tokenizer whose built-in C scanner (not a compiled pattern) cuts safely, with no special
-    token allowed, where the C core runs worker threads."""
+    """Whether ``source`` is read by this pipeline: ``fb.files`` of uncompressed, regular
+    plain text and JSON Lines files only, read strictly, without ``max_chars`` or
+    ``max_doc_chars``, by a tokenizer with a built-in C scanner (not a compiled pattern)
+    that cuts safely where there are text files, with no special token allowed, where the
+    C core runs worker threads."""
     module = NATIVE.encoder
     if module is None or not module.file_pipeline_available():
         return False
     if not isinstance(source, Files) or not blocks.usable(tok, source, allowed_special):
         return False
     scanner = tok.encoder.scanner
-    if scanner is None or scanner.startswith(PROGRAM) or not tok.scheme.compiled().cuts_safely:
+    if scanner is None or scanner.startswith(PROGRAM):
         return False
     if source.errors != "strict" or source.max_chars is not None or source.max_doc_chars is not None:
         return False
-    for path in source.paths:
-        if is_jsonl(path) or is_parquet(path) or is_json_array(path) or path.name.endswith(_COMPRESSED):
+    lines = [is_jsonl(path) for path in source.paths]
+    if not all(lines) and not tok.scheme.compiled().cuts_safely:
+        return False  # a JSONL document is encoded whole, a text file in units
+    for path, jsonl in zip(source.paths, lines):
+        if (not jsonl and (is_parquet(path) or is_json_array(path))) or path.name.endswith(_COMPRESSED):
             return False
         try:
             if not stat.S_ISREG(os.stat(path).st_mode):
@@ -71,34 +86,37 @@ def usable(tok: "Tokenizes", source: Any, allowed_special: Collection[str]) -> b
     return True
 
 
-# Runs the other path over one file, for the error of a refused special token: it yields
-# what it wrote (its batches' ids) and raises that error.
-Fallback = Callable[[Files], Any]
+# Runs the other path over one file (for the error of a refused special token) or over the
+# documents of a unit of a JSONL file (a list of str): it yields its batches
+# (tokenfile.EncodedBatch) and raises the error of a document, numbered from 1.
+Fallback = Callable[[Any], Any]
 
 
 def encode_files(tok: "Tokenizes", source: Files, token_file: PendingOutput, index_file: Optional[PendingOutput], *,
                  width: int, eot_id: Optional[int], threads: int, block: int, disallowed: Collection[str],
                  bar: Progress, max_tokens: Optional[int], too_many: Callable[[], FunctionalBPEError],
                  fallback: Fallback) -> Tuple[int, int, int]:
-    """Write the ids of every file of ``source`` (each one document) to ``token_file``, the
-    start of each to ``index_file``: ``(documents, tokens, bytes_in)``."""
+    """Write the ids of every document of ``source`` (a text file is one, a JSONL file one a
+    record) to ``token_file``, the start of each to ``index_file``: ``(documents, tokens,
+    bytes_in)``, ``bytes_in`` counting a text file's bytes and a JSONL document's text."""
     module = NATIVE.encoder
+    assert module is not None
     native = tok.encoder.native
     scanner = tok.encoder.scanner
     avoid = [t.encode("utf-8", "surrogatepass") for t in tok.special_tokens]
     needles = [t.encode("utf-8", "surrogatepass") for t in disallowed]
+    key = source.field.encode("utf-8", "surrogatepass")
     per_call = max(1, CALL_BYTES_PER_THREAD * threads // block)
-    tokens = bytes_in = 0
+    done = _Done()
     start = time.perf_counter()
-    fd = token_file.fileno()
-    for number, path in enumerate(source.paths, 1):
-        if index_file is not None:
-            index_file.write(np.array([tokens], dtype="<u8").tobytes())
+    for path in source.paths:
+        jsonl = is_jsonl(path)
+        if index_file is not None and not jsonl:
+            index_file.write(np.array([done.tokens], dtype="<u8").tobytes())
         try:
             fh = open(path, "rb")
         except READ_ERRORS as exc:
             raise unreadable(path, exc) from None
-        file_bytes = file_tokens = 0  # what this file wrote
         with fh:
             try:
                 size = os.fstat(fh.fileno()).st_size
@@ -107,33 +125,18 @@ def encode_files(tok: "Tokenizes", source: Files, token_file: PendingOutput, ind
                 raise unreadable(path, exc) from None
             job = None
             try:
+                # Python's buffered writes (the header, an index entry) reach the files before
+                # the workers write to their descriptors.
+                fd = token_file.fileno()
+                index_fd = index_file.fileno() if index_file is not None and jsonl else -1
                 job = module.FileEncoding(native, data, scanner, block, width, -1 if eot_id is None else eot_id,
-                                          needles, avoid, fd, threads)
-                bad = job.invalid(CHECK_BYTES)
-                if bad is not None:
-                    # Python's own account of the byte, as reading the file in blocks gives it.
-                    decode_utf8(bytes(data[bad:bad + 8]), display_name(path), "strict", bad)
-                units = job.units
-                for first in range(0, units, per_call):
-                    ids, count, failure = job.encode(first, min(units, first + per_call))
-                    tokens += ids
-                    file_tokens += ids
-                    file_bytes += count
-                    if failure == "needle":
-                        tokens += _refused(fallback, source, path, number, token_file, fd, file_bytes) - file_tokens
-                        break
-                    if failure == "wide":
-                        raise OverflowError("an id does not fit in 2 bytes; use 4")
-                    if failure is not None:
-                        raise token_file.failed(failure)
-                    done = min(units, first + per_call)
-                    _forget(data, (done - 1) * block)
-                    shown = bytes_in + min(size, done * block)
-                    elapsed = max(time.perf_counter() - start, 1e-9)
-                    bar.update(shown // 1_000_000, f"{number - 1:,} docs, {tokens / 1e6:,.1f} M tokens "
-                                                   f"({tokens / elapsed / 1e6:,.2f} M tokens/s)")
-                    if max_tokens is not None and tokens > max_tokens:
-                        raise too_many()
+                                          needles, avoid, fd, threads, key if jsonl else None, index_fd)
+                if jsonl:
+                    _encode_jsonl(job, data, path, source, token_file, index_file, done, per_call, block, fallback, bar,
+                                  start, max_tokens, too_many)
+                else:
+                    _encode_text(job, data, size, path, source, token_file, fd, done, per_call, block, fallback, bar,
+                                 start, max_tokens, too_many)
             finally:
                 if job is not None:
                     job.release()  # its view of the mapping, which can then close
@@ -146,9 +149,128 @@ def encode_files(tok: "Tokenizes", source: Files, token_file: PendingOutput, ind
             if now < size:
                 raise CorpusError(f"{path}: the file shrank while it was read (to {now:,} of its {size:,} bytes); "
                                   "read it again when nothing is writing it")
-        bytes_in += size
     bar.close()
-    return len(source.paths), tokens, bytes_in
+    return done.documents, done.tokens, done.bytes_in
+
+
+class _Done:
+    """What the files so far wrote: documents, ids, bytes of text."""
+
+    def __init__(self) -> None:
+        self.documents = self.tokens = self.bytes_in = 0
+
+    def show(self, bar: Progress, megabytes: int, start: float) -> None:
+        elapsed = max(time.perf_counter() - start, 1e-9)
+        bar.update(megabytes, f"{self.documents:,} docs, {self.tokens / 1e6:,.1f} M tokens "
+                              f"({self.tokens / elapsed / 1e6:,.2f} M tokens/s)")
+
+
+def _failed(failure: Any, token_file: PendingOutput, index_file: Optional[PendingOutput]) -> BaseException:
+    """The error of a call's failure other than a unit for Python."""
+    if failure == "wide":
+        return OverflowError("an id does not fit in 2 bytes; use 4")
+    if isinstance(failure, tuple) and index_file is not None:  # ("index", OSError)
+        return index_file.failed(failure[1])
+    return token_file.failed(failure)
+
+
+def _encode_text(job: Any, data: Any, size: int, path: Any, source: Files, token_file: PendingOutput, fd: int, done: _Done,
+                 per_call: int, block: int, fallback: Fallback, bar: Progress, start: float,
+                 max_tokens: Optional[int], too_many: Callable[[], FunctionalBPEError]) -> None:
+    """One text file, one document."""
+    bad = job.invalid(CHECK_BYTES)
+    if bad is not None:
+        # Python's own account of the byte, as reading the file in blocks gives it.
+        decode_utf8(bytes(data[bad:bad + 8]), display_name(path), "strict", bad)
+    number = done.documents + 1
+    file_bytes = file_tokens = 0  # what this file wrote
+    units = job.units
+    for first in range(0, units, per_call):
+        ids, count, failure = job.encode(first, min(units, first + per_call))
+        done.tokens += ids
+        file_tokens += ids
+        file_bytes += count
+        if failure == "needle":
+            done.tokens += _refused(fallback, source, path, number, token_file, fd, file_bytes) - file_tokens
+            break
+        if failure is not None:
+            raise _failed(failure, token_file, None)
+        end = min(units, first + per_call)
+        _forget(data, (end - 1) * block)
+        done.show(bar, (done.bytes_in + min(size, end * block)) // 1_000_000, start)
+        if max_tokens is not None and done.tokens > max_tokens:
+            raise too_many()
+    done.documents += 1
+    done.bytes_in += size
+
+
+def _encode_jsonl(job: Any, data: Any, path: Any, source: Files, token_file: PendingOutput,
+                  index_file: Optional[PendingOutput], done: _Done, per_call: int, block: int, fallback: Fallback,
+                  bar: Progress, start: float, max_tokens: Optional[int],
+                  too_many: Callable[[], FunctionalBPEError]) -> None:
+    """One JSONL file, a document a record."""
+    units = job.units
+    lines = 0  # read so far: the number of the line before the next unit's first
+    first = 0
+    while first < units:
+        end = min(units, first + per_call)
+        token_file.fileno()  # what Python wrote for a unit goes first
+        if index_file is not None:
+            index_file.fileno()
+        ids, _, failure = job.encode(first, end, done.tokens)
+        written, documents, text_bytes, read = job.last
+        done.tokens += ids
+        done.documents += documents
+        done.bytes_in += text_bytes
+        lines += read
+        if failure == "python":
+            unit_start, unit_stop = job.jsonl_unit(written)
+            lines += _jsonl_unit_by_python(bytes(data[unit_start:unit_stop]), unit_start, lines, path, source,
+                                           token_file, index_file, done, fallback)
+            end = written + 1
+        elif failure is not None:
+            raise _failed(failure, token_file, index_file)
+        first = end
+        _forget(data, (end - 1) * block)  # every unit before `end` is written
+        done.show(bar, done.bytes_in // 1_000_000, start)
+        if max_tokens is not None and done.tokens > max_tokens:
+            raise too_many()
+
+
+def _jsonl_unit_by_python(data: bytes, offset: int, lines_before: int, path: Any, source: Files,
+                          token_file: PendingOutput, index_file: Optional[PendingOutput], done: _Done,
+                          fallback: Fallback) -> int:
+    """A unit of a JSONL file that the workers handed back (its bytes ``data``, at ``offset``
+    in the file, after line ``lines_before``), read and encoded as the stream path does:
+    its lines by the function ``fb.files`` reads each line with, where the C reader is not
+    certain, and its documents by ``fallback``, whose error names the document by its
+    number in the corpus. Its ids and starts are written; returns the lines it holds."""
+    module = NATIVE.encoder
+    assert module is not None
+    name = display_name(path)
+
+    def by_python(line: bytes, number: int, at: int) -> Optional[bytes]:
+        doc = jsonl_line_document(line, number, offset + at, name, source.field, source.errors)
+        return None if doc is None else doc.encode("utf-8")
+
+    key = source.field.encode("utf-8", "surrogatepass")
+    text, ends, _, last_line = module.jsonl_extract(data, key, lines_before, by_python)
+    bounds = [0] + ends.tolist()
+    documents = [text[a:b].decode("utf-8") for a, b in zip(bounds, bounds[1:])]
+    try:
+        batches = list(fallback(documents))
+    except FunctionalBPEError as exc:
+        if exc.document is None:
+            raise
+        raise _renumbered(exc, done.documents + exc.document) from None
+    for batch in batches:
+        if index_file is not None and batch.starts:
+            index_file.write((np.asarray(batch.starts, dtype="<u8") + np.uint64(done.tokens)).tobytes())
+        token_file.write(batch.ids.data)
+        done.tokens += len(batch.ids)
+        done.documents += len(batch.ends)
+        done.bytes_in += batch.bytes_in
+    return int(last_line) - lines_before
 
 
 def _forget(data: Any, end: int) -> None:
@@ -171,12 +293,7 @@ def _refused(fallback: Fallback, source: Files, path: Any, number: int, token_fi
     except FunctionalBPEError as exc:
         if exc.document is None:
             raise
-        prefix = f"document {exc.document}: "
-        message = str(exc)
-        renamed = type(exc)(f"document {number}: {message[len(prefix):] if message.startswith(prefix) else message}")
-        renamed.__dict__.update(exc.__dict__)
-        renamed.document = number
-        raise renamed from None
+        raise _renumbered(exc, number) from None
     try:
         # This file's bytes so far come off the end (a regular file: the temporary one).
         position = os.lseek(fd, 0, os.SEEK_CUR)
@@ -191,3 +308,14 @@ def _refused(fallback: Fallback, source: Files, path: Any, number: int, token_fi
     except OSError as exc:
         raise token_file.failed(exc) from None
     return total
+
+
+def _renumbered(exc: FunctionalBPEError, number: int) -> FunctionalBPEError:
+    """``exc``, the error of a document of a part of the corpus, as the error of document
+    ``number`` of the corpus."""
+    prefix = f"document {exc.document}: "
+    message = str(exc)
+    renamed = type(exc)(f"document {number}: {message[len(prefix):] if message.startswith(prefix) else message}")
+    renamed.__dict__.update(exc.__dict__)
+    renamed.document = number
+    return renamed

@@ -427,7 +427,7 @@ def encode_to_file(
             if written is not None:
                 refuse_overwriting(written, given.paths, "a file of the corpus")
     allowed, disallowed = tok.special_policy.sets(allowed_special, disallowed_special)
-    # Plain text files go through one C pipeline per file; everything else as a stream.
+    # Plain text and JSONL files go through one C pipeline per file; everything else as a stream.
     in_c = textfiles.usable(tok, given, allowed)
     stream = None if in_c else encode_stream(tok, given, dtype=dtype, eot=eot, threads=threads, progress=progress,
                                              allowed_special=allowed_special, disallowed_special=disallowed_special)
@@ -450,7 +450,7 @@ def encode_to_file(
             workers = thread_count(threads, os.cpu_count() or 1)
             assert workers is not None
 
-            def by_stream(part: Files) -> Iterator[EncodedBatch]:
+            def by_stream(part: Any) -> Iterator[EncodedBatch]:
                 return encode_stream(tok, part, dtype=dtype, eot=eot, threads=workers, progress=False,
                                      allowed_special=allowed_special, disallowed_special=disallowed_special)
 

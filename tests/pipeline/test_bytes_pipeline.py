@@ -1,7 +1,10 @@
 """The bytes pipeline of token files (functionalbpe/pipeline/blocks.py, csrc/lib/scan/jsonl.c):
 the file it writes holds ``tok.encode(doc) + [eot]`` for every document of ``fb.files``,
 for text, JSONL and gzip files, every awkward record, every block size and every number of
-threads; and the C reader of JSONL fields agrees with ``json.loads``."""
+threads; and the C reader of JSONL fields agrees with ``json.loads``. The C pipeline of
+plain and JSONL files (pipeline/textfiles.py), which would take some of these sources, is
+turned off here: test_text_file_pipeline.py and test_jsonl_file_pipeline.py check it against
+this one."""
 import gzip
 import json
 import os
@@ -13,7 +16,7 @@ from hypothesis import given, settings, strategies as st
 import functionalbpe as fb
 from functionalbpe.core._native import NATIVE
 from functionalbpe.errors import CorpusError, SpecialTokenError
-from functionalbpe.pipeline import blocks, tokenfile
+from functionalbpe.pipeline import blocks, textfiles, tokenfile
 from functionalbpe.util.checks import bpe_utf8
 
 EOT = "<|endoftext|>"
@@ -60,6 +63,11 @@ def corpus(root):
     with gzip.open(root / "e.txt.gz", "wt", encoding="utf-8") as fh:
         fh.write(TEXT)
     return root
+
+
+@pytest.fixture(autouse=True)
+def bytes_pipeline_only(monkeypatch):
+    monkeypatch.setattr(textfiles, "usable", lambda *args: False)
 
 
 @pytest.fixture

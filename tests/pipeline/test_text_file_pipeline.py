@@ -108,7 +108,7 @@ def test_invalid_utf8_is_the_error_of_reading_the_file(tok, tmp_path_factory, do
     assert not os.path.exists(os.path.join(root, "o.npy"))
 
 
-def test_the_pipeline_is_for_plain_text_files_only(tok, tmp_path):
+def test_the_pipeline_is_for_plain_uncompressed_files_only(tok, tmp_path):
     import gzip
 
     text = tmp_path / "a.txt"
@@ -121,7 +121,7 @@ def test_the_pipeline_is_for_plain_text_files_only(tok, tmp_path):
     assert not textfiles.usable(tok, fb.files(text, errors="replace"), frozenset())
     assert not textfiles.usable(tok, fb.files(text, max_chars=3), frozenset())
     assert not textfiles.usable(tok, fb.files(tmp_path / "b.txt.gz"), frozenset())
-    assert not textfiles.usable(tok, fb.files(text, tmp_path / "c.jsonl"), frozenset())
+    assert textfiles.usable(tok, fb.files(text, tmp_path / "c.jsonl"), frozenset())  # each file its own job
     assert not textfiles.usable(tok, [str(text)], frozenset())
 
 

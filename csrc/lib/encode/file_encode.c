@@ -8,6 +8,7 @@
 #include "../common/take_next.h"
 #include "../common/utf8.h"
 #include "../common/workers.h"
+#include "../scan/jsonl.h"
 #include "../scan/scan.h"
 
 #if defined(_WIN32)
@@ -131,11 +132,109 @@ static size_t boundary(const fbpe_file_job *job, size_t j) {
     return c;
 }
 
+/* ---- the units of a JSONL file ---- */
+
+/* The first place in [at, limit) where a line starts (0, or just after a '\n'; at most n),
+ * or SIZE_MAX. */
+static size_t line_start(const fbpe_file_job *job, size_t at, size_t limit) {
+    if (at == 0) return 0;
+    if (limit > job->n + 1) limit = job->n + 1;
+    if (at >= limit) return SIZE_MAX;
+    /* A line starts at s when data[s - 1] is a newline: look at data[at - 1 .. limit - 1). */
+    const uint8_t *nl = (const uint8_t *)memchr(job->data + at - 1, '\n', limit - at);
+    return nl ? (size_t)(nl - job->data) + 1 : SIZE_MAX;
+}
+
+void fbpe_file_jsonl_unit(const fbpe_file_job *job, size_t k, size_t *start, size_t *stop) {
+    /* k < units, so lo < n (or n == 0) and hi <= n + block, which does not overflow. */
+    size_t lo = k * job->block, hi = lo + job->block;
+    /* The search for the start stops at the block's end: the workers of the empty units
+     * inside a line longer than many blocks do not each read the rest of it. */
+    size_t a = line_start(job, lo, hi);
+    if (a == SIZE_MAX) {
+        *start = *stop = 0;
+        return;
+    }
+    size_t b = line_start(job, hi, job->n + 1);
+    *start = a;
+    *stop = b == SIZE_MAX ? job->n : b;
+}
+
+/* A worker's reading of a JSONL unit: its documents and where each one's ids end. */
+typedef struct {
+    fbpe_jsonl_docs docs;
+    size_t *id_ends;
+    size_t id_ends_cap;
+    uint64_t lines;
+} jsonl_unit;
+
+/* Unit k's documents into u and their ids into out. Returns 0, or 1 with *handed set (the
+ * unit is the caller's to read) or fail->status set. */
+static int read_jsonl_unit(const fbpe_file_job *job, size_t k, fbpe_cache *cache, fbpe_ids *out,
+                           jsonl_unit *u, int *handed, fbpe_file_result *fail) {
+    size_t start, stop;
+    fbpe_file_jsonl_unit(job, k, &start, &stop);
+    out->len = 0;
+    u->docs.len = u->docs.num = 0;
+    u->lines = 0;
+    if (start == stop) return 0;
+    size_t pos = 0, line_end = 0;
+    uint64_t line = 0;
+    fbpe_status st = fbpe_jsonl_extract(job->data + start, stop - start, job->key, job->key_len, &pos,
+                                        &line_end, &line, &u->docs);
+    if (st == FBPE_MORE) {
+        *handed = 1;
+        return 1;
+    }
+    if (st != FBPE_OK) {
+        fail->status = st;
+        return 1;
+    }
+    u->lines = line;
+    size_t num = u->docs.num;
+    if (num > u->id_ends_cap) {
+        size_t cap = fbpe_grow_to(u->id_ends_cap, 256, num, sizeof(size_t));
+        size_t *grown = cap ? (size_t *)realloc(u->id_ends, fbpe_array_bytes(cap, sizeof(size_t))) : NULL;
+        if (!grown) {
+            fail->status = FBPE_ENOMEM;
+            return 1;
+        }
+        u->id_ends = grown;
+        u->id_ends_cap = cap;
+    }
+    for (size_t d = 0; d < num; d++) {
+        size_t a = d ? (size_t)u->docs.ends[d - 1] : 0, b = (size_t)u->docs.ends[d];
+        if (b > a) {
+            const uint8_t *text = u->docs.text + a;
+            if (job->needles && fbpe_needles_in(job->needles, text, b - a)) {
+                *handed = 1;
+                return 1;
+            }
+            st = fbpe_encode_text(job->b, cache, job->sp, text, b - a, out);
+            if (st == FBPE_EPATTERN) { /* the stream path runs the regex */
+                *handed = 1;
+                return 1;
+            }
+            if (st != FBPE_OK) {
+                fail->status = st;
+                return 1;
+            }
+        }
+        u->id_ends[d] = out->len;
+    }
+    return 0;
+}
+
 /* ---- the pipeline ---- */
 
 typedef struct {
     uint8_t *buf;
     size_t cap, len, ids;
+    /* JSONL: where each document starts among the slot's ids, then (by the writer) the
+     * index file's bytes for it. */
+    uint64_t *starts;
+    size_t starts_cap, docs;
+    uint64_t text_bytes, lines;
     int done;
 } slot;
 
@@ -148,6 +247,7 @@ typedef struct {
     size_t next, written;
     int writing, stop;
     size_t failed_unit; /* the first unit that failed: its failure is the one reported */
+    size_t handed;      /* the first unit handed to the caller (JSONL), or SIZE_MAX */
     slot *slots;
     size_t num_slots;
     fbpe_file_result *result;
@@ -191,12 +291,13 @@ static int encode_unit(const fbpe_file_job *job, size_t units, size_t k, fbpe_ca
     return 0;
 }
 
-static int lay_out(const fbpe_file_job *job, const fbpe_ids *ids, int ends, slot *sl, fbpe_file_result *fail) {
-    size_t count = ids->len + (ends && job->with_eot);
+/* Room in sl for `count` ids of the job's width: its size in bytes, or 0 with
+ * fail->status set (count is never 0 here). */
+static size_t slot_room(const fbpe_file_job *job, size_t count, slot *sl, fbpe_file_result *fail) {
     size_t width = (size_t)job->width;
     if (count > SIZE_MAX / width) {
         fail->status = FBPE_ENOMEM;
-        return 1;
+        return 0;
     }
     size_t need = count * width;
     if (need > sl->cap) {
@@ -205,11 +306,21 @@ static int lay_out(const fbpe_file_job *job, const fbpe_ids *ids, int ends, slot
         uint8_t *grown = (uint8_t *)realloc(sl->buf, cap);
         if (!grown) {
             fail->status = FBPE_ENOMEM;
-            return 1;
+            return 0;
         }
         sl->buf = grown;
         sl->cap = cap;
     }
+    return need;
+}
+
+static int lay_out(const fbpe_file_job *job, const fbpe_ids *ids, int ends, slot *sl, fbpe_file_result *fail) {
+    size_t count = ids->len + (ends && job->with_eot);
+    size_t width = (size_t)job->width;
+    sl->docs = 0;
+    sl->text_bytes = sl->lines = 0;
+    size_t need = count ? slot_room(job, count, sl, fail) : 0;
+    if (count && !need) return 1;
     const uint32_t *map = job->out_map;
     uint32_t widest = 0;
     uint8_t *at = sl->buf;
@@ -228,6 +339,54 @@ static int lay_out(const fbpe_file_job *job, const fbpe_ids *ids, int ends, slot
     }
     sl->len = need;
     sl->ids = count;
+    return 0;
+}
+
+/* A JSONL unit's ids laid out into sl, the eot after each document, and where each starts. */
+static int lay_out_jsonl(const fbpe_file_job *job, const fbpe_ids *ids, const jsonl_unit *u, slot *sl,
+                         fbpe_file_result *fail) {
+    size_t num = u->docs.num, eots = job->with_eot ? num : 0;
+    size_t count = ids->len + eots; /* no overflow: ids->len ids and num starts are in memory */
+    size_t width = (size_t)job->width;
+    sl->len = sl->ids = sl->docs = 0;
+    sl->text_bytes = u->docs.len;
+    sl->lines = u->lines;
+    if (num > sl->starts_cap) {
+        size_t cap = fbpe_grow_to(sl->starts_cap, 64, num, sizeof(uint64_t));
+        uint64_t *grown = cap ? (uint64_t *)realloc(sl->starts, fbpe_array_bytes(cap, sizeof(uint64_t))) : NULL;
+        if (!grown) {
+            fail->status = FBPE_ENOMEM;
+            return 1;
+        }
+        sl->starts = grown;
+        sl->starts_cap = cap;
+    }
+    size_t need = count ? slot_room(job, count, sl, fail) : 0;
+    if (count && !need) return 1;
+    const uint32_t *map = job->out_map;
+    uint32_t widest = 0;
+    uint8_t *at = sl->buf;
+    size_t i = 0;
+    for (size_t d = 0; d < num; d++) {
+        sl->starts[d] = i + (job->with_eot ? d : 0);
+        for (; i < u->id_ends[d]; i++, at += width) {
+            uint32_t value = map ? map[ids->ids[i]] : ids->ids[i];
+            widest |= value;
+            put(at, value, job->width);
+        }
+        if (job->with_eot) {
+            widest |= job->eot;
+            put(at, job->eot, job->width);
+            at += width;
+        }
+    }
+    if (job->width == 2 && widest > 0xFFFF) {
+        fail->too_wide = 1;
+        return 1;
+    }
+    sl->len = need;
+    sl->ids = count;
+    sl->docs = num;
     return 0;
 }
 
@@ -253,27 +412,57 @@ static void failed(run_state *run, size_t k, const fbpe_file_result *fail) {
         run->result->holds_needle = fail->holds_needle;
         run->result->too_wide = fail->too_wide;
         run->result->write_errno = fail->write_errno;
+        run->result->index_errno = fail->index_errno;
     }
     run->stop = 1;
     BROADCAST(&run->moved);
 }
 
+/* A unit from k on is the caller's (under mu): the run ends before the first such unit. */
+static void handed(run_state *run, size_t k) {
+    if (k < run->handed) run->handed = k;
+    if (k < run->end) run->end = k;
+    BROADCAST(&run->moved);
+}
+
+/* The slot's document starts as the index file's bytes: `base` added, little-endian. */
+static void index_bytes(slot *sl, uint64_t base) {
+    for (size_t d = 0; d < sl->docs; d++) {
+        uint64_t v = base + sl->starts[d];
+        uint8_t le[8];
+        for (int b = 0; b < 8; b++) le[b] = (uint8_t)(v >> (8 * b));
+        memcpy(&sl->starts[d], le, 8);
+    }
+}
+
 /* Write the slots finished in order (under mu, which it releases around each write). */
 static void write_in_order(run_state *run) {
+    const fbpe_file_job *job = run->job;
     run->writing = 1;
     while (!run->stop && run->written < run->end) {
         slot *sl = &run->slots[run->written % run->num_slots];
         if (!sl->done) break;
+        uint64_t base = job->index_base + run->result->ids;
         UNLOCK(&run->mu);
-        int err = sl->len ? write_all(run->job->fd, sl->buf, sl->len) : 0;
+        int err = sl->len ? write_all(job->fd, sl->buf, sl->len) : 0, index_err = 0;
+        if (!err && sl->docs && job->index_fd >= 0) {
+            index_bytes(sl, base);
+            index_err = write_all(job->index_fd, (const uint8_t *)sl->starts, sl->docs * sizeof(uint64_t));
+        }
         LOCK(&run->mu);
-        if (err) {
-            fbpe_file_result fail = {FBPE_OK, 0, 0, err, 0, 0};
+        if (err || index_err) {
+            fbpe_file_result fail;
+            memset(&fail, 0, sizeof fail);
+            fail.write_errno = err;
+            fail.index_errno = index_err;
             failed(run, run->written, &fail);
             break;
         }
         run->result->ids += sl->ids;
         run->result->bytes += sl->len;
+        run->result->docs += sl->docs;
+        run->result->text_bytes += sl->text_bytes;
+        run->result->lines += sl->lines;
         sl->done = 0;
         run->written++;
         BROADCAST(&run->moved);
@@ -287,27 +476,44 @@ static void work(void *arg) {
     fbpe_cache *cache = fbpe_cache_take(job->b);
     fbpe_ids ids;
     fbpe_ids_init(&ids);
+    jsonl_unit unit;
+    memset(&unit, 0, sizeof unit);
+    fbpe_jsonl_docs_init(&unit.docs);
     LOCK(&run->mu);
     while (!run->stop && run->next < run->end) {
         size_t k = run->next++;
         UNLOCK(&run->mu);
-        fbpe_file_result fail = {FBPE_OK, 0, 0, 0, 0, 0};
-        size_t begin, finish;
-        int bad = encode_unit(job, run->units, k, cache, &ids, &begin, &finish, &fail);
+        fbpe_file_result fail;
+        memset(&fail, 0, sizeof fail);
+        fail.status = FBPE_OK;
+        size_t begin = 0, finish = 0;
+        int to_caller = 0;
+        int bad = job->jsonl ? read_jsonl_unit(job, k, cache, &ids, &unit, &to_caller, &fail)
+                             : encode_unit(job, run->units, k, cache, &ids, &begin, &finish, &fail);
         LOCK(&run->mu);
+        if (k >= run->end) continue; /* a unit before it was handed to the caller */
+        if (to_caller) {
+            handed(run, k);
+            continue;
+        }
         if (bad) {
             failed(run, k, &fail);
             break;
         }
         /* Wait for this unit's slot: the one of k - num_slots, once written. The worker of
          * the unit next in order never waits (its slot is free), so the ring always moves. */
-        while (!run->stop && k >= run->written + run->num_slots) WAIT(&run->moved, &run->mu);
+        while (!run->stop && k < run->end && k >= run->written + run->num_slots) WAIT(&run->moved, &run->mu);
         if (run->stop) break;
+        if (k >= run->end) continue;
         slot *sl = &run->slots[k % run->num_slots];
         UNLOCK(&run->mu);
         /* The slot is this worker's until it is marked done. */
-        int ends = finish == job->n && (k == 0 || begin != 0);
-        bad = lay_out(job, &ids, ends, sl, &fail);
+        if (job->jsonl) {
+            bad = lay_out_jsonl(job, &ids, &unit, sl, &fail);
+        } else {
+            int ends = finish == job->n && (k == 0 || begin != 0);
+            bad = lay_out(job, &ids, ends, sl, &fail);
+        }
         LOCK(&run->mu);
         if (bad) {
             failed(run, k, &fail);
@@ -317,6 +523,8 @@ static void work(void *arg) {
         if (!run->writing) write_in_order(run);
     }
     UNLOCK(&run->mu);
+    fbpe_jsonl_docs_free(&unit.docs);
+    free(unit.id_ends);
     fbpe_ids_free(&ids);
     fbpe_cache_give(job->b, cache);
 }
@@ -332,7 +540,9 @@ void fbpe_file_encode(const fbpe_file_job *job, size_t first, size_t end, size_t
     run.end = end < run.units ? end : run.units;
     run.next = run.written = first;
     run.failed_unit = SIZE_MAX;
+    run.handed = SIZE_MAX;
     run.result = result;
+    result->written_end = first;
     if (first >= run.end) return;
     if (threads < 1) threads = 1;
     if (threads > run.end - first) threads = run.end - first;
@@ -351,6 +561,11 @@ void fbpe_file_encode(const fbpe_file_job *job, size_t first, size_t end, size_t
     }
     COND_FREE(&run.moved);
     LOCK_FREE(&run.mu);
-    for (size_t s = 0; s < run.num_slots; s++) free(run.slots[s].buf);
+    result->written_end = run.written;
+    result->for_python = run.handed != SIZE_MAX && run.handed == run.written;
+    for (size_t s = 0; s < run.num_slots; s++) {
+        free(run.slots[s].buf);
+        free(run.slots[s].starts);
+    }
     free(run.slots);
 }
