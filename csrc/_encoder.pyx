@@ -266,10 +266,12 @@ CUT_WINDOW = 16 << 10
 RAW_CACHE_PIECES = 1 << 18
 
 # A table of at most this many tokens makes the int of every token's id when it is built (at
-# most 32 MB, 0.08 s), and its lists of ids are built without testing for one not made yet
-# (about 2 instructions an id of 8); a larger one makes each int the first time it is needed:
-# made all at once, 4.1 million merges took 125 MB and 0.3 s more to load.
-EAGER_INTS = 1 << 20
+# most 10 MB, the ints and their pointers, 0.02 s: every published vocabulary, o200k's 200,000
+# ids among them), and its lists of ids are built without testing for one not made yet (about 2
+# instructions an id of 8); a larger one makes each int the first time it is needed: made all
+# at once, they were 40 MB of loading a million merges (a file of 17 MB) and 125 MB of 4.1
+# million, most of them never encoded.
+EAGER_INTS = 1 << 18
 
 # The limits the C core keeps (csrc/lib/common/bounds.h); functionalbpe.core.limits and
 # functionalbpe.core._native hold the same numbers, and the tests compare them.

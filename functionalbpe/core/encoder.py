@@ -105,7 +105,10 @@ class Encoder:
         self._ranks: Optional[Dict[Tuple[int, int], int]] = None
         self._cache: BoundedCache[str, Tuple[int, ...]] = BoundedCache(CACHE_LIMIT)
         self._raw_cache: BoundedCache[str, Tuple[int, ...]] = BoundedCache(CACHE_LIMIT)
-        self._output_ids = list(output_ids) if output_ids is not None else None
+        # Read by the Python encoder only: an array of 32-bit ids stays one (IdMap's, 4 bytes
+        # an id), anything else becomes a list.
+        self._output_ids = None if output_ids is None else \
+            output_ids if isinstance(output_ids, array) else list(output_ids)
         module = NATIVE.encoder
         self.native: Any = None
         if module is not None:

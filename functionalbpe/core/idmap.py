@@ -20,6 +20,8 @@ Example::
 """
 from __future__ import annotations
 
+from array import array
+from operator import eq
 from typing import List, Optional, Sequence
 
 from .alphabet import NUM_BYTES, Alphabet
@@ -41,8 +43,12 @@ def keeps_internal_ids(
     def same(ids: Optional[Sequence[int]], start: int, stop: int) -> bool:
         if ids is None:
             return True
-        listed = list(ids)
-        return listed == list(range(start, stop)) and (stop - start > 512 or all(type(v) is int for v in listed))
+        if not isinstance(ids, (list, tuple, array, range)):
+            ids = list(ids)
+        # Compared a pair at a time: a list of the range beside a list of the ids held two ints
+        # per id at once (70 MB at the peak of importing a million merges).
+        return len(ids) == stop - start and all(map(eq, ids, range(start, stop))) and \
+            (stop - start > 512 or all(type(v) is int for v in ids))
 
     return same(byte_ids, 0, NUM_BYTES) and same(special_ids, first, alphabet.vocab_size) and \
         same(merge_ids, first_merge, first)
@@ -73,7 +79,12 @@ class IdMap:
             self.identity = True
             return
         self.byte_ids: List[int] = list(range(NUM_BYTES)) if byte_ids is None else list(byte_ids)
-        self.merge_ids = list(range(first_merge, first)) if merge_ids is None else list(merge_ids)
+        # The ids of the merges and every token's two ways are arrays of 32-bit ids (ids are
+        # below MAX_VOCAB_SIZE, 2**22, checked below): 4 bytes an id where a list held a
+        # pointer and an int of 32 bytes. Three such lists were 130 MB of a million merges
+        # imported in GPT-2's layout, more than the encoder's tables.
+        self.merge_ids = range(first_merge, first) if merge_ids is None else \
+            merge_ids if isinstance(merge_ids, (list, array)) else list(merge_ids)
         self.special_ids = list(range(first, alphabet.vocab_size)) if special_ids is None else list(special_ids)
         for what, ids, count in (
             ("byte_ids", self.byte_ids, NUM_BYTES),
@@ -87,21 +98,26 @@ class IdMap:
                 raise FunctionalBPEError(
                     f"{what}: {excerpt(bad)} is not an id (an integer in 0..{MAX_VOCAB_SIZE - 1})"
                 )
-        atoms = list(range(NUM_BYTES, first_merge))  # atoms keep their ids (never imported)
-        # external[i]: the id internal token i is written as.
-        self.external_ids = self.byte_ids + atoms + list(self.merge_ids) + list(self.special_ids)
-        self.size = max(self.external_ids, default=-1) + 1
+        self.merge_ids = array("i", self.merge_ids)
+        # external[i]: the id internal token i is written as. Atoms keep their ids (never imported).
+        external = array("i", self.byte_ids)
+        external.extend(range(NUM_BYTES, first_merge))
+        external.extend(self.merge_ids)
+        external.extend(self.special_ids)
+        self.external_ids = external
+        self.size = max(external, default=-1) + 1
         # internal[e]: the internal token of external id e; -1 for a gap.
-        self._internal = [-1] * self.size
-        for internal, external in enumerate(self.external_ids):
-            if self._internal[external] >= 0:
+        self._internal = array("i", [-1]) * self.size
+        table = self._internal
+        for internal, ext in enumerate(external):
+            if table[ext] >= 0:
                 raise FunctionalBPEError(
-                    f"the id {external} is given to two tokens ({self._name(alphabet, self._internal[external])} "
+                    f"the id {ext} is given to two tokens ({self._name(alphabet, table[ext])} "
                     f"and {self._name(alphabet, internal)}); every token needs its own id"
                 )
-            self._internal[external] = internal
+            table[ext] = internal
         self.first_special = first
-        self.identity = self.external_ids == list(range(alphabet.vocab_size))
+        self.identity = len(external) == alphabet.vocab_size and all(map(eq, external, range(alphabet.vocab_size)))
 
     @staticmethod
     def _name(alphabet: Alphabet, internal: int) -> str:

@@ -530,7 +530,7 @@ def _read_document(path: str) -> Any:
 
 def _compiled_merge_table(
     vocab: Any, pairs: "array[int]", specials: Dict[str, int]
-) -> "Tuple[List[int], Pairs, List[int], List[Tuple[int, int, int]]] | None":
+) -> "Tuple[List[int], Pairs, Sequence[int], List[Tuple[int, int, int]]] | None":
     """_merge_table's result from the compiled reading; None where _merge_table would refuse
     the table (or might: the caller then reads the document in Python)."""
     removed = bytearray(len(vocab))
@@ -543,10 +543,11 @@ def _compiled_merge_table(
     return None if got is None else _imported_parts(got)
 
 
-def _imported_parts(got: Tuple[Any, ...]) -> "Tuple[List[int], Pairs, List[int], List[Tuple[int, int, int]]]":
+def _imported_parts(got: Tuple[Any, ...]) -> "Tuple[List[int], Pairs, Sequence[int], List[Tuple[int, int, int]]]":
     byte_ids, table, merge_ids, joins = got[:4]
     triples = iter(joins)
-    return list(byte_ids), Pairs(table), list(merge_ids), list(zip(triples, triples, triples))
+    # merge_ids stays the array it is (4 bytes an id, core/idmap.py): a list was 34 MB a million merges.
+    return list(byte_ids), Pairs(table), merge_ids, list(zip(triples, triples, triples))
 
 
 def _compiled_gpt2(encoder_json: PathLike, vocab_bpe: PathLike) -> Optional[Imported]:
