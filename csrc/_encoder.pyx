@@ -760,6 +760,10 @@ cdef class BPE:
     # as id_objects is where they leave as Python ints; NULL when every token is its own id.
     cdef uint32_t *out_map
     cdef fbpe_cache *raw_cache  # encode_cached's: raw piece -> ids of its text form
+    # The merges the table borrows (fbpe_bpe_new): the caller's flat array('I') (Pairs.ids,
+    # held here, and exported, so it cannot be resized), or a copy of a list of pairs.
+    cdef const uint32_t[::1] merges_view
+    cdef uint32_t *own_merges
 
     def __cinit__(self, atoms, merges, specials=(), output_ids=None, joins=(), bint whole_pieces=False):
         cdef size_t num_atoms = len(atoms), num_merges = len(merges), num_specials = len(specials)
@@ -794,7 +798,13 @@ cdef class BPE:
             for k in range(num_specials):
                 special_ptrs[k] = <const uint8_t *>PyBytes_AS_STRING(encoded[k])
                 special_lens[k] = PyBytes_GET_SIZE(encoded[k])
-            merge_ids = pairs if flat is None or not num_merges else &flat[0]
+            # Kept for as long as the table borrows them.
+            if flat is not None and num_merges:
+                merge_ids = &flat[0]
+                self.merges_view = flat
+            else:
+                merge_ids = pairs
+                self.own_merges, pairs = pairs, NULL
             with nogil:
                 rc = fbpe_bpe_new(atom_cps, num_atoms, merge_ids, num_merges, special_ptrs, special_lens,
                                   num_specials, &self.b)
@@ -859,6 +869,7 @@ cdef class BPE:
         free(self.out_map)
         fbpe_cache_delete(self.raw_cache)
         fbpe_bpe_free(self.b)
+        free(self.own_merges)
 
     cdef PyObject *new_id_object(self, uint32_t token) except NULL:
         """The int of ``token``'s output id, made and kept (the GIL held: no other thread

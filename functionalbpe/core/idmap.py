@@ -66,12 +66,12 @@ class IdMap:
         merge_ids: Optional[Sequence[int]] = None,
     ) -> None:
         first_merge, first = alphabet.first_merge, alphabet.first_special
+        self.first_merge = first_merge
         self.first_special = first
         if keeps_internal_ids(alphabet, byte_ids, special_ids, merge_ids):
             # The identity (every tokenizer trained here, and files in that layout): ranges,
             # not lists, so that a vocabulary of millions of ids costs nothing here.
             self.byte_ids = list(range(NUM_BYTES))
-            self.merge_ids: Sequence[int] = range(first_merge, first)
             self.special_ids: Sequence[int] = range(first, alphabet.vocab_size)
             self.external_ids: Sequence[int] = range(alphabet.vocab_size)
             self._internal: Sequence[int] = self.external_ids
@@ -79,16 +79,17 @@ class IdMap:
             self.identity = True
             return
         self.byte_ids: List[int] = list(range(NUM_BYTES)) if byte_ids is None else list(byte_ids)
-        # The ids of the merges and every token's two ways are arrays of 32-bit ids (ids are
-        # below MAX_VOCAB_SIZE, 2**22, checked below): 4 bytes an id where a list held a
-        # pointer and an int of 32 bytes. Three such lists were 130 MB of a million merges
-        # imported in GPT-2's layout, more than the encoder's tables.
-        self.merge_ids = range(first_merge, first) if merge_ids is None else \
+        # The map both ways is two arrays of 32-bit ids (ids are below MAX_VOCAB_SIZE, 2**22,
+        # checked below), the merges' ids a slice of one: 4 bytes an id where a list held a
+        # pointer and an int of 32 bytes. As lists, these and the copies made on the way
+        # (formats/hf.py, core/encoder.py) were 87 MB of a million merges imported in GPT-2's
+        # layout (tracemalloc), more than the encoder's whole-token table.
+        merges: Sequence[int] = range(first_merge, first) if merge_ids is None else \
             merge_ids if isinstance(merge_ids, (list, array)) else list(merge_ids)
         self.special_ids = list(range(first, alphabet.vocab_size)) if special_ids is None else list(special_ids)
         for what, ids, count in (
             ("byte_ids", self.byte_ids, NUM_BYTES),
-            ("merge_ids", self.merge_ids, first - first_merge),
+            ("merge_ids", merges, first - first_merge),
             ("special ids", self.special_ids, len(alphabet.specials)),
         ):
             if len(ids) != count:
@@ -98,17 +99,16 @@ class IdMap:
                 raise FunctionalBPEError(
                     f"{what}: {excerpt(bad)} is not an id (an integer in 0..{MAX_VOCAB_SIZE - 1})"
                 )
-        self.merge_ids = array("i", self.merge_ids)
         # external[i]: the id internal token i is written as. Atoms keep their ids (never imported).
         external = array("i", self.byte_ids)
         external.extend(range(NUM_BYTES, first_merge))
-        external.extend(self.merge_ids)
+        external.extend(iter(merges))  # an iterator: array.extend takes no array of another typecode
         external.extend(self.special_ids)
         self.external_ids = external
         self.size = max(external, default=-1) + 1
         # internal[e]: the internal token of external id e; -1 for a gap.
-        self._internal = array("i", [-1]) * self.size
-        table = self._internal
+        table = array("i", [-1]) * self.size
+        self._internal = table
         for internal, ext in enumerate(external):
             if table[ext] >= 0:
                 raise FunctionalBPEError(
@@ -116,8 +116,12 @@ class IdMap:
                     f"and {self._name(alphabet, internal)}); every token needs its own id"
                 )
             table[ext] = internal
-        self.first_special = first
         self.identity = len(external) == alphabet.vocab_size and all(map(eq, external, range(alphabet.vocab_size)))
+
+    @property
+    def merge_ids(self) -> Sequence[int]:
+        """Each merge's id: a range, or a slice of :attr:`external_ids` made when asked."""
+        return self.external_ids[self.first_merge:self.first_special]
 
     @staticmethod
     def _name(alphabet: Alphabet, internal: int) -> str:
