@@ -645,7 +645,7 @@ class Tokenizer:
         """
         with collector_paused():
             payload = read_payload(path)
-            release_freed_memory()  # the file's text, before the tokenizer's tables are built
+            release_freed_memory(payload.get("merges"))  # the file's text, before the tokenizer's tables
             try:
                 return cls.from_payload(payload)
             except TokenizerFileError as exc:

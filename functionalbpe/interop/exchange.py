@@ -95,7 +95,7 @@ def imported(make: Callable[..., T], got: "Imported") -> T:
     """The tokenizer ``make`` (the Tokenizer class) builds from a vocabulary read from
     another library, its ids kept; what is wrong with it is a :class:`TokenizerFileError`
     naming the file."""
-    release_freed_memory()  # the reading's text and tables, before the tokenizer's are built
+    release_freed_memory(got.merges)  # the reading's text and tables, before the tokenizer's are built
     try:
         # A word that is a token is taken whole where the library does (tiktoken always,
         # HF with ignore_merges), whatever its bytes would merge into.
