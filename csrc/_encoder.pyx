@@ -266,10 +266,12 @@ CUT_WINDOW = 16 << 10
 RAW_CACHE_PIECES = 1 << 18
 
 # A table of at most this many tokens makes the int of every token's id when it is built (at
-# most 32 MB, 0.08 s), and its lists of ids are built without testing for one not made yet
-# (about 2 instructions an id of 8); a larger one makes each int the first time it is needed:
-# made all at once, 4.1 million merges took 125 MB and 0.3 s more to load.
-EAGER_INTS = 1 << 20
+# most 10 MB, the ints and their pointers, 0.02 s: every published vocabulary, o200k's 200,000
+# ids among them), and its lists of ids are built without testing for one not made yet (about 2
+# instructions an id of 8); a larger one makes each int the first time it is needed: made all
+# at once, they were 40 MB of loading a million merges (a file of 17 MB) and 125 MB of 4.1
+# million, most of them never encoded.
+EAGER_INTS = 1 << 18
 
 # The limits the C core keeps (csrc/lib/common/bounds.h); functionalbpe.core.limits and
 # functionalbpe.core._native hold the same numbers, and the tests compare them.
@@ -758,6 +760,10 @@ cdef class BPE:
     # as id_objects is where they leave as Python ints; NULL when every token is its own id.
     cdef uint32_t *out_map
     cdef fbpe_cache *raw_cache  # encode_cached's: raw piece -> ids of its text form
+    # The merges the table borrows (fbpe_bpe_new): the caller's flat array('I') (Pairs.ids,
+    # held here, and exported, so it cannot be resized), or a copy of a list of pairs.
+    cdef const uint32_t[::1] merges_view
+    cdef uint32_t *own_merges
 
     def __cinit__(self, atoms, merges, specials=(), output_ids=None, joins=(), bint whole_pieces=False):
         cdef size_t num_atoms = len(atoms), num_merges = len(merges), num_specials = len(specials)
@@ -792,7 +798,13 @@ cdef class BPE:
             for k in range(num_specials):
                 special_ptrs[k] = <const uint8_t *>PyBytes_AS_STRING(encoded[k])
                 special_lens[k] = PyBytes_GET_SIZE(encoded[k])
-            merge_ids = pairs if flat is None or not num_merges else &flat[0]
+            # Kept for as long as the table borrows them.
+            if flat is not None and num_merges:
+                merge_ids = &flat[0]
+                self.merges_view = flat
+            else:
+                merge_ids = pairs
+                self.own_merges, pairs = pairs, NULL
             with nogil:
                 rc = fbpe_bpe_new(atom_cps, num_atoms, merge_ids, num_merges, special_ptrs, special_lens,
                                   num_specials, &self.b)
@@ -857,6 +869,7 @@ cdef class BPE:
         free(self.out_map)
         fbpe_cache_delete(self.raw_cache)
         fbpe_bpe_free(self.b)
+        free(self.own_merges)
 
     cdef PyObject *new_id_object(self, uint32_t token) except NULL:
         """The int of ``token``'s output id, made and kept (the GIL held: no other thread

@@ -31,6 +31,7 @@ from .core.idmap import IdMap
 from .core.vocabulary import Vocabulary
 from .errors import FunctionalBPEError, TokenizerFileError, UnknownTokenError
 from .formats.bytelevel import read, written
+from .formats.reading import release_freed_memory
 from .formats.tokenizer_file import parts_from_payload, payload_of, read_payload, write_payload
 from .schemes.base import Scheme
 from .text.specials import SpecialPolicy, SpecialSet, check_add_special_tokens
@@ -644,6 +645,7 @@ class Tokenizer:
         """
         with collector_paused():
             payload = read_payload(path)
+            release_freed_memory(payload.get("merges"))  # the file's text, before the tokenizer's tables
             try:
                 return cls.from_payload(payload)
             except TokenizerFileError as exc:

@@ -105,13 +105,16 @@ class Encoder:
         self._ranks: Optional[Dict[Tuple[int, int], int]] = None
         self._cache: BoundedCache[str, Tuple[int, ...]] = BoundedCache(CACHE_LIMIT)
         self._raw_cache: BoundedCache[str, Tuple[int, ...]] = BoundedCache(CACHE_LIMIT)
-        self._output_ids = list(output_ids) if output_ids is not None else None
         module = NATIVE.encoder
         self.native: Any = None
         if module is not None:
             atoms = [ord(a.char) for a in alphabet.atoms]
             self.native = module.BPE(atoms, alphabet.merges.ids, alphabet.specials, output_ids, self.joins,
                                      self._whole_given)
+        # For the Python encoder and dropout (the compiled encoder keeps its own in C): an array
+        # of 32-bit ids stays one (IdMap's, 4 bytes an id), anything else becomes a list.
+        self._output_ids = None if output_ids is None else \
+            output_ids if isinstance(output_ids, array) else list(output_ids)
         # The C scanner's name for the scheme's text-form pieces (text to ids in C: the text
         # as it is, so not for a scheme that normalizes), or for its raw pieces (ids cached
         # per raw piece, in C, of the prepared text); None where Python cuts.

@@ -20,6 +20,8 @@ Example::
 """
 from __future__ import annotations
 
+from array import array
+from operator import eq
 from typing import List, Optional, Sequence
 
 from .alphabet import NUM_BYTES, Alphabet
@@ -41,8 +43,12 @@ def keeps_internal_ids(
     def same(ids: Optional[Sequence[int]], start: int, stop: int) -> bool:
         if ids is None:
             return True
-        listed = list(ids)
-        return listed == list(range(start, stop)) and (stop - start > 512 or all(type(v) is int for v in listed))
+        if not isinstance(ids, (list, tuple, array, range)):
+            ids = list(ids)
+        # Compared a pair at a time: a list of the range beside a list of the ids held an int
+        # and a pointer per id twice over (80 MB of a million merges).
+        return len(ids) == stop - start and all(map(eq, ids, range(start, stop))) and \
+            (stop - start > 512 or all(type(v) is int for v in ids))
 
     return same(byte_ids, 0, NUM_BYTES) and same(special_ids, first, alphabet.vocab_size) and \
         same(merge_ids, first_merge, first)
@@ -60,12 +66,12 @@ class IdMap:
         merge_ids: Optional[Sequence[int]] = None,
     ) -> None:
         first_merge, first = alphabet.first_merge, alphabet.first_special
+        self.first_merge = first_merge
         self.first_special = first
         if keeps_internal_ids(alphabet, byte_ids, special_ids, merge_ids):
             # The identity (every tokenizer trained here, and files in that layout): ranges,
             # not lists, so that a vocabulary of millions of ids costs nothing here.
             self.byte_ids = list(range(NUM_BYTES))
-            self.merge_ids: Sequence[int] = range(first_merge, first)
             self.special_ids: Sequence[int] = range(first, alphabet.vocab_size)
             self.external_ids: Sequence[int] = range(alphabet.vocab_size)
             self._internal: Sequence[int] = self.external_ids
@@ -73,11 +79,17 @@ class IdMap:
             self.identity = True
             return
         self.byte_ids: List[int] = list(range(NUM_BYTES)) if byte_ids is None else list(byte_ids)
-        self.merge_ids = list(range(first_merge, first)) if merge_ids is None else list(merge_ids)
+        # The map both ways is two arrays of 32-bit ids (ids are below MAX_VOCAB_SIZE, 2**22,
+        # checked below), the merges' ids a slice of one: 4 bytes an id where a list held a
+        # pointer and an int of 32 bytes. As lists, these and the copies made on the way
+        # (formats/hf.py, core/encoder.py) were 87 MB of a million merges imported in GPT-2's
+        # layout (tracemalloc), more than the encoder's whole-token table.
+        merges: Sequence[int] = range(first_merge, first) if merge_ids is None else \
+            merge_ids if isinstance(merge_ids, (list, array)) else list(merge_ids)
         self.special_ids = list(range(first, alphabet.vocab_size)) if special_ids is None else list(special_ids)
         for what, ids, count in (
             ("byte_ids", self.byte_ids, NUM_BYTES),
-            ("merge_ids", self.merge_ids, first - first_merge),
+            ("merge_ids", merges, first - first_merge),
             ("special ids", self.special_ids, len(alphabet.specials)),
         ):
             if len(ids) != count:
@@ -87,21 +99,29 @@ class IdMap:
                 raise FunctionalBPEError(
                     f"{what}: {excerpt(bad)} is not an id (an integer in 0..{MAX_VOCAB_SIZE - 1})"
                 )
-        atoms = list(range(NUM_BYTES, first_merge))  # atoms keep their ids (never imported)
-        # external[i]: the id internal token i is written as.
-        self.external_ids = self.byte_ids + atoms + list(self.merge_ids) + list(self.special_ids)
-        self.size = max(self.external_ids, default=-1) + 1
+        # external[i]: the id internal token i is written as. Atoms keep their ids (never imported).
+        external = array("i", self.byte_ids)
+        external.extend(range(NUM_BYTES, first_merge))
+        external.extend(iter(merges))  # an iterator: array.extend takes no array of another typecode
+        external.extend(self.special_ids)
+        self.external_ids = external
+        self.size = max(external, default=-1) + 1
         # internal[e]: the internal token of external id e; -1 for a gap.
-        self._internal = [-1] * self.size
-        for internal, external in enumerate(self.external_ids):
-            if self._internal[external] >= 0:
+        table = array("i", [-1]) * self.size
+        self._internal = table
+        for internal, ext in enumerate(external):
+            if table[ext] >= 0:
                 raise FunctionalBPEError(
-                    f"the id {external} is given to two tokens ({self._name(alphabet, self._internal[external])} "
+                    f"the id {ext} is given to two tokens ({self._name(alphabet, table[ext])} "
                     f"and {self._name(alphabet, internal)}); every token needs its own id"
                 )
-            self._internal[external] = internal
-        self.first_special = first
-        self.identity = self.external_ids == list(range(alphabet.vocab_size))
+            table[ext] = internal
+        self.identity = len(external) == alphabet.vocab_size and all(map(eq, external, range(alphabet.vocab_size)))
+
+    @property
+    def merge_ids(self) -> Sequence[int]:
+        """Each merge's id: a range, or a slice of :attr:`external_ids` made when asked."""
+        return self.external_ids[self.first_merge:self.first_special]
 
     @staticmethod
     def _name(alphabet: Alphabet, internal: int) -> str:

@@ -475,11 +475,12 @@ def _bad_vocab_entry(ids: Dict[str, Any], origin: str) -> None:
 #
 # A tokenizer.json of a million merges, parsed by json.loads and made a merge table by
 # _merge_table, held a str and an int per token and a str, a tuple and a set entry per merge:
-# 778 MB above the interpreter at the peak, 13.6 s of CPU; read here, 192 MB (most of it the
-# encoder's tables) and 2.1 s. The compiled core (csrc/lib/common/bytelevel_read.h) reads
-# model.vocab as the tokens' bytes and ids, model.merges (and GPT-2's vocab.bpe) as pairs of
-# entries, and makes the same merge table from them, with no Python object per token or
-# merge (docs/security.md has the figures). It takes only the strict form and a table
+# 778 MB above the interpreter at the peak, 13.6 s of CPU; read here, 141 MB (the file's text
+# and the vocabulary read from it; the tokenizer built after them 127 MB) and 1.7 s. The
+# compiled core (csrc/lib/common/bytelevel_read.h) reads model.vocab as the tokens' bytes and
+# ids, model.merges (and GPT-2's vocab.bpe) as pairs of entries, and makes the same merge
+# table from them, with no Python object per token or merge (docs/security.md has the
+# figures). It takes only the strict form and a table
 # _merge_table would accept; for anything else the file is read again by json and the Python
 # code above, so every error is the one it gives.
 
@@ -530,7 +531,7 @@ def _read_document(path: str) -> Any:
 
 def _compiled_merge_table(
     vocab: Any, pairs: "array[int]", specials: Dict[str, int]
-) -> "Tuple[List[int], Pairs, List[int], List[Tuple[int, int, int]]] | None":
+) -> "Tuple[List[int], Pairs, Sequence[int], List[Tuple[int, int, int]]] | None":
     """_merge_table's result from the compiled reading; None where _merge_table would refuse
     the table (or might: the caller then reads the document in Python)."""
     removed = bytearray(len(vocab))
@@ -543,10 +544,11 @@ def _compiled_merge_table(
     return None if got is None else _imported_parts(got)
 
 
-def _imported_parts(got: Tuple[Any, ...]) -> "Tuple[List[int], Pairs, List[int], List[Tuple[int, int, int]]]":
+def _imported_parts(got: Tuple[Any, ...]) -> "Tuple[List[int], Pairs, Sequence[int], List[Tuple[int, int, int]]]":
     byte_ids, table, merge_ids, joins = got[:4]
     triples = iter(joins)
-    return list(byte_ids), Pairs(table), list(merge_ids), list(zip(triples, triples, triples))
+    # merge_ids stays the array it is (4 bytes an id, core/idmap.py): a list was 34 MB a million merges.
+    return list(byte_ids), Pairs(table), merge_ids, list(zip(triples, triples, triples))
 
 
 def _compiled_gpt2(encoder_json: PathLike, vocab_bpe: PathLike) -> Optional[Imported]:

@@ -8,7 +8,7 @@ gave each part are kept beside it (:mod:`functionalbpe.core.idmap`).
 """
 from __future__ import annotations
 
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 
 class Imported(NamedTuple):
@@ -16,7 +16,7 @@ class Imported(NamedTuple):
 
     byte_ids: List[int]  # each byte's id
     merges: List[Tuple[int, int]]  # internal ids: bytes are 0..255, merge k is 256 + k
-    merge_ids: List[int]  # each merge's id
+    merge_ids: Sequence[int]  # each merge's id (a list, or an array of 32-bit ids)
     pattern: str
     special_tokens: Dict[str, int]  # the added tokens
     ignore_merges: bool  # a word that is a token is taken whole (tiktoken always, HF when set)

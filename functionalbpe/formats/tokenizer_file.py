@@ -44,6 +44,7 @@ import hashlib
 import json
 import os
 from itertools import chain
+from operator import eq
 from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Type
 
 from ..core.limits import MAX_COUNT, MAX_TOTAL_TOKEN_BYTES, MAX_VOCAB_SIZE, special_token_bytes
@@ -376,8 +377,10 @@ def payload_of(
     if not idmap.identity:
         # Only imported vocabularies have these: their bytes and merges keep their own ids.
         payload["byte_ids"] = idmap.byte_ids
-        if idmap.merge_ids != list(range(alphabet.first_merge, alphabet.first_special)):
-            payload["merge_ids"] = idmap.merge_ids
+        merge_ids = idmap.merge_ids  # an array (core/idmap.py): compared an id at a time, written as a list
+        if len(merge_ids) != alphabet.first_special - alphabet.first_merge or \
+                not all(map(eq, merge_ids, range(alphabet.first_merge, alphabet.first_special))):
+            payload["merge_ids"] = list(merge_ids)
     # Written only when there are some, so that every other file is what it always was.
     if joins:
         payload["joins"] = [list(j) for j in joins]

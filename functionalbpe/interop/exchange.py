@@ -24,6 +24,7 @@ import os
 from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Tuple, TypeVar
 
 from ..errors import FunctionalBPEError, PatternError, TokenizerFileError
+from ..formats.reading import release_freed_memory
 from ..schemes.registry import make_scheme
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -94,6 +95,7 @@ def imported(make: Callable[..., T], got: "Imported") -> T:
     """The tokenizer ``make`` (the Tokenizer class) builds from a vocabulary read from
     another library, its ids kept; what is wrong with it is a :class:`TokenizerFileError`
     naming the file."""
+    release_freed_memory(got.merges)  # the reading's text and tables, before the tokenizer's are built
     try:
         # A word that is a token is taken whole where the library does (tiktoken always,
         # HF with ignore_merges), whatever its bytes would merge into.

@@ -281,3 +281,61 @@ def test_ints_made_on_demand_are_the_ids_made_at_once(monkeypatch, tmp_path, imp
     assert lazy == eager and lazy_tok.encode_ordinary(texts[0]) == eager[0][0]
     # and both are the ids written without a Python int (out_map in C)
     assert eager[1] == tok.encode_batch(texts, flat=True).tolist()
+
+
+# -- what a large vocabulary holds once loaded -------------------------------------------------
+
+
+@pytest.mark.skipif(NATIVE.encoder is None, reason="the compiled encoder is not built")
+def test_the_encoder_keeps_the_merges_it_borrows():
+    """The compiled table reads the merges where the tokenizer keeps them (no copy): it holds
+    them alive, and they cannot be resized under it; given a list, it keeps a copy of its own."""
+    import gc
+
+    import functionalbpe._encoder as compiled
+
+    merges = Pairs.of([(104, 105), (256, 33)])
+    bpe = compiled.BPE([], merges.ids)
+    with pytest.raises(BufferError):
+        merges.ids.append(0)
+    del merges
+    listed = compiled.BPE([], [(104, 105), (256, 33)])
+    gc.collect()
+    assert bpe.encode_pieces(["hi!", "hi"]) == listed.encode_pieces(["hi!", "hi"]) == [257, 256]
+
+
+@pytest.mark.skipif(NATIVE.encoder is None or NATIVE.tables is None, reason="the compiled core is not built")
+def test_an_imported_vocabulary_holds_no_python_object_per_id(tmp_path, monkeypatch):
+    """The ids of a vocabulary in GPT-2's layout (bytes in the order of their stand-ins) are
+    kept as arrays of 32-bit ids, not as lists of ints: what from_hf leaves in Python objects
+    is the merges' array (8 bytes a merge) and about 12 bytes an id of maps, with the ints of
+    the ids made as they are first returned."""
+    import gc
+    import tracemalloc
+
+    import functionalbpe._encoder as compiled
+    from functionalbpe.formats.bytelevel import bytes_to_unicode
+
+    chars = bytes_to_unicode()
+    order = [b for b in range(256) if ord(chars[b]) == b] + [b for b in range(256) if ord(chars[b]) != b]
+    byte_ids = [order.index(b) for b in range(256)]
+    n = 20000
+    tok = fb.Tokenizer(fb.make_scheme("plain"), random_merges(random.Random(3), n), ["<|endoftext|>"],
+                       byte_ids=byte_ids)
+    tok.to_hf(tmp_path / "tokenizer.json")
+    monkeypatch.setattr(compiled, "EAGER_INTS", 0)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        loaded = fb.Tokenizer.from_hf(tmp_path / "tokenizer.json")
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert held < 30 * n  # 21 bytes a merge; with the ids as lists of ints, 97
+    text = "".join(chr(c) for c in range(32, 0x17F))
+    assert loaded.encode(text) == tok.encode(text) and loaded.merges == tok.merges
+    payload = loaded.to_payload()
+    assert payload["byte_ids"] == byte_ids and isinstance(payload.get("merge_ids", []), list)
+    assert fb.Tokenizer.from_payload(payload) == loaded

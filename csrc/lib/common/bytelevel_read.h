@@ -6,8 +6,8 @@
  * merge as two of those strings. json.loads of a tokenizer.json of a million merges holds a
  * str and an int per token and a str per merge, and the merge table built from them a tuple
  * and a str per merge more (778 MB above the interpreter at the peak); read here, the tokens
- * are their bytes back to back and the merges pairs of uint32 (192 MB at the peak, most of it
- * the encoder's tables: docs/security.md).
+ * are their bytes back to back and the merges pairs of uint32 (141 MB at the peak, the file's
+ * text and this vocabulary; the tokenizer built after them 127 MB: docs/security.md).
  *
  * Only the strict form is read: anything else (a character outside GPT-2's table, an id that
  * is not a uint32, a key given twice, a merge of a token not in the vocabulary, a table that

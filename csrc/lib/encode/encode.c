@@ -137,6 +137,10 @@ uint32_t fbpe_rank(const fbpe_bpe *b, uint32_t left, uint32_t right) {
     return rank_of(b, left, right);
 }
 
+/* The two parts of merge k (id num_fixed + k). */
+static inline uint32_t merge_left(const fbpe_bpe *b, size_t k) { return b->merges[2 * k]; }
+static inline uint32_t merge_right(const fbpe_bpe *b, size_t k) { return b->merges[2 * k + 1]; }
+
 static inline const uint8_t *token_bytes(const fbpe_bpe *b, uint32_t id, size_t *len) {
     *len = (size_t)(b->tok_off[id + 1] - b->tok_off[id]);
     return b->tok_bytes + b->tok_off[id];
@@ -487,7 +491,7 @@ static fbpe_status merge_long(const fbpe_bpe *b, uint32_t *ids, size_t n, size_t
         /* Detached: filing positions may move the bucket array, and r never comes back. */
         bk->pos = NULL;
         bk->len = bk->cap = 0;
-        uint32_t a = b->left[r - b->num_fixed], c = b->right[r - b->num_fixed];
+        uint32_t a = merge_left(b, r - b->num_fixed), c = merge_right(b, r - b->num_fixed);
         /* Only a pair of two equal symbols can overlap itself ("x x x"); then the order of
          * the sweep decides which occurrences merge, and it must be left to right. */
         if (!sorted && a == c) qsort(ps, len, sizeof(uint32_t), cmp_u32);
@@ -586,7 +590,7 @@ static size_t merge_runs(const fbpe_bpe *b, uint32_t *ids, size_t n, int *more) 
             }
         }
         if (best == FBPE_NO_RANK) break;
-        uint32_t a = b->left[best - b->num_fixed], c = b->right[best - b->num_fixed];
+        uint32_t a = merge_left(b, best - b->num_fixed), c = merge_right(b, best - b->num_fixed);
         size_t out = 0;
         if (a == c) {
             for (size_t i = 0; i < len; i++) {
@@ -796,18 +800,18 @@ static inline int compatible_before(const fbpe_bpe *b, uint32_t t1, uint32_t t2,
         if (r != FBPE_NO_RANK && r < limit) return 0;
         if (t1 > t2) {
             limit = t1;
-            t1 = t1 < nf ? t1 : b->right[t1 - nf];
+            t1 = t1 < nf ? t1 : merge_right(b, t1 - nf);
             if (t1 == limit) { /* t1 is a byte: take t2 apart */
                 limit = t2 + 1;
-                t2 = t2 < nf ? t2 : b->left[t2 - nf];
+                t2 = t2 < nf ? t2 : merge_left(b, t2 - nf);
                 if (t2 + 1 == limit) return 1;
             }
         } else {
             limit = t2 + 1;
-            t2 = t2 < nf ? t2 : b->left[t2 - nf];
+            t2 = t2 < nf ? t2 : merge_left(b, t2 - nf);
             if (t2 + 1 == limit) {
                 limit = t1;
-                t1 = t1 < nf ? t1 : b->right[t1 - nf];
+                t1 = t1 < nf ? t1 : merge_right(b, t1 - nf);
                 if (t1 == limit) return 1;
             }
         }
@@ -1254,7 +1258,8 @@ static fbpe_status build_join_bits(fbpe_bpe *b) {
     b->join_bits = (uint64_t *)table_alloc(bits / 8);
     if (!b->join_bits) return FBPE_ENOMEM;
     b->join_shift = fbpe_slot_shift(bits);
-    for (size_t k = 0; k < num_merges; k++) set_join_bit(b, b->num_fixed + (uint32_t)k, b->left[k]);
+    for (size_t k = 0; k < num_merges; k++)
+        set_join_bit(b, b->num_fixed + (uint32_t)k, merge_left(b, k));
     /* Every merge as one first stage (fbpe_encode_table_piece), as fbpe_bpe_set_stages
      * allows stages: not with atoms (nor joins, fbpe_bpe_add_joins). */
     memset(&b->one_stage, 0, sizeof b->one_stage);
@@ -1262,7 +1267,8 @@ static fbpe_status build_join_bits(fbpe_bpe *b) {
     b->one_stage.limit = b->num_tokens;
     b->one_stage.join_bits = b->join_bits;
     b->one_stage.join_shift = b->join_shift;
-    for (size_t k = 0; k < num_merges; k++) set_meet(b, &b->one_stage, b->num_fixed + (uint32_t)k, b->left[k]);
+    for (size_t k = 0; k < num_merges; k++)
+        set_meet(b, &b->one_stage, b->num_fixed + (uint32_t)k, merge_left(b, k));
     return FBPE_OK;
 }
 
@@ -1525,7 +1531,7 @@ static fbpe_status merge_staged(const fbpe_bpe *b, fbpe_cache *cache, const uint
 
 /* The first-stage id that token t (any id) begins with, or ends with (last). */
 static uint32_t stage_one_end(const fbpe_bpe *b, uint32_t t, int last) {
-    while (t >= b->stage_limit) t = last ? b->right[t - b->num_fixed] : b->left[t - b->num_fixed];
+    while (t >= b->stage_limit) t = last ? merge_right(b, t - b->num_fixed) : merge_left(b, t - b->num_fixed);
     return t;
 }
 
@@ -1553,13 +1559,13 @@ static fbpe_status build_stage_join_bits(fbpe_bpe *b) {
     b->stage_one.join_shift = fbpe_slot_shift(bits_one);
     memset(b->stage_one.meets, 0, sizeof b->stage_one.meets);
     for (uint32_t t = b->num_fixed; t < b->stage_limit; t++) {
-        uint32_t left = b->left[t - b->num_fixed];
+        uint32_t left = merge_left(b, t - b->num_fixed);
         set_join_bit_in(b, b->stage_one.join_bits, b->stage_one.join_shift, t, left);
         set_meet(b, &b->stage_one, t, left);
     }
     for (uint32_t t = b->stage_limit; t < b->num_tokens; t++) {
-        uint64_t key = (uint64_t)stage_one_end(b, b->left[t - b->num_fixed], 1) << 32 |
-                       stage_one_end(b, b->right[t - b->num_fixed], 0);
+        uint64_t key = (uint64_t)stage_one_end(b, merge_left(b, t - b->num_fixed), 1) << 32 |
+                       stage_one_end(b, merge_right(b, t - b->num_fixed), 0);
         size_t bit = fbpe_slot_u64(key, b->stage_join_shift);
         b->stage_join_bits[bit >> 6] |= (uint64_t)1 << (bit & 63);
     }
@@ -1825,19 +1831,12 @@ static fbpe_status check_sizes(const uint32_t *atom_cps, size_t num_atoms, size_
     return FBPE_OK;
 }
 
-/* The merges as two arrays; each may only name ids made before it. */
-static fbpe_status copy_merges(fbpe_bpe *b, const uint32_t *merges) {
+/* The merges, borrowed (fbpe_bpe_new); each may only name ids made before it. */
+static fbpe_status take_merges(fbpe_bpe *b, const uint32_t *merges) {
     size_t num_merges = b->num_tokens - b->num_fixed;
-    uint32_t *left = (uint32_t *)malloc((num_merges + 1) * sizeof(uint32_t));
-    uint32_t *right = (uint32_t *)malloc((num_merges + 1) * sizeof(uint32_t));
-    b->left = left;
-    b->right = right;
-    if (!left || !right) return FBPE_ENOMEM;
-    for (size_t k = 0; k < num_merges; k++) {
-        left[k] = merges[2 * k];
-        right[k] = merges[2 * k + 1];
-        if (left[k] >= b->num_fixed + k || right[k] >= b->num_fixed + k) return FBPE_EINVALID;
-    }
+    b->merges = merges;
+    for (size_t k = 0; k < num_merges; k++)
+        if (merges[2 * k] >= b->num_fixed + k || merges[2 * k + 1] >= b->num_fixed + k) return FBPE_EINVALID;
     return FBPE_OK;
 }
 
@@ -1857,8 +1856,8 @@ static fbpe_status token_offsets(fbpe_bpe *b, const size_t *special_lens, size_t
         } else if (i < b->num_tokens) {
             uint32_t k = i - b->num_fixed;
             /* both parts are earlier ids, each at most FBPE_MAX_TOKEN_BYTES: no overflow */
-            len = (size_t)(b->tok_off[b->left[k] + 1] - b->tok_off[b->left[k]]) +
-                  (size_t)(b->tok_off[b->right[k] + 1] - b->tok_off[b->right[k]]);
+            len = (size_t)(b->tok_off[merge_left(b, k) + 1] - b->tok_off[merge_left(b, k)]) +
+                  (size_t)(b->tok_off[merge_right(b, k) + 1] - b->tok_off[merge_right(b, k)]);
         } else {
             len = special_lens[i - b->num_tokens];
         }
@@ -1891,8 +1890,8 @@ static fbpe_status lay_out_tokens(fbpe_bpe *b, const uint32_t *atom_cps,
         } else if (i < b->num_tokens) {
             uint32_t k = i - b->num_fixed;
             size_t l1, l2;
-            const uint8_t *p1 = token_bytes(b, b->left[k], &l1);
-            const uint8_t *p2 = token_bytes(b, b->right[k], &l2);
+            const uint8_t *p1 = token_bytes(b, merge_left(b, k), &l1);
+            const uint8_t *p2 = token_bytes(b, merge_right(b, k), &l2);
             memcpy(dst, p1, l1);
             memcpy(dst + l1, p2, l2);
         } else {
@@ -1941,7 +1940,7 @@ static fbpe_status build_pair_table(fbpe_bpe *b, size_t extra) {
     b->pair_mask = cap - 1;
     b->pair_shift = fbpe_slot_shift(cap);
     for (size_t k = 0; k < num_merges; k++) {
-        fbpe_status rc = pair_insert(b, b->left[k], b->right[k], b->num_fixed + (uint32_t)k);
+        fbpe_status rc = pair_insert(b, merge_left(b, k), merge_right(b, k), b->num_fixed + (uint32_t)k);
         if (rc) return rc;
     }
     return FBPE_OK;
@@ -1968,7 +1967,7 @@ static fbpe_status whole_tokens_by_trees(fbpe_bpe *b) {
     uint8_t *whole = (uint8_t *)malloc(num_merges + 1);
     if (!whole) return FBPE_ENOMEM;
     for (size_t k = 0; k < num_merges; k++) {
-        uint32_t l = b->left[k], r = b->right[k], t = nf + (uint32_t)k;
+        uint32_t l = merge_left(b, k), r = merge_right(b, k), t = nf + (uint32_t)k;
         whole[k] = (uint8_t)((l < nf || whole[l - nf]) && (r < nf || whole[r - nf]) &&
                              compatible_before(b, l, r, t));
         if (whole[k]) vocab_insert(b, t);
@@ -2064,7 +2063,7 @@ static fbpe_status build_char_tokens(fbpe_bpe *b) {
     uint8_t is_left[256] = {0};
     int any_lead = 0;
     for (size_t k = 0; k < num_merges; k++) {
-        uint32_t l = b->left[k], r = b->right[k];
+        uint32_t l = merge_left(b, k), r = merge_right(b, k);
         if (l < 256) is_left[l] = 1;
         any_lead |= (l >= 0xC2 && l < 0xF0) | (r >= 0xC2 && r < 0xF0);
     }
@@ -2117,7 +2116,7 @@ static fbpe_status build_char_tokens(fbpe_bpe *b) {
     for (size_t k = 0; k < unique; k++) is_part[parts[k] >> 6] |= (uint64_t)1 << (parts[k] & 63);
     /* Ids rise with k: the first merge found for a slot is its lowest. */
     for (size_t k = 0; k < num_merges; k++) {
-        uint32_t l = b->left[k], r = b->right[k], id = b->num_fixed + (uint32_t)k;
+        uint32_t l = merge_left(b, k), r = merge_right(b, k), id = b->num_fixed + (uint32_t)k;
         size_t ll, lr;
         const uint8_t *pl = token_bytes(b, l, &ll), *pr = token_bytes(b, r, &lr);
         uint32_t *before = &b->cross_before[(size_t)r << 8 | pl[ll - 1]];
@@ -2183,7 +2182,7 @@ fbpe_status fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint3
     b->num_fixed = (uint32_t)(256 + num_atoms);
     b->num_tokens = b->num_fixed + (uint32_t)num_merges;
     b->num_ids = b->num_tokens + (uint32_t)num_specials;
-    if ((rc = copy_merges(b, merges)) ||
+    if ((rc = take_merges(b, merges)) ||
         (rc = lay_out_tokens(b, atom_cps, specials, special_lens)) ||
         (rc = index_atoms(b, atom_cps)) || (rc = build_pair_table(b, 0)) ||
         (rc = build_whole_tokens(b)) || (rc = build_join_bits(b)) || (rc = build_char_tokens(b))) {
@@ -2251,8 +2250,6 @@ fbpe_status fbpe_bpe_add_joins(fbpe_bpe *b, const uint32_t *joins, size_t num, i
 void fbpe_bpe_free(fbpe_bpe *b) {
     if (!b) return;
     free(b->piece_slots);
-    free((void *)b->left);
-    free((void *)b->right);
     free(b->pair_keys);
     free(b->pair_ids);
     free(b->tok_off);

@@ -58,7 +58,10 @@ typedef struct {
     uint32_t num_fixed;  /* bytes + atoms: the first merge id */
     uint32_t num_tokens; /* bytes + atoms + merges: the ids BPE can produce */
     uint32_t num_ids;    /* plus special tokens: every id that decodes */
-    const uint32_t *left, *right; /* merge k = id num_fixed + k is (left[k], right[k]) */
+    /* Merge k = id num_fixed + k is (merges[2k], merges[2k + 1]): the caller's array,
+     * borrowed (fbpe_bpe_new), as the tokenizer keeps it (core/pairs.py). A copy of its own
+     * was 8 bytes a merge more: 33 MB of 4.1 million. */
+    const uint32_t *merges;
 
     /* (left, right) -> merged id. Open addressing; key UINT64_MAX is an empty slot. */
     uint64_t *pair_keys;
@@ -150,8 +153,9 @@ typedef struct {
 } fbpe_bpe;
 
 /* Build the table into *out. `atom_cps` gives the code point (U+E000..U+EFFF) of each
- * atom, ids 256 on; `merges` holds 2*num_merges ids (left, right); `specials` the UTF-8
- * bytes of each special token. Returns FBPE_OK, FBPE_ENOMEM, or FBPE_EINVALID when the input
+ * atom, ids 256 on; `merges` holds 2*num_merges ids (left, right), and is borrowed: it must
+ * stay, unchanged, until fbpe_bpe_free; `specials` the UTF-8 bytes of each special token.
+ * Returns FBPE_OK, FBPE_ENOMEM, or FBPE_EINVALID when the input
  * breaks a rule: a merge naming an id that does not exist before it, a pair merged twice, an
  * atom outside U+E000..U+EFFF or given twice, a limit of bounds.h passed (ids, one token's
  * bytes, all tokens' bytes). */
