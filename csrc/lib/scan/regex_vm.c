@@ -70,13 +70,13 @@ static inline int push(fbpe_rx_vm *vm, uint32_t kind, uint32_t pc, size_t pos, s
     return 1;
 }
 
-/* The atoms of the character at s[i]; its length in *len. */
 #if defined(__GNUC__)
 #define NOINLINE __attribute__((noinline))
 #else
 #define NOINLINE
 #endif
 
+/* The atoms of the character at s[i]; its length in *len. */
 static inline uint64_t atoms_at(const fbpe_rx *p, const uint8_t *s, size_t i, size_t *len) {
     if (s[i] < 0x80) {
         *len = 1;
@@ -960,8 +960,8 @@ static inline int fast_alternative(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8
 
 /* fbpe_rx_piece_end after the first fused alternative of the character at i failed: the
  * others of its list, then piece_end_after. */
-NOINLINE static size_t piece_end_fast_rest(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, size_t i,
-                                  size_t n) {
+NOINLINE static size_t piece_end_fast_rest(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s,
+                                           size_t i, size_t n) {
     const uint16_t *fast = p->ascii_fast[s[i]];
     uint64_t tried = (uint64_t)1 << ((fast[0] & FBPE_RX_FAST_ALT) - 1);
     for (unsigned j = 1; j < FBPE_RX_MAX_FAST && fast[j]; j++) {
@@ -1562,7 +1562,6 @@ static void fast_starts(fbpe_rx *p) {
         }
     }
 }
-
 
 void fbpe_rx_prepare(fbpe_rx *p) {
     for (uint32_t a = 0; a < 64; a++) p->spans[a] = span_of(p, a);
