@@ -807,6 +807,39 @@ out:
     return pos > i;
 }
 
+/* The fused alternative L ([X?] Y{m,} [Z*] and nothing else) at i, whose first character
+ * has the atoms `here` and `len` bytes: run_linear's steps for these shapes, without its
+ * loop, with the same reads, the same reach and the same charge. None gives back: where it
+ * fails, the alternative does. 1 with the piece's end in *end, 0 where it does not match, -1
+ * when the step budget runs out (vm->status). */
+static inline int run_fused(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_linear *L, const uint8_t *s,
+                            size_t i, size_t n, uint64_t here, size_t len, size_t *end) {
+    const fbpe_rx_step *st = L->steps;
+    size_t pos = i, e;
+    int wide, enough;
+    if (L->fused & FBPE_RX_FUSED_OPT) {
+        if (here >> st->atom & 1) pos = i + len;
+        st++;
+    }
+    if (pos == i && !(here >> st->atom & 1)) {
+        e = i;
+        enough = st->min == 0;
+    } else {
+        enough = star_run(p, st, s, pos, n, &e, &wide, 1);
+    }
+    if (enough && (L->fused & FBPE_RX_FUSED_TAIL)) enough = star_run(p, st + 1, s, e, n, &e, &wide, 1);
+    uint64_t cost = (uint64_t)(e - i) + L->num_steps;
+    if (e > vm->reach) vm->reach = e;
+    if (vm->steps_left <= cost) {
+        vm->steps_left = 0;
+        vm->status = FBPE_EPATTERN;
+        return -1;
+    }
+    vm->steps_left -= cost;
+    *end = e;
+    return enough && e > i;
+}
+
 /* fbpe_rx_piece_end past the alternatives in `tried`, which the first character begins and
  * which its fast path has found not to match. A function of its own: its frame (the
  * matcher's state, every kind of alternative) is what the fast path does not pay for. */
@@ -858,34 +891,9 @@ NOINLINE static size_t piece_end_after(const fbpe_rx *p, fbpe_rx_vm *vm, const u
             return i + len;
         }
         if (L->fused) {
-            /* run_linear's steps for these shapes, without its loop; the same reads, the
-             * same reach and the same charge. None gives back: where it fails, the
-             * alternative does. */
-            const fbpe_rx_step *st = L->steps;
-            size_t pos = i;
-            int wide, enough;
-            if (L->fused & FBPE_RX_FUSED_OPT) {
-                if (here >> st->atom & 1) pos = i + len;
-                st++;
-            }
-            if (pos == i && !(here >> st->atom & 1)) {
-                e = i;
-                enough = st->min == 0;
-            } else {
-                enough = star_run(p, st, s, pos, n, &e, &wide, 1);
-            }
-            if (enough && (L->fused & FBPE_RX_FUSED_TAIL)) enough = star_run(p, st + 1, s, e, n, &e, &wide, 1);
-            {
-                uint64_t cost = (uint64_t)(e - i) + L->num_steps;
-                if (e > vm->reach) vm->reach = e;
-                if (vm->steps_left <= cost) {
-                    vm->steps_left = 0;
-                    vm->status = FBPE_EPATTERN;
-                    return i;
-                }
-                vm->steps_left -= cost;
-            }
-            if (enough && e > i) return e;
+            r = run_fused(p, vm, L, s, i, n, here, len, &e);
+            if (r > 0) return e;
+            if (r < 0) return i;
             continue;
         }
         if (L->num_steps) {
@@ -921,8 +929,6 @@ NOINLINE static size_t piece_end_after(const fbpe_rx *p, fbpe_rx_vm *vm, const u
 static inline int fast_alternative(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, size_t i,
                                    size_t n, unsigned f, size_t *end) {
     uint32_t k = (f & FBPE_RX_FAST_ALT) - 1;
-    const fbpe_rx_linear *L = &p->linear[k];
-    const fbpe_rx_step *st = L->steps;
     if (f & FBPE_RX_FAST_HEAD) {
         /* optional_head_fits, the character being X: can Y take the next one? */
         if (i + 1 >= n) {
@@ -933,29 +939,7 @@ static inline int fast_alternative(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8
         size_t l2;
         if (!(atoms_at(p, s, i + 1, &l2) & p->heads[2 * k + 1])) return 0;
     }
-    size_t pos = i, e;
-    int wide, enough;
-    if (L->fused & FBPE_RX_FUSED_OPT) {
-        if (f & FBPE_RX_FAST_TAKE) pos = i + 1;
-        st++;
-    }
-    if (pos == i && !(p->ascii_masks[s[i]] >> st->atom & 1)) {
-        e = i;
-        enough = st->min == 0;
-    } else {
-        enough = star_run(p, st, s, pos, n, &e, &wide, 1);
-    }
-    if (enough && (L->fused & FBPE_RX_FUSED_TAIL)) enough = star_run(p, st + 1, s, e, n, &e, &wide, 1);
-    uint64_t cost = (uint64_t)(e - i) + L->num_steps;
-    if (e > vm->reach) vm->reach = e;
-    if (vm->steps_left <= cost) {
-        vm->steps_left = 0;
-        vm->status = FBPE_EPATTERN;
-        return -1;
-    }
-    vm->steps_left -= cost;
-    *end = e;
-    return enough && e > i;
+    return run_fused(p, vm, &p->linear[k], s, i, n, p->ascii_masks[s[i]], 1, end);
 }
 
 /* fbpe_rx_piece_end after the first fused alternative of the character at i failed: the
@@ -976,14 +960,13 @@ NOINLINE static size_t piece_end_fast_rest(const fbpe_rx *p, fbpe_rx_vm *vm, con
 
 /* Most pieces of prose start with an ASCII character whose first alternatives are fused
  * (` ?\p{L}+`, `[^\r\n\p{L}\p{N}]?+\p{L}+`, then ` ?[^\s\p{L}\p{N}]++[\r\n]*` for a
- * comma): the table says which, and for each whether the character is its optional head and
- * whether the head needs the next character, so that they run as piece_end_after's loop
+ * comma): the table says which, and for each whether its optional head needs the next
+ * character (the character being that head), so that they run as piece_end_after's loop
  * would run them -- the same reads, reach and charge -- without the loop, the tests of the
  * other kinds of alternative or their frame. The first is tried here, with the few registers
  * it needs; the others out of line. On 1 MB of English prose with gpt4's pattern
- * (benchmarks/callgrind_scan.py), the engine's share of scan+count went from 44.0M
- * instructions to 38.3M (all in the loop: 41.1M; the first in line, the rest in the loop:
- * 38.7M). */
+ * (benchmarks/callgrind_scan.py), scan+count went from 82.3M instructions to 77.3M (with all
+ * of them in the loop: 79.5M). */
 NOINLINE static size_t piece_end_fast(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, size_t i,
                                       size_t n) {
     size_t e;
@@ -1538,8 +1521,8 @@ static void loop_verdicts(fbpe_rx *p) {
 
 /* ascii_fast (fbpe_rx_piece_end): per ASCII character, the alternatives it can begin, in
  * order, up to the first that is not fused, with what piece_end_after would decide from the
- * character alone: whether an optional head is checked against the next character, and
- * whether the character is taken as that head. An alternative the loop would skip at this
+ * character alone: whether an optional head is checked against the next character. An
+ * alternative the loop would skip at this
  * character (its head needs what the character is not) is left out of the list. */
 static void fast_starts(fbpe_rx *p) {
     for (uint32_t c = 0; c < 128; c++) {
@@ -1557,7 +1540,6 @@ static void fast_starts(fbpe_rx *p) {
                 f |= FBPE_RX_FAST_HEAD;
             }
             if (L->loop || L->single || !L->fused) break;
-            if ((L->fused & FBPE_RX_FUSED_OPT) && (here >> L->steps[0].atom & 1)) f |= FBPE_RX_FAST_TAKE;
             p->ascii_fast[c][j++] = f;
         }
     }

@@ -224,8 +224,8 @@ typedef struct {
     uint16_t ascii_fast[128][FBPE_RX_MAX_FAST];
 } fbpe_rx;
 /* ascii_fast: the alternative's number (plus one) in the low bits; HEAD: its optional head
- * must be checked against the next character; TAKE: the character is the optional X. */
-enum { FBPE_RX_FAST_ALT = 0x7F, FBPE_RX_FAST_HEAD = 0x100, FBPE_RX_FAST_TAKE = 0x200 };
+ * must be checked against the next character. */
+enum { FBPE_RX_FAST_ALT = 0x7F, FBPE_RX_FAST_HEAD = 0x100 };
 
 /* One backtrack frame: where to resume and how. */
 typedef struct {
