@@ -42,6 +42,7 @@ def tiny_units(monkeypatch):
     monkeypatch.setattr(ENCODER, "TEXT_UNIT_MIN_BYTES", 8)
     monkeypatch.setattr(ENCODER, "UNITS_PER_THREAD", 64)
     monkeypatch.setattr(ENCODER, "CUT_WINDOW", 32)
+    monkeypatch.setattr(ENCODER, "INTS_PARALLEL_MIN_IDS", 1)  # the list's ints put by the workers too
 
 
 def units_of(tok: fb.Tokenizer, text: str, threads: int) -> int:
@@ -154,6 +155,28 @@ def test_a_lone_surrogate_and_special_tokens_in_a_long_text(tiny_units):
     assert tok.encode_ordinary(pair, threads=3) == tok.encode_ordinary(pair.replace("\ud83d\ude00", "\U0001f600"), threads=1)
     with pytest.raises(fb.FunctionalBPEError):
         tok.encode_ordinary(text, threads=0)
+
+
+@needs_native
+def test_the_ints_put_by_the_workers_hold_one_reference_per_id(tiny_units):
+    # The workers put each id's int in the list and count it; the references are then taken
+    # as one addition per int (_TextBatch.ints_on_workers). Ids over 256 have ints of their
+    # own (smaller ones are CPython's shared small ints, which anything may reference).
+    import sys
+
+    tok = random_tokenizer(3)
+    text = "".join(stdlib_text(6_000)) + MULTILINGUAL
+    assert units_of(tok, text, 3) > 3
+    one = tok.encode_ordinary(text, threads=1)
+    ints = sorted({i for i in one if i > 256})
+    assert len(ints) > 20
+    before = [sys.getrefcount(i) for i in ints]
+    three = tok.encode_ordinary(text, threads=3)
+    assert three == one
+    gained = [sys.getrefcount(i) for i in ints]
+    assert [g - b for g, b in zip(gained, before)] == [three.count(i) for i in ints]
+    del three
+    assert [sys.getrefcount(i) for i in ints] == before
 
 
 @needs_native
