@@ -20,6 +20,10 @@ here: its lines are read by the function ``fb.files`` reads every line
 with and its documents encoded by the stream path, which gives their ids or raises the
 error ``fb.files`` or ``encode`` gives, and the workers go on from the unit after it.
 
+A compressed JSONL file is decompressed on a thread of its own into stretches of whole lines
+(:func:`_jsonl_stretches`), each handed to ``FileEncoding`` as a file of its own while the next
+is decompressed.
+
 What this path does not take stays on :func:`functionalbpe.pipeline.tokenfile.encode_stream`
 (:func:`usable`). A unit of a text file that holds the text of a disallowed special token
 is encoded again by that path, which raises the error naming the document, as it does for
@@ -31,14 +35,16 @@ import mmap
 import os
 import stat
 import time
-from typing import TYPE_CHECKING, Any, Callable, Collection, Optional, Tuple
+from concurrent.futures import ThreadPoolExecutor, wait
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterator, List, Optional, Tuple
 
 import numpy as np
 
 from ..core._native import NATIVE, PROGRAM
 from ..errors import CorpusError, FunctionalBPEError
 from ..text.corpus import (READ_ERRORS, Files, decode_utf8, display_name, is_json_array, is_jsonl, is_parquet,
-                           jsonl_line_document, unreadable)
+                           jsonl_line_document, open_file, unreadable)
 from ..util.output import PendingOutput
 from ..util.progress import Progress
 from . import blocks
@@ -56,12 +62,17 @@ CHECK_BYTES = 1 << 20
 _COMPRESSED = (".gz", ".zst")
 
 
-def usable(tok: "Tokenizes", source: Any, allowed_special: Collection[str]) -> bool:
-    """Whether ``source`` is read by this pipeline: ``fb.files`` of uncompressed, regular
-    plain text and JSON Lines files only, read strictly, without ``max_chars`` or
-    ``max_doc_chars``, by a tokenizer with a built-in C scanner (not a compiled pattern)
-    that cuts safely where there are text files, with no special token allowed, where the
-    C core runs worker threads."""
+def usable(tok: "Tokenizes", source: Any, allowed_special: Collection[str], threads: int = 2) -> bool:
+    """Whether ``source`` is read by this pipeline: ``fb.files`` of regular plain text and
+    JSON Lines files only (a compressed JSONL file on two threads or more), read strictly,
+    without ``max_chars`` or ``max_doc_chars``, by a tokenizer with a built-in C scanner (not
+    a compiled pattern) that cuts safely where there are text files, with no special token
+    allowed, where the C core runs worker threads.
+
+    On one thread a compressed file stays on the stream path: there the calling thread
+    decompresses and takes the fields out while one worker encodes, where here that one
+    worker takes the fields out too (0.58 s against 0.48 s for 30 MB of JSONL, gzipped;
+    on two threads 0.39 s here against 0.50 s there)."""
     module = NATIVE.encoder
     if module is None or not module.file_pipeline_available():
         return False
@@ -76,7 +87,9 @@ def usable(tok: "Tokenizes", source: Any, allowed_special: Collection[str]) -> b
     if not all(lines) and not tok.scheme.compiled().cuts_safely:
         return False  # a JSONL document is encoded whole, a text file in units
     for path, jsonl in zip(source.paths, lines):
-        if (not jsonl and (is_parquet(path) or is_json_array(path))) or path.name.endswith(_COMPRESSED):
+        if path.name.endswith(_COMPRESSED) and (not jsonl or threads < 2):
+            return False
+        if not jsonl and (is_parquet(path) or is_json_array(path)):
             return False
         try:
             if not stat.S_ISREG(os.stat(path).st_mode):
@@ -109,8 +122,28 @@ def encode_files(tok: "Tokenizes", source: Files, token_file: PendingOutput, ind
     per_call = max(1, CALL_BYTES_PER_THREAD * threads // block)
     done = _Done()
     start = time.perf_counter()
+
+    def job_of(data: Any, jsonl: bool) -> Any:
+        # Python's buffered writes (the header, an index entry) reach the files before the
+        # workers write to their descriptors.
+        fd = token_file.fileno()
+        index_fd = index_file.fileno() if index_file is not None and jsonl else -1
+        return module.FileEncoding(native, data, scanner, block, width, -1 if eot_id is None else eot_id,
+                                   needles, avoid, fd, threads, key if jsonl else None, index_fd)
+
     for path in source.paths:
         jsonl = is_jsonl(path)
+        if path.name.endswith(_COMPRESSED):  # JSON Lines (usable): whole lines, a stretch at a time
+            lines = offset = 0
+            for data in _read_ahead(_jsonl_stretches(path, CALL_BYTES_PER_THREAD * threads)):
+                job = job_of(data, True)
+                try:
+                    lines = _encode_jsonl(job, data, path, source, token_file, index_file, done, per_call, block,
+                                          fallback, bar, start, max_tokens, too_many, lines, offset)
+                finally:
+                    job.release()
+                offset += len(data)
+            continue
         if index_file is not None and not jsonl:
             index_file.write(np.array([done.tokens], dtype="<u8").tobytes())
         try:
@@ -125,12 +158,8 @@ def encode_files(tok: "Tokenizes", source: Files, token_file: PendingOutput, ind
                 raise unreadable(path, exc) from None
             job = None
             try:
-                # Python's buffered writes (the header, an index entry) reach the files before
-                # the workers write to their descriptors.
+                job = job_of(data, jsonl)
                 fd = token_file.fileno()
-                index_fd = index_file.fileno() if index_file is not None and jsonl else -1
-                job = module.FileEncoding(native, data, scanner, block, width, -1 if eot_id is None else eot_id,
-                                          needles, avoid, fd, threads, key if jsonl else None, index_fd)
                 if jsonl:
                     _encode_jsonl(job, data, path, source, token_file, index_file, done, per_call, block, fallback, bar,
                                   start, max_tokens, too_many)
@@ -207,10 +236,10 @@ def _encode_text(job: Any, data: Any, size: int, path: Any, source: Files, token
 def _encode_jsonl(job: Any, data: Any, path: Any, source: Files, token_file: PendingOutput,
                   index_file: Optional[PendingOutput], done: _Done, per_call: int, block: int, fallback: Fallback,
                   bar: Progress, start: float, max_tokens: Optional[int],
-                  too_many: Callable[[], FunctionalBPEError]) -> None:
-    """One JSONL file, a document a record."""
+                  too_many: Callable[[], FunctionalBPEError], lines: int = 0, offset: int = 0) -> int:
+    """One JSONL file, a document a record; or a stretch of whole lines of one, ``data``, at
+    ``offset`` in the file after line ``lines``. Returns the number of the last line read."""
     units = job.units
-    lines = 0  # read so far: the number of the line before the next unit's first
     first = 0
     while first < units:
         end = min(units, first + per_call)
@@ -225,8 +254,8 @@ def _encode_jsonl(job: Any, data: Any, path: Any, source: Files, token_file: Pen
         lines += read
         if failure == "python":
             unit_start, unit_stop = job.jsonl_unit(written)
-            lines += _jsonl_unit_by_python(bytes(data[unit_start:unit_stop]), unit_start, lines, path, source,
-                                           token_file, index_file, done, fallback)
+            lines += _jsonl_unit_by_python(bytes(data[unit_start:unit_stop]), offset + unit_start, lines, path,
+                                           source, token_file, index_file, done, fallback)
             end = written + 1
         elif failure is not None:
             raise _failed(failure, token_file, index_file)
@@ -235,6 +264,60 @@ def _encode_jsonl(job: Any, data: Any, path: Any, source: Files, token_file: Pen
         done.show(bar, done.bytes_in // 1_000_000, start)
         if max_tokens is not None and done.tokens > max_tokens:
             raise too_many()
+    return lines
+
+
+def _jsonl_stretches(path: Path, stretch: int) -> Iterator[bytes]:
+    """A compressed JSONL file, decompressed, as stretches of whole lines of about
+    ``stretch`` bytes (the last line may lack its newline). It is read as the stream path
+    reads it (:func:`.blocks._jsonl_units`, ``JSONL_READ_BYTES`` at a time), so that an error
+    of reading comes after the lines before it, as there: the whole lines read so far are
+    handed out first."""
+    whole: List[bytes] = []  # whole lines not handed out yet
+    held = 0
+    part: List[bytes] = []  # the start of a line not ended yet
+    try:
+        with open_file(path) as fh:
+            while True:
+                raw = fh.read(blocks.JSONL_READ_BYTES)
+                if not raw:
+                    break
+                cut = raw.rfind(b"\n") + 1
+                if not cut:  # one line longer than a read so far
+                    part.append(raw)
+                    continue
+                whole += part + [raw[:cut]]
+                held += sum(map(len, part)) + cut
+                part = [raw[cut:]] if cut < len(raw) else []
+                if held >= stretch:
+                    yield b"".join(whole)
+                    whole, held = [], 0
+    except READ_ERRORS as exc:
+        if whole:
+            yield b"".join(whole)
+        raise unreadable(path, exc) from None
+    rest = b"".join(whole + part)
+    if rest:
+        yield rest
+
+
+def _read_ahead(stretches: Iterator[bytes]) -> Iterator[bytes]:
+    """``stretches``, the next one read on a thread of its own while the caller encodes this
+    one: decompressing releases the GIL, so it overlaps the workers. An error of reading is
+    raised where the stretch it stopped would have been."""
+    pool = ThreadPoolExecutor(1, thread_name_prefix="functionalbpe-read")
+    pending = pool.submit(next, stretches, None)
+    try:
+        while True:
+            data = pending.result()
+            if data is None:
+                return
+            pending = pool.submit(next, stretches, None)
+            yield data
+    finally:
+        wait([pending])  # the read in flight, before the reader is closed here
+        stretches.close()
+        pool.shutdown()
 
 
 def _jsonl_unit_by_python(data: bytes, offset: int, lines_before: int, path: Any, source: Files,

@@ -428,7 +428,7 @@ def encode_to_file(
                 refuse_overwriting(written, given.paths, "a file of the corpus")
     allowed, disallowed = tok.special_policy.sets(allowed_special, disallowed_special)
     # Plain text and JSONL files go through one C pipeline per file; everything else as a stream.
-    in_c = textfiles.usable(tok, given, allowed)
+    in_c = textfiles.usable(tok, given, allowed, thread_count(threads, os.cpu_count() or 1) or 1)
     stream = None if in_c else encode_stream(tok, given, dtype=dtype, eot=eot, threads=threads, progress=progress,
                                              allowed_special=allowed_special, disallowed_special=disallowed_special)
     start = time.perf_counter()

@@ -5,6 +5,8 @@ every document ``fb.files`` reads, whatever the number of threads, the block siz
 stretch between returns to Python; the lines the C reader leaves to Python, the special
 tokens it refuses and every error (its message, its line and document numbers) are the
 stream path's too."""
+import gzip
+import importlib.util
 import json
 import os
 
@@ -15,7 +17,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import functionalbpe as fb
 from functionalbpe.core._native import NATIVE
 from functionalbpe.errors import CorpusError, SpecialTokenError
-from functionalbpe.pipeline import textfiles, tokenfile
+from functionalbpe.pipeline import blocks, textfiles, tokenfile
 
 pytestmark = pytest.mark.skipif(
     NATIVE.encoder is None or not NATIVE.encoder.file_pipeline_available(),
@@ -61,37 +63,72 @@ def record(draw, field):
     return line
 
 
+COMPRESSIONS = ["", ".gz"] + ([".zst"] if importlib.util.find_spec("zstandard") else [])
+
+
+def write_jsonl(path, data: bytes):
+    """Write ``data`` to ``path``, compressed as its name says."""
+    if path.endswith(".gz"):
+        with gzip.open(path, "wb") as fh:
+            fh.write(data)
+    elif path.endswith(".zst"):
+        import zstandard
+
+        with open(path, "wb") as fh:
+            fh.write(zstandard.ZstdCompressor().compress(data))
+    else:
+        with open(path, "wb") as fh:
+            fh.write(data)
+
+
+def read_jsonl(path) -> bytes:
+    if path.endswith(".gz"):
+        with gzip.open(path, "rb") as fh:
+            return fh.read()
+    if path.endswith(".zst"):
+        import zstandard
+
+        with open(path, "rb") as fh:
+            return zstandard.ZstdDecompressor().stream_reader(fh).read()
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
 def jsonl_files(draw, root, field):
-    """One to three files of records, blank lines between; the last newline sometimes left out."""
+    """One to three files of records, blank lines between; the last newline sometimes left out;
+    compressed or not."""
     paths = []
     for k in range(draw(st.integers(1, 3))):
         lines = draw(st.lists(st.one_of(record(field), st.sampled_from(BLANK)), max_size=25))
         data = "\n".join(lines) + ("\n" if draw(st.booleans()) else "")
-        path = os.path.join(root, f"{k}.jsonl")
-        with open(path, "wb") as fh:
-            fh.write(data.encode("utf-8"))
+        path = os.path.join(root, f"{k}.jsonl" + draw(st.sampled_from(COMPRESSIONS)))
+        write_jsonl(path, data.encode("utf-8"))
         paths.append(path)
     return paths
 
 
-def written(tok, paths, out, threads, block, stretch, field, **options):
-    saved = tokenfile.UNIT_BYTES, textfiles.CALL_BYTES_PER_THREAD
+def written(tok, paths, out, threads, block, stretch, field, read=None, **options):
+    """What the C pipeline writes (or raises); ``read``: the bytes of a compressed file
+    decompressed at a time (both paths), so that its stretches are a few lines."""
+    saved = tokenfile.UNIT_BYTES, textfiles.CALL_BYTES_PER_THREAD, blocks.JSONL_READ_BYTES
     tokenfile.UNIT_BYTES, textfiles.CALL_BYTES_PER_THREAD = block, stretch
+    blocks.JSONL_READ_BYTES = read or blocks.JSONL_READ_BYTES
     try:
         summary = tok.encode_to_file(fb.files(*paths, field=field), out, eot=EOT, threads=threads, progress=False,
                                      offsets=out + ".idx", **options)
     finally:
-        tokenfile.UNIT_BYTES, textfiles.CALL_BYTES_PER_THREAD = saved
+        tokenfile.UNIT_BYTES, textfiles.CALL_BYTES_PER_THREAD, blocks.JSONL_READ_BYTES = saved
     with open(out, "rb") as ids, open(out + ".idx", "rb") as index:
         return (summary.documents, summary.tokens, summary.bytes_in), ids.read(), index.read()
 
 
-def by_stream(tok, paths, out, field, **options):
+def by_stream(tok, paths, out, field, read=None, **options):
     """What the stream path writes (or raises)."""
     original = textfiles.usable
     textfiles.usable = lambda *args: False
     try:
-        return written(tok, paths, out, 2, tokenfile.UNIT_BYTES, textfiles.CALL_BYTES_PER_THREAD, field, **options)
+        return written(tok, paths, out, 2, tokenfile.UNIT_BYTES, textfiles.CALL_BYTES_PER_THREAD, field, read,
+                       **options)
     finally:
         textfiles.usable = original
 
@@ -106,16 +143,17 @@ def outcome(run):
 @settings(max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", "120")), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data(), threads=st.integers(1, 4), block=st.one_of(st.integers(1024, 4096), st.integers(1, 64)),
-       stretch=st.integers(1, 20_000), ordinary=st.booleans(), field=st.sampled_from(["text", "body"]))
+       stretch=st.integers(1, 20_000), ordinary=st.booleans(), field=st.sampled_from(["text", "body"]),
+       read=st.one_of(st.none(), st.integers(1, 300)))
 def test_jsonl_token_files_are_the_stream_paths(tok, tmp_path_factory, data, threads, block, stretch, ordinary,
-                                                field):
+                                                field, read):
     root = str(tmp_path_factory.mktemp("j"))
     paths = jsonl_files(data.draw, root, field)
     options = {"disallowed_special": ()} if ordinary else {}
     assert textfiles.usable(tok, fb.files(*paths, field=field), frozenset())
-    got = outcome(lambda: written(tok, paths, os.path.join(root, "c.npy"), threads, block, stretch, field,
+    got = outcome(lambda: written(tok, paths, os.path.join(root, "c.npy"), threads, block, stretch, field, read,
                                   **options))
-    want = outcome(lambda: by_stream(tok, paths, os.path.join(root, "s.npy"), field, **options))
+    want = outcome(lambda: by_stream(tok, paths, os.path.join(root, "s.npy"), field, read, **options))
     assert got == want
     docs = list(fb.files(*paths, field=field))
     if ordinary or not any(EOT in doc for doc in docs):
@@ -140,19 +178,18 @@ DAMAGE = ['{"text": "a', '{"text": 3}', '{"other": "a"}', "[1]", '{"text": "a"} 
 @settings(max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", "60")), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data(), damage=st.sampled_from(DAMAGE), threads=st.integers(1, 4),
-       block=st.one_of(st.integers(1024, 2048), st.integers(1, 64)))
-def test_a_damaged_line_is_the_stream_paths_error(tok, tmp_path_factory, data, damage, threads, block):
+       block=st.one_of(st.integers(1024, 2048), st.integers(1, 64)), stretch=st.sampled_from([1, 50, 1 << 20]),
+       read=st.one_of(st.none(), st.integers(1, 100)))
+def test_a_damaged_line_is_the_stream_paths_error(tok, tmp_path_factory, data, damage, threads, block, stretch, read):
     root = str(tmp_path_factory.mktemp("d"))
     paths = jsonl_files(data.draw, root, "text")
-    with open(paths[-1], "rb") as fh:
-        lines = fh.read().split(b"\n")
+    lines = read_jsonl(paths[-1]).split(b"\n")
     at = data.draw(st.integers(0, len(lines)))
     lines.insert(at, damage if isinstance(damage, bytes) else damage.encode("utf-8"))
-    with open(paths[-1], "wb") as fh:
-        fh.write(b"\n".join(lines))
-    got = outcome(lambda: written(tok, paths, os.path.join(root, "c.npy"), threads, block, 1 << 20, "text",
+    write_jsonl(paths[-1], b"\n".join(lines))
+    got = outcome(lambda: written(tok, paths, os.path.join(root, "c.npy"), threads, block, stretch, "text", read,
                                   disallowed_special=()))
-    want = outcome(lambda: by_stream(tok, paths, os.path.join(root, "s.npy"), "text", disallowed_special=()))
+    want = outcome(lambda: by_stream(tok, paths, os.path.join(root, "s.npy"), "text", read, disallowed_special=()))
     assert got == want
     assert isinstance(got[1], str) and f"line {at + 1}" in got[1]
     assert not os.path.exists(os.path.join(root, "c.npy"))
@@ -210,8 +247,6 @@ def test_jsonl_and_text_files_together(tok, tmp_path):
 
 
 def test_what_stays_on_the_stream_path(tok, tmp_path):
-    import gzip
-
     (tmp_path / "a.jsonl").write_text('{"text": "hi"}\n')
     with gzip.open(tmp_path / "b.jsonl.gz", "wt") as fh:
         fh.write('{"text": "hi"}\n')
@@ -220,8 +255,28 @@ def test_what_stays_on_the_stream_path(tok, tmp_path):
     jsonl = tmp_path / "a.jsonl"
     assert textfiles.usable(tok, fb.files(jsonl), frozenset())
     assert textfiles.usable(tok, fb.files(tmp_path / "d.json"), frozenset())  # JSON Lines
-    assert not textfiles.usable(tok, fb.files(tmp_path / "b.jsonl.gz"), frozenset())
+    assert textfiles.usable(tok, fb.files(tmp_path / "b.jsonl.gz"), frozenset())  # decompressed a stretch at a time
+    assert not textfiles.usable(tok, fb.files(tmp_path / "b.jsonl.gz"), frozenset(), 1)  # on one thread
+    (tmp_path / "e.txt.gz").write_bytes(gzip.compress(b"hi"))
+    assert not textfiles.usable(tok, fb.files(tmp_path / "e.txt.gz"), frozenset())  # a text file is mapped whole
     assert not textfiles.usable(tok, fb.files(tmp_path / "c.json"), frozenset())  # an array
     assert not textfiles.usable(tok, fb.files(jsonl, errors="replace"), frozenset())
     assert not textfiles.usable(tok, fb.files(jsonl, max_doc_chars=3), frozenset())
     assert not textfiles.usable(tok, fb.files(jsonl), frozenset([EOT]))
+
+
+@pytest.mark.parametrize("kept", [0.1, 0.5, 0.97])
+@pytest.mark.parametrize("damaged", [None, 5, 250])
+def test_a_truncated_compressed_file_is_the_stream_paths_error(tok, tmp_path, kept, damaged):
+    """A compressed file cut short: the error of reading it comes after the lines read before
+    it (a damaged line among them first), as on the stream path, however it is decompressed."""
+    lines = [json.dumps({"text": f"doc {k} é"}) for k in range(1, 301)]
+    if damaged:
+        lines[damaged - 1] = '{"text": 3}'
+    packed = gzip.compress("\n".join(lines).encode("utf-8"))
+    path = tmp_path / "a.jsonl.gz"
+    path.write_bytes(packed[:int(len(packed) * kept)])
+    for read, stretch in ((64, 1), (64, 300), (1 << 20, 1)):
+        got = outcome(lambda: written(tok, [str(path)], str(tmp_path / "c.npy"), 2, 64, stretch, "text", read))
+        assert got == outcome(lambda: by_stream(tok, [str(path)], str(tmp_path / "s.npy"), "text", read))
+        assert got[0] is CorpusError
