@@ -1012,7 +1012,12 @@ typedef struct {
     uint32_t ids_off, ids_len;
 } cache_slot;
 
+/* Each worker writes its cache's counts as it adds pieces: a cache line of space before and
+ * after them, so that two workers' caches, allocated one after the other, never share a line
+ * (see fbpe_encode_batch, whose arrays of ids did). */
+#define CACHE_LINE 64
 struct fbpe_cache {
+    unsigned char line_before[CACHE_LINE];
     cache_slot *slots;
     size_t mask, size;
     uint8_t *keys;
@@ -1020,6 +1025,7 @@ struct fbpe_cache {
     uint32_t *vals;
     size_t vals_len, vals_cap;
     size_t limit; /* emptied when it holds this many pieces; 0: CACHE_MAX_ENTRIES */
+    unsigned char line_after[CACHE_LINE];
 };
 
 static void cache_free(fbpe_cache *c) {
