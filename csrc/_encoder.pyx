@@ -769,7 +769,7 @@ cdef extern from *:
     """
     #include "lib/common/take_next.h"
     #include "lib/common/workers.h"
-    /* The ints of a batch's ids put into a list's slots by the workers (joined_ints). A
+    /* The ints of a batch's ids put into a list's slots by the workers (ints_on_workers). A
      * worker only reads objects[id] and writes the slot: it touches no object, so it needs
      * no GIL; the references are taken afterwards, with the GIL, as one addition to each
      * int's count (counts[id], the ids whose count left zero listed in touched). */
