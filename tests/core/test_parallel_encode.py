@@ -236,6 +236,7 @@ def _with_tiktoken(name, pattern, tmp_path):
     return tok, enc
 
 
+@needs_native  # the pure-Python path has no worker threads; its ids are tiktoken's in test_real_vocabularies
 @pytest.mark.parametrize("name, pattern", [("cl100k_base", "gpt4"), ("o200k_base", "o200k")])
 def test_production_vocabularies_on_threads_equal_tiktoken(name, pattern, corpora, tmp_path):
     tok, enc = _with_tiktoken(name, pattern, tmp_path)
