@@ -144,33 +144,40 @@ def _jsonl_units(path: Path, field: str, errors: str) -> Iterator[Tuple[bytes, n
         doc = jsonl_line_document(line, number, block_start + at, name, field, errors)
         return None if doc is None else doc.encode("utf-8")
 
-    # The start of a line longer than what was read so far, in parts: only each new read is
-    # searched for a newline and the parts are joined once, when the line is whole (joining
-    # and searching them again on every read took 82 s for one line of 400 MB).
-    carry: List[bytes] = []
     try:
         with open_file(path) as fh:
-            while True:
-                raw = fh.read(JSONL_READ_BYTES)
-                if raw:
-                    cut = raw.rfind(b"\n") + 1
-                    if not cut:  # one line longer than a block so far
-                        carry.append(raw)
-                        continue
-                    data = b"".join(carry + [raw[:cut]]) if carry else raw[:cut]
-                    carry = [raw[cut:]] if cut < len(raw) else []
-                else:
-                    data = b"".join(carry)
-                    carry = []
-                if data:
-                    text, ends, _, lines_before = encoder.jsonl_extract(data, key, lines_before, by_python)
-                    block_start += len(data)
-                    if len(ends):
-                        yield text, ends, np.ones(len(ends), np.uint8)
-                if not raw:
-                    return
+            for data in whole_line_reads(fh):
+                text, ends, _, lines_before = encoder.jsonl_extract(data, key, lines_before, by_python)
+                block_start += len(data)
+                if len(ends):
+                    yield text, ends, np.ones(len(ends), np.uint8)
     except READ_ERRORS as exc:
         raise unreadable(path, exc) from None
+
+
+def whole_line_reads(fh: Any) -> Iterator[bytes]:
+    """What ``fh`` holds, ``JSONL_READ_BYTES`` read at a time, each read cut after its last
+    newline and the rest carried to the next (the last may lack its newline). A line longer
+    than a read is kept in parts: only each new read is searched for a newline and the parts
+    are joined once, when the line is whole (joining and searching them again on every read
+    took 82 s for one line of 400 MB)."""
+    carry: List[bytes] = []
+    while True:
+        raw = fh.read(JSONL_READ_BYTES)
+        if raw:
+            cut = raw.rfind(b"\n") + 1
+            if not cut:  # one line longer than a read so far
+                carry.append(raw)
+                continue
+            data = b"".join(carry + [raw[:cut]]) if carry else raw[:cut]
+            carry = [raw[cut:]] if cut < len(raw) else []
+        else:
+            data = b"".join(carry)
+            carry = []
+        if data:
+            yield data
+        if not raw:
+            return
 
 
 def _parquet_units(path: Path, field: str) -> Iterator[Tuple[bytes, np.ndarray, np.ndarray]]:

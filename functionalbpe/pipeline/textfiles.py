@@ -270,25 +270,15 @@ def _encode_jsonl(job: Any, data: Any, path: Any, source: Files, token_file: Pen
 def _jsonl_stretches(path: Path, stretch: int) -> Iterator[bytes]:
     """A compressed JSONL file, decompressed, as stretches of whole lines of about
     ``stretch`` bytes (the last line may lack its newline). It is read as the stream path
-    reads it (:func:`.blocks._jsonl_units`, ``JSONL_READ_BYTES`` at a time), so that an error
-    of reading comes after the lines before it, as there: the whole lines read so far are
-    handed out first."""
+    reads it (:func:`.blocks.whole_line_reads`), so that an error of reading comes after the
+    lines before it, as there: the whole lines read so far are handed out first."""
     whole: List[bytes] = []  # whole lines not handed out yet
     held = 0
-    part: List[bytes] = []  # the start of a line not ended yet
     try:
         with open_file(path) as fh:
-            while True:
-                raw = fh.read(blocks.JSONL_READ_BYTES)
-                if not raw:
-                    break
-                cut = raw.rfind(b"\n") + 1
-                if not cut:  # one line longer than a read so far
-                    part.append(raw)
-                    continue
-                whole += part + [raw[:cut]]
-                held += sum(map(len, part)) + cut
-                part = [raw[cut:]] if cut < len(raw) else []
+            for data in blocks.whole_line_reads(fh):
+                whole.append(data)
+                held += len(data)
                 if held >= stretch:
                     yield b"".join(whole)
                     whole, held = [], 0
@@ -296,9 +286,8 @@ def _jsonl_stretches(path: Path, stretch: int) -> Iterator[bytes]:
         if whole:
             yield b"".join(whole)
         raise unreadable(path, exc) from None
-    rest = b"".join(whole + part)
-    if rest:
-        yield rest
+    if whole:
+        yield b"".join(whole)
 
 
 def _read_ahead(stretches: Iterator[bytes]) -> Iterator[bytes]:
