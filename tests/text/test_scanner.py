@@ -177,6 +177,34 @@ def test_class_table_agrees_with_regex_on_sampled_code_points():
             assert bool(table[cp] & bit) == bool(regex.match(prop, chr(cp))), (hex(cp), prop)
 
 
+def test_no_code_point_outside_the_measured_ranges_is_in_a_class():
+    # What lets the classes be measured in assigned_ranges() only: each class, and the
+    # contraction letters under (?i), misses every code point outside them.
+    every = charclasses.every_code_point()
+    skipped = [(0, 0x110000)]
+    for start, end in charclasses.assigned_ranges():
+        last_lo, last_hi = skipped.pop()
+        skipped += [(last_lo, start), (end, last_hi)]
+    skipped = [(lo, hi) for lo, hi in skipped if lo < hi]
+    assert skipped, "planes 4-13 are empty in every Unicode version so far"
+    classes = [prop for prop, _ in charclasses.PROPERTIES] + [r"\p{L}", f"(?i)[{charclasses.CONTRACTION_LETTERS}]"]
+    for lo, hi in skipped:
+        for prop in classes:
+            assert regex.search(prop, every, pos=lo, endpos=hi) is None, (prop, hex(lo), hex(hi))
+
+
+def test_assigned_ranges_take_everything_once_the_empty_planes_hold_a_character(monkeypatch):
+    # As a newer Unicode would: here the "empty" planes are made to hold CJK ideographs.
+    monkeypatch.setattr(charclasses, "EMPTY_PLANES", (0x4E00, 0x9FFF))
+    charclasses.assigned_ranges.cache_clear()
+    try:
+        assert charclasses.assigned_ranges() == ((0, 0x110000),)
+    finally:
+        monkeypatch.undo()
+        charclasses.assigned_ranges.cache_clear()
+    assert charclasses.assigned_ranges() == ((0, 0x40000), (0xE0000, 0x110000))
+
+
 def test_version_sentinels_date_pythons_own_unicodedata():
     import unicodedata
 
