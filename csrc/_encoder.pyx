@@ -1479,27 +1479,33 @@ cdef extern from "lib/encode/ranks.h":
     fbpe_status fbpe_ranks_new(const uint8_t *arena, const uint32_t *off, uint32_t num,
                                fbpe_ranks **out) nogil
     void fbpe_ranks_free(fbpe_ranks *t) nogil
-    fbpe_status fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *parts, size_t *cut) nogil
+    fbpe_status fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *parts, size_t *cut,
+                                    uint32_t *left, uint32_t *right) nogil
 
 
 def tiktoken_splits(tokens):
     """For each token (bytes, given in rank order: token r has rank r), what tiktoken's
-    procedure makes of it with the ranks below it: ``(number of parts, end of the first)``.
+    procedure makes of it with the ranks below it: ``(number of parts, end of the first,
+    rank of the first, rank of the second)``, the two ranks -1 unless there are two parts.
 
     >>> tiktoken_splits([b"a", b"b", b"ab", b"abb"])[2:]
-    [(2, 1), (2, 2)]
+    [(2, 1, 0, 1), (2, 2, 2, 1)]
     """
     if len(tokens) > FBPE_MAX_VOCAB_SIZE:
         raise ValueError(f"{len(tokens)} ranks; a rank file holds at most {FBPE_MAX_VOCAB_SIZE}")
-    cdef uint32_t num = len(tokens), r
+    cdef uint32_t num = len(tokens), r, left, right
     cdef size_t parts, cut
-    cdef fbpe_status rc
+    cdef fbpe_status rc = FBPE_OK
     arena = b"".join(tokens)
     if len(arena) > 0xFFFFFFFF:
         raise ValueError(f"the ranks' tokens hold {len(arena)} bytes, more than 32-bit offsets reach")
     cdef uint32_t *off = <uint32_t *>malloc((num + 1) * sizeof(uint32_t))
+    # Per token: parts, cut, left, right (parts and cut are at most a token's length).
+    cdef uint32_t *found = <uint32_t *>malloc((4 * <size_t>num + 1) * sizeof(uint32_t))
     cdef fbpe_ranks *table = NULL
-    if not off:
+    if not off or not found:
+        free(off)
+        free(found)
         raise MemoryError()
     try:
         off[0] = 0
@@ -1507,16 +1513,23 @@ def tiktoken_splits(tokens):
             off[r + 1] = off[r] + len(tokens[r])
         check(fbpe_ranks_new(<const uint8_t *>PyBytes_AS_STRING(arena), off, num, &table),
               "while reading the ranks", f"a token is empty or longer than {FBPE_MAX_TOKEN_BYTES} bytes")
-        out = []
-        for r in range(num):
-            with nogil:
-                rc = fbpe_tiktoken_parts(table, r, &parts, &cut)
-            check(rc, "while reading the ranks")
-            out.append((parts, cut))
-        return out
+        with nogil:
+            for r in range(num):
+                rc = fbpe_tiktoken_parts(table, r, &parts, &cut, &left, &right)
+                if rc:
+                    break
+                found[4 * r] = <uint32_t>parts
+                found[4 * r + 1] = <uint32_t>cut
+                found[4 * r + 2] = left
+                found[4 * r + 3] = right
+        check(rc, "while reading the ranks")
+        return [(found[4 * r], found[4 * r + 1],
+                 -1 if found[4 * r + 2] == FBPE_NO_RANK else found[4 * r + 2],
+                 -1 if found[4 * r + 3] == FBPE_NO_RANK else found[4 * r + 3]) for r in range(num)]
     finally:
         fbpe_ranks_free(table)
         free(off)
+        free(found)
 
 
 cdef extern from "lib/scan/jsonl.h":

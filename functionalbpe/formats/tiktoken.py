@@ -23,6 +23,9 @@ import zlib
 import binascii
 import heapq
 import os
+import re
+from itertools import accumulate, chain, repeat
+from operator import gt, mul
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
 
 from ..core._native import NATIVE
@@ -93,8 +96,41 @@ def read_ranks(path: PathLike) -> Dict[bytes, int]:
     return read_rank_file(path)[0]
 
 
+# The tokens of a rank file, one a line, as b64decode(validate=True) takes them.
+_BASE64_LINES = re.compile(rb"(?:[A-Za-z0-9+/]+={0,2}\n)*")
+
+
 def parse_ranks(raw: bytes, name: str) -> Dict[bytes, int]:
     """The ranks of the bytes of a ``.tiktoken`` file called ``name``."""
+    return _plain_ranks(raw) or _ranks_line_by_line(raw, name)
+
+
+def _plain_ranks(raw: bytes) -> Optional[Dict[bytes, int]]:
+    """What :func:`_ranks_line_by_line` makes of a file written as tiktoken writes one (each
+    line a base64 token, a space and a rank) that passes every check, read a file at a time
+    rather than a line at a time: cl100k in about 0.1 s rather than 0.15. None for any other file,
+    which that then reads, or refuses naming the line."""
+    fields = raw.split()
+    tokens, numbers = fields[0::2], fields[1::2]
+    # The file is exactly its lines written again: two fields each, one space between.
+    if not tokens or b"\n".join(map(b" ".join, zip(tokens, numbers))) + b"\n" != raw:
+        return None
+    if _BASE64_LINES.fullmatch(b"\n".join(tokens) + b"\n") is None:
+        return None
+    try:
+        decoded = list(map(binascii.a2b_base64, tokens))
+        ranks = list(map(int, numbers))
+    except (binascii.Error, ValueError):
+        return None
+    table = dict(zip(decoded, ranks))
+    lengths = list(map(len, decoded))
+    if (len(table) != len(ranks) or len(set(ranks)) != len(ranks) or min(ranks) < 0 or max(ranks) >= MAX_VOCAB_SIZE
+            or min(lengths) < 1 or max(lengths) > MAX_TOKEN_BYTES or sum(lengths) > MAX_TOTAL_TOKEN_BYTES):
+        return None
+    return table
+
+
+def _ranks_line_by_line(raw: bytes, name: str) -> Dict[bytes, int]:
     ranks: Dict[bytes, int] = {}
     seen_ranks: Dict[int, int] = {}
     total = 0
@@ -240,45 +276,50 @@ def merges_from_ranks(
             f"{bytes([missing[0]])!r}); byte-level BPE needs every byte as a token"
         )
     longer.sort()
-    longest = 1
-    for rank, token in longer:
-        # Two tokens of lower rank together are at most twice the longest: a longer token
-        # is refused here, before anything is spent on its bytes.
-        if len(token) > 2 * longest:
-            raise TokenizerFileError(
-                f"{origin}: the token {excerpt(token)} (rank {rank}) is not a merge of two tokens of lower "
-                f"rank: it is {len(token)} bytes, longer than any two of them together ({2 * longest})"
-            )
-        longest = max(longest, len(token))
-    internal = {bytes([b]): b for b in range(NUM_BYTES)}
-    merges: List[Tuple[int, int]] = []
-    splits = _splits(ranks, longer)
-    unmade: List[bytes] = []  # tokens no merge makes
-    work: Optional[int] = None
-    for (rank, token), (count, cut) in zip(longer, splits):
-        if count != 2:
-            # Made by no merge: two tokens of lower rank may still make it (tiktoken joins any
-            # two parts whose bytes are a token). Looking costs about the square of a token's
-            # length, for it and (_joins) for every token: first, is that affordable?
-            if work is None:
-                work = sum(len(t) * len(t) for _, t in longer)
-            cut = 0 if work > JOIN_WORK else next(
-                (c for c in range(1, len(token)) if token[:c] in internal and token[c:] in internal), 0)
-            if not cut:
-                # The parts are worth showing (and computing again) only for a short token.
-                shown = f" {excerpt(tiktoken_parts(ranks, token, rank))}" if len(token) <= 256 else ""
-                why = "no two tokens of lower rank make it" if work <= JOIN_WORK else (
-                    f"the tokens are too long to look for two that make it ({work:,} steps, more than "
-                    f"{JOIN_WORK:,})")
+    # Two tokens of lower rank together are at most twice the longest: a longer token is
+    # refused here, before anything is spent on its bytes.
+    lengths = [len(token) for _, token in longer]
+    limits = map(mul, accumulate(chain([1], lengths), max), repeat(2))
+    if any(map(gt, lengths, limits)):
+        longest = 1
+        for rank, token in longer:
+            if len(token) > 2 * longest:
                 raise TokenizerFileError(
                     f"{origin}: the token {excerpt(token)} (rank {rank}) is not a merge of two tokens of lower "
-                    f"rank: with the ranks below it, its bytes come out as {count} tokens{shown}, and {why}; "
-                    "these ranks are not a BPE vocabulary"
+                    f"rank: it is {len(token)} bytes, longer than any two of them together ({2 * longest})"
                 )
-            unmade.append(token)
-        merges.append((internal[token[:cut]], internal[token[cut:]]))
-        internal[token] = NUM_BYTES + len(merges) - 1
-    return byte_ids, merges, [rank for rank, _ in longer], _joins(internal, merges, set(unmade))
+            longest = max(longest, len(token))
+    # A token's id is its place: the bytes, then the longer tokens in rank order.
+    splits = _splits(ranks, longer)
+    merges = [(left, right) for _, _, left, right in splits]
+    unmade = [k for k, (count, _, _, _) in enumerate(splits) if count != 2]  # tokens no merge makes
+    if not unmade:
+        return byte_ids, merges, [rank for rank, _ in longer], []
+    ids = {bytes([b]): b for b in range(NUM_BYTES)}
+    ids.update((token, NUM_BYTES + k) for k, (_, token) in enumerate(longer))
+    # Made by no merge: two tokens of lower rank may still make it (tiktoken joins any two
+    # parts whose bytes are a token). Looking costs about the square of a token's length, for
+    # it and (_joins) for every token: first, is that affordable?
+    work = sum(n * n for n in lengths)
+    for k in unmade:
+        rank, token = longer[k]
+        lower = NUM_BYTES + k  # the ids of the tokens of lower rank are below this
+        cut = 0 if work > JOIN_WORK else next(
+            (c for c in range(1, len(token)) if ids.get(token[:c], lower) < lower and ids.get(token[c:], lower) < lower),
+            0)
+        if not cut:
+            # The parts are worth showing (and computing again) only for a short token.
+            shown = f" {excerpt(tiktoken_parts(ranks, token, rank))}" if len(token) <= 256 else ""
+            why = "no two tokens of lower rank make it" if work <= JOIN_WORK else (
+                f"the tokens are too long to look for two that make it ({work:,} steps, more than "
+                f"{JOIN_WORK:,})")
+            raise TokenizerFileError(
+                f"{origin}: the token {excerpt(token)} (rank {rank}) is not a merge of two tokens of lower "
+                f"rank: with the ranks below it, its bytes come out as {splits[k][0]} tokens{shown}, and {why}; "
+                "these ranks are not a BPE vocabulary"
+            )
+        merges[k] = (ids[token[:cut]], ids[token[cut:]])
+    return byte_ids, merges, [rank for rank, _ in longer], _joins(ids, merges, {longer[k][1] for k in unmade})
 
 
 # Looking for the pairs that make a token costs about the square of its length (every cut,
@@ -306,15 +347,20 @@ def _joins(internal: Dict[bytes, int], merges: List[Tuple[int, int]], unmade: Se
     return out
 
 
-def _splits(ranks: Dict[bytes, int], longer: List[Tuple[int, bytes]]) -> List[Tuple[int, int]]:
-    """(number of parts, end of the first) for each longer token, in C when it is built."""
+def _splits(ranks: Dict[bytes, int], longer: List[Tuple[int, bytes]]) -> List[Tuple[int, int, int, int]]:
+    """(number of parts, end of the first, and where there are two, the ids of the first and
+    the second, else -1 and -1) for each longer token, in C when it is built; a token's id is
+    its byte, or 256 + its place in ``longer``."""
     module = NATIVE.encoder
     if module is None:
         out = []
         pairs: Dict[Tuple[int, int], int] = {}
+        ids = {bytes([b]): b for b in range(NUM_BYTES)}
         for rank, token in longer:
             parts = tiktoken_parts(ranks, token, rank, pairs)
-            out.append((len(parts), len(parts[0])))
+            two = len(parts) == 2
+            out.append((len(parts), len(parts[0]), ids[parts[0]] if two else -1, ids[parts[1]] if two else -1))
+            ids[token] = NUM_BYTES + len(out) - 1
         return out
     # The compiled twin takes the tokens in rank order; only the order of the longer
     # tokens' ranks matters (a single byte is never a joined pair), so the bytes go first.

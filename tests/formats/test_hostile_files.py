@@ -416,7 +416,35 @@ def test_the_heap_procedure_is_tiktokens(vocab, token):
         by_rank = sorted(ranks, key=ranks.get)
         r = ranks[token]
         parts = naive_tiktoken_parts(ranks, token, r)
-        assert encoder.tiktoken_splits(by_rank)[r] == (len(parts), len(parts[0]))
+        two = len(parts) == 2
+        assert encoder.tiktoken_splits(by_rank)[r] == (
+            len(parts), len(parts[0]), ranks[parts[0]] if two else -1, ranks[parts[1]] if two else -1)
+
+
+@given(
+    entries=st.lists(st.tuples(st.binary(min_size=1, max_size=4), st.integers(0, 300)), min_size=0, max_size=12),
+    separator=st.sampled_from([b" "] * 6 + [b"  ", b"\t"]),
+    end=st.sampled_from([b"\n"] * 6 + [b"\r\n", b""]),
+    spoil=st.sampled_from([b""] * 8 + [b"=", b"!", b"A", b"\n", b" x", b"\n -1", b"\n= 7"]),
+)
+def test_a_rank_file_read_whole_is_what_it_is_read_line_by_line(entries, separator, end, spoil):
+    # parse_ranks reads a file written as tiktoken writes one in one go; anything it takes
+    # must be exactly what the line-by-line reading (which names the line it refuses) makes.
+    from functionalbpe.formats import tiktoken as rank_files
+
+    raw = b"".join(base64.b64encode(token) + separator + str(rank).encode() + b"\n" for token, rank in entries)
+    raw = raw[:-1] + end + spoil if raw else spoil
+    whole = rank_files._plain_ranks(raw)
+    if whole is not None:
+        assert list(whole.items()) == list(rank_files._ranks_line_by_line(raw, "r.tiktoken").items())
+    try:
+        expected = list(rank_files._ranks_line_by_line(raw, "r.tiktoken").items())
+    except TokenizerFileError as exc:
+        with pytest.raises(TokenizerFileError) as refused:
+            rank_files.parse_ranks(raw, "r.tiktoken")
+        assert str(refused.value) == str(exc)
+    else:
+        assert list(rank_files.parse_ranks(raw, "r.tiktoken").items()) == expected
 
 
 # -- what training makes, a file can hold -------------------------------------------------------

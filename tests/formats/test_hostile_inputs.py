@@ -201,7 +201,51 @@ def test_every_split_with_recorded_splits_is_tiktokens(vocab):
     assert [tiktoken_parts(ranks, t, r, pairs) for r, t in enumerate(by_rank)] == expected
     encoder = _native.NATIVE.encoder
     if encoder is not None:
-        assert encoder.tiktoken_splits(by_rank) == [(len(p), len(p[0])) for p in expected]
+        # With each two-part token the ranks of its parts: its merge, as merges_from_ranks takes it.
+        assert encoder.tiktoken_splits(by_rank) == [
+            (len(p), len(p[0])) + ((ranks[p[0]], ranks[p[1]]) if len(p) == 2 else (-1, -1)) for p in expected]
+
+
+def _merges_or_refusal(ranks: dict, native: object):
+    """merges_from_ranks with the tokens' splits found in C (native is the loaded modules) or
+    in Python (a stand-in with no encoder); its refusal's message where it refuses."""
+    import types
+
+    from functionalbpe.formats import tiktoken as rank_files
+    from functionalbpe.errors import TokenizerFileError
+
+    saved, rank_files.NATIVE = rank_files.NATIVE, native if native is not None else types.SimpleNamespace(encoder=None)
+    try:
+        return rank_files.merges_from_ranks(ranks)
+    except TokenizerFileError as exc:
+        return str(exc)
+    finally:
+        rank_files.NATIVE = saved
+
+
+@pytest.mark.skipif(_native.NATIVE.encoder is None, reason="the compiled encoder is not built")
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(joins=st.lists(st.tuples(st.integers(0, 99), st.integers(0, 99)), max_size=40),
+       swaps=st.lists(st.integers(0, 99), max_size=10))
+def test_merges_from_ranks_are_the_same_from_the_compiled_splits_and_from_python(joins, swaps):
+    # A vocabulary made by merges (each token two earlier ones), then neighbours in rank
+    # order swapped: ordinary merges, tokens that no merge makes but two tokens of lower rank
+    # do (joins, as Llama 3's), and tokens that nothing of lower rank makes (refused) all
+    # come up (about a third each).
+    tokens = [b"a", b"b", b"."]
+    for i, j in joins:
+        token = tokens[i % len(tokens)] + tokens[j % len(tokens)]
+        if token not in tokens and len(token) <= 12:
+            tokens.append(token)
+    longer = tokens[3:]
+    for k in swaps:
+        if len(longer) >= 2:
+            i = k % (len(longer) - 1)
+            longer[i], longer[i + 1] = longer[i + 1], longer[i]
+    ranks = {bytes([b]): b for b in range(256)}
+    for token in longer:
+        ranks[token] = len(ranks)
+    assert _merges_or_refusal(ranks, _native.NATIVE) == _merges_or_refusal(ranks, None)
 
 
 class _CountingRanks(dict):

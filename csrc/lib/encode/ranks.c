@@ -139,12 +139,14 @@ static uint32_t rank_of_join(const fbpe_ranks *t, const uint8_t *s, const uint64
  * skipped: O(n log n) for a token of n bytes, each join looked up in O(1) (rank_of_join).
  * (The plain rescan tiktoken does is O(n^2).) Called for the ranks in order, it records each
  * token's split, which the lookups of longer tokens use. */
-fbpe_status fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *parts, size_t *cut) {
+fbpe_status fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *parts, size_t *cut,
+                                uint32_t *left, uint32_t *right) {
     const uint8_t *s = t->arena + t->off[r];
     size_t n = (size_t)(t->off[r + 1] - t->off[r]), m = n, heap_len = 0;
     size_t longest = t->longest_below[r];
     fbpe_status rc = FBPE_ENOMEM;
     *cut = *parts = n;
+    *left = *right = FBPE_NO_RANK;
     if (n < 2) return FBPE_OK;
     /* Part i starts at byte i and ends where part next[i] starts (n: the end). */
     uint32_t *next = (uint32_t *)malloc(n * sizeof(uint32_t));
@@ -204,8 +206,8 @@ fbpe_status fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *parts, 
     *cut = m > 1 ? next[0] : n;
     *parts = m;
     if (m == 2) { /* the split that longer tokens' lookups compare with */
-        t->split_left[r] = part_rank[0];
-        t->split_right[r] = part_rank[next[0]];
+        t->split_left[r] = *left = part_rank[0];
+        t->split_right[r] = *right = part_rank[next[0]];
     }
     rc = FBPE_OK;
 done:

@@ -18,7 +18,9 @@ fbpe_status fbpe_ranks_new(const uint8_t *arena, const uint32_t *off, uint32_t n
                            fbpe_ranks **out);
 void fbpe_ranks_free(fbpe_ranks *t);
 /* How many parts token r comes out as (*parts), in O(n log n) lookups for a token of n
- * bytes, and where the first ends (*cut). FBPE_OK or FBPE_ENOMEM. */
-fbpe_status fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *parts, size_t *cut);
+ * bytes, where the first ends (*cut), and when there are two, their ranks (*left, *right;
+ * else FBPE_NO_RANK). FBPE_OK or FBPE_ENOMEM. */
+fbpe_status fbpe_tiktoken_parts(const fbpe_ranks *t, uint32_t r, size_t *parts, size_t *cut,
+                                uint32_t *left, uint32_t *right);
 
 #endif
