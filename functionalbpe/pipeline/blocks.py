@@ -8,8 +8,8 @@ encoder without ever being a Python ``str``.
   says) and cut where no piece can straddle the cut (:meth:`Files.document_units`, the cuts
   of training);
 * a ``.jsonl`` file (``.gz`` too): blocks of whole lines whose text fields are taken out in
-  C with the GIL released (``csrc/lib/scan/jsonl.c``, ``_encoder.jsonl_extract``); a line the C
-  reader is not sure of is read by :func:`functionalbpe.text.corpus.jsonl_line_document`,
+  C with the GIL released (:func:`functionalbpe.text.corpus.jsonl_runs`, as training reads
+  them); a line the C reader is not sure of is read by :func:`functionalbpe.text.corpus.jsonl_line_document`,
   the function ``fb.files`` itself reads every line with, so documents and errors are the
   same.
 
@@ -21,21 +21,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Iterator, List, Sequence, Tuple
 
 import numpy as np
 
 from ..core._native import NATIVE
 from ..errors import CorpusError
 from ..text import cuts
-from ..text.corpus import (READ_ERRORS, Files, display_name, is_json_array, is_jsonl, is_parquet, open_file,
-                           unreadable, jsonl_line_document, parquet_batches)
+from ..text.corpus import Files, is_json_array, is_jsonl, is_parquet, jsonl_runs, parquet_batches
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..interop.protocol import Tokenizes
 
-# Bytes of a JSONL file read at a time (then cut after the last whole line).
-JSONL_READ_BYTES = 1 << 20
 
 
 @dataclass
@@ -133,51 +130,8 @@ def _units(source: Files, special_tokens: Sequence[str], unit_bytes: int) -> Ite
 
 def _jsonl_units(path: Path, field: str, errors: str) -> Iterator[Tuple[bytes, np.ndarray, np.ndarray]]:
     """The documents of a JSONL file, a block of whole lines at a time, read in C."""
-    encoder = NATIVE.encoder
-    assert encoder is not None
-    name = display_name(path)
-    key = field.encode("utf-8", "surrogatepass")
-    lines_before = 0
-    block_start = 0  # the file offset of the block's first byte
-
-    def by_python(line: bytes, number: int, at: int) -> Optional[bytes]:
-        doc = jsonl_line_document(line, number, block_start + at, name, field, errors)
-        return None if doc is None else doc.encode("utf-8")
-
-    try:
-        with open_file(path) as fh:
-            for data in whole_line_reads(fh):
-                text, ends, _, lines_before = encoder.jsonl_extract(data, key, lines_before, by_python)
-                block_start += len(data)
-                if len(ends):
-                    yield text, ends, np.ones(len(ends), np.uint8)
-    except READ_ERRORS as exc:
-        raise unreadable(path, exc) from None
-
-
-def whole_line_reads(fh: Any) -> Iterator[bytes]:
-    """What ``fh`` holds, ``JSONL_READ_BYTES`` read at a time, each read cut after its last
-    newline and the rest carried to the next (the last may lack its newline). A line longer
-    than a read is kept in parts: only each new read is searched for a newline and the parts
-    are joined once, when the line is whole (joining and searching them again on every read
-    took 82 s for one line of 400 MB)."""
-    carry: List[bytes] = []
-    while True:
-        raw = fh.read(JSONL_READ_BYTES)
-        if raw:
-            cut = raw.rfind(b"\n") + 1
-            if not cut:  # one line longer than a read so far
-                carry.append(raw)
-                continue
-            data = b"".join(carry + [raw[:cut]]) if carry else raw[:cut]
-            carry = [raw[cut:]] if cut < len(raw) else []
-        else:
-            data = b"".join(carry)
-            carry = []
-        if data:
-            yield data
-        if not raw:
-            return
+    for text, ends in jsonl_runs(path, field, errors):
+        yield text, ends, np.ones(len(ends), np.uint8)
 
 
 def _parquet_units(path: Path, field: str) -> Iterator[Tuple[bytes, np.ndarray, np.ndarray]]:

@@ -44,7 +44,7 @@ import numpy as np
 from ..core._native import NATIVE, PROGRAM
 from ..errors import CorpusError, FunctionalBPEError
 from ..text.corpus import (READ_ERRORS, Files, decode_utf8, display_name, is_json_array, is_jsonl, is_parquet,
-                           jsonl_line_document, open_file, unreadable)
+                           jsonl_line_document, open_file, unreadable, whole_line_reads)
 from ..util.output import PendingOutput
 from ..util.progress import Progress
 from . import blocks
@@ -270,13 +270,13 @@ def _encode_jsonl(job: Any, data: Any, path: Any, source: Files, token_file: Pen
 def _jsonl_stretches(path: Path, stretch: int) -> Iterator[bytes]:
     """A compressed JSONL file, decompressed, as stretches of whole lines of about
     ``stretch`` bytes (the last line may lack its newline). It is read as the stream path
-    reads it (:func:`.blocks.whole_line_reads`), so that an error of reading comes after the
+    reads it (:func:`functionalbpe.text.corpus.whole_line_reads`), so that an error of reading comes after the
     lines before it, as there: the whole lines read so far are handed out first."""
     whole: List[bytes] = []  # whole lines not handed out yet
     held = 0
     try:
         with open_file(path) as fh:
-            for data in blocks.whole_line_reads(fh):
+            for data in whole_line_reads(fh):
                 whole.append(data)
                 held += len(data)
                 if held >= stretch:

@@ -37,7 +37,7 @@ from ..core.piecetable import PieceTable
 from ..errors import CompiledPatternGaveUp, FunctionalBPEError, PatternError
 from ..util.display import plural
 from ..util.progress import Progress, ProgressSpec
-from .corpus import Files
+from .corpus import DocumentRun, Files
 from .cuts import Cutter, program_cutter
 from ..unicode.pattern_limits import shown
 from .patterns import Pattern, special_cutter
@@ -107,8 +107,11 @@ def count_table(
     cut = None
     if not declared.cuts_safely and scheme.normalize is None:
         cut = program_cutter(declared.scanner, specials)
-    units = _units(corpus, specials, whole_documents=not declared.cuts_safely and cut is None, cut=cut)
     counter = NATIVE.scanner_for(declared.scanner)
+    # The compiled counter takes a JSONL file's documents as runs, read in C; a scheme that
+    # normalizes reads each document as text.
+    units = _units(corpus, specials, whole_documents=not declared.cuts_safely and cut is None, cut=cut,
+                   runs=counter is not None and scheme.normalize is None)
     with Progress(progress, "counting", total=_known_size(corpus), unit=" MB", scale=1e6) as bar:
         if counter is not None:
             try:
@@ -145,7 +148,7 @@ def _known_size(corpus: Corpus) -> Optional[int]:
 
 
 def _units(corpus: Corpus, specials: Sequence[str], whole_documents: bool,
-           cut: Optional[Cutter] = None) -> Iterable[Union[str, bytes]]:
+           cut: Optional[Cutter] = None, runs: bool = False) -> Iterable[Union[str, bytes, DocumentRun]]:
     """The corpus as texts (``str``) and blocks of valid UTF-8 (``bytes``, from text files,
     cut where the pieces of every built-in pattern survive: :mod:`functionalbpe.text.cuts`).
     ``whole_documents``: for a scheme whose raw pieces may not survive such a cut, each file
@@ -153,7 +156,7 @@ def _units(corpus: Corpus, specials: Sequence[str], whole_documents: bool,
     if isinstance(corpus, str):
         return [plain_str(corpus)]
     if isinstance(corpus, Files):
-        return iter(corpus) if whole_documents else corpus.units(specials, cut)
+        return iter(corpus) if whole_documents else corpus.units(specials, cut, runs=runs)
     return _checked(corpus)
 
 
@@ -172,7 +175,7 @@ def _checked(documents: Iterable[Any]) -> Iterator[str]:
             )
 
 
-def _count_compiled(scheme: CountedScheme, units: Iterable[Union[str, bytes]], specials: Sequence[str],
+def _count_compiled(scheme: CountedScheme, units: Iterable[Union[str, bytes, DocumentRun]], specials: Sequence[str],
                     threads: Optional[int], stats: CountReport, bar: Progress) -> PieceTable:
     """The C counter: it cuts special tokens out itself, unless the scheme normalizes (then
     they are cut here first, since normalizing may change text across a token's edge, and
@@ -186,7 +189,10 @@ def _count_compiled(scheme: CountedScheme, units: Iterable[Union[str, bytes]], s
     shown = time.perf_counter()
     try:
         for unit in units:
-            if isinstance(unit, str):
+            if isinstance(unit, DocumentRun):  # documents of a JSONL file (the scheme does not normalize)
+                stats.documents += len(unit.ends)
+                counter.add_run(unit.text, unit.ends)
+            elif isinstance(unit, str):
                 stats.documents += 1
                 stats.chars += len(unit)
                 if normalize:

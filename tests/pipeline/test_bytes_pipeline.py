@@ -16,6 +16,7 @@ from hypothesis import given, settings, strategies as st
 import functionalbpe as fb
 from functionalbpe.core._native import NATIVE
 from functionalbpe.errors import CorpusError, SpecialTokenError
+from functionalbpe.text import corpus as corpus_module
 from functionalbpe.pipeline import blocks, textfiles, tokenfile
 from functionalbpe.util.checks import bpe_utf8
 
@@ -75,7 +76,7 @@ def tiny_blocks(monkeypatch):
     monkeypatch.setattr(tokenfile, "UNIT_BYTES", 64)
     monkeypatch.setattr(tokenfile, "MIN_BATCH_BYTES", 300)
     monkeypatch.setattr(tokenfile, "MAX_BATCH_BYTES", 700)
-    monkeypatch.setattr(blocks, "JSONL_READ_BYTES", 50)
+    monkeypatch.setattr(corpus_module, "JSONL_READ_BYTES", 50)
 
 
 def written(tok, source, path, threads, **options):
@@ -108,7 +109,7 @@ def test_block_sizes_change_nothing(tok, tmp_path, monkeypatch):
     monkeypatch.setattr(tokenfile, "UNIT_BYTES", 17)
     monkeypatch.setattr(tokenfile, "MIN_BATCH_BYTES", 40)
     monkeypatch.setattr(tokenfile, "MAX_BATCH_BYTES", 90)
-    monkeypatch.setattr(blocks, "JSONL_READ_BYTES", 7)
+    monkeypatch.setattr(corpus_module, "JSONL_READ_BYTES", 7)
     small, _ = written(tok, source, tmp_path / "small.npy", 2)
     assert big == small == expected(tok, source)
 
@@ -301,7 +302,7 @@ def test_a_jsonl_line_longer_than_many_reads_is_read_once(tmp_path, monkeypatch)
 
     from functionalbpe.pipeline import blocks
 
-    monkeypatch.setattr(blocks, "JSONL_READ_BYTES", 64)
+    monkeypatch.setattr(corpus_module, "JSONL_READ_BYTES", 64)
     tok = fb.train(["the cat sat on the mat " * 50], vocab_size=268, progress=False)
     docs = ["x" * 40_000 + " the cat", "short", "y" * 9, "the mat " * 5_000]
     lines = [json.dumps({"text": d}) for d in docs]

@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import functionalbpe as fb
 from functionalbpe.core._native import NATIVE
 from functionalbpe.errors import CorpusError, SpecialTokenError
-from functionalbpe.pipeline import blocks, textfiles, tokenfile
+from functionalbpe.pipeline import textfiles, tokenfile
+from functionalbpe.text import corpus
 
 pytestmark = pytest.mark.skipif(
     NATIVE.encoder is None or not NATIVE.encoder.file_pipeline_available(),
@@ -110,14 +111,14 @@ def jsonl_files(draw, root, field):
 def written(tok, paths, out, threads, block, stretch, field, read=None, **options):
     """What the C pipeline writes (or raises); ``read``: the bytes of a compressed file
     decompressed at a time (both paths), so that its stretches are a few lines."""
-    saved = tokenfile.UNIT_BYTES, textfiles.CALL_BYTES_PER_THREAD, blocks.JSONL_READ_BYTES
+    saved = tokenfile.UNIT_BYTES, textfiles.CALL_BYTES_PER_THREAD, corpus.JSONL_READ_BYTES
     tokenfile.UNIT_BYTES, textfiles.CALL_BYTES_PER_THREAD = block, stretch
-    blocks.JSONL_READ_BYTES = read or blocks.JSONL_READ_BYTES
+    corpus.JSONL_READ_BYTES = read or corpus.JSONL_READ_BYTES
     try:
         summary = tok.encode_to_file(fb.files(*paths, field=field), out, eot=EOT, threads=threads, progress=False,
                                      offsets=out + ".idx", **options)
     finally:
-        tokenfile.UNIT_BYTES, textfiles.CALL_BYTES_PER_THREAD, blocks.JSONL_READ_BYTES = saved
+        tokenfile.UNIT_BYTES, textfiles.CALL_BYTES_PER_THREAD, corpus.JSONL_READ_BYTES = saved
     with open(out, "rb") as ids, open(out + ".idx", "rb") as index:
         return (summary.documents, summary.tokens, summary.bytes_in), ids.read(), index.read()
 

@@ -9,7 +9,8 @@ import pytest
 
 import functionalbpe as fb
 from functionalbpe.errors import CorpusError
-from functionalbpe.pipeline import blocks, tokenfile
+from functionalbpe.pipeline import tokenfile
+from functionalbpe.text import corpus
 
 EOT = "<|endoftext|>"
 DOCS = ["The cat sat on the mat.\nnaïve café, 中文 ✓ 😀\n" * 40, "", "short one", "x y z\n" * 300,
@@ -26,7 +27,7 @@ def tiny(monkeypatch):
     monkeypatch.setattr(tokenfile, "UNIT_BYTES", 64)
     monkeypatch.setattr(tokenfile, "MIN_BATCH_BYTES", 300)
     monkeypatch.setattr(tokenfile, "MAX_BATCH_BYTES", 700)
-    monkeypatch.setattr(blocks, "JSONL_READ_BYTES", 50)
+    monkeypatch.setattr(corpus, "JSONL_READ_BYTES", 50)
 
 
 def txt_dir(root, docs):
@@ -91,7 +92,6 @@ def parquet_write(path, columns):
 
 
 def test_parquet_rows_read_as_documents(tok, tmp_path, tiny, monkeypatch):
-    from functionalbpe.text import corpus
 
     monkeypatch.setattr(corpus, "PARQUET_BATCH_ROWS", 2)  # several batches, each a slice of the column
     parquet_write(tmp_path / "d.parquet", {"id": list(range(len(DOCS))), "text": DOCS, "body": DOCS[::-1]})
@@ -109,7 +109,6 @@ def test_a_dictionary_encoded_column_reads_as_its_strings(tok, tmp_path, tiny, m
     long value stands for many rows: decoded a bounded slice at a time."""
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
-    from functionalbpe.text import corpus
 
     docs = DOCS * 4
     pq.write_table(pa.table({"text": pa.array(docs).dictionary_encode()}), tmp_path / "c.parquet", row_group_size=7)

@@ -2,6 +2,7 @@
 pattern, and the counter built on it counts exactly what ``regex`` + ``Counter`` counts."""
 from __future__ import annotations
 
+import os
 import random
 import signal
 import time
@@ -9,7 +10,7 @@ from collections import Counter
 
 import pytest
 import regex
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from functionalbpe.unicode import charclasses
@@ -232,6 +233,40 @@ def test_contraction_folds_are_what_regex_folds():
 
 
 docs_strategy = st.lists(parts_text, max_size=8)
+
+
+@needs_scanner
+@settings(deadline=None)
+@given(docs_strategy, st.sampled_from(NAMES), st.integers(1, 3), st.sampled_from([(), ("<|endoftext|>",), ("<|e|>", "'s")]),
+       st.integers(1, 80), st.booleans(), st.booleans())
+def test_a_jsonl_file_counts_as_its_documents(docs, name, threads, specials, read, ascii_only, compressed):
+    # Its documents reach the counter as runs read in C (a read of whole lines at a time;
+    # `read` bytes a read, so that a run holds a few lines or one): the same counts, in the
+    # same order, as the documents counted as str; blank lines hold none.
+    import gzip
+    import json
+    import tempfile
+
+    import functionalbpe as fb
+    from functionalbpe.text import corpus
+
+    def written(doc: str) -> str:  # a lone surrogate only as a \u escape (else not UTF-8)
+        return json.dumps({"text": doc}, ensure_ascii=ascii_only or any("\ud800" <= c <= "\udfff" for c in doc))
+
+    lines = "".join(written(doc) + "\n" + ("\n" if k % 3 == 1 else "") for k, doc in enumerate(docs)).encode("utf-8")
+    saved = corpus.JSONL_READ_BYTES
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "d.jsonl.gz" if compressed else "d.jsonl")
+        with (gzip.open if compressed else open)(path, "wb") as fh:
+            fh.write(lines)
+        corpus.JSONL_READ_BYTES = read
+        try:
+            assert any(isinstance(unit, corpus.DocumentRun) for unit in fb.files(path).units(runs=True)) == bool(docs)
+            got = count_table(fb.files(path), PlainScheme(name), specials, threads=threads)
+        finally:
+            corpus.JSONL_READ_BYTES = saved
+    expected = count_table(docs, PlainScheme(name), specials, threads=1)
+    assert list(got.items()) == list(expected.items())
 
 
 @given(docs_strategy, st.sampled_from(NAMES), st.integers(1, 5))
