@@ -11,12 +11,12 @@ and :func:`unicode_version` says which Unicode that is.
 Measuring happens once per process, the first time the scanner is used (the first encode or
 count), so it is kept short: 0.06 s here, from 0.20 s (cProfile of a first ``encode`` of
 cl100k, which was all of it). The string of every code point is written a byte lane at a time
-rather than from 1.1M Python ints (65 ms to 6), and the classes are measured only where
+rather than from 1.1M Python ints (65 ms to 19), and the classes are measured only where
 characters are: planes 4 to 13 hold none in any Unicode version so far, and when ``regex``
 agrees (one search) they are skipped, since an unassigned code point is in none of the
 classes below (each is general categories or White_Space) and folds to no contraction
 letter. A pattern's own classes (``regex_program.py``) may hold unassigned code points
-(``[^\s\p{L}]``): they are still measured everywhere.
+(``[^\\s\\p{L}]``): they are still measured everywhere.
 
 Example::
 
