@@ -9,8 +9,9 @@ scanner therefore agrees with the reference path (``regex``) whatever version is
 and :func:`unicode_version` says which Unicode that is.
 
 Measuring happens once per process, the first time the scanner is used (the first encode or
-count), so it is kept short: 0.06 s here, from 0.20 s (cProfile of a first ``encode`` of
-cl100k, which was all of it). The string of every code point is written a byte lane at a time
+count), so it is kept short: a first ``encode("hello world")`` takes 0.06-0.09 s here, from
+0.11-0.19 s (three processes each, cl100k and a small trained tokenizer), nearly all of it
+this. The string of every code point is written a byte lane at a time
 rather than from 1.1M Python ints (65 ms to 19), and the classes are measured only where
 characters are: planes 4 to 13 hold none in any Unicode version so far, and when ``regex``
 agrees (one search) they are skipped, since an unassigned code point is in none of the
