@@ -1,6 +1,6 @@
 # cython: language_level=3
 # distutils: sources = csrc/lib/train/train.c csrc/lib/train/train_parity.c csrc/lib/train/merge_table.c
-# distutils: depends = csrc/lib/common/bounds.h csrc/lib/common/hash.h csrc/lib/common/utf8.h csrc/lib/train/train.h csrc/lib/train/train_parity.h csrc/lib/train/counted.h csrc/lib/train/pair_heap.h csrc/lib/train/merge_policy.h csrc/lib/train/merge_table.h csrc/status.pxd csrc/utf8.pxd
+# distutils: depends = csrc/lib/common/bounds.h csrc/lib/common/hash.h csrc/lib/common/utf8.h csrc/lib/train/train.h csrc/lib/train/train_parity.h csrc/lib/train/counted.h csrc/lib/train/pair_heap.h csrc/lib/train/merge_policy.h csrc/lib/train/merge_table.h csrc/lib/common/take_next.h csrc/lib/common/huge_pages.h csrc/status.pxd csrc/utf8.pxd
 """The fast BPE trainer: counted pieces into flat C arrays, then the C merge loop.
 
 Use it through :mod:`functionalbpe.core.trainer`, which has the lesson's arguments and falls
@@ -19,6 +19,7 @@ from cpython.sequence cimport PySequence_Fast, PySequence_Fast_GET_SIZE, PySeque
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from libc.string cimport memcpy
 
+import threading
 from array import array
 
 from .util.progress import Progress
@@ -45,6 +46,7 @@ cdef extern from "lib/train/train.h":
         int64_t count
     fbpe_pieces *fbpe_pieces_new() nogil
     void fbpe_pieces_free(fbpe_pieces *counted) nogil
+    size_t fbpe_pieces_words(const fbpe_pieces *counted) nogil
     uint32_t *fbpe_pieces_reserve(fbpe_pieces *counted, size_t n) nogil
     fbpe_status fbpe_pieces_commit(fbpe_pieces *counted, size_t n, int64_t count) nogil
     fbpe_status fbpe_pieces_add_utf8(fbpe_pieces *counted, const uint8_t *text, size_t n,
@@ -52,7 +54,11 @@ cdef extern from "lib/train/train.h":
     fbpe_status fbpe_trainer_new(fbpe_pieces *counted, uint32_t first_id, const uint32_t *flags,
                                  const uint32_t *lengths, int policy, int64_t max_merges,
                                  int64_t min_frequency, size_t max_token_bytes, const uint32_t *shapes,
-                                 uint32_t max_words, int colon_space, fbpe_trainer **out) nogil
+                                 uint32_t max_words, int colon_space, size_t threads,
+                                 fbpe_trainer **out) nogil
+    size_t fbpe_trainer_shards(const fbpe_trainer *trainer) nogil
+    void fbpe_trainer_count(fbpe_trainer *trainer) nogil
+    fbpe_status fbpe_trainer_counted(fbpe_trainer *trainer) nogil
     fbpe_status fbpe_trainer_run(fbpe_trainer *trainer, double seconds) nogil
     size_t fbpe_trainer_num_merges(const fbpe_trainer *trainer) nogil
     const fbpe_trained_merge *fbpe_trainer_merges(const fbpe_trainer *trainer) nogil
@@ -64,6 +70,10 @@ cdef extern from "lib/train/train.h":
 # How long the merge loop runs without the GIL before it looks at Ctrl-C and the progress
 # bar. Tests set it to 0 (look after every few merges); the result never depends on it.
 slice_seconds = 0.05
+# Below this many words of pieces (symbols and headers), the first pairs are counted on one
+# thread: waking the others costs more than it saves. Tests set it to 0 (every table split);
+# the merges never depend on it.
+shard_min_words = 1 << 16
 
 # The C constants, for the tests to compare with functionalbpe.core.alphabet.
 FLAGS = {
@@ -235,14 +245,58 @@ cdef object report_merges(fbpe_trainer *trainer, size_t done, size_t n, object o
         on_merge((merges[k].left, merges[k].right, merges[k].count), second)
 
 
+cdef class _PairCounting:
+    """The first pair counts of one trainer, taken part by part on each thread that calls
+    :meth:`count` (csrc/lib/train/train.c, fbpe_trainer_count)."""
+    cdef fbpe_trainer *trainer
+
+    def count(self):
+        with nogil:
+            fbpe_trainer_count(self.trainer)
+
+
+cdef int count_first_pairs(fbpe_trainer *trainer) except -1:
+    """Count the trainer's first pairs on as many threads as it has parts, this one among
+    them: Python threads, as the counter's (csrc/_scanner.pyx), each in C without the GIL.
+    Every one is joined before this returns, Ctrl-C or not: the caller frees the trainer."""
+    cdef _PairCounting job = _PairCounting()
+    cdef fbpe_status rc
+    job.trainer = trainer
+    helpers = []
+    interrupted = None
+    try:
+        for _ in range(1, fbpe_trainer_shards(trainer)):
+            helper = threading.Thread(target=job.count, name="functionalbpe-pairs", daemon=True)
+            try:
+                helper.start()
+            except RuntimeError:  # no thread to be had: the calls that run take its part
+                break
+            helpers.append(helper)
+        job.count()
+    finally:
+        for helper in helpers:
+            while True:
+                try:
+                    helper.join()
+                    break
+                except KeyboardInterrupt as exc:  # still wait: the thread reads the trainer
+                    interrupted = exc
+    if interrupted is not None:
+        raise interrupted
+    with nogil:
+        rc = fbpe_trainer_counted(trainer)
+    return check(rc, "while training")
+
+
 cdef list run_merges(Pieces counted, uint32_t first_id, object flags, int policy,
                      object num_merges, int64_t min_frequency, object progress,
                      size_t max_token_bytes=FBPE_MAX_TOKEN_BYTES, object on_merge=None, object lengths=None,
-                     object shapes=None, uint32_t max_words=0, bint colon_space=True):
+                     object shapes=None, uint32_t max_words=0, bint colon_space=True, size_t threads=1):
     """Train on filled counted pieces (``flags``: one per id below ``first_id``; ``lengths``,
     their text-form bytes, where some are not single bytes or atoms); ``on_merge``, if given,
     is called with each merge and the pair that came second (a trace). ``shapes``, one per
-    id, turn on the token rules (``max_words``, 0 for any; ``colon_space``)."""
+    id, turn on the token rules (``max_words``, 0 for any; ``colon_space``). ``threads`` count the
+    first pairs (the merges are the same for any number)."""
     if len(flags) != first_id:
         raise ValueError(f"flags gives {len(flags)} entries for {first_id} symbols")
     if lengths is not None and len(lengths) != first_id:
@@ -260,14 +314,18 @@ cdef list run_merges(Pieces counted, uint32_t first_id, object flags, int policy
     cdef fbpe_trainer *trainer = NULL
     cdef const fbpe_trained_merge *merges
     cdef size_t n, k, reported = 0
+    if fbpe_pieces_words(counted.ptr) < <size_t>shard_min_words:
+        threads = 1
     with nogil:
         rc = fbpe_trainer_new(counted.ptr, first_id, &cflags[0], &clengths[0] if lengths is not None else NULL,
                               policy, max_merges, min_frequency, max_token_bytes,
-                              &cshapes[0] if shapes is not None else NULL, max_words, colon_space, &trainer)
+                              &cshapes[0] if shapes is not None else NULL, max_words, colon_space, threads,
+                              &trainer)
     check(rc, "while training")
-    if on_merge is not None:
-        fbpe_trainer_keep_runner_ups(trainer)
     try:
+        count_first_pairs(trainer)
+        if on_merge is not None:
+            fbpe_trainer_keep_runner_ups(trainer)
         bar = Progress(progress, "merging", total=num_merges)
         while True:
             with nogil:
@@ -291,7 +349,8 @@ cdef list run_merges(Pieces counted, uint32_t first_id, object flags, int policy
 
 def train_merges(pieces, num_merges, uint32_t first_id, flags, int policy,
                  int64_t min_frequency, progress, size_t max_token_bytes=FBPE_MAX_TOKEN_BYTES,
-                 on_merge=None, lengths=None, shapes=None, uint32_t max_words=0, bint colon_space=True):
+                 on_merge=None, lengths=None, shapes=None, uint32_t max_words=0, bint colon_space=True,
+                 size_t threads=1):
     """trainer.learn_merges_from_symbols over {symbol sequence: count}, arguments already checked."""
     counted = Pieces()
     cdef int64_t count
@@ -300,12 +359,13 @@ def train_merges(pieces, num_merges, uint32_t first_id, flags, int policy,
         if count > 0:
             add_symbols(counted.ptr, symbols, count, first_id)
     return run_merges(counted, first_id, flags, policy, num_merges, min_frequency, progress, max_token_bytes,
-                      on_merge, lengths, shapes, max_words, colon_space)
+                      on_merge, lengths, shapes, max_words, colon_space, threads)
 
 
 def train_merges_flat(const uint32_t[::1] ids, const int64_t[::1] ends, counts, num_merges, uint32_t first_id,
                       flags, int policy, int64_t min_frequency, progress, size_t max_token_bytes=FBPE_MAX_TOKEN_BYTES,
-                      on_merge=None, lengths=None, shapes=None, uint32_t max_words=0, bint colon_space=True):
+                      on_merge=None, lengths=None, shapes=None, uint32_t max_words=0, bint colon_space=True,
+                      size_t threads=1):
     """:func:`train_merges` over pieces laid out flat: piece k is the symbol ids
     ``ids[ends[k - 1]:ends[k]]``, occurring ``counts[k]`` times (int64), every id below
     ``first_id`` (a count of 0 or less drops its piece, as there); read without the GIL,
@@ -342,7 +402,7 @@ def train_merges_flat(const uint32_t[::1] ids, const int64_t[::1] ends, counts, 
             start = ends[k]
     check(rc, "while training")
     return run_merges(counted, first_id, flags, policy, num_merges, min_frequency, progress, max_token_bytes,
-                      on_merge, lengths, shapes, max_words, colon_space)
+                      on_merge, lengths, shapes, max_words, colon_space, threads)
 
 
 cdef int check_ranges(const int64_t[::1] offs, Py_ssize_t n, Py_ssize_t size) except -1:
@@ -398,14 +458,15 @@ cdef int add_flat_table(add_piece_fn add, void *target, const uint8_t[::1] data,
 
 
 def train_merges_utf8(const uint8_t[::1] data, offsets, counts, num_merges, uint32_t first_id,
-                      atom_ids, flags, int policy, int64_t min_frequency, progress, on_merge=None):
+                      atom_ids, flags, int policy, int64_t min_frequency, progress, on_merge=None,
+                      size_t threads=1):
     """Training on pieces laid out flat: piece i is data[offsets[i]:offsets[i+1]] (UTF-8 text
     form), occurring counts[i] times. offsets and counts: int64 buffers (array 'q', numpy)."""
     cdef const int32_t[::1] table = atom_table(atom_ids, first_id)
     counted = Pieces()
     add_flat_table(counted_piece, counted.ptr, data, offsets, counts, &table[0] if atom_ids else NULL, "")
     return run_merges(counted, first_id, flags, policy, num_merges, min_frequency, progress,
-                      FBPE_MAX_TOKEN_BYTES, on_merge)
+                      FBPE_MAX_TOKEN_BYTES, on_merge, None, None, 0, True, threads)
 
 
 # ---- parity-aware training (csrc/lib/train/train_parity.c; the lesson: functionalbpe/core/parity.py) ----

@@ -500,7 +500,7 @@ def _learn(symbols: PieceTable, alphabet: Alphabet, num_merges: Optional[int], s
     try:
         return trainer.learn_merges(symbols, alphabet, num_merges, merge_policy=spec.merge_policy,
                              min_frequency=spec.min_frequency, progress=spec.progress, backend=spec.backend,
-                             on_merge=on_merge)
+                             on_merge=on_merge, threads=spec.threads)
     except MemoryError:
         raise OutOfMemoryError(
             f"out of memory while learning merges from {len(symbols):,} distinct pieces: train on "

@@ -31,6 +31,7 @@ Example::
 from __future__ import annotations
 
 import heapq
+import os
 from collections import Counter, defaultdict
 from types import ModuleType
 from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
@@ -38,7 +39,7 @@ from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Set, 
 from ..errors import FunctionalBPEError
 from .limits import MAX_TOKEN_BYTES
 from ..util.progress import Progress, ProgressSpec
-from ._native import NATIVE
+from ._native import NATIVE, thread_count
 from . import parity
 from .alphabet import Alphabet, can_merge, merged_flags
 from .parity import check_parity_options
@@ -84,10 +85,13 @@ def learn_merges(
     progress: ProgressSpec = False,
     backend: str = "auto",
     on_merge: Optional[OnMerge] = None,
+    threads: Optional[int] = None,
 ) -> List[Merge]:
     """Learn up to ``num_merges`` merges (``None``: until no pair is left) from text-form
     pieces counted in ``symbols``; merge ids start at ``alphabet.num_fixed``, and the
     symbols' kinds are ``alphabet.base_flags()``. Returns ``(left, right, count)`` per merge.
+    The C trainer counts the first pairs on ``threads`` threads (None: all cores); the merges
+    are the same for any number.
 
     Counts are held in 64 bits: a count, and the sum over pieces of count × (symbols − 1),
     which bounds every pair's count, must stay below 2**63 (else FunctionalBPEError, on every
@@ -103,7 +107,7 @@ def learn_merges(
         atom_ids = {atom.char: alphabet.atom_id(atom.char) for atom in alphabet.atoms}
         return compiled.train_merges_utf8(
             symbols.data, symbols.offsets, symbols.counts, num_merges, first_id, atom_ids, flags, policy,
-            min_frequency, progress, on_merge,
+            min_frequency, progress, on_merge, threads=_workers(threads),
         )
     pieces: Dict[Sequence[int], int] = {}
     for piece, count in symbols.items():
@@ -111,6 +115,11 @@ def learn_merges(
             pieces[alphabet.symbols(piece)] = count
     return heap_train(pieces, num_merges, first_id, flags=flags, merge_policy=merge_policy,
                       min_frequency=min_frequency, progress=progress, on_merge=on_merge)
+
+
+def _workers(threads: Optional[int]) -> int:
+    """The C trainer's threads for ``threads`` (None: all cores)."""
+    return thread_count(threads, os.cpu_count() or 1) or 1
 
 
 def check_pair_counts(symbols: PieceTable, alphabet: Alphabet) -> None:
@@ -157,6 +166,7 @@ def learn_merges_from_symbols(
     lengths: Optional[Sequence[int]] = None,
     rules: TokenRules = NO_RULES,
     shapes: Optional[Sequence[int]] = None,
+    threads: Optional[int] = None,
 ) -> List[Merge]:
     """:func:`learn_merges` on pieces written as symbol ids (a mapping, or a flat
     :class:`~functionalbpe.core.piecetable.SymbolTable`; each below ``first_id``, whose kind
@@ -173,9 +183,10 @@ def learn_merges_from_symbols(
         policy, checked = check_options(first_id, flags, merge_policy, min_frequency)
         options = (num_merges, first_id, checked, policy, min(min_frequency, MAX_COUNT), progress,
                    check_token_bytes(max_token_bytes), on_merge, lengths, *compiled_rules(rules, first_id, shapes))
+        workers = _workers(threads)
         if isinstance(pieces, SymbolTable):
-            return compiled.train_merges_flat(pieces.ids, pieces.ends, pieces.counts, *options)
-        return compiled.train_merges(pieces, *options)
+            return compiled.train_merges_flat(pieces.ids, pieces.ends, pieces.counts, *options, threads=workers)
+        return compiled.train_merges(pieces, *options, threads=workers)
     return heap_train(pieces, num_merges, first_id, flags=flags, merge_policy=merge_policy,
                       min_frequency=min_frequency, progress=progress, max_token_bytes=max_token_bytes,
                       on_merge=on_merge, lengths=lengths, rules=rules, shapes=shapes)
@@ -212,8 +223,8 @@ def resume(
     """Continued training (:func:`functionalbpe.core.reference.resume`, the lesson) on
     text-form pieces counted in ``symbols``: the ``base`` merges (ids from
     ``alphabet.num_fixed`` on) are replayed on each distinct piece by the encoder — in C when
-    it is built, every piece in one call on ``threads`` threads — and the merge loop goes on
-    from there, under ``rules`` when given. Only the new merges are returned.
+    it is built, every piece in one call on ``threads`` threads, which also count the first
+    pairs — and the merge loop goes on from there, under ``rules`` when given. Only the new merges are returned.
 
     >>> from functionalbpe.core.alphabet import Alphabet
     >>> resume(PieceTable.from_dict({"hihi": 3}), Alphabet(), [(104, 105)], None, backend="python")
@@ -234,7 +245,7 @@ def resume(
     # token is many bytes, and a token made of two of them must stay within MAX_TOKEN_BYTES.
     return learn_merges_from_symbols(replayed, num_merges, first_id + len(base), flags=flags, merge_policy=merge_policy,
                         min_frequency=min_frequency, progress=progress, backend=backend, lengths=lengths,
-                        rules=rules, shapes=shapes)
+                        rules=rules, shapes=shapes, threads=threads)
 
 
 def _replayed(encoder: "Encoder", symbols: PieceTable,

@@ -118,6 +118,25 @@ def test_equals_reference_on_long_pieces(pieces, num_merges):
 
 @needs_native
 @given(
+    pieces=piece_counts((0, 1, 2, 3), max_len=60, max_pieces=30) | piece_counts(tuple(range(40)), max_len=30),
+    num_merges=st.none() | st.integers(0, 40),
+    threads=st.integers(2, 17),
+    policy=st.sampled_from(POLICIES),
+)
+def test_first_pairs_counted_on_threads_give_the_same_merges(pieces, num_merges, threads, policy):
+    # Each thread counts the pairs of its own shard of the pair table (the high bits of a
+    # pair's hash), reading every piece: the merges are those of one thread, for any number.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(trainer, "shard_min_words", 0)  # split even these few pieces
+        flags = [ab.TEXT] * 40
+        expected = reference.train(pieces, num_merges, 40, flags=flags, merge_policy=policy)
+        for workers in (1, threads):
+            assert face.learn_merges_from_symbols(pieces, num_merges, 40, flags=flags, merge_policy=policy,
+                                                  backend="fast", threads=workers) == expected
+
+
+@needs_native
+@given(
     data=st.data(),
     num_symbols=st.integers(1, 6),
     policy=st.sampled_from(POLICIES),

@@ -2,6 +2,7 @@
  * built this way. */
 #include "encode.h"
 #include "../common/hash.h"
+#include "../common/huge_pages.h"
 #include "../common/key_heap.h"
 #include "vocab_slots.h"
 #include "../common/utf8.h"
@@ -57,32 +58,18 @@ static void spin_lock(int *l) {
 static void spin_unlock(int *l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }
 #endif
 
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
-
 /* A zeroed table of `bytes` for the encoder's large read-only tables (whole tokens, pairs,
- * token bytes, join bits), freed with free(). From 1 MB up, on Linux, it is aligned to 2 MB
- * and marked for transparent huge pages: nearly every piece probes the whole-token table at
- * a random place (o200k: 12.6 MB; its pair table 6 MB more), and with 4 KB pages each probe
- * was also a TLB miss, which callgrind does not count (its instructions and simulated cache
- * misses were the same for o200k and cl100k, yet o200k ran 12-24% slower). Paired on fresh
- * 60,000-character chunks in one process, huge pages against none, medians of 21 pairs
- * (load 2.6-2.9): o200k en 1.09x, zh-CN 1.06x, ru 1.01x, Python 1.08x; cl100k en 1.07x,
- * Python 1.10x. Where the kernel gives no huge pages, the advice is ignored. */
+ * token bytes, join bits), freed with free(), on huge pages (../common/huge_pages.h): nearly
+ * every piece probes the whole-token table at a random place (o200k: 12.6 MB; its pair table
+ * 6 MB more), and with 4 KB pages each probe was also a TLB miss, which callgrind does not
+ * count (its instructions and simulated cache misses were the same for o200k and cl100k, yet
+ * o200k ran 12-24% slower). Paired on fresh 60,000-character chunks in one process, huge
+ * pages against none, medians of 21 pairs (load 2.6-2.9): o200k en 1.09x, zh-CN 1.06x, ru
+ * 1.01x, Python 1.08x; cl100k en 1.07x, Python 1.10x. */
 static void *table_alloc(size_t bytes) {
-    if (bytes > SIZE_MAX / 2) return NULL; /* fbpe_array_bytes' SIZE_MAX: no such object */
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    const size_t huge = (size_t)1 << 21;
-    if (bytes >= ((size_t)1 << 20)) {
-        void *p = NULL;
-        if (posix_memalign(&p, huge, bytes)) return NULL;
-        madvise(p, (bytes + huge - 1) & ~(huge - 1), MADV_HUGEPAGE);
-        memset(p, 0, bytes); /* after the advice, so that the pages are huge when touched */
-        return p;
-    }
-#endif
-    return calloc(bytes ? bytes : 1, 1);
+    void *p = fbpe_huge_malloc(bytes);
+    if (p) memset(p, 0, bytes ? bytes : 1); /* after the advice, so that the pages are huge */
+    return p;
 }
 
 void fbpe_ids_init(fbpe_ids *v) {

@@ -61,17 +61,20 @@
  *   peak. rustbpe's whole training of the same corpus takes about 3.4 s on a quiet machine
  *   (benchmarks/bench_train.py prints both, side by side).
  */
-/* clock_gettime (counted.h) is POSIX: ask for it, so that -std=c11 compiles this file too. */
-#if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
-#define _POSIX_C_SOURCE 199309L
+/* clock_gettime (counted.h), posix_memalign and madvise (huge_pages.h) are POSIX and Linux:
+ * ask for them, so that -std=c11 compiles this file too. */
+#if !defined(_WIN32) && !defined(_DEFAULT_SOURCE)
+#define _DEFAULT_SOURCE
 #endif
 #include "train.h"
 #include "counted.h"
 #include "pair_heap.h"
 #include "../common/hash.h"
+#include "../common/huge_pages.h"
 #include "merge_policy.h"
 #include "../common/utf8.h"
 #include "word_rules.h"
+#include "../common/take_next.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +93,13 @@ long fbpe_live_blocks(void) { return fbpe_count_blocks(&live_blocks, 0); }
 #define xcalloc(n, size) fbpe_counted_calloc(&live_blocks, (n), (size))
 #define grow(p, cap, want, size) fbpe_counted_grow(&live_blocks, (p), (cap), (want), (size))
 #define xfree(p) fbpe_counted_free(&live_blocks, (p))
+
+/* A large table (huge_pages.h), counted and freed as the others. */
+static void *huge_malloc(size_t bytes) {
+    void *p = fbpe_huge_malloc(bytes);
+    if (p) fbpe_count_blocks(&live_blocks, 1);
+    return p;
+}
 
 /* ---- pieces ----
  * One stream of uint32 words. Each piece is a header of three words -- its current length,
@@ -113,6 +123,8 @@ static inline int64_t piece_count(const uint32_t *header) {
 }
 
 fbpe_pieces *fbpe_pieces_new(void) { return (fbpe_pieces *)xcalloc(1, sizeof(fbpe_pieces)); }
+
+size_t fbpe_pieces_words(const fbpe_pieces *c) { return c->n_words; }
 
 void fbpe_pieces_free(fbpe_pieces *c) {
     if (!c) return;
@@ -175,7 +187,7 @@ fbpe_status fbpe_pieces_add_utf8(fbpe_pieces *c, const uint8_t *s, size_t n, int
 
 #define SLAB_CLASSES 10 /* blocks of 2, 4, ..., 1024 entries */
 #define SLAB_LARGEST ((size_t)2 << (SLAB_CLASSES - 1))
-#define SLAB_CHUNK ((size_t)1 << 20)
+#define SLAB_CHUNK ((size_t)1 << 21)
 
 /* A block too large for the slab: malloc'ed, with this in front, so that the slab can free
  * every one of them at the end without a walk over the pair table. */
@@ -225,7 +237,7 @@ static uint32_t *slab_alloc(where_slab *s, size_t cap) {
     size_t bytes = cap * sizeof(uint32_t);
     if (s->left < bytes) {
         if (grow((void **)&s->chunks, &s->cap_chunks, s->n_chunks + 1, sizeof(void *))) return NULL;
-        char *chunk = (char *)xmalloc(SLAB_CHUNK);
+        char *chunk = (char *)huge_malloc(SLAB_CHUNK);
         if (!chunk) return NULL;
         s->chunks[s->n_chunks++] = chunk;
         s->next = chunk;
@@ -287,18 +299,19 @@ typedef struct {
     where_list *where;
     size_t cap, n_live;
     unsigned shift;    /* fbpe_slot_u64 (hash.h) */
+    unsigned skip;     /* high bits of the hash that chose this table (shard_of), not read here */
     where_slab *lists; /* where the where lists live */
 } pair_table;
 
 static inline size_t home_slot(const pair_table *t, uint64_t key) {
-    return fbpe_slot_u64(key, t->shift);
+    return (size_t)(((key * FBPE_MIX3) << t->skip) >> t->shift);
 }
 
-static fbpe_status table_init(pair_table *t, size_t want) {
+static fbpe_status table_init(pair_table *t, size_t want, unsigned skip) {
     size_t cap = 16;
     while (cap < 2 * want) cap *= 2;
-    t->slots = (pair_slot *)xmalloc(cap * sizeof(pair_slot));
-    t->where = (where_list *)xcalloc(cap, sizeof(where_list));
+    t->slots = (pair_slot *)huge_malloc(cap * sizeof(pair_slot));
+    t->where = (where_list *)huge_malloc(cap * sizeof(where_list));
     if (!t->slots || !t->where) {
         xfree(t->slots);
         xfree(t->where);
@@ -306,9 +319,11 @@ static fbpe_status table_init(pair_table *t, size_t want) {
         t->where = NULL;
         return FBPE_ENOMEM;
     }
+    memset(t->where, 0, cap * sizeof(where_list));
     for (size_t i = 0; i < cap; i++) t->slots[i].key = EMPTY_KEY;
     t->cap = cap;
     t->shift = fbpe_slot_shift(cap);
+    t->skip = skip;
     t->n_live = 0;
     t->lists = NULL;
     return FBPE_OK;
@@ -333,7 +348,7 @@ static ptrdiff_t table_find(const pair_table *t, uint64_t key) {
 
 static fbpe_status table_double(pair_table *t) {
     pair_table bigger;
-    if (table_init(&bigger, t->cap)) return FBPE_ENOMEM;
+    if (table_init(&bigger, t->cap, t->skip)) return FBPE_ENOMEM;
     size_t mask = bigger.cap - 1;
     for (size_t i = 0; i < t->cap; i++) {
         if (t->slots[i].key == EMPTY_KEY) continue;
@@ -447,6 +462,8 @@ typedef struct {
     uint32_t last; /* the piece that gained it last: a piece is listed once */
 } gain_entry;
 
+#define MAX_SHARDS 16
+
 struct fbpe_trainer {
     fbpe_pieces *counted;
     uint32_t first_id;
@@ -470,8 +487,15 @@ struct fbpe_trainer {
     size_t n_merges, cap_merges;
     int64_t max_merges; /* < 0: no limit */
     int64_t min_frequency;
-    pair_table pairs;
-    where_slab lists;
+    /* The pairs, in 2**shard_bits tables chosen by the high bits of a pair's hash
+     * (shard_of), each with the slab of its where lists: so that counting the first pairs
+     * runs on one thread per table (fbpe_trainer_count); one table on one thread. */
+    pair_table pairs[MAX_SHARDS];
+    where_slab lists[MAX_SHARDS];
+    unsigned shard_bits;
+    size_t next_shard;                 /* the next to count (fbpe_trainer_count) */
+    fbpe_status shard_rc[MAX_SHARDS];  /* how counting each went */
+    int counted_all;                   /* fbpe_trainer_counted said FBPE_OK */
     /* Candidates with a count of at least `floor` (a power of two) are in the heap; the
      * others wait unordered in the bucket of their count's power of two. The heap stays
      * small, most pairs (counted once or twice) never cost a heap operation, and lowering
@@ -497,6 +521,14 @@ struct fbpe_trainer {
     size_t cap_runner_ups;
     int keep_runner_ups;
 };
+
+static inline size_t shard_of(const fbpe_trainer *t, uint64_t key) {
+    return t->shard_bits ? (size_t)((key * FBPE_MIX3) >> (64 - t->shard_bits)) : 0;
+}
+
+static inline pair_table *table_of(fbpe_trainer *t, uint64_t key) {
+    return &t->pairs[shard_of(t, key)];
+}
 
 static inline int mergeable(const fbpe_trainer *t, uint32_t left, uint32_t right) {
     return (!t->check_policy || fbpe_can_merge(t->policy, t->flags[left], t->flags[right])) &&
@@ -555,12 +587,13 @@ static inline fbpe_status gain(fbpe_trainer *t, int32_t *index, uint32_t id, uin
 /* The count of `key` falls by `amount`. A count that reaches zero stays there (see the note
  * at the top), so its slot goes at once. */
 static fbpe_status pair_lose(fbpe_trainer *t, uint64_t key, int64_t amount) {
-    ptrdiff_t i = table_find(&t->pairs, key);
+    pair_table *table = table_of(t, key);
+    ptrdiff_t i = table_find(table, key);
     if (i < 0) return FBPE_EINTERNAL; /* every pair of every piece is counted */
-    pair_slot *s = &t->pairs.slots[i];
+    pair_slot *s = &table->slots[i];
     s->count -= amount;
     if (s->count < 0) return FBPE_EINTERNAL;
-    if (s->count == 0) table_delete(&t->pairs, (size_t)i);
+    if (s->count == 0) table_delete(table, (size_t)i);
     return FBPE_OK;
 }
 
@@ -602,8 +635,10 @@ static fbpe_status lower_floor(fbpe_trainer *t) {
 
 void fbpe_trainer_free(fbpe_trainer *t) {
     if (!t) return;
-    table_free(&t->pairs);
-    slab_destroy(&t->lists); /* every where list, the half-built ones of an error too */
+    for (size_t k = 0; k < MAX_SHARDS; k++) {
+        table_free(&t->pairs[k]);
+        slab_destroy(&t->lists[k]); /* every where list, the half-built ones of an error too */
+    }
     xfree(t->heap.items);
     for (int k = 0; k < 64; k++) xfree(t->bucket[k]);
     xfree(t->loss_x);
@@ -625,7 +660,7 @@ void fbpe_trainer_free(fbpe_trainer *t) {
 /* The text-form bytes of a symbol below first_id: a byte, or an atom (U+E000..U+EFFF). */
 static inline uint32_t symbol_bytes(uint32_t id) { return id < 256 ? 1 : 3; }
 
-/* Count the pairs of every piece into the table, each with the pieces that hold it. */
+/* Count the pairs of every piece into the tables, each with the pieces that hold it. */
 /* The pair PAIRS_AHEAD pairs after the one being counted, whose slot (and where list, at the
  * same index when it is home) is fetched early. Each pair counted costs three reads far
  * apart in memory (its slot, its where list, the list's end); on SuperBPE's second stage,
@@ -637,15 +672,18 @@ typedef struct {
     uint32_t i;  /* the pair at s[i], s[i + 1] of it */
 } pair_cursor;
 
-static inline void prefetch_next_pair(const fbpe_trainer *t, pair_cursor *c) {
+static inline void prefetch_next_pair(const fbpe_trainer *t, const pair_table *table,
+                                      size_t shard, pair_cursor *c) {
     const uint32_t *words = t->counted->words;
     while (c->off < t->counted->n_words) {
         uint32_t n = words[c->off];
-        if (c->i + 1 < n) {
+        while (c->i + 1 < n) {
             const uint32_t *s = words + c->off + HEADER + c->i++;
-            size_t home = home_slot(&t->pairs, fbpe_pair_key(s[0], s[1]));
-            PREFETCH(&t->pairs.slots[home]);
-            PREFETCH(&t->pairs.where[home]);
+            uint64_t key = fbpe_pair_key(s[0], s[1]);
+            if (shard_of(t, key) != shard) continue;
+            size_t home = home_slot(table, key);
+            PREFETCH(&table->slots[home]);
+            PREFETCH(&table->where[home]);
             return;
         }
         c->off += HEADER + n;
@@ -653,39 +691,103 @@ static inline void prefetch_next_pair(const fbpe_trainer *t, pair_cursor *c) {
     }
 }
 
-static fbpe_status count_pairs(fbpe_trainer *t) {
+/* About how many distinct pairs one shard has (HyperLogLog, 4,096 registers: within a few
+ * per cent), or 0 when too few to tell (under about 10,000), so that its table is made at
+ * its final size. Grown by doubling from a guess, SuperBPE's second-stage table on the 100 MB
+ * of the shared corpora (2.2 M distinct pairs) was made three times, 448 MB of tables zeroed
+ * by the kernel on first touch where 256 MB end up used (perf: the page faults were a third
+ * of counting), every pair inserted twice more on the way. */
+#define SKETCH_BITS 12
+static size_t distinct_pairs(const fbpe_trainer *t, size_t shard) {
+    uint8_t reg[1 << SKETCH_BITS];
+    memset(reg, 0, sizeof reg);
+    const uint32_t *words = t->counted->words;
+    for (size_t off = 0; off < t->counted->n_words; off += HEADER + words[off]) {
+        const uint32_t *s = words + off + HEADER;
+        for (uint32_t i = 0; i + 1 < words[off]; i++) {
+            uint64_t key = fbpe_pair_key(s[i], s[i + 1]);
+            if (shard_of(t, key) != shard) continue;
+            uint64_t h = (key ^ (key >> 31)) * FBPE_MIX2; /* bits independent of shard_of's */
+            h = (h ^ (h >> 29)) * FBPE_MIX1;
+            h ^= h >> 32;
+            size_t r = (size_t)(h >> (64 - SKETCH_BITS));
+            uint64_t rest = h << SKETCH_BITS | (uint64_t)1 << (SKETCH_BITS - 1);
+            uint8_t rank = 1;
+            while (!(rest >> 63)) rest <<= 1, rank++;
+            if (rank > reg[r]) reg[r] = rank;
+        }
+    }
+    double m = (double)(1 << SKETCH_BITS), sum = 0;
+    for (size_t k = 0; k < ((size_t)1 << SKETCH_BITS); k++) sum += 1.0 / (double)((uint64_t)1 << reg[k]);
+    double e = 0.7213 / (1 + 1.079 / m) * m * m / sum;
+    return e <= 2.5 * m ? 0 : (size_t)(e * 1.05);
+}
+
+/* Count the pairs of one shard: every piece is read, and only this shard's pairs counted,
+ * so that each where list still lists its pieces in order, as on one thread. Counting is
+ * bound by misses (a random slot, where list and list end per pair), which threads overlap
+ * as well as share. */
+static fbpe_status count_shard(fbpe_trainer *t, size_t shard) {
     const fbpe_pieces *counted = t->counted;
     const uint32_t *words = counted->words;
-    /* A guess at the number of distinct pairs, to size the table once for the start. */
-    if (table_init(&t->pairs, counted->n_pieces + 1024)) return FBPE_ENOMEM;
-    t->pairs.lists = &t->lists;
+    pair_table *table = &t->pairs[shard];
+    size_t want = distinct_pairs(t, shard);
+    if (!want) want = (counted->n_pieces + 1024) >> t->shard_bits; /* a guess: it may grow */
+    if (table_init(table, want, t->shard_bits)) return FBPE_ENOMEM;
+    table->lists = &t->lists[shard];
     pair_cursor ahead = {0, 0};
-    for (unsigned k = 0; k < PAIRS_AHEAD; k++) prefetch_next_pair(t, &ahead);
+    for (unsigned k = 0; k < PAIRS_AHEAD; k++) prefetch_next_pair(t, table, shard, &ahead);
     for (size_t off = 0; off < counted->n_words;) {
         uint32_t n = words[off];
         int64_t count = piece_count(words + off);
         const uint32_t *s = words + off + HEADER;
-        for (uint32_t i = 0; i < n; i++)
-            if (s[i] >= t->first_id) return FBPE_EINTERNAL; /* the caller checks ids */
         for (uint32_t i = 0; i + 1 < n; i++) {
-            prefetch_next_pair(t, &ahead);
+            uint64_t key = fbpe_pair_key(s[i], s[i + 1]);
+            if (shard_of(t, key) != shard) continue;
+            prefetch_next_pair(t, table, shard, &ahead);
             if (!mergeable(t, s[i], s[i + 1])) continue;
             int created = 0;
             size_t k;
-            if (table_upsert(&t->pairs, fbpe_pair_key(s[i], s[i + 1]), &k, &created) ||
-                where_add(&t->lists, &t->pairs.where[k], (uint32_t)off))
+            if (table_upsert(table, key, &k, &created) ||
+                where_add(table->lists, &table->where[k], (uint32_t)off))
                 return FBPE_ENOMEM;
-            t->pairs.slots[k].count += count;
+            table->slots[k].count += count;
         }
         off += HEADER + n;
     }
     return FBPE_OK;
 }
 
+size_t fbpe_trainer_shards(const fbpe_trainer *t) { return (size_t)1 << t->shard_bits; }
+
+void fbpe_trainer_count(fbpe_trainer *t) {
+    size_t shards = (size_t)1 << t->shard_bits, k;
+    while ((k = fbpe_take_next(&t->next_shard)) < shards) t->shard_rc[k] = count_shard(t, k);
+}
+
+fbpe_status fbpe_trainer_counted(fbpe_trainer *t) {
+    size_t shards = (size_t)1 << t->shard_bits;
+    if (t->next_shard < shards) return FBPE_EINTERNAL; /* fbpe_trainer_count was not called */
+    for (size_t k = 0; k < shards; k++)
+        if (t->shard_rc[k]) return t->shard_rc[k];
+    /* Every pair starts in a bucket; the first lower_floor fills the heap. */
+    t->floor = INT64_MAX;
+    for (size_t k = 0; k < shards; k++)
+        for (size_t i = 0; i < t->pairs[k].cap; i++) {
+            fbpe_status rc;
+            if (t->pairs[k].slots[i].key != EMPTY_KEY &&
+                (rc = add_candidate(t, t->pairs[k].slots[i].count, t->pairs[k].slots[i].key)))
+                return rc;
+        }
+    t->counted_all = 1;
+    return FBPE_OK;
+}
+
 fbpe_status fbpe_trainer_new(fbpe_pieces *counted, uint32_t first_id, const uint32_t *flags,
                              const uint32_t *lengths, int policy, int64_t max_merges,
                              int64_t min_frequency, size_t max_token_bytes, const uint32_t *shapes,
-                             uint32_t max_words, int colon_space, fbpe_trainer **out) {
+                             uint32_t max_words, int colon_space, size_t threads,
+                             fbpe_trainer **out) {
     fbpe_status rc = FBPE_ENOMEM;
     *out = NULL;
     if (first_id >= UINT32_MAX) return FBPE_EIDS;
@@ -727,13 +829,17 @@ fbpe_status fbpe_trainer_new(fbpe_pieces *counted, uint32_t first_id, const uint
         if (first_id) memcpy(t->shapes, shapes, (size_t)first_id * sizeof(uint32_t));
     }
 
-    if ((rc = count_pairs(t))) goto fail;
-    /* Every pair starts in a bucket; the first lower_floor fills the heap. */
-    t->floor = INT64_MAX;
-    for (size_t i = 0; i < t->pairs.cap; i++)
-        if (t->pairs.slots[i].key != EMPTY_KEY &&
-            (rc = add_candidate(t, t->pairs.slots[i].count, t->pairs.slots[i].key)))
-            goto fail;
+    for (size_t off = 0; off < counted->n_words; off += HEADER + counted->words[off]) {
+        const uint32_t *s = counted->words + off + HEADER;
+        for (uint32_t i = 0; i < counted->words[off]; i++)
+            if (s[i] >= first_id) {
+                rc = FBPE_EINTERNAL; /* the caller checks ids */
+                goto fail;
+            }
+    }
+    /* Shards: a power of two, one a thread. */
+    while (((size_t)2 << t->shard_bits) <= threads && ((size_t)2 << t->shard_bits) <= MAX_SHARDS)
+        t->shard_bits++;
     *out = t;
     return FBPE_OK;
 fail:
@@ -843,7 +949,7 @@ static fbpe_status apply_changes(fbpe_trainer *t, uint32_t a, uint32_t b, uint32
     size_t g;
     for (g = 0; g < t->n_gains; g++) {
         gain_entry *e = &t->gains[g];
-        e->where = slab_alloc(&t->lists, where_capacity(e->n_where));
+        e->where = slab_alloc(table_of(t, e->key)->lists, where_capacity(e->n_where));
         if (!e->where) return FBPE_ENOMEM; /* the slab frees the lists made so far */
         e->last = 0; /* from here on: how many are filled in */
     }
@@ -861,11 +967,12 @@ static fbpe_status apply_changes(fbpe_trainer *t, uint32_t a, uint32_t b, uint32
             t->gain_y[right] = -1;
         int created = 0;
         size_t i;
-        if (table_upsert(&t->pairs, e->key, &i, &created)) return FBPE_ENOMEM;
+        pair_table *table = table_of(t, e->key);
+        if (table_upsert(table, e->key, &i, &created)) return FBPE_ENOMEM;
         if (!created) return FBPE_EINTERNAL; /* a pair with c cannot exist before c */
-        t->pairs.slots[i].count = e->count;
-        t->pairs.where[i].items = e->where;
-        t->pairs.where[i].n = e->n_where;
+        table->slots[i].count = e->count;
+        table->where[i].items = e->where;
+        table->where[i].n = e->n_where;
         e->where = NULL;
         if ((rc = add_candidate(t, e->count, e->key)) != FBPE_OK) return rc;
     }
@@ -873,18 +980,20 @@ static fbpe_status apply_changes(fbpe_trainer *t, uint32_t a, uint32_t b, uint32
     return FBPE_OK;
 }
 
-/* Take the best live candidate out of the heap into *best, its table slot into *slot
- * (FBPE_MORE), or say that none is left at min_frequency or above (FBPE_OK). */
-static fbpe_status pop_best(fbpe_trainer *t, fbpe_candidate *best, ptrdiff_t *slot) {
+/* Take the best live candidate out of the heap into *best, its table and slot into *table
+ * and *slot (FBPE_MORE), or say that none is left at min_frequency or above (FBPE_OK). */
+static fbpe_status pop_best(fbpe_trainer *t, fbpe_candidate *best, pair_table **table,
+                            ptrdiff_t *slot) {
     for (;;) {
         if (t->heap.n == 0) {
             fbpe_status rc = lower_floor(t);
             if (rc != FBPE_MORE) return rc; /* none left, or an error */
         }
         *best = fbpe_heap_pop(&t->heap);
-        *slot = table_find(&t->pairs, best->key);
+        *table = table_of(t, best->key);
+        *slot = table_find(*table, best->key);
         if (*slot < 0) continue; /* the pair is gone */
-        int64_t live = t->pairs.slots[*slot].count;
+        int64_t live = (*table)->slots[*slot].count;
         if (live == best->count) return FBPE_MORE;
         /* stale: counts only fall after a push, so the live count is lower */
         if (live > best->count || live <= 0) return FBPE_EINTERNAL;
@@ -902,8 +1011,9 @@ static fbpe_status note_runner_up(fbpe_trainer *t) {
     fbpe_trained_merge none = {0, 0, 0}, *out = &t->runner_ups[t->n_merges];
     *out = none;
     fbpe_candidate next;
+    pair_table *table;
     ptrdiff_t slot;
-    fbpe_status rc = pop_best(t, &next, &slot);
+    fbpe_status rc = pop_best(t, &next, &table, &slot);
     if (rc != FBPE_MORE) return rc; /* FBPE_OK: no runner-up */
     if (next.count >= t->min_frequency) {
         fbpe_trained_merge m = {(uint32_t)(next.key >> 32), (uint32_t)next.key, next.count};
@@ -916,13 +1026,14 @@ static fbpe_status note_runner_up(fbpe_trainer *t) {
 static fbpe_status merge_once(fbpe_trainer *t) {
     if (t->max_merges >= 0 && (int64_t)t->n_merges >= t->max_merges) return FBPE_OK;
     fbpe_candidate best;
+    pair_table *table;
     ptrdiff_t slot;
-    fbpe_status found = pop_best(t, &best, &slot);
+    fbpe_status found = pop_best(t, &best, &table, &slot);
     if (found != FBPE_MORE) return found;
     if (best.count < t->min_frequency) return FBPE_OK;
     if (t->keep_runner_ups) {
         fbpe_status rc = note_runner_up(t);
-        if (rc) return rc; /* (the heap moved, the pair table did not: slot holds) */
+        if (rc) return rc; /* (the heap moved, the pair tables did not: slot holds) */
     }
     uint32_t a = (uint32_t)(best.key >> 32), b = (uint32_t)best.key;
     size_t id = (size_t)t->first_id + t->n_merges;
@@ -945,10 +1056,10 @@ static fbpe_status merge_once(fbpe_trainer *t) {
     }
 
     /* Take the where list and drop the merged pair: the rewrite never looks it up again. */
-    uint32_t *where = t->pairs.where[slot].items;
-    uint32_t n_where = t->pairs.where[slot].n;
-    t->pairs.where[slot].items = NULL;
-    table_delete(&t->pairs, (size_t)slot);
+    uint32_t *where = table->where[slot].items;
+    uint32_t n_where = table->where[slot].n;
+    table->where[slot].items = NULL;
+    table_delete(table, (size_t)slot);
 
     fbpe_status rc = FBPE_OK;
     for (uint32_t k = 0; k < n_where && rc == FBPE_OK; k++) {
@@ -956,13 +1067,14 @@ static fbpe_status merge_once(fbpe_trainer *t) {
         if (k + PREFETCH_AHEAD < n_where) PREFETCH(t->counted->words + where[k + PREFETCH_AHEAD]);
         rc = merge_in_piece(t, where[k], a, b, c);
     }
-    slab_free(&t->lists, where, where_capacity(n_where));
+    slab_free(table->lists, where, where_capacity(n_where));
     if (rc) return rc;
     rc = apply_changes(t, a, b, c);
     return rc ? rc : FBPE_MORE;
 }
 
 fbpe_status fbpe_trainer_run(fbpe_trainer *t, double seconds) {
+    if (!t->counted_all) return FBPE_EINTERNAL; /* fbpe_trainer_counted first */
     if (t->finished) return FBPE_OK;
     double deadline = now_seconds() + seconds;
     for (unsigned k = 1;; k++) {
