@@ -46,7 +46,6 @@ cdef extern from "lib/train/train.h":
         int64_t count
     fbpe_pieces *fbpe_pieces_new() nogil
     void fbpe_pieces_free(fbpe_pieces *counted) nogil
-    size_t fbpe_pieces_words(const fbpe_pieces *counted) nogil
     uint32_t *fbpe_pieces_reserve(fbpe_pieces *counted, size_t n) nogil
     fbpe_status fbpe_pieces_commit(fbpe_pieces *counted, size_t n, int64_t count) nogil
     fbpe_status fbpe_pieces_add_utf8(fbpe_pieces *counted, const uint8_t *text, size_t n,
@@ -55,7 +54,7 @@ cdef extern from "lib/train/train.h":
                                  const uint32_t *lengths, int policy, int64_t max_merges,
                                  int64_t min_frequency, size_t max_token_bytes, const uint32_t *shapes,
                                  uint32_t max_words, int colon_space, size_t threads,
-                                 fbpe_trainer **out) nogil
+                                 size_t shard_min_pairs, fbpe_trainer **out) nogil
     size_t fbpe_trainer_shards(const fbpe_trainer *trainer) nogil
     void fbpe_trainer_count(fbpe_trainer *trainer) nogil
     fbpe_status fbpe_trainer_counted(fbpe_trainer *trainer) nogil
@@ -70,10 +69,10 @@ cdef extern from "lib/train/train.h":
 # How long the merge loop runs without the GIL before it looks at Ctrl-C and the progress
 # bar. Tests set it to 0 (look after every few merges); the result never depends on it.
 slice_seconds = 0.05
-# Below this many words of pieces (symbols and headers), the first pairs are counted on one
-# thread: waking the others costs more than it saves. Tests set it to 0 (every table split);
-# the merges never depend on it.
-shard_min_words = 1 << 16
+# Below about this many distinct pairs, the first pairs are counted on one thread: they stay
+# in the caches, and more threads would only read the pieces again (csrc/lib/train/train.c,
+# fbpe_trainer_new). Tests set it to 0 (every table split); the merges never depend on it.
+shard_min_pairs = 1 << 18
 
 # The C constants, for the tests to compare with functionalbpe.core.alphabet.
 FLAGS = {
@@ -314,13 +313,12 @@ cdef list run_merges(Pieces counted, uint32_t first_id, object flags, int policy
     cdef fbpe_trainer *trainer = NULL
     cdef const fbpe_trained_merge *merges
     cdef size_t n, k, reported = 0
-    if fbpe_pieces_words(counted.ptr) < <size_t>shard_min_words:
-        threads = 1
+    cdef size_t min_pairs = shard_min_pairs
     with nogil:
         rc = fbpe_trainer_new(counted.ptr, first_id, &cflags[0], &clengths[0] if lengths is not None else NULL,
                               policy, max_merges, min_frequency, max_token_bytes,
                               &cshapes[0] if shapes is not None else NULL, max_words, colon_space, threads,
-                              &trainer)
+                              min_pairs, &trainer)
     check(rc, "while training")
     try:
         count_first_pairs(trainer)

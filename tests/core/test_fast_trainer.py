@@ -127,7 +127,7 @@ def test_first_pairs_counted_on_threads_give_the_same_merges(pieces, num_merges,
     # Each thread counts the pairs of its own shard of the pair table (the high bits of a
     # pair's hash), reading every piece: the merges are those of one thread, for any number.
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(trainer, "shard_min_words", 0)  # split even these few pieces
+        patch.setattr(trainer, "shard_min_pairs", 0)  # split even these few pieces
         flags = [ab.TEXT] * 40
         expected = reference.train(pieces, num_merges, 40, flags=flags, merge_policy=policy)
         for workers in (1, threads):

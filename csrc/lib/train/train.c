@@ -124,7 +124,6 @@ static inline int64_t piece_count(const uint32_t *header) {
 
 fbpe_pieces *fbpe_pieces_new(void) { return (fbpe_pieces *)xcalloc(1, sizeof(fbpe_pieces)); }
 
-size_t fbpe_pieces_words(const fbpe_pieces *c) { return c->n_words; }
 
 void fbpe_pieces_free(fbpe_pieces *c) {
     if (!c) return;
@@ -187,7 +186,7 @@ fbpe_status fbpe_pieces_add_utf8(fbpe_pieces *c, const uint8_t *s, size_t n, int
 
 #define SLAB_CLASSES 10 /* blocks of 2, 4, ..., 1024 entries */
 #define SLAB_LARGEST ((size_t)2 << (SLAB_CLASSES - 1))
-#define SLAB_CHUNK ((size_t)1 << 21)
+#define SLAB_CHUNK ((size_t)1 << 20)
 
 /* A block too large for the slab: malloc'ed, with this in front, so that the slab can free
  * every one of them at the end without a walk over the pair table. */
@@ -237,7 +236,7 @@ static uint32_t *slab_alloc(where_slab *s, size_t cap) {
     size_t bytes = cap * sizeof(uint32_t);
     if (s->left < bytes) {
         if (grow((void **)&s->chunks, &s->cap_chunks, s->n_chunks + 1, sizeof(void *))) return NULL;
-        char *chunk = (char *)huge_malloc(SLAB_CHUNK);
+        char *chunk = (char *)xmalloc(SLAB_CHUNK);
         if (!chunk) return NULL;
         s->chunks[s->n_chunks++] = chunk;
         s->next = chunk;
@@ -298,18 +297,35 @@ typedef struct {
     pair_slot *slots;
     where_list *where;
     size_t cap, n_live;
-    unsigned shift;    /* fbpe_slot_u64 (hash.h) */
+    unsigned shift;    /* without 128-bit products: cap is 2**(64 - shift) */
     unsigned skip;     /* high bits of the hash that chose this table (shard_of), not read here */
     where_slab *lists; /* where the where lists live */
 } pair_table;
 
+/* The home slot: the hash's bits below the shard's, scaled to cap (a multiply and a shift,
+ * as the top bits would be for a power of two). Any cap, so that a table sized from an
+ * estimate is about half full, not between a quarter and a half: SuperBPE's second-stage
+ * pairs on 100 MB, 2.2 M, took 8 M slots (256 MB, zeroed by the kernel as they are first
+ * touched) and now take 4.6 M. */
 static inline size_t home_slot(const pair_table *t, uint64_t key) {
-    return (size_t)(((key * FBPE_MIX3) << t->skip) >> t->shift);
+    uint64_t h = (key * FBPE_MIX3) << t->skip;
+#if defined(__SIZEOF_INT128__)
+    return (size_t)(((unsigned __int128)h * t->cap) >> 64);
+#else
+    return (size_t)(h >> t->shift);
+#endif
 }
 
+static inline size_t next_slot(const pair_table *t, size_t i) { return i + 1 == t->cap ? 0 : i + 1; }
+
 static fbpe_status table_init(pair_table *t, size_t want, unsigned skip) {
+    if (want > SIZE_MAX / 4 / sizeof(pair_slot)) return FBPE_ENOMEM;
+#if defined(__SIZEOF_INT128__)
+    size_t cap = 2 * want < 16 ? 16 : 2 * want;
+#else
     size_t cap = 16;
     while (cap < 2 * want) cap *= 2;
+#endif
     t->slots = (pair_slot *)huge_malloc(cap * sizeof(pair_slot));
     t->where = (where_list *)huge_malloc(cap * sizeof(where_list));
     if (!t->slots || !t->where) {
@@ -322,7 +338,7 @@ static fbpe_status table_init(pair_table *t, size_t want, unsigned skip) {
     memset(t->where, 0, cap * sizeof(where_list));
     for (size_t i = 0; i < cap; i++) t->slots[i].key = EMPTY_KEY;
     t->cap = cap;
-    t->shift = fbpe_slot_shift(cap);
+    t->shift = fbpe_slot_shift(cap); /* the power of two at least cap */
     t->skip = skip;
     t->n_live = 0;
     t->lists = NULL;
@@ -338,8 +354,7 @@ static void table_free(pair_table *t) {
 }
 
 static ptrdiff_t table_find(const pair_table *t, uint64_t key) {
-    size_t mask = t->cap - 1;
-    for (size_t i = home_slot(t, key);; i = (i + 1) & mask) {
+    for (size_t i = home_slot(t, key);; i = next_slot(t, i)) {
         uint64_t k = t->slots[i].key;
         if (k == key) return (ptrdiff_t)i;
         if (k == EMPTY_KEY) return -1;
@@ -349,11 +364,10 @@ static ptrdiff_t table_find(const pair_table *t, uint64_t key) {
 static fbpe_status table_double(pair_table *t) {
     pair_table bigger;
     if (table_init(&bigger, t->cap, t->skip)) return FBPE_ENOMEM;
-    size_t mask = bigger.cap - 1;
     for (size_t i = 0; i < t->cap; i++) {
         if (t->slots[i].key == EMPTY_KEY) continue;
         size_t j = home_slot(&bigger, t->slots[i].key);
-        while (bigger.slots[j].key != EMPTY_KEY) j = (j + 1) & mask;
+        while (bigger.slots[j].key != EMPTY_KEY) j = next_slot(&bigger, j);
         bigger.slots[j] = t->slots[i];
         bigger.where[j] = t->where[i];
     }
@@ -369,9 +383,8 @@ static fbpe_status table_double(pair_table *t) {
  * *created is set). The slot is good until the next insertion or deletion. FBPE_OK or
  * FBPE_ENOMEM. */
 static inline fbpe_status table_upsert(pair_table *t, uint64_t key, size_t *slot, int *created) {
-    size_t mask = t->cap - 1;
     size_t i = home_slot(t, key);
-    for (;; i = (i + 1) & mask) {
+    for (;; i = next_slot(t, i)) {
         uint64_t k = t->slots[i].key;
         if (k == key) {
             *slot = i;
@@ -381,9 +394,8 @@ static inline fbpe_status table_upsert(pair_table *t, uint64_t key, size_t *slot
     }
     if (2 * (t->n_live + 1) > t->cap) {
         if (table_double(t)) return FBPE_ENOMEM;
-        mask = t->cap - 1;
         i = home_slot(t, key);
-        while (t->slots[i].key != EMPTY_KEY) i = (i + 1) & mask;
+        while (t->slots[i].key != EMPTY_KEY) i = next_slot(t, i);
     }
     t->slots[i].key = key;
     t->slots[i].count = 0;
@@ -398,10 +410,9 @@ static inline fbpe_status table_upsert(pair_table *t, uint64_t key, size_t *slot
 /* Free slot i and close the gap by shifting later entries of its probe run back, so that
  * lookups never wade through tombstones. */
 static void table_delete(pair_table *t, size_t i) {
-    size_t mask = t->cap - 1;
     slab_free(t->lists, t->where[i].items, where_capacity(t->where[i].n));
     for (size_t j = i;;) {
-        j = (j + 1) & mask;
+        j = next_slot(t, j);
         uint64_t k = t->slots[j].key;
         if (k == EMPTY_KEY) break;
         size_t h = home_slot(t, k);
@@ -493,6 +504,7 @@ struct fbpe_trainer {
     pair_table pairs[MAX_SHARDS];
     where_slab lists[MAX_SHARDS];
     unsigned shard_bits;
+    size_t table_want;                 /* the pairs the tables are made for, all shards */
     size_t next_shard;                 /* the next to count (fbpe_trainer_count) */
     fbpe_status shard_rc[MAX_SHARDS];  /* how counting each went */
     int counted_all;                   /* fbpe_trainer_counted said FBPE_OK */
@@ -691,29 +703,30 @@ static inline void prefetch_next_pair(const fbpe_trainer *t, const pair_table *t
     }
 }
 
-/* About how many distinct pairs one shard has (HyperLogLog, 4,096 registers: within a few
- * per cent), or 0 when too few to tell (under about 10,000), so that its table is made at
- * its final size. Grown by doubling from a guess, SuperBPE's second-stage table on the 100 MB
- * of the shared corpora (2.2 M distinct pairs) was made three times, 448 MB of tables zeroed
- * by the kernel on first touch where 256 MB end up used (perf: the page faults were a third
- * of counting), every pair inserted twice more on the way. */
+/* About how many distinct pairs the pieces hold (HyperLogLog, 4,096 registers: within a few
+ * per cent), or 0 when too few to tell (under about 10,000): what decides whether counting
+ * is split over threads, and how large the tables are made. */
 #define SKETCH_BITS 12
-static size_t distinct_pairs(const fbpe_trainer *t, size_t shard) {
+static inline uint8_t leading_zeros(uint64_t x) { /* x != 0 */
+#if defined(__GNUC__) || defined(__clang__)
+    return (uint8_t)__builtin_clzll(x);
+#else
+    uint8_t n = 0;
+    while (!(x >> 63)) x <<= 1, n++;
+    return n;
+#endif
+}
+static size_t distinct_pairs(const fbpe_pieces *counted) {
     uint8_t reg[1 << SKETCH_BITS];
     memset(reg, 0, sizeof reg);
-    const uint32_t *words = t->counted->words;
-    for (size_t off = 0; off < t->counted->n_words; off += HEADER + words[off]) {
+    const uint32_t *words = counted->words;
+    for (size_t off = 0; off < counted->n_words; off += HEADER + words[off]) {
         const uint32_t *s = words + off + HEADER;
         for (uint32_t i = 0; i + 1 < words[off]; i++) {
             uint64_t key = fbpe_pair_key(s[i], s[i + 1]);
-            if (shard_of(t, key) != shard) continue;
-            uint64_t h = (key ^ (key >> 31)) * FBPE_MIX2; /* bits independent of shard_of's */
-            h = (h ^ (h >> 29)) * FBPE_MIX1;
-            h ^= h >> 32;
+            uint64_t h = (key ^ (key >> 32)) * FBPE_MIX2;
             size_t r = (size_t)(h >> (64 - SKETCH_BITS));
-            uint64_t rest = h << SKETCH_BITS | (uint64_t)1 << (SKETCH_BITS - 1);
-            uint8_t rank = 1;
-            while (!(rest >> 63)) rest <<= 1, rank++;
+            uint8_t rank = leading_zeros(h << SKETCH_BITS | (uint64_t)1 << (SKETCH_BITS - 1)) + 1;
             if (rank > reg[r]) reg[r] = rank;
         }
     }
@@ -731,9 +744,7 @@ static fbpe_status count_shard(fbpe_trainer *t, size_t shard) {
     const fbpe_pieces *counted = t->counted;
     const uint32_t *words = counted->words;
     pair_table *table = &t->pairs[shard];
-    size_t want = distinct_pairs(t, shard);
-    if (!want) want = (counted->n_pieces + 1024) >> t->shard_bits; /* a guess: it may grow */
-    if (table_init(table, want, t->shard_bits)) return FBPE_ENOMEM;
+    if (table_init(table, t->table_want >> t->shard_bits, t->shard_bits)) return FBPE_ENOMEM;
     table->lists = &t->lists[shard];
     pair_cursor ahead = {0, 0};
     for (unsigned k = 0; k < PAIRS_AHEAD; k++) prefetch_next_pair(t, table, shard, &ahead);
@@ -787,7 +798,7 @@ fbpe_status fbpe_trainer_new(fbpe_pieces *counted, uint32_t first_id, const uint
                              const uint32_t *lengths, int policy, int64_t max_merges,
                              int64_t min_frequency, size_t max_token_bytes, const uint32_t *shapes,
                              uint32_t max_words, int colon_space, size_t threads,
-                             fbpe_trainer **out) {
+                             size_t shard_min_pairs, fbpe_trainer **out) {
     fbpe_status rc = FBPE_ENOMEM;
     *out = NULL;
     if (first_id >= UINT32_MAX) return FBPE_EIDS;
@@ -837,8 +848,18 @@ fbpe_status fbpe_trainer_new(fbpe_pieces *counted, uint32_t first_id, const uint
                 goto fail;
             }
     }
-    /* Shards: a power of two, one a thread. */
-    while (((size_t)2 << t->shard_bits) <= threads && ((size_t)2 << t->shard_bits) <= MAX_SHARDS)
+    /* The tables are made for half as many pairs again as are counted, or as there are
+     * pieces, the merges making new pairs as they go (a table that doubled in the loop would
+     * take twice the memory): a plain training counts few pairs of bytes (14 K on 100 MB),
+     * and its merges make many (614 K live at the end, from 626 K pieces). */
+    size_t distinct = distinct_pairs(counted);
+    t->table_want = distinct > counted->n_pieces + 1024 ? distinct : counted->n_pieces + 1024;
+    t->table_want += t->table_want / 2;
+    /* Shards, a power of two, one a thread, only where the pairs miss the caches: a plain
+     * training's 14 K pairs of bytes stay in them, and two threads each reading every piece
+     * took longer than one (1.63-1.66 s against 1.52-1.55 s for its whole merge loop). */
+    while (distinct >= shard_min_pairs && ((size_t)2 << t->shard_bits) <= threads &&
+           ((size_t)2 << t->shard_bits) <= MAX_SHARDS)
         t->shard_bits++;
     *out = t;
     return FBPE_OK;

@@ -20,8 +20,6 @@ typedef struct {
  * symbols has no pair and is dropped, as the reference drops it. */
 fbpe_pieces *fbpe_pieces_new(void);
 void fbpe_pieces_free(fbpe_pieces *counted);
-/* The words the pieces take: their symbols, and three for each piece's header. */
-size_t fbpe_pieces_words(const fbpe_pieces *counted);
 /* Room for a piece of n symbols (write them, then commit); NULL when out of memory. */
 uint32_t *fbpe_pieces_reserve(fbpe_pieces *counted, size_t n);
 fbpe_status fbpe_pieces_commit(fbpe_pieces *counted, size_t n, int64_t count);
@@ -39,13 +37,14 @@ fbpe_status fbpe_pieces_add_utf8(fbpe_pieces *counted, const uint8_t *text, size
  * training makes, a tokenizer file can hold (FBPE_MAX_TOKEN_BYTES). shapes: NULL, or the
  * shapes of ids 0 .. first_id-1 (word_rules.h), and then a pair whose token has more than
  * max_words words (0: any number) or holds ": " (unless colon_space) is never merged either.
- * threads: how many threads will count the first pairs (fbpe_trainer_count); the merges are
- * the same for any number. */
+ * threads: how many threads may count the first pairs (fbpe_trainer_count), used where
+ * there are about shard_min_pairs distinct pairs or more; the merges are the same for any
+ * number. */
 fbpe_status fbpe_trainer_new(fbpe_pieces *counted, uint32_t first_id, const uint32_t *flags,
                              const uint32_t *lengths, int policy, int64_t max_merges,
                              int64_t min_frequency, size_t max_token_bytes, const uint32_t *shapes,
                              uint32_t max_words, int colon_space, size_t threads,
-                             fbpe_trainer **out);
+                             size_t shard_min_pairs, fbpe_trainer **out);
 /* Count the first pairs: call it on up to fbpe_trainer_shards threads at once (at most
  * `threads`; each call takes a part of the pair table until none is left, so one call alone
  * counts them all), then, once every call has returned, fbpe_trainer_counted, which says how
