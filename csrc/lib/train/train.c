@@ -7,7 +7,8 @@
  *     length, 64-bit count) and then its symbol ids. A piece is named by its offset, so a visit
  *     costs one cache miss; a merge shortens the piece in place.
  *   - Pairs: an open-addressing table keyed by left << 32 | right (linear probing, the
- *     integer hash of hash.h, load <= 1/2, deletion by backward shift: no tombstones). The
+ *     integer hash of hash.h, load <= 1/2, deletion by backward shift: no tombstones), cut
+ *     into shards by the hash's high bits where the first count runs on several threads. The
  *     probed array holds 16-byte (key, 64-bit count) slots; a parallel array holds each
  *     pair's *where list*, the offsets of the pieces that held it when it gained count (a
  *     superset of those that still hold it). Where lists are power-of-two blocks from a
