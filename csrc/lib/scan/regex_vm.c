@@ -72,8 +72,10 @@ static inline int push(fbpe_rx_vm *vm, uint32_t kind, uint32_t pc, size_t pos, s
 
 #if defined(__GNUC__)
 #define NOINLINE __attribute__((noinline))
+#define ALWAYS_INLINE inline __attribute__((always_inline))
 #else
 #define NOINLINE
+#define ALWAYS_INLINE inline
 #endif
 
 /* The atoms of the character at s[i]; its length in *len. */
@@ -807,18 +809,31 @@ out:
     return pos > i;
 }
 
-/* The fused alternative L ([X?] Y{m,} [Z*] and nothing else) at i, whose first character
- * has the atoms `here` and `len` bytes: run_linear's steps for these shapes, without its
- * loop, with the same reads, the same reach and the same charge. None gives back: where it
- * fails, the alternative does. 1 with the piece's end in *end, 0 where it does not match, -1
- * when the step budget runs out (vm->status). */
-static inline int run_fused(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_linear *L, const uint8_t *s,
-                            size_t i, size_t n, uint64_t here, size_t len, size_t *end) {
+/* run_fused where the matcher must decide: a greedy step took what it may have to give
+ * back, or a guarded choice at the end may be taken (o200k's contraction after a word). */
+#define FUSED_UNDECIDED (-2)
+
+/* The fused alternative L ([X?] Y{m,} [Z{k,}] [guarded choice], nothing else) at i, whose
+ * first character has the atoms `here` and `len` bytes: run_linear's steps for these shapes,
+ * without its loop, with the same reads, the same reach and the same charge. 1 with the
+ * piece's end in *end, 0 where it does not match, -1 when the step budget runs out
+ * (vm->status), FUSED_UNDECIDED (nothing read or charged) where run_linear would leave it to
+ * the matcher: then piece_end_after runs the alternative as any other. `trusting` (a
+ * constant): L is FUSED_GIVES or FUSED_GUARD, a greedy run taken whole on trust or a guarded
+ * choice at its end (o200k's and tekken's words, `[^\r\n\p{L}\p{N}]?[\p{Lu}..]*[\p{Ll}..]+(?i:'s|..)?`);
+ * the plain shapes are compiled without those tests, which cost gpt2, gpt4 and llama3 4-5%
+ * more instructions (benchmarks/callgrind_scan.py) where they never run. */
+static ALWAYS_INLINE int run_fused(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_linear *L,
+                                   const uint8_t *s, size_t i, size_t n, uint64_t here, size_t len,
+                                   size_t *end, int trusting) {
     const fbpe_rx_step *st = L->steps;
     size_t pos = i, e;
-    int wide, enough;
+    int wide = 0, enough, took = 0;
     if (L->fused & FBPE_RX_FUSED_OPT) {
-        if (here >> st->atom & 1) pos = i + len;
+        if (here >> st->atom & 1) {
+            pos = i + len;
+            if (trusting) took = st->gives | (st->greedy & (len > 1));
+        }
         st++;
     }
     if (pos == i && !(here >> st->atom & 1)) {
@@ -826,8 +841,17 @@ static inline int run_fused(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_line
         enough = st->min == 0;
     } else {
         enough = star_run(p, st, s, pos, n, &e, &wide, 1);
+        if (trusting) took |= (e > pos) & (st->gives | (st->greedy & wide));
     }
+    /* Giving back what the second run took cannot help it reach its own minimum. */
     if (enough && (L->fused & FBPE_RX_FUSED_TAIL)) enough = star_run(p, st + 1, s, e, n, &e, &wide, 1);
+    if (trusting) {
+        if (!enough && took) return FUSED_UNDECIDED;
+        if (enough && (L->fused & FBPE_RX_FUSED_GUARD) && e < n) {
+            size_t l2;
+            if (atoms_at(p, s, e, &l2) & p->guards[L->steps[L->num_steps - 1].min]) return FUSED_UNDECIDED;
+        }
+    }
     uint64_t cost = (uint64_t)(e - i) + L->num_steps;
     if (e > vm->reach) vm->reach = e;
     if (vm->steps_left <= cost) {
@@ -838,6 +862,10 @@ static inline int run_fused(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_line
     vm->steps_left -= cost;
     *end = e;
     return enough && e > i;
+}
+
+static inline int is_trusting(const fbpe_rx_linear *L) {
+    return (L->fused & (FBPE_RX_FUSED_GIVES | FBPE_RX_FUSED_GUARD)) != 0;
 }
 
 /* fbpe_rx_piece_end past the alternatives in `tried`, which the first character begins and
@@ -890,8 +918,8 @@ NOINLINE static size_t piece_end_after(const fbpe_rx *p, fbpe_rx_vm *vm, const u
             vm->steps_left -= 2;
             return i + len;
         }
-        if (L->fused) {
-            r = run_fused(p, vm, L, s, i, n, here, len, &e);
+        if (L->fused && (r = is_trusting(L) ? run_fused(p, vm, L, s, i, n, here, len, &e, 1)
+                                             : run_fused(p, vm, L, s, i, n, here, len, &e, 0)) != FUSED_UNDECIDED) {
             if (r > 0) return e;
             if (r < 0) return i;
             continue;
@@ -924,10 +952,9 @@ NOINLINE static size_t piece_end_after(const fbpe_rx *p, fbpe_rx_vm *vm, const u
 }
 
 /* The fused alternative of ascii_fast entry f at i (ASCII), as piece_end_after's loop runs
- * it: 1 with the piece's end in *end, 0 where it does not match, -1 when the step budget
- * runs out (vm->status). */
-static inline int fast_alternative(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, size_t i,
-                                   size_t n, unsigned f, size_t *end) {
+ * it: run_fused's answer. */
+static ALWAYS_INLINE int fast_alternative(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, size_t i,
+                                          size_t n, unsigned f, size_t *end, int trusting) {
     uint32_t k = (f & FBPE_RX_FAST_ALT) - 1;
     if (f & FBPE_RX_FAST_HEAD) {
         /* optional_head_fits, the character being X: can Y take the next one? */
@@ -939,7 +966,7 @@ static inline int fast_alternative(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8
         size_t l2;
         if (!(atoms_at(p, s, i + 1, &l2) & p->heads[2 * k + 1])) return 0;
     }
-    return run_fused(p, vm, &p->linear[k], s, i, n, p->ascii_masks[s[i]], 1, end);
+    return run_fused(p, vm, &p->linear[k], s, i, n, p->ascii_masks[s[i]], 1, end, trusting);
 }
 
 /* fbpe_rx_piece_end after the first fused alternative of the character at i failed: the
@@ -950,7 +977,9 @@ NOINLINE static size_t piece_end_fast_rest(const fbpe_rx *p, fbpe_rx_vm *vm, con
     uint64_t tried = (uint64_t)1 << ((fast[0] & FBPE_RX_FAST_ALT) - 1);
     for (unsigned j = 1; j < FBPE_RX_MAX_FAST && fast[j]; j++) {
         size_t e;
-        int r = fast_alternative(p, vm, s, i, n, fast[j], &e);
+        int r = fast[j] & FBPE_RX_FAST_TRUSTING ? fast_alternative(p, vm, s, i, n, fast[j], &e, 1)
+                                                : fast_alternative(p, vm, s, i, n, fast[j], &e, 0);
+        if (r == FUSED_UNDECIDED) break;
         if (r > 0) return e;
         if (r < 0) return i;
         tried |= (uint64_t)1 << ((fast[j] & FBPE_RX_FAST_ALT) - 1);
@@ -970,18 +999,33 @@ NOINLINE static size_t piece_end_fast_rest(const fbpe_rx *p, fbpe_rx_vm *vm, con
 NOINLINE static size_t piece_end_fast(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, size_t i,
                                       size_t n) {
     size_t e;
-    int r = fast_alternative(p, vm, s, i, n, p->ascii_fast[s[i]][0], &e);
+    int r = fast_alternative(p, vm, s, i, n, p->ascii_fast[s[i]][0], &e, 0);
     if (r > 0) return e;
     if (r < 0) return i;
     return piece_end_fast_rest(p, vm, s, i, n);
 }
 
-/* Two tests and a jump: a character without a fast path (o200k's words, whose first
- * alternative is not fused) costs about what it did before there was one (the test inline in
- * the callers cost 2.4M instructions per MB of o200k, the fast path in this function's frame
- * 3.4M). */
+/* piece_end_fast where the first fused alternative is trusting (run_fused): o200k's words. */
+NOINLINE static size_t piece_end_trusting(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s,
+                                          size_t i, size_t n) {
+    size_t e;
+    int r = fast_alternative(p, vm, s, i, n, p->ascii_fast[s[i]][0], &e, 1);
+    if (r > 0) return e;
+    if (r == FUSED_UNDECIDED) return piece_end_after(p, vm, s, i, n, 0);
+    if (r < 0) return i;
+    return piece_end_fast_rest(p, vm, s, i, n);
+}
+
+/* Two tests and a jump: a character without a fast path (a digit, a line break) costs about
+ * what it did before there was one (the test inline in the callers cost 2.4M instructions
+ * per MB of o200k, the fast path in this function's frame 3.4M). The test for a trusting
+ * first alternative here costs gpt2 and gpt4 about 1% (benchmarks/callgrind_scan.py); made
+ * in piece_end_fast it cost them 2.5%, and with the trusting lists in a table of their own,
+ * 2%. */
 size_t fbpe_rx_piece_end(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, size_t i, size_t n) {
-    if (s[i] < 0x80 && p->ascii_fast[s[i]][0]) return piece_end_fast(p, vm, s, i, n);
+    if (s[i] < 0x80 && p->ascii_fast[s[i]][0])
+        return p->ascii_fast[s[i]][0] & FBPE_RX_FAST_TRUSTING ? piece_end_trusting(p, vm, s, i, n)
+                                                              : piece_end_fast(p, vm, s, i, n);
     return piece_end_after(p, vm, s, i, n, 0);
 }
 
@@ -1178,22 +1222,28 @@ static void set_futile(const fbpe_rx *p, fbpe_rx_linear *L) {
     }
 }
 
-/* FBPE_RX_FUSED_* of L, or 0: [OPT] STAR [STAR with min 0], none of them giving back,
- * every run unbounded, then MATCH. */
+/* FBPE_RX_FUSED_* of L, or 0: [OPT] STAR [STAR] [GUARD], every run unbounded, then MATCH.
+ * A greedy step is run_fused's to track: where one took what it may give back and a later
+ * run falls short, or where the guard holds, the matcher decides. */
 static uint32_t fused_shape(const fbpe_rx_linear *L) {
     const fbpe_rx_step *st = L->steps, *const last = L->steps + L->num_steps;
     uint32_t shape = FBPE_RX_FUSED_RUN;
-    if (!L->matches || L->trusts || !L->num_steps) return 0;
+    if (!L->matches || !L->num_steps) return 0;
     if (st->kind == FBPE_RX_STEP_OPT) {
         shape |= FBPE_RX_FUSED_OPT;
         st++;
     }
     if (st == last || st->kind != FBPE_RX_STEP_STAR) return 0;
     st++;
-    if (st < last && st->kind == FBPE_RX_STEP_STAR && st->min == 0) {
+    if (st < last && st->kind == FBPE_RX_STEP_STAR) {
         shape |= FBPE_RX_FUSED_TAIL;
         st++;
     }
+    if (st < last && st->kind == FBPE_RX_STEP_GUARD) {
+        shape |= FBPE_RX_FUSED_GUARD;
+        st++;
+    }
+    if (L->trusts) shape |= FBPE_RX_FUSED_GIVES;
     return st == last ? shape : 0;
 }
 
@@ -1540,6 +1590,7 @@ static void fast_starts(fbpe_rx *p) {
                 f |= FBPE_RX_FAST_HEAD;
             }
             if (L->loop || L->single || !L->fused) break;
+            if (is_trusting(L)) f |= FBPE_RX_FAST_TRUSTING;
             p->ascii_fast[c][j++] = f;
         }
     }

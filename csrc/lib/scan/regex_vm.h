@@ -109,10 +109,17 @@ typedef struct {
 #define FBPE_RX_MAX_STEPS 6
 
 /* The shapes that make most pieces of the shipped patterns, run by fbpe_rx_piece_end
- * without the general step loop: an optional character (not given back), a run, and a run
- * that may be empty, then MATCH (` ?\p{L}+`, `[^\r\n\p{L}\p{N}]?+\p{L}+`, `\s+`,
- * ` ?[^\s\p{L}\p{N}]++[\r\n]*`). FUSED_RUN is set for all of them. */
-enum { FBPE_RX_FUSED_RUN = 1, FBPE_RX_FUSED_OPT = 2, FBPE_RX_FUSED_TAIL = 4 };
+ * without the general step loop: an optional character, a run, a second run, a guarded
+ * choice, then MATCH (` ?\p{L}+`, `[^\r\n\p{L}\p{N}]?+\p{L}+`, `\s+`,
+ * ` ?[^\s\p{L}\p{N}]++[\r\n]*`, o200k's `[^\r\n\p{L}\p{N}]?[\p{Lu}..]*[\p{Ll}..]+(?i:'s|..)?`).
+ * FUSED_RUN is set for all of them; GIVES where a run is taken on trust (fbpe_rx_step.greedy). */
+enum {
+    FBPE_RX_FUSED_RUN = 1,
+    FBPE_RX_FUSED_OPT = 2,
+    FBPE_RX_FUSED_TAIL = 4,
+    FBPE_RX_FUSED_GUARD = 8,
+    FBPE_RX_FUSED_GIVES = 16
+};
 
 typedef struct {
     uint8_t kind;   /* FBPE_RX_STEP_* */
@@ -133,7 +140,7 @@ typedef struct {
     uint32_t matches; /* it is MATCH: the steps are the whole alternative */
     uint32_t trusts;  /* some step is `greedy` */
     uint32_t single;  /* the alternative is one character of one atom (one ONE step, MATCH) */
-    uint32_t fused;   /* FBPE_RX_FUSED_*: the alternative is [X?] Y{m,} [Z*] and nothing else */
+    uint32_t fused;   /* FBPE_RX_FUSED_*: the alternative is [X?] Y{m,} [Z{k,}] [guard] and nothing else */
     uint32_t loop;    /* 1 + its index in p->loops where the alternative is such a loop, else 0 */
     fbpe_rx_step steps[FBPE_RX_MAX_STEPS];
 } fbpe_rx_linear;
@@ -224,8 +231,8 @@ typedef struct {
     uint16_t ascii_fast[128][FBPE_RX_MAX_FAST];
 } fbpe_rx;
 /* ascii_fast: the alternative's number (plus one) in the low bits; HEAD: its optional head
- * must be checked against the next character. */
-enum { FBPE_RX_FAST_ALT = 0x7F, FBPE_RX_FAST_HEAD = 0x100 };
+ * must be checked against the next character; TRUSTING: it is FUSED_GIVES or FUSED_GUARD. */
+enum { FBPE_RX_FAST_ALT = 0x7F, FBPE_RX_FAST_HEAD = 0x100, FBPE_RX_FAST_TRUSTING = 0x200 };
 
 /* One backtrack frame: where to resume and how. */
 typedef struct {
