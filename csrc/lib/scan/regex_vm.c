@@ -812,13 +812,22 @@ out:
 /* run_fused where the matcher must decide: a greedy step took what it may have to give
  * back, or a guarded choice at the end may be taken (o200k's contraction after a word). */
 #define FUSED_UNDECIDED (-2)
+/* run_fused where a run fell short after one that may give back: read and charged as
+ * run_linear's failing steps are; the matcher tries the whole alternative next (give_back). */
+#define FUSED_GIVE_BACK (-3)
 
 /* The fused alternative L ([X?] Y{m,} [Z{k,}] [guarded choice], nothing else) at i, whose
  * first character has the atoms `here` and `len` bytes: run_linear's steps for these shapes,
  * without its loop, with the same reads, the same reach and the same charge. 1 with the
  * piece's end in *end, 0 where it does not match, -1 when the step budget runs out
  * (vm->status), FUSED_UNDECIDED (nothing read or charged) where run_linear would leave it to
- * the matcher: then piece_end_after runs the alternative as any other. `trusting` (a
+ * the matcher where the guard holds: then piece_end_after runs the alternative as any other;
+ * FUSED_GIVE_BACK where a run fell short after one that may give back, read and charged: the
+ * matcher then tries the alternative whole, and the runs are not read a third time (a
+ * Japanese clause is one o200k word: both of its case classes hold Lo, so the upper-case run
+ * takes it all and the lower-case one finds nothing; with those runs read again by
+ * run_linear, 1 MB of ja.txt cost 249.5M instructions, against 194.2M before words were
+ * fused: benchmarks/callgrind_scan.py on ja.txt). `trusting` (a
  * constant): L is FUSED_GIVES or FUSED_GUARD, a greedy run taken whole on trust or a guarded
  * choice at its end (o200k's and tekken's words, `[^\r\n\p{L}\p{N}]?[\p{Lu}..]*[\p{Ll}..]+(?i:'s|..)?`);
  * the plain shapes are compiled without those tests, which cost gpt2, gpt4 and llama3 4-5%
@@ -846,7 +855,6 @@ static ALWAYS_INLINE int run_fused(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_
     /* Giving back what the second run took cannot help it reach its own minimum. */
     if (enough && (L->fused & FBPE_RX_FUSED_TAIL)) enough = star_run(p, st + 1, s, e, n, &e, &wide, 1);
     if (trusting) {
-        if (!enough && took) return FUSED_UNDECIDED;
         if (enough && (L->fused & FBPE_RX_FUSED_GUARD) && e < n) {
             size_t l2;
             if (atoms_at(p, s, e, &l2) & p->guards[L->steps[L->num_steps - 1].min]) return FUSED_UNDECIDED;
@@ -860,6 +868,7 @@ static ALWAYS_INLINE int run_fused(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_
         return -1;
     }
     vm->steps_left -= cost;
+    if (trusting && !enough && took) return FUSED_GIVE_BACK;
     *end = e;
     return enough && e > i;
 }
@@ -918,13 +927,16 @@ NOINLINE static size_t piece_end_after(const fbpe_rx *p, fbpe_rx_vm *vm, const u
             vm->steps_left -= 2;
             return i + len;
         }
-        if (L->fused && (r = is_trusting(L) ? run_fused(p, vm, L, s, i, n, here, len, &e, 1)
-                                             : run_fused(p, vm, L, s, i, n, here, len, &e, 0)) != FUSED_UNDECIDED) {
+        r = FUSED_UNDECIDED;
+        if (L->fused)
+            r = is_trusting(L) ? run_fused(p, vm, L, s, i, n, here, len, &e, 1)
+                               : run_fused(p, vm, L, s, i, n, here, len, &e, 0);
+        if (r != FUSED_UNDECIDED && r != FUSED_GIVE_BACK) {
             if (r > 0) return e;
             if (r < 0) return i;
             continue;
         }
-        if (L->num_steps) {
+        if (r == FUSED_UNDECIDED && L->num_steps) {
             uint32_t resume;
             r = run_linear(p, vm, L, s, i, n, here, len, &from, &resume, &trusted);
             if (r < 0) return i;
@@ -949,6 +961,13 @@ NOINLINE static size_t piece_end_after(const fbpe_rx *p, fbpe_rx_vm *vm, const u
     }
     vm->status = FBPE_EPATTERN; /* no non-empty match here: regex would drop this character */
     return i;
+}
+
+/* After FUSED_GIVE_BACK from the alternative of ascii_fast entry f: the matcher tries it whole
+ * from i, as piece_end_after does; run_fused's answer, 1, 0 or -1. */
+static int give_back(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, size_t i, size_t n,
+                     unsigned f, size_t *end) {
+    return run(p, vm, p->starts[(f & FBPE_RX_FAST_ALT) - 1], i, s, i, n, end, 0);
 }
 
 /* The fused alternative of ascii_fast entry f at i (ASCII), as piece_end_after's loop runs
@@ -980,6 +999,7 @@ NOINLINE static size_t piece_end_fast_rest(const fbpe_rx *p, fbpe_rx_vm *vm, con
         int r = fast[j] & FBPE_RX_FAST_TRUSTING ? fast_alternative(p, vm, s, i, n, fast[j], &e, 1)
                                                 : fast_alternative(p, vm, s, i, n, fast[j], &e, 0);
         if (r == FUSED_UNDECIDED) break;
+        if (r == FUSED_GIVE_BACK) r = give_back(p, vm, s, i, n, fast[j], &e);
         if (r > 0) return e;
         if (r < 0) return i;
         tried |= (uint64_t)1 << ((fast[j] & FBPE_RX_FAST_ALT) - 1);
@@ -1012,6 +1032,7 @@ NOINLINE static size_t piece_end_trusting(const fbpe_rx *p, fbpe_rx_vm *vm, cons
     int r = fast_alternative(p, vm, s, i, n, p->ascii_fast[s[i]][0], &e, 1);
     if (r > 0) return e;
     if (r == FUSED_UNDECIDED) return piece_end_after(p, vm, s, i, n, 0);
+    if (r == FUSED_GIVE_BACK && (r = give_back(p, vm, s, i, n, p->ascii_fast[s[i]][0], &e)) > 0) return e;
     if (r < 0) return i;
     return piece_end_fast_rest(p, vm, s, i, n);
 }
