@@ -809,8 +809,8 @@ out:
     return pos > i;
 }
 
-/* run_fused where the matcher must decide: a greedy step took what it may have to give
- * back, or a guarded choice at the end may be taken (o200k's contraction after a word). */
+/* run_fused where the matcher must decide: a guarded choice at the end may be taken (o200k's
+ * contraction after a word). */
 #define FUSED_UNDECIDED (-2)
 /* run_fused where a run fell short after one that may give back: read and charged as
  * run_linear's failing steps are; the matcher tries the whole alternative next (give_back). */
@@ -964,7 +964,7 @@ NOINLINE static size_t piece_end_after(const fbpe_rx *p, fbpe_rx_vm *vm, const u
 }
 
 /* After FUSED_GIVE_BACK from the alternative of ascii_fast entry f: the matcher tries it whole
- * from i, as piece_end_after does; run_fused's answer, 1, 0 or -1. */
+ * from i, as piece_end_after does: 1 with the piece's end in *end, 0 or -1. */
 static int give_back(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, size_t i, size_t n,
                      unsigned f, size_t *end) {
     return run(p, vm, p->starts[(f & FBPE_RX_FAST_ALT) - 1], i, s, i, n, end, 0);
