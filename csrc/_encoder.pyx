@@ -366,9 +366,9 @@ cdef object utf8_of(str text, const uint8_t **data, size_t *size):
     """Point at the UTF-8 of text; return the object that owns those bytes.
 
     A compact ASCII string's buffer is already its UTF-8: no copy. Text that is mostly ASCII
-    is written by fbpe_ucs_to_utf8 (runs of ASCII eight characters at a time: CPython's
-    encoder was a sixth of encoding English prose with o200k, callgrind, and this half of
-    it); other text, and text that holds a surrogate, by str.encode, strictly: a lone
+    is written by fbpe_ucs_to_utf8 (runs of ASCII sixteen characters at a time: CPython's
+    encoder was a sixth of encoding English prose with o200k, callgrind, and this a
+    twentieth); other text, and text that holds a surrogate, by str.encode, strictly: a lone
     surrogate raises UnicodeEncodeError, which the caller handles."""
     cdef Py_ssize_t n
     cdef size_t room, got

@@ -491,9 +491,10 @@ def test_lone_surrogates_read_as_replacement_characters(tok):
     assert tok.count_tokens("\ud800") == len(tok.encode("\ufffd"))
 
 
-# A str is stored 1, 2 or 4 bytes a character; C writes its UTF-8 eight ASCII characters at a
-# time, four two-byte ones of UCS-2 at a time, and the rest one by one, so runs of ASCII that start and end anywhere in those blocks,
-# beside characters of every UTF-8 length, of each width.
+# A str is stored 1, 2 or 4 bytes a character; C writes its UTF-8 sixteen or eight ASCII
+# characters at a time, four two-byte ones of UCS-2 at a time, and the rest one by one, so runs
+# of ASCII that start and end anywhere in those blocks, beside characters of every UTF-8
+# length, of each width.
 WIDTHS = ["a", "ab cd ", "0123456", "é", "ÿ", "Ā", "中", "\uffff", "😀", "\U0010ffff", " ", "\n",
           "дом", "\u07ff\u0080"]
 
