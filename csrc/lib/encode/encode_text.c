@@ -241,7 +241,8 @@ static inline int ascii16_ucs4(const uint32_t *p, uint8_t *dst) {
     __m128i any = _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d));
     if (!all_zero(_mm_and_si128(any, _mm_set1_epi32((int)0xFFFFFF80)))) return 0;
     /* every unit is below 0x80: neither packing's saturation changes one */
-    _mm_storeu_si128((__m128i *)dst, _mm_packus_epi16(_mm_packs_epi32(a, b), _mm_packs_epi32(c, d)));
+    __m128i packed = _mm_packus_epi16(_mm_packs_epi32(a, b), _mm_packs_epi32(c, d));
+    _mm_storeu_si128((__m128i *)dst, packed);
     return 1;
 }
 #endif

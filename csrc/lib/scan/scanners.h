@@ -341,7 +341,8 @@ static FBPE_ALWAYS_INLINE size_t fbpe_gpt4_like_end(const fbpe_classes *cl, cons
     return fbpe_gpt4_like_general(cl, s, i, n, single_digits, space_to_end);
 }
 
-static FBPE_ALWAYS_INLINE size_t fbpe_gpt4_end(const fbpe_classes *cl, const uint8_t *s, size_t i, size_t n) {
+static FBPE_ALWAYS_INLINE size_t fbpe_gpt4_end(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                               size_t n) {
     return fbpe_gpt4_like_end(cl, s, i, n, 0, 0);
 }
 
@@ -353,8 +354,8 @@ static FBPE_ALWAYS_INLINE size_t fbpe_gpt4_end(const fbpe_classes *cl, const uin
  * character), and \s++$: a white-space run reached at its alternative (no letter run or
  * other-run took its first character) that goes on to the end of the text is one piece. $
  * also holds before a final \n, but that \n is white space, so the run has taken it. */
-static FBPE_ALWAYS_INLINE size_t fbpe_cl100k_end(const fbpe_classes *cl, const uint8_t *s, size_t i,
-                                     size_t n) {
+static FBPE_ALWAYS_INLINE size_t fbpe_cl100k_end(const fbpe_classes *cl, const uint8_t *s,
+                                                 size_t i, size_t n) {
     return fbpe_gpt4_like_end(cl, s, i, n, 0, 1);
 }
 
@@ -637,8 +638,8 @@ static inline size_t fbpe_short_period(const uint8_t *u, size_t len) {
     }
 
 /* ---- functionalizer-llama: the paper's Llama configuration, gpt4 with single digits ---- */
-static FBPE_ALWAYS_INLINE size_t fbpe_llama_digits_end(const fbpe_classes *cl, const uint8_t *s, size_t i,
-                                           size_t n) {
+static FBPE_ALWAYS_INLINE size_t fbpe_llama_digits_end(const fbpe_classes *cl,
+                                                       const uint8_t *s, size_t i, size_t n) {
     return fbpe_gpt4_like_end(cl, s, i, n, 1, 0);
 }
 
