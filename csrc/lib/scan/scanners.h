@@ -79,8 +79,8 @@ static inline unsigned fbpe_lowest_bit(uint64_t x) {
  * each one ends, which a word-at-a-time count of the leading letters does not. Returns the
  * end when an ASCII byte stops the run; else the offset of the non-ASCII character (or the
  * last bytes) where the caller's loop through the class table goes on, and *done is 0. */
-static inline size_t fbpe_ascii_letters_end(const uint8_t *s, size_t i, size_t n, uint64_t fold,
-                                            int *done) {
+static FBPE_ALWAYS_INLINE size_t fbpe_ascii_letters_run(const uint8_t *s, size_t i, size_t n,
+                                                       uint64_t fold, int *done) {
     const uint64_t high = 0x8080808080808080ull;
     *done = 0;
     while (fbpe_little_endian() && i + 8 <= n) {
@@ -102,6 +102,15 @@ static inline size_t fbpe_ascii_letters_end(const uint8_t *s, size_t i, size_t n
     return i;
 }
 
+/* fbpe_ascii_letters_run where the compiler decides whether to inline it: forced into
+ * every caller, o200k's scanner called its run of lower-case letters instead, 6% more
+ * instructions encoding English (callgrind); left to the compiler in gpt4's inline path,
+ * it was called there, 9% more (JavaScript). */
+static inline size_t fbpe_ascii_letters_end(const uint8_t *s, size_t i, size_t n, uint64_t fold,
+                                            int *done) {
+    return fbpe_ascii_letters_run(s, i, n, fold, done);
+}
+
 /* The end of the run of letters from i (regex's ASCII letters are exactly A-Z and a-z;
  * charclasses.py checks it). */
 static inline size_t fbpe_run_of_letters(const fbpe_classes *cl, const uint8_t *s, size_t i,
@@ -112,8 +121,8 @@ static inline size_t fbpe_run_of_letters(const fbpe_classes *cl, const uint8_t *
 }
 
 /* The end of the run of "other" characters (none of L, N, S) from i. */
-static inline size_t fbpe_run_of_other(const fbpe_classes *cl, const uint8_t *s, size_t i,
-                                       size_t n) {
+static FBPE_ALWAYS_INLINE size_t fbpe_run_of_other(const fbpe_classes *cl, const uint8_t *s,
+                                                   size_t i, size_t n) {
     size_t len;
     const unsigned bits = FBPE_LETTER | FBPE_NUMBER | FBPE_SPACE;
     while (i < n) {
@@ -133,8 +142,8 @@ static inline int fbpe_is_other(unsigned c) {
 }
 
 /* \p{N}{1,3}: up to three numbers from i (s[i] is one). */
-static inline size_t fbpe_up_to_three_numbers(const fbpe_classes *cl, const uint8_t *s, size_t i,
-                                              size_t n) {
+static FBPE_ALWAYS_INLINE size_t fbpe_up_to_three_numbers(const fbpe_classes *cl,
+                                                          const uint8_t *s, size_t i, size_t n) {
     size_t len;
     for (int k = 0; k < 3 && i < n; k++) {
         if (!(fbpe_class_at(cl, s, i, &len) & FBPE_NUMBER)) break;
@@ -263,6 +272,19 @@ static inline size_t fbpe_gpt2_end(const fbpe_classes *cl, const uint8_t *s, siz
  * possessive other-run is followed by [\r\n]* which always matches, and in \s*[\r\n]+ the
  * \s* gives back characters until it stands before the run's last \r or \n, so [\r\n]+
  * takes exactly that one character, as [\r\n] does. */
+
+/* The white-space alternatives from i (s[i] is white space). \s*[\r\n]: \s* takes the
+ * whole run and gives back until it stands before a \r or \n; the first such place from
+ * the right is the run's last one. */
+static inline size_t fbpe_gpt4_like_space_end(const fbpe_classes *cl, const uint8_t *s, size_t i,
+                                              size_t n, int space_to_end) {
+    fbpe_space_run r = fbpe_run_of_space(cl, s, i, n);
+    if (space_to_end && r.end == n) return n; /* tiktoken's \s++$ (fbpe_cl100k_end) */
+    if (r.after_newline) return r.after_newline;
+    return fbpe_space_tail(r, i, n);
+}
+
+/* Every piece, in the pattern's order; called for those fbpe_gpt4_like_end leaves. */
 static FBPE_NOINLINE size_t fbpe_gpt4_like_general(const fbpe_classes *cl, const uint8_t *s,
                                                    size_t i, size_t n, int single_digits,
                                                    int space_to_end) {
@@ -290,26 +312,24 @@ static FBPE_NOINLINE size_t fbpe_gpt4_like_general(const fbpe_classes *cl, const
         while (e < n && (s[e] == '\r' || s[e] == '\n')) e++;
         return e;
     }
-    /* White space. \s*[\r\n]: \s* takes the whole run and gives back until it stands
-     * before a \r or \n; the first such place from the right is the run's last one. */
-    fbpe_space_run r = fbpe_run_of_space(cl, s, i, n);
-    if (space_to_end && r.end == n) return n; /* tiktoken's \s++$ (fbpe_cl100k_end) */
-    if (r.after_newline) return r.after_newline;
-    return fbpe_space_tail(r, i, n);
+    return fbpe_gpt4_like_space_end(cl, s, i, n, space_to_end);
 }
 
 /* The common pieces of English and code, all ASCII, are found here, inlined into each loop;
  * the rest by the call above: a word of letters with its one-character prefix (" the",
- * "(foo"), a run of punctuation with its space and line breaks (");\n", " {"), and a line
- * break before anything but white space. Every piece called the whole scanner before, and
- * saving and restoring its registers was a fifth of its instructions on JavaScript, whose
- * pieces are short (callgrind, cl100k, 500 KB of fresh JavaScript, fbpe_encode_text: the
- * scanner 10.4 M instructions, 2.2 M of them at its entry and exit; all of the call 29.3 M
- * before, 28.4 M after; English 21.9 M -> 21.2 M; scan and count of 1 MB of English,
- * count_segment, 56.9 M -> 48.9 M). Two calls of the word's run of letters, rather than one,
- * cost JavaScript 1.5% more: the compiler no longer inlined it. The apostrophe is left to
- * the general path (a contraction comes first), and so is a white-space run that goes on
- * past ASCII (a space of another script) or, for \s++$, to the end of the text. */
+ * "(foo"), a run of punctuation with its space and line breaks (");\n", " {"), a line break
+ * before anything but white space, digits, indentation. Every piece called the whole
+ * scanner before, and saving and restoring its registers was a fifth of its instructions on
+ * JavaScript, whose pieces are short. Callgrind, cl100k, 500 KB of fresh text encoded after
+ * a warm-up (fbpe_encode_text and what it calls): JavaScript 29.3 M -> 26.2 M instructions,
+ * English 21.9 M -> 19.3 M, Python 20.9 M -> 18.9 M; scan and count of 1 MB of English
+ * (count_segment) 56.9 M -> 48.5 M. The helpers it runs are forced inline
+ * (fbpe_ascii_letters_run, fbpe_run_of_other, fbpe_up_to_three_numbers): the compiler's
+ * budget for inlining is shared by the whole file, and left to it, it called o200k's run of
+ * lower-case letters instead (o200k English 6% more); o200k is 0.8% above where it was.
+ * The apostrophe is left to the general path (a contraction comes first), and so is a
+ * white-space run that goes on past ASCII (a space of another script) or, for \s++$, to the
+ * end of the text. */
 static FBPE_ALWAYS_INLINE size_t fbpe_gpt4_like_end(const fbpe_classes *cl, const uint8_t *s,
                                                     size_t i, size_t n, int single_digits,
                                                     int space_to_end) {
@@ -327,16 +347,26 @@ static FBPE_ALWAYS_INLINE size_t fbpe_gpt4_like_end(const fbpe_classes *cl, cons
                 k++;
             }
             if (k < n ? s[k] < 0x80 : !space_to_end) return last;
-        } else if (!(c & FBPE_NUMBER)) {
-            if (c1 & FBPE_LETTER) {
-                word = i + 1;
-            } else if (fbpe_is_other(c) || (b == ' ' && fbpe_is_other(c1))) {
-                size_t e = fbpe_run_of_other(cl, s, b == ' ' ? i + 1 : i, n);
-                while (e < n && (s[e] == '\r' || s[e] == '\n')) e++;
-                return e;
-            }
+        } else if (c & FBPE_NUMBER) {
+            /* \p{N}{1,3} of ASCII digits (a non-ASCII character after them may be one) */
+            if (single_digits) return i + 1;
+            size_t k = i + 1;
+            while (k < i + 3 && k < n && s[k] < 0x80 && (cl->cls[s[k]] & FBPE_NUMBER)) k++;
+            if (k == i + 3 || k == n || s[k] < 0x80) return k;
+        } else if (c1 & FBPE_LETTER) {
+            word = i + 1;
+        } else if (fbpe_is_other(c) || (b == ' ' && fbpe_is_other(c1))) {
+            size_t e = fbpe_run_of_other(cl, s, b == ' ' ? i + 1 : i, n);
+            while (e < n && (s[e] == '\r' || s[e] == '\n')) e++;
+            return e;
+        } else if (c & FBPE_SPACE) {
+            return fbpe_gpt4_like_space_end(cl, s, i, n, space_to_end); /* indentation */
         }
-        if (word < n) return fbpe_run_of_letters(cl, s, word, n);
+        if (word < n) {
+            int done;
+            size_t e = fbpe_ascii_letters_run(s, word, n, 0x2020202020202020ull, &done);
+            return done ? e : fbpe_run_of(cl, s, e, n, FBPE_LETTER);
+        }
     }
     return fbpe_gpt4_like_general(cl, s, i, n, single_digits, space_to_end);
 }
@@ -437,7 +467,11 @@ static FBPE_ALWAYS_INLINE size_t fbpe_o200k_ascii_word(const fbpe_classes *cl,
     while (k < n && (unsigned)(s[k] - 'A') < 26u) k++;
     if (k < n) {
         if (s[k] >= 0x80) return 0;
-        if ((unsigned)(s[k] - 'a') < 26u) k = fbpe_run_of_lowerish(cl, s, k, n);
+        if ((unsigned)(s[k] - 'a') < 26u) { /* fbpe_run_of_lowerish, inlined here */
+            int done;
+            k = fbpe_ascii_letters_run(s, k, n, 0, &done);
+            if (!done) k = fbpe_run_of(cl, s, k, n, FBPE_LOWERISH);
+        }
     }
     return fbpe_with_contraction(cl, s, k, n);
 }
