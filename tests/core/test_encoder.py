@@ -496,7 +496,7 @@ def test_lone_surrogates_read_as_replacement_characters(tok):
 # of ASCII that start and end anywhere in those blocks, beside characters of every UTF-8
 # length, of each width.
 WIDTHS = ["a", "ab cd ", "0123456", "é", "ÿ", "Ā", "中", "\uffff", "😀", "\U0010ffff", " ", "\n",
-          "дом", "\u07ff\u0080"]
+          "дом", "\u07ff\u0080", "中文字符", "\u0800\ud7ff\ue000"]
 
 
 @settings(max_examples=200)
@@ -512,6 +512,14 @@ def test_mostly_ascii_text_of_every_width_encodes_as_the_reference(tok, text):
     # Three quarters ASCII: C writes the UTF-8 of the str's buffer on the calling thread too.
     text = "plain words, " * 80 + text + " end"
     assert tok.encode_ordinary(text, threads=1) == reference_ids(tok, text)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_surrogate_among_cjk_reads_as_a_replacement_character(tok, threads):
+    # UCS-2 is written four three-byte characters at a time where none is a surrogate
+    text = "plain words, " * 20_000 + "中文\ud800字符中文字符" + "\udfff中文字" * 3
+    assert tok.encode_ordinary(text, threads=threads) == tok.encode_ordinary(
+        text.replace("\ud800", "\ufffd").replace("\udfff", "\ufffd"), threads=1)
 
 
 def test_count_tokens(tok):

@@ -289,6 +289,35 @@ static inline int two4_ucs2(const uint16_t *p, uint8_t *dst) {
 #endif
 }
 
+/* Four code units of UCS-2, each of three bytes in UTF-8 (U+0800..U+FFFF but surrogates:
+ * CJK, kana, Hangul, Devanagari), as 12 bytes of UTF-8 (and a 13th written over next: room
+ * has one spare); 0 otherwise. Japanese encoded with o200k on two threads, whose workers
+ * write their units' UTF-8 (callgrind, 500 KB of fresh text): this conversion 4.8 M -> 4.0 M
+ * instructions, the call 37.7 M -> 37.0 M. On one thread, text that is not mostly ASCII is
+ * still converted by CPython (str.encode): with this, ours took 1.3% fewer instructions of
+ * the call on Japanese, 0.5% on Chinese, but 0.7% more on Russian and Arabic. */
+static inline int three4_ucs2(const uint16_t *p, uint8_t *dst) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t w;
+    memcpy(&w, p, 8);
+    /* each lane's top five bits: nonzero (at least 0x800) and not 0x1B (a surrogate); adding
+     * 0x7FFF to a lane of at most 0x1F sets its top bit exactly when it is nonzero */
+    const uint64_t one = 0x7FFF7FFF7FFF7FFFull, top = 0x8000800080008000ull;
+    uint64_t t = (w >> 11) & 0x001F001F001F001Full, not_surrogate = t ^ 0x001B001B001B001Bull;
+    if (((t + one) & (not_surrogate + one) & top) != top) return 0;
+    for (int k = 0; k < 4; k++) {
+        uint32_t cp = (uint32_t)(w >> (16 * k)) & 0xFFFF;
+        uint32_t x = 0x8080E0u | cp >> 12 | (cp << 2 & 0x3F00) | (cp << 16 & 0x3F0000);
+        memcpy(dst + 3 * k, &x, 4);
+    }
+    return 1;
+#else
+    (void)p;
+    (void)dst;
+    return 0;
+#endif
+}
+
 /* A surrogate at u[i - 1] (cp): as UTF-8 cannot hold it; *i moves past a low one taken. */
 static inline uint32_t pair_or_replace(uint32_t cp, uint32_t low, size_t *i) {
     if (cp <= 0xDBFF && low >= 0xDC00 && low <= 0xDFFF) {
@@ -318,8 +347,8 @@ static size_t ucs2_utf8(const uint16_t *u, size_t n, uint8_t *dst, int pair_surr
             }
             continue;
         }
-        if (cp < 0x800 && i + 4 <= n && two4_ucs2(u + i, dst)) {
-            dst += 8;
+        if (i + 4 <= n && (cp < 0x800 ? two4_ucs2(u + i, dst) : three4_ucs2(u + i, dst))) {
+            dst += cp < 0x800 ? 8 : 12;
             i += 4;
             continue;
         }
