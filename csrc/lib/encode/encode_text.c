@@ -263,12 +263,14 @@ ASCII_BLOCK(ucs1, uint8_t)
 ASCII_BLOCK(ucs2, uint16_t)
 ASCII_BLOCK(ucs4, uint32_t)
 
+/* two4_ucs2 and three4_ucs2 read four units as the lanes of a 64-bit word, the first the
+ * lowest: ucs2_utf8 calls them on little-endian machines only. */
+
 /* Four code units of UCS-2, each of two bytes in UTF-8 (U+0080..U+07FF: Cyrillic, Greek,
  * Arabic, Hebrew, accented Latin), as 8 bytes of UTF-8; 0 otherwise. One at a time, the
  * UTF-8 of Russian cost more than CPython's encoder (20 M instructions a megabyte of
  * characters against 16.5 M); this takes the four-letter stretches of a word together. */
 static inline int two4_ucs2(const uint16_t *p, uint8_t *dst) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     uint64_t w;
     memcpy(&w, p, 8);
     /* every unit below 0x800, and each with a bit of 0x780 set (so at least 0x80): adding
@@ -282,22 +284,18 @@ static inline int two4_ucs2(const uint16_t *p, uint8_t *dst) {
                    0x80C080C080C080C0ull;
     memcpy(dst, &out, 8);
     return 1;
-#else
-    (void)p;
-    (void)dst;
-    return 0;
-#endif
 }
 
 /* Four code units of UCS-2, each of three bytes in UTF-8 (U+0800..U+FFFF but surrogates:
  * CJK, kana, Hangul, Devanagari), as 12 bytes of UTF-8 (and a 13th written over next: room
  * has one spare); 0 otherwise. Japanese encoded with o200k on two threads, whose workers
  * write their units' UTF-8 (callgrind, 500 KB of fresh text): this conversion 4.8 M -> 4.0 M
- * instructions, the call 37.7 M -> 37.0 M. On one thread, text that is not mostly ASCII is
- * still converted by CPython (str.encode): with this, ours took 1.3% fewer instructions of
- * the call on Japanese, 0.5% on Chinese, but 0.7% more on Russian and Arabic. */
+ * instructions, about 2% of the call (whose own count moves more than that from run to
+ * run: which worker's piece cache meets which piece varies). On one thread, text that is
+ * not mostly ASCII is still converted by CPython (str.encode): with this, ours took 1.3%
+ * fewer instructions of the call on Japanese, 0.5% on Chinese, but 0.7% more on Russian and
+ * Arabic. */
 static inline int three4_ucs2(const uint16_t *p, uint8_t *dst) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     uint64_t w;
     memcpy(&w, p, 8);
     /* each lane's top five bits: nonzero (at least 0x800) and not 0x1B (a surrogate); adding
@@ -311,11 +309,6 @@ static inline int three4_ucs2(const uint16_t *p, uint8_t *dst) {
         memcpy(dst + 3 * k, &x, 4);
     }
     return 1;
-#else
-    (void)p;
-    (void)dst;
-    return 0;
-#endif
 }
 
 /* A surrogate at u[i - 1] (cp): as UTF-8 cannot hold it; *i moves past a low one taken. */
@@ -347,11 +340,13 @@ static size_t ucs2_utf8(const uint16_t *u, size_t n, uint8_t *dst, int pair_surr
             }
             continue;
         }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
         if (i + 4 <= n && (cp < 0x800 ? two4_ucs2(u + i, dst) : three4_ucs2(u + i, dst))) {
             dst += cp < 0x800 ? 8 : 12;
             i += 4;
             continue;
         }
+#endif
         i++;
         if (cp < 0x800) { /* Cyrillic, Greek, Arabic, accented Latin */
             dst[0] = (uint8_t)(0xC0 | (cp >> 6));
