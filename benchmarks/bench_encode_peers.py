@@ -28,6 +28,14 @@ order turned by one each round), and a ratio is taken within a round. Printed: M
 and CPU, medians of ``--runs`` rounds) and ours ÷ each peer as the median of the rounds'
 ratios, the range of the wall ratios beside it; above 1 means we are faster. Ratios only:
 nothing here asserts a time.
+
+**Two builds.** ``--against DIR`` measures another checkout of functionalbpe, built in place
+(``python setup.py build_ext --inplace``), as the library ``before``: each of its processes
+imports DIR's package, each of ours this checkout's, and ``before``'s ratio is this build's
+speed over that one's, paired the same way::
+
+    python benchmarks/bench_encode_peers.py --against ../base --libraries functionalbpe \
+        --vocab o200k_base --rows en,js --threads 1 --runs 9
 """
 from __future__ import annotations
 
@@ -51,6 +59,7 @@ VOCABS = {"cl100k_base": "gpt4", "o200k_base": "o200k"}
 ROWS = {"en": "nl/en.txt", "python": "code/python.txt", "js": "code/js.txt", "zh-CN": "nl/zh-CN.txt",
         "ja": "nl/ja.txt", "ru": "nl/ru.txt", "ar": "nl/ar.txt", "22 languages": "nl/*"}
 LIBRARIES = ("functionalbpe", "tiktoken", "quicktok", "fastokens")
+BEFORE = "before"  # --against: another checkout of functionalbpe
 
 
 def corpora_dir() -> Optional[str]:
@@ -156,9 +165,14 @@ def child(library: str, vocab: str, ranks: str, row: str, corpora: str, max_byte
 
 
 def run_child(args: argparse.Namespace, library: str, vocab: str, ranks: str, row: str, corpora: str) -> Optional[Dict]:
+    env = None
+    if args.against:  # both builds named: this checkout's package, or the other's (`before`)
+        tree = os.path.abspath(args.against) if library == BEFORE else ROOT
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [tree, os.environ.get("PYTHONPATH")])))
+        library = "functionalbpe" if library == BEFORE else library
     cmd = [sys.executable, os.path.abspath(__file__), "--child", library, vocab, ranks, row, corpora,
            str(int(args.max_mb * 1e6)), str(args.threads or 0)]
-    done = subprocess.run(cmd, capture_output=True, text=True)
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["?"])[-1]
         if "ModuleNotFoundError" in last or "ImportError" in last:
@@ -207,6 +221,12 @@ def versions() -> str:
     return ", ".join(out)
 
 
+def revision(tree: str) -> str:
+    """The checkout's commit, or '?' outside git."""
+    done = subprocess.run(["git", "-C", tree, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 else "?"
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--vocab", action="append", choices=sorted(VOCABS), help="default: both")
@@ -217,6 +237,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--max-mb", type=float, default=2.0, help="fresh text per row (default 2 MB)")
     parser.add_argument("--threads", type=int, default=None, help="our threads for the call (default: all cores)")
     parser.add_argument("--ranks-dir", help="a folder of <vocab>.tiktoken files (default: bpe-openai's wheel)")
+    parser.add_argument("--against", metavar="DIR",
+                        help="another checkout of functionalbpe, built in place, measured as 'before'")
     parser.add_argument("--child", nargs=7, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -229,8 +251,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print("no shared corpora found: set FUNCTIONALBPE_CORPORA")
         return 1
     rows = [r for r in args.rows.split(",") if r]
-    libraries = [lib for lib in args.libraries.split(",") if lib]
+    libraries = [lib for lib in args.libraries.split(",") if lib] + ([BEFORE] if args.against else [])
     print(f"{versions()}; Python {platform.python_version()}, {os.cpu_count()} cores, {platform.machine()}")
+    if args.against:
+        print(f"before: {os.path.abspath(args.against)} at {revision(args.against)}; ours: {ROOT} at {revision(ROOT)}")
     print(f"fresh text: the first quarter of each corpus encoded first, then at most {args.max_mb} MB "
           f"never seen, once; {args.runs} rounds of one process per library, back to back; MB/s: "
           f"medians; ours ÷ peer: median of the rounds' ratios [range of wall]; ours on "
