@@ -264,7 +264,15 @@ ASCII_BLOCK(ucs2, uint16_t)
 ASCII_BLOCK(ucs4, uint32_t)
 
 /* two4_ucs2 and three4_ucs2 read four units as the lanes of a 64-bit word, the first the
- * lowest: ucs2_utf8 calls them on little-endian machines only. */
+ * lowest, and put3 stores a character's bytes as one word: the UTF-8 writers call them on
+ * little-endian machines only. */
+
+/* The three UTF-8 bytes of cp (U+0800..U+FFFF) as one store of four, the fourth written
+ * over next (room has one spare). */
+static inline void put3(uint32_t cp, uint8_t *dst) {
+    uint32_t x = 0x8080E0u | cp >> 12 | (cp << 2 & 0x3F00) | (cp << 16 & 0x3F0000);
+    memcpy(dst, &x, 4);
+}
 
 /* Four code units of UCS-2, each of two bytes in UTF-8 (U+0080..U+07FF: Cyrillic, Greek,
  * Arabic, Hebrew, accented Latin), as 8 bytes of UTF-8; 0 otherwise. One at a time, the
@@ -303,11 +311,7 @@ static inline int three4_ucs2(const uint16_t *p, uint8_t *dst) {
     const uint64_t one = 0x7FFF7FFF7FFF7FFFull, top = 0x8000800080008000ull;
     uint64_t t = (w >> 11) & 0x001F001F001F001Full, not_surrogate = t ^ 0x001B001B001B001Bull;
     if (((t + one) & (not_surrogate + one) & top) != top) return 0;
-    for (int k = 0; k < 4; k++) {
-        uint32_t cp = (uint32_t)(w >> (16 * k)) & 0xFFFF;
-        uint32_t x = 0x8080E0u | cp >> 12 | (cp << 2 & 0x3F00) | (cp << 16 & 0x3F0000);
-        memcpy(dst + 3 * k, &x, 4);
-    }
+    for (int k = 0; k < 4; k++) put3((uint32_t)(w >> (16 * k)) & 0xFFFF, dst + 3 * k);
     return 1;
 }
 
@@ -361,10 +365,7 @@ static size_t ucs2_utf8(const uint16_t *u, size_t n, uint8_t *dst, int pair_surr
             continue;
         }
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        /* CJK and the like: one store of four bytes, the fourth written over next (room
-         * has one spare). */
-        uint32_t w = 0x8080E0u | cp >> 12 | (cp << 2 & 0x3F00) | (cp << 16 & 0x3F0000);
-        memcpy(dst, &w, 4);
+        put3(cp, dst); /* CJK and the like */
 #else
         dst[0] = (uint8_t)(0xE0 | (cp >> 12));
         dst[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
