@@ -237,6 +237,20 @@ static inline size_t fbpe_space_tail(fbpe_space_run r, size_t i, size_t n) {
     return r.end;
 }
 
+/* From a line break at i, through the run of ASCII white space after it: the end of the
+ * run's last \r or \n (where \s*[\r\n] and \s*[\r\n]+ end when the run is all ASCII), and in
+ * *stop where the ASCII white space ends (a non-ASCII byte there may be more of it). */
+static FBPE_ALWAYS_INLINE size_t fbpe_ascii_line_breaks(const fbpe_classes *cl, const uint8_t *s,
+                                                        size_t i, size_t n, size_t *stop) {
+    size_t k = i + 1, last = i + 1;
+    while (k < n && s[k] < 0x80 && (cl->cls[s[k]] & FBPE_SPACE)) {
+        if (s[k] == '\n' || s[k] == '\r') last = k + 1;
+        k++;
+    }
+    *stop = k;
+    return last;
+}
+
 /* ---- gpt2: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+ ---- */
 static inline size_t fbpe_gpt2_end(const fbpe_classes *cl, const uint8_t *s, size_t i, size_t n) {
     size_t len;
@@ -284,6 +298,15 @@ static inline size_t fbpe_gpt4_like_space_end(const fbpe_classes *cl, const uint
     return fbpe_space_tail(r, i, n);
 }
 
+/*  ?[^\s\p{L}\p{N}]++[\r\n]*  from the run's first character, start. */
+static FBPE_ALWAYS_INLINE size_t fbpe_gpt4_like_other_end(const fbpe_classes *cl,
+                                                          const uint8_t *s, size_t start,
+                                                          size_t n) {
+    size_t e = fbpe_run_of_other(cl, s, start, n);
+    while (e < n && (s[e] == '\r' || s[e] == '\n')) e++;
+    return e;
+}
+
 /* Every piece, in the pattern's order; called for those fbpe_gpt4_like_end leaves. */
 static FBPE_NOINLINE size_t fbpe_gpt4_like_general(const fbpe_classes *cl, const uint8_t *s,
                                                    size_t i, size_t n, int single_digits,
@@ -307,11 +330,7 @@ static FBPE_NOINLINE size_t fbpe_gpt4_like_general(const fbpe_classes *cl, const
         start = i + 1;
         c = 0; /* the run starts on the character after the space: "other" */
     }
-    if (fbpe_is_other(c)) {
-        size_t e = fbpe_run_of_other(cl, s, start, n);
-        while (e < n && (s[e] == '\r' || s[e] == '\n')) e++;
-        return e;
-    }
+    if (fbpe_is_other(c)) return fbpe_gpt4_like_other_end(cl, s, start, n);
     return fbpe_gpt4_like_space_end(cl, s, i, n, space_to_end);
 }
 
@@ -340,12 +359,7 @@ static FBPE_ALWAYS_INLINE size_t fbpe_gpt4_like_end(const fbpe_classes *cl, cons
         if (c & FBPE_LETTER) {
             word = i;
         } else if (b == '\n' || b == '\r') {
-            /* \s*[\r\n]: the run of white space through its last line break */
-            size_t k = i + 1, last = i + 1;
-            while (k < n && s[k] < 0x80 && (cl->cls[s[k]] & FBPE_SPACE)) {
-                if (s[k] == '\n' || s[k] == '\r') last = k + 1;
-                k++;
-            }
+            size_t k, last = fbpe_ascii_line_breaks(cl, s, i, n, &k); /* \s*[\r\n] */
             if (k < n ? s[k] < 0x80 : !space_to_end) return last;
         } else if (c & FBPE_NUMBER) {
             /* \p{N}{1,3} of ASCII digits (a non-ASCII character after them may be one) */
@@ -356,9 +370,7 @@ static FBPE_ALWAYS_INLINE size_t fbpe_gpt4_like_end(const fbpe_classes *cl, cons
         } else if (c1 & FBPE_LETTER) {
             word = i + 1;
         } else if (fbpe_is_other(c) || (b == ' ' && fbpe_is_other(c1))) {
-            size_t e = fbpe_run_of_other(cl, s, b == ' ' ? i + 1 : i, n);
-            while (e < n && (s[e] == '\r' || s[e] == '\n')) e++;
-            return e;
+            return fbpe_gpt4_like_other_end(cl, s, b == ' ' ? i + 1 : i, n);
         } else if (c & FBPE_SPACE) {
             return fbpe_gpt4_like_space_end(cl, s, i, n, space_to_end); /* indentation */
         }
@@ -554,13 +566,9 @@ static FBPE_ALWAYS_INLINE size_t fbpe_o200k_end(const fbpe_classes *cl, const ui
                 /* " 1": no alternative takes a space before a number but \s+, alone. */
                 return j;
             } else if (b == '\n' || b == '\r') {
-                /* \s*[\r\n]+: the run of white space through its last line break, when the
-                 * run is ASCII (else a space of another script may go on with it). */
-                size_t k = i + 1, last = i + 1;
-                while (k < n && s[k] < 0x80 && (cl->cls[s[k]] & FBPE_SPACE)) {
-                    if (s[k] == '\n' || s[k] == '\r') last = k + 1;
-                    k++;
-                }
+                /* \s*[\r\n]+, when the run is ASCII (else a space of another script may go
+                 * on with it) */
+                size_t k, last = fbpe_ascii_line_breaks(cl, s, i, n, &k);
                 if (k == n || s[k] < 0x80) return last;
             }
         } else if ((cl->cls[fbpe_utf8_decode(s, j, &len)] & (FBPE_UPPERISH | FBPE_LOWERISH)) ==
