@@ -1,6 +1,6 @@
 # cython: language_level=3
 # distutils: sources = csrc/lib/encode/encode.c csrc/lib/encode/encode_text.c csrc/lib/encode/ranks.c csrc/lib/encode/pack.c csrc/lib/encode/file_encode.c csrc/lib/scan/cuts.c csrc/lib/scan/jsonl.c csrc/lib/scan/regex_vm.c csrc/lib/common/workers.c
-# distutils: depends = csrc/lib/scan/regex_vm.h csrc/lib/scan/jsonl.h csrc/lib/common/bounds.h csrc/lib/common/hash.h csrc/lib/common/utf8.h csrc/lib/encode/encode.h csrc/lib/encode/encode_text.h csrc/lib/encode/pack.h csrc/lib/encode/file_encode.h csrc/lib/encode/ranks.h csrc/lib/encode/vocab_slots.h csrc/lib/common/key_heap.h csrc/lib/scan/scan.h csrc/lib/scan/scanners.h csrc/lib/scan/markers.h csrc/lib/scan/markers_scan.h csrc/lib/scan/splitter.h csrc/lib/common/take_next.h csrc/lib/common/workers.h csrc/status.pxd
+# distutils: depends = csrc/lib/scan/regex_vm.h csrc/lib/scan/jsonl.h csrc/lib/common/bounds.h csrc/lib/common/hash.h csrc/lib/common/compact_slots.h csrc/lib/common/utf8.h csrc/lib/encode/encode.h csrc/lib/encode/encode_text.h csrc/lib/encode/pack.h csrc/lib/encode/file_encode.h csrc/lib/encode/ranks.h csrc/lib/encode/vocab_slots.h csrc/lib/common/key_heap.h csrc/lib/scan/scan.h csrc/lib/scan/scanners.h csrc/lib/scan/markers.h csrc/lib/scan/markers_scan.h csrc/lib/scan/splitter.h csrc/lib/common/take_next.h csrc/lib/common/workers.h csrc/status.pxd
 """The compiled encoder and decoder: merge tables applied at memory speed.
 
 Performance notes: what each choice is, and the measurement that made it.
@@ -135,14 +135,17 @@ cdef extern from "lib/encode/encode.h":
         uint32_t num_ids
         uint32_t num_self_encoding
         uint32_t stage_limit
+        int compact
     uint32_t FBPE_NO_RANK
+    int FBPE_TABLES_AUTO, FBPE_TABLES_WIDE, FBPE_TABLES_COMPACT
     void fbpe_ids_init(fbpe_ids *v) nogil
     void fbpe_ids_free(fbpe_ids *v) nogil
     fbpe_status fbpe_ids_reserve(fbpe_ids *v, size_t extra) nogil
     fbpe_status fbpe_bpe_add_joins(fbpe_bpe *b, const uint32_t *joins, size_t num, int whole_pieces) nogil
     fbpe_status fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint32_t *merges,
                              size_t num_merges, const uint8_t *const *specials,
-                             const size_t *special_lens, size_t num_specials, fbpe_bpe **out) nogil
+                             const size_t *special_lens, size_t num_specials, int tables,
+                             fbpe_bpe **out) nogil
     void fbpe_bpe_free(fbpe_bpe *b) nogil
     uint32_t fbpe_rank(const fbpe_bpe *b, uint32_t left, uint32_t right) nogil
     fbpe_status fbpe_merge(const fbpe_bpe *b, uint32_t *ids, size_t n, int method, size_t *len) nogil
@@ -897,7 +900,12 @@ cdef class BPE:
     cdef uint32_t *int_touched
     cdef size_t int_workers
 
-    def __cinit__(self, atoms, merges, specials=(), output_ids=None, joins=(), bint whole_pieces=False):
+    def __cinit__(self, atoms, merges, specials=(), output_ids=None, joins=(), bint whole_pieces=False,
+                  compact=None):
+        # compact: None chooses the tables' layout by the vocabulary's size (encode.h,
+        # FBPE_COMPACT_FROM); True or False forces it, for tests (the ids are the same).
+        cdef int tables = FBPE_TABLES_AUTO if compact is None else (
+            FBPE_TABLES_COMPACT if compact else FBPE_TABLES_WIDE)
         cdef size_t num_atoms = len(atoms), num_merges = len(merges), num_specials = len(specials)
         cdef fbpe_status rc
         cdef const uint32_t[::1] flat = None
@@ -939,7 +947,7 @@ cdef class BPE:
                 self.own_merges, pairs = pairs, NULL
             with nogil:
                 rc = fbpe_bpe_new(atom_cps, num_atoms, merge_ids, num_merges, special_ptrs, special_lens,
-                                  num_specials, &self.b)
+                                  num_specials, tables, &self.b)
             check(rc, "for the merge table",
                   "the merge table is inconsistent (a merge of an id not defined before it, a pair "
                   "merged twice, a bad atom) or passes a limit of functionalbpe.core.limits")
@@ -1036,6 +1044,11 @@ cdef class BPE:
     def num_self_encoding(self):
         """How many tokens (atoms and merges) encode to themselves from their own bytes."""
         return self.b.num_self_encoding
+
+    @property
+    def compact_tables(self):
+        """Whether the pair and whole-token tables are compact (a large vocabulary, encode.h)."""
+        return bool(self.b.compact)
 
     @property
     def all_self_encoding(self):

@@ -1,6 +1,6 @@
 # cython: language_level=3
 # distutils: sources = csrc/lib/common/id_rows.c csrc/lib/common/bytelevel_read.c
-# distutils: depends = csrc/lib/common/id_rows.h csrc/lib/common/bytelevel_read.h csrc/lib/common/hash.h
+# distutils: depends = csrc/lib/common/id_rows.h csrc/lib/common/bytelevel_read.h csrc/lib/common/hash.h csrc/lib/common/compact_slots.h csrc/lib/common/json_text.h
 """JSON tables of ids in C: a tokenizer file's merges read into an ``array('I')`` without a
 Python object per number, and written back (csrc/lib/common/id_rows.h says why); and the
 vocabularies and merges of byte-level BPE files (HF's tokenizer.json, GPT-2's encoder.json and
@@ -45,6 +45,9 @@ cdef extern from "lib/common/id_rows.h":
     size_t fbpe_id_rows_room(size_t num, size_t width, size_t sep_len) nogil
     size_t fbpe_id_rows_write(const uint32_t *ids, size_t num, size_t width, const uint8_t *sep,
                               size_t sep_len, uint8_t *out) nogil
+
+cdef extern from "lib/common/json_text.h":
+    int FBPE_JSON_UTF8
 
 cdef extern from "lib/common/bytelevel_read.h":
     ctypedef struct fbpe_bl_vocab:
@@ -163,21 +166,36 @@ cdef object _ids_array(uint32_t *ids, size_t num):
         free(ids)
 
 
-def read_bytelevel_vocab(str text, Py_ssize_t pos, size_t max_entries, size_t max_token_bytes):
-    """The JSON object of byte-level "token": id entries at ``text[pos:]``, as ``(a
-    ByteLevelVocab, the index just past it)``; None when it is not strictly that (then parse
-    it as JSON).
+cdef const void *_json_text(object text, int *kind, size_t *n) except NULL:
+    """The buffer of a str (its kind) or of UTF-8 bytes (FBPE_JSON_UTF8), for the readers."""
+    if isinstance(text, bytes):
+        kind[0] = FBPE_JSON_UTF8
+        n[0] = PyBytes_GET_SIZE(text)
+        return PyBytes_AS_STRING(text)
+    if not isinstance(text, str):
+        raise TypeError(f"a str or UTF-8 bytes, not {type(text).__name__}")
+    kind[0] = PyUnicode_KIND(text)
+    n[0] = len(text)
+    return PyUnicode_DATA(text)
+
+
+def read_bytelevel_vocab(text, Py_ssize_t pos, size_t max_entries, size_t max_token_bytes):
+    """The JSON object of byte-level "token": id entries at ``text[pos:]`` (a str, or the
+    UTF-8 bytes of a file: ``pos`` and the end then count bytes), as ``(a ByteLevelVocab, the
+    index just past it)``; None when it is not strictly that (then parse it as JSON).
 
     >>> vocab, end = read_bytelevel_vocab('{"a": 5, "\\u0120b": 7} ', 0, 10, 10)
     >>> [(vocab.token(k), vocab.id(k)) for k in range(len(vocab))], end, vocab.find(b" b")
     ([(b'a', 5), (b' b', 7)], 17, 1)
     >>> read_bytelevel_vocab('{"a b": 5}', 0, 10, 10) is None
     True
+    >>> read_bytelevel_vocab('{"\u0120b": 7}'.encode(), 0, 10, 10)[1]  # two bytes of UTF-8
+    12
     """
     cdef ByteLevelVocab vocab = ByteLevelVocab()
-    cdef size_t end = 0, n = len(text)
-    cdef const void *data = PyUnicode_DATA(text)
-    cdef int kind = PyUnicode_KIND(text), rc
+    cdef size_t end = 0, n = 0
+    cdef int kind = 0, rc
+    cdef const void *data = _json_text(text, &kind, &n)
     if pos < 0 or <size_t>pos > n:
         return None
     with nogil:
@@ -187,19 +205,20 @@ def read_bytelevel_vocab(str text, Py_ssize_t pos, size_t max_entries, size_t ma
     return (vocab, end) if rc == _BL_OK else None
 
 
-def read_bytelevel_merges(str text, Py_ssize_t pos, ByteLevelVocab vocab, size_t max_entries):
+def read_bytelevel_merges(text, Py_ssize_t pos, ByteLevelVocab vocab, size_t max_entries):
     """HF's merges (``"left right"`` strings or ``["left", "right"]`` pairs) at ``text[pos:]``
-    as ``(array('I') of the two entries of each merge in turn, the index just past them)``;
-    None when they are not strictly that, or name a token not in ``vocab``.
+    (a str or UTF-8 bytes, as read_bytelevel_vocab) as ``(array('I') of the two entries of
+    each merge in turn, the index just past them)``; None when they are not strictly that, or
+    name a token not in ``vocab``.
 
     >>> vocab, _ = read_bytelevel_vocab('{"a": 0, "b": 1, "ab": 2}', 0, 10, 10)
     >>> read_bytelevel_merges('["a b", ["a", "ab"]]', 0, vocab, 10)
     (array('I', [0, 1, 0, 2]), 20)
     """
-    cdef size_t end = 0, num = 0, n = len(text)
+    cdef size_t end = 0, num = 0, n = 0
     cdef uint32_t *out = NULL
-    cdef const void *data = PyUnicode_DATA(text)
-    cdef int kind = PyUnicode_KIND(text), rc
+    cdef int kind = 0, rc
+    cdef const void *data = _json_text(text, &kind, &n)
     if pos < 0 or <size_t>pos > n:
         return None
     with nogil:

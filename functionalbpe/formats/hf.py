@@ -497,10 +497,9 @@ def _read_document(path: str) -> Any:
     module = NATIVE.tables
     if module is None:
         return read_json(path, "tokenizer.json")
-    try:
-        text = read_bytes(path, "tokenizer.json").decode("utf-8")
-    except UnicodeDecodeError:
-        return read_json(path, "tokenizer.json")  # which names the offset
+    # Read as the file's bytes, never as one str: GPT-2's characters make a str of two bytes a
+    # character, and the bytes and that str together were three times the file.
+    text = read_bytes(path, "tokenizer.json")
     tables: Dict[str, Any] = {}
 
     def model_field(key: str, pos: int) -> "Tuple[Any, int] | None":
@@ -513,19 +512,19 @@ def _read_document(path: str) -> Any:
         return None
 
     def field(key: str, pos: int) -> "Tuple[Any, int] | None":
-        return object_at(text, pos, model_field) if key == "model" and text[pos:pos + 1] == "{" else None
+        return object_at(text, pos, model_field) if key == "model" and text[pos:pos + 1] == b"{" else None
 
     try:
         document, end = object_at(text, 0, field)
-        if text[end:].strip(" \t\n\r"):
+        if text[end:].strip(b" \t\n\r"):
             raise ValueError("extra data")
         model = document.get("model")
         read_in_part = tables.get("vocab") is not None and not _compiled(model.get("vocab"), model.get("merges"))
         if read_in_part:  # the vocabulary read here, the merges not: read it all as json does
             raise ValueError("model.merges")
-    except (ValueError, DuplicateKey, RecursionError):  # json.JSONDecodeError is a ValueError
+    except (ValueError, DuplicateKey, RecursionError):  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors
         del text
-        return read_json(path, "tokenizer.json")
+        return read_json(path, "tokenizer.json")  # which names the offset
     return document
 
 

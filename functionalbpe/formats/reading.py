@@ -12,6 +12,7 @@ import json
 import os
 import re
 import stat
+from codecs import utf_8_decode as _decode_utf8
 from typing import Any, Callable, Dict, Sequence, Sized
 
 from ..core._native import NATIVE
@@ -114,10 +115,86 @@ def release_freed_memory(merges: Any) -> None:
         module.trim_heap()
 
 
-def _after_space(text: str, pos: int) -> int:
+def _after_space(text: "str | bytes", pos: int) -> int:
     """Where the JSON whitespace at ``text[pos:]`` ends."""
-    match = _SPACE.match(text, pos)
+    match = (_SPACE_UTF8 if isinstance(text, bytes) else _SPACE).match(text, pos)  # type: ignore[arg-type]
     return match.end() if match is not None else pos
+
+
+_SPACE_UTF8 = re.compile(rb"[ \t\n\r]*")
+
+# The first window of a file's bytes decoded to read one value of it (_value_at).
+_WINDOW = 1 << 12
+
+
+def _value_at(data: bytes, pos: int) -> "tuple[Any, int]":
+    """json's reading of the value at ``data[pos:]`` (UTF-8) and the byte just past it,
+    decoding only a window of the bytes, four times larger until the value ends inside it
+    (about 4/3 of the value's bytes decoded in all): a tokenizer.json's text is not held as a
+    str beside its bytes. ValueError as json's where it is not a value."""
+    size = _WINDOW
+    while True:
+        whole = pos + size >= len(data)
+        text, _ = _decode_utf8(data[pos:pos + size], "strict", whole)  # never cuts a character
+        try:
+            value, end = _DECODER.raw_decode(text)
+        except ValueError:
+            if whole:
+                raise
+        else:
+            if whole or end < len(text):  # a number or literal may go on past the window
+                return value, pos + len(text[:end].encode("utf-8"))
+        size *= 4
+
+
+def object_at(text: "str | bytes", pos: int, field: Callable[[str, int], "tuple[Any, int] | None"]) -> "tuple[Dict[str, Any], int]":
+    """The JSON object at ``text[pos:]`` (whitespace before it allowed) and the index just
+    past it, its fields one by one: ``field(key, at)`` reads the value at ``text[at:]`` as
+    ``(value, end)``, or gives None for json's scanner to read it. ``text`` is a str, or a
+    file's UTF-8 bytes (the indexes then count bytes, and what json reads is decoded a value
+    at a time). ValueError where it is not an object, DuplicateKey for a key given twice."""
+    space = _after_space
+    if isinstance(text, bytes):
+        data = text
+
+        def value_at(_: Any, at: int) -> "tuple[Any, int]":
+            return _value_at(data, at)
+
+        brace, close, quote, colon, comma = b"{", b"}", b'"', b":", b","
+    else:
+        value_at = _DECODER.raw_decode
+        brace, close, quote, colon, comma = "{", "}", '"', ":", ","  # type: ignore[assignment]
+    pos = space(text, pos)
+    if text[pos:pos + 1] != brace:
+        raise ValueError("not an object")
+    out: Dict[str, Any] = {}
+    pos = space(text, pos + 1)
+    if text[pos:pos + 1] == close:
+        return out, pos + 1
+    while True:
+        if text[pos:pos + 1] != quote:
+            raise ValueError("not a key")
+        key, pos = value_at(text, pos)  # a string, as the text at pos begins with '"'
+        pos = space(text, pos)
+        if text[pos:pos + 1] != colon:
+            raise ValueError("no ':'")
+        pos = space(text, pos + 1)
+        got = field(key, pos)
+        if got is not None:
+            value, pos = got
+        else:
+            value, pos = value_at(text, pos)
+        if key in out:
+            raise DuplicateKey(key)
+        out[key] = value
+        pos = space(text, pos)
+        delimiter = text[pos:pos + 1]
+        pos += 1
+        if delimiter == close:
+            return out, pos
+        if delimiter != comma:
+            raise ValueError("no ','")
+        pos = space(text, pos)
 
 
 def _object_with_pairs(text: str, fields: Sequence[str], read_rows: Callable[[str, int, int], Any]) -> Dict[str, Any]:
@@ -132,45 +209,6 @@ def _object_with_pairs(text: str, fields: Sequence[str], read_rows: Callable[[st
     if _after_space(text, pos) != len(text):
         raise ValueError("extra data")
     return out
-
-
-def object_at(text: str, pos: int, field: Callable[[str, int], "tuple[Any, int] | None"]) -> "tuple[Dict[str, Any], int]":
-    """The JSON object at ``text[pos:]`` (whitespace before it allowed) and the index just
-    past it, its fields one by one: ``field(key, at)`` reads the value at ``text[at:]`` as
-    ``(value, end)``, or gives None for json's scanner to read it. ValueError where it is not
-    an object, DuplicateKey for a key given twice."""
-    space = _after_space
-    pos = space(text, pos)
-    if text[pos:pos + 1] != "{":
-        raise ValueError("not an object")
-    out: Dict[str, Any] = {}
-    pos = space(text, pos + 1)
-    if text[pos:pos + 1] == "}":
-        return out, pos + 1
-    while True:
-        if text[pos:pos + 1] != '"':
-            raise ValueError("not a key")
-        key, pos = _DECODER.raw_decode(text, pos)  # a string, as the text at pos begins with '"'
-        pos = space(text, pos)
-        if text[pos:pos + 1] != ":":
-            raise ValueError("no ':'")
-        pos = space(text, pos + 1)
-        got = field(key, pos)
-        if got is not None:
-            value, pos = got
-        else:
-            value, pos = _DECODER.raw_decode(text, pos)
-        if key in out:
-            raise DuplicateKey(key)
-        out[key] = value
-        pos = space(text, pos)
-        delimiter = text[pos:pos + 1]
-        pos += 1
-        if delimiter == "}":
-            return out, pos
-        if delimiter != ",":
-            raise ValueError("no ','")
-        pos = space(text, pos)
 
 
 def read_head(path: "os.PathLike[str] | str", what: str, count: int, limit: int) -> "tuple[bytes, int]":

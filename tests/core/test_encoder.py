@@ -6,6 +6,7 @@ from __future__ import annotations
 import pickle
 import random
 import threading
+from array import array
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, List, Tuple
 
@@ -116,6 +117,65 @@ def test_pieces_cut_where_no_merge_joins_encode_as_the_reference(merges, pieces)
     want = [i for p in pieces for i in encode_piece(list(p.encode()), ranks)]
     assert bpe.encode_pieces(pieces) == want
     assert bpe.encode_pieces(pieces) == want
+
+
+# -- compact tables (encode.c): a large vocabulary's pairs and whole tokens in 4 bytes a slot --
+
+
+@needs_native
+@settings(max_examples=300)
+@given(merges=byte_merge_tables(), pieces=st.lists(st.text(CUT_ALPHABET, max_size=80), max_size=6), data=st.data())
+def test_compact_tables_encode_as_the_reference(merges, pieces, data):
+    ranks = ranks_from_merges(merges, 256)
+    wide, compact = ENCODER.BPE([], merges, compact=False), ENCODER.BPE([], merges, compact=True)
+    assert (wide.compact_tables, compact.compact_tables) == (False, True)
+    want = [i for p in pieces for i in encode_piece(list(p.encode()), ranks)]
+    assert compact.encode_pieces(pieces) == want
+    assert compact.num_self_encoding == wide.num_self_encoding
+    symbols = [b for p in pieces for b in p.encode()]
+    for method in [0, 2, 3] + ([1] if len(symbols) <= 64 else []):
+        assert compact.merge_symbols(symbols, method) == encode_piece(symbols, ranks), method
+    ids = sorted(set(CUT_ALPHABET.encode())) + list(range(256, 256 + len(merges)))
+    for _ in range(20):  # every pair, merged or not
+        left, right = data.draw(st.sampled_from(ids)), data.draw(st.sampled_from(ids))
+        assert compact.rank(left, right) == wide.rank(left, right)
+
+
+@needs_native
+def test_compact_tables_refuse_a_pair_merged_twice_and_take_joins():
+    for compact in (False, True):
+        with pytest.raises(ValueError, match="a pair merged twice"):
+            ENCODER.BPE([], [(97, 98), (97, 98)], compact=compact)
+    # A join (a pair that makes a token without being its merge) takes the wide pair table.
+    merges, joins = [(97, 98), (256, 99), (98, 99)], [(97, 258, 257)]
+    want = ENCODER.BPE([], merges, joins=joins, compact=False).encode_pieces(["abc", "abcabc", "bc"])
+    assert ENCODER.BPE([], merges, joins=joins, compact=True).encode_pieces(["abc", "abcabc", "bc"]) == want
+
+
+@needs_native
+def test_a_vocabulary_of_half_a_million_tokens_is_compact_and_encodes_as_a_wide_one():
+    # Every pair of bytes, then pairs of those: 2**19 tokens, the least that is compact.
+    merges = array("I")
+    for a in range(256):
+        for b in range(256):
+            merges.extend((a, b))
+    rng = random.Random(5)
+    pairs = rng.sample(range(1 << 32), (1 << 19) - 256 - (1 << 16))
+    for p in pairs:
+        merges.extend((256 + (p >> 16), 256 + (p & 0xFFFF)))
+    auto, wide = ENCODER.BPE([], merges), ENCODER.BPE([], merges, compact=False)
+    assert (auto.compact_tables, wide.compact_tables) == (True, False)
+    assert ENCODER.BPE([], merges[:-2]).compact_tables is False  # one token fewer
+    text = bytes(rng.randrange(256) for _ in range(20_000)).decode("latin-1")
+    pieces = [text[k:k + rng.randrange(1, 40)] for k in range(0, len(text), 40)]
+    assert auto.encode_pieces(pieces) == wide.encode_pieces(pieces)
+    assert auto.num_self_encoding == wide.num_self_encoding
+    # Tags of 10 bits meet other keys' every few hundred probes: the keys themselves decide.
+    for _ in range(100_000):
+        left, right = rng.randrange(1 << 19), rng.randrange(1 << 19)
+        assert auto.rank(left, right) == wide.rank(left, right)
+    for k in rng.sample(range(len(merges) // 2), 10_000):
+        assert auto.rank(merges[2 * k], merges[2 * k + 1]) == 256 + k
 
 
 # -- characters taken whole (encode.c): a character's token in place of its bytes ---------

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from array import array
 
 import pytest
 
@@ -180,10 +181,49 @@ JSONISH = st.text(alphabet=st.sampled_from(list('{}[]":, \n\\u0120Ġab1209') + [
        pos=st.integers(0, 3))
 def test_the_vocabulary_reader_reads_what_json_reads_or_nothing(text, pos):
     got = NATIVE.tables.read_bytelevel_vocab(text, pos, 1 << 22, 1 << 20)
+    assert same_reading(got, read_as_utf8(NATIVE.tables.read_bytelevel_vocab, text, pos, 1 << 22, 1 << 20))
     if got is None:
         return
     vocab, end = got
     parsed = json.loads(text[pos:end])
+    assert [(vocab.token(k), vocab.id(k)) for k in range(len(vocab))] == \
+        [(hf.bytelevel.read(key), ident) for key, ident in parsed.items()]
+
+
+def read_as_utf8(reader, text, pos, *args):
+    """reader's reading of text's UTF-8 (lone surrogates as CPython would write them), the
+    end as an index of text; False where the bytes end inside a character."""
+    data = text.encode("utf-8", "surrogatepass")
+    got = reader(data, len(text[:pos].encode("utf-8", "surrogatepass")), *args)
+    if got is None:
+        return None
+    value, end = got
+    head = data[:end].decode("utf-8", "surrogatepass")
+    return value, len(head)
+
+
+def same_reading(got, utf8):
+    """A reader's readings of a str and of its UTF-8 agree: both nothing, or the same entries
+    or ids and the same end."""
+    if got is None or utf8 is None:
+        return got is None and utf8 is None
+    if isinstance(got[0], array):
+        return got[0] == utf8[0] and got[1] == utf8[1]
+    entries = [[(v.token(k), v.id(k)) for k in range(len(v))] for v in (got[0], utf8[0])]
+    return entries[0] == entries[1] and got[1] == utf8[1]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(data=st.binary(max_size=40), keep=st.booleans())
+def test_the_vocabulary_reader_refuses_bytes_that_are_not_utf8(data, keep):
+    """Any bytes, as a tokenizer.json may hold: the entries json reads from their UTF-8, or
+    nothing (never a character made of bytes that are not one)."""
+    text = b'{"a\xc4\xa0": 1, "' + data + b'": 2}' if keep else data
+    got = NATIVE.tables.read_bytelevel_vocab(text, 0, 1 << 22, 1 << 20)
+    if got is None:
+        return
+    parsed = json.loads(text[:got[1]].decode("utf-8"))
+    vocab = got[0]
     assert [(vocab.token(k), vocab.id(k)) for k in range(len(vocab))] == \
         [(hf.bytelevel.read(key), ident) for key, ident in parsed.items()]
 
@@ -197,6 +237,7 @@ def test_the_merge_readers_read_what_python_reads_or_nothing(text, lines):
     vocab, _ = NATIVE.tables.read_bytelevel_vocab('{"a": 0, "b": 1, "Ġ": 2, "ab": 3, "bĠ": 4}', 0, 10, 10)
     names = {"a": 0, "b": 1, "Ġ": 2, "ab": 3, "bĠ": 4}
     got = NATIVE.tables.read_bytelevel_merges(text, 0, vocab, 10)
+    assert same_reading(got, read_as_utf8(NATIVE.tables.read_bytelevel_merges, text, 0, vocab, 10))
     if got is not None:
         pairs, end = got
         merges = [m.split(" ") if type(m) is str else m for m in json.loads(text[:end])]

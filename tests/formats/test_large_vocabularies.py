@@ -17,6 +17,7 @@ import functionalbpe as fb
 from functionalbpe.core._native import NATIVE
 from functionalbpe.core.pairs import Pairs, json_rows
 from functionalbpe.errors import TokenizerFileError
+from functionalbpe.formats import reading
 from functionalbpe.formats.reading import json_object, json_with_pairs
 from functionalbpe.formats.tokenizer_file import checksum, parts_from_payload, write_payload
 
@@ -140,6 +141,32 @@ def test_reading_with_pairs_is_json_loads(doc, indent, data):
     assert got == expected and list(got) == list(expected) if isinstance(expected, dict) else got == expected
     if isinstance(got, dict) and isinstance(got.get("merges"), Pairs):
         assert got["merges"].tolist() == expected["merges"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(documents.filter(lambda d: isinstance(d, dict)) | st.dictionaries(st.text(max_size=3), documents, max_size=3),
+       st.sampled_from([None, 0, 2]), st.integers(1, 9), st.data())
+def test_an_object_read_from_utf8_bytes_is_the_one_read_from_its_str(doc, indent, window, data):
+    """object_at over a file's bytes (what json reads decoded a window at a time, the window
+    made tiny so that values and characters straddle it): the value and the end that it gives
+    over the str, whatever the damage."""
+    text = json.dumps(doc, indent=indent, ensure_ascii=data.draw(st.booleans())) + data.draw(st.sampled_from(["", " ", "1", "é"]))
+    if data.draw(st.booleans()):
+        k = data.draw(st.integers(0, len(text) - 1))
+        text = text[:k] + data.draw(st.sampled_from(["", "1", "é", '"', "}", "\\"])) + text[k + 1:]
+    outcomes, saved = [], reading._WINDOW
+    reading._WINDOW = window
+    try:
+        for form in (text, text.encode("utf-8")):
+            try:
+                value, end = reading.object_at(form, 0, lambda key, pos: None)
+            except (ValueError, reading.DuplicateKey) as exc:
+                outcomes.append(type(exc).__name__)
+            else:
+                outcomes.append((value, end if isinstance(form, str) else len(form[:end].decode("utf-8"))))
+    finally:
+        reading._WINDOW = saved
+    assert outcomes[0] == outcomes[1] or outcomes[0] == "JSONDecodeError" == outcomes[1]
 
 
 @pytest.mark.parametrize("text", ['{"merges": [[1,2]], "merges": [[1,2]]}', '{"merges": [], "merges": 1}'])

@@ -24,21 +24,20 @@
 #include "bounds.h"
 
 /* Entry k of a vocabulary: bytes[off[k] .. off[k + 1]) with the id ids[k], in the file's
- * order. slots: open addressing over the entries' bytes, entry + 1 in the low 32 bits (0:
- * empty) and the high 32 bits of the bytes' hash above, so that a probe reads the bytes of
- * an entry only when that hash matches. */
+ * order. slots: the entries by their bytes, cap compact slots (compact_slots.h). */
 typedef struct {
     uint8_t *bytes;
     uint32_t *off, *ids;
     size_t num;
-    uint64_t *slots;
-    size_t mask;
+    uint32_t *slots;
+    size_t cap;
 } fbpe_bl_vocab;
 
 void fbpe_bl_vocab_free(fbpe_bl_vocab *v);
 
 /* The JSON object of "token": id at text[pos..n) (whitespace before it allowed; `kind` bytes a
- * character, a Python str's buffer) into *v (zeroed by the caller), *end just past its '}'.
+ * character, a Python str's buffer, or FBPE_JSON_UTF8 (json_text.h) for a file's bytes, pos
+ * and *end then byte offsets) into *v (zeroed by the caller), *end just past its '}'.
  * At most max_entries entries of 1..max_token_bytes bytes each. FBPE_OK, FBPE_ENOMEM, or
  * FBPE_EINVALID where it is not strictly that (the caller then parses it as JSON). */
 fbpe_status fbpe_bl_vocab_read(const void *text, int kind, size_t n, size_t pos, size_t max_entries,

@@ -14,9 +14,14 @@
 #define FBPE_JSON_INLINE static inline
 #endif
 
-/* Character i of a str's buffer of `kind` (1, 2 or 4) bytes a character. */
+/* `kind` of UTF-8 bytes (a file read as bytes, not a str): fbpe_json_char gives byte i, which
+ * is the character wherever JSON's syntax is ASCII (everything outside strings); a reader
+ * decodes the characters of a string itself (bytelevel_read.c, read_string). */
+#define FBPE_JSON_UTF8 0
+
+/* Character i of a str's buffer of `kind` (1, 2 or 4) bytes a character, or byte i of UTF-8. */
 FBPE_JSON_INLINE uint32_t fbpe_json_char(const void *t, int kind, size_t i) {
-    return kind == 1 ? ((const uint8_t *)t)[i] : kind == 2 ? ((const uint16_t *)t)[i] : ((const uint32_t *)t)[i];
+    return kind <= 1 ? ((const uint8_t *)t)[i] : kind == 2 ? ((const uint16_t *)t)[i] : ((const uint32_t *)t)[i];
 }
 
 /* The first character at or after i that is not JSON white space, or n. */

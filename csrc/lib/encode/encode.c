@@ -1,6 +1,7 @@
 /* The BPE encoder core; see encode.h for what it does and csrc/_encoder.pyx for why it is
  * built this way. */
 #include "encode.h"
+#include "../common/compact_slots.h"
 #include "../common/hash.h"
 #include "../common/huge_pages.h"
 #include "../common/key_heap.h"
@@ -109,7 +110,22 @@ static inline fbpe_status push_ids(fbpe_ids *out, const uint32_t *ids, size_t n)
 
 /* ---- the merge table ------------------------------------------------------------------ */
 
+/* A compact table's (left, right): merge k's key is in merges, compared where the tag
+ * matches. */
+static NOINLINE uint32_t rank_of_compact(const fbpe_bpe *b, uint32_t left, uint32_t right) {
+    uint64_t h = fbpe_compact_hash_u64(((uint64_t)left << 32) | right);
+    uint32_t tag = fbpe_compact_tag(h);
+    for (size_t i = fbpe_compact_home(h, b->pair_cap);; i = fbpe_compact_next(i, b->pair_cap)) {
+        uint32_t slot = b->pair_compact[i], k = slot & FBPE_COMPACT_INDEX;
+        if (!slot) return FBPE_NO_RANK;
+        if ((slot & ~FBPE_COMPACT_INDEX) == tag && b->merges[2 * (size_t)k] == left &&
+            b->merges[2 * (size_t)k + 1] == right)
+            return b->num_fixed + k;
+    }
+}
+
 static inline uint32_t rank_of(const fbpe_bpe *b, uint32_t left, uint32_t right) {
+    if (!b->pair_keys) return rank_of_compact(b, left, right);
     uint64_t key = ((uint64_t)left << 32) | right;
     size_t i = fbpe_slot_u64(key, b->pair_shift);
     for (;;) {
@@ -134,6 +150,7 @@ static inline const uint8_t *token_bytes(const fbpe_bpe *b, uint32_t id, size_t 
 }
 
 static inline uint32_t whole_token(const fbpe_bpe *b, const fbpe_key *k) {
+    if (b->vocab_compact) return fbpe_compact_find_bytes(b->vocab_compact, b->vocab_cap, b->tok_bytes, b->tok_off, k);
     return fbpe_slot_find(b->vocab_slots, b->vocab_mask, b->tok_bytes, b->tok_off, k);
 }
 
@@ -1602,7 +1619,7 @@ static ALWAYS_INLINE fbpe_status cut_part(const fbpe_bpe *b, fbpe_cache *cache, 
             out->ids[out->len++] = s[0];
             return FBPE_OK;
         }
-        if (n - 2 <= FBPE_INLINE_KEY - 2) {
+        if (n - 2 <= FBPE_INLINE_KEY - 2 && b->vocab_slots) {
             uint64_t w[2];
             fbpe_key_words16(s, n, w);
             uint64_t h = fbpe_key_hash_short(w[0], w[1], n);
@@ -1909,6 +1926,12 @@ static fbpe_status index_atoms(fbpe_bpe *b, const uint32_t *atom_cps) {
 
 /* File (left, right) -> id; a pair given twice is refused. */
 static fbpe_status pair_insert(fbpe_bpe *b, uint32_t left, uint32_t right, uint32_t id) {
+    if (b->pair_compact) { /* only merges: joins take the wide table (build_pair_table) */
+        if (rank_of_compact(b, left, right) != FBPE_NO_RANK) return FBPE_EINVALID;
+        fbpe_compact_insert(b->pair_compact, b->pair_cap,
+                            fbpe_compact_hash_u64(((uint64_t)left << 32) | right), id - b->num_fixed);
+        return FBPE_OK;
+    }
     uint64_t key = ((uint64_t)left << 32) | right;
     size_t i = fbpe_slot_u64(key, b->pair_shift);
     while (b->pair_keys[i] != UINT64_MAX) {
@@ -1920,18 +1943,29 @@ static fbpe_status pair_insert(fbpe_bpe *b, uint32_t left, uint32_t right, uint3
     return FBPE_OK;
 }
 
-/* (left, right) -> merged id for the merges and `extra` pairs more, at most half full. */
+/* (left, right) -> merged id for the merges and `extra` pairs more (joins, whose key is not
+ * their token's merge: always the wide table), at most half full, or compact. */
 static fbpe_status build_pair_table(fbpe_bpe *b, size_t extra) {
     size_t num_merges = b->num_tokens - b->num_fixed;
     size_t cap = fbpe_pow2_at_least(2 * (num_merges + extra) + 2);
     free(b->pair_keys);
     free(b->pair_ids);
-    b->pair_keys = (uint64_t *)table_alloc(fbpe_array_bytes(cap, sizeof(uint64_t)));
-    b->pair_ids = (uint32_t *)table_alloc(fbpe_array_bytes(cap, sizeof(uint32_t)));
-    if (!b->pair_keys || !b->pair_ids) return FBPE_ENOMEM;
-    memset(b->pair_keys, 0xFF, cap * sizeof(uint64_t));
-    b->pair_mask = cap - 1;
-    b->pair_shift = fbpe_slot_shift(cap);
+    free(b->pair_compact);
+    b->pair_keys = NULL;
+    b->pair_ids = b->pair_compact = NULL;
+    if (b->compact && !extra) {
+        b->pair_cap = fbpe_compact_cap(num_merges);
+        b->pair_compact = (uint32_t *)table_alloc(fbpe_array_bytes(b->pair_cap, sizeof(uint32_t)));
+        if (!b->pair_compact) return FBPE_ENOMEM;
+    } else {
+        if (!(b->pair_keys = (uint64_t *)table_alloc(fbpe_array_bytes(cap, sizeof(uint64_t)))))
+            return FBPE_ENOMEM;
+        b->pair_ids = (uint32_t *)table_alloc(fbpe_array_bytes(cap, sizeof(uint32_t)));
+        if (!b->pair_ids) return FBPE_ENOMEM;
+        memset(b->pair_keys, 0xFF, cap * sizeof(uint64_t));
+        b->pair_mask = cap - 1;
+        b->pair_shift = fbpe_slot_shift(cap);
+    }
     for (size_t k = 0; k < num_merges; k++) {
         fbpe_status rc = pair_insert(b, merge_left(b, k), merge_right(b, k), b->num_fixed + (uint32_t)k);
         if (rc) return rc;
@@ -1944,7 +1978,10 @@ static void vocab_insert(fbpe_bpe *b, uint32_t id) {
     const uint8_t *t = token_bytes(b, id, &len);
     fbpe_key k;
     fbpe_key_make(&k, t, len, len);
-    fbpe_slot_insert(b->vocab_slots, b->vocab_mask, &k, id);
+    if (b->vocab_compact)
+        fbpe_compact_insert(b->vocab_compact, b->vocab_cap, k.hash, id);
+    else
+        fbpe_slot_insert(b->vocab_slots, b->vocab_mask, &k, id);
     b->num_self_encoding++;
 }
 
@@ -1975,9 +2012,15 @@ static fbpe_status whole_tokens_by_trees(fbpe_bpe *b) {
  * whole, or the shortcut would change the result. */
 static fbpe_status build_whole_tokens(fbpe_bpe *b) {
     size_t cap = fbpe_pow2_at_least(2 * (size_t)(b->num_tokens - 256) + 2), longest = 1;
-    b->vocab_slots = (fbpe_vocab_slot *)table_alloc(fbpe_array_bytes(cap, sizeof(fbpe_vocab_slot)));
-    if (!b->vocab_slots) return FBPE_ENOMEM;
-    b->vocab_mask = cap - 1;
+    if (b->compact) {
+        b->vocab_cap = fbpe_compact_cap((size_t)(b->num_tokens - 256));
+        b->vocab_compact = (uint32_t *)table_alloc(fbpe_array_bytes(b->vocab_cap, sizeof(uint32_t)));
+        if (!b->vocab_compact) return FBPE_ENOMEM;
+    } else {
+        b->vocab_slots = (fbpe_vocab_slot *)table_alloc(fbpe_array_bytes(cap, sizeof(fbpe_vocab_slot)));
+        if (!b->vocab_slots) return FBPE_ENOMEM;
+        b->vocab_mask = cap - 1;
+    }
     for (uint32_t i = 256; i < b->num_fixed; i++) vocab_insert(b, i);
     if (!b->atom_of && !b->any_order) return whole_tokens_by_trees(b);
     for (uint32_t i = b->num_fixed; i < b->num_tokens; i++) {
@@ -2166,7 +2209,8 @@ static void drop_char_tokens(fbpe_bpe *b) {
 
 fbpe_status fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint32_t *merges,
                          size_t num_merges, const uint8_t *const *specials,
-                         const size_t *special_lens, size_t num_specials, fbpe_bpe **out) {
+                         const size_t *special_lens, size_t num_specials, int tables,
+                         fbpe_bpe **out) {
     *out = NULL;
     fbpe_status rc = check_sizes(atom_cps, num_atoms, num_merges, num_specials);
     if (rc) return rc;
@@ -2175,6 +2219,8 @@ fbpe_status fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint3
     b->num_fixed = (uint32_t)(256 + num_atoms);
     b->num_tokens = b->num_fixed + (uint32_t)num_merges;
     b->num_ids = b->num_tokens + (uint32_t)num_specials;
+    b->compact = tables == FBPE_TABLES_COMPACT ||
+                 (tables == FBPE_TABLES_AUTO && (size_t)b->num_tokens >= FBPE_COMPACT_FROM);
     if ((rc = take_merges(b, merges)) ||
         (rc = lay_out_tokens(b, atom_cps, specials, special_lens)) ||
         (rc = index_atoms(b, atom_cps)) || (rc = build_pair_table(b, 0)) ||
@@ -2221,7 +2267,9 @@ fbpe_status fbpe_bpe_add_joins(fbpe_bpe *b, const uint32_t *joins, size_t num, i
     }
     /* Which tokens encode to themselves depends on every pair: build that table again. */
     free(b->vocab_slots);
+    free(b->vocab_compact);
     b->vocab_slots = NULL;
+    b->vocab_compact = NULL;
     b->num_self_encoding = 0;
     if ((rc = build_whole_tokens(b))) return rc;
     if (!whole_pieces || b->num_self_encoding == b->num_tokens - 256) return FBPE_OK;
@@ -2245,9 +2293,11 @@ void fbpe_bpe_free(fbpe_bpe *b) {
     free(b->piece_slots);
     free(b->pair_keys);
     free(b->pair_ids);
+    free(b->pair_compact);
     free(b->tok_off);
     free(b->tok_bytes);
     free(b->vocab_slots);
+    free(b->vocab_compact);
     free(b->join_bits);
     free(b->stage_join_bits);
     free(b->stage_one.join_bits);

@@ -63,18 +63,29 @@ typedef struct {
      * was 8 bytes a merge more: 33 MB of 4.1 million. */
     const uint32_t *merges;
 
-    /* (left, right) -> merged id. Open addressing; key UINT64_MAX is an empty slot. */
+    /* (left, right) -> merged id. Open addressing; key UINT64_MAX is an empty slot. NULL in
+     * a compact table, where pair_compact holds the merges' numbers instead. */
     uint64_t *pair_keys;
     uint32_t *pair_ids;
     size_t pair_mask;
     unsigned pair_shift; /* fbpe_slot_u64 (hash.h) */
+
+    /* A large vocabulary's tables (FBPE_COMPACT_FROM tokens or more): 4 bytes a slot
+     * (../common/compact_slots.h) instead of 12 a pair and 24 a whole token, for a third of
+     * the memory a million merges took (encode.c, "compact tables"). pair_compact holds merge
+     * k as k, its key compared in merges; vocab_compact holds a whole token's id, its bytes
+     * compared in tok_bytes. */
+    int compact;
+    uint32_t *pair_compact, *vocab_compact;
+    size_t pair_cap, vocab_cap;
 
     /* Text-form bytes of every id: tok_bytes[tok_off[i] .. tok_off[i+1]) (all of them at
      * most FBPE_MAX_TOTAL_TOKEN_BYTES: 32-bit offsets, 16 MB less for 4.1 million ids). */
     uint32_t *tok_off;
     uint8_t *tok_bytes;
 
-    /* Whole tokens: text-form bytes -> id, for every token whose own bytes encode to it. */
+    /* Whole tokens: text-form bytes -> id, for every token whose own bytes encode to it.
+     * NULL in a compact table (vocab_compact). */
     fbpe_vocab_slot *vocab_slots;
     size_t vocab_mask;
     uint32_t num_self_encoding; /* tokens in vocab_slots */
@@ -158,10 +169,17 @@ typedef struct {
  * Returns FBPE_OK, FBPE_ENOMEM, or FBPE_EINVALID when the input
  * breaks a rule: a merge naming an id that does not exist before it, a pair merged twice, an
  * atom outside U+E000..U+EFFF or given twice, a limit of bounds.h passed (ids, one token's
- * bytes, all tokens' bytes). */
+ * bytes, all tokens' bytes). `tables`: FBPE_TABLES_AUTO (compact from FBPE_COMPACT_FROM
+ * tokens), or the layout forced (for tests: the ids are the same). */
 fbpe_status fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint32_t *merges,
                          size_t num_merges, const uint8_t *const *specials,
-                         const size_t *special_lens, size_t num_specials, fbpe_bpe **out);
+                         const size_t *special_lens, size_t num_specials, int tables,
+                         fbpe_bpe **out);
+
+/* Vocabularies of at least this many tokens (more than any published one: Gemma's 262,144 is
+ * the largest we know) get compact tables. */
+#define FBPE_COMPACT_FROM ((size_t)1 << 19)
+enum { FBPE_TABLES_AUTO = 0, FBPE_TABLES_WIDE = 1, FBPE_TABLES_COMPACT = 2 };
 void fbpe_bpe_free(fbpe_bpe *b);
 
 /* Add `num` joins, triples (left, right, token) in `joins`: the pair (left, right) makes
@@ -224,7 +242,8 @@ fbpe_status fbpe_encode_piece_not_whole(const fbpe_bpe *b, fbpe_cache *cache, co
  * A piece that is not a token goes on with its key; anything else takes the general path.
  * slots and mask: b's vocab_slots and vocab_mask, in the caller's locals (through b they
  * were read again for every piece: an id stored may alias them, as far as the compiler
- * knows; 0.7 M instructions of 20.8 M on English). */
+ * knows; 0.7 M instructions of 20.8 M on English); slots NULL (a compact table): the general
+ * path. */
 #if defined(__GNUC__) || defined(__clang__)
 #define FBPE_PIECE_INLINE static inline __attribute__((always_inline))
 #elif defined(_MSC_VER)
@@ -241,7 +260,7 @@ FBPE_PIECE_INLINE fbpe_status fbpe_encode_piece_inline(const fbpe_bpe *b,
             out->ids[out->len++] = s[0];
             return FBPE_OK;
         }
-        if (n - 2 <= FBPE_INLINE_KEY - 2) {
+        if (n - 2 <= FBPE_INLINE_KEY - 2 && slots) {
             uint64_t w[2];
             fbpe_key_words16(s, n, w);
             uint64_t h = fbpe_key_hash_short(w[0], w[1], n);
