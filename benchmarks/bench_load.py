@@ -3,6 +3,7 @@
     python benchmarks/bench_load.py                       # 1M merges: load, from_hf, from_gpt2
     python benchmarks/bench_load.py --merges 4100000 --only load    # near the limit of 2**22 ids
     python benchmarks/bench_load.py --dir /tmp/loads      # keep the files between runs
+    python benchmarks/bench_load.py --layouts             # encoding: compact tables vs wide
 
 The files are made deterministically (``--seed``) from random merges of short tokens: each
 merge joins two earlier tokens into a new one of at most 12 bytes of ASCII letters, digits,
@@ -34,7 +35,7 @@ import random
 import subprocess
 import sys
 import tempfile
-from typing import Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if importlib.util.find_spec("functionalbpe") is None:  # not installed: the checkout itself
@@ -151,6 +152,41 @@ def measure(call: str, paths: Tuple[str, ...]) -> Tuple[int, int, int, float, fl
     return int(ids), int(peak), int(kept), float(cpu), float(wall)
 
 
+def compare_layouts(path: str, corpus: str, rounds: int) -> None:
+    """What the compact tables (a vocabulary of 2**19 tokens or more) cost in encoding: the
+    same merges in both layouts, each round a fresh slice of 20,000 pieces of ``corpus`` cut
+    by gpt4's pattern encoded by each (``encode_pieces``; each table has its own cache), the
+    median of the paired ratios (../shared/tools/paired.py)."""
+    import regex
+
+    import functionalbpe as fb
+    from functionalbpe.core._native import NATIVE
+    from functionalbpe.text.patterns import GPT4
+
+    sys.path.insert(0, os.path.join(os.path.dirname(ROOT), "shared", "tools"))
+    from paired import paired
+
+    merges = [tuple(m) for m in fb.Tokenizer.load(path).merges]
+    wide, compact = (NATIVE.encoder.BPE([], merges, compact=c) for c in (False, True))
+    with open(corpus, encoding="utf-8") as f:
+        pieces = regex.findall(GPT4, f.read())
+    chunks = [pieces[k:k + 20_000] for k in range(0, len(pieces), 20_000)]
+    rounds = min(rounds, len(chunks) // 2 - 1)
+    if rounds < 3:
+        raise SystemExit(f"{corpus}: too short for 3 rounds of 20,000 fresh pieces")
+    assert wide.encode_pieces(chunks[-1]) == compact.encode_pieces(chunks[-1])
+    turn = {"wide": 0, "compact": 0}
+
+    def next_chunk(name: str, bpe: Any) -> Callable[[], Any]:
+        def run() -> Any:
+            turn[name] += 1
+            return bpe.encode_pieces(chunks[turn[name] - 1])
+        return run
+
+    result = paired(next_chunk("compact", compact), next_chunk("wide", wide), n=rounds)
+    print(f"{len(merges):,} merges, {corpus}: wide time / compact time {result}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--merges", type=int, default=1_000_000)
@@ -158,9 +194,16 @@ def main() -> None:
     ap.add_argument("--only", choices=sorted(CALLS), action="append", help="the calls to measure (all by default)")
     ap.add_argument("--runs", type=int, default=1, help="fresh interpreters per call")
     ap.add_argument("--dir", help="where the files are made and kept (a temporary directory by default)")
+    ap.add_argument("--layouts", action="store_true",
+                    help="instead: encoding with the compact tables against the wide ones")
+    ap.add_argument("--corpus", default=os.path.join(os.path.dirname(ROOT), "shared", "corpora", "nl", "en.txt"),
+                    help="the text --layouts encodes")
     args = ap.parse_args()
     calls = args.only or list(CALLS)
     with tempfile.TemporaryDirectory() as tmp:
+        if args.layouts:
+            compare_layouts(make_files(args.dir or tmp, args.merges, args.seed, ["load"])["load"][0], args.corpus, 13)
+            return
         files = make_files(args.dir or tmp, args.merges, args.seed, calls)
         print(f"{args.merges:,} merges, seed {args.seed}; peak = VmHWM after less VmRSS before, kept = VmRSS after")
         print(f"{'call':<10} {'file MB':>8} {'peak MB':>8} {'x file':>7} {'kept MB':>8} {'cpu s':>6} {'s/M merges':>10} {'wall s':>7}")

@@ -157,12 +157,16 @@ def object_at(text: "str | bytes", pos: int, field: Callable[[str, int], "tuple[
     if isinstance(text, bytes):
         data = text
 
-        def value_at(_: Any, at: int) -> "tuple[Any, int]":
+        def value_at(at: int) -> "tuple[Any, int]":
             return _value_at(data, at)
 
         brace, close, quote, colon, comma = b"{", b"}", b'"', b":", b","
     else:
-        value_at = _DECODER.raw_decode
+        string = text
+
+        def value_at(at: int) -> "tuple[Any, int]":
+            return _DECODER.raw_decode(string, at)
+
         brace, close, quote, colon, comma = "{", "}", '"', ":", ","  # type: ignore[assignment]
     pos = space(text, pos)
     if text[pos:pos + 1] != brace:
@@ -174,7 +178,7 @@ def object_at(text: "str | bytes", pos: int, field: Callable[[str, int], "tuple[
     while True:
         if text[pos:pos + 1] != quote:
             raise ValueError("not a key")
-        key, pos = value_at(text, pos)  # a string, as the text at pos begins with '"'
+        key, pos = value_at(pos)  # a string, as the text at pos begins with '"'
         pos = space(text, pos)
         if text[pos:pos + 1] != colon:
             raise ValueError("no ':'")
@@ -183,7 +187,7 @@ def object_at(text: "str | bytes", pos: int, field: Callable[[str, int], "tuple[
         if got is not None:
             value, pos = got
         else:
-            value, pos = value_at(text, pos)
+            value, pos = value_at(pos)
         if key in out:
             raise DuplicateKey(key)
         out[key] = value

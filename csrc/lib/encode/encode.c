@@ -110,7 +110,18 @@ static inline fbpe_status push_ids(fbpe_ids *out, const uint32_t *ids, size_t n)
 
 /* ---- the merge table ------------------------------------------------------------------ */
 
-/* A compact table's (left, right): merge k's key is in merges, compared where the tag
+/* Compact tables. The wide layout spends 12 bytes a pair and 24 a whole token, in a power of
+ * two of slots at most half full: 72-144 bytes a merge, 75 MB of a vocabulary of a million
+ * merges whose file is 17 MB, for a probe that never leaves its slot (the whole-token slot
+ * holds a token of up to 16 bytes inline). From FBPE_COMPACT_FROM tokens on, more than any
+ * published vocabulary, both tables hold 4-byte slots at most 3/5 full
+ * (../common/compact_slots.h): 13 bytes a merge, and Tokenizer.load of a million merges
+ * peaks at 43 MB instead of 105 (benchmarks/bench_load.py). A whole token found there costs
+ * its bytes' cache line besides the slot's. Below the threshold the wide tables stay:
+ * the tests for the layout are 0.4% of the instructions of an encode of English with cl100k
+ * or o200k (callgrind).
+ *
+ * A compact table's (left, right): merge k's key is in merges, compared where the tag
  * matches. */
 static NOINLINE uint32_t rank_of_compact(const fbpe_bpe *b, uint32_t left, uint32_t right) {
     uint64_t h = fbpe_compact_hash_u64(((uint64_t)left << 32) | right);
@@ -1619,7 +1630,7 @@ static ALWAYS_INLINE fbpe_status cut_part(const fbpe_bpe *b, fbpe_cache *cache, 
             out->ids[out->len++] = s[0];
             return FBPE_OK;
         }
-        if (n - 2 <= FBPE_INLINE_KEY - 2 && b->vocab_slots) {
+        if (n - 2 <= FBPE_INLINE_KEY - 2) {
             uint64_t w[2];
             fbpe_key_words16(s, n, w);
             uint64_t h = fbpe_key_hash_short(w[0], w[1], n);
@@ -1758,12 +1769,6 @@ static ALWAYS_INLINE fbpe_status encode_not_whole(const fbpe_bpe *b, fbpe_cache 
     return merge_piece(b, cache, kept, s, n, readable, h, out, 0, may_hold_chars(b, key));
 }
 
-static NOINLINE fbpe_status cut_part_not_whole(const fbpe_bpe *b, fbpe_cache *cache,
-                                               const uint8_t *s, size_t n, size_t readable,
-                                               fbpe_ids *out, const fbpe_key *key) {
-    return encode_not_whole(b, cache, s, n, readable, out, 0, key);
-}
-
 /* Append the token whose bytes are the key's, if it is one; FBPE_MORE where none is. */
 static inline fbpe_status push_whole(const fbpe_bpe *b, const fbpe_key *key, fbpe_ids *out) {
     uint32_t id = whole_token(b, key);
@@ -1771,6 +1776,26 @@ static inline fbpe_status push_whole(const fbpe_bpe *b, const fbpe_key *key, fbp
     if (reserve(out, 1)) return FBPE_ENOMEM;
     out->ids[out->len++] = id;
     return FBPE_OK;
+}
+
+/* What follows the inline probe of vocab_slots (cut_part, fbpe_encode_piece_inline) where it
+ * found nothing. In a compact table that probe met vocab_slots' 16 empty slots, so the piece
+ * is looked up here: a test on the rare path rather than on every piece's (1.7 instructions
+ * a piece, 1% of cl100k's English). */
+static ALWAYS_INLINE fbpe_status after_inline_probe(const fbpe_bpe *b, fbpe_cache *cache,
+                                                    const uint8_t *s, size_t n, size_t readable,
+                                                    fbpe_ids *out, int may_cut, const fbpe_key *key) {
+    if (b->vocab_compact) {
+        fbpe_status rc = push_whole(b, key, out);
+        if (rc != FBPE_MORE) return rc;
+    }
+    return encode_not_whole(b, cache, s, n, readable, out, may_cut, key);
+}
+
+static NOINLINE fbpe_status cut_part_not_whole(const fbpe_bpe *b, fbpe_cache *cache,
+                                               const uint8_t *s, size_t n, size_t readable,
+                                               fbpe_ids *out, const fbpe_key *key) {
+    return after_inline_probe(b, cache, s, n, readable, out, 0, key);
 }
 
 static fbpe_status encode_part(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, size_t n,
@@ -1790,7 +1815,7 @@ static fbpe_status encode_part(const fbpe_bpe *b, fbpe_cache *cache, const uint8
 fbpe_status fbpe_encode_piece_not_whole(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s,
                                         size_t n, size_t readable, fbpe_ids *out,
                                         const fbpe_key *key) {
-    return encode_not_whole(b, cache, s, n, readable, out, 1, key);
+    return after_inline_probe(b, cache, s, n, readable, out, 1, key);
 }
 
 /* The pieces of a table of distinct pieces, when continued training replays its base's
@@ -2012,10 +2037,12 @@ static fbpe_status whole_tokens_by_trees(fbpe_bpe *b) {
  * whole, or the shortcut would change the result. */
 static fbpe_status build_whole_tokens(fbpe_bpe *b) {
     size_t cap = fbpe_pow2_at_least(2 * (size_t)(b->num_tokens - 256) + 2), longest = 1;
-    if (b->compact) {
+    if (b->compact) { /* vocab_slots: empty slots, which every inline probe passes through */
         b->vocab_cap = fbpe_compact_cap((size_t)(b->num_tokens - 256));
         b->vocab_compact = (uint32_t *)table_alloc(fbpe_array_bytes(b->vocab_cap, sizeof(uint32_t)));
-        if (!b->vocab_compact) return FBPE_ENOMEM;
+        b->vocab_slots = (fbpe_vocab_slot *)calloc(16, sizeof(fbpe_vocab_slot));
+        if (!b->vocab_compact || !b->vocab_slots) return FBPE_ENOMEM;
+        b->vocab_mask = 15;
     } else {
         b->vocab_slots = (fbpe_vocab_slot *)table_alloc(fbpe_array_bytes(cap, sizeof(fbpe_vocab_slot)));
         if (!b->vocab_slots) return FBPE_ENOMEM;

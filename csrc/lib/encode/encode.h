@@ -64,7 +64,9 @@ typedef struct {
     const uint32_t *merges;
 
     /* (left, right) -> merged id. Open addressing; key UINT64_MAX is an empty slot. NULL in
-     * a compact table, where pair_compact holds the merges' numbers instead. */
+     * a compact table, where pair_compact holds the merges' numbers instead (rank_of tests
+     * for it first: 0.3% of the instructions of cl100k's English, where putting the test
+     * behind a probe of empty slots cost 0.5%). */
     uint64_t *pair_keys;
     uint32_t *pair_ids;
     size_t pair_mask;
@@ -85,7 +87,7 @@ typedef struct {
     uint8_t *tok_bytes;
 
     /* Whole tokens: text-form bytes -> id, for every token whose own bytes encode to it.
-     * NULL in a compact table (vocab_compact). */
+     * In a compact table, 16 empty slots (the tokens are in vocab_compact). */
     fbpe_vocab_slot *vocab_slots;
     size_t vocab_mask;
     uint32_t num_self_encoding; /* tokens in vocab_slots */
@@ -242,8 +244,8 @@ fbpe_status fbpe_encode_piece_not_whole(const fbpe_bpe *b, fbpe_cache *cache, co
  * A piece that is not a token goes on with its key; anything else takes the general path.
  * slots and mask: b's vocab_slots and vocab_mask, in the caller's locals (through b they
  * were read again for every piece: an id stored may alias them, as far as the compiler
- * knows; 0.7 M instructions of 20.8 M on English); slots NULL (a compact table): the general
- * path. */
+ * knows; 0.7 M instructions of 20.8 M on English). In a compact table they are 16 empty slots,
+ * and fbpe_encode_piece_not_whole looks the piece up. */
 #if defined(__GNUC__) || defined(__clang__)
 #define FBPE_PIECE_INLINE static inline __attribute__((always_inline))
 #elif defined(_MSC_VER)
@@ -260,7 +262,7 @@ FBPE_PIECE_INLINE fbpe_status fbpe_encode_piece_inline(const fbpe_bpe *b,
             out->ids[out->len++] = s[0];
             return FBPE_OK;
         }
-        if (n - 2 <= FBPE_INLINE_KEY - 2 && slots) {
+        if (n - 2 <= FBPE_INLINE_KEY - 2) {
             uint64_t w[2];
             fbpe_key_words16(s, n, w);
             uint64_t h = fbpe_key_hash_short(w[0], w[1], n);
