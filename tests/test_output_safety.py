@@ -271,3 +271,44 @@ def test_a_read_only_filesystem_is_named_as_such(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "statvfs", lambda p: ReadOnly())
     with pytest.raises(OutputError, match="is on a read-only filesystem"):
         output.check_output_path(tmp_path / "ids.bin")
+
+
+def test_an_interruption_at_any_line_of_writing_leaves_no_temporary_file(tmp_path):
+    """A signal's exception (KeyboardInterrupt; the CLI's SIGTERM raises one too) at any line
+    of making, writing and renaming an output leaves no temporary file once remove_pending has
+    run, as it does at exit and on SIGTERM: the file is pending from before it exists until
+    it is renamed. (A temporary file registered after it was made was left behind by a
+    SIGTERM handled in between, which a loaded machine made happen.)"""
+    target = tmp_path / "out.bin"
+    for stop in range(1, 1000):
+        seen = 0
+
+        def tracer(frame, event, arg):
+            nonlocal seen
+            if frame.f_code.co_filename != output.__file__:
+                return None
+            if event == "line":
+                seen += 1
+                if seen == stop:
+                    raise KeyboardInterrupt
+            return tracer
+
+        interrupted = False
+        sys.settrace(tracer)
+        try:
+            out = PendingOutput(str(target))
+            out.write(b"ids")
+            out.finish()
+            out.rename()
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            sys.settrace(None)
+        output.remove_pending()
+        assert [name for name in os.listdir(tmp_path) if name.endswith(".part")] == [], stop
+        if not interrupted:
+            assert target.read_bytes() == b"ids" and stop > 10
+            return
+        if target.exists():
+            target.unlink()
+    raise AssertionError("never got through")

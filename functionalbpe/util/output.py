@@ -21,27 +21,30 @@ left. Every failure, a full disk included, is an :class:`OutputError` naming the
 from __future__ import annotations
 
 import atexit
+import errno
 import fcntl
 import os
 import re
+import secrets
 import stat
-import tempfile
-import threading
 from typing import Any, Iterable, Optional, Set
 
 from ..errors import OutputError
 
-# Temporary files not yet renamed into place or removed.
+# Temporary files not yet renamed into place or removed. Each change is one call on the set
+# (add, discard, pop), atomic where threads share it, and with no lock a signal's exception
+# could leave held: one raised inside `with lock:` can land after the lock is taken and
+# before the block that would release it.
 _PENDING: Set[str] = set()
-_LOCK = threading.Lock()
 
 
 def remove_pending() -> None:
     """Remove every temporary file still pending (at exit, on a signal)."""
-    with _LOCK:
-        names = list(_PENDING)
-        _PENDING.clear()
-    for name in names:
+    while True:
+        try:
+            name = _PENDING.pop()
+        except KeyError:
+            return
         remove_quietly(name)
 
 
@@ -160,6 +163,26 @@ def refuse_overwriting(output: "os.PathLike[str] | str", inputs: Iterable[Any], 
             raise OutputError(f"{name}: is {what} ({os.fspath(given)}); writing it would destroy it: give another output")
 
 
+def _make_temporary(directory: str) -> "tuple[int, str]":
+    """A new file ``.tmp-*.part`` in ``directory``, owner-only (as ``tempfile.mkstemp`` makes
+    one), registered as pending *before* it is made: a SIGTERM handled between the file's
+    making and its registration (a process descheduled there, on a loaded machine) left it
+    behind when mkstemp made it."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        tmp = os.path.join(directory, f".tmp-{secrets.token_hex(6)}.part")
+        _PENDING.add(tmp)
+        try:
+            return os.open(tmp, flags, 0o600), tmp
+        except FileExistsError:
+            _PENDING.discard(tmp)  # another's file: never ours to remove
+        except BaseException:  # an OSError, or a signal's exception just after the file was made
+            remove_quietly(tmp)
+            _PENDING.discard(tmp)
+            raise
+    raise FileExistsError(errno.EEXIST, "no free name for a temporary file", directory)
+
+
 class PendingOutput:
     """A binary file being written for ``path``: :meth:`finish` puts it on disk (rewriting a
     header at the start first, if given), :meth:`rename` puts it in place, :meth:`discard`
@@ -193,9 +216,7 @@ class PendingOutput:
                 return
             real = os.path.realpath(path)
             directory = os.path.dirname(real) or "."
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=directory)
-            with _LOCK:
-                _PENDING.add(tmp)
+            fd, tmp = _make_temporary(directory)
             self.tmp = tmp
             self.fh = os.fdopen(fd, "wb")
             self.real = real
@@ -252,8 +273,7 @@ class PendingOutput:
         except OSError as exc:
             self.discard()
             raise _failed(self.path, exc) from None
-        with _LOCK:
-            _PENDING.discard(self.tmp)
+        _PENDING.discard(self.tmp)
         self.tmp = None
 
     def discard(self) -> None:
@@ -266,8 +286,7 @@ class PendingOutput:
                 pass
         if self.tmp is not None:
             remove_quietly(self.tmp)
-            with _LOCK:
-                _PENDING.discard(self.tmp)
+            _PENDING.discard(self.tmp)
             self.tmp = None
 
 
