@@ -8,7 +8,10 @@ not a valid tokenizer fails as it did, with a TokenizerFileError naming the plac
 from __future__ import annotations
 
 import json
+import os
 import random
+import subprocess
+import sys
 from array import array
 
 import pytest
@@ -366,3 +369,49 @@ def test_an_imported_vocabulary_holds_no_python_object_per_id(tmp_path, monkeypa
     payload = loaded.to_payload()
     assert payload["byte_ids"] == byte_ids and isinstance(payload.get("merge_ids", []), list)
     assert fb.Tokenizer.from_payload(payload) == loaded
+
+
+LOAD_PEAK = r"""
+import gc, sys
+import functionalbpe as fb
+
+def rss(field):
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith(field + ":"))
+
+getattr(fb.Tokenizer, sys.argv[1])(sys.argv[3])  # a small one first: the modules it imports
+gc.collect()
+before = rss("VmRSS")
+tok = getattr(fb.Tokenizer, sys.argv[1])(sys.argv[2])
+print(rss("VmHWM") - before, tok.vocab_size)
+"""
+
+
+@pytest.mark.skipif(NATIVE.encoder is None or NATIVE.tables is None, reason="the compiled core is not built")
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads the peak resident set from /proc")
+def test_loading_half_a_million_merges_takes_at_most_three_times_the_file(tmp_path):
+    """docs/security.md's promise for a large vocabulary of short tokens: loading it (its
+    own format, or HF's tokenizer.json) peaks at less than 3 times the file, measured as the
+    peak resident set of a fresh interpreter over what it held before. 2**19 tokens, the
+    least that take compact tables: with the wide ones the load peaked at about 6 times."""
+    merges = array("I")
+    for a in range(256):
+        for b in range(256):
+            merges.extend((a, b))
+    rng = random.Random(11)
+    for p in rng.sample(range(1 << 32), (1 << 19) - 256 - (1 << 16)):  # two tokens of two bytes
+        merges.extend((256 + (p >> 16), 256 + (p & 0xFFFF)))
+    tok = fb.Tokenizer(fb.make_scheme("plain"), Pairs(merges), ["<|endoftext|>"])
+    tok.save(tmp_path / "tok.json")
+    tok.to_hf(tmp_path / "tokenizer.json")
+    small = fb.Tokenizer(fb.make_scheme("plain"), [(97, 98)], ["<|endoftext|>"])
+    small.save(tmp_path / "small.json")
+    small.to_hf(tmp_path / "small_hf.json")
+    for call, name, first in (("load", "tok.json", "small.json"), ("from_hf", "tokenizer.json", "small_hf.json")):
+        path = tmp_path / name
+        out = subprocess.run([sys.executable, "-c", LOAD_PEAK, call, str(path), str(tmp_path / first)],
+                             check=True, capture_output=True,
+                             text=True, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+        peak, size = map(int, out.stdout.split())
+        assert size == tok.vocab_size
+        assert peak < 3 * path.stat().st_size, (call, peak, path.stat().st_size)
