@@ -10,8 +10,8 @@
 #include <string.h>
 
 struct fbpe_ranks {
-    fbpe_vocab_slot *slots;
-    size_t mask;
+    uint32_t *slots; /* the ranks by their bytes, compact (../common/compact_slots.h) */
+    size_t cap;
     const uint8_t *arena;
     const uint32_t *off;
     uint32_t num;
@@ -55,7 +55,7 @@ static inline size_t poly_home(uint64_t h, size_t len, size_t mask) {
 static uint32_t rank_of_bytes(const fbpe_ranks *t, const uint8_t *s, size_t n) {
     fbpe_key k;
     fbpe_key_make(&k, s, n, n);
-    return fbpe_slot_find(t->slots, t->mask, t->arena, t->off, &k);
+    return fbpe_compact_find_bytes(t->slots, t->cap, t->arena, t->off, &k);
 }
 
 fbpe_status fbpe_ranks_new(const uint8_t *arena, const uint32_t *off, uint32_t num,
@@ -68,7 +68,8 @@ fbpe_status fbpe_ranks_new(const uint8_t *arena, const uint32_t *off, uint32_t n
     fbpe_ranks *t = (fbpe_ranks *)calloc(1, sizeof(fbpe_ranks));
     if (!t) return FBPE_ENOMEM;
     size_t cap = fbpe_pow2_at_least(2 * (size_t)num + 2);
-    t->slots = (fbpe_vocab_slot *)calloc(cap, sizeof(fbpe_vocab_slot));
+    t->cap = fbpe_compact_cap(num);
+    t->slots = (uint32_t *)calloc(t->cap, sizeof(uint32_t));
     t->longest_below = (size_t *)malloc(((size_t)num + 1) * sizeof(size_t));
     t->poly = (uint64_t *)malloc(((size_t)num + 1) * sizeof(uint64_t));
     t->poly_slots = (uint32_t *)calloc(cap, sizeof(uint32_t));
@@ -79,7 +80,6 @@ fbpe_status fbpe_ranks_new(const uint8_t *arena, const uint32_t *off, uint32_t n
         fbpe_ranks_free(t);
         return FBPE_ENOMEM;
     }
-    t->mask = cap - 1;
     t->poly_mask = cap - 1;
     t->arena = arena;
     t->off = off;
@@ -91,7 +91,7 @@ fbpe_status fbpe_ranks_new(const uint8_t *arena, const uint32_t *off, uint32_t n
         t->longest_below[r + 1] = n > t->longest_below[r] ? n : t->longest_below[r];
         fbpe_key k;
         fbpe_key_make(&k, s, n, n);
-        fbpe_slot_insert(t->slots, t->mask, &k, r);
+        fbpe_compact_insert(t->slots, t->cap, k.hash, r);
         uint64_t h = 0;
         for (size_t i = 0; i < n; i++) h = poly_step(h, s[i]);
         t->poly[r] = h;

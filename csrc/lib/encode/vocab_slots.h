@@ -1,6 +1,7 @@
 /* The tables of byte strings by id: the encoder's whole tokens and pieces (encode.c) and the
- * ranks of a tiktoken file (ranks.c). Open addressing over fbpe_vocab_slot, string `id`
- * being bytes[off[id] .. off[id + 1]), keyed with fbpe_key_make (../common/hash.h). */
+ * ranks of a tiktoken file (ranks.c). Open addressing over fbpe_vocab_slot, or over compact
+ * slots (../common/compact_slots.h: a large vocabulary's whole tokens, the ranks), string
+ * `id` being bytes[off[id] .. off[id + 1]), keyed with fbpe_key_make (../common/hash.h). */
 #ifndef FBPE_VOCAB_SLOTS_H
 #define FBPE_VOCAB_SLOTS_H
 
