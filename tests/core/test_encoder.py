@@ -132,6 +132,8 @@ def test_compact_tables_encode_as_the_reference(merges, pieces, data):
     want = [i for p in pieces for i in encode_piece(list(p.encode()), ranks)]
     assert compact.encode_pieces(pieces) == want
     assert compact.num_self_encoding == wide.num_self_encoding
+    text = " ".join(pieces)  # the text loop, whose inline probe meets 16 empty slots
+    assert compact.encode_text(text, "gpt4") == wide.encode_text(text, "gpt4")
     symbols = [b for p in pieces for b in p.encode()]
     for method in [0, 2, 3] + ([1] if len(symbols) <= 64 else []):
         assert compact.merge_symbols(symbols, method) == encode_piece(symbols, ranks), method
@@ -170,6 +172,8 @@ def test_a_vocabulary_of_half_a_million_tokens_is_compact_and_encodes_as_a_wide_
     pieces = [text[k:k + rng.randrange(1, 40)] for k in range(0, len(text), 40)]
     assert auto.encode_pieces(pieces) == wide.encode_pieces(pieces)
     assert auto.num_self_encoding == wide.num_self_encoding
+    for threads in (1, 2):
+        assert auto.encode_text(text, "gpt4", threads=threads) == wide.encode_text(text, "gpt4", threads=threads)
     # Tags of 10 bits meet other keys' every few hundred probes: the keys themselves decide.
     for _ in range(100_000):
         left, right = rng.randrange(1 << 19), rng.randrange(1 << 19)
