@@ -32,9 +32,9 @@ from typing import Any, Iterable, Optional, Set
 from ..errors import OutputError
 
 # Temporary files not yet renamed into place or removed. Each change is one call on the set
-# (add, discard, pop), atomic where threads share it, and with no lock a signal's exception
-# could leave held: one raised inside `with lock:` can land after the lock is taken and
-# before the block that would release it.
+# (add, discard, pop), atomic under the GIL, and there is no lock for a signal's exception to
+# leave held: one raised at `with lock:` can land after the lock is taken and before the
+# block that would release it.
 _PENDING: Set[str] = set()
 
 
@@ -165,9 +165,9 @@ def refuse_overwriting(output: "os.PathLike[str] | str", inputs: Iterable[Any], 
 
 def _make_temporary(directory: str) -> "tuple[int, str]":
     """A new file ``.tmp-*.part`` in ``directory``, owner-only (as ``tempfile.mkstemp`` makes
-    one), registered as pending *before* it is made: a SIGTERM handled between the file's
-    making and its registration (a process descheduled there, on a loaded machine) left it
-    behind when mkstemp made it."""
+    one), registered as pending *before* it is made: a file registered after its making is
+    left behind by a SIGTERM handled in between (a process descheduled there, on a loaded
+    machine, and stopped)."""
     flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     for _ in range(100):
         tmp = os.path.join(directory, f".tmp-{secrets.token_hex(6)}.part")

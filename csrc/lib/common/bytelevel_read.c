@@ -169,7 +169,7 @@ int64_t fbpe_bl_vocab_find(const fbpe_bl_vocab *v, const uint8_t *s, size_t len)
 /* The table of v's entries by their bytes: FBPE_EINVALID for two entries of the same bytes
  * (a key given twice, which json's reader refuses too). Compact slots (compact_slots.h): a
  * million entries read from a tokenizer.json take 6.7 MB, not the 16.8 MB of 8-byte slots at
- * most half full, while the file's text is held as a str of twice its size. */
+ * most half full, while the file itself is held too. */
 static fbpe_status index_vocab(fbpe_bl_vocab *v) {
     if (v->num > (size_t)FBPE_COMPACT_INDEX + 1) return FBPE_EINVALID;
     v->cap = fbpe_compact_cap(v->num);

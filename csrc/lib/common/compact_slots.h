@@ -1,6 +1,6 @@
 /* Compact open addressing: a table of up to 2^22 keys in 4 bytes a slot, for the tables that
  * make a large vocabulary large (the encoder's pairs and whole tokens, encode.c; the entries
- * of a tokenizer.json being read, bytelevel_read.c).
+ * of a tokenizer.json being read, bytelevel_read.c; the ranks of a rank file, ranks.c).
  *
  * A slot holds an index below 2^22 (a token's id, a merge's number, an entry) in its low 22
  * bits and 10 bits of the key's hash above them, never all zero, so that a slot of 0 is
