@@ -415,3 +415,19 @@ def test_loading_half_a_million_merges_takes_at_most_three_times_the_file(tmp_pa
         peak, size = map(int, out.stdout.split())
         assert size == tok.vocab_size
         assert peak < 3 * path.stat().st_size, (call, peak, path.stat().st_size)
+
+
+@pytest.mark.parametrize("typecode, bad", [("i", -1), ("i", 1 << 22), ("I", 1 << 22), ("I", (1 << 32) - 1),
+                                           ("q", -1), ("q", (1 << 32) - 1)])
+def test_merge_ids_in_an_array_are_checked_as_in_a_list(typecode, bad):
+    """An array of merge ids is checked by its minimum and maximum in C; a bad one is refused
+    with the message a list gets, naming the value."""
+    merges = [(97, 98), (256, 99)]
+    errors = []
+    for ids in ([300, bad], array(typecode, [300, bad])):
+        with pytest.raises(fb.FunctionalBPEError) as got:
+            fb.Tokenizer(fb.make_scheme("plain"), merges, merge_ids=ids)
+        errors.append(str(got.value))
+    assert errors[0] == errors[1] and str(bad) in errors[0]
+    good = fb.Tokenizer(fb.make_scheme("plain"), merges, merge_ids=array(typecode, [300, 301]))
+    assert good == fb.Tokenizer(fb.make_scheme("plain"), merges, merge_ids=[300, 301])
