@@ -499,31 +499,31 @@ def _read_document(path: str) -> Any:
         return read_json(path, "tokenizer.json")
     # Read as the file's bytes, never as one str: GPT-2's characters make a str of two bytes a
     # character, and the bytes and that str together were three times the file.
-    text = read_bytes(path, "tokenizer.json")
+    data = read_bytes(path, "tokenizer.json")
     tables: Dict[str, Any] = {}
 
     def model_field(key: str, pos: int) -> "Tuple[Any, int] | None":
         if key == "vocab":
-            got = module.read_bytelevel_vocab(text, pos, MAX_VOCAB_SIZE, MAX_TOKEN_BYTES)
+            got = module.read_bytelevel_vocab(data, pos, MAX_VOCAB_SIZE, MAX_TOKEN_BYTES)
             tables["vocab"] = None if got is None else got[0]
             return got
         if key == "merges" and tables.get("vocab") is not None:
-            return module.read_bytelevel_merges(text, pos, tables["vocab"], MAX_VOCAB_SIZE)
+            return module.read_bytelevel_merges(data, pos, tables["vocab"], MAX_VOCAB_SIZE)
         return None
 
     def field(key: str, pos: int) -> "Tuple[Any, int] | None":
-        return object_at(text, pos, model_field) if key == "model" and text[pos:pos + 1] == b"{" else None
+        return object_at(data, pos, model_field) if key == "model" and data[pos:pos + 1] == b"{" else None
 
     try:
-        document, end = object_at(text, 0, field)
-        if text[end:].strip(b" \t\n\r"):
+        document, end = object_at(data, 0, field)
+        if data[end:].strip(b" \t\n\r"):
             raise ValueError("extra data")
         model = document.get("model")
         read_in_part = tables.get("vocab") is not None and not _compiled(model.get("vocab"), model.get("merges"))
         if read_in_part:  # the vocabulary read here, the merges not: read it all as json does
             raise ValueError("model.merges")
     except (ValueError, DuplicateKey, RecursionError):  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors
-        del text
+        del data
         return read_json(path, "tokenizer.json")  # which names the offset
     return document
 

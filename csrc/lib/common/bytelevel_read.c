@@ -155,15 +155,9 @@ void fbpe_bl_vocab_free(fbpe_bl_vocab *v) {
 
 int64_t fbpe_bl_vocab_find(const fbpe_bl_vocab *v, const uint8_t *s, size_t len) {
     if (!v->slots) return -1;
-    uint64_t h = bytes_hash(s, len);
-    uint32_t tag = fbpe_compact_tag(h);
-    for (size_t i = fbpe_compact_home(h, v->cap); v->slots[i]; i = fbpe_compact_next(i, v->cap)) {
-        uint32_t slot = v->slots[i], e = slot & FBPE_COMPACT_INDEX;
-        if ((slot & ~FBPE_COMPACT_INDEX) == tag && v->off[e + 1] - v->off[e] == len &&
-            memcmp(v->bytes + v->off[e], s, len) == 0)
-            return (int64_t)e;
-    }
-    return -1;
+    uint32_t e =
+        fbpe_compact_find_bytes(v->slots, v->cap, bytes_hash(s, len), v->bytes, v->off, s, len);
+    return e == FBPE_COMPACT_NONE ? -1 : (int64_t)e;
 }
 
 /* The table of v's entries by their bytes: FBPE_EINVALID for two entries of the same bytes

@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define FBPE_COMPACT_INDEX_BITS 22
 #define FBPE_COMPACT_INDEX ((UINT32_C(1) << FBPE_COMPACT_INDEX_BITS) - 1)
@@ -46,6 +47,24 @@ static inline void fbpe_compact_insert(uint32_t *slots, size_t cap, uint64_t h, 
     size_t i = fbpe_compact_home(h, cap);
     while (slots[i]) i = fbpe_compact_next(i, cap);
     slots[i] = fbpe_compact_tag(h) | index;
+}
+
+/* No such key. */
+#define FBPE_COMPACT_NONE UINT32_MAX
+
+/* The index of the byte string s[0..len), hashed h, in a table whose string k is
+ * bytes[off[k] .. off[k + 1]); FBPE_COMPACT_NONE when it is not there. */
+static inline uint32_t fbpe_compact_find_bytes(const uint32_t *slots, size_t cap, uint64_t h,
+                                               const uint8_t *bytes, const uint32_t *off,
+                                               const uint8_t *s, size_t len) {
+    uint32_t tag = fbpe_compact_tag(h);
+    for (size_t i = fbpe_compact_home(h, cap); slots[i]; i = fbpe_compact_next(i, cap)) {
+        uint32_t k = slots[i] & FBPE_COMPACT_INDEX;
+        if ((slots[i] & ~FBPE_COMPACT_INDEX) == tag && off[k + 1] - off[k] == len &&
+            memcmp(bytes + off[k], s, len) == 0)
+            return k;
+    }
+    return FBPE_COMPACT_NONE;
 }
 
 /* A 64-bit key's hash for these tables (a pair of ids): every bit of the key reaches both

@@ -161,7 +161,9 @@ static inline const uint8_t *token_bytes(const fbpe_bpe *b, uint32_t id, size_t 
 }
 
 static inline uint32_t whole_token(const fbpe_bpe *b, const fbpe_key *k) {
-    if (b->vocab_compact) return fbpe_compact_find_bytes(b->vocab_compact, b->vocab_cap, b->tok_bytes, b->tok_off, k);
+    if (b->vocab_compact)
+        return fbpe_compact_find_bytes(b->vocab_compact, b->vocab_cap, k->hash, b->tok_bytes,
+                                       b->tok_off, k->p, k->len);
     return fbpe_slot_find(b->vocab_slots, b->vocab_mask, b->tok_bytes, b->tok_off, k);
 }
 

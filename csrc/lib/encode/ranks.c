@@ -3,6 +3,7 @@
  * (functionalbpe/formats/tiktoken.py), and the merges build the encoder. */
 #include "ranks.h"
 #include "vocab_slots.h"
+#include "../common/compact_slots.h"
 #include "../common/hash.h"
 #include "../common/key_heap.h"
 
@@ -55,7 +56,7 @@ static inline size_t poly_home(uint64_t h, size_t len, size_t mask) {
 static uint32_t rank_of_bytes(const fbpe_ranks *t, const uint8_t *s, size_t n) {
     fbpe_key k;
     fbpe_key_make(&k, s, n, n);
-    return fbpe_compact_find_bytes(t->slots, t->cap, t->arena, t->off, &k);
+    return fbpe_compact_find_bytes(t->slots, t->cap, k.hash, t->arena, t->off, s, n);
 }
 
 fbpe_status fbpe_ranks_new(const uint8_t *arena, const uint32_t *off, uint32_t num,

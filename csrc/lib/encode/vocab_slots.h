@@ -1,7 +1,7 @@
 /* The tables of byte strings by id: the encoder's whole tokens and pieces (encode.c) and the
- * ranks of a tiktoken file (ranks.c). Open addressing over fbpe_vocab_slot, or over compact
- * slots (../common/compact_slots.h: a large vocabulary's whole tokens, the ranks), string
- * `id` being bytes[off[id] .. off[id + 1]), keyed with fbpe_key_make (../common/hash.h). */
+ * ranks of a tiktoken file (ranks.c). Open addressing over fbpe_vocab_slot, string `id`
+ * being bytes[off[id] .. off[id + 1]), keyed with fbpe_key_make (../common/hash.h); a large
+ * vocabulary's whole tokens and the ranks are in compact slots (../common/compact_slots.h). */
 #ifndef FBPE_VOCAB_SLOTS_H
 #define FBPE_VOCAB_SLOTS_H
 
@@ -9,7 +9,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../common/compact_slots.h"
 #include "../common/hash.h"
 
 /* A string in the table: its bytes inline when they are at most 16 (zero padded: the key of
@@ -50,20 +49,6 @@ static inline uint32_t fbpe_slot_find(const fbpe_vocab_slot *slots, size_t mask,
         }
         i = (i + 1) & mask;
     }
-}
-
-/* fbpe_slot_find for a table of compact slots (../common/compact_slots.h) of ids. */
-static inline uint32_t fbpe_compact_find_bytes(const uint32_t *slots, size_t cap,
-                                               const uint8_t *bytes, const uint32_t *off,
-                                               const fbpe_key *k) {
-    uint32_t tag = fbpe_compact_tag(k->hash);
-    for (size_t i = fbpe_compact_home(k->hash, cap); slots[i]; i = fbpe_compact_next(i, cap)) {
-        uint32_t id = slots[i] & FBPE_COMPACT_INDEX;
-        if ((slots[i] & ~FBPE_COMPACT_INDEX) == tag && off[id + 1] - off[id] == k->len &&
-            memcmp(bytes + off[id], k->p, k->len) == 0)
-            return id;
-    }
-    return FBPE_NO_RANK;
 }
 
 #endif
