@@ -1,6 +1,6 @@
 # cython: language_level=3
-# distutils: sources = csrc/lib/encode/encode.c csrc/lib/encode/encode_text.c csrc/lib/encode/ranks.c csrc/lib/encode/pack.c csrc/lib/encode/file_encode.c csrc/lib/scan/cuts.c csrc/lib/scan/jsonl.c csrc/lib/scan/regex_vm.c csrc/lib/common/workers.c
-# distutils: depends = csrc/lib/scan/regex_vm.h csrc/lib/scan/jsonl.h csrc/lib/common/bounds.h csrc/lib/common/hash.h csrc/lib/common/compact_slots.h csrc/lib/common/utf8.h csrc/lib/encode/encode.h csrc/lib/encode/encode_text.h csrc/lib/encode/pack.h csrc/lib/encode/file_encode.h csrc/lib/encode/ranks.h csrc/lib/encode/vocab_slots.h csrc/lib/common/key_heap.h csrc/lib/scan/scan.h csrc/lib/scan/scanners.h csrc/lib/scan/markers.h csrc/lib/scan/markers_scan.h csrc/lib/scan/splitter.h csrc/lib/common/take_next.h csrc/lib/common/workers.h csrc/status.pxd
+# distutils: sources = csrc/lib/encode/encode.c csrc/lib/encode/encode_text.c csrc/lib/encode/ucs_utf8.c csrc/lib/encode/ranks.c csrc/lib/encode/pack.c csrc/lib/encode/file_encode.c csrc/lib/scan/cuts.c csrc/lib/scan/jsonl.c csrc/lib/scan/regex_vm.c csrc/lib/common/workers.c
+# distutils: depends = csrc/lib/scan/regex_vm.h csrc/lib/scan/jsonl.h csrc/lib/common/bounds.h csrc/lib/common/hash.h csrc/lib/common/compact_slots.h csrc/lib/common/utf8.h csrc/lib/encode/encode.h csrc/lib/encode/encode_text.h csrc/lib/encode/ucs_utf8.h csrc/lib/encode/pack.h csrc/lib/encode/file_encode.h csrc/lib/encode/ranks.h csrc/lib/encode/vocab_slots.h csrc/lib/common/key_heap.h csrc/lib/scan/scan.h csrc/lib/scan/scanners.h csrc/lib/scan/markers.h csrc/lib/scan/markers_scan.h csrc/lib/scan/splitter.h csrc/lib/common/take_next.h csrc/lib/common/workers.h csrc/status.pxd
 """The compiled encoder and decoder: merge tables applied at memory speed.
 
 Performance notes: what each choice is, and the measurement that made it.
@@ -48,10 +48,11 @@ Performance notes: what each choice is, and the measurement that made it.
   its trie's cache misses (csrc/lib/encode/encode.c says how much).
 * One new Python int per id would cost as much as all of the encoding before it: the ints
   of every token are made once per table, and the output list takes references to them.
-* Text reaches C as UTF-8 without a copy when it is ASCII; mostly-ASCII text is written as
-  UTF-8 by C from the str's own buffer, eight ASCII characters at a time (str.encode costs
-  11 instructions a byte on English prose, a sixth of encoding it with o200k; this about 5);
-  the rest goes through str.encode, cheaper than this on Cyrillic and equal on Chinese. For
+* Text reaches C as UTF-8 without a copy when it is ASCII; other text is written as UTF-8
+  by C from the str's own buffer (ucs_utf8.c: ASCII sixteen characters at a time, two-byte
+  scripts eight; str.encode costs 11 instructions a byte on English prose, a sixth of
+  encoding it with o200k; this about 5), except UCS-1 and UCS-4 text that is not mostly ASCII,
+  which goes through str.encode, as fast there. For
   the built-in patterns the C scanner cuts it (csrc/lib/encode/encode_text.c inlines the
   scanner of each pattern into its own loop; the character tables are the scanner module's,
   borrowed) and no Python object is made per piece: a profile of the standard library shows
@@ -181,11 +182,14 @@ cdef extern from "lib/scan/splitter.h":
         int whole
 
 
-cdef extern from "lib/encode/encode_text.h":
+cdef extern from "lib/encode/ucs_utf8.h":
     size_t fbpe_ucs_utf8_room(int kind, size_t n) nogil
-    int fbpe_ucs_mostly_ascii(const void *s, int kind, size_t n) nogil
+    int fbpe_ucs_writes_faster(const void *s, int kind, size_t n) nogil
     size_t fbpe_ucs_to_utf8(const void *s, int kind, size_t n, uint8_t *dst) nogil
     size_t fbpe_ucs_utf8_len(const void *s, int kind, size_t n) nogil
+
+
+cdef extern from "lib/encode/encode_text.h":
     ctypedef struct fbpe_text_unit:
         const uint8_t *data
         size_t len
@@ -368,11 +372,11 @@ cdef _run(_TextBatch batch, size_t workers):
 cdef object utf8_of(str text, const uint8_t **data, size_t *size):
     """Point at the UTF-8 of text; return the object that owns those bytes.
 
-    A compact ASCII string's buffer is already its UTF-8: no copy. Text that is mostly ASCII
-    is written by fbpe_ucs_to_utf8 (runs of ASCII sixteen characters at a time: CPython's
-    encoder was a sixth of encoding English prose with o200k, callgrind, and this a
-    twentieth); other text, and text that holds a surrogate, by str.encode, strictly: a lone
-    surrogate raises UnicodeEncodeError, which the caller handles."""
+    A compact ASCII string's buffer is already its UTF-8: no copy. Other text is written by
+    fbpe_ucs_to_utf8 where fbpe_ucs_writes_faster says it is the faster (UCS-2 on a processor
+    with SSSE3, mostly-ASCII text of any width: ucs_utf8.c has the measurements); the rest,
+    and text that holds a surrogate, by str.encode, strictly: a lone surrogate raises
+    UnicodeEncodeError, which the caller handles."""
     cdef Py_ssize_t n
     cdef size_t room, got
     cdef int kind
@@ -383,7 +387,7 @@ cdef object utf8_of(str text, const uint8_t **data, size_t *size):
         return text
     kind = PyUnicode_KIND(text)
     room = fbpe_ucs_utf8_room(kind, len(text))
-    if room <= <size_t>PY_SSIZE_T_MAX and fbpe_ucs_mostly_ascii(PyUnicode_DATA(text), kind, len(text)):
+    if room <= <size_t>PY_SSIZE_T_MAX and fbpe_ucs_writes_faster(PyUnicode_DATA(text), kind, len(text)):
         encoded = PyBytes_FromStringAndSize(NULL, <Py_ssize_t>room)
         got = fbpe_ucs_to_utf8(PyUnicode_DATA(text), kind, len(text),
                                <uint8_t *>PyBytes_AS_STRING(encoded))

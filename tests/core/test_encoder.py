@@ -556,11 +556,11 @@ def test_lone_surrogates_read_as_replacement_characters(tok):
 
 
 # A str is stored 1, 2 or 4 bytes a character; C writes its UTF-8 sixteen or eight ASCII
-# characters at a time, four two-byte ones of UCS-2 at a time, and the rest one by one, so runs
-# of ASCII that start and end anywhere in those blocks, beside characters of every UTF-8
-# length, of each width.
+# characters at a time, eight units of UCS-2 below U+0800 in any mix at a time, four
+# two-byte or three-byte ones, and the rest one by one, so runs of ASCII that start and end
+# anywhere in those blocks, beside characters of every UTF-8 length, of each width.
 WIDTHS = ["a", "ab cd ", "0123456", "é", "ÿ", "Ā", "中", "\uffff", "😀", "\U0010ffff", " ", "\n",
-          "дом", "\u07ff\u0080", "中文字符", "\u0800\ud7ff\ue000"]
+          "дом", "\u07ff\u0080", "中文字符", "\u0800\ud7ff\ue000", "Привет, мир", "السلام "]
 
 
 @settings(max_examples=200)
@@ -584,6 +584,16 @@ def test_a_surrogate_among_cjk_reads_as_a_replacement_character(tok, threads):
     text = "plain words, " * 20_000 + "中文\ud800字符中文字符" + "\udfff中文字" * 3
     assert tok.encode_ordinary(text, threads=threads) == tok.encode_ordinary(
         text.replace("\ud800", "\ufffd").replace("\udfff", "\ufffd"), threads=1)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_surrogate_among_two_byte_letters_reads_as_a_replacement_character(tok, threads):
+    # below U+0800 UCS-2 is written eight units at a time; a surrogate ends such a block
+    text = "plain words, " * 20_000 + "слово \ud800слово" + "\udfffдом и сад" * 3
+    assert tok.encode_ordinary(text, threads=threads) == tok.encode_ordinary(
+        text.replace("\ud800", "\ufffd").replace("\udfff", "\ufffd"), threads=1)
+    short = "Привет, мир " * 3 + "\ud800"
+    assert tok.encode_ordinary(short, threads=1) == tok.encode_ordinary(short[:-1] + "\ufffd")
 
 
 def test_count_tokens(tok):

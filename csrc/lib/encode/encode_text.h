@@ -24,23 +24,6 @@ fbpe_status fbpe_encode_text(const fbpe_bpe *b, fbpe_cache *cache, const fbpe_sp
 fbpe_status fbpe_encode_cached(const fbpe_cache *raw, const fbpe_splitter *sp, const uint8_t *s,
                                size_t n, size_t *pos, size_t *end, fbpe_ids *out);
 
-/* The UTF-8 of a str's buffer, n code units of width kind (1, 2 or 4), written to dst, which
- * has room for fbpe_ucs_utf8_room(kind, n) bytes (SIZE_MAX: more than memory holds): its
- * length, or SIZE_MAX when the text holds a surrogate code point, which UTF-8 cannot (the
- * caller then decides, as Python's strict encoder would make it). */
-size_t fbpe_ucs_utf8_room(int kind, size_t n);
-/* Whether at least three quarters of the first 1,024 code units are ASCII: text where
- * fbpe_ucs_to_utf8's eight-at-a-time path pays (English with a few curly quotes: half the
- * instructions of CPython's encoder). On other text the two are about even (per million
- * characters, callgrind: Russian 15.3 M instructions against CPython's 16.4 M, Greek 16.0 M
- * against 16.2 M, Chinese 22.9 M against 22.0 M), and the calling thread keeps CPython's. */
-int fbpe_ucs_mostly_ascii(const void *s, int kind, size_t n);
-size_t fbpe_ucs_to_utf8(const void *s, int kind, size_t n, uint8_t *dst);
-/* About how many bytes of UTF-8 n code units of width kind are (a surrogate counts 3, as the
- * U+FFFD a lone one becomes; a pair is 6 for the 4 it becomes): for choosing how to cut a
- * text, never for writing it. */
-size_t fbpe_ucs_utf8_len(const void *s, int kind, size_t n);
-
 typedef struct {
     const uint8_t *data;
     size_t len;
