@@ -42,7 +42,9 @@ def counted(texts, name, threads=1):
 # U+001C no, U+200B no), contractions in every case (and U+017F, which (?i) folds to s),
 # numbers of each category, letters of each category o200k tells apart (Lu Ll Lt Lm Lo),
 # marks of each kind (Mn Mc Me), scripts without case, emoji with joiners, private use,
-# the Functionalizer's characters (_ and U+2581), a lone surrogate, and long runs.
+# the Functionalizer's characters (_ and U+2581), a lone surrogate, long runs, and words of
+# two-byte letters of each case beside two-byte characters that are not letters (read two at
+# a time).
 PARTS = (
     " ", "  ", "\n", "\r", "\r\n", "\n\n", "\t", "\x0b", "\x0c", "\x1c", "\x85", "\u00a0", "\u1680",
     "\u2000", "\u2009", "\u200a", "\u200b", "\u2028", "\u2029", "\u202f", "\u205f", "\u3000",
@@ -52,6 +54,8 @@ PARTS = (
     "a", "b", "s", "e", "l", "t", "A", "S", "L", "Hello", "HELLO", "hELLo", "camelCase",
     "\u01c5", "\u02b0", "\u00aa", "\u00df", "\u0130", "\u017f",
     "\u0301", "e\u0301", "E\u0301", "\u0308\u0301", "\u0903", "\u20dd", "\u02b0\u0301",
+    "\u0441\u043b\u043e\u0432\u043e", "\u0421\u041b\u043e\u0432\u043e", "\u03bb\u03cc\u03b3\u03bf\u03c2", "\u00d7",
+    "\u00b7", "\u05e9\u05dc\u05d5\u05dd", "\u0410",
     "\u4e2d", "\u6587\u5b57", "\ud55c", "\u0e44\u0e17\u0e22", "\u0639\u0631\u0628\u064a", "\u0640",
     "\U0001f600", "\U0001f44d\U0001f3fd", "\u200d",
     "\ue000", "\uf8ff", "\U000f0000", "\U00100000",
