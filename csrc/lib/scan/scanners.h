@@ -72,6 +72,15 @@ static inline size_t fbpe_run_of(const fbpe_classes *cl, const uint8_t *s, size_
             if (!(cl->cls[b] & bits)) return i + 2;
             i += 4;
         }
+        /* Three-byte characters (CJK, kana, Hangul, Devanagari, Thai) without the general
+         * decoder's branches, as it reads them (cl100k, 500 KB of fresh Chinese, one thread:
+         * the call 45.82M -> 43.16M instructions; the 22 languages 40.93M -> 40.65M). */
+        while (i + 3 <= n && (s[i] & 0xF0) == 0xE0) {
+            uint32_t cp = (uint32_t)(s[i] & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 |
+                          (s[i + 2] & 0x3F);
+            if (!(cl->cls[cp] & bits)) return i;
+            i += 3;
+        }
         if (i >= n) break;
         if (s[i] < 0x80) continue;
         if (!(cl->cls[fbpe_utf8_decode(s, i, &len)] & bits)) return i;
