@@ -47,6 +47,22 @@ static inline int fbpe_little_endian(void) {
     return *(const uint8_t *)&one == 1;
 }
 
+/* Two two-byte characters (110xxxxx 10xxxxxx, twice) read as one little-endian word w:
+ * fbpe_is_two_byte_pair(w) says whether the four bytes are that; fbpe_two_byte_pair(p), the
+ * word at p when they are, else 0 (never such a word; always 0 on a big-endian machine);
+ * fbpe_pair_first and fbpe_pair_second, their code points as fbpe_utf8_decode reads them.
+ * (o200k's U*W+ loads the word itself: written with fbpe_two_byte_pair, GCC compiled it to
+ * 0.6% more instructions on Arabic.) */
+static inline int fbpe_is_two_byte_pair(uint32_t w) { return (w & 0xC0E0C0E0u) == 0x80C080C0u; }
+static inline uint32_t fbpe_two_byte_pair(const uint8_t *p) {
+    uint32_t w;
+    if (!fbpe_little_endian()) return 0;
+    memcpy(&w, p, 4);
+    return fbpe_is_two_byte_pair(w) ? w : 0;
+}
+static inline uint32_t fbpe_pair_first(uint32_t w) { return (w & 0x1F) << 6 | (w >> 8 & 0x3F); }
+static inline uint32_t fbpe_pair_second(uint32_t w) { return (w >> 10 & 0x7C0) | (w >> 24 & 0x3F); }
+
 /* The end of the run of characters whose class has a bit of `bits`, from i. Two two-byte
  * characters (Cyrillic, Greek, Arabic, Hebrew) are read as one 32-bit word where both are
  * there: a Russian or Arabic word is a run of them, and one at a time through the general
@@ -62,14 +78,10 @@ static inline size_t fbpe_run_of(const fbpe_classes *cl, const uint8_t *s, size_
             i++;
             continue;
         }
-        while (fbpe_little_endian() && i + 4 <= n) {
-            uint32_t w;
-            memcpy(&w, s + i, 4);
-            if ((w & 0xC0E0C0E0u) != 0x80C080C0u) break; /* 110xxxxx 10xxxxxx, twice */
-            uint32_t a = (w & 0x1F) << 6 | (w >> 8 & 0x3F);
-            uint32_t b = (w >> 10 & 0x7C0) | (w >> 24 & 0x3F);
-            if (!(cl->cls[a] & bits)) return i;
-            if (!(cl->cls[b] & bits)) return i + 2;
+        uint32_t w;
+        while (i + 4 <= n && (w = fbpe_two_byte_pair(s + i))) {
+            if (!(cl->cls[fbpe_pair_first(w)] & bits)) return i;
+            if (!(cl->cls[fbpe_pair_second(w)] & bits)) return i + 2;
             i += 4;
         }
         /* Three-byte characters (CJK, kana, Hangul, Devanagari, Thai) without the general
@@ -468,9 +480,8 @@ static inline size_t fbpe_upper_then_lower(const fbpe_classes *cl, const uint8_t
     while (fbpe_little_endian() && i + 4 <= n) {
         uint32_t w;
         memcpy(&w, s + i, 4);
-        if ((w & 0xC0E0C0E0u) != 0x80C080C0u) break;
-        if ((cl->cls[(w & 0x1F) << 6 | (w >> 8 & 0x3F)] & both) != both) break;
-        i += (cl->cls[(w >> 10 & 0x7C0) | (w >> 24 & 0x3F)] & both) == both ? 4 : 2;
+        if (!fbpe_is_two_byte_pair(w) || (cl->cls[fbpe_pair_first(w)] & both) != both) break;
+        i += (cl->cls[fbpe_pair_second(w)] & both) == both ? 4 : 2;
         after_last_both = i;
     }
     while (i < n) {
