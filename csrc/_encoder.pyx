@@ -52,7 +52,7 @@ Performance notes: what each choice is, and the measurement that made it.
   by C from the str's own buffer (ucs_utf8.c: ASCII sixteen characters at a time, two-byte
   scripts eight; str.encode costs 11 instructions a byte on English prose, a sixth of
   encoding it with o200k; this about 5), except UCS-1 and UCS-4 text that is not mostly ASCII,
-  which goes through str.encode, as fast there. For
+  which keeps str.encode (ours has no block path for its non-ASCII characters). For
   the built-in patterns the C scanner cuts it (csrc/lib/encode/encode_text.c inlines the
   scanner of each pattern into its own loop; the character tables are the scanner module's,
   borrowed) and no Python object is made per piece: a profile of the standard library shows

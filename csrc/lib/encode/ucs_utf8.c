@@ -158,10 +158,7 @@ static inline int two4_ucs2(const uint16_t *p, uint8_t *dst) {
  * has one spare); 0 otherwise. Japanese encoded with o200k on two threads, whose workers
  * write their units' UTF-8 (callgrind, 500 KB of fresh text): this conversion 4.8 M -> 3.9 M
  * instructions, about 2% of the call (whose own count moves more than that from run to
- * run: which worker's piece cache meets which piece varies). On one thread, text that is
- * not mostly ASCII is still converted by CPython (str.encode): with this, ours took 1.3%
- * fewer instructions of the call on Japanese, 0.5% on Chinese, but 0.7% more on Russian and
- * Arabic. */
+ * run: which worker's piece cache meets which piece varies). */
 static inline int three4_ucs2(const uint16_t *p, uint8_t *dst) {
     uint64_t w;
     memcpy(&w, p, 8);
@@ -191,7 +188,7 @@ static inline uint32_t pair_or_replace(uint32_t cp, uint32_t low, size_t *i) {
  * punctuation, so four two-byte units in a row (two4_ucs2) were found at most once a word
  * and most letters were written one at a time: the conversion was 15% of the instructions of
  * encoding Russian with o200k on two threads, 12.5% of Arabic (callgrind, 500 KB of fresh
- * text, after a warm-up; see ucs2_utf8's measurements). pshufb is SSSE3, which x86-64 does
+ * text, after a warm-up; fbpe_ucs_writes_faster has the whole call). pshufb is SSSE3, which x86-64 does
  * not promise: the loop that uses it is compiled for SSSE3 on its own and chosen at run time
  * (fbpe_ucs_to_utf8, fbpe_ucs_to_utf8_grown). */
 static uint8_t keep_bytes[256][16] __attribute__((aligned(16)));
@@ -215,8 +212,7 @@ __attribute__((constructor)) static void make_keep_bytes(void) {
 __attribute__((target("ssse3"))) static inline size_t two8_ucs2(const uint16_t *p, uint8_t *dst) {
     const __m128i zero = _mm_setzero_si128();
     __m128i v = _mm_loadu_si128((const __m128i *)p);
-    __m128i below800 = _mm_cmpeq_epi16(_mm_and_si128(v, _mm_set1_epi16((short)0xF800)), zero);
-    if (_mm_movemask_epi8(below800) != 0xFFFF) return 0;
+    if (!all_zero(_mm_and_si128(v, _mm_set1_epi16((short)0xF800)))) return 0;
     __m128i ascii = _mm_cmpeq_epi16(_mm_and_si128(v, _mm_set1_epi16((short)0xFF80)), zero);
     /* 110xxxxx in the low byte (written first), 10xxxxxx in the high one */
     __m128i lead = _mm_or_si128(_mm_srli_epi16(v, 6), _mm_set1_epi16(0xC0));
