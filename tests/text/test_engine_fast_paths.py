@@ -1,9 +1,10 @@
 """The compiled engine's shortcuts (csrc/lib/scan/regex_vm.c) change no piece: runs read eight
 ASCII bytes at a time for any atom whose ASCII members are one range (or A-Z a-z), a run
 followed by a negative look-ahead of a disjoint atom before the end (``\\s+(?!\\S)``) decided
-without the matcher, and an alternative whose greedy steps could only give back ASCII
+without the matcher, an alternative whose greedy steps could only give back ASCII
 characters that nothing after them can begin dropped without the matcher trying every way of
-giving back (o200k's ``[\\p{Lu}..]*[\\p{Ll}..]+`` on ``"I"``). Each is checked against
+giving back (o200k's ``[\\p{Lu}..]*[\\p{Ll}..]+`` on ``"I"``), and the quick entries that
+decide a piece at an ASCII character before the engine's general path. Each is checked against
 ``regex.findall`` on text made to hit it: range edges (NUL, DEL, ``@``, ``[``, backquote,
 ``{``), runs across every offset of an eight-byte word, letters of the kinds the case classes
 share (Lm, Lo, M), and safe cuts at every block size."""
@@ -34,6 +35,11 @@ FAST = {
     "loop-arms": r"""(?:[a-c]{1,3}|(?=\s)[\s\S]|(?!x)\d)+|(?:(?=ab|c\d?|\s\s)[a-z\s]|[A-Z]+)*|(?:(?!a+?b|(?:c|d)e|x*$)[\s\S])+|[\s\S]""",
     # BLOOM's shape: one arm, a look-ahead X? Y whose optional character is taken on trust
     "loop-one-arm": r""" ?[^\s.,'é]+|(?:(?! ?[^\s.,'é])[\s\S])+""",
+    # the quick entries (fbpe_rx_quick_end) of each kind, in the order tried: a run given
+    # back to an atom it lacks (no entry), counted runs stopped by their maximum or by a
+    # character, fused runs of a range and of a class that is not one, with a head, a tail
+    # and a guard, runs given back to a line break (an atom, a run, a minimum), a run-not
+    "quick": r"""[ab]*c|\d{2,4}|[A-Z]?[a-z]+[0-9]*(?:'s|'t)?|[a-z]{1,3}|[ \t]*\n+|[ \n]{2,}\n|\t*\n|[!-/]?[^\sa-z0-9]+[\r\n]*|\s+(?!\S)|\s+|[\s\S]""",
 }
 
 ALPHABET = "aAbcxyzZd09 \n\r\t\x00\x07\x7f@[`{-'sTʰǅÉéа\u0301\u3000…中"

@@ -95,28 +95,6 @@ static inline size_t char_before(const uint8_t *s, size_t e) {
     return k;
 }
 
-/* The end of the run of ASCII bytes from i in the range of `sp` (fbpe_rx_span), eight bytes
- * at a time (scanners.h's trick: most words are short, and a byte loop pays a mispredicted
- * branch where each ends). A byte b (< 0x80) is in lo..hi when b + (0x80 - lo) has its high
- * bit and b + (0x80 - hi - 1) has not; neither sum carries into the next byte. */
-static inline size_t ascii_span(const fbpe_rx_span *sp, const uint8_t *s, size_t i, size_t n) {
-    const uint64_t high = 0x8080808080808080ull;
-    const uint16_t one = 1;
-    if (*(const uint8_t *)&one == 1) { /* big-endian: the byte loop below does it all */
-        while (i + 8 <= n) {
-            uint64_t w;
-            memcpy(&w, s + i, 8);
-            uint64_t y = (w | sp->fold) & 0x7F7F7F7F7F7F7F7Full;
-            uint64_t in = (y + sp->add_lo) & ~(y + sp->add_hi) & ~w & high;
-            uint64_t stop = ~in & high;
-            if (stop) return i + (size_t)__builtin_ctzll(stop) / 8;
-            i += 8;
-        }
-    }
-    while (i < n && s[i] < 0x80 && (uint8_t)((s[i] | sp->fold8) - sp->lo) <= (uint8_t)(sp->hi - sp->lo)) i++;
-    return i;
-}
-
 /* The end of the run of ASCII spaces from i, eight bytes at a time (indentation). */
 static inline size_t ascii_spaces(const uint8_t *s, size_t i, size_t n) {
     const uint16_t one = 1;
@@ -209,7 +187,7 @@ static int run(const fbpe_rx *p, fbpe_rx_vm *vm, uint32_t pc, size_t pos, const 
                  * it cost SuperBPE's stage two, whose pieces the matcher finds, 14M
                  * instructions per MB of English (173M against 159M) and saved no pattern
                  * more than 0.3M. */
-                e = p->spans[in->a].kind == FBPE_RX_ASCII_RANGE ? ascii_span(&p->spans[in->a], s, pos, n)
+                e = p->spans[in->a].kind == FBPE_RX_ASCII_RANGE ? fbpe_rx_ascii_span(&p->spans[in->a], s, pos, n)
                                                                 : ascii_spaces(s, pos, n);
                 k = (uint32_t)(e - pos < in->b ? e - pos : in->b); /* only compared with min */
                 if (e - pos >= in->b) at_min = pos + in->b;
@@ -412,7 +390,7 @@ static inline int star_run(const fbpe_rx *p, const fbpe_rx_step *st, const uint8
             *end = pos;
             return 1;
         }
-        e = ascii_span(&p->spans[st->atom], s, pos, n);
+        e = fbpe_rx_ascii_span(&p->spans[st->atom], s, pos, n);
         if (e < n && s[e] < 0x80) {
             /* Stopped by an ASCII character outside the range: the run ends. */
             *end = e;
@@ -445,7 +423,7 @@ static inline int run_not(const fbpe_rx *p, const fbpe_rx_step *st, const uint8_
     uint64_t stopped = 0; /* the atoms of the character that ended the run */
     uint32_t k;
     if (st->ascii == FBPE_RX_ASCII_SPACES) e = ascii_spaces(s, pos, n);
-    else if (st->ascii == FBPE_RX_ASCII_RANGE) e = ascii_span(&p->spans[st->atom], s, pos, n);
+    else if (st->ascii == FBPE_RX_ASCII_RANGE) e = fbpe_rx_ascii_span(&p->spans[st->atom], s, pos, n);
     /* k: characters taken, counted up to min + 1 (only compared with min and min + 1) */
     k = (uint32_t)(e - pos <= st->min ? e - pos : st->min + 1);
     while (e < n) {
@@ -1043,7 +1021,7 @@ NOINLINE static size_t piece_end_trusting(const fbpe_rx *p, fbpe_rx_vm *vm, cons
  * first alternative here costs gpt2 and gpt4 about 1% (benchmarks/callgrind_scan.py); made
  * in piece_end_fast it cost them 2.5%, and with the trusting lists in a table of their own,
  * 2%. */
-size_t fbpe_rx_piece_end(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, size_t i, size_t n) {
+size_t fbpe_rx_piece_end_general(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, size_t i, size_t n) {
     if (s[i] < 0x80 && p->ascii_fast[s[i]][0])
         return p->ascii_fast[s[i]][0] & FBPE_RX_FAST_TRUSTING ? piece_end_trusting(p, vm, s, i, n)
                                                               : piece_end_fast(p, vm, s, i, n);
@@ -1617,6 +1595,94 @@ static void fast_starts(fbpe_rx *p) {
     }
 }
 
+/* The quick entry (fbpe_rx_quick) of alternative k at ASCII character c; 0 where the
+ * alternative is of no quick kind. */
+static int quick_of(const fbpe_rx *p, uint32_t c, uint32_t k, fbpe_rx_quick *q) {
+    const fbpe_rx_linear *L = &p->linear[k];
+    const fbpe_rx_ins *in = &p->code[p->starts[k]];
+    uint64_t here = p->ascii_masks[c], opt = p->heads[2 * k], after = p->heads[2 * k + 1];
+    memset(q, 0, sizeof *q);
+    if (L->loop || L->single) return 0;
+    if (L->fused) {
+        const fbpe_rx_step *st = L->steps;
+        if (L->fused & FBPE_RX_FUSED_OPT) {
+            q->skip = here >> st->atom & 1;
+            q->gives = st->gives;
+            st++;
+        }
+        /* As fast_starts decides it: the character is X and the next must begin Y. */
+        q->head = opt && !(here & after);
+        if (q->head && !q->skip) return 0;
+        q->after = after;
+        q->y = st->atom;
+        q->ymin = st->min;
+        q->gives |= (uint8_t)(st->gives << 1);
+        st++;
+        if (L->fused & FBPE_RX_FUSED_TAIL) {
+            q->tail = 1;
+            q->z = st->atom;
+            q->zmin = st->min;
+            st++;
+        }
+        if (L->fused & FBPE_RX_FUSED_GUARD) q->guard = p->guards[st->min];
+        q->kind = FBPE_RX_QUICK_FUSED;
+        return 1;
+    }
+    if (opt) return 0;
+    if (L->matches && L->num_steps == 1 && L->steps[0].kind == FBPE_RX_STEP_RANGE) {
+        q->y = L->steps[0].atom;
+        q->ymin = L->steps[0].min;
+        q->zmin = L->steps[0].max;
+        q->kind = FBPE_RX_QUICK_COUNTED;
+        return q->zmin > 0;
+    }
+    if (L->matches && L->num_steps == 1 && L->steps[0].kind == FBPE_RX_STEP_RUN_NOT) {
+        q->y = L->steps[0].atom;
+        q->ymin = L->steps[0].min;
+        q->z = L->steps[0].look;
+        q->kind = FBPE_RX_QUICK_RUN_NOT;
+        return 1;
+    }
+    /* Y{m,} Z MATCH or Y{m,} Z+ MATCH, Y greedy and unbounded, where Z has no ASCII
+     * character that Y lacks. */
+    if (L->num_steps == 0 && in[0].op == FBPE_RX_RUN_GREEDY && in[0].c == FBPE_RX_INF &&
+        (in[1].op == FBPE_RX_ATOM ||
+         ((in[1].op == FBPE_RX_RUN_GREEDY || in[1].op == FBPE_RX_RUN_POSSESSIVE) && in[1].b == 1 &&
+          in[1].c == FBPE_RX_INF)) &&
+        in[2].op == FBPE_RX_MATCH) {
+        for (int d = 0; d < 128; d++)
+            if ((p->ascii_masks[d] >> in[1].a & 1) && !(p->ascii_masks[d] >> in[0].a & 1)) return 0;
+        q->y = (uint8_t)in[0].a;
+        q->ymin = in[0].b;
+        q->z = (uint8_t)in[1].a;
+        q->kind = FBPE_RX_QUICK_GIVE_TO;
+        return 1;
+    }
+    return 0;
+}
+
+/* quick (fbpe_rx_quick_end): per ASCII character, the alternatives it can begin, in order, up
+ * to the first of no quick kind; one the matcher would skip at this character (its head
+ * needs what the character is not) is left out, as in fast_starts. */
+static void quick_starts(fbpe_rx *p) {
+    memset(p->quick, 0, sizeof p->quick);
+    for (uint32_t c = 0; c < 128; c++) {
+        uint64_t alts = p->ascii_alts[c], here = p->ascii_masks[c];
+        unsigned j = 0;
+        for (; alts && j < FBPE_RX_MAX_QUICK; alts &= alts - 1) {
+            uint32_t k = (uint32_t)__builtin_ctzll(alts);
+            if (k >= p->num_alts) break;
+            uint64_t opt = p->heads[2 * k], after = p->heads[2 * k + 1];
+            if (opt && !(here & after) && !(here & opt)) continue;
+            if (!quick_of(p, c, k, &p->quick[c][j])) {
+                memset(&p->quick[c][j], 0, sizeof p->quick[c][j]);
+                break;
+            }
+            j++;
+        }
+    }
+}
+
 void fbpe_rx_prepare(fbpe_rx *p) {
     for (uint32_t a = 0; a < 64; a++) p->spans[a] = span_of(p, a);
     p->num_loops = p->num_looks = p->num_subs = 0;
@@ -1629,4 +1695,5 @@ void fbpe_rx_prepare(fbpe_rx *p) {
         look_pairs(p, &p->looks[k], k);
     loop_verdicts(p);
     fast_starts(p);
+    quick_starts(p);
 }

@@ -35,6 +35,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../common/bounds.h"
 
@@ -194,6 +195,31 @@ typedef struct {
 #define FBPE_RX_MAX_LOOP_PAIRS 1
 #define FBPE_RX_MAX_FAST 3
 
+/* What fbpe_rx_piece_end decides at an ASCII character before anything else
+ * (fbpe_rx_prepare, fbpe_rx_quick_end): the alternatives that character can begin, in order,
+ * up to the first of another kind, each of a kind whose fate is a function of the bytes its
+ * runs read when they all stop at an ASCII character. */
+enum {
+    FBPE_RX_QUICK_FUSED = 1,   /* [X?] Y{m,} [Z{k,}] [guarded choice] (fbpe_rx_linear.fused) */
+    FBPE_RX_QUICK_COUNTED = 2, /* Y{m,k}, greedy or possessive (\p{N}{1,3}) */
+    FBPE_RX_QUICK_GIVE_TO = 3, /* Y{m,} Z or Y{m,} Z+, Y greedy, Z's ASCII characters Y's (\s*[\r\n]+) */
+    FBPE_RX_QUICK_RUN_NOT = 4  /* Y{m,}(?!Z) (\s+(?!\S): FBPE_RX_STEP_RUN_NOT) */
+};
+#define FBPE_RX_MAX_QUICK 6
+typedef struct {
+    uint8_t kind;    /* FBPE_RX_QUICK_*; 0 ends the list */
+    uint8_t skip;    /* FUSED: the character is the optional head X: the runs start after it */
+    uint8_t head;    /* FUSED: skip, and the next character must have one of the atoms `after` */
+    uint8_t tail;    /* FUSED: a second run */
+    uint8_t gives;   /* FUSED: 1 where taking X, 2 where Y taking anything, may need giving back
+                      * (fbpe_rx_step.gives): where neither, a run short of its minimum fails
+                      * the alternative outright */
+    uint8_t y, z;    /* the runs' atoms; GIVE_TO: Z's; RUN_NOT: the look-ahead's */
+    uint32_t ymin, zmin; /* COUNTED: zmin is Y's maximum */
+    uint64_t after; /* head: what the first run can begin with */
+    uint64_t guard; /* a guarded choice at the end: atoms with which it would be taken, else 0 */
+} fbpe_rx_quick;
+
 /* A program and its tables. The arrays belong to the Python object that made it
  * (_scanner.pyx keeps every program for the life of the process). */
 typedef struct {
@@ -229,6 +255,8 @@ typedef struct {
     /* Per ASCII character, the fused alternatives it begins before any other kind, in order
      * (fbpe_rx_prepare): FBPE_RX_FAST_* and 1 + each one's number, 0 after the last. */
     uint16_t ascii_fast[128][FBPE_RX_MAX_FAST];
+    /* Per ASCII character, what fbpe_rx_quick_end tries (fbpe_rx_quick). */
+    fbpe_rx_quick quick[128][FBPE_RX_MAX_QUICK];
 } fbpe_rx;
 /* ascii_fast: the alternative's number (plus one) in the low bits; HEAD: its optional head
  * must be checked against the next character; TRUSTING: it is FUSED_GIVES or FUSED_GUARD. */
@@ -274,10 +302,150 @@ typedef struct {
 void fbpe_rx_vm_init(fbpe_rx_vm *vm, size_t n);
 void fbpe_rx_vm_free(fbpe_rx_vm *vm);
 
+/* The end of the run of ASCII bytes from i in the range of `sp` (fbpe_rx_span), eight bytes
+ * at a time (scanners.h's trick: most words are short, and a byte loop pays a mispredicted
+ * branch where each ends). A byte b (< 0x80) is in lo..hi when b + (0x80 - lo) has its high
+ * bit and b + (0x80 - hi - 1) has not; neither sum carries into the next byte. */
+static inline size_t fbpe_rx_ascii_span(const fbpe_rx_span *sp, const uint8_t *s, size_t i, size_t n) {
+    const uint64_t high = 0x8080808080808080ull;
+    const uint16_t one = 1;
+    if (*(const uint8_t *)&one == 1) { /* big-endian: the byte loop below does it all */
+        while (i + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            uint64_t y = (w | sp->fold) & 0x7F7F7F7F7F7F7F7Full;
+            uint64_t in = (y + sp->add_lo) & ~(y + sp->add_hi) & ~w & high;
+            uint64_t stop = ~in & high;
+            if (stop) return i + (size_t)__builtin_ctzll(stop) / 8;
+            i += 8;
+        }
+    }
+    while (i < n && s[i] < 0x80 && (uint8_t)((s[i] | sp->fold8) - sp->lo) <= (uint8_t)(sp->hi - sp->lo)) i++;
+    return i;
+}
+
+/* The end of the run of atom a's ASCII characters from i: its range eight bytes at a time
+ * where it is one (words), else byte by byte (punctuation: a character or two). */
+static inline size_t fbpe_rx_ascii_run(const fbpe_rx *p, uint32_t a, const uint8_t *s, size_t i, size_t n) {
+    if (p->spans[a].kind == FBPE_RX_ASCII_RANGE) return fbpe_rx_ascii_span(&p->spans[a], s, i, n);
+    while (i < n && s[i] < 0x80 && (p->ascii_masks[s[i]] >> a & 1)) i++;
+    return i;
+}
+
+/* fbpe_rx_piece_end's answer at an ASCII character i from its quick entries, or 0 where they
+ * do not decide it; *seen: the furthest byte read, as the matcher would have read it (its
+ * reach). Each entry is an alternative in the order the matcher tries them. Where every run
+ * it reads stops at an ASCII character (or at a count), the alternative's fate is a function
+ * of those bytes alone, as the matcher finds it: a fused one matches where its runs reach
+ * their minimums (the path that takes every run whole is the first regex tries; a guarded
+ * choice is not taken where its guard fails) and fails outright where a head cannot be
+ * followed or a run falls short after runs that took nothing they may give back (o200k's
+ * `[\p{Lu}..]*` before `[\p{Ll}..]+` took ASCII capitals: futile, fbpe_rx_step); a counted run
+ * takes up to its maximum; `\s*[\r\n]+` gives back to its last line break; `\s+(?!\S)` one
+ * character where the run stopped at \S. A failed alternative passes to the next entry.
+ * Anything else -- a run that meets a non-ASCII character or the end of the text, a guard
+ * that holds, a fused alternative that may give back -- is left to the matcher (0), which
+ * starts again at i. Nothing is charged to the step budget: what the entries read is linear
+ * in the piece, and the budget bounds the matcher's backtracking. */
+static inline size_t fbpe_rx_quick_end(const fbpe_rx *p, const uint8_t *s, size_t i, size_t n,
+                                       size_t *seen) {
+    const fbpe_rx_quick *q = p->quick[s[i]];
+    size_t read = i; /* what the alternatives that failed read */
+    for (unsigned j = 0; j < FBPE_RX_MAX_QUICK && q[j].kind; j++) {
+        size_t pos = i + q[j].skip, e, f;
+        if (q[j].head) {
+            if (pos >= n || s[pos] >= 0x80) return 0;
+            if (!(p->ascii_masks[s[pos]] & q[j].after)) {
+                if (read < pos) read = pos;
+                continue;
+            }
+        }
+        e = fbpe_rx_ascii_run(p, q[j].y, s, pos, n);
+        if (q[j].kind == FBPE_RX_QUICK_COUNTED) {
+            uint32_t max = q[j].zmin;
+            if (e - pos >= max) {
+                e = pos + max; /* it did not look past its last character */
+                if (read < e - 1) read = e - 1;
+                *seen = read;
+                return e;
+            }
+            if (e >= n || s[e] >= 0x80) return 0;
+            if (read < e) read = e;
+            if (e - pos >= q[j].ymin && e > i) {
+                *seen = read;
+                return e;
+            }
+            continue;
+        }
+        if (e >= n || s[e] >= 0x80) return 0;
+        if (q[j].kind != FBPE_RX_QUICK_FUSED) {
+            size_t end = 0;
+            if (read < e) read = e;
+            if (e - pos >= q[j].ymin) {
+                if (q[j].kind == FBPE_RX_QUICK_GIVE_TO) {
+                    /* Given back one character at a time down to the minimum, to the first
+                     * place where Z matches (not where the run stopped: that character is
+                     * not Y's, so not Z's); a run Z+ ends there too, its other characters
+                     * being Y's and not Z's. */
+                    for (f = e; f > pos + q[j].ymin && !end; f--)
+                        if (p->ascii_masks[s[f - 1]] >> q[j].z & 1) end = f;
+                } else if (!(p->ascii_masks[s[e]] >> q[j].z & 1))
+                    end = e;
+                else if (e - pos > q[j].ymin)
+                    end = e - 1; /* one character given back: (?!Z) holds before Z's stop */
+            }
+            if (end > i) {
+                *seen = read;
+                return end;
+            }
+            continue;
+        }
+        /* Where a run falls short: was anything taken that may need giving back? */
+#define FBPE_RX_TOOK(q, y_took) (((q).gives & (q).skip) | (((q).gives & 2) && (y_took)))
+        if (e - pos < q[j].ymin) {
+            if (FBPE_RX_TOOK(q[j], e > pos)) return 0;
+            if (read < e) read = e;
+            continue;
+        }
+        if (q[j].tail) {
+            f = fbpe_rx_ascii_run(p, q[j].z, s, e, n);
+            if (f >= n || s[f] >= 0x80) return 0;
+            if (f - e < q[j].zmin) {
+                if (FBPE_RX_TOOK(q[j], e > pos)) return 0;
+                if (read < f) read = f;
+                continue;
+            }
+            e = f;
+        }
+        if (p->ascii_masks[s[e]] & q[j].guard) return 0;
+        if (e > i) {
+            *seen = read > e ? read : e; /* the character that ended the last run */
+            return e;
+        }
+        if (read < e) read = e; /* nothing taken: no match here */
+    }
+#undef FBPE_RX_TOOK
+    return 0;
+}
+
+/* fbpe_rx_piece_end where the quick entries do not decide: the fused alternatives, then the
+ * general loop and the matcher. */
+size_t fbpe_rx_piece_end_general(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, size_t i, size_t n);
+
 /* The end of the piece that starts at byte i < n of s[0..n) (valid UTF-8, lone surrogates
  * allowed), > i; or i when the matcher gives up (vm->status says why: FBPE_EPATTERN, or
- * FBPE_ENOMEM). */
-size_t fbpe_rx_piece_end(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, size_t i, size_t n);
+ * FBPE_ENOMEM). Inline in the scanning loops, so that a word of prose costs no call. */
+static inline size_t fbpe_rx_piece_end(const fbpe_rx *p, fbpe_rx_vm *vm, const uint8_t *s, size_t i,
+                                       size_t n) {
+    if (s[i] < 0x80) {
+        size_t seen, e = fbpe_rx_quick_end(p, s, i, n, &seen);
+        if (e) {
+            if (seen > vm->reach) vm->reach = seen;
+            return e;
+        }
+    }
+    return fbpe_rx_piece_end_general(p, vm, s, i, n);
+}
 
 /* A piece end c <= hi of s[0..n), the last one or near it (0 if none), where any text that
  * starts with s[0..n) can be cut: its pieces are those of s[0..c) alone followed by those of
