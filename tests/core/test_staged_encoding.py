@@ -174,6 +174,22 @@ def test_second_stage_groups_follow_nested_tokens():
 
 
 @needs_native
+def test_second_stage_groups_of_three_merge_as_the_short_scan():
+    # Groups of three first-stage ids are merged without the short scan: equal ranks (the
+    # same pair twice, "a" "a" "a") merge left first, "aa" then "a" (258); a lower rank on
+    # the right ("bc", 259 before "ab", 260) merges there first, and what is made merges on.
+    # A mutant that merges the right pair on a tie gives 97 257 for " aaa".
+    merges = [(120, 120), (97, 97), (257, 97), (98, 99), (97, 259), (97, 98)]
+    for piece in (" aaa" * 6, " abc" * 6, " aab aaa abc aaaa" * 2, " bcc abb cab" * 3):
+        want = encode_piece(list(piece.encode()), ranks_from_merges(merges, 256))
+        bpe = ENCODER.BPE([], merges)
+        bpe.set_stages(257)
+        assert bpe.encode_pieces([piece]) == want
+    assert encode_piece(list(b" aaa"), ranks_from_merges(merges, 256)) == [32, 258]
+    assert encode_piece(list(b" abc"), ranks_from_merges(merges, 256)) == [32, 260]
+
+
+@needs_native
 @pytest.mark.parametrize("limit", [0, 255, 259, 2**32 - 1])
 def test_a_limit_out_of_range_is_refused(limit):
     bpe = ENCODER.BPE([], [(97, 98), (256, 99)])

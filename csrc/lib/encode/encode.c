@@ -1431,32 +1431,56 @@ static inline int stage_may_join(const fbpe_bpe *b, uint32_t l, uint32_t r) {
     return (int)(b->stage_join_bits[bit >> 6] >> (bit & 63)) & 1;
 }
 
+/* The second stage on a group of three first-stage ids: the short scan's result, with two
+ * or three probes and no arrays (equal ranks are the same pair, which merges left first). */
+static inline size_t merge_three(const fbpe_bpe *b, uint32_t *ids) {
+    uint32_t r0 = rank_of(b, ids[0], ids[1]), r1 = rank_of(b, ids[1], ids[2]);
+    if (r0 == FBPE_NO_RANK && r1 == FBPE_NO_RANK) return 3;
+    if (r0 <= r1) {
+        ids[0] = r0;
+        ids[1] = ids[2];
+    } else {
+        ids[1] = r1;
+    }
+    uint32_t r = rank_of(b, ids[0], ids[1]);
+    if (r == FBPE_NO_RANK) return 2;
+    ids[0] = r;
+    return 1;
+}
+
 /* The second stage on first-stage ids[0..n): merged as the groups between the neighbours no
  * second-stage merge joins (stage_may_join), each alone, the results moved down in place;
- * their number in *m. */
+ * their number in *m. A group is mostly one id (34,818 of 46,733 on the text measured in
+ * "a piece in two stages"), moved by one store; two ids are one probe and three at most
+ * three (merge_three), the rest the short scan or the heap. Before, each group was tested
+ * for its size and moved by a loop, and three ids went through the short scan, whose moves
+ * the compiler makes calls of memmove: 25.72 M -> 24.67 M instructions in fbpe_encode_text. */
 static fbpe_status merge_stage_two(const fbpe_bpe *b, uint32_t *ids, size_t n, size_t *m) {
-    size_t out = 0, start = 0;
-    for (size_t i = 1; i <= n; i++) {
-        if (i < n && stage_may_join(b, ids[i - 1], ids[i])) continue;
+    size_t out = 0, i = 0;
+    while (i < n) {
+        size_t start = i++;
+        while (i < n && stage_may_join(b, ids[i - 1], ids[i])) i++;
         size_t k = i - start;
+        if (k == 1) {
+            ids[out++] = ids[start];
+            continue;
+        }
         if (k == 2) {
             uint32_t r = rank_of(b, ids[start], ids[start + 1]);
             if (r != FBPE_NO_RANK) {
-                ids[start] = r;
-                k = 1;
+                ids[out++] = r;
+                continue;
             }
+        } else if (k == 3) {
+            k = merge_three(b, ids + start);
         } else if (k > SHORT_PIECE) {
             fbpe_status rc = merge_heap(b, ids + start, k, &k);
             if (rc) return rc;
-        } else if (k > 2) {
+        } else {
             k = merge_short(b, ids + start, k);
         }
-        /* A group is mostly one to three ids: a loop, not a call of memmove (88,000 calls,
-         * 1.0M instructions on the text of the measurement above). */
-        if (out != start)
-            for (size_t j = 0; j < k; j++) ids[out + j] = ids[start + j];
+        for (size_t j = 0; j < k; j++) ids[out + j] = ids[start + j];
         out += k;
-        start = i;
     }
     *m = out;
     return FBPE_OK;
