@@ -1602,6 +1602,19 @@ static NOINLINE fbpe_status stage_one_next(const fbpe_bpe *b, const fbpe_words *
     return stage_one_segment(b, w, cache, s, *end, readable, ids, m);
 }
 
+/* Whether the words that meet at s[i] (0 < i < n), ending in token t1 and beginning with t2,
+ * must be merged from their bytes: where no first-stage merge can join across the cut (the
+ * first stage's join bits, as in "cutting a piece"), the two tokens are compatible without
+ * taking them apart, at most of the cuts, a space after a word. First the two bytes at the
+ * cut alone (w->meets, exact for them: one load), which decide most cuts; the four windows'
+ * hashes cost about 50 instructions a cut (2.6 M on the text measured). */
+static inline int words_clash(const fbpe_bpe *b, const fbpe_words *w, const uint8_t *s, size_t i,
+                              size_t n, uint32_t t1, uint32_t t2) {
+    return (w->meets[s[i - 1]] >> (s[i] & 63) & 1) &&
+           may_join_in(w->join_bits, w->join_shift, NULL, s, i, n) &&
+           !compatible_before(b, t1, t2, w->limit);
+}
+
 /* The ids that the merges below w->limit give piece s[0..n), found word by word, into ids
  * (room for n), their number in *m; or FBPE_MORE, ids written over, when the segments' ids
  * are not the piece's (or a segment is too long): then the caller merges the piece from its
@@ -1610,72 +1623,75 @@ static fbpe_status merge_words(const fbpe_bpe *b, const fbpe_words *w, fbpe_cach
                                const uint8_t *s, size_t n, size_t readable, uint32_t *ids,
                                size_t *m) {
     size_t len = 0, start = 0;
-    const fbpe_vocab_slot *slots = b->vocab_slots;
-    size_t mask = b->vocab_mask;
     while (start < n) {
-        size_t i, k;
-        fbpe_status rc = FBPE_MORE;
+        size_t e = 0, k;
+        fbpe_status rc;
 #ifdef FBPE_WORDS_SSE2
-        /* A segment of at most 16 bytes, with 16 readable from its start: found, keyed and
-         * looked up in vocab_slots from one load, the rest out of line. Most segments are
-         * first-stage tokens (42,448 of the 55,743 looked up on the text measured in "a piece
-         * in two stages"), and through next_segment, fbpe_key_make and whole_token, inlined
-         * with the rest, each cost about 200 instructions, many of them moving registers to
-         * the stack: 27.36 M -> 25.72 M instructions in fbpe_encode_text. */
-        if (readable - start >= FBPE_INLINE_KEY) {
+        /* Segments of at most 16 bytes, with 16 readable from their start, that are
+         * first-stage tokens: found, keyed and looked up in vocab_slots from one load, in a
+         * loop of their own that holds little in registers; the first other segment leaves
+         * it with its key made. Most segments are such tokens (42,448 of the 55,743 looked
+         * up on the text measured in "a piece in two stages"), and through next_segment,
+         * fbpe_key_make and whole_token, inlined with the rest, each cost about 200
+         * instructions, many of them moving registers to the stack: 27.36 M -> 25.72 M
+         * instructions in fbpe_encode_text with the same lookup inline in the loop of all
+         * segments, and 24.67 M -> 24.17 M with this loop of its own (the loop of all
+         * segments kept its counts on the stack for the calls that take their address). */
+        uint64_t w0 = 0, w1 = 0, h = 0;
+        uint32_t id = FBPE_NO_RANK;
+        const fbpe_vocab_slot *slots = b->vocab_slots;
+        size_t mask = b->vocab_mask;
+        uint32_t limit = w->limit;
+        while (readable - start >= FBPE_INLINE_KEY) {
             __m128i c = _mm_loadu_si128((const __m128i *)(s + start));
-            size_t e = segment_end16(c, s + start), rest = n - start;
-            if (e < FBPE_INLINE_KEY || rest <= FBPE_INLINE_KEY) {
-                e = e < rest ? e : rest;
-                i = start + e;
-                k = 1;
-                rc = FBPE_OK;
-                if (e == 1) {
-                    ids[len] = s[start];
-                } else {
-                    __m128i kw = _mm_and_si128(
-                        c, _mm_loadu_si128((const __m128i *)(fbpe_keep_first + 16 - e)));
-                    uint64_t w0 = (uint64_t)_mm_cvtsi128_si64(kw),
-                             w1 = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(kw, kw));
-                    uint64_t h = fbpe_key_hash_short(w0, w1, e);
-                    uint32_t id = FBPE_NO_RANK;
-                    for (size_t j = (size_t)h & mask;; j = (j + 1) & mask) {
-                        const fbpe_vocab_slot *slot = &slots[j];
-                        if (slot->w0 == w0 && slot->w1 == w1 && slot->len == e) {
-                            id = slot->id;
-                            break;
-                        }
-                        if (!slot->len) break;
+            size_t rest = n - start;
+            e = segment_end16(c, s + start);
+            if (e == FBPE_INLINE_KEY && rest > FBPE_INLINE_KEY) {
+                e = 0;
+                break;
+            }
+            if (e > rest) e = rest;
+            if (e == 1) {
+                id = s[start];
+            } else {
+                __m128i kw = _mm_and_si128(c, _mm_loadu_si128((const __m128i *)(fbpe_keep_first + 16 - e)));
+                w0 = (uint64_t)_mm_cvtsi128_si64(kw);
+                w1 = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(kw, kw));
+                h = fbpe_key_hash_short(w0, w1, e);
+                id = FBPE_NO_RANK;
+                for (size_t j = (size_t)h & mask;; j = (j + 1) & mask) {
+                    const fbpe_vocab_slot *slot = &slots[j];
+                    if (slot->w0 == w0 && slot->w1 == w1 && slot->len == e) {
+                        id = slot->id;
+                        break;
                     }
-                    if (id < w->limit) {
-                        ids[len] = id;
-                    } else {
-                        fbpe_key key = {s + start, e, {w0, w1}, h};
-                        rc = stage_one_after_probe(b, w, cache, s + start, e, readable - start,
-                                                   ids + len, &k, &key, id);
-                        if (rc) return rc;
-                    }
+                    if (!slot->len) break;
                 }
+                if (id >= limit) break;
+            }
+            if (start && words_clash(b, w, s, start, n, ids[len - 1], id)) return FBPE_MORE;
+            ids[len++] = id;
+            start += e;
+            e = 0;
+            if (start == n) {
+                *m = len;
+                return FBPE_OK;
             }
         }
+        if (e) { /* left the loop at a segment of e bytes that is not a first-stage token */
+            fbpe_key key = {s + start, e, {w0, w1}, h};
+            rc = stage_one_after_probe(b, w, cache, s + start, e, readable - start, ids + len,
+                                       &k, &key, id);
+        } else
 #endif
-        if (rc == FBPE_MORE) {
+        {
             rc = stage_one_next(b, w, cache, s + start, n - start, readable - start, ids + len,
-                                &k, &i);
-            if (rc) return rc;
-            i += start;
+                                &k, &e);
         }
-        /* Where no first-stage merge can join across the cut (the first stage's join bits,
-         * as in "cutting a piece"), the two tokens are compatible without taking them apart:
-         * at most of the cuts, a space after a word. First the two bytes at the cut alone
-         * (w->meets, exact for them: one load), which decide most cuts; the four
-         * windows' hashes cost about 50 instructions a cut (2.6 M on the text measured). */
-        if (len && (w->meets[s[start - 1]] >> (s[start] & 63) & 1) &&
-            may_join_in(w->join_bits, w->join_shift, NULL, s, start, n) &&
-            !compatible_before(b, ids[len - 1], ids[len], w->limit))
-            return FBPE_MORE;
+        if (rc) return rc;
+        if (len && words_clash(b, w, s, start, n, ids[len - 1], ids[len])) return FBPE_MORE;
         len += k;
-        start = i;
+        start += e;
     }
     *m = len;
     return FBPE_OK;
