@@ -81,6 +81,31 @@ def test_any_limit_gives_the_reference_ids(merges, data, pieces):
     assert bpe.encode_pieces(pieces) == want  # the second time from the cache, words and pieces
 
 
+# Words of 13 to 18 bytes: segments that end inside, at and past the 16 bytes that merge_words
+# reads at once, and line breaks after a letter, after punctuation and after a line break.
+SEGMENT_WORDS = WORDS + [" " + "ab" * 7, "a" * 15, " " + "b" * 15, "ab" * 8 + "a", " " + "a" * 17, ".\n", "a\n", "\n\n\n"]
+
+
+@needs_native
+@settings(max_examples=300, deadline=None)
+@given(merges=byte_merge_tables(), data=st.data(), compact=st.booleans(),
+       words=st.lists(st.sampled_from(SEGMENT_WORDS), min_size=1, max_size=60))
+def test_words_read_sixteen_bytes_at_a_time_give_the_reference_ids(merges, data, compact, words):
+    # encode_text reads past a piece's end into the text after it (the last piece: to the
+    # text's end, fewer than 16 bytes), which encode_pieces never does; a compact table
+    # finds a word's token out of line. Both against the reference, piece by piece.
+    limit = data.draw(st.integers(256, 256 + len(merges)))
+    text = "".join(words)
+    ranks = ranks_from_merges(merges, 256)
+    want = [i for p in fb.make_scheme("plain", pattern=SUPERWORDS).split(text) for i in encode_piece(list(p.encode()), ranks)]
+    scanner = fb.Tokenizer(fb.make_scheme("plain", pattern=SUPERWORDS), merges).encoder.scanner
+    bpe = ENCODER.BPE([], merges, compact=compact)
+    bpe.set_stages(limit)
+    assert bpe.compact_tables == compact
+    assert bpe.encode_text(text, scanner) == want
+    assert bpe.encode_text(text, scanner) == want  # the words from the cache
+
+
 @needs_native
 def test_the_check_where_words_meet_does_the_work():
     # First stage: "a " (256), then "xa" (257); second stage: "a " + "b" (258). Cut into
@@ -146,6 +171,22 @@ def test_second_stage_groups_follow_nested_tokens():
         bpe.set_stages(257)
         assert bpe.encode_pieces([piece]) == want
         assert bpe.encode_pieces([piece]) == want  # from the cache
+
+
+@needs_native
+def test_second_stage_groups_of_three_merge_as_the_short_scan():
+    # Groups of three first-stage ids are merged without the short scan: equal ranks (the
+    # same pair twice, "a" "a" "a") merge left first, "aa" then "a" (258); a lower rank on
+    # the right ("bc", 259 before "ab", 260) merges there first, and what is made merges on.
+    # A mutant that merges the right pair on a tie gives 97 257 for " aaa".
+    merges = [(120, 120), (97, 97), (257, 97), (98, 99), (97, 259), (97, 98)]
+    for piece in (" aaa" * 6, " abc" * 6, " aab aaa abc aaaa" * 2, " bcc abb cab" * 3):
+        want = encode_piece(list(piece.encode()), ranks_from_merges(merges, 256))
+        bpe = ENCODER.BPE([], merges)
+        bpe.set_stages(257)
+        assert bpe.encode_pieces([piece]) == want
+    assert encode_piece(list(b" aaa"), ranks_from_merges(merges, 256)) == [32, 258]
+    assert encode_piece(list(b" abc"), ranks_from_merges(merges, 256)) == [32, 260]
 
 
 @needs_native
