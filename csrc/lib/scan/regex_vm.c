@@ -1602,7 +1602,12 @@ static int quick_of(const fbpe_rx *p, uint32_t c, uint32_t k, fbpe_rx_quick *q) 
     const fbpe_rx_ins *in = &p->code[p->starts[k]];
     uint64_t here = p->ascii_masks[c], opt = p->heads[2 * k], after = p->heads[2 * k + 1];
     memset(q, 0, sizeof *q);
-    if (L->loop || L->single) return 0;
+    if (L->single) {
+        q->y = L->steps[0].atom;
+        q->kind = FBPE_RX_QUICK_SINGLE;
+        return 1;
+    }
+    if (L->loop) return 0;
     if (L->fused) {
         const fbpe_rx_step *st = L->steps;
         if (L->fused & FBPE_RX_FUSED_OPT) {

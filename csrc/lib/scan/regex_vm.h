@@ -203,7 +203,8 @@ enum {
     FBPE_RX_QUICK_FUSED = 1,   /* [X?] Y{m,} [Z{k,}] [guarded choice] (fbpe_rx_linear.fused) */
     FBPE_RX_QUICK_COUNTED = 2, /* Y{m,k}, greedy or possessive (\p{N}{1,3}) */
     FBPE_RX_QUICK_GIVE_TO = 3, /* Y{m,} Z or Y{m,} Z+, Y greedy, Z's ASCII characters Y's (\s*[\r\n]+) */
-    FBPE_RX_QUICK_RUN_NOT = 4  /* Y{m,}(?!Z) (\s+(?!\S): FBPE_RX_STEP_RUN_NOT) */
+    FBPE_RX_QUICK_RUN_NOT = 4, /* Y{m,}(?!Z) (\s+(?!\S): FBPE_RX_STEP_RUN_NOT) */
+    FBPE_RX_QUICK_SINGLE = 5   /* one character of Y (the Functionalizer's ` `, a final \s) */
 };
 #define FBPE_RX_MAX_QUICK 6
 typedef struct {
@@ -341,7 +342,8 @@ static inline size_t fbpe_rx_ascii_run(const fbpe_rx *p, uint32_t a, const uint8
  * choice is not taken where its guard fails) and fails outright where a head cannot be
  * followed or a run falls short after runs that took nothing they may give back (o200k's
  * `[\p{Lu}..]*` before `[\p{Ll}..]+` took ASCII capitals: futile, fbpe_rx_step); a counted run
- * takes up to its maximum; `\s*[\r\n]+` gives back to its last line break; `\s+(?!\S)` one
+ * takes up to its maximum; `\s*[\r\n]+` gives back to its last line break; one character
+ * of an atom is the character's; `\s+(?!\S)` one
  * character where the run stopped at \S. A failed alternative passes to the next entry.
  * Anything else -- a run that meets a non-ASCII character or the end of the text, a guard
  * that holds, a fused alternative that may give back -- is left to the matcher (0), which
@@ -353,6 +355,13 @@ static inline size_t fbpe_rx_quick_end(const fbpe_rx *p, const uint8_t *s, size_
     size_t read = i; /* what the alternatives that failed read */
     for (unsigned j = 0; j < FBPE_RX_MAX_QUICK && q[j].kind; j++) {
         size_t pos = i + q[j].skip, e, f;
+        if (q[j].kind == FBPE_RX_QUICK_SINGLE) {
+            if (p->ascii_masks[s[i]] >> q[j].y & 1) {
+                *seen = read;
+                return i + 1;
+            }
+            continue;
+        }
         if (q[j].head) {
             if (pos >= n || s[pos] >= 0x80) return 0;
             if (!(p->ascii_masks[s[pos]] & q[j].after)) {
