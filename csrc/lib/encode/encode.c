@@ -1695,15 +1695,7 @@ static fbpe_status merge_words(const fbpe_bpe *b, const fbpe_words *w, fbpe_cach
                 w0 = (uint64_t)_mm_cvtsi128_si64(kw);
                 w1 = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(kw, kw));
                 h = fbpe_key_hash_short(w0, w1, e);
-                id = FBPE_NO_RANK;
-                for (size_t j = (size_t)h & mask;; j = (j + 1) & mask) {
-                    const fbpe_vocab_slot *slot = &slots[j];
-                    if (slot->w0 == w0 && slot->w1 == w1 && slot->len == e) {
-                        id = slot->id;
-                        break;
-                    }
-                    if (!slot->len) break;
-                }
+                id = fbpe_slot_find_short(slots, mask, w0, w1, e, h);
                 if (id >= limit) break;
             }
             if (start && words_clash(b, w, s, start, n, ids[len - 1], id)) return FBPE_MORE;
@@ -1827,16 +1819,10 @@ static ALWAYS_INLINE fbpe_status cut_part(const fbpe_bpe *b, fbpe_cache *cache, 
             uint64_t w[2];
             fbpe_key_words16(s, n, w);
             uint64_t h = fbpe_key_hash_short(w[0], w[1], n);
-            const fbpe_vocab_slot *slots = b->vocab_slots;
-            size_t mask = b->vocab_mask, i = (size_t)h & mask;
-            for (;;) {
-                const fbpe_vocab_slot *e = &slots[i];
-                if (e->w0 == w[0] && e->w1 == w[1] && e->len == n) {
-                    out->ids[out->len++] = e->id;
-                    return FBPE_OK;
-                }
-                if (!e->len) break;
-                i = (i + 1) & mask;
+            uint32_t id = fbpe_slot_find_short(b->vocab_slots, b->vocab_mask, w[0], w[1], n, h);
+            if (id != FBPE_NO_RANK) {
+                out->ids[out->len++] = id;
+                return FBPE_OK;
             }
             fbpe_key k = {s, n, {w[0], w[1]}, h};
             return cut_part_not_whole(b, cache, s, n, readable, out, &k);

@@ -266,15 +266,10 @@ FBPE_PIECE_INLINE fbpe_status fbpe_encode_piece_inline(const fbpe_bpe *b,
             uint64_t w[2];
             fbpe_key_words16(s, n, w);
             uint64_t h = fbpe_key_hash_short(w[0], w[1], n);
-            size_t i = (size_t)h & mask;
-            for (;;) {
-                const fbpe_vocab_slot *e = &slots[i];
-                if (e->w0 == w[0] && e->w1 == w[1] && e->len == n) {
-                    out->ids[out->len++] = e->id;
-                    return FBPE_OK;
-                }
-                if (!e->len) break;
-                i = (i + 1) & mask;
+            uint32_t id = fbpe_slot_find_short(slots, mask, w[0], w[1], n, h);
+            if (id != FBPE_NO_RANK) {
+                out->ids[out->len++] = id;
+                return FBPE_OK;
             }
             /* the key fbpe_key_make would make, kept in registers until here */
             fbpe_key k = {s, n, {w[0], w[1]}, h};

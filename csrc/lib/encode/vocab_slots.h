@@ -32,6 +32,18 @@ static inline void fbpe_slot_insert(fbpe_vocab_slot *slots, size_t mask, const f
     slots[i].id = id;
 }
 
+/* The id of a string of 2..FBPE_INLINE_KEY bytes whose key words are w0, w1 and hash h
+ * (fbpe_key_hash_short), or FBPE_NO_RANK: fbpe_slot_find for a short key kept in registers
+ * by a caller that has not made its fbpe_key. */
+static inline uint32_t fbpe_slot_find_short(const fbpe_vocab_slot *slots, size_t mask, uint64_t w0,
+                                            uint64_t w1, size_t n, uint64_t h) {
+    for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
+        const fbpe_vocab_slot *e = &slots[i];
+        if (e->w0 == w0 && e->w1 == w1 && e->len == n) return e->id;
+        if (!e->len) return FBPE_NO_RANK;
+    }
+}
+
 /* The id of the string k is the key of, or FBPE_NO_RANK. */
 static inline uint32_t fbpe_slot_find(const fbpe_vocab_slot *slots, size_t mask,
                                       const uint8_t *bytes, const uint32_t *off,

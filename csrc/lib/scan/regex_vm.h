@@ -355,12 +355,9 @@ static inline size_t fbpe_rx_quick_end(const fbpe_rx *p, const uint8_t *s, size_
     size_t read = i; /* what the alternatives that failed read */
     for (unsigned j = 0; j < FBPE_RX_MAX_QUICK && q[j].kind; j++) {
         size_t pos = i + q[j].skip, e, f;
-        if (q[j].kind == FBPE_RX_QUICK_SINGLE) {
-            if (p->ascii_masks[s[i]] >> q[j].y & 1) {
-                *seen = read;
-                return i + 1;
-            }
-            continue;
+        if (q[j].kind == FBPE_RX_QUICK_SINGLE) { /* listed only where the character begins it */
+            *seen = read;
+            return i + 1;
         }
         if (q[j].head) {
             if (pos >= n || s[pos] >= 0x80) return 0;
