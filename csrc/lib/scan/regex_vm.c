@@ -1630,6 +1630,8 @@ static int quick_of(const fbpe_rx *p, uint32_t c, uint32_t k, fbpe_rx_quick *q) 
             st++;
         }
         if (L->fused & FBPE_RX_FUSED_GUARD) q->guard = p->guards[st->min];
+        /* The character Y starts at: this one, or the next, which the head tests. */
+        q->look = q->ymin == 0 && (q->head || !q->skip);
         q->kind = FBPE_RX_QUICK_FUSED;
         return 1;
     }

@@ -215,6 +215,8 @@ typedef struct {
     uint8_t gives;   /* FUSED: 1 where taking X, 2 where Y taking anything, may need giving back
                       * (fbpe_rx_step.gives): where neither, a run short of its minimum fails
                       * the alternative outright */
+    uint8_t look;    /* FUSED: Y may take nothing, and its first character is known to be
+                      * ASCII: test it before reading a run (fbpe_rx_quick_end) */
     uint8_t y, z;    /* the runs' atoms; GIVE_TO: Z's; RUN_NOT: the look-ahead's */
     uint32_t ymin, zmin; /* COUNTED: zmin is Y's maximum */
     uint64_t after; /* head: what the first run can begin with */
@@ -355,16 +357,52 @@ static inline size_t fbpe_rx_quick_end(const fbpe_rx *p, const uint8_t *s, size_
     size_t read = i; /* what the alternatives that failed read */
     for (unsigned j = 0; j < FBPE_RX_MAX_QUICK && q[j].kind; j++) {
         size_t pos = i + q[j].skip, e, f;
+        /* Fused first: a word of prose is one, and it is then the kind's only test (the
+         * scan's share of o200k's scan+count of 1 MB of English: 29.5M -> 28.3M). */
+        if (q[j].kind == FBPE_RX_QUICK_FUSED) {
+            if (q[j].head) {
+                if (pos >= n || s[pos] >= 0x80) return 0;
+                if (!(p->ascii_masks[s[pos]] & q[j].after)) {
+                    if (read < pos) read = pos;
+                    continue;
+                }
+            }
+            /* o200k's capitals before a word's lower-case letters are mostly none: one test
+             * instead of a run read eight bytes at a time (69.95M -> 67.53M instructions). */
+            if (q[j].look && !(p->ascii_masks[s[pos]] >> q[j].y & 1)) {
+                e = pos;
+            } else {
+                e = fbpe_rx_ascii_run(p, q[j].y, s, pos, n);
+                if (e >= n || s[e] >= 0x80) return 0;
+            }
+            /* Where a run falls short: was anything taken that may need giving back? */
+#define FBPE_RX_TOOK(q, y_took) (((q).gives & (q).skip) | (((q).gives & 2) && (y_took)))
+            if (e - pos < q[j].ymin) {
+                if (FBPE_RX_TOOK(q[j], e > pos)) return 0;
+                if (read < e) read = e;
+                continue;
+            }
+            if (q[j].tail) {
+                f = fbpe_rx_ascii_run(p, q[j].z, s, e, n);
+                if (f >= n || s[f] >= 0x80) return 0;
+                if (f - e < q[j].zmin) {
+                    if (FBPE_RX_TOOK(q[j], e > pos)) return 0;
+                    if (read < f) read = f;
+                    continue;
+                }
+                e = f;
+            }
+            if (p->ascii_masks[s[e]] & q[j].guard) return 0;
+            if (e > i) {
+                *seen = read > e ? read : e; /* the character that ended the last run */
+                return e;
+            }
+            if (read < e) read = e; /* nothing taken: no match here */
+            continue;
+        }
         if (q[j].kind == FBPE_RX_QUICK_SINGLE) { /* listed only where the character begins it */
             *seen = read;
             return i + 1;
-        }
-        if (q[j].head) {
-            if (pos >= n || s[pos] >= 0x80) return 0;
-            if (!(p->ascii_masks[s[pos]] & q[j].after)) {
-                if (read < pos) read = pos;
-                continue;
-            }
         }
         e = fbpe_rx_ascii_run(p, q[j].y, s, pos, n);
         if (q[j].kind == FBPE_RX_QUICK_COUNTED) {
@@ -384,51 +422,25 @@ static inline size_t fbpe_rx_quick_end(const fbpe_rx *p, const uint8_t *s, size_
             continue;
         }
         if (e >= n || s[e] >= 0x80) return 0;
-        if (q[j].kind != FBPE_RX_QUICK_FUSED) {
-            size_t end = 0;
-            if (read < e) read = e;
-            if (e - pos >= q[j].ymin) {
-                if (q[j].kind == FBPE_RX_QUICK_GIVE_TO) {
-                    /* Given back one character at a time down to the minimum, to the first
-                     * place where Z matches (not where the run stopped: that character is
-                     * not Y's, so not Z's); a run Z+ ends there too, its other characters
-                     * being Y's and not Z's. */
-                    for (f = e; f > pos + q[j].ymin && !end; f--)
-                        if (p->ascii_masks[s[f - 1]] >> q[j].z & 1) end = f;
-                } else if (!(p->ascii_masks[s[e]] >> q[j].z & 1))
-                    end = e;
-                else if (e - pos > q[j].ymin)
-                    end = e - 1; /* one character given back: (?!Z) holds before Z's stop */
-            }
-            if (end > i) {
-                *seen = read;
-                return end;
-            }
-            continue;
+        size_t end = 0;
+        if (read < e) read = e;
+        if (e - pos >= q[j].ymin) {
+            if (q[j].kind == FBPE_RX_QUICK_GIVE_TO) {
+                /* Given back one character at a time down to the minimum, to the first
+                 * place where Z matches (not where the run stopped: that character is
+                 * not Y's, so not Z's); a run Z+ ends there too, its other characters
+                 * being Y's and not Z's. */
+                for (f = e; f > pos + q[j].ymin && !end; f--)
+                    if (p->ascii_masks[s[f - 1]] >> q[j].z & 1) end = f;
+            } else if (!(p->ascii_masks[s[e]] >> q[j].z & 1))
+                end = e;
+            else if (e - pos > q[j].ymin)
+                end = e - 1; /* one character given back: (?!Z) holds before Z's stop */
         }
-        /* Where a run falls short: was anything taken that may need giving back? */
-#define FBPE_RX_TOOK(q, y_took) (((q).gives & (q).skip) | (((q).gives & 2) && (y_took)))
-        if (e - pos < q[j].ymin) {
-            if (FBPE_RX_TOOK(q[j], e > pos)) return 0;
-            if (read < e) read = e;
-            continue;
+        if (end > i) {
+            *seen = read;
+            return end;
         }
-        if (q[j].tail) {
-            f = fbpe_rx_ascii_run(p, q[j].z, s, e, n);
-            if (f >= n || s[f] >= 0x80) return 0;
-            if (f - e < q[j].zmin) {
-                if (FBPE_RX_TOOK(q[j], e > pos)) return 0;
-                if (read < f) read = f;
-                continue;
-            }
-            e = f;
-        }
-        if (p->ascii_masks[s[e]] & q[j].guard) return 0;
-        if (e > i) {
-            *seen = read > e ? read : e; /* the character that ended the last run */
-            return e;
-        }
-        if (read < e) read = e; /* nothing taken: no match here */
     }
 #undef FBPE_RX_TOOK
     return 0;
