@@ -39,7 +39,10 @@ FAST = {
     # back to an atom it lacks (no entry), counted runs stopped by their maximum or by a
     # character, fused runs of a range and of a class that is not one, with a head, a tail
     # and a guard, runs given back to a line break (an atom, a run, a minimum), a run-not
-    "quick": r"""[ab]*c|\d{2,4}|[A-Z]?[a-z]+[0-9]*(?:'s|'t)?|[a-z]{1,3}|[ \t]*\n+|[ \n]{2,}\n|\t*\n|[!-/]?[^\sa-z0-9]+[\r\n]*|\s+(?!\S)|\s+|[\s\S]""",
+    "quick": r"""[ab]*c|\d{2,4}|[A-Z]?[a-z]+[0-9]*(?:'s|'t)?|[a-z]{1,3}|[ \t]*\n+|[ \n]{2,}\n|\t*\n|[!-/]?[^\sa-z0-9]+[\r\n]*|\s+(?!\S)|\s+|[\s\S]""",    # runs before the end ($: the end, or before a final \n): possessive and greedy, of an
+    # atom without \n (which $ may then follow; a quick entry after it decides where it
+    # fails), with a minimum; bounded (no quick entry)
+    "run-end": r"""[a-z]+|[ \t]+$|[0-9]\s{2,}$|[ ]{1,2}$|[ \t]|\s++$|\s+$|\s*\n|\s+(?!\S)|\s|[\s\S]""",
 }
 
 ALPHABET = "aAbcxyzZd09 \n\r\t\x00\x07\x7f@[`{-'sTʰǅÉéа\u0301\u3000…中"
@@ -73,6 +76,20 @@ def test_runs_of_every_length(name):
     pattern = FAST_AND_SHIPPED[name]
     for text in RUNS:
         assert compiled(pattern, text) == reference(pattern, text), repr(text)
+
+
+@needs_scanner
+@pytest.mark.parametrize("name", sorted(FAST_AND_SHIPPED))
+def test_runs_at_the_end(name):
+    """Runs of white space at the end of the text and before a final line break, where $
+    holds, and just short of it."""
+    pattern = FAST_AND_SHIPPED[name]
+    for c in " \t\n":
+        for k in range(0, 12):
+            for stop in ("", "\n", "x", "\nx", "x\n", "é", "\u3000", "\n\n"):
+                for lead in ("", "q", "9", "Q "):
+                    text = lead + c * k + stop
+                    assert compiled(pattern, text) == reference(pattern, text), repr(text)
 
 
 LONG = ["a" * 5000 + "B", "A" * 5000 + "b", "AB" * 2000 + "ʰ", "I " * 3000, " " * 4000 + "x", "\n " * 2000,

@@ -1035,7 +1035,7 @@ static int same_alone(const fbpe_rx *p, const uint8_t *s, size_t c, size_t from,
     int same = 1;
     fbpe_rx_vm_init(&vm, c);
     for (size_t i = from; same && j <= k; j++) {
-        size_t e = fbpe_rx_piece_end(p, &vm, s, i, c);
+        size_t e = fbpe_rx_piece_end_reach(p, &vm, s, i, c);
         same = e == ends[j];
         i = e;
     }
@@ -1063,7 +1063,7 @@ size_t fbpe_rx_safe_cut(const fbpe_rx *p, const uint8_t *s, size_t n, size_t hi,
     *status = FBPE_OK;
     fbpe_rx_vm_init(&vm, n);
     while (i < n) {
-        size_t e = fbpe_rx_piece_end(p, &vm, s, i, n);
+        size_t e = fbpe_rx_piece_end_reach(p, &vm, s, i, n);
         if (e == i || vm.reach >= n || e > hi) break;
         if (count == cap) {
             size_t grown_cap = fbpe_grow_to(cap, 256, count + 1, sizeof(size_t));
@@ -1648,6 +1648,15 @@ static int quick_of(const fbpe_rx *p, uint32_t c, uint32_t k, fbpe_rx_quick *q) 
         q->ymin = L->steps[0].min;
         q->z = L->steps[0].look;
         q->kind = FBPE_RX_QUICK_RUN_NOT;
+        return 1;
+    }
+    /* Y{m,} $ MATCH, greedy or possessive, unbounded (a bounded run may stop before a final
+     * \n it could take). */
+    if ((in[0].op == FBPE_RX_RUN_GREEDY || in[0].op == FBPE_RX_RUN_POSSESSIVE) &&
+        in[0].c == FBPE_RX_INF && in[1].op == FBPE_RX_EOL && in[2].op == FBPE_RX_MATCH) {
+        q->y = (uint8_t)in[0].a;
+        q->ymin = in[0].b;
+        q->kind = FBPE_RX_QUICK_RUN_END;
         return 1;
     }
     /* Y{m,} Z MATCH or Y{m,} Z+ MATCH, Y greedy and unbounded, where Z has no ASCII
