@@ -406,13 +406,6 @@ static inline size_t fbpe_rx_quick_end(const fbpe_rx *p, const uint8_t *s, size_
             return i + 1;
         }
         e = fbpe_rx_ascii_run(p, q[j].y, s, pos, n);
-        if (q[j].kind == FBPE_RX_QUICK_RUN_END) {
-            /* $ holds at the end and before a final \n; a run stopped at another ASCII
-             * character fails, and no character given back can be the end. */
-            if (e + 1 >= n || s[e] >= 0x80) return 0;
-            if (read < e + 1) read = e + 1; /* $ read whether e + 1 is the end */
-            continue;
-        }
         if (q[j].kind == FBPE_RX_QUICK_COUNTED) {
             uint32_t max = q[j].zmin;
             if (e - pos >= max) {
@@ -430,6 +423,13 @@ static inline size_t fbpe_rx_quick_end(const fbpe_rx *p, const uint8_t *s, size_
             continue;
         }
         if (e >= n || s[e] >= 0x80) return 0;
+        if (q[j].kind == FBPE_RX_QUICK_RUN_END) {
+            /* $ holds at the end and before a final \n; a run stopped at another ASCII
+             * character fails, and no character given back can be the end. */
+            if (e + 1 == n) return 0;
+            if (read < e + 1) read = e + 1; /* $ read whether e + 1 is the end */
+            continue;
+        }
         size_t end = 0;
         if (read < e) read = e;
         if (e - pos >= q[j].ymin) {
