@@ -1178,6 +1178,9 @@ static fbpe_rx_span span_of(const fbpe_rx *p, uint32_t a) {
     sp.fold = ones * sp.fold8;
     sp.add_lo = ones * (uint64_t)(0x80 - sp.lo);
     sp.add_hi = ones * (uint64_t)(0x7F - sp.hi);
+    memset(sp.fold16, sp.fold8, sizeof sp.fold16);
+    memset(sp.bias16, (uint8_t)(0x80 - sp.lo), sizeof sp.bias16);
+    memset(sp.limit16, (uint8_t)(0x80 + (sp.hi - sp.lo + 1)), sizeof sp.limit16);
     return sp;
 }
 

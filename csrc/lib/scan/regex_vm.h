@@ -36,6 +36,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "../common/bounds.h"
 
@@ -102,6 +105,11 @@ enum {
 enum { FBPE_RX_ASCII_ANY = 0, FBPE_RX_ASCII_RANGE = 1, FBPE_RX_ASCII_SPACES = 2 };
 
 typedef struct {
+    /* RANGE, sixteen bytes at a time (fbpe_rx_ascii_span): fold, 0x80 - lo, and
+     * -128 + (hi - lo + 1) in every byte */
+    _Alignas(16) uint8_t fold16[16];
+    _Alignas(16) uint8_t bias16[16];
+    _Alignas(16) uint8_t limit16[16];
     uint64_t fold, add_lo, add_hi; /* RANGE: fold, 0x80 - lo, 0x7F - hi in every byte */
     uint8_t kind;                  /* FBPE_RX_ASCII_* */
     uint8_t fold8;                 /* 0x20 for A-Z a-z, else 0 */
@@ -311,6 +319,22 @@ void fbpe_rx_vm_free(fbpe_rx_vm *vm);
  * branch where each ends). A byte b (< 0x80) is in lo..hi when b + (0x80 - lo) has its high
  * bit and b + (0x80 - hi - 1) has not; neither sum carries into the next byte. */
 static inline size_t fbpe_rx_ascii_span(const fbpe_rx_span *sp, const uint8_t *s, size_t i, size_t n) {
+#if defined(__SSE2__)
+    /* Sixteen bytes in one compare: y = b | fold, plus 0x80 - lo, is below -128 + (hi - lo + 1)
+     * as a signed byte exactly when lo <= y <= hi; a non-ASCII byte stops the run by its own
+     * high bit. Fewer instructions per word than eight bytes at a time (scan+count of 1 MB
+     * of English: o200k 63.98M -> 63.37M, gpt4 57.20M -> 56.90M), and a word of 9 to 16 letters
+     * in one read. */
+    while (i + 16 <= n) {
+        __m128i w = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        __m128i t = _mm_add_epi8(_mm_or_si128(w, _mm_load_si128((const __m128i *)(const void *)sp->fold16)),
+                                 _mm_load_si128((const __m128i *)(const void *)sp->bias16));
+        __m128i in = _mm_cmplt_epi8(t, _mm_load_si128((const __m128i *)(const void *)sp->limit16));
+        unsigned stop = ((unsigned)~_mm_movemask_epi8(in) | (unsigned)_mm_movemask_epi8(w)) & 0xFFFFu;
+        if (stop) return i + (size_t)__builtin_ctz(stop);
+        i += 16;
+    }
+#endif
     const uint64_t high = 0x8080808080808080ull;
     const uint16_t one = 1;
     if (*(const uint8_t *)&one == 1) { /* big-endian: the byte loop below does it all */
