@@ -106,7 +106,8 @@ enum { FBPE_RX_ASCII_ANY = 0, FBPE_RX_ASCII_RANGE = 1, FBPE_RX_ASCII_SPACES = 2 
 
 typedef struct {
     /* RANGE, sixteen bytes at a time (fbpe_rx_ascii_span): fold, 0x80 - lo, and
-     * -128 + (hi - lo + 1) in every byte */
+     * -128 + (hi - lo + 1) in every byte; aligned for SSE2's loads (a program lives in a
+     * Python object or on the stack, both aligned to 16 bytes on x86-64) */
     _Alignas(16) uint8_t fold16[16];
     _Alignas(16) uint8_t bias16[16];
     _Alignas(16) uint8_t limit16[16];
@@ -371,7 +372,8 @@ static inline size_t fbpe_rx_ascii_run(const fbpe_rx *p, uint32_t a, const uint8
  * `[\p{Lu}..]*` before `[\p{Ll}..]+` took ASCII capitals: futile, fbpe_rx_step); a counted run
  * takes up to its maximum; `\s*[\r\n]+` gives back to its last line break; one character
  * of an atom is the character's; `\s+(?!\S)` one
- * character where the run stopped at \S. A failed alternative passes to the next entry.
+ * character where the run stopped at \S; `Y{m,}$` fails where its run stops at an ASCII
+ * character that is not the last. A failed alternative passes to the next entry.
  * Anything else -- a run that meets a non-ASCII character or the end of the text, a guard
  * that holds, a fused alternative that may give back -- is left to the matcher (0), which
  * starts again at i. Nothing is charged to the step budget: what the entries read is linear
