@@ -35,6 +35,9 @@ FAST = {
     "loop-arms": r"""(?:[a-c]{1,3}|(?=\s)[\s\S]|(?!x)\d)+|(?:(?=ab|c\d?|\s\s)[a-z\s]|[A-Z]+)*|(?:(?!a+?b|(?:c|d)e|x*$)[\s\S])+|[\s\S]""",
     # BLOOM's shape: one arm, a look-ahead X? Y whose optional character is taken on trust
     "loop-one-arm": r""" ?[^\s.,'é]+|(?:(?! ?[^\s.,'é])[\s\S])+""",
+    # run_loop's tables: a word run decided by the pair table, runs of other ranges, a
+    # character taken alone or the end decided by the third character (loop_triples)
+    "loop-triples": r"""(?:(?!ab|c\d)[a-z]++|[0-9]++|\t++|(?!\.\.x|\.\d\d)[.,]|(?!\s\s)\s)++|[\s\S]""",
     # the quick entries (fbpe_rx_quick_end) of each kind, in the order tried: a run given
     # back to an atom it lacks (no entry), counted runs stopped by their maximum or by a
     # character, fused runs of a range and of a class that is not one, with a head, a tail
@@ -128,7 +131,7 @@ def test_every_cut_of_the_fast_paths_is_safe(text, hi_back):
 # by the character alone, or by it and the next one where an arm's look-ahead asks (several
 # arms asking at one character: a space here), else by the arms one by one.
 LOOP_VERDICTS = {
-    **{n: FAST[n] for n in ("loop-cuts", "loop-arms", "loop-one-arm")},
+    **{n: FAST[n] for n in ("loop-cuts", "loop-arms", "loop-one-arm", "loop-triples")},
     "superwords": ALL["superwords"],
     "loop-verdicts": r"""(?:(?!a\d)[a-c]|(?= [a-z])[\s\S]|(?!\s\s)[\s\n]|[0-9]{2,}+)++|[\s\S]""",
 }

@@ -6,6 +6,10 @@
 
 #include "../common/utf8.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 /* Backtrack frames. */
 enum {
     F_ALT = 0,    /* resume at pc, pos */
@@ -653,130 +657,258 @@ static int look_body(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_look *lk, c
     return 0;
 }
 
+/* The word arm's range (fbpe_rx_loop.word_fold) as run_loop keeps it: in vector registers
+ * with SSE2, loaded once per piece (built there, they cost BLOOM's pattern, whose loop has no
+ * word arm and whose pieces are a character or two, 2M instructions per MB:
+ * benchmarks/callgrind_scan.py; loaded for every sixteen bytes, 0.15M per 300,000
+ * characters of SuperBPE's stage two). */
+typedef struct {
+#ifdef __SSE2__
+    __m128i fold, bias, limit;
+#else
+    int unused;
+#endif
+} word_range;
+
+static inline word_range word_range_of(const fbpe_rx_loop *lp) {
+    word_range w;
+#ifdef __SSE2__
+    w.fold = _mm_loadu_si128((const __m128i *)(const void *)lp->word_fold);
+    w.bias = _mm_loadu_si128((const __m128i *)(const void *)lp->word_bias);
+    w.limit = _mm_loadu_si128((const __m128i *)(const void *)lp->word_limit);
+#else
+    (void)lp;
+    w.unused = 0;
+#endif
+    return w;
+}
+
+/* The end of the run of loop lp's word arm (fbpe_rx_loop.word) from i, sixteen bytes at a
+ * time with SSE2. A byte b is in lo..hi when (b | fold) + (0x80 - lo), as a signed byte, is
+ * below -128 + (hi - lo + 1); no byte >= 0x80 is (the sum is then >= -lo, and hi < 0x80). */
+static inline size_t word_end(const fbpe_rx *p, const fbpe_rx_loop *lp, word_range w, const uint8_t *s,
+                              size_t i, size_t n) {
+#ifdef __SSE2__
+    while (i + 16 <= n) {
+        const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        const __m128i in = _mm_cmplt_epi8(_mm_add_epi8(_mm_or_si128(x, w.fold), w.bias), w.limit);
+        const unsigned stop = ~(unsigned)_mm_movemask_epi8(in) & 0xFFFFu;
+        if (stop) return i + (size_t)__builtin_ctz(stop);
+        i += 16;
+    }
+#else
+    (void)w;
+#endif
+    return fbpe_rx_ascii_span(&p->spans[lp->arms[lp->word - FBPE_RX_V_ARM].take.atom], s, i, n);
+}
+
+/* One iteration of loop lp at pos < n, the arms tried one by one where the tables do not
+ * decide it: 1 where an arm takes s[pos..*e), 0 where none matches (the loop ends), -1 when
+ * the budget runs out. What it reads goes into *seen. Out of line, so that run_loop keeps
+ * its own loop's state in registers (inline, the position lived on the stack). */
+NOINLINE static int loop_iteration(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_loop *lp,
+                                   const uint8_t *s, size_t pos, size_t n, size_t *seen,
+                                   size_t *e) {
+    size_t reach = *seen, len;
+    int r = 1;
+    *e = pos;
+    if (s[pos] < 0x80) {
+        /* The arms' verdict at an ASCII character, from a table (loop_verdicts). */
+        uint8_t v = lp->ascii[s[pos]];
+        if (v == FBPE_RX_V_PAIR) {
+            v = pos + 1 < n && s[pos + 1] < 0x80 ? p->loop_pairs[lp->pairs - 1][s[pos]][s[pos + 1]] : 0;
+            if (!v && pos + 2 < n && s[pos + 1] < 0x80 && s[pos + 2] < 0x80) {
+                /* Decided by the third character (a space before punctuation, a number):
+                 * the look-ahead's alternatives cost about 440 instructions here. */
+                const uint8_t row = p->loop_triple_of[lp->pairs - 1][s[pos]][s[pos + 1]];
+                if (row && (v = p->loop_triples[row - 1][s[pos + 2]])) SEEN(pos + 2);
+            }
+        }
+        if ((v & (FBPE_RX_V_READS - 1)) == FBPE_RX_V_END) {
+            if (v & FBPE_RX_V_READS) SEEN(pos + 1);
+            r = 0;
+            goto out;
+        }
+        v &= FBPE_RX_V_READS - 1; /* an arm's step: what it read, the next iteration sees */
+        if (v) {
+            const fbpe_rx_step *st = &lp->arms[v - FBPE_RX_V_ARM].take;
+            if (st->kind == FBPE_RX_STEP_ONE) {
+                *e = pos + 1;
+                goto out;
+            }
+            /* STAR (never RANGE: loop_verdict) */
+            int wide = 0;
+            if (star_run(p, st, s, pos, n, e, &wide, 0)) goto out; /* the next iteration reads *e */
+            SEEN(*e);
+            *e = pos; /* too short a run: the arms after it, one by one below */
+        }
+    }
+    const uint64_t here = atoms_at(p, s, pos, &len);
+    for (uint32_t a = 0; a < lp->num_arms; a++) {
+        const fbpe_rx_arm *arm = &lp->arms[a];
+        const fbpe_rx_step *st = &arm->take;
+        if (!(here >> st->atom & 1)) continue;
+        int ok = 1;
+        for (uint32_t t = 0; ok && t < arm->num_tests; t++) {
+            int holds;
+            if (!arm->test_look[t]) {
+                holds = (int)(here >> arm->test_atom[t] & 1);
+            } else {
+                const fbpe_rx_look *lk = &p->looks[arm->test_look[t] - 1];
+                uint8_t known;
+                if (lk->pairs && pos + 1 < n && s[pos] < 0x80 && s[pos + 1] < 0x80 &&
+                    (known = p->pairs[lk->pairs - 1][s[pos]][s[pos + 1]])) {
+                    /* Decided by this character and the next (a space before a word). */
+                    SEEN(pos + 1);
+                    holds = known - 1;
+                    ok = holds != arm->test_negate[t];
+                    continue;
+                }
+                holds = look_body(p, vm, lk, s, pos, n, here, len);
+                if (holds < 0) {
+                    r = -1;
+                    goto out;
+                }
+            }
+            ok = holds != arm->test_negate[t];
+        }
+        if (!ok) continue;
+        if (st->kind == FBPE_RX_STEP_ONE) {
+            *e = pos + len;
+            goto out;
+        }
+        if (st->kind == FBPE_RX_STEP_STAR) {
+            int wide = 0;
+            int enough = star_run(p, st, s, pos, n, e, &wide, 0);
+            SEEN(*e);
+            if (enough) goto out;
+        } else { /* RANGE: at most max characters */
+            uint32_t k = 0;
+            size_t l2, f = pos;
+            while (k < st->max && f < n) {
+                if (!(atoms_at(p, s, f, &l2) >> st->atom & 1)) break;
+                f += l2;
+                k++;
+            }
+            SEEN(k < st->max ? f : f - 1);
+            *e = f;
+            if (k >= st->min) goto out;
+        }
+        *e = pos;
+    }
+    r = 0;
+out:
+    *seen = reach;
+    return r;
+}
+
+/* How loop_tables stopped. */
+enum { LOOP_ASK = 0, LOOP_END = 1, LOOP_END_READS = 2 };
+
+/* The iterations of loop lp from pos that its tables decide alone: a character taken alone (a
+ * space before a word, by the pair table), a run that an ASCII character ends (a word, read
+ * sixteen bytes at a time), and the end of the loop. Whatever a step read, the next
+ * iteration stands on (the pair's second character, the character that ended the run), so
+ * what they read is up to where they stop (and the next character where the pair decided
+ * the end: LOOP_END_READS), and the reach is recorded there once, not at every iteration.
+ * Anything else stops them (LOOP_ASK), and loop_iteration decides that iteration from its
+ * start, reading what the matcher reads. Returns where they stopped (<= n), *how why. */
+static ALWAYS_INLINE size_t loop_tables(const fbpe_rx *p, const fbpe_rx_loop *lp, word_range w,
+                                        const uint8_t *s, size_t pos, size_t n, int *how) {
+    const uint8_t *const verdicts = lp->ascii;
+    const uint8_t(*const pairs)[128] = lp->pairs ? p->loop_pairs[lp->pairs - 1] : NULL;
+    unsigned c, v;
+    size_t e;
+    *how = LOOP_ASK;
+next:
+    if (pos >= n) return pos;
+    c = s[pos];
+    if (c >= 0x80) return pos;
+decide: /* c = s[pos] < 0x80 */
+    v = verdicts[c];
+    if (v & FBPE_RX_V_WORD) {
+        e = word_end(p, lp, w, s, pos, n);
+    } else {
+        if (v == FBPE_RX_V_PAIR) {
+            if (pos + 1 >= n || s[pos + 1] >= 0x80) return pos;
+            v = pairs[c][s[pos + 1]];
+            if (v & FBPE_RX_V_ONE) { /* the next character is known to be ASCII */
+                c = s[++pos];
+                goto decide;
+            }
+            if (v & FBPE_RX_V_WORD) { /* a pair that decides for the word arm */
+                e = word_end(p, lp, w, s, pos, n);
+                goto took;
+            }
+        }
+        if (v & FBPE_RX_V_ONE) {
+            pos++;
+            goto next;
+        }
+        if (v & FBPE_RX_V_RUN) {
+            e = fbpe_rx_ascii_span(&p->spans[lp->arms[(v & (FBPE_RX_V_READS - 1)) - FBPE_RX_V_ARM].take.atom],
+                                   s, pos, n);
+        } else {
+            if ((v & (FBPE_RX_V_READS - 1)) == FBPE_RX_V_END)
+                *how = v & FBPE_RX_V_READS ? LOOP_END_READS : LOOP_END;
+            return pos;
+        }
+    }
+took:
+    if (e >= n || (c = s[e]) >= 0x80) return pos; /* the run goes on: star_run's */
+    pos = e;
+    goto decide;
+}
+
 /* A loop of arms (fbpe_rx_loop) from i: 1 with the piece's end in *end, 0 where not one arm
  * matches at i, -1 when the budget runs out. Each iteration takes the first arm that
- * matches; the loop ends where none does. Reads and charges as the matcher would (the
- * first character of an arm's atom or run is tested before its look-aheads, which changes
- * nothing but what is read where the arm fails anyway). On SuperBPE's stage two, whose
- * pieces are whole phrases, the matcher spent 158.6M instructions on 1 MB of English
- * (benchmarks/callgrind_scan.py: a dispatch and a frame per instruction of the loop, a
- * nested run for the look-ahead at every space); this loop with look_body, 101.6M; with the
- * look-ahead decided by two characters where they decide it (fbpe_rx.pairs), 75.8M; with
- * the whole iteration at an ASCII character read from a table (the arm it takes, or the end:
- * fbpe_rx_loop.ascii, by that character alone, else fbpe_rx.loop_pairs, by it and the next),
- * 47.0M, 44.3M with a character taken alone (a space, a comma) marked in the table, and
- * 43.6M with the tables' addresses taken once, of which about 37M is the count's insertion:
- * the arm loop's own cost had been about 160 instructions per iteration, a word and the
- * space before the next one being two. Inside fbpe_encode_text on 300,000 fresh characters
- * (benchmarks/callgrind_superwords.py) run_loop is 7.5M instructions, 17.2M before the
- * tables. */
+ * matches; the loop ends where none does. Reads as the matcher would (the first character of
+ * an arm's atom or run is tested before its look-aheads, which changes nothing but what is
+ * read where the arm fails anyway): the iterations that the tables decide by loop_tables,
+ * the others by loop_iteration. On SuperBPE's stage two, whose pieces are whole phrases, the
+ * matcher spent 158.6M instructions on 1 MB of English (benchmarks/callgrind_scan.py: a
+ * dispatch and a frame per instruction of the loop, a nested run for the look-ahead at every
+ * space); the arms one by one with look_body, 101.6M; with the look-ahead decided by two
+ * characters where they decide it (fbpe_rx.pairs), 75.8M; with the whole iteration at an
+ * ASCII character read from a table (the arm it takes, or the end: fbpe_rx_loop.ascii, by
+ * that character alone, else fbpe_rx.loop_pairs, by it and the next), 43.6M, the arm loop
+ * costing about 70 instructions per iteration, a word and the space before the next one
+ * being two. Those iterations in a loop of their own (loop_tables: the tables in registers,
+ * no reach or count kept per iteration, the word read by SSE2), about 25, and the pairs that
+ * the third character decides by fbpe_rx.loop_triples (a space before punctuation, a
+ * number; about 440 instructions through the arms): 27.7M. Inside fbpe_encode_text on
+ * 300,000 fresh characters (benchmarks/callgrind_superwords.py) run_loop went from 7.5M
+ * instructions to 3.0M. */
 #if defined(__GNUC__)
 __attribute__((noinline)) /* kept out of fbpe_rx_piece_end, whose hot path is the other patterns' */
 #endif
 static int run_loop(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_loop *lp, const uint8_t *s,
                     size_t i, size_t n, size_t *end) {
-    size_t pos = i, reach = i, len;
-    uint64_t cost = 0;
+    size_t pos = i, reach = i;
+    /* An iteration is charged what it took and 2 (a character taken alone: 3, one per
+     * instruction as the matcher counts, and per character read); each takes at least one
+     * character, so 3 per character taken is charged at the end: an upper bound, which keeps
+     * no count in the loop (kept, it lived on the stack: 3 instructions per iteration). */
+    uint64_t cost;
     int r = 1;
-    const uint8_t *verdicts = lp->ascii;
-    const uint8_t(*pairs)[128] = lp->pairs ? p->loop_pairs[lp->pairs - 1] : NULL;
+    const word_range w = word_range_of(lp);
     for (;;) {
+        int how;
+        size_t e;
+        pos = loop_tables(p, lp, w, s, pos, n, &how);
         SEEN(pos);
+        if (how != LOOP_ASK) {
+            if (how == LOOP_END_READS) SEEN(pos + 1);
+            break;
+        }
         if (pos >= n) break;
-        size_t e = pos;
-        if (s[pos] < 0x80) {
-            /* The arms' verdict at an ASCII character, from a table (loop_verdicts). */
-            uint8_t v = verdicts[s[pos]];
-            if (v == FBPE_RX_V_PAIR) v = pos + 1 < n && s[pos + 1] < 0x80 ? pairs[s[pos]][s[pos + 1]] : 0;
-            if (v & FBPE_RX_V_ONE) { /* a space, a comma: what it read, the next iteration sees */
-                cost += 3;
-                pos++;
-                continue;
-            }
-            if ((v & (FBPE_RX_V_READS - 1)) == FBPE_RX_V_END) {
-                if (v & FBPE_RX_V_READS) SEEN(pos + 1);
-                break;
-            }
-            v &= FBPE_RX_V_READS - 1; /* an arm's step: what it read, the next iteration sees */
-            if (v) {
-                const fbpe_rx_step *st = &lp->arms[v - FBPE_RX_V_ARM].take;
-                int enough = 1;
-                if (st->kind == FBPE_RX_STEP_ONE) {
-                    e = pos + 1;
-                } else { /* STAR (never RANGE: loop_verdict) */
-                    int wide = 0;
-                    enough = star_run(p, st, s, pos, n, &e, &wide, 0);
-                }
-                if (enough) { /* reach: the next iteration's SEEN(pos) covers e */
-                    cost += (uint64_t)(e - pos) + 2;
-                    pos = e;
-                    continue;
-                }
-                SEEN(e);
-                e = pos; /* too short a run: the arms after it, one by one below */
-            }
-        }
-        const uint64_t here = atoms_at(p, s, pos, &len);
-        uint32_t a;
-        for (a = 0; a < lp->num_arms; a++) {
-            const fbpe_rx_arm *arm = &lp->arms[a];
-            const fbpe_rx_step *st = &arm->take;
-            if (!(here >> st->atom & 1)) continue;
-            int ok = 1;
-            for (uint32_t t = 0; ok && t < arm->num_tests; t++) {
-                int holds;
-                if (!arm->test_look[t]) {
-                    holds = (int)(here >> arm->test_atom[t] & 1);
-                } else {
-                    const fbpe_rx_look *lk = &p->looks[arm->test_look[t] - 1];
-                    uint8_t known;
-                    if (lk->pairs && pos + 1 < n && s[pos] < 0x80 && s[pos + 1] < 0x80 &&
-                        (known = p->pairs[lk->pairs - 1][s[pos]][s[pos + 1]])) {
-                        /* Decided by this character and the next (a space before a word). */
-                        SEEN(pos + 1);
-                        holds = known - 1;
-                        ok = holds != arm->test_negate[t];
-                        continue;
-                    }
-                    holds = look_body(p, vm, lk, s, pos, n, here, len);
-                    if (holds < 0) {
-                        r = -1;
-                        goto out;
-                    }
-                }
-                ok = holds != arm->test_negate[t];
-            }
-            if (!ok) continue;
-            if (st->kind == FBPE_RX_STEP_ONE) {
-                e = pos + len;
-                break;
-            }
-            if (st->kind == FBPE_RX_STEP_STAR) {
-                int wide = 0;
-                int enough = star_run(p, st, s, pos, n, &e, &wide, 0);
-                SEEN(e);
-                if (enough) break;
-            } else { /* RANGE: at most max characters */
-                uint32_t k = 0;
-                size_t l2;
-                e = pos;
-                while (k < st->max && e < n) {
-                    if (!(atoms_at(p, s, e, &l2) >> st->atom & 1)) break;
-                    e += l2;
-                    k++;
-                }
-                SEEN(k < st->max ? e : e - 1);
-                if (k >= st->min) break;
-            }
-            e = pos;
-        }
-        if (a == lp->num_arms) break;
-        cost += (uint64_t)(e - pos) + 2;
+        r = loop_iteration(p, vm, lp, s, pos, n, &reach, &e);
+        if (r <= 0) break;
         pos = e;
     }
-out:
     if (reach > vm->reach) vm->reach = reach;
-    if (r > 0 && vm->steps_left <= cost) r = -1;
+    cost = 3 * (uint64_t)(pos - i);
+    if (r >= 0 && vm->steps_left <= cost) r = -1;
     if (r < 0) {
         vm->steps_left = 0;
         if (vm->status == FBPE_OK) vm->status = FBPE_EPATTERN;
@@ -1514,6 +1646,13 @@ static void look_pairs(fbpe_rx *p, fbpe_rx_look *lk, uint32_t k) {
     lk->pairs = k + 1;
 }
 
+/* Is the arm's step a run that FBPE_RX_V_RUN marks? (min <= 1: a run that begins at a
+ * character of its atom is long enough.) */
+static int arm_runs(const fbpe_rx_arm *arm) {
+    return arm->take.kind == FBPE_RX_STEP_STAR && arm->take.ascii == FBPE_RX_ASCII_RANGE &&
+           arm->take.min <= 1;
+}
+
 /* What an iteration of loop lp does at ASCII character a followed by ASCII b (b < 0: by a
  * alone, FBPE_RX_V_PAIR where the next character decides), FBPE_RX_V_*: the arms tried in
  * order as run_loop tries them, each look-ahead by its pair table; 0 where one has none or
@@ -1543,18 +1682,124 @@ static uint8_t loop_verdict(const fbpe_rx *p, const fbpe_rx_loop *lp, int a, int
         }
         if (ok)
             return (uint8_t)(reads | (FBPE_RX_V_ARM + k) |
-                             (arm->take.kind == FBPE_RX_STEP_ONE ? FBPE_RX_V_ONE : 0));
+                             (arm->take.kind == FBPE_RX_STEP_ONE ? FBPE_RX_V_ONE : 0) |
+                             (arm_runs(arm) ? FBPE_RX_V_RUN : 0) |
+                             (FBPE_RX_V_ARM + k == lp->word ? FBPE_RX_V_WORD : 0));
     }
     return (uint8_t)(reads | FBPE_RX_V_END);
+}
+
+/* What an iteration of loop lp does at ASCII characters a b c where loop_pairs does not
+ * decide it (fbpe_rx.loop_triples): the arms tried in order as loop_iteration tries them,
+ * each look-ahead by its pair table where that decides it, else by its body run on the text
+ * "abc" alone, which decides it for every text that goes on with a b c where it read neither
+ * past c nor whether the text ends after c. FBPE_RX_V_* with READS where what was read ends
+ * at c; 0 where it does not decide or what was read ends before c (loop_iteration's SEEN
+ * records c). */
+static uint8_t loop_triple(const fbpe_rx *p, const fbpe_rx_loop *lp, int a, int b, int c) {
+    const uint64_t here = p->ascii_masks[a];
+    const uint8_t text[3] = {(uint8_t)a, (uint8_t)b, (uint8_t)c};
+    size_t reads = 0;
+    for (uint32_t k = 0; k < lp->num_arms; k++) {
+        const fbpe_rx_arm *arm = &lp->arms[k];
+        if (!(here >> arm->take.atom & 1)) continue;
+        if (arm->take.kind == FBPE_RX_STEP_RANGE) return 0;
+        int ok = 1;
+        for (uint32_t t = 0; ok && t < arm->num_tests; t++) {
+            int holds;
+            if (!arm->test_look[t]) {
+                holds = (int)(here >> arm->test_atom[t] & 1);
+            } else {
+                const fbpe_rx_look *lk = &p->looks[arm->test_look[t] - 1];
+                uint8_t known = lk->pairs ? p->pairs[lk->pairs - 1][a][b] : 0;
+                if (known) {
+                    if (reads < 1) reads = 1;
+                    holds = known - 1;
+                } else {
+                    fbpe_rx_vm vm;
+                    fbpe_rx_vm_init(&vm, 3);
+                    holds = look_body(p, &vm, lk, text, 0, 3, here, 1);
+                    int decided = holds >= 0 && vm.status == FBPE_OK && vm.reach < 3;
+                    if (vm.reach > reads) reads = vm.reach;
+                    fbpe_rx_vm_free(&vm);
+                    if (!decided) return 0;
+                }
+            }
+            ok = holds != arm->test_negate[t];
+        }
+        if (ok) {
+            if (reads != 2) return 0;
+            return (uint8_t)(FBPE_RX_V_READS | (FBPE_RX_V_ARM + k) |
+                             (arm->take.kind == FBPE_RX_STEP_ONE ? FBPE_RX_V_ONE : 0) |
+                             (arm_runs(arm) ? FBPE_RX_V_RUN : 0) |
+                             (FBPE_RX_V_ARM + k == lp->word ? FBPE_RX_V_WORD : 0));
+        }
+    }
+    return reads == 2 ? (uint8_t)(FBPE_RX_V_READS | FBPE_RX_V_END) : 0;
+}
+
+/* The rows of loop_triples for loop table k (the pairs it does not decide), shared where
+ * alike, while there is room. What the matcher does at an ASCII character is a function of
+ * its atoms (and, for $, of its being a line break), so a row is computed once per class of
+ * such characters: per character, SuperBPE's stage two took 193M instructions to prepare
+ * (3.9M without the rows), a class at a time 5.0M. */
+static void loop_triples(fbpe_rx *p, const fbpe_rx_loop *lp, uint32_t k) {
+    uint8_t first[128]; /* the first character of each one's class */
+    for (int c = 0; c < 128; c++) {
+        first[c] = (uint8_t)c;
+        for (int d = 0; d < c; d++) {
+            if (p->ascii_masks[d] == p->ascii_masks[c] && (d == '\n') == (c == '\n')) {
+                first[c] = (uint8_t)d;
+                break;
+            }
+        }
+    }
+    for (int a = 0; a < 128; a++) {
+        if (lp->ascii[a] != FBPE_RX_V_PAIR) continue;
+        for (int b = 0; b < 128; b++) {
+            uint8_t row[128];
+            int any = 0;
+            uint32_t r;
+            if (p->loop_pairs[k][a][b]) continue;
+            if (first[a] != a || first[b] != b) { /* its class's pair came first */
+                p->loop_triple_of[k][a][b] = p->loop_triple_of[k][first[a]][first[b]];
+                continue;
+            }
+            for (int c = 0; c < 128; c++)
+                any |= row[c] = first[c] == c ? loop_triple(p, lp, a, b, c) : row[first[c]];
+            if (!any) continue;
+            for (r = 0; r < p->num_triples && memcmp(p->loop_triples[r], row, sizeof row); r++) {
+            }
+            if (r == p->num_triples) {
+                if (r == FBPE_RX_MAX_TRIPLES) continue;
+                memcpy(p->loop_triples[p->num_triples++], row, sizeof row);
+            }
+            p->loop_triple_of[k][a][b] = (uint8_t)(r + 1);
+        }
+    }
 }
 
 /* The verdicts of each loop (fbpe_rx_loop.ascii, fbpe_rx.loop_pairs). */
 static void loop_verdicts(fbpe_rx *p) {
     uint32_t tables = 0;
+    p->num_triples = 0;
+    memset(p->loop_triple_of, 0, sizeof p->loop_triple_of);
     for (uint32_t k = 0; k < p->num_loops; k++) {
         fbpe_rx_loop *lp = &p->loops[k];
         int asks = 0;
         lp->pairs = 0;
+        lp->word = 0;
+        for (uint32_t a = lp->num_arms; a-- > 0;)
+            if (arm_runs(&lp->arms[a])) lp->word = FBPE_RX_V_ARM + a;
+        memset(lp->word_fold, 0, 16);
+        memset(lp->word_bias, 0, 16);
+        memset(lp->word_limit, 0, 16);
+        if (lp->word) {
+            const fbpe_rx_span *sp = &p->spans[lp->arms[lp->word - FBPE_RX_V_ARM].take.atom];
+            memset(lp->word_fold, sp->fold8, 16);
+            memset(lp->word_bias, (uint8_t)(0x80 - sp->lo), 16);
+            memset(lp->word_limit, (uint8_t)(int8_t)(-128 + (sp->hi - sp->lo + 1)), 16);
+        }
         for (int a = 0; a < 128; a++) {
             lp->ascii[a] = loop_verdict(p, lp, a, -1);
             asks |= lp->ascii[a] == FBPE_RX_V_PAIR;
@@ -1567,6 +1812,7 @@ static void loop_verdicts(fbpe_rx *p) {
         }
         for (int a = 0; a < 128; a++)
             for (int b = 0; b < 128; b++) p->loop_pairs[tables][a][b] = loop_verdict(p, lp, a, b);
+        loop_triples(p, lp, tables);
         lp->pairs = ++tables;
     }
 }

@@ -189,11 +189,28 @@ typedef struct {
 /* What an iteration of a loop does at an ASCII character (fbpe_rx_loop.ascii and
  * fbpe_rx.loop_pairs, fbpe_rx_prepare): take arm FBPE_RX_V_ARM + a, end the loop, or ask
  * the pair table (the next character decides); 0: run the arms one by one. READS: the
- * arms read the next character to decide. ONE: the arm takes that character alone. */
-enum { FBPE_RX_V_ARM = 1, FBPE_RX_V_END = 7, FBPE_RX_V_PAIR = 8, FBPE_RX_V_READS = 16, FBPE_RX_V_ONE = 32 };
+ * arms read the next character to decide. ONE: the arm takes that character alone. RUN:
+ * the arm is a run X{min,}, min <= 1, of an atom whose ASCII members are one range
+ * (fbpe_rx_span), which an ASCII character outside the range ends; WORD: that arm is the
+ * loop's `word`. */
+enum {
+    FBPE_RX_V_ARM = 1,
+    FBPE_RX_V_END = 7,
+    FBPE_RX_V_PAIR = 8,
+    FBPE_RX_V_READS = 16,
+    FBPE_RX_V_ONE = 32,
+    FBPE_RX_V_RUN = 64,
+    FBPE_RX_V_WORD = 128
+};
 typedef struct {
     uint32_t num_arms;
     uint32_t pairs; /* 1 + its index in p->loop_pairs where it has that table, else 0 */
+    uint32_t word;  /* FBPE_RX_V_ARM + k of the first arm k marked FBPE_RX_V_RUN (\p{L}++), whose
+                     * range run_loop reads sixteen bytes at a time (FBPE_RX_V_WORD); 0 where
+                     * there is none */
+    /* The word arm's range for those reads, in every byte (fbpe_rx_prepare): its fold,
+     * 0x80 - lo and -128 + (hi - lo + 1) (run_loop's word_end says why). */
+    uint8_t word_fold[16], word_bias[16], word_limit[16];
     fbpe_rx_arm arms[FBPE_RX_MAX_ARMS];
     uint8_t ascii[128]; /* per ASCII character: FBPE_RX_V_* whatever follows it */
 } fbpe_rx_loop;
@@ -202,6 +219,7 @@ typedef struct {
 #define FBPE_RX_MAX_SUBS 16
 #define FBPE_RX_MAX_PAIRS 2
 #define FBPE_RX_MAX_LOOP_PAIRS 1
+#define FBPE_RX_MAX_TRIPLES 32
 #define FBPE_RX_MAX_FAST 3
 
 /* What fbpe_rx_piece_end decides at an ASCII character before anything else
@@ -265,6 +283,13 @@ typedef struct {
     /* Per loop (the first FBPE_RX_MAX_LOOP_PAIRS of those with an ASCII character that asks)
      * and pair of ASCII characters a, b: FBPE_RX_V_* of an iteration at a followed by b. */
     uint8_t loop_pairs[FBPE_RX_MAX_LOOP_PAIRS][128][128];
+    /* Where loop_pairs does not decide (0) at a b: 1 + the row of loop_triples that decides it
+     * by the third character, else 0. A row is FBPE_RX_V_* of an iteration at a b c where
+     * what it read ends at c (READS), else 0; pairs that decide alike share a row (SuperBPE's
+     * stage two: a space before punctuation, two digits, two punctuation marks). */
+    uint8_t loop_triple_of[FBPE_RX_MAX_LOOP_PAIRS][128][128];
+    uint32_t num_triples;
+    uint8_t loop_triples[FBPE_RX_MAX_TRIPLES][128];
     /* Per ASCII character, the fused alternatives it begins before any other kind, in order
      * (fbpe_rx_prepare): FBPE_RX_FAST_* and 1 + each one's number, 0 after the last. */
     uint16_t ascii_fast[128][FBPE_RX_MAX_FAST];
