@@ -6,10 +6,6 @@
 
 #include "../common/utf8.h"
 
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
-
 /* Backtrack frames. */
 enum {
     F_ALT = 0,    /* resume at pc, pos */
@@ -657,49 +653,14 @@ static int look_body(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_look *lk, c
     return 0;
 }
 
-/* The word arm's range (fbpe_rx_loop.word_fold) as run_loop keeps it: in vector registers
- * with SSE2, loaded once per piece (built there, they cost BLOOM's pattern, whose loop has no
- * word arm and whose pieces are a character or two, 2M instructions per MB:
- * benchmarks/callgrind_scan.py; loaded for every sixteen bytes, 0.15M per 300,000
+/* The end of the run of loop lp's word arm (fbpe_rx_loop.word) from i: its range held in
+ * registers for the whole piece (loaded for every run, 0.15M more instructions per 300,000
  * characters of SuperBPE's stage two). */
-typedef struct {
-#ifdef __SSE2__
-    __m128i fold, bias, limit;
-#else
-    int unused;
-#endif
-} word_range;
-
-static inline word_range word_range_of(const fbpe_rx_loop *lp) {
-    word_range w;
-#ifdef __SSE2__
-    w.fold = _mm_loadu_si128((const __m128i *)(const void *)lp->word_fold);
-    w.bias = _mm_loadu_si128((const __m128i *)(const void *)lp->word_bias);
-    w.limit = _mm_loadu_si128((const __m128i *)(const void *)lp->word_limit);
-#else
-    (void)lp;
-    w.unused = 0;
-#endif
-    return w;
-}
-
-/* The end of the run of loop lp's word arm (fbpe_rx_loop.word) from i, sixteen bytes at a
- * time with SSE2. A byte b is in lo..hi when (b | fold) + (0x80 - lo), as a signed byte, is
- * below -128 + (hi - lo + 1); no byte >= 0x80 is (the sum is then >= -lo, and hi < 0x80). */
-static inline size_t word_end(const fbpe_rx *p, const fbpe_rx_loop *lp, word_range w, const uint8_t *s,
+static inline size_t word_end(const fbpe_rx *p, const fbpe_rx_loop *lp, fbpe_rx_range16 w, const uint8_t *s,
                               size_t i, size_t n) {
-#ifdef __SSE2__
-    while (i + 16 <= n) {
-        const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-        const __m128i in = _mm_cmplt_epi8(_mm_add_epi8(_mm_or_si128(x, w.fold), w.bias), w.limit);
-        const unsigned stop = ~(unsigned)_mm_movemask_epi8(in) & 0xFFFFu;
-        if (stop) return i + (size_t)__builtin_ctz(stop);
-        i += 16;
-    }
-#else
-    (void)w;
-#endif
-    return fbpe_rx_ascii_span(&p->spans[lp->arms[lp->word - FBPE_RX_V_ARM].take.atom], s, i, n);
+    int found;
+    i = fbpe_rx_range16_end(w, s, i, n, &found);
+    return found ? i : fbpe_rx_ascii_span8(&p->spans[lp->arms[lp->word - FBPE_RX_V_ARM].take.atom], s, i, n);
 }
 
 /* One iteration of loop lp at pos < n, the arms tried one by one where the tables do not
@@ -813,7 +774,7 @@ enum { LOOP_ASK = 0, LOOP_END = 1, LOOP_END_READS = 2 };
  * the end: LOOP_END_READS), and the reach is recorded there once, not at every iteration.
  * Anything else stops them (LOOP_ASK), and loop_iteration decides that iteration from its
  * start, reading what the matcher reads. Returns where they stopped (<= n), *how why. */
-static ALWAYS_INLINE size_t loop_tables(const fbpe_rx *p, const fbpe_rx_loop *lp, word_range w,
+static ALWAYS_INLINE size_t loop_tables(const fbpe_rx *p, const fbpe_rx_loop *lp, fbpe_rx_range16 w,
                                         const uint8_t *s, size_t pos, size_t n, int *how) {
     const uint8_t *const verdicts = lp->ascii;
     const uint8_t(*const pairs)[128] = lp->pairs ? p->loop_pairs[lp->pairs - 1] : NULL;
@@ -891,7 +852,9 @@ static int run_loop(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_loop *lp, co
      * no count in the loop (kept, it lived on the stack: 3 instructions per iteration). */
     uint64_t cost;
     int r = 1;
-    const word_range w = word_range_of(lp);
+    /* The word arm's range, or any span's where there is none (BLOOM's: never read). */
+    const fbpe_rx_range16 w =
+        fbpe_rx_range16_of(&p->spans[lp->word ? lp->arms[lp->word - FBPE_RX_V_ARM].take.atom : 0]);
     for (;;) {
         int how;
         size_t e;
@@ -1791,15 +1754,6 @@ static void loop_verdicts(fbpe_rx *p) {
         lp->word = 0;
         for (uint32_t a = lp->num_arms; a-- > 0;)
             if (arm_runs(&lp->arms[a])) lp->word = FBPE_RX_V_ARM + a;
-        memset(lp->word_fold, 0, 16);
-        memset(lp->word_bias, 0, 16);
-        memset(lp->word_limit, 0, 16);
-        if (lp->word) {
-            const fbpe_rx_span *sp = &p->spans[lp->arms[lp->word - FBPE_RX_V_ARM].take.atom];
-            memset(lp->word_fold, sp->fold8, 16);
-            memset(lp->word_bias, (uint8_t)(0x80 - sp->lo), 16);
-            memset(lp->word_limit, (uint8_t)(int8_t)(-128 + (sp->hi - sp->lo + 1)), 16);
-        }
         for (int a = 0; a < 128; a++) {
             lp->ascii[a] = loop_verdict(p, lp, a, -1);
             asks |= lp->ascii[a] == FBPE_RX_V_PAIR;

@@ -208,9 +208,6 @@ typedef struct {
     uint32_t word;  /* FBPE_RX_V_ARM + k of the first arm k marked FBPE_RX_V_RUN (\p{L}++), whose
                      * range run_loop reads sixteen bytes at a time (FBPE_RX_V_WORD); 0 where
                      * there is none */
-    /* The word arm's range for those reads, in every byte (fbpe_rx_prepare): its fold,
-     * 0x80 - lo and -128 + (hi - lo + 1) (run_loop's word_end says why). */
-    uint8_t word_fold[16], word_bias[16], word_limit[16];
     fbpe_rx_arm arms[FBPE_RX_MAX_ARMS];
     uint8_t ascii[128]; /* per ASCII character: FBPE_RX_V_* whatever follows it */
 } fbpe_rx_loop;
@@ -340,27 +337,62 @@ typedef struct {
 void fbpe_rx_vm_init(fbpe_rx_vm *vm, size_t n);
 void fbpe_rx_vm_free(fbpe_rx_vm *vm);
 
-/* The end of the run of ASCII bytes from i in the range of `sp` (fbpe_rx_span), eight bytes
- * at a time (scanners.h's trick: most words are short, and a byte loop pays a mispredicted
- * branch where each ends). A byte b (< 0x80) is in lo..hi when b + (0x80 - lo) has its high
- * bit and b + (0x80 - hi - 1) has not; neither sum carries into the next byte. */
-static inline size_t fbpe_rx_ascii_span(const fbpe_rx_span *sp, const uint8_t *s, size_t i, size_t n) {
+/* A span's range (fbpe_rx_span.fold16..) in SSE2 registers: loaded once where a loop reads
+ * many runs of it (run_loop's word arm). */
+typedef struct {
 #if defined(__SSE2__)
-    /* Sixteen bytes in one compare: y = b | fold, plus 0x80 - lo, is below -128 + (hi - lo + 1)
-     * as a signed byte exactly when lo <= y <= hi; a non-ASCII byte stops the run by its own
-     * high bit. Fewer instructions per word than eight bytes at a time (scan+count of 1 MB
-     * of English: o200k 63.98M -> 63.37M, gpt4 57.20M -> 56.90M), and a word of 9 to 16 letters
-     * in one read. */
+    __m128i fold, bias, limit;
+#else
+    int unused;
+#endif
+} fbpe_rx_range16;
+
+static inline fbpe_rx_range16 fbpe_rx_range16_of(const fbpe_rx_span *sp) {
+    fbpe_rx_range16 r;
+#if defined(__SSE2__)
+    r.fold = _mm_load_si128((const __m128i *)(const void *)sp->fold16);
+    r.bias = _mm_load_si128((const __m128i *)(const void *)sp->bias16);
+    r.limit = _mm_load_si128((const __m128i *)(const void *)sp->limit16);
+#else
+    (void)sp;
+    r.unused = 0;
+#endif
+    return r;
+}
+
+/* The run of the range from i read sixteen bytes at a time: its end, with *found, or where
+ * fewer than sixteen bytes are left (without SSE2: i). A byte b is in lo..hi when
+ * (b | fold) + (0x80 - lo), as a signed byte, is below -128 + (hi - lo + 1); no byte >= 0x80
+ * is (the sum is then at least -lo, and hi < 0x80). Fewer instructions per word than eight
+ * bytes at a time (scan+count of 1 MB of English: o200k 63.98M -> 63.37M, gpt4 57.20M ->
+ * 56.90M), and a word of 9 to 16 letters in one read. */
+static inline size_t fbpe_rx_range16_end(fbpe_rx_range16 r, const uint8_t *s, size_t i, size_t n,
+                                         int *found) {
+#if defined(__SSE2__)
     while (i + 16 <= n) {
-        __m128i w = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-        __m128i t = _mm_add_epi8(_mm_or_si128(w, _mm_load_si128((const __m128i *)(const void *)sp->fold16)),
-                                 _mm_load_si128((const __m128i *)(const void *)sp->bias16));
-        __m128i in = _mm_cmplt_epi8(t, _mm_load_si128((const __m128i *)(const void *)sp->limit16));
-        unsigned stop = ((unsigned)~_mm_movemask_epi8(in) | (unsigned)_mm_movemask_epi8(w)) & 0xFFFFu;
-        if (stop) return i + (size_t)__builtin_ctz(stop);
+        const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        const __m128i in = _mm_cmplt_epi8(_mm_add_epi8(_mm_or_si128(x, r.fold), r.bias), r.limit);
+        const unsigned stop = ~(unsigned)_mm_movemask_epi8(in) & 0xFFFFu;
+        if (stop) {
+            *found = 1;
+            return i + (size_t)__builtin_ctz(stop);
+        }
         i += 16;
     }
+#else
+    (void)r;
+    (void)s;
+    (void)n;
 #endif
+    *found = 0;
+    return i;
+}
+
+/* The end of the run of ASCII bytes from i in the range of `sp` (fbpe_rx_span): sixteen bytes
+ * at a time, then eight (scanners.h's trick: most words are short, and a byte loop pays a
+ * mispredicted branch where each ends). A byte b (< 0x80) is in lo..hi when b + (0x80 - lo)
+ * has its high bit and b + (0x80 - hi - 1) has not; neither sum carries into the next byte. */
+static inline size_t fbpe_rx_ascii_span8(const fbpe_rx_span *sp, const uint8_t *s, size_t i, size_t n) {
     const uint64_t high = 0x8080808080808080ull;
     const uint16_t one = 1;
     if (*(const uint8_t *)&one == 1) { /* big-endian: the byte loop below does it all */
@@ -376,6 +408,12 @@ static inline size_t fbpe_rx_ascii_span(const fbpe_rx_span *sp, const uint8_t *s
     }
     while (i < n && s[i] < 0x80 && (uint8_t)((s[i] | sp->fold8) - sp->lo) <= (uint8_t)(sp->hi - sp->lo)) i++;
     return i;
+}
+
+static inline size_t fbpe_rx_ascii_span(const fbpe_rx_span *sp, const uint8_t *s, size_t i, size_t n) {
+    int found;
+    i = fbpe_rx_range16_end(fbpe_rx_range16_of(sp), s, i, n, &found);
+    return found ? i : fbpe_rx_ascii_span8(sp, s, i, n);
 }
 
 /* The end of the run of atom a's ASCII characters from i: its range eight bytes at a time
