@@ -1616,6 +1616,14 @@ static int arm_runs(const fbpe_rx_arm *arm) {
            arm->take.min <= 1;
 }
 
+/* FBPE_RX_V_* of an iteration that takes arm k of loop lp (loop_verdict, loop_triple). */
+static uint8_t arm_taken(const fbpe_rx_loop *lp, uint32_t k) {
+    const fbpe_rx_arm *arm = &lp->arms[k];
+    return (uint8_t)((FBPE_RX_V_ARM + k) | (arm->take.kind == FBPE_RX_STEP_ONE ? FBPE_RX_V_ONE : 0) |
+                     (arm_runs(arm) ? FBPE_RX_V_RUN : 0) |
+                     (FBPE_RX_V_ARM + k == lp->word ? FBPE_RX_V_WORD : 0));
+}
+
 /* What an iteration of loop lp does at ASCII character a followed by ASCII b (b < 0: by a
  * alone, FBPE_RX_V_PAIR where the next character decides), FBPE_RX_V_*: the arms tried in
  * order as run_loop tries them, each look-ahead by its pair table; 0 where one has none or
@@ -1643,11 +1651,7 @@ static uint8_t loop_verdict(const fbpe_rx *p, const fbpe_rx_loop *lp, int a, int
             }
             ok = holds != arm->test_negate[t];
         }
-        if (ok)
-            return (uint8_t)(reads | (FBPE_RX_V_ARM + k) |
-                             (arm->take.kind == FBPE_RX_STEP_ONE ? FBPE_RX_V_ONE : 0) |
-                             (arm_runs(arm) ? FBPE_RX_V_RUN : 0) |
-                             (FBPE_RX_V_ARM + k == lp->word ? FBPE_RX_V_WORD : 0));
+        if (ok) return (uint8_t)(reads | arm_taken(lp, k));
     }
     return (uint8_t)(reads | FBPE_RX_V_END);
 }
@@ -1690,13 +1694,7 @@ static uint8_t loop_triple(const fbpe_rx *p, const fbpe_rx_loop *lp, int a, int 
             }
             ok = holds != arm->test_negate[t];
         }
-        if (ok) {
-            if (reads != 2) return 0;
-            return (uint8_t)(FBPE_RX_V_READS | (FBPE_RX_V_ARM + k) |
-                             (arm->take.kind == FBPE_RX_STEP_ONE ? FBPE_RX_V_ONE : 0) |
-                             (arm_runs(arm) ? FBPE_RX_V_RUN : 0) |
-                             (FBPE_RX_V_ARM + k == lp->word ? FBPE_RX_V_WORD : 0));
-        }
+        if (ok) return reads == 2 ? (uint8_t)(FBPE_RX_V_READS | arm_taken(lp, k)) : 0;
     }
     return reads == 2 ? (uint8_t)(FBPE_RX_V_READS | FBPE_RX_V_END) : 0;
 }
