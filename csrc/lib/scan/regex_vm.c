@@ -1881,6 +1881,10 @@ static int quick_of(const fbpe_rx *p, uint32_t c, uint32_t k, fbpe_rx_quick *q) 
 /* quick (fbpe_rx_quick_end): per ASCII character, the alternatives it can begin, in order, up
  * to the first of no quick kind; one the matcher would skip at this character (its head
  * needs what the character is not) is left out, as in fast_starts. */
+static uint8_t quick_atom(const fbpe_rx *p, uint32_t a) {
+    return (uint8_t)(a | (p->spans[a].kind == FBPE_RX_ASCII_RANGE ? FBPE_RX_QUICK_RANGE : 0));
+}
+
 static void quick_starts(fbpe_rx *p) {
     memset(p->quick, 0, sizeof p->quick);
     for (uint32_t c = 0; c < 128; c++) {
@@ -1891,10 +1895,13 @@ static void quick_starts(fbpe_rx *p) {
             if (k >= p->num_alts) break;
             uint64_t opt = p->heads[2 * k], after = p->heads[2 * k + 1];
             if (opt && !(here & after) && !(here & opt)) continue;
-            if (!quick_of(p, c, k, &p->quick[c][j])) {
-                memset(&p->quick[c][j], 0, sizeof p->quick[c][j]);
+            fbpe_rx_quick *q = &p->quick[c][j];
+            if (!quick_of(p, c, k, q)) {
+                memset(q, 0, sizeof *q);
                 break;
             }
+            q->y = quick_atom(p, q->y);
+            q->z = quick_atom(p, q->z);
             j++;
         }
     }
