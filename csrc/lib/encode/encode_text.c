@@ -23,7 +23,9 @@
         i = e;                                                                                 \
     }
 
-/* The boundary-marker scheme: its pieces are written by the piece loop, then encoded. */
+/* The boundary-marker scheme: its pieces are written by the piece loop, then encoded, with
+ * the inline lookup of the loops above (8,192 ids trained on English, 300,000 fresh
+ * characters, one thread: 23.36M -> 21.05M instructions in the whole call, callgrind). */
 typedef struct {
     const fbpe_bpe *b;
     fbpe_cache *cache;
@@ -34,13 +36,19 @@ FBPE_MK_INLINE fbpe_status encode_marker_piece(void *ctx, const uint8_t *p, size
                                                size_t readable, size_t at) {
     marker_encoder *e = (marker_encoder *)ctx;
     (void)at;
-    return fbpe_encode_piece(e->b, e->cache, p, len, readable, e->out);
+    return fbpe_encode_piece_inline(e->b, e->b->vocab_slots, e->b->vocab_mask, e->cache, p, len,
+                                    readable, e->out);
 }
 
 /* A compiled pattern's pieces (regex_vm.h), encoded; FBPE_EPATTERN when its matcher gives
- * up, and then the caller encodes the text with regex. */
+ * up, and then the caller encodes the text with regex. Its pieces take the hand-written scanners'
+ * inline lookup (fbpe_encode_piece_inline), not a call of fbpe_encode_piece each: Mistral's
+ * tekken pattern with o200k's ranks, 500 KB of fresh English, one thread, 31.69M -> 26.35M
+ * instructions in the whole call (callgrind). */
 static fbpe_status encode_program(const fbpe_bpe *b, fbpe_cache *cache, const fbpe_rx *prog,
                                   const uint8_t *s, size_t n, fbpe_ids *out) {
+    const fbpe_vocab_slot *vslots = b->vocab_slots;
+    size_t vmask = b->vocab_mask;
     fbpe_rx_vm vm;
     fbpe_status rc = FBPE_OK;
     size_t i = 0;
@@ -51,7 +59,7 @@ static fbpe_status encode_program(const fbpe_bpe *b, fbpe_cache *cache, const fb
             rc = vm.status;
             break;
         }
-        if (fbpe_encode_piece(b, cache, s + i, e - i, n - i, out)) {
+        if (fbpe_encode_piece_inline(b, vslots, vmask, cache, s + i, e - i, n - i, out)) {
             rc = FBPE_ENOMEM;
             break;
         }
