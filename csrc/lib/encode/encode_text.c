@@ -41,10 +41,10 @@ FBPE_MK_INLINE fbpe_status encode_marker_piece(void *ctx, const uint8_t *p, size
 }
 
 /* A compiled pattern's pieces (regex_vm.h), encoded; FBPE_EPATTERN when its matcher gives
- * up, and then the caller encodes the text with regex. Its pieces take the hand-written scanners'
- * inline lookup (fbpe_encode_piece_inline), not a call of fbpe_encode_piece each: Mistral's
- * tekken pattern with o200k's ranks, 500 KB of fresh English, one thread, 31.69M -> 26.35M
- * instructions in the whole call (callgrind). */
+ * up, and then the caller encodes the text with regex. The pieces take the inline lookup of
+ * the loops above, not a call of fbpe_encode_piece each: Mistral's tekken pattern with
+ * o200k's ranks, 500 KB of fresh English, one thread, 31.69M -> 26.35M instructions in the
+ * whole call (callgrind). */
 static fbpe_status encode_program(const fbpe_bpe *b, fbpe_cache *cache, const fbpe_rx *prog,
                                   const uint8_t *s, size_t n, fbpe_ids *out) {
     const fbpe_vocab_slot *vslots = b->vocab_slots;

@@ -1878,13 +1878,14 @@ static int quick_of(const fbpe_rx *p, uint32_t c, uint32_t k, fbpe_rx_quick *q) 
     return 0;
 }
 
-/* quick (fbpe_rx_quick_end): per ASCII character, the alternatives it can begin, in order, up
- * to the first of no quick kind; one the matcher would skip at this character (its head
- * needs what the character is not) is left out, as in fast_starts. */
+/* Atom a as a quick entry holds it (fbpe_rx_quick.y, .z). */
 static uint8_t quick_atom(const fbpe_rx *p, uint32_t a) {
     return (uint8_t)(a | (p->spans[a].kind == FBPE_RX_ASCII_RANGE ? FBPE_RX_QUICK_RANGE : 0));
 }
 
+/* quick (fbpe_rx_quick_end): per ASCII character, the alternatives it can begin, in order, up
+ * to the first of no quick kind; one the matcher would skip at this character (its head
+ * needs what the character is not) is left out, as in fast_starts. */
 static void quick_starts(fbpe_rx *p) {
     memset(p->quick, 0, sizeof p->quick);
     for (uint32_t c = 0; c < 128; c++) {

@@ -424,18 +424,20 @@ static inline size_t fbpe_rx_ascii_span(const fbpe_rx_span *sp, const uint8_t *s
 
 /* The end of the run of atom a's ASCII characters from i: its range eight bytes at a time
  * where it is one (words), else byte by byte (punctuation: a character or two). */
-static inline size_t fbpe_rx_ascii_run(const fbpe_rx *p, uint32_t a, const uint8_t *s, size_t i, size_t n) {
-    if (p->spans[a].kind == FBPE_RX_ASCII_RANGE) return fbpe_rx_ascii_span(&p->spans[a], s, i, n);
+static inline size_t fbpe_rx_ascii_bytes(const fbpe_rx *p, uint32_t a, const uint8_t *s, size_t i, size_t n) {
     while (i < n && s[i] < 0x80 && (p->ascii_masks[s[i]] >> a & 1)) i++;
     return i;
+}
+
+static inline size_t fbpe_rx_ascii_run(const fbpe_rx *p, uint32_t a, const uint8_t *s, size_t i, size_t n) {
+    if (p->spans[a].kind == FBPE_RX_ASCII_RANGE) return fbpe_rx_ascii_span(&p->spans[a], s, i, n);
+    return fbpe_rx_ascii_bytes(p, a, s, i, n);
 }
 
 /* fbpe_rx_ascii_run of a quick entry's atom (fbpe_rx_quick.y, .z). */
 static inline size_t fbpe_rx_quick_run(const fbpe_rx *p, uint8_t a, const uint8_t *s, size_t i, size_t n) {
     if (a & FBPE_RX_QUICK_RANGE) return fbpe_rx_ascii_span(&p->spans[a & FBPE_RX_QUICK_ATOM], s, i, n);
-    a &= FBPE_RX_QUICK_ATOM;
-    while (i < n && s[i] < 0x80 && (p->ascii_masks[s[i]] >> a & 1)) i++;
-    return i;
+    return fbpe_rx_ascii_bytes(p, a & FBPE_RX_QUICK_ATOM, s, i, n);
 }
 
 /* fbpe_rx_piece_end's answer at an ASCII character i from its quick entries, or 0 where they
