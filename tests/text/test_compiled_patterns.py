@@ -220,12 +220,13 @@ def test_counting_equals_the_python_path(name, threads, monkeypatch):
 
 
 @needs_scanner
-@pytest.mark.parametrize("name", ["cl100k-tiktoken", "superwords", "bloom", "possessive"])
-def test_encoding_equals_the_python_path(name):
+@pytest.mark.parametrize("name", ["cl100k-tiktoken", "superwords", "bloom", "tekken", "possessive"])
+@pytest.mark.parametrize("vocab_size", [300, 2000])  # 2000: four pieces in five are tokens
+def test_encoding_equals_the_python_path(name, vocab_size):
     import functionalbpe as fb
 
     docs = [read_corpus(p, 20_000) for p in CORPUS_FILES[:4]] or ["Hello   world's 12345!!\n  \n" * 50]
-    tok = fb.train(docs, 300, pattern=ALL[name])
+    tok = fb.train(docs, vocab_size, pattern=ALL[name], progress=False)
     assert tok._encoder.scanner is not None  # text to ids in C
     texts = docs + ADVERSARIAL[:10] + ["x<|e|>y"]
     for text in texts:
