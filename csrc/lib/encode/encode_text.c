@@ -100,18 +100,41 @@ fbpe_status fbpe_encode_text(const fbpe_bpe *b, fbpe_cache *cache, const fbpe_sp
     return FBPE_OK;
 }
 
+/* The ids of a cached piece appended: most are one to three, stored here rather than
+ * through a call of memcpy (a Functionalizer tokenizer of 8,192 ids, 300,000 fresh
+ * characters of English, one thread: 69.54M -> 68.45M instructions in the whole call,
+ * callgrind). The caller has made room. */
+static inline void append_ids(fbpe_ids *out, const uint32_t *ids, size_t m) {
+    uint32_t *to = out->ids + out->len;
+    out->len += m;
+    switch (m) {
+    case 3:
+        to[2] = ids[2];
+        /* fall through */
+    case 2:
+        to[1] = ids[1];
+        /* fall through */
+    case 1:
+        to[0] = ids[0];
+        /* fall through */
+    case 0:
+        return;
+    default:
+        memcpy(to, ids, m * sizeof(uint32_t));
+    }
+}
+
 #define CACHED_LOOP(END_FN)                                                                    \
     while (i < n) {                                                                            \
         size_t e = END_FN(cl, s, i, n), m;                                                     \
-        const uint32_t *hit = fbpe_cache_lookup(raw, s + i, e - i, &m);                        \
+        const uint32_t *hit = fbpe_cache_lookup(raw, s + i, e - i, n - i, &m);                 \
         if (!hit) {                                                                            \
             *pos = i;                                                                          \
             *end = e;                                                                          \
             return FBPE_MORE;                                                                  \
         }                                                                                      \
-        if (fbpe_ids_reserve(out, m)) return FBPE_ENOMEM;                                      \
-        memcpy(out->ids + out->len, hit, m * sizeof(uint32_t));                                \
-        out->len += m;                                                                         \
+        if (m > out->cap - out->len && fbpe_ids_reserve(out, m)) return FBPE_ENOMEM;           \
+        append_ids(out, hit, m);                                                               \
         i = e;                                                                                 \
     }
 
@@ -132,19 +155,18 @@ fbpe_status fbpe_encode_cached(const fbpe_cache *raw, const fbpe_splitter *sp, c
                 rc = vm.status;
                 break;
             }
-            const uint32_t *hit = fbpe_cache_lookup(raw, s + i, e - i, &m);
+            const uint32_t *hit = fbpe_cache_lookup(raw, s + i, e - i, n - i, &m);
             if (!hit) {
                 *pos = i;
                 *end = e;
                 rc = FBPE_MORE;
                 break;
             }
-            if (fbpe_ids_reserve(out, m)) {
+            if (m > out->cap - out->len && fbpe_ids_reserve(out, m)) {
                 rc = FBPE_ENOMEM;
                 break;
             }
-            memcpy(out->ids + out->len, hit, m * sizeof(uint32_t));
-            out->len += m;
+            append_ids(out, hit, m);
             i = e;
         }
         fbpe_rx_vm_free(&vm);
