@@ -122,7 +122,6 @@ class Encoder:
         self._raw_scanner: Optional[str] = None
         # Whether ids are cached per raw piece (the scheme's text form is not its raw pieces).
         self._per_raw_piece = False
-        self._piece_forms = scheme.piece_forms if scheme is not None else None
         if scheme is not None:
             declared = scheme.compiled()
             self._per_raw_piece = not declared.identity
@@ -246,7 +245,7 @@ class Encoder:
         assert scheme is not None
         if self._raw_scanner is not None:
             try:
-                return self.native.encode_cached(scheme.prepare(text), self._raw_scanner, self._piece_forms)
+                return self.native.encode_cached(scheme.prepare(text), self._raw_scanner, scheme.piece_forms_for_call())
             except CompiledPatternGaveUp:
                 pass
         if self._per_raw_piece:

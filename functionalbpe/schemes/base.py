@@ -17,6 +17,7 @@ hooks below for a newcomer.
 * ``raw_pieces(text)`` — what counting counts: the pieces of ``prepare(text)`` before the
   transform (the plain scheme's are the pattern's matches);
 * ``piece_forms(piece)`` — the text-form pieces of one raw piece (the identity by default);
+  ``piece_forms_for_call()`` gives the same function for a call over many pieces;
 * ``split(text) == [f for p in raw_pieces(text) for f in piece_forms(p)]`` — the text-form
   pieces of a text that holds no special token, what the encoder merges within;
 * ``transform(table)`` — the counted raw pieces to the counted text-form pieces: each raw
@@ -110,6 +111,11 @@ class Scheme(ABC):
     def piece_forms(self, piece: str) -> Tuple[str, ...]:
         """The text-form pieces of one raw piece."""
         return (piece,)
+
+    def piece_forms_for_call(self) -> Callable[[str], Tuple[str, ...]]:
+        """:meth:`piece_forms` for one call that asks for many pieces (the encoder's): a
+        scheme may look up once what each piece would look up again."""
+        return self.piece_forms
 
     def split(self, text: str) -> List[str]:
         """The text-form pieces of a text that holds no special token."""

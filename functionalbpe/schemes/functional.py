@@ -36,7 +36,7 @@ import unicodedata
 from functools import lru_cache
 from itertools import chain, compress, islice
 from operator import eq
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import regex
 
@@ -828,17 +828,30 @@ class Functionalizer(Scheme):
         True
         """
         form = self._cache.get(piece)
-        if form is None:
-            describer = self._describer()
-            form = describer.describe(piece) if describer is not None else None
-            form = self._cache.put(piece, form or self.describe(piece))
-        return form
+        return form if form is not None else self._new_forms(piece, self._describer())
+
+    def piece_forms_for_call(self) -> Callable[[str], Tuple[str, ...]]:
+        """:meth:`piece_forms` with the compiled describer looked up once, for a call over
+        many pieces: looking it up reads the environment (``FUNCTIONALBPE_PUREPYTHON``), which
+        was most of the cost of a piece not yet cached."""
+        describer, cached = self._describer(), self._cache.get
+
+        def forms(piece: str) -> Tuple[str, ...]:
+            form = cached(piece)
+            return form if form is not None else self._new_forms(piece, describer)
+
+        return forms
+
+    def _new_forms(self, piece: str, describer: Any) -> Tuple[str, ...]:
+        form = describer.describe(piece) if describer is not None else None
+        return self._cache.put(piece, form or self.describe(piece))
 
     def split(self, text: str) -> List[str]:
         pieces = self.raw_pieces(text)
         forms: List[Any] = list(map(self._cache.get, pieces))
         if None in forms:
-            forms = [self.piece_forms(p) if f is None else f for f, p in zip(forms, pieces)]
+            forms_of = self.piece_forms_for_call()
+            forms = [forms_of(p) if f is None else f for f, p in zip(forms, pieces)]
         return list(chain.from_iterable(forms))
 
     def transform(self, table: PieceTable) -> PieceTable:

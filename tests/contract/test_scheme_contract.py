@@ -49,6 +49,8 @@ def test_split_is_the_forms_of_the_raw_pieces_and_decodes_back(key, text):
     raw = scheme.raw_pieces(text)
     pieces = scheme.split(text)
     assert pieces == list(chain.from_iterable(map(scheme.piece_forms, raw)))
+    # the function for one call, on a scheme whose cache of forms is still empty
+    assert pieces == list(chain.from_iterable(map(build(key).piece_forms_for_call(), raw)))
     assert all(pieces) and scheme.encode(text) == "".join(pieces)
     assert scheme.prepare(text) == (unicodedata.normalize(scheme.normalize, text) if scheme.normalize else text)
     assert scheme.decode(scheme.encode(text)) == scheme.prepare(text)
