@@ -684,9 +684,17 @@ static inline size_t fbpe_functional_end(const fbpe_classes *cl, const uint8_t *
         }
         return e;
     }
+    /* A word: its ASCII letters eight at a time (as fbpe_run_of_letters reads them), any other
+     * character of it one at a time (scan+count of 1 MB of English, callgrind_scan.py
+     * functionalizer hand: 76.52M -> 71.67M instructions; functionalizer-runs 78.16M ->
+     * 72.72M). */
     e = i + len;
-    while (e < n && fbpe_functional_word(cl, s, e, &len)) e += len;
-    return e;
+    for (;;) {
+        int done;
+        e = fbpe_ascii_letters_end(s, e, n, 0x2020202020202020ull, &done);
+        if (e >= n || !fbpe_functional_word(cl, s, e, &len)) return e;
+        e += len;
+    }
 }
 
 static inline size_t fbpe_functionalizer_end(const fbpe_classes *cl, const uint8_t *s, size_t i,
