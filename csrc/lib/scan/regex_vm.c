@@ -1624,79 +1624,84 @@ static uint8_t arm_taken(const fbpe_rx_loop *lp, uint32_t k) {
                      (FBPE_RX_V_ARM + k == lp->word ? FBPE_RX_V_WORD : 0));
 }
 
-/* What an iteration of loop lp does at ASCII character a followed by ASCII b (b < 0: by a
- * alone, FBPE_RX_V_PAIR where the next character decides), FBPE_RX_V_*: the arms tried in
- * order as run_loop tries them, each look-ahead by its pair table; 0 where one has none or
- * it does not decide, or where an arm is a run of bounded length. */
-static uint8_t loop_verdict(const fbpe_rx *p, const fbpe_rx_loop *lp, int a, int b) {
-    const uint64_t here = p->ascii_masks[a];
-    uint8_t reads = 0;
+/* How loop_verdict and loop_triple decide a look-ahead test: 1 or 0 (whether its body
+ * matches), or -1 where they cannot say. */
+typedef struct {
+    int a, b, c;       /* the characters; b < 0: a alone (loop_verdict) */
+    int pair_asked;    /* loop_verdict: b < 0 and a pair table would decide */
+    size_t reads;      /* loop_verdict: 1 where a pair table decided; loop_triple: the reach */
+    int by_body;       /* loop_triple: a look-ahead no pair table decides runs on "abc" */
+} arm_looks;
+
+static int look_holds(const fbpe_rx *p, const fbpe_rx_look *lk, uint64_t here, arm_looks *at) {
+    uint8_t known = lk->pairs && at->b >= 0 ? p->pairs[lk->pairs - 1][at->a][at->b] : 0;
+    if (known) {
+        if (at->reads < 1) at->reads = 1;
+        return known - 1;
+    }
+    if (!at->by_body) {
+        at->pair_asked = lk->pairs && at->b < 0;
+        return -1;
+    }
+    const uint8_t text[3] = {(uint8_t)at->a, (uint8_t)at->b, (uint8_t)at->c};
+    fbpe_rx_vm vm;
+    fbpe_rx_vm_init(&vm, 3);
+    int holds = look_body(p, &vm, lk, text, 0, 3, here, 1);
+    int decided = holds >= 0 && vm.status == FBPE_OK && vm.reach < 3;
+    if (vm.reach > at->reads) at->reads = vm.reach;
+    fbpe_rx_vm_free(&vm);
+    return decided ? holds : -1;
+}
+
+/* The arms of loop lp tried in order at ASCII character at->a, as run_loop tries them: the
+ * number of the arm taken, lp->num_arms where none is (the loop ends), or -1 where that is
+ * not decided (an arm is a run of bounded length, or look_holds cannot say). */
+static int arm_walk(const fbpe_rx *p, const fbpe_rx_loop *lp, arm_looks *at) {
+    const uint64_t here = p->ascii_masks[at->a];
     for (uint32_t k = 0; k < lp->num_arms; k++) {
         const fbpe_rx_arm *arm = &lp->arms[k];
         if (!(here >> arm->take.atom & 1)) continue;
-        if (arm->take.kind == FBPE_RX_STEP_RANGE) return 0;
+        if (arm->take.kind == FBPE_RX_STEP_RANGE) return -1;
         int ok = 1;
         for (uint32_t t = 0; ok && t < arm->num_tests; t++) {
-            int holds;
-            if (!arm->test_look[t]) {
-                holds = (int)(here >> arm->test_atom[t] & 1);
-            } else {
-                const fbpe_rx_look *lk = &p->looks[arm->test_look[t] - 1];
-                if (!lk->pairs) return 0;
-                if (b < 0) return FBPE_RX_V_PAIR;
-                uint8_t known = p->pairs[lk->pairs - 1][a][b];
-                if (!known) return 0;
-                reads = FBPE_RX_V_READS;
-                holds = known - 1;
-            }
+            int holds = arm->test_look[t]
+                            ? look_holds(p, &p->looks[arm->test_look[t] - 1], here, at)
+                            : (int)(here >> arm->test_atom[t] & 1);
+            if (holds < 0) return -1;
             ok = holds != arm->test_negate[t];
         }
-        if (ok) return (uint8_t)(reads | arm_taken(lp, k));
+        if (ok) return (int)k;
     }
-    return (uint8_t)(reads | FBPE_RX_V_END);
+    return (int)lp->num_arms;
+}
+
+/* FBPE_RX_V_* of arm_walk's answer k >= 0. */
+static uint8_t walk_verdict(const fbpe_rx_loop *lp, int k) {
+    return (uint32_t)k < lp->num_arms ? arm_taken(lp, (uint32_t)k) : FBPE_RX_V_END;
+}
+
+/* What an iteration of loop lp does at ASCII character a followed by ASCII b (b < 0: by a
+ * alone, FBPE_RX_V_PAIR where the next character decides), FBPE_RX_V_*: each look-ahead by
+ * its pair table; 0 where one has none or it does not decide, or where an arm is a run of
+ * bounded length. */
+static uint8_t loop_verdict(const fbpe_rx *p, const fbpe_rx_loop *lp, int a, int b) {
+    arm_looks at = {a, b, 0, 0, 0, 0};
+    int k = arm_walk(p, lp, &at);
+    if (k < 0) return at.pair_asked ? FBPE_RX_V_PAIR : 0;
+    return (uint8_t)((at.reads ? FBPE_RX_V_READS : 0) | walk_verdict(lp, k));
 }
 
 /* What an iteration of loop lp does at ASCII characters a b c where loop_pairs does not
- * decide it (fbpe_rx.loop_triples): the arms tried in order as loop_iteration tries them,
- * each look-ahead by its pair table where that decides it, else by its body run on the text
- * "abc" alone, which decides it for every text that goes on with a b c where it read neither
- * past c nor whether the text ends after c. FBPE_RX_V_* with READS where what was read ends
- * at c; 0 where it does not decide or what was read ends before c (loop_iteration's SEEN
- * records c). */
+ * decide it (fbpe_rx.loop_triples): each look-ahead by its pair table where that decides it,
+ * else by its body run on the text "abc" alone, which decides it for every text that goes on
+ * with a b c where it read neither past c nor whether the text ends after c. FBPE_RX_V_*
+ * with READS where what was read ends at c; 0 where it does not decide or what was read ends
+ * before c (loop_iteration's SEEN records c). */
 static uint8_t loop_triple(const fbpe_rx *p, const fbpe_rx_loop *lp, int a, int b, int c) {
-    const uint64_t here = p->ascii_masks[a];
-    const uint8_t text[3] = {(uint8_t)a, (uint8_t)b, (uint8_t)c};
-    size_t reads = 0;
-    for (uint32_t k = 0; k < lp->num_arms; k++) {
-        const fbpe_rx_arm *arm = &lp->arms[k];
-        if (!(here >> arm->take.atom & 1)) continue;
-        if (arm->take.kind == FBPE_RX_STEP_RANGE) return 0;
-        int ok = 1;
-        for (uint32_t t = 0; ok && t < arm->num_tests; t++) {
-            int holds;
-            if (!arm->test_look[t]) {
-                holds = (int)(here >> arm->test_atom[t] & 1);
-            } else {
-                const fbpe_rx_look *lk = &p->looks[arm->test_look[t] - 1];
-                uint8_t known = lk->pairs ? p->pairs[lk->pairs - 1][a][b] : 0;
-                if (known) {
-                    if (reads < 1) reads = 1;
-                    holds = known - 1;
-                } else {
-                    fbpe_rx_vm vm;
-                    fbpe_rx_vm_init(&vm, 3);
-                    holds = look_body(p, &vm, lk, text, 0, 3, here, 1);
-                    int decided = holds >= 0 && vm.status == FBPE_OK && vm.reach < 3;
-                    if (vm.reach > reads) reads = vm.reach;
-                    fbpe_rx_vm_free(&vm);
-                    if (!decided) return 0;
-                }
-            }
-            ok = holds != arm->test_negate[t];
-        }
-        if (ok) return reads == 2 ? (uint8_t)(FBPE_RX_V_READS | arm_taken(lp, k)) : 0;
-    }
-    return reads == 2 ? (uint8_t)(FBPE_RX_V_READS | FBPE_RX_V_END) : 0;
+    arm_looks at = {a, b, c, 0, 0, 1};
+    int k = arm_walk(p, lp, &at);
+    if (k < 0 || at.reads != 2) return 0;
+    return (uint8_t)(FBPE_RX_V_READS | walk_verdict(lp, k));
 }
 
 /* The rows of loop_triples for loop table k (the pairs it does not decide), shared where
