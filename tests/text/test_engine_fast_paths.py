@@ -42,14 +42,19 @@ FAST = {
     # back to an atom it lacks (no entry), counted runs stopped by their maximum or by a
     # character, fused runs of a range and of a class that is not one, with a head, a tail
     # and a guard, runs given back to a line break (an atom, a run, a minimum), a run-not
-    "quick": r"""[ab]*c|\d{2,4}|[A-Z]?[a-z]+[0-9]*(?:'s|'t)?|[a-z]{1,3}|[ \t]*\n+|[ \n]{2,}\n|\t*\n|[!-/]?[^\sa-z0-9]+[\r\n]*|\s+(?!\S)|\s+|[\s\S]""",    # runs before the end ($: the end, or before a final \n): possessive and greedy, of an
+    "quick": r"""[ab]*c|\d{2,4}|[A-Z]?[a-z]+[0-9]*(?:'s|'t)?|[a-z]{1,3}|[ \t]*\n+|[ \n]{2,}\n|\t*\n|[!-/]?[^\sa-z0-9]+[\r\n]*|\s+(?!\S)|\s+|[\s\S]""",
+    # runs taken whole at a character of their own (FBPE_RX_QUICK_RUN): Y+ and Y* of a
+    # range and of a class that is not one, after a head X? the character is not (X not
+    # taken), beside a head it is (FUSED), and Y+ of one character (the Functionalizer's ` +`)
+    "quick-run": r"""[,.]?[a-z0-9_]+|[\p{L}\p{N}_\x0b]*|\t+| +|[^\sa-z]+|[\s\S]""",
+    # runs before the end ($: the end, or before a final \n): possessive and greedy, of an
     # atom without \n (which $ may then follow; a quick entry after it decides where it
     # fails), with a minimum; bounded (no quick entry)
     "run-end": r"""[a-z]+|[ \t]+$|[0-9]\s{2,}$|[ ]{1,2}$|[ \t]|\s++$|\s+$|\s*\n|\s+(?!\S)|\s|[\s\S]""",
 }
 
 ALPHABET = "aAbcxyzZd09 \n\r\t\x00\x07\x7f@[`{-'sTʰǅÉéа\u0301\u3000…中"
-FAST_AND_SHIPPED = {**FAST, **{n: ALL[n] for n in ("gpt2", "gpt4", "o200k", "tekken", "llama3", "superwords")}}
+FAST_AND_SHIPPED = {**FAST, **{n: ALL[n] for n in ("gpt2", "gpt4", "o200k", "tekken", "llama3", "superwords", "functionalizer-runs")}}
 
 
 @needs_scanner

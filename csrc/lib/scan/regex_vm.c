@@ -1839,6 +1839,8 @@ static int quick_of(const fbpe_rx *p, uint32_t c, uint32_t k, fbpe_rx_quick *q) 
         /* The character Y starts at: this one, or the next, which the head tests. */
         q->look = q->ymin == 0 && (q->head || !q->skip);
         q->kind = FBPE_RX_QUICK_FUSED;
+        if (!q->skip && !q->head && !q->tail && !q->guard && q->ymin <= 1 && (here >> q->y & 1))
+            q->kind = FBPE_RX_QUICK_RUN;
         return 1;
     }
     if (opt) return 0;
