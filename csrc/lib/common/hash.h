@@ -79,8 +79,10 @@ static inline __attribute__((always_inline)) void fbpe_key_words16(const uint8_t
 }
 
 /* The hash of a string of at most 16 bytes from its key's words (fbpe_key_make's, which
- * goes on from the first line for longer strings). */
-static inline uint64_t fbpe_key_hash_short(uint64_t w0, uint64_t w1, size_t len) {
+ * goes on from the first line for longer strings). Always inline: with the piece cache's
+ * lookup inline too (piece_cache.h), GCC made it a call in the marker scheme's loop (8,192
+ * ids, 300,000 fresh characters: 21.06M -> 21.25M instructions). */
+static inline __attribute__((always_inline)) uint64_t fbpe_key_hash_short(uint64_t w0, uint64_t w1, size_t len) {
     uint64_t h = (w0 ^ FBPE_MIX1) * FBPE_MIX2 ^ (w1 + len) * FBPE_MIX3;
     h ^= h >> 32;
     h *= FBPE_MIX1;

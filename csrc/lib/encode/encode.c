@@ -5,6 +5,7 @@
 #include "../common/hash.h"
 #include "../common/huge_pages.h"
 #include "../common/key_heap.h"
+#include "piece_cache.h"
 #include "vocab_slots.h"
 #include "../common/utf8.h"
 
@@ -26,8 +27,6 @@
  * where the backtracking encoder has been built, it takes these pieces instead
  * (merge_piece). */
 #define SHORT_PIECE 64
-/* Longer pieces are not cached: they are rare, and each would cost its length in memory. */
-#define CACHE_MAX_PIECE 256
 /* Nor are pieces of 3 bytes or fewer: merging them costs less than a lookup and an insert,
  * and in base64 or cut CJK they are most pieces (callgrind, 400 KB of base64: caching
  * them cost 19% more instructions than merging them each time). */
@@ -1033,28 +1032,6 @@ fbpe_status fbpe_merge(const fbpe_bpe *b, uint32_t *ids, size_t n, int method, s
 
 /* ---- the piece cache ------------------------------------------------------------------ */
 
-typedef struct {
-    uint64_t hash;
-    uint32_t key_off, key_len; /* key_len 0: empty */
-    uint32_t ids_off, ids_len;
-} cache_slot;
-
-/* Each worker writes its cache's counts as it adds pieces: a cache line of space before and
- * after them, so that two workers' caches, allocated one after the other, never share a line
- * (see fbpe_encode_batch, whose arrays of ids did). */
-#define CACHE_LINE 64
-struct fbpe_cache {
-    unsigned char line_before[CACHE_LINE];
-    cache_slot *slots;
-    size_t mask, size;
-    uint8_t *keys;
-    size_t keys_len, keys_cap;
-    uint32_t *vals;
-    size_t vals_len, vals_cap;
-    size_t limit; /* emptied when it holds this many pieces; 0: CACHE_MAX_ENTRIES */
-    unsigned char line_after[CACHE_LINE];
-};
-
 static void cache_free(fbpe_cache *c) {
     if (!c) return;
     free(c->slots);
@@ -1064,31 +1041,17 @@ static void cache_free(fbpe_cache *c) {
 }
 
 static void cache_clear(fbpe_cache *c) {
-    if (c->slots) memset(c->slots, 0, (c->mask + 1) * sizeof(cache_slot));
+    if (c->slots) memset(c->slots, 0, (c->mask + 1) * sizeof(fbpe_cache_slot));
     c->size = c->keys_len = c->vals_len = 0;
-}
-
-static const uint32_t *cache_get(const fbpe_cache *c, const uint8_t *s, size_t n, uint64_t h,
-                                 size_t *len) {
-    if (!c->slots) return NULL;
-    size_t i = (size_t)h & c->mask;
-    for (;;) {
-        const cache_slot *e = &c->slots[i];
-        if (!e->key_len) return NULL;
-        if (e->hash == h && e->key_len == n && memcmp(c->keys + e->key_off, s, n) == 0) {
-            *len = e->ids_len;
-            return c->vals + e->ids_off;
-        }
-        i = (i + 1) & c->mask;
-    }
 }
 
 static fbpe_status cache_grow(fbpe_cache *c) {
     size_t cap = c->slots ? 2 * (c->mask + 1) : 1024;
-    cache_slot *slots = (cache_slot *)calloc(cap, sizeof(cache_slot));
+    if (cap > (size_t)UINT32_MAX + 1) return FBPE_ENOMEM; /* a slot keeps 32 bits of its hash */
+    fbpe_cache_slot *slots = (fbpe_cache_slot *)calloc(cap, sizeof(fbpe_cache_slot));
     if (!slots) return FBPE_ENOMEM;
     for (size_t k = 0; c->slots && k <= c->mask; k++) {
-        cache_slot e = c->slots[k];
+        fbpe_cache_slot e = c->slots[k];
         if (!e.key_len) continue;
         size_t i = (size_t)e.hash & (cap - 1);
         while (slots[i].key_len) i = (i + 1) & (cap - 1);
@@ -1112,30 +1075,40 @@ static fbpe_status reserve_bytes(uint8_t **p, size_t *cap, size_t need) {
 }
 
 /* Remember piece s[0..n) -> ids[0..m). Out of memory only means it is not remembered. */
-static void cache_put(fbpe_cache *c, const uint8_t *s, size_t n, uint64_t h, const uint32_t *ids,
-                      size_t m) {
-    /* offsets are 32-bit: such a piece is not kept */
-    if (m > UINT32_MAX / sizeof(uint32_t)) return;
+static void cache_put(fbpe_cache *c, const uint8_t *s, size_t n, size_t readable, uint64_t h,
+                      const uint32_t *ids, size_t m) {
+    /* a slot's lengths are 16-bit: such a piece is not kept */
+    if (m > UINT16_MAX || n > FBPE_CACHE_MAX_PIECE) return;
+    size_t rest = n > FBPE_INLINE_KEY ? n - FBPE_INLINE_KEY : 0; /* the bytes after the key's words */
+    /* and its offsets 32-bit: full, it starts again */
     if (c->size >= (c->limit ? c->limit : CACHE_MAX_ENTRIES) ||
-        m > UINT32_MAX / sizeof(uint32_t) - c->vals_len)
+        m > UINT32_MAX / sizeof(uint32_t) - c->vals_len || rest > UINT32_MAX - c->keys_len)
         cache_clear(c);
     if ((!c->slots || 2 * (c->size + 1) > c->mask + 1) && cache_grow(c)) return;
-    if (reserve_bytes(&c->keys, &c->keys_cap, c->keys_len + n)) return;
+    if (reserve_bytes(&c->keys, &c->keys_cap, c->keys_len + rest)) return;
     size_t vals_bytes = c->vals_cap * sizeof(uint32_t);
     if (reserve_bytes((uint8_t **)&c->vals, &vals_bytes, (c->vals_len + m) * sizeof(uint32_t)))
         return;
     c->vals_cap = vals_bytes / sizeof(uint32_t);
     size_t i = (size_t)h & c->mask;
     while (c->slots[i].key_len) i = (i + 1) & c->mask;
-    cache_slot *e = &c->slots[i];
-    e->hash = h;
+    fbpe_cache_slot *e = &c->slots[i];
+    /* the key's words without its hash, which is h (fbpe_key_make's first half) */
+    uint64_t w[2] = {0, 0};
+    if (readable >= FBPE_INLINE_KEY)
+        fbpe_key_words16(s, n, w);
+    else
+        memcpy(w, s, n < FBPE_INLINE_KEY ? n : FBPE_INLINE_KEY);
+    e->hash = (uint32_t)h;
+    e->w[0] = w[0];
+    e->w[1] = w[1];
     e->key_off = (uint32_t)c->keys_len;
-    e->key_len = (uint32_t)n;
+    e->key_len = (uint16_t)n;
     e->ids_off = (uint32_t)c->vals_len;
-    e->ids_len = (uint32_t)m;
-    memcpy(c->keys + c->keys_len, s, n);
+    e->ids_len = (uint16_t)m;
+    if (rest) memcpy(c->keys + c->keys_len, s + FBPE_INLINE_KEY, rest);
     memcpy(c->vals + c->vals_len, ids, m * sizeof(uint32_t));
-    c->keys_len += n;
+    c->keys_len += rest;
     c->vals_len += m;
     c->size++;
 }
@@ -1170,20 +1143,8 @@ fbpe_cache *fbpe_cache_new(size_t limit) {
 
 void fbpe_cache_delete(fbpe_cache *c) { cache_free(c); }
 
-const uint32_t *fbpe_cache_lookup(const fbpe_cache *c, const uint8_t *s, size_t n, size_t readable,
-                                  size_t *m) {
-    if (n > CACHE_MAX_PIECE) return NULL;
-    /* The hash fbpe_hash_bytes gives (fbpe_cache_store's), its key read in two loads where the
-     * text allows: with readable = n, fbpe_key_make copied a short piece through a call of
-     * memcpy. This and the room for the ids tested inline in fbpe_encode_cached: 71.96M ->
-     * 69.54M instructions (the measurement of append_ids, encode_text.c). */
-    fbpe_key key;
-    fbpe_key_make(&key, s, n, readable);
-    return cache_get(c, s, n, key.hash, m);
-}
-
 void fbpe_cache_store(fbpe_cache *c, const uint8_t *s, size_t n, const uint32_t *ids, size_t m) {
-    if (n <= CACHE_MAX_PIECE) cache_put(c, s, n, fbpe_hash_bytes(s, n), ids, m);
+    if (n <= FBPE_CACHE_MAX_PIECE) cache_put(c, s, n, n, fbpe_hash_bytes(s, n), ids, m);
 }
 
 /* ---- cutting a piece where no merge joins ---------------------------------------------
@@ -1542,9 +1503,9 @@ static STAGE_ONE_REST fbpe_status stage_one_not_token(const fbpe_bpe *b, const f
                                        size_t *m, const fbpe_key *key) {
     uint32_t limit = w->limit;
     uint64_t h = key->hash ^ SEGMENT_KEY;
-    fbpe_cache *kept = n < CACHE_MIN_PIECE || n > CACHE_MAX_PIECE ? NULL : cache;
+    fbpe_cache *kept = n < CACHE_MIN_PIECE || n > FBPE_CACHE_MAX_PIECE ? NULL : cache;
     if (kept) {
-        const uint32_t *hit = cache_get(kept, s, n, h, m);
+        const uint32_t *hit = fbpe_cache_get(kept, key, h, m);
         if (hit) {
             memcpy(ids, hit, *m * sizeof(uint32_t));
             return FBPE_OK;
@@ -1555,7 +1516,7 @@ static STAGE_ONE_REST fbpe_status stage_one_not_token(const fbpe_bpe *b, const f
         for (size_t i = 0; i < n; i++) ids[i] = s[i];
         *m = merge_short_below(b, ids, n, limit);
     }
-    if (kept) cache_put(kept, s, n, h, ids, *m);
+    if (kept) cache_put(kept, s, n, readable, h, ids, *m);
     return FBPE_OK;
 }
 
@@ -1895,7 +1856,7 @@ static ALWAYS_INLINE fbpe_status merge_piece(const fbpe_bpe *b, fbpe_cache *cach
                         0, &m);
     if (rc == FBPE_OK) {
         rc = push_ids(out, ids, m);
-        if (!rc && kept) cache_put(kept, s, n, h, ids, m);
+        if (!rc && kept) cache_put(kept, s, n, readable, h, ids, m);
     }
     if (ids != small) free(ids);
     return rc;
@@ -1937,10 +1898,10 @@ static ALWAYS_INLINE fbpe_status encode_not_whole(const fbpe_bpe *b, fbpe_cache 
         return FBPE_OK;
     }
     uint64_t h = key->hash;
-    fbpe_cache *kept = n < CACHE_MIN_PIECE || n > CACHE_MAX_PIECE ? NULL : cache;
+    fbpe_cache *kept = n < CACHE_MIN_PIECE || n > FBPE_CACHE_MAX_PIECE ? NULL : cache;
     if (kept) {
         size_t m;
-        const uint32_t *hit = cache_get(kept, s, n, h, &m);
+        const uint32_t *hit = fbpe_cache_get(kept, key, h, &m);
         if (hit) return push_ids(out, hit, m);
     }
     /* A table of two stages cuts a long piece into words itself. The cut where no merge

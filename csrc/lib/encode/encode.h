@@ -292,10 +292,7 @@ void fbpe_cache_give(fbpe_bpe *b, fbpe_cache *c);
  * most 256 bytes (longer ones are never found); emptied when it holds `limit` pieces. */
 fbpe_cache *fbpe_cache_new(size_t limit);
 void fbpe_cache_delete(fbpe_cache *c);
-/* The ids cached for s[0..n) (their number in *m), or NULL. readable: how many bytes from s
- * may be read (at least n), as in fbpe_encode_piece. */
-const uint32_t *fbpe_cache_lookup(const fbpe_cache *c, const uint8_t *s, size_t n, size_t readable,
-                                  size_t *m);
+/* Looking a piece up: fbpe_cache_lookup (piece_cache.h, inline). */
 /* Remember s[0..n) -> ids[0..m); out of memory only means it is not remembered. */
 void fbpe_cache_store(fbpe_cache *c, const uint8_t *s, size_t n, const uint32_t *ids, size_t m);
 
