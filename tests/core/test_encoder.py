@@ -350,6 +350,23 @@ def test_backtracking_is_refused_with_atoms_or_joins():
 
 
 @needs_native
+def test_the_piece_cache_tells_apart_pieces_that_share_their_first_16_bytes():
+    # A cached key keeps its first 16 bytes as two words in its slot, half its hash, and
+    # only the rest in the cache's bytes (piece_cache.h): pieces equal up to there, of one
+    # length or of 16 and 17 bytes, each looked up after all were cached, equal the reference.
+    merges = [(97, 97), (256, 256), (98, 99), (120, 98)]
+    bpe = ENCODER.BPE([], merges)
+    ranks = ranks_from_merges(merges, 256)
+    head = "a" * 16
+    pieces = [head + "bcx", head + "xbc", head + "xcb", head, head + "b", "a" * 15 + "b", head + "bc" * 40]
+    want = [encode_piece(list(p.encode()), ranks) for p in pieces]
+    flat = [i for ids in want for i in ids]
+    assert bpe.encode_pieces(pieces) == flat
+    assert bpe.encode_pieces(pieces[::-1]) == [i for ids in want[::-1] for i in ids]  # from the cache
+    assert bpe.encode_pieces(pieces) == flat
+
+
+@needs_native
 def test_a_token_is_taken_whole_only_if_its_merges_make_it():
     # "abc" is a token (a, bc), but "ab" merges first, so BPE never makes it from "abc".
     merges = [(97, 98), (98, 99), (97, 257)]
