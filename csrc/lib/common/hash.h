@@ -90,17 +90,22 @@ static inline __attribute__((always_inline)) uint64_t fbpe_key_hash_short(uint64
     return h;
 }
 
-/* `readable`: how many bytes from p may be read (at least len). With 16 or more the key is
- * fbpe_key_words16; else a byte copy. */
-static inline void fbpe_key_make(fbpe_key *k, const uint8_t *p, size_t len, size_t readable) {
-    size_t head = len < FBPE_INLINE_KEY ? len : FBPE_INLINE_KEY;
-    uint64_t w[2] = {0, 0};
-    k->p = p;
-    k->len = len;
+/* The key's two words of p[0..len); `readable`: how many bytes from p may be read (at least
+ * len). With 16 or more, fbpe_key_words16; else a byte copy. */
+static inline __attribute__((always_inline)) void fbpe_key_words(const uint8_t *p, size_t len, size_t readable,
+                                                                uint64_t w[2]) {
+    w[0] = w[1] = 0;
     if (readable >= FBPE_INLINE_KEY)
         fbpe_key_words16(p, len, w);
     else
-        memcpy(w, p, head);
+        memcpy(w, p, len < FBPE_INLINE_KEY ? len : FBPE_INLINE_KEY);
+}
+
+static inline void fbpe_key_make(fbpe_key *k, const uint8_t *p, size_t len, size_t readable) {
+    uint64_t w[2];
+    k->p = p;
+    k->len = len;
+    fbpe_key_words(p, len, readable, w);
     k->w[0] = w[0];
     k->w[1] = w[1];
     if (len <= FBPE_INLINE_KEY) {

@@ -1093,12 +1093,8 @@ static void cache_put(fbpe_cache *c, const uint8_t *s, size_t n, size_t readable
     size_t i = (size_t)h & c->mask;
     while (c->slots[i].key_len) i = (i + 1) & c->mask;
     fbpe_cache_slot *e = &c->slots[i];
-    /* the key's words without its hash, which is h (fbpe_key_make's first half) */
-    uint64_t w[2] = {0, 0};
-    if (readable >= FBPE_INLINE_KEY)
-        fbpe_key_words16(s, n, w);
-    else
-        memcpy(w, s, n < FBPE_INLINE_KEY ? n : FBPE_INLINE_KEY);
+    uint64_t w[2]; /* its key without the hash, which is h */
+    fbpe_key_words(s, n, readable, w);
     e->hash = (uint32_t)h;
     e->w[0] = w[0];
     e->w[1] = w[1];
