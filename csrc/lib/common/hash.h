@@ -92,8 +92,8 @@ static inline __attribute__((always_inline)) uint64_t fbpe_key_hash_short(uint64
 
 /* The key's two words of p[0..len); `readable`: how many bytes from p may be read (at least
  * len). With 16 or more, fbpe_key_words16; else a byte copy. */
-static inline __attribute__((always_inline)) void fbpe_key_words(const uint8_t *p, size_t len, size_t readable,
-                                                                uint64_t w[2]) {
+static inline __attribute__((always_inline)) void fbpe_key_words(const uint8_t *p, size_t len,
+                                                                size_t readable, uint64_t w[2]) {
     w[0] = w[1] = 0;
     if (readable >= FBPE_INLINE_KEY)
         fbpe_key_words16(p, len, w);

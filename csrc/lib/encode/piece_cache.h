@@ -50,14 +50,15 @@ struct fbpe_cache {
 
 /* The ids cached for the piece of key k, whose hash in this cache is h (their number in
  * *len), or NULL. */
-static inline __attribute__((always_inline)) const uint32_t *fbpe_cache_get(const fbpe_cache *c, const fbpe_key *k, uint64_t h,
-                                             size_t *len) {
+static inline __attribute__((always_inline)) const uint32_t *
+fbpe_cache_get(const fbpe_cache *c, const fbpe_key *k, uint64_t h, size_t *len) {
     if (!c->slots) return NULL;
     size_t i = (size_t)h & c->mask;
     for (;;) {
         const fbpe_cache_slot *e = &c->slots[i];
         if (!e->key_len) return NULL;
-        if (e->hash == (uint32_t)h && e->key_len == k->len && e->w[0] == k->w[0] && e->w[1] == k->w[1] &&
+        if (e->hash == (uint32_t)h && e->key_len == k->len && e->w[0] == k->w[0] &&
+            e->w[1] == k->w[1] &&
             (k->len <= FBPE_INLINE_KEY ||
              memcmp(c->keys + e->key_off, k->p + FBPE_INLINE_KEY, k->len - FBPE_INLINE_KEY) == 0)) {
             *len = e->ids_len;
@@ -69,8 +70,8 @@ static inline __attribute__((always_inline)) const uint32_t *fbpe_cache_get(cons
 
 /* The ids cached for s[0..n) (their number in *m), or NULL. readable: how many bytes from s
  * may be read (at least n), as in fbpe_encode_piece. */
-static inline __attribute__((always_inline)) const uint32_t *fbpe_cache_lookup(const fbpe_cache *c, const uint8_t *s, size_t n,
-                                                size_t readable, size_t *m) {
+static inline __attribute__((always_inline)) const uint32_t *
+fbpe_cache_lookup(const fbpe_cache *c, const uint8_t *s, size_t n, size_t readable, size_t *m) {
     if (n > FBPE_CACHE_MAX_PIECE) return NULL;
     fbpe_key key;
     if (n <= FBPE_INLINE_KEY && readable >= FBPE_INLINE_KEY) {
