@@ -26,7 +26,7 @@ from .util.collector import collector_paused
 from .core.alphabet import Alphabet, check_policy, policy_code
 from .core.decoding import Decoding
 from .core.dropout import check_dropout
-from .core.encoder import Encoder, encode_batch_flat, pack, stage_limit
+from .core.encoder import Encoder, encode_batch_flat, pack, plain_texts, stage_limit
 from .core.idmap import IdMap
 from .core.vocabulary import Vocabulary
 from .errors import FunctionalBPEError, TokenizerFileError, UnknownTokenError
@@ -364,7 +364,7 @@ class Tokenizer:
         >>> fb.train(["ab ab"], vocab_size=257, progress=False).encode_batch(["ab", "b"], threads=2)
         [[256], [98]]
         """
-        texts = list(map(plain_str, texts))
+        texts = plain_texts(texts)
         if num_threads is not None:
             if threads is not None:
                 raise FunctionalBPEError("give threads or num_threads (the same option), not both")
@@ -447,7 +447,7 @@ class Tokenizer:
         if allowed:
             lists = self.encode_batch(texts, threads, allowed_special=allowed, disallowed_special=disallowed)
             return pack(lists, width), [len(ids) for ids in lists]
-        texts = list(map(plain_str, texts))
+        texts = plain_texts(texts)
         threads = thread_count(threads)
         return self._encoder.encode_texts_packed(texts, threads, width, self._specials.refusal(disallowed))
 

@@ -180,6 +180,31 @@ def test_the_ints_put_by_the_workers_hold_one_reference_per_id(tiny_units):
 
 
 @needs_native
+def test_the_lists_of_a_batch_filled_by_the_workers(tiny_units):
+    # encode_batch's lists are made on the calling thread and their ints put by the workers
+    # (_TextBatch.lists_on_workers), units taken several at a time: the same lists as one
+    # thread, empty texts included, and one reference per id.
+    import sys
+
+    tok = random_tokenizer(4)
+    lines = "".join(stdlib_text(60_000)).splitlines()
+    texts = ["", *lines, "", MULTILINGUAL, "a", ""]
+    assert len(texts) > 2 * 3 * 64  # so that a worker takes several units at a time
+    one = tok.encode_batch(texts, threads=1)
+    assert one == [tok.encode_ordinary(t, threads=1) for t in texts]
+    ints = sorted({i for ids in one for i in ids if i > 256})
+    assert len(ints) > 20
+    want = [sum(ids.count(i) for ids in one) for i in ints]
+    before = [sys.getrefcount(i) for i in ints]
+    three = tok.encode_batch(texts, threads=3)
+    gained = [sys.getrefcount(i) for i in ints]
+    assert three == one
+    assert [g - b for g, b in zip(gained, before)] == want
+    del three
+    assert [sys.getrefcount(i) for i in ints] == before
+
+
+@needs_native
 def test_calls_from_several_threads_at_once_share_the_workers(tiny_units, monkeypatch):
     # The worker threads serve one call at a time (csrc/lib/common/workers.c); a call made while
     # another has them runs on its own thread. Four threads each make such calls at once.

@@ -229,6 +229,29 @@ int fbpe_needles_in(const fbpe_needles *nd, const uint8_t *s, size_t n) {
     return 0;
 }
 
+/* Unit u encoded by worker w, its ids appended to out; scratch holds the UTF-8 of a text
+ * given as code units. */
+static inline void encode_unit(fbpe_bpe *b, fbpe_cache *cache, const fbpe_splitter *sp,
+                               const fbpe_needles *needles, fbpe_text_unit *u, size_t w,
+                               fbpe_ids *out, uint8_t **scratch, size_t *scratch_cap) {
+    u->worker = w;
+    u->off = out->len;
+    const uint8_t *s = u->data;
+    size_t n = u->len;
+    u->status = FBPE_OK;
+    if (u->ucs_kind) {
+        u->status = fbpe_ucs_to_utf8_grown(u->ucs, u->ucs_kind, u->ucs_len, scratch, scratch_cap, &n);
+        s = *scratch;
+    }
+    if (u->status == FBPE_OK) {
+        if (needles && fbpe_needles_in(needles, s, n))
+            u->holds_needle = 1; /* refused by the caller: no ids */
+        else
+            u->status = fbpe_encode_text(b, cache, sp, s, n, out);
+    }
+    u->count = out->len - u->off;
+}
+
 void fbpe_encode_batch(fbpe_bpe *b, const fbpe_splitter *sp, fbpe_text_batch *batch) {
     size_t w = fbpe_take_next(&batch->next_worker);
     if (w >= batch->num_workers) return;
@@ -240,29 +263,12 @@ void fbpe_encode_batch(fbpe_bpe *b, const fbpe_splitter *sp, fbpe_text_batch *ba
      * Python source 135 and 74. */
     fbpe_ids own = batch->outs[w], *out = &own;
     fbpe_cache *cache = fbpe_cache_take(b);
-    uint8_t *scratch = NULL; /* this worker's UTF-8 of the texts given as code units */
+    uint8_t *scratch = NULL;
     size_t scratch_cap = 0;
-    for (;;) {
-        size_t k = fbpe_take_next(&batch->next);
-        if (k >= batch->num_units) break;
-        fbpe_text_unit *u = &batch->units[k];
-        u->worker = w;
-        u->off = out->len;
-        const uint8_t *s = u->data;
-        size_t n = u->len;
-        u->status = FBPE_OK;
-        if (u->ucs_kind) {
-            u->status = fbpe_ucs_to_utf8_grown(u->ucs, u->ucs_kind, u->ucs_len, &scratch, &scratch_cap, &n);
-            s = scratch;
-        }
-        if (u->status == FBPE_OK) {
-            if (batch->needles && fbpe_needles_in(batch->needles, s, n))
-                u->holds_needle = 1; /* refused by the caller: no ids */
-            else
-                u->status = fbpe_encode_text(b, cache, sp, s, n, out);
-        }
-        u->count = out->len - u->off;
-    }
+    size_t first, last;
+    while (fbpe_take_range(&batch->next, batch->take ? batch->take : 1, batch->num_units, &first, &last))
+        for (size_t k = first; k < last; k++)
+            encode_unit(b, cache, sp, batch->needles, &batch->units[k], w, out, &scratch, &scratch_cap);
     batch->outs[w] = own;
     free(scratch);
     fbpe_cache_give(b, cache);
@@ -279,9 +285,27 @@ static void run_batch_job(void *arg) {
     fbpe_encode_batch(job->b, job->sp, job->batch);
 }
 
+/* Units are taken TAKE_BYTES of text at a time, and at least TAKES_PER_THREAD takes a thread
+ * where there are enough units. Taken one at a time, every unit moved the shared counter's
+ * line and the line of units it lies in (each worker writes its units' place) from core to
+ * core: 661,086 short lines (30 MB, cl100k), fbpe_encode_batch's own share of the profile
+ * (perf) went from 2.7% on one thread to 14.6% on two, and two threads spent 1.47 times the
+ * CPU time of one. */
+enum { TAKE_BYTES = 64 * 1024, TAKES_PER_THREAD = 64 };
+
+static size_t batch_take(size_t num_units, size_t bytes, size_t threads) {
+    if (!num_units || !threads) return 1;
+    size_t per_unit = bytes / num_units + 1;
+    size_t take = TAKE_BYTES / per_unit;
+    size_t most = num_units / threads / TAKES_PER_THREAD;
+    if (take > most) take = most;
+    return take ? take : 1;
+}
+
 void fbpe_encode_batch_on(fbpe_bpe *b, const fbpe_splitter *sp, fbpe_text_batch *batch,
                           size_t threads) {
     batch_job job = {b, sp, batch};
     if (threads > batch->num_workers) threads = batch->num_workers;
+    batch->take = batch_take(batch->num_units, batch->bytes, threads);
     fbpe_workers_run(threads, run_batch_job, &job);
 }

@@ -75,7 +75,9 @@ int fbpe_needles_in(const fbpe_needles *nd, const uint8_t *s, size_t n);
 typedef struct {
     fbpe_text_unit *units;
     size_t num_units;
-    size_t next;        /* the next unit to take; updated atomically */
+    size_t bytes;       /* the units' bytes, about (code units count twice): sizes a take */
+    size_t take;        /* units taken at a time (fbpe_encode_batch_on sets it; 0 is 1) */
+    size_t next;        /* the next take, in takes; updated atomically */
     fbpe_ids *outs;     /* num_workers arrays, one per call of fbpe_encode_batch */
     size_t num_workers;
     size_t next_worker; /* the next array to take; updated atomically */
