@@ -162,6 +162,10 @@ cdef extern from "lib/scan/specials.h":
                                   uint32_t *scratch, fbpe_special_sink emit, void *ctx) nogil
 
 
+cdef extern from "lib/common/take_next.h":
+    size_t fbpe_take_size(size_t n, size_t bytes, size_t threads)
+
+
 cdef extern from "lib/count/count.h":
     ctypedef struct fbpe_unit:
         const uint8_t *data
@@ -174,6 +178,7 @@ cdef extern from "lib/count/count.h":
     ctypedef struct fbpe_batch:
         fbpe_unit *units
         size_t num_units
+        size_t take
         size_t next
     ctypedef struct fbpe_count_error:
         fbpe_status status
@@ -984,6 +989,7 @@ cdef class PieceCounter:
         self._batch.num_units = self.num_units
         self._batch.next = 0
         workers = 1 if self.batch_bytes < PARALLEL_MIN_BYTES else min(self.threads, self.num_units)
+        self._batch.take = fbpe_take_size(self.num_units, self.batch_bytes, workers)
         self.num_units = 0
         self.batch_bytes = 0
         self.flying_workers = workers

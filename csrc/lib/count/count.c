@@ -218,30 +218,36 @@ fbpe_status fbpe_count_text(const fbpe_count_config *cfg, const fbpe_parts *t, c
     return rc;
 }
 
-void fbpe_count_batch(const fbpe_count_config *cfg, const fbpe_parts *t, fbpe_batch *batch,
-                      fbpe_count_error *err) {
-    for (;;) {
-        size_t k = fbpe_take_next(&batch->next);
-        if (k >= batch->num_units) return;
-        const fbpe_unit *u = &batch->units[k];
-        if (u->validate) {
-            int incomplete;
-            size_t bad = fbpe_utf8_invalid(u->data, u->len, 0, &incomplete);
-            if (bad < u->len) {
-                if (err->status != FBPE_EUTF8 || u->base + bad < err->offset) {
-                    err->status = FBPE_EUTF8;
-                    err->offset = u->base + bad;
-                    err->unit = k;
-                }
-                continue;
+/* Unit k counted by a worker; 1 where the worker must stop (err says why), else 0. Invalid
+ * UTF-8 is recorded, the lowest offset kept, and the worker goes on. */
+static int count_unit(const fbpe_count_config *cfg, const fbpe_parts *t, const fbpe_unit *u,
+                      size_t k, fbpe_count_error *err) {
+    if (u->validate) {
+        int incomplete;
+        size_t bad = fbpe_utf8_invalid(u->data, u->len, 0, &incomplete);
+        if (bad < u->len) {
+            if (err->status != FBPE_EUTF8 || u->base + bad < err->offset) {
+                err->status = FBPE_EUTF8;
+                err->offset = u->base + bad;
+                err->unit = k;
             }
-        }
-        fbpe_status rc = fbpe_count_text(cfg, t, u->data, u->len, u->base);
-        if (rc) { /* FBPE_ENOMEM, or FBPE_EPATTERN from a compiled pattern */
-            err->status = rc == FBPE_EPATTERN ? FBPE_EPATTERN : FBPE_ENOMEM;
-            err->offset = u->base;
-            err->unit = k;
-            return;
+            return 0;
         }
     }
+    fbpe_status rc = fbpe_count_text(cfg, t, u->data, u->len, u->base);
+    if (rc) { /* FBPE_ENOMEM, or FBPE_EPATTERN from a compiled pattern */
+        err->status = rc == FBPE_EPATTERN ? FBPE_EPATTERN : FBPE_ENOMEM;
+        err->offset = u->base;
+        err->unit = k;
+        return 1;
+    }
+    return 0;
+}
+
+void fbpe_count_batch(const fbpe_count_config *cfg, const fbpe_parts *t, fbpe_batch *batch,
+                      fbpe_count_error *err) {
+    size_t first, last;
+    while (fbpe_take_range(&batch->next, batch->take ? batch->take : 1, batch->num_units, &first, &last))
+        for (size_t k = first; k < last; k++)
+            if (count_unit(cfg, t, &batch->units[k], k, err)) return;
 }

@@ -33,7 +33,8 @@ typedef struct {
 typedef struct {
     fbpe_unit *units;
     size_t num_units;
-    size_t next; /* the next unit to take; updated atomically */
+    size_t take; /* units taken at a time (take_next.h's fbpe_take_size; 0 is 1) */
+    size_t next; /* the next take; updated atomically */
 } fbpe_batch;
 
 /* What went wrong in a worker: FBPE_OK (nothing), FBPE_ENOMEM, or FBPE_EUTF8: invalid UTF-8

@@ -285,27 +285,10 @@ static void run_batch_job(void *arg) {
     fbpe_encode_batch(job->b, job->sp, job->batch);
 }
 
-/* Units are taken TAKE_BYTES of text at a time, and at least TAKES_PER_THREAD takes a thread
- * where there are enough units. Taken one at a time, every unit moved the shared counter's
- * line and the line of units it lies in (each worker writes its units' place) from core to
- * core: 661,086 short lines (30 MB, cl100k), fbpe_encode_batch's own share of the profile
- * (perf) went from 2.7% on one thread to 14.6% on two, and two threads spent 1.47 times the
- * CPU time of one. */
-enum { TAKE_BYTES = 64 * 1024, TAKES_PER_THREAD = 64 };
-
-static size_t batch_take(size_t num_units, size_t bytes, size_t threads) {
-    if (!num_units || !threads) return 1;
-    size_t per_unit = bytes / num_units + 1;
-    size_t take = TAKE_BYTES / per_unit;
-    size_t most = num_units / threads / TAKES_PER_THREAD;
-    if (take > most) take = most;
-    return take ? take : 1;
-}
-
 void fbpe_encode_batch_on(fbpe_bpe *b, const fbpe_splitter *sp, fbpe_text_batch *batch,
                           size_t threads) {
     batch_job job = {b, sp, batch};
     if (threads > batch->num_workers) threads = batch->num_workers;
-    batch->take = batch_take(batch->num_units, batch->bytes, threads);
+    batch->take = fbpe_take_size(batch->num_units, batch->bytes, threads);
     fbpe_workers_run(threads, run_batch_job, &job);
 }

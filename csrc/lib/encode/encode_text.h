@@ -76,7 +76,7 @@ typedef struct {
     fbpe_text_unit *units;
     size_t num_units;
     size_t bytes;       /* the units' bytes, about (code units count twice): sizes a take */
-    size_t take;        /* units taken at a time (fbpe_encode_batch_on sets it; 0 is 1) */
+    size_t take;        /* units taken at a time (fbpe_take_size; 0 is 1) */
     size_t next;        /* the next take, in takes; updated atomically */
     fbpe_ids *outs;     /* num_workers arrays, one per call of fbpe_encode_batch */
     size_t num_workers;
