@@ -6,7 +6,8 @@ The same documents are written three ways -- one ``.txt`` file (the documents jo
 to back against its partner, alternating which goes first, the median of the per-pair
 ratios printed with its range. A ratio above 1 means the first-named job is faster. Each row
 with all threads also says how much of its wall time the calling thread was busy
-(:func:`main_thread_share`): the serial part that keeps the ratio from the core count. Without
+(:func:`main_thread_share`): the serial part that keeps the ratio from the core count, and
+how much of it the cyclic garbage collector took, where it took any. Without
 ``paired.py`` beside the repository (``<repo>/../shared/tools``) the section is skipped.
 """
 from __future__ import annotations
@@ -17,7 +18,7 @@ import os
 import shutil
 import sys
 import tempfile
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAIRED_DIR = os.path.join(os.path.dirname(ROOT), "shared", "tools")
@@ -70,27 +71,49 @@ def paragraphs(texts: List[str], limit_bytes: int) -> List[str]:
     return out
 
 
-def main_thread_share(job: Callable[[], Any], runs: int = 3) -> float:
-    """The share of a job's wall time that its calling thread spends on the CPU (median of
-    ``runs``): with the work on the workers it is the serial part, by Amdahl's law the part
-    that no number of cores shortens. (The calling thread's CPU time includes any share of
-    the work it does itself, so this is an upper bound.)"""
+def main_thread_share(job: Callable[[], Any], runs: int = 3) -> Tuple[float, float]:
+    """The shares of a job's wall time that its calling thread spends on the CPU, and that
+    the cyclic garbage collector runs (medians of ``runs``). With the work on the workers the
+    first is the serial part, by Amdahl's law the part that no number of cores shortens (the
+    calling thread's CPU time includes any share of the work it does itself, so this is an
+    upper bound). The second is part of the first: the collector's pass over the new lists
+    of a batch of lists, on the calling thread, whatever the threads (``gc.callbacks``)."""
+    import gc
     import time
 
-    shares = []
-    for _ in range(runs):
-        cpu, wall = time.thread_time(), time.perf_counter()
-        job()
-        shares.append((time.thread_time() - cpu) / max(time.perf_counter() - wall, 1e-9))
-    return sorted(shares)[len(shares) // 2]
+    shares, collected = [], []
+    spent = [0.0, 0.0]  # seconds in collections, start of the current one
+
+    def timed(phase: str, info: Dict[str, Any]) -> None:
+        if phase == "start":
+            spent[1] = time.perf_counter()
+        else:
+            spent[0] += time.perf_counter() - spent[1]
+
+    gc.callbacks.append(timed)
+    try:
+        for _ in range(runs):
+            spent[0] = 0.0
+            cpu, wall = time.thread_time(), time.perf_counter()
+            job()
+            wall = max(time.perf_counter() - wall, 1e-9)
+            shares.append((time.thread_time() - cpu) / wall)
+            collected.append(spent[0] / wall)
+    finally:
+        gc.callbacks.remove(timed)
+    return sorted(shares)[len(shares) // 2], sorted(collected)[len(collected) // 2]
 
 
-def row(name: str, result: Any, target: str = "", serial: Optional[float] = None) -> Dict[str, Any]:
-    busy = f"   calling thread busy {serial:.0%} of the wall" if serial is not None else ""
+def row(name: str, result: Any, target: str = "", serial: Optional[Tuple[float, float]] = None) -> Dict[str, Any]:
+    busy = ""
+    if serial is not None:
+        busy = f"   calling thread busy {serial[0]:.0%} of the wall"
+        busy += f" (the collector {serial[1]:.0%})" if serial[1] >= 0.005 else ""
     print(f"  {name:<58} {result.median:5.2f}x [{min(result.ratios):.2f}-{max(result.ratios):.2f}]"
           f"{'   target ' + target if target else ''}{busy}")
     return {"job": name, "median": result.median, "low": min(result.ratios), "high": max(result.ratios),
-            "target": target, "calling_thread_share": serial}
+            "target": target, "calling_thread_share": serial[0] if serial else None,
+            "collector_share": serial[1] if serial else None}
 
 
 def encode_scaling(tok: Any, docs: List[str], n: int = 7) -> List[Dict[str, Any]]:
