@@ -322,6 +322,27 @@ def test_large_batches_in_parallel_equal_regex():
     assert got == {p: 2 * c for p, c in expected.items()}
 
 
+@needs_scanner
+@pytest.mark.parametrize("how", ["hand-written", "compiled"])
+def test_pieces_of_one_byte_counted_aside_equal_regex_in_order(how, monkeypatch):
+    # A piece of one ASCII byte is counted aside once its entry is on its way into the table,
+    # and added to it when the worker's share of a batch is done (csrc/lib/count/count.h,
+    # fbpe_singles): with the Functionalizer's pattern every space is such a piece. Several
+    # batches, three threads, both scanners: the same counts in the same order as regex.
+    from ..helpers import stdlib_text
+
+    monkeypatch.setattr(scanner, "BATCH_BYTES", 1 << 16)
+
+    docs = [d.replace("\n", " \n", 3) for d in stdlib_text(1_500_000)] + [" ", ",", "a , b ,, c"]
+    expected: Counter = Counter()
+    for doc in docs:
+        expected.update(regex.findall(PATTERNS["functionalizer"], doc))
+    assert sum(c for p, c in expected.items() if len(p) == 1) > 100_000
+    pattern = "functionalizer" if how == "hand-written" else scanner.PROGRAM + PATTERNS["functionalizer"]
+    for threads in (1, 3):
+        assert list(counted(docs, pattern, threads=threads).items()) == list(expected.items())
+
+
 def test_custom_pattern_keeps_the_regex_path():
     assert count_pieces(["ab ab  cd"], r"\w+|\s+") == {"ab": 2, " ": 1, "  ": 1, "cd": 1}
     # The text of a built-in pattern counts as that pattern.

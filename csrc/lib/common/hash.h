@@ -101,7 +101,8 @@ static inline __attribute__((always_inline)) void fbpe_key_words(const uint8_t *
         memcpy(w, p, len < FBPE_INLINE_KEY ? len : FBPE_INLINE_KEY);
 }
 
-static inline void fbpe_key_make(fbpe_key *k, const uint8_t *p, size_t len, size_t readable) {
+static inline __attribute__((always_inline)) void fbpe_key_make(fbpe_key *k, const uint8_t *p, size_t len,
+                                                                size_t readable) {
     uint64_t w[2];
     k->p = p;
     k->len = len;

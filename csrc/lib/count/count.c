@@ -24,14 +24,18 @@
  * tokens, into w's tables; `end` bounds what may be read past s + n. One function per
  * pattern, so that each gets the scanner inlined and the registers to itself. */
 #define DEFINE_COUNT_LOOP(NAME, END_FN)                                                        \
-    static fbpe_status NAME(const fbpe_classes *cl, const fbpe_parts *w, const uint8_t *s,     \
-                            size_t n, const uint8_t *end, uint64_t base) {                     \
+    static fbpe_status NAME(const fbpe_classes *cl, const fbpe_parts *w, fbpe_singles *one,    \
+                            const uint8_t *s, size_t n, const uint8_t *end, uint64_t base) {   \
         fbpe_key keys[PREFETCH_DEPTH];                                                         \
         fbpe_table *tables[PREFETCH_DEPTH];                                                    \
         uint64_t firsts[PREFETCH_DEPTH];                                                       \
         size_t i = 0, ahead = 0, done = 0; /* pieces scanned, pieces inserted */             \
         while (i < n) {                                                                        \
             size_t e = END_FN(cl, s, i, n), r = ahead % PREFETCH_DEPTH;                        \
+            if (fbpe_single_counted(one, s, i, e)) {                                           \
+                i = e;                                                                         \
+                continue;                                                                      \
+            }                                                                                  \
             fbpe_key_make(&keys[r], s + i, e - i, (size_t)(end - (s + i)));                    \
             tables[r] = fbpe_part_of(w, keys[r].hash);                                         \
             fbpe_table_prefetch(tables[r], &keys[r]);                                          \
@@ -123,8 +127,8 @@ static fbpe_status count_markers(const fbpe_markers *m, int options, const fbpe_
 
 /* The same loop as DEFINE_COUNT_LOOP, with a compiled pattern's matcher (regex_vm.h) for
  * the scanner: it may give up (FBPE_EPATTERN), and then the caller counts with regex. */
-static fbpe_status count_program(const fbpe_rx *prog, const fbpe_parts *w, const uint8_t *s,
-                                 size_t n, const uint8_t *end, uint64_t base) {
+static fbpe_status count_program(const fbpe_rx *prog, const fbpe_parts *w, fbpe_singles *one,
+                                 const uint8_t *s, size_t n, const uint8_t *end, uint64_t base) {
     fbpe_key keys[PREFETCH_DEPTH];
     fbpe_table *tables[PREFETCH_DEPTH];
     uint64_t firsts[PREFETCH_DEPTH];
@@ -137,6 +141,10 @@ static fbpe_status count_program(const fbpe_rx *prog, const fbpe_parts *w, const
         if (e == i) {
             rc = vm.status;
             break;
+        }
+        if (fbpe_single_counted(one, s, i, e)) {
+            i = e;
+            continue;
         }
         fbpe_key_make(&keys[r], s + i, e - i, (size_t)(end - (s + i)));
         tables[r] = fbpe_part_of(w, keys[r].hash);
@@ -167,13 +175,14 @@ static fbpe_status count_program(const fbpe_rx *prog, const fbpe_parts *w, const
 }
 
 static fbpe_status count_segment(const fbpe_count_config *cfg, const fbpe_parts *w,
-                                 const uint8_t *s, size_t n, const uint8_t *end, uint64_t base) {
+                                 fbpe_singles *one, const uint8_t *s, size_t n, const uint8_t *end,
+                                 uint64_t base) {
     const fbpe_splitter *sp = &cfg->split;
     if (sp->markers) return count_markers(sp->markers, sp->options, w, s, n, base);
-    if (sp->prog) return count_program(sp->prog, w, s, n, end, base);
+    if (sp->prog) return count_program(sp->prog, w, one, s, n, end, base);
 #define COUNT_CASE(WHICH, END_FN)                                                              \
     case WHICH:                                                                                \
-        return count_##END_FN(sp->classes, w, s, n, end, base);
+        return count_##END_FN(sp->classes, w, one, s, n, end, base);
     switch ((int)sp->which) {
         FBPE_FOR_EACH_SCANNER(COUNT_CASE)
     default:
@@ -186,6 +195,7 @@ static fbpe_status count_segment(const fbpe_count_config *cfg, const fbpe_parts 
 typedef struct {
     const fbpe_count_config *cfg;
     const fbpe_parts *t;
+    fbpe_singles *one;
     const uint8_t *s, *end;
     uint64_t base;
     size_t start; /* the first byte not yet counted or cut out */
@@ -195,33 +205,33 @@ static fbpe_status count_before(void *ctx, size_t at, size_t len) {
     count_between *c = ctx;
     if (at > c->start) {
         fbpe_status rc =
-            count_segment(c->cfg, c->t, c->s + c->start, at - c->start, c->end, c->base + c->start);
+            count_segment(c->cfg, c->t, c->one, c->s + c->start, at - c->start, c->end, c->base + c->start);
         if (rc) return rc;
     }
     c->start = at + len;
     return FBPE_OK;
 }
 
-fbpe_status fbpe_count_text(const fbpe_count_config *cfg, const fbpe_parts *t, const uint8_t *s,
-                            size_t n, uint64_t base) {
+fbpe_status fbpe_count_text(const fbpe_count_config *cfg, const fbpe_parts *t, fbpe_singles *one,
+                            const uint8_t *s, size_t n, uint64_t base) {
     const uint8_t *end = s + n;
-    if (!cfg->specials) return count_segment(cfg, t, s, n, end, base);
+    if (!cfg->specials) return count_segment(cfg, t, one, s, n, end, base);
     /* Most texts with special tokens are documents of a few KB: their scratch is on the stack. */
     uint32_t small[4096];
     size_t window = fbpe_specials_window(cfg->specials, n);
     uint32_t *scratch = window <= 4096 ? small : malloc(window * sizeof *scratch);
     if (!scratch) return FBPE_ENOMEM;
-    count_between c = {cfg, t, s, end, base, 0};
+    count_between c = {cfg, t, one, s, end, base, 0};
     fbpe_status rc = fbpe_specials_cut(cfg->specials, s, n, scratch, count_before, &c);
-    if (!rc && n > c.start) rc = count_segment(cfg, t, s + c.start, n - c.start, end, base + c.start);
+    if (!rc && n > c.start) rc = count_segment(cfg, t, one, s + c.start, n - c.start, end, base + c.start);
     if (scratch != small) free(scratch);
     return rc;
 }
 
 /* Unit k counted by a worker; 1 where the worker must stop (err says why), else 0. Invalid
  * UTF-8 is recorded, the lowest offset kept, and the worker goes on. */
-static int count_unit(const fbpe_count_config *cfg, const fbpe_parts *t, const fbpe_unit *u,
-                      size_t k, fbpe_count_error *err) {
+static int count_unit(const fbpe_count_config *cfg, const fbpe_parts *t, fbpe_singles *one,
+                      const fbpe_unit *u, size_t k, fbpe_count_error *err) {
     if (u->validate) {
         int incomplete;
         size_t bad = fbpe_utf8_invalid(u->data, u->len, 0, &incomplete);
@@ -234,7 +244,7 @@ static int count_unit(const fbpe_count_config *cfg, const fbpe_parts *t, const f
             return 0;
         }
     }
-    fbpe_status rc = fbpe_count_text(cfg, t, u->data, u->len, u->base);
+    fbpe_status rc = fbpe_count_text(cfg, t, one, u->data, u->len, u->base);
     if (rc) { /* FBPE_ENOMEM, or FBPE_EPATTERN from a compiled pattern */
         err->status = rc == FBPE_EPATTERN ? FBPE_EPATTERN : FBPE_ENOMEM;
         err->offset = u->base;
@@ -244,10 +254,31 @@ static int count_unit(const fbpe_count_config *cfg, const fbpe_parts *t, const f
     return 0;
 }
 
+/* The pieces of one byte counted in `one` added to their entries, which their first
+ * occurrences made (fbpe_single_counted). */
+static fbpe_status add_singles(const fbpe_parts *t, const fbpe_singles *one) {
+    for (unsigned c = 0; c < 128; c++) {
+        if (!one->count[c]) continue;
+        uint8_t byte = (uint8_t)c;
+        fbpe_key k;
+        fbpe_key_make(&k, &byte, 1, 1);
+        /* A hit, so `first` is not read (later = 1). */
+        if (fbpe_table_add(fbpe_part_of(t, k.hash), &k, one->count[c], 0, 1)) return FBPE_ENOMEM;
+    }
+    return FBPE_OK;
+}
+
 void fbpe_count_batch(const fbpe_count_config *cfg, const fbpe_parts *t, fbpe_batch *batch,
                       fbpe_count_error *err) {
+    fbpe_singles one;
+    memset(&one, 0, sizeof one);
     size_t first, last;
     while (fbpe_take_range(&batch->next, batch->take ? batch->take : 1, batch->num_units, &first, &last))
         for (size_t k = first; k < last; k++)
-            if (count_unit(cfg, t, &batch->units[k], k, err)) return;
+            if (count_unit(cfg, t, &one, &batch->units[k], k, err)) return;
+    if (add_singles(t, &one)) {
+        err->status = FBPE_ENOMEM;
+        err->offset = 0;
+        err->unit = 0;
+    }
 }
