@@ -60,22 +60,21 @@ typedef struct {
  * table, so that the entries stay in order of first occurrence. */
 typedef struct {
     uint64_t count[128];
-    uint64_t seen[2]; /* bit b: the piece of byte b has gone into the table */
+    uint8_t seen[128]; /* 1: the piece of this byte has gone into the table */
 } fbpe_singles;
 
 /* Whether the piece s[i..e) is one ASCII byte whose entry is on its way: then it is counted
  * in `one` and the caller is done with it. The first such piece is marked and left to the
- * table. */
+ * table. (`seen` as bytes, not bits: functionalizer-runs' scan+count 56.7M -> 55.0M.) */
 static inline __attribute__((always_inline)) int fbpe_single_counted(fbpe_singles *one, const uint8_t *s,
                                                                      size_t i, size_t e) {
     if (e - i != 1 || s[i] >= 0x80) return 0;
     unsigned c = s[i];
-    uint64_t bit = (uint64_t)1 << (c & 63);
-    if (one->seen[c >> 6] & bit) {
+    if (one->seen[c]) {
         one->count[c]++;
         return 1;
     }
-    one->seen[c >> 6] |= bit;
+    one->seen[c] = 1;
     return 0;
 }
 

@@ -1916,7 +1916,11 @@ static void quick_starts(fbpe_rx *p) {
 }
 
 void fbpe_rx_prepare(fbpe_rx *p) {
-    for (uint32_t a = 0; a < 64; a++) p->spans[a] = span_of(p, a);
+    for (uint32_t a = 0; a < 64; a++) {
+        p->spans[a] = span_of(p, a);
+        for (unsigned c = 0; c < 256; c++)
+            p->ascii_member[a][c] = (uint8_t)(c < 0x80 && (p->ascii_masks[c] >> a & 1));
+    }
     p->num_loops = p->num_looks = p->num_subs = 0;
     for (uint32_t k = 0; k < p->num_alts && k < 64; k++) {
         fbpe_rx_linear *L = &p->linear[k];
