@@ -714,9 +714,10 @@ cdef class _TextBatch:
 
     cdef bint lists_on_workers(self, list out, size_t at) except -1:
         """Make each unit's list at out[at + k] here, empty, and let the workers put the ints
-        in (ints_by_workers), or return False where that does not pay or cannot be done.
-        Made and filled on the calling thread, 661,086 short lines' lists took as long as
-        encoding them on two threads."""
+        in (ints_by_workers), or return False where that does not pay or cannot be done: the
+        calling thread, which must hold the GIL to make a list, then writes no id. (While the
+        workers encode a batch's next step, _encoded_in_steps, the ints are put by this
+        thread alone, as before.)"""
         cdef size_t k, total = 0, units = self.batch.num_units
         cdef list ids
         for k in range(units):

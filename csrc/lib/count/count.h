@@ -2,9 +2,10 @@
  *
  * The unit of work is a contiguous UTF-8 text (a document, or a chunk of a file cut at a safe
  * boundary) with its global byte offset. A batch is an array of units; every worker thread
- * calls fbpe_count_batch on the same batch with its own tables and takes units one at a time
- * from a shared atomic counter, so a long document does not hold up the others. No Python
- * object is touched: the caller releases the GIL around the call.
+ * calls fbpe_count_batch on the same batch with its own tables and takes units from a shared
+ * atomic counter, about 64 KB of text at a time (take_next.h), so a long document does not
+ * hold up the others. No Python object is touched: the caller releases the GIL around the
+ * call.
  *
  * Each worker splits its counts over P partitions by hash (P = the number of workers), so
  * that merging is parallel too: worker p merges partition p of every worker
