@@ -18,10 +18,10 @@ static inline size_t fbpe_take_next(size_t *next) {
 #endif
 
 /* How many of n units (bytes of text in all) a worker takes at a time on `threads` threads:
- * about TAKE_BYTES of text, and at least TAKES_PER_THREAD takes a thread where there are
- * enough units, so that the last takes still share out evenly. Taken one at a time, every
- * unit moved the counter's cache line, and the line of units it lies in where a worker
- * writes to its unit, from core to core: on 661,086 short lines (30 MB, cl100k),
+ * about FBPE_TAKE_BYTES of text, and at least FBPE_TAKES_PER_THREAD takes a thread where
+ * there are enough units, so that the last takes still share out evenly. Taken one at a
+ * time, every unit moved the counter's cache line, and the line of units it lies in where a
+ * worker writes to its unit, from core to core: on 661,086 short lines (30 MB, cl100k),
  * fbpe_encode_batch's own share of the profile (perf) went from 2.7% on one thread to 14.6%
  * on two, and two threads spent 1.47 times the CPU time of one. */
 enum { FBPE_TAKE_BYTES = 64 * 1024, FBPE_TAKES_PER_THREAD = 64 };
