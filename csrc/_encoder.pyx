@@ -495,7 +495,6 @@ cdef class _TextBatch:
     cdef list owners
     cdef BPE bpe  # kept alive: b, out_map and the ids' ints are its
     cdef const uint32_t *out_map  # the ids written for each token, or NULL: its own
-    cdef public size_t total_bytes
 
     def __cinit__(self, BPE bpe, texts, str pattern, size_t workers, buffer=None, const uint64_t[::1] ends=None,
                   _Needles needles=None):
@@ -539,7 +538,7 @@ cdef class _TextBatch:
                     self.batch.units[k].ucs_len = ends[k] - start
                     self.batch.units[k].ucs_kind = kind
                     start = ends[k]
-                self.total_bytes = self.batch.bytes = 2 * size
+                self.batch.bytes = 2 * size
                 return
             if isinstance(buffer, str):
                 self.owners.append(utf8_of(buffer, &base, &size))
@@ -552,7 +551,7 @@ cdef class _TextBatch:
                 self.batch.units[k].data = base + start
                 self.batch.units[k].len = ends[k] - start
                 start = ends[k]
-            self.total_bytes = self.batch.bytes = size
+            self.batch.bytes = size
             return
         # One tuple holds every text while the workers read them (the caller's list may change
         # under them), and the loop reads each text's buffer in place: a compact ASCII str's
@@ -582,7 +581,7 @@ cdef class _TextBatch:
                 u.ucs_len = PyUnicode_GET_LENGTH(<object>item)
                 u.ucs_kind = PyUnicode_KIND(<object>item)
                 total += 2 * u.ucs_len
-        self.total_bytes = self.batch.bytes = total
+        self.batch.bytes = total
 
     def __dealloc__(self):
         cdef size_t k
@@ -614,12 +613,13 @@ cdef class _TextBatch:
     cdef results_into(self, list out, size_t at):
         """Put the list of ids of unit k at out[at + k] (out made by PyList_New, the slots
         still empty)."""
-        cdef size_t k
+        cdef size_t k, total = 0
         cdef fbpe_text_unit *u
         cdef list ids
         for k in range(self.batch.num_units):
             check(self.batch.units[k].status, "while encoding")
-        if self.lists_on_workers(out, at):
+            total += self.batch.units[k].count
+        if self.lists_on_workers(out, at, total):
             return
         for k in range(self.batch.num_units):
             u = &self.batch.units[k]
@@ -683,7 +683,7 @@ cdef class _TextBatch:
         job.num_objects = bpe.num_id_objects
         job.batch = &self.batch
         job.dst = dst
-        job.take = max(1, self.batch.num_units // (workers * 64))
+        job.take = fbpe_take_size(self.batch.num_units, self.batch.bytes, workers)
         job.counts = bpe.int_counts
         job.touched = bpe.int_touched
         job.num_touched = num_touched
@@ -696,33 +696,23 @@ cdef class _TextBatch:
     cdef bint ints_on_workers(self, list out, size_t total) except -1:
         """Put the ints of every unit's ids into out's empty slots on the workers, one unit
         after another, or return False where that does not pay or cannot be done."""
-        cdef size_t workers = self.ints_workers(total), k
-        cdef PyObject **items = PySequence_Fast_ITEMS(out)
-        if not workers:
-            return False
-        cdef PyObject ***dst = <PyObject ***>malloc((self.batch.num_units + 1) * sizeof(PyObject **))
-        if not dst:
-            raise MemoryError()
-        try:
-            for k in range(self.batch.num_units):
-                dst[k] = items
-                items += self.batch.units[k].count
-            self.ints_by_workers(dst, workers)
-        finally:
-            free(dst)
-        return True
+        return self.ints_into_lists(out, 0, total, False)
 
-    cdef bint lists_on_workers(self, list out, size_t at) except -1:
+    cdef bint lists_on_workers(self, list out, size_t at, size_t total) except -1:
         """Make each unit's list at out[at + k] here, empty, and let the workers put the ints
         in (ints_by_workers), or return False where that does not pay or cannot be done: the
         calling thread, which must hold the GIL to make a list, then writes no id. (While the
         workers encode a batch's next step, _encoded_in_steps, the ints are put by this
         thread alone, as before.)"""
-        cdef size_t k, total = 0, units = self.batch.num_units
+        return self.ints_into_lists(out, at, total, True)
+
+    cdef bint ints_into_lists(self, list out, size_t at, size_t total, bint per_unit) except -1:
+        """The ints of the units' ``total`` ids put by the workers: into out's own slots, one
+        unit after another (``per_unit`` false), or into a new list per unit at out[at + k];
+        False, and nothing done, where that does not pay or cannot be done."""
+        cdef size_t workers = self.ints_workers(total), k, units = self.batch.num_units
+        cdef PyObject **items = PySequence_Fast_ITEMS(out)
         cdef list ids
-        for k in range(units):
-            total += self.batch.units[k].count
-        cdef size_t workers = self.ints_workers(total)
         if not workers:
             return False
         cdef PyObject ***dst = <PyObject ***>malloc((units + 1) * sizeof(PyObject **))
@@ -730,10 +720,14 @@ cdef class _TextBatch:
             raise MemoryError()
         try:
             for k in range(units):
-                ids = PyList_New(self.batch.units[k].count)
-                incref(<PyObject *>ids)
-                list_set(out, at + k, <PyObject *>ids)
-                dst[k] = PySequence_Fast_ITEMS(ids)
+                if per_unit:
+                    ids = PyList_New(self.batch.units[k].count)
+                    incref(<PyObject *>ids)
+                    list_set(out, at + k, <PyObject *>ids)
+                    dst[k] = PySequence_Fast_ITEMS(ids)
+                else:
+                    dst[k] = items
+                    items += self.batch.units[k].count
             self.ints_by_workers(dst, workers)
         finally:
             free(dst)
@@ -915,6 +909,7 @@ cdef extern from *:
         size_t workers
     void fbpe_ints_run(fbpe_ints_job *job)
     void fbpe_ints_take(fbpe_ints_job *job)
+    size_t fbpe_take_size(size_t n, size_t bytes, size_t threads)
 
 
 cdef int ids_into(BPE bpe, list out, size_t at, const uint32_t *ids, size_t n) except -1:
@@ -1509,7 +1504,7 @@ cdef class BPE:
         workers = max(1, min(thread_count(threads), units))
         looked_for = _Needles(needles) if needles else None
         batch = _TextBatch(self, texts, pattern, workers, buffer, ends, looked_for)
-        _run(batch, 1 if batch.total_bytes < PARALLEL_MIN_BYTES else workers)
+        _run(batch, 1 if batch.batch.bytes < PARALLEL_MIN_BYTES else workers)
         if looked_for is not None:
             holding = batch.holding_needles()
             if holding:
