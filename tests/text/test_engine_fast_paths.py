@@ -7,7 +7,8 @@ giving back (o200k's ``[\\p{Lu}..]*[\\p{Ll}..]+`` on ``"I"``), and the quick ent
 decide a piece at an ASCII character before the engine's general path. Each is checked against
 ``regex.findall`` on text made to hit it: range edges (NUL, DEL, ``@``, ``[``, backquote,
 ``{``), runs across every offset of an eight-byte word, letters of the kinds the case classes
-share (Lm, Lo, M), and safe cuts at every block size."""
+share (Lm, Lo, M), words of letters with digits or ``_`` inside, and safe cuts at every block
+size."""
 from __future__ import annotations
 
 import pytest
@@ -54,7 +55,7 @@ FAST = {
 }
 
 ALPHABET = "aAbcxyzZd09 \n\r\t\x00\x07\x7f@[`{-'sTʰǅÉéа\u0301\u3000…中"
-FAST_AND_SHIPPED = {**FAST, **{n: ALL[n] for n in ("gpt2", "gpt4", "o200k", "tekken", "llama3", "superwords", "functionalizer-runs")}}
+FAST_AND_SHIPPED = {**FAST, **{n: ALL[n] for n in ("gpt2", "gpt4", "o200k", "tekken", "llama3", "superwords", "functionalizer", "functionalizer-runs")}}
 
 
 @needs_scanner
@@ -98,6 +99,29 @@ def test_runs_at_the_end(name):
                 for lead in ("", "q", "9", "Q "):
                     text = lead + c * k + stop
                     assert compiled(pattern, text) == reference(pattern, text), repr(text)
+
+
+def _words_of_letters_and_more():
+    """Words of letters with another member of their atom inside (the Functionalizer's
+    ``[\\p{L}\\p{N}_]``, read sixteen letters at a time and the byte that stops them alone):
+    the other member at every offset of the sixteen-byte read, letters after it, then each
+    kind of end."""
+    for k in range(0, 20):
+        for other in ("_", "0", "_9", "\x0b", "é", "_é"):
+            for after in (0, 1, 15, 17):
+                for stop in ("", " ", "-", "é", "\n", "  x"):
+                    yield "a" * k + other + "Z" * after + stop + "tail"
+
+
+WORDS = list(_words_of_letters_and_more())
+
+
+@needs_scanner
+@pytest.mark.parametrize("name", sorted(FAST_AND_SHIPPED))
+def test_words_of_letters_and_more(name):
+    pattern = FAST_AND_SHIPPED[name]
+    for text in WORDS:
+        assert compiled(pattern, text) == reference(pattern, text), repr(text)
 
 
 LONG = ["a" * 5000 + "B", "A" * 5000 + "b", "AB" * 2000 + "ʰ", "I " * 3000, " " * 4000 + "x", "\n " * 2000,

@@ -1887,7 +1887,11 @@ static int quick_of(const fbpe_rx *p, uint32_t c, uint32_t k, fbpe_rx_quick *q) 
 
 /* Atom a as a quick entry holds it (fbpe_rx_quick.y, .z). */
 static uint8_t quick_atom(const fbpe_rx *p, uint32_t a) {
-    return (uint8_t)(a | (p->spans[a].kind == FBPE_RX_ASCII_RANGE ? FBPE_RX_QUICK_RANGE : 0));
+    if (p->spans[a].kind == FBPE_RX_ASCII_RANGE) return (uint8_t)(a | FBPE_RX_QUICK_RANGE);
+    for (unsigned c = 'A'; c <= 'z'; c++)
+        if (((c | 0x20) >= 'a' && (c | 0x20) <= 'z') && !(p->ascii_masks[c] >> a & 1))
+            return (uint8_t)a;
+    return (uint8_t)(a | FBPE_RX_QUICK_LETTERS);
 }
 
 /* quick (fbpe_rx_quick_end): per ASCII character, the alternatives it can begin, in order, up
