@@ -76,7 +76,19 @@ def _runs():
                     yield lead + c * k + stop + "tail"
 
 
-RUNS = list(_runs())
+def _words_of_letters_and_more():
+    """Words of letters with another member of their atom inside (the Functionalizer's
+    ``[\\p{L}\\p{N}_]``, read sixteen letters at a time and the byte that stops them alone):
+    the other member at every offset of the sixteen-byte read, letters after it, then each
+    kind of end."""
+    for k in range(0, 20):
+        for other in ("_", "0", "_9", "\x0b", "é", "_é"):
+            for after in (0, 1, 15, 17):
+                for stop in ("", " ", "-", "é", "\n", "  x"):
+                    yield "a" * k + other + "Z" * after + stop + "tail"
+
+
+RUNS = list(_runs()) + list(_words_of_letters_and_more())
 
 
 @needs_scanner
@@ -100,28 +112,6 @@ def test_runs_at_the_end(name):
                     text = lead + c * k + stop
                     assert compiled(pattern, text) == reference(pattern, text), repr(text)
 
-
-def _words_of_letters_and_more():
-    """Words of letters with another member of their atom inside (the Functionalizer's
-    ``[\\p{L}\\p{N}_]``, read sixteen letters at a time and the byte that stops them alone):
-    the other member at every offset of the sixteen-byte read, letters after it, then each
-    kind of end."""
-    for k in range(0, 20):
-        for other in ("_", "0", "_9", "\x0b", "é", "_é"):
-            for after in (0, 1, 15, 17):
-                for stop in ("", " ", "-", "é", "\n", "  x"):
-                    yield "a" * k + other + "Z" * after + stop + "tail"
-
-
-WORDS = list(_words_of_letters_and_more())
-
-
-@needs_scanner
-@pytest.mark.parametrize("name", sorted(FAST_AND_SHIPPED))
-def test_words_of_letters_and_more(name):
-    pattern = FAST_AND_SHIPPED[name]
-    for text in WORDS:
-        assert compiled(pattern, text) == reference(pattern, text), repr(text)
 
 
 LONG = ["a" * 5000 + "B", "A" * 5000 + "b", "AB" * 2000 + "ʰ", "I " * 3000, " " * 4000 + "x", "\n " * 2000,
