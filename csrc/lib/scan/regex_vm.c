@@ -1888,9 +1888,8 @@ static int quick_of(const fbpe_rx *p, uint32_t c, uint32_t k, fbpe_rx_quick *q) 
 /* Atom a as a quick entry holds it (fbpe_rx_quick.y, .z). */
 static uint8_t quick_atom(const fbpe_rx *p, uint32_t a) {
     if (p->spans[a].kind == FBPE_RX_ASCII_RANGE) return (uint8_t)(a | FBPE_RX_QUICK_RANGE);
-    for (unsigned c = 'A'; c <= 'z'; c++)
-        if (((c | 0x20) >= 'a' && (c | 0x20) <= 'z') && !(p->ascii_masks[c] >> a & 1))
-            return (uint8_t)a;
+    for (unsigned c = 'a'; c <= 'z'; c++) /* every letter, both cases, is a member */
+        if (!(p->ascii_masks[c] >> a & 1) || !(p->ascii_masks[c - 0x20] >> a & 1)) return (uint8_t)a;
     return (uint8_t)(a | FBPE_RX_QUICK_LETTERS);
 }
 
