@@ -22,9 +22,12 @@ without site-packages), about 30 MB, held in memory as documents. Measured in on
   patterns forced through it, beside their hand-written scanners (the ratio), and the
   patterns other tokenizers ship, which only it runs in C. ``--text FILE`` measures on a text
   file instead of the standard library (``../shared/corpora/nl/en.txt`` is English prose).
+  ``--paired N`` also times each compiled pattern against its hand-written scanner as the
+  median of N back-to-back pairs (``../shared/tools/paired.py``), each pair on documents
+  neither has counted yet: the ratio to trust where other tenants move the MB/s.
 
 Each measurement is the best of ``--repeat`` runs: a shared machine only ever makes a run
-slower. Targets: >= 150 MB/s per core and >= 10x regex.
+slower. Targets: >= 150 MB/s per core, within 20% of a hand-written scanner, and >= 10x regex.
 """
 from __future__ import annotations
 
@@ -37,7 +40,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, Iterator, List, Optional
 
 import regex
 
@@ -53,6 +56,7 @@ from functionalbpe.schemes.plain import PlainScheme  # noqa: E402
 from functionalbpe.text.counting import count_table  # noqa: E402
 from functionalbpe.training import count_pieces  # noqa: E402
 from functionalbpe.text.patterns import PATTERNS, SUPERWORDS  # noqa: E402
+from scaling import load_paired  # noqa: E402  (benchmarks/, on sys.path as the script's folder)
 
 PATHOLOGICAL = {"space": " ", "newline": "\n", "caret": "^", "zero": "0", "letter": "a", "'s": "'s"}
 
@@ -133,6 +137,9 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, object]:
     parser.add_argument("--compiled", default="",
                         help="patterns (names of COMPILED, or all) to measure with the compiled engine too")
     parser.add_argument("--only-compiled", action="store_true", help="measure nothing but the compiled engine")
+    parser.add_argument("--paired", type=int, default=0, metavar="N",
+                        help="also time each compiled pattern against its hand-written scanner as the "
+                             "median of N back-to-back pairs on text fresh to both (../shared/tools/paired.py)")
     args = parser.parse_args(argv)
     print(f"functionalbpe {fb.__version__}: {fb.core._native.NATIVE.describe()}", file=sys.stderr)
     patterns = [p for p in args.patterns.split(",") if p]
@@ -160,7 +167,7 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, object]:
 
     compiled = list(COMPILED) if args.compiled == "all" else [p for p in args.compiled.split(",") if p]
     if compiled:
-        results["compiled"] = compiled_engine(docs, compiled, args.repeat, mb)
+        results["compiled"] = compiled_engine(docs, compiled, args.repeat, mb, args.paired)
     if args.only_compiled:
         if args.json:
             Path(args.json).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
@@ -210,25 +217,35 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, object]:
     return results
 
 
-def compiled_engine(docs: List[str], names: List[str], repeat: int, mb: float) -> Dict[str, Dict[str, float]]:
+def fresh_groups(docs: List[str], count: int) -> List[List[str]]:
+    """The documents cut into `count` consecutive groups of about the same size."""
+    size = max(1, len(docs) // count)
+    return [docs[k * size:(k + 1) * size] for k in range(count) if docs[k * size:(k + 1) * size]]
+
+
+def compiled_engine(docs: List[str], names: List[str], repeat: int, mb: float,
+                    pairs: int = 0) -> Dict[str, Dict[str, float]]:
     """Scan+count into a flat table on one thread with each pattern compiled, beside the
-    hand-written scanner where there is one; MB/s of the thread's CPU time."""
+    hand-written scanner where there is one; MB/s of the thread's CPU time. With `pairs`, also
+    compiled against hand-written as the median of that many back-to-back pairs, each pair on
+    a group of documents neither has counted (the speeds' ratio, above 1: compiled faster)."""
     scanner = NATIVE.scanner
     assert scanner is not None
 
-    def counted(name: str) -> Callable[[], object]:
+    def counted(name: str, texts: Optional[Iterator[List[str]]] = None) -> Callable[[], object]:
         def run() -> object:
             counter = scanner.PieceCounter(name, threads=1)
             try:
-                counter.add_texts(docs)
+                counter.add_texts(next(texts) if texts is not None else docs)
                 return counter.flat()
             finally:
                 counter.close()
         return run
 
+    paired = load_paired() if pairs else None
     print("Compiled engine: scan+count -> flat, 1 thread, MB/s (CPU time):")
-    print("| pattern | compiled | hand-written | compiled / hand |")
-    print("|---|---:|---:|---:|")
+    print("| pattern | compiled | hand-written | compiled / hand | paired, fresh text |")
+    print("|---|---:|---:|---:|---:|")
     out: Dict[str, Dict[str, float]] = {}
     for name in names:
         program = scanner.PROGRAM + COMPILED[name]
@@ -238,9 +255,15 @@ def compiled_engine(docs: List[str], names: List[str], repeat: int, mb: float) -
         if name in scanner.SCANNERS:
             hand = mb / best_of(repeat, counted(name))["cpu"]
             out[name]["hand"] = hand
-            print(f"| {name} | {rate:.1f} | {hand:.1f} | {rate / hand:.2f} |")
+            cell = ""
+            if paired is not None:
+                groups = fresh_groups(docs, pairs + 1)  # the first pair is paired's warm-up
+                both = paired(counted(program, iter(groups)), counted(name, iter(groups)), n=len(groups) - 1)
+                out[name]["paired"] = both.median
+                cell = f"{both.median:.2f} [{min(both.ratios):.2f}-{max(both.ratios):.2f}]"
+            print(f"| {name} | {rate:.1f} | {hand:.1f} | {rate / hand:.2f} | {cell} |")
         else:
-            print(f"| {name} | {rate:.1f} | | |")
+            print(f"| {name} | {rate:.1f} | | | |")
     print()
     return out
 
