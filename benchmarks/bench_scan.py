@@ -253,11 +253,12 @@ def compiled_engine(docs: List[str], names: List[str], repeat: int, mb: float,
         rate = mb / best_of(repeat, counted(program))["cpu"]
         out[name] = {"compiled": rate}
         if name in scanner.SCANNERS:
+            counted(name)()  # as the program's: its first call sets up what later ones reuse
             hand = mb / best_of(repeat, counted(name))["cpu"]
             out[name]["hand"] = hand
             cell = ""
-            if paired is not None:
-                groups = fresh_groups(docs, pairs + 1)  # the first pair is paired's warm-up
+            groups = fresh_groups(docs, pairs + 1)  # the first pair is paired's warm-up
+            if paired is not None and len(groups) > 1:
                 both = paired(counted(program, iter(groups)), counted(name, iter(groups)), n=len(groups) - 1)
                 out[name]["paired"] = both.median
                 cell = f"{both.median:.2f} [{min(both.ratios):.2f}-{max(both.ratios):.2f}]"
