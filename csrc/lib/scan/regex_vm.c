@@ -1274,8 +1274,8 @@ static fbpe_rx_span span_of(const fbpe_rx *p, uint32_t a) {
     sp.add_lo = ones * (uint64_t)(0x80 - sp.lo);
     sp.add_hi = ones * (uint64_t)(0x7F - sp.hi);
     memset(sp.fold16, sp.fold8, sizeof sp.fold16);
-    memset(sp.bias16, (uint8_t)(0x80 - sp.lo), sizeof sp.bias16);
-    memset(sp.limit16, (uint8_t)(0x80 + (sp.hi - sp.lo + 1)), sizeof sp.limit16);
+    memset(sp.bias16, fbpe_rx_bias16(sp.lo), sizeof sp.bias16);
+    memset(sp.limit16, fbpe_rx_limit16(sp.lo, sp.hi), sizeof sp.limit16);
     return sp;
 }
 

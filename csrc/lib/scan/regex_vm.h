@@ -361,6 +361,11 @@ typedef struct {
 #endif
 } fbpe_rx_range16;
 
+/* Range lo..hi's constants for fbpe_rx_range16_end, one byte of each (span_of fills a span's
+ * arrays with them; fbpe_rx_ascii_letters_first sets the letters' in registers). */
+static inline uint8_t fbpe_rx_bias16(uint8_t lo) { return (uint8_t)(0x80 - lo); }
+static inline uint8_t fbpe_rx_limit16(uint8_t lo, uint8_t hi) { return (uint8_t)(0x80 + (hi - lo + 1)); }
+
 static inline fbpe_rx_range16 fbpe_rx_range16_of(const fbpe_rx_span *sp) {
     fbpe_rx_range16 r;
 #if defined(__SSE2__)
@@ -457,9 +462,9 @@ static inline size_t fbpe_rx_ascii_letters_first(const fbpe_rx *p, uint32_t a, c
                                                  size_t i, size_t n) {
 #if defined(__SSE2__)
     fbpe_rx_range16 letters;
-    letters.fold = _mm_set1_epi8(0x20);
-    letters.bias = _mm_set1_epi8((char)(0x80 - 'a'));
-    letters.limit = _mm_set1_epi8((char)(0x80 + 26));
+    letters.fold = _mm_set1_epi8(0x20); /* A-Z a-z as one range, as span_of makes it */
+    letters.bias = _mm_set1_epi8((char)fbpe_rx_bias16('a'));
+    letters.limit = _mm_set1_epi8((char)fbpe_rx_limit16('a', 'z'));
     for (;;) {
         int found;
         i = fbpe_rx_range16_end(letters, s, i, n, &found);
