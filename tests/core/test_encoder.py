@@ -367,6 +367,32 @@ def test_the_piece_cache_tells_apart_pieces_that_share_their_first_16_bytes():
 
 
 @needs_native
+@pytest.mark.parametrize("length, count", [(5, 300_000), (200, 40_000)])
+def test_a_full_piece_cache_starts_again_and_keeps_the_ids(length, count):
+    # A thread's cache holds at most 2**18 pieces, and 16 MB of their bytes after the first
+    # 16 and their ids (encode.c, CACHE_MAX_ENTRIES, CACHE_MAX_BYTES): 300,000 pieces of 5
+    # letters pass the first, 40,000 of 200 the second, so the cache is emptied and refilled
+    # on the way. Every piece is cached (4 bytes or more) and looked up again in the second
+    # pass, partly from the refilled cache; both passes equal the reference on a sample.
+    merges = [(97, 98), (256, 99), (100, 101), (258, 97), (257, 259), (102, 102), (261, 261)]
+    bpe = ENCODER.BPE([], merges)
+    ranks = ranks_from_merges(merges, 256)
+    rng = random.Random(length)
+    letters = "abcdefghijklmnop"  # the digits of 3 * k in base 16, the word repeated to the length
+
+    def piece(k: int) -> str:
+        word = "".join(letters[(3 * k) >> (4 * d) & 15] for d in range(5))
+        return (word * 40)[:length]
+
+    pieces = [piece(k) for k in range(count)]
+    assert len(set(pieces)) == count
+    first = [bpe.encode_pieces([p]) for p in pieces]
+    assert [bpe.encode_pieces([p]) for p in pieces] == first
+    for k in rng.sample(range(len(pieces)), 2000) + list(range(1000)) + list(range(len(pieces) - 1000, len(pieces))):
+        assert first[k] == encode_piece(list(pieces[k].encode()), ranks), pieces[k]
+
+
+@needs_native
 def test_a_token_is_taken_whole_only_if_its_merges_make_it():
     # "abc" is a token (a, bc), but "ab" merges first, so BPE never makes it from "abc".
     merges = [(97, 98), (98, 99), (97, 257)]

@@ -31,9 +31,17 @@
  * and in base64 or cut CJK they are most pieces (callgrind, 400 KB of base64: caching
  * them cost 19% more instructions than merging them each time). */
 #define CACHE_MIN_PIECE 4
-/* A cache holds at most this many pieces; when full it starts again from empty, so that a
- * stream of unique strings cannot make it grow without bound. */
-#define CACHE_MAX_ENTRIES (1u << 16)
+/* A cache holds at most this many pieces, and of their bytes after the first 16 and their
+ * ids at most CACHE_MAX_BYTES; when full it starts again from empty, so that a stream of
+ * unique strings cannot make it grow without bound (a thread's cache: 2^19 slots of 32 bytes,
+ * 16 MB, and at most 16 MB more; about 20 MB in all on the text below). Text in
+ * many languages needs room for the pieces of all of them: o200k on 500 KB of the 22
+ * languages not seen before, after their first quarters (benchmarks/callgrind_encode.py),
+ * took 37.6 M instructions with 2^16 or 2^17 pieces, each time starting from empty, and
+ * 28.7 M with 2^18 (one thread; two threads 39.5 M and 30.7 M); one language alone, the
+ * same within 0.2% (en, Python, ru, zh-CN). */
+#define CACHE_MAX_ENTRIES (1u << 18)
+#define CACHE_MAX_BYTES ((size_t)1 << 24)
 
 #define DEAD UINT32_MAX
 #define NONE UINT32_MAX
@@ -1049,10 +1057,13 @@ static void cache_clear(fbpe_cache *c) {
     c->size = c->keys_len = c->vals_len = 0;
 }
 
+/* The slots are on huge pages from 1 MB on (table_alloc), as the whole-token table: each
+ * probe is at a random place in up to 16 MB. */
 static fbpe_status cache_grow(fbpe_cache *c) {
     size_t cap = c->slots ? 2 * (c->mask + 1) : 1024;
     if (cap > (size_t)UINT32_MAX + 1) return FBPE_ENOMEM; /* a slot keeps 32 bits of its hash */
-    fbpe_cache_slot *slots = (fbpe_cache_slot *)calloc(cap, sizeof(fbpe_cache_slot));
+    fbpe_cache_slot *slots =
+        (fbpe_cache_slot *)table_alloc(fbpe_array_bytes(cap, sizeof(fbpe_cache_slot)));
     if (!slots) return FBPE_ENOMEM;
     for (size_t k = 0; c->slots && k <= c->mask; k++) {
         fbpe_cache_slot e = c->slots[k];
@@ -1084,9 +1095,9 @@ static void cache_put(fbpe_cache *c, const uint8_t *s, size_t n, size_t readable
     /* a slot's lengths are 16-bit: such a piece is not kept */
     if (m > UINT16_MAX || n > FBPE_CACHE_MAX_PIECE) return;
     size_t rest = n > FBPE_INLINE_KEY ? n - FBPE_INLINE_KEY : 0; /* the bytes after the key's words */
-    /* and its offsets 32-bit: full, it starts again */
+    /* full, it starts again (which also keeps its 32-bit offsets in range) */
     if (c->size >= (c->limit ? c->limit : CACHE_MAX_ENTRIES) ||
-        m > UINT32_MAX / sizeof(uint32_t) - c->vals_len || rest > UINT32_MAX - c->keys_len)
+        c->keys_len + rest + (c->vals_len + m) * sizeof(uint32_t) > CACHE_MAX_BYTES)
         cache_clear(c);
     if ((!c->slots || 2 * (c->size + 1) > c->mask + 1) && cache_grow(c)) return;
     if (reserve_bytes(&c->keys, &c->keys_cap, c->keys_len + rest)) return;
