@@ -621,6 +621,36 @@ def test_mostly_ascii_text_of_every_width_encodes_as_the_reference(tok, text):
     assert tok.encode_ordinary(text, threads=1) == reference_ids(tok, text)
 
 
+# A str of Latin-1 alone is one byte a character: C writes its UTF-8 sixteen at a time, as
+# they are where all are ASCII, else each half of eight through one shuffle, and the last
+# fifteen or fewer one by one. With one character beyond U+FFFF (an arrow) the same text is
+# four bytes a character: eight units below U+0800 through the shuffle, four of three bytes
+# together, the rest one by one.
+LATIN1 = ["a", "ab cd ", "0123456789abcde", "é", "ÿ", "\x80", "\xa0", " ", "\n", "Ü", "ß straße "]
+WIDE = ["ō", "дом ", "\u07ff", "\u0800", "中文字", "\ud7ff\ue000\uffff"]
+
+
+@settings(max_examples=200)
+@given(st.lists(st.sampled_from(LATIN1), max_size=60).map("".join),
+       st.lists(st.sampled_from(LATIN1 + WIDE), max_size=60).map("".join))
+def test_latin1_and_wide_text_encodes_as_the_reference(tok, text, wide):
+    # the first three quarters ASCII (written by C on the calling thread), then as it is
+    for whole in ("plain words, " * 80 + text + " end", text, text + "🡆", "🡆" + wide + text):
+        assert tok.encode_ordinary(whole, threads=1) == reference_ids(tok, whole)
+        assert tok.decode_bytes(tok.encode_ordinary(whole, threads=1)) == whole.encode("utf-8")
+
+
+@pytest.mark.parametrize("arrow", ["", "🡆"])
+def test_long_latin1_text_on_two_threads(tok, arrow):
+    # The workers write each unit's UTF-8 whatever its mix.
+    rng = random.Random(7)
+    words = ["Größe ", "naïve ", "façade ", "\xa0", "ÿ", "plain ", "é\n", "Ős "[: 3 if arrow else 0]]
+    text = "".join(rng.choice(words) for _ in range(120_000)) + arrow
+    ids = tok.encode_ordinary(text, threads=2)
+    assert ids == tok.encode_ordinary(text, threads=1)
+    assert tok.decode_bytes(ids) == text.encode("utf-8")
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_a_surrogate_among_cjk_reads_as_a_replacement_character(tok, threads):
     # UCS-2 is written four three-byte characters at a time where none is a surrogate
