@@ -5,7 +5,8 @@
  * 2 MB and advised MADV_HUGEPAGE before it is first touched, so that the pages are huge when
  * the caller fills it. Measured: the encoder's whole-token and pair tables (encode.c,
  * table_alloc) and the trainer's first pair counts (train.c, count_pairs). Where the kernel
- * gives no huge pages, the advice is ignored. Freed with free(). */
+ * gives no huge pages, the advice is ignored. Freed with free(). The content of the block
+ * is not kept (it may read as zeros): the callers fill it. */
 #ifndef FBPE_HUGE_PAGES_H
 #define FBPE_HUGE_PAGES_H
 
@@ -15,6 +16,7 @@
 
 #if defined(__linux__)
 #include <sys/mman.h>
+#include <unistd.h>
 #endif
 
 /* `bytes` of uninitialised memory, or NULL. */
@@ -25,6 +27,18 @@ static inline void *fbpe_huge_malloc(size_t bytes) {
     if (bytes >= ((size_t)1 << 20)) {
         void *p = NULL;
         if (posix_memalign(&p, huge, bytes)) return NULL;
+        /* The block may be memory the process has used before (freed and given out again
+         * by malloc), whose small pages are already there: advice alone does not replace
+         * them: after Tokenizer.from_tiktoken of o200k the encoder's 30 MB of tables had
+         * no huge page at all (AnonHugePages in /proc/self/smaps_rollup). Its whole pages
+         * are dropped first (their contents are not wanted: the caller fills the block), so
+         * that the first touch after the advice faults in huge ones: 30 MB of huge pages,
+         * and o200k one thread 1.02-1.04x the speed on English, 1.02-1.03x on Chinese and
+         * 1.04-1.08x on the 22 languages (fresh 100 KB chunks, two processes, each order,
+         * medians of 20 pairs). */
+        long page = sysconf(_SC_PAGESIZE); /* the kernel rounds a length up to it */
+        size_t whole = page > 0 ? bytes & ~((size_t)page - 1) : 0;
+        if (whole) madvise(p, whole, MADV_DONTNEED);
         madvise(p, (bytes + huge - 1) & ~(huge - 1), MADV_HUGEPAGE);
         return p;
     }
