@@ -151,8 +151,13 @@ def encoder_of(library: str, vocab: str, ranks: str, threads: Optional[int]) -> 
     raise ValueError(f"unknown library {library!r}")
 
 
-def child(library: str, vocab: str, ranks: str, row: str, corpora: str, max_bytes: int, threads: Optional[int]) -> Dict:
-    """One measurement, in a process of its own: warm up, then one call on fresh text."""
+def child(library: str, vocab: str, ranks: str, row: str, corpora: str, max_bytes: int, threads: Optional[int],
+          one_core: bool = False) -> Dict:
+    """One measurement, in a process of its own: warm up, then one call on fresh text. With
+    one_core the process, and every thread it starts, runs on one CPU (before the library is
+    loaded, so that a thread pool sized by the CPUs it may use has one)."""
+    if one_core and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     encode = encoder_of(library, vocab, ranks, threads)
     warm, fresh = warm_and_fresh(corpora, row, max_bytes)
     encode(warm)
@@ -171,7 +176,7 @@ def run_child(args: argparse.Namespace, library: str, vocab: str, ranks: str, ro
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [tree, os.environ.get("PYTHONPATH")])))
         library = "functionalbpe" if library == BEFORE else library
     cmd = [sys.executable, os.path.abspath(__file__), "--child", library, vocab, ranks, row, corpora,
-           str(int(args.max_mb * 1e6)), str(args.threads or 0)]
+           str(int(args.max_mb * 1e6)), str(args.threads or 0), str(int(args.one_core))]
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["?"])[-1]
@@ -239,12 +244,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--ranks-dir", help="a folder of <vocab>.tiktoken files (default: bpe-openai's wheel)")
     parser.add_argument("--against", metavar="DIR",
                         help="another checkout of functionalbpe, built in place, measured as 'before'")
-    parser.add_argument("--child", nargs=7, help=argparse.SUPPRESS)
+    parser.add_argument("--one-core", action="store_true",
+                        help="every library on one CPU (ours on one thread): the work each does per core, "
+                             "which CPU time overstates for a library whose threads wait busily")
+    parser.add_argument("--child", nargs=8, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        library, vocab, ranks, row, corpora, max_bytes, threads = args.child
-        print(json.dumps(child(library, vocab, ranks, row, corpora, int(max_bytes), int(threads) or None)))
+        library, vocab, ranks, row, corpora, max_bytes, threads, one_core = args.child
+        print(json.dumps(child(library, vocab, ranks, row, corpora, int(max_bytes), int(threads) or None,
+                               one_core == "1")))
         return 0
+    if args.one_core:
+        args.threads = 1
 
     corpora = corpora_dir()
     if corpora is None:
@@ -258,7 +269,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(f"fresh text: the first quarter of each corpus encoded first, then at most {args.max_mb} MB "
           f"never seen, once; {args.runs} rounds of one process per library, back to back; MB/s: "
           f"medians; ours ÷ peer: median of the rounds' ratios [range of wall]; ours on "
-          f"{args.threads or 'all'} thread(s)")
+          f"{args.threads or 'all'} thread(s)" + ("; every library on one CPU" if args.one_core else ""))
     with tempfile.TemporaryDirectory() as workdir:
         for vocab in args.vocab or list(VOCABS):
             ranks = rank_file(vocab, args.ranks_dir, workdir)
