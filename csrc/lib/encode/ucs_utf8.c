@@ -258,23 +258,55 @@ __attribute__((target("ssse3"))) static size_t ucs1_utf8_ssse3(const uint8_t *u,
 }
 #endif
 
-/* UCS-2, the width of most non-Latin text: the branches in the order of how common they
- * are in it (ASCII runs, two-byte scripts, CJK). `ssse3` (a constant): below U+0800, eight
- * units at a time by two8_ucs2, which the caller has checked the processor can run. The
- * room fbpe_ucs_utf8_room gives (three bytes a unit and one) leaves at least 25 bytes at
- * dst where eight units are left, for two8_ucs2's store of 16. */
-static inline __attribute__((always_inline)) size_t ucs2_utf8_with(const uint16_t *u, size_t n,
-                                                                   uint8_t *dst,
+#ifdef FBPE_HAVE_SSSE3_PATH
+/* two8_ucs2 for eight units of UCS-4: 0 (nothing written) when one of them is U+0800 or
+ * above. */
+__attribute__((target("ssse3"))) static inline size_t two8_ucs4(const uint32_t *p, uint8_t *dst) {
+    __m128i a = _mm_loadu_si128((const __m128i *)p), b = _mm_loadu_si128((const __m128i *)(p + 4));
+    if (!all_zero(_mm_and_si128(_mm_or_si128(a, b), _mm_set1_epi32((int)0xFFFFF800)))) return 0;
+    return two8_lanes(_mm_packs_epi32(a, b), dst); /* below 0x800: no lane saturates */
+}
+#endif
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* two4_ucs2 or three4_ucs2 (by cp, the first unit) for four units of UCS-4, none above
+ * U+FFFF. */
+static inline int four_ucs4(const uint32_t *p, uint32_t cp, uint8_t *dst) {
+    uint16_t w[4];
+    for (int k = 0; k < 4; k++) {
+        if (p[k] > 0xFFFF) return 0;
+        w[k] = (uint16_t)p[k];
+    }
+    return cp < 0x800 ? two4_ucs2(w, dst) : three4_ucs2(w, dst);
+}
+#endif
+
+/* UCS-2, the width of most non-Latin text, and UCS-4 (width 4: a str with one character
+ * beyond U+FFFF, an emoji or an arrow, is all UCS-4): the branches in the order of how
+ * common they are (ASCII runs, two-byte scripts, CJK). `ssse3` (a constant): below U+0800,
+ * eight units at a time by two8_ucs2 or two8_ucs4, which the caller has checked the
+ * processor can run. The room fbpe_ucs_utf8_room gives (three bytes a unit of UCS-2, four of
+ * UCS-4, and one) leaves at least 25 bytes at dst where eight units are left, for the store
+ * of 16. UCS-4 went one code point at a time past each run of ASCII, 9% of the time of
+ * encoding Hungarian Wikipedia text with o200k (two arrows in a megabyte; perf, one thread):
+ * 43.95 M -> 39.55 M instructions in the whole call (callgrind, 500 KB fresh). */
+static inline __attribute__((always_inline)) size_t wide_utf8_with(const void *units, int width,
+                                                                   size_t n, uint8_t *dst,
                                                                    int pair_surrogates, int ssse3) {
+    const uint16_t *u2 = (const uint16_t *)units;
+    const uint32_t *u4 = (const uint32_t *)units;
+#define UNIT(k) (width == 2 ? (uint32_t)u2[k] : u4[k])
     uint8_t *start = dst;
     size_t i = 0;
     (void)ssse3;
     while (i < n) {
-        uint32_t cp = u[i];
+        uint32_t cp = UNIT(i);
         if (cp < 0x80) {
             /* the block only when the next unit is ASCII too: a space between words of
              * another script is one unit */
-            size_t k = i + 1 < n && u[i + 1] < 0x80 ? ascii_block_ucs2(u + i, n - i, dst) : 0;
+            size_t k = 0;
+            if (i + 1 < n && UNIT(i + 1) < 0x80)
+                k = width == 2 ? ascii_block_ucs2(u2 + i, n - i, dst) : ascii_block_ucs4(u4 + i, n - i, dst);
             if (k) {
                 dst += k;
                 i += k;
@@ -283,7 +315,7 @@ static inline __attribute__((always_inline)) size_t ucs2_utf8_with(const uint16_
         }
 #ifdef FBPE_HAVE_SSSE3_PATH
         if (ssse3 && cp < 0x800 && i + 8 <= n) {
-            size_t k = two8_ucs2(u + i, dst);
+            size_t k = width == 2 ? two8_ucs2(u2 + i, dst) : two8_ucs4(u4 + i, dst);
             if (k) {
                 dst += k;
                 i += 8;
@@ -297,7 +329,8 @@ static inline __attribute__((always_inline)) size_t ucs2_utf8_with(const uint16_
             continue;
         }
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        if (i + 4 <= n && (cp < 0x800 ? two4_ucs2(u + i, dst) : three4_ucs2(u + i, dst))) {
+        if (i + 4 <= n && (width == 2 ? (cp < 0x800 ? two4_ucs2(u2 + i, dst) : three4_ucs2(u2 + i, dst))
+                                      : four_ucs4(u4 + i, cp, dst))) {
             dst += cp < 0x800 ? 8 : 12;
             i += 4;
             continue;
@@ -312,7 +345,11 @@ static inline __attribute__((always_inline)) size_t ucs2_utf8_with(const uint16_
         }
         if (cp - 0xD800 < 0x800) { /* a surrogate */
             if (!pair_surrogates) return SIZE_MAX;
-            cp = pair_or_replace(cp, i < n ? u[i] : 0, &i);
+            cp = pair_or_replace(cp, i < n ? UNIT(i) : 0, &i);
+            dst += fbpe_utf8_put(cp, dst);
+            continue;
+        }
+        if (cp > 0xFFFF) { /* UCS-4 only */
             dst += fbpe_utf8_put(cp, dst);
             continue;
         }
@@ -325,114 +362,29 @@ static inline __attribute__((always_inline)) size_t ucs2_utf8_with(const uint16_
 #endif
         dst += 3;
     }
+#undef UNIT
     return (size_t)(dst - start);
 }
 
-static size_t ucs2_utf8_plain(const uint16_t *u, size_t n, uint8_t *dst, int pair_surrogates) {
-    return ucs2_utf8_with(u, n, dst, pair_surrogates, 0);
+static size_t wide_utf8_plain(const void *u, int width, size_t n, uint8_t *dst, int pair_surrogates) {
+    return width == 2 ? wide_utf8_with(u, 2, n, dst, pair_surrogates, 0)
+                      : wide_utf8_with(u, 4, n, dst, pair_surrogates, 0);
 }
 
 #ifdef FBPE_HAVE_SSSE3_PATH
-__attribute__((target("ssse3"))) static size_t ucs2_utf8_ssse3(const uint16_t *u, size_t n,
+__attribute__((target("ssse3"))) static size_t wide_utf8_ssse3(const void *u, int width, size_t n,
                                                               uint8_t *dst, int pair_surrogates) {
-    return ucs2_utf8_with(u, n, dst, pair_surrogates, 1);
+    return width == 2 ? wide_utf8_with(u, 2, n, dst, pair_surrogates, 1)
+                      : wide_utf8_with(u, 4, n, dst, pair_surrogates, 1);
 }
 #endif
 
-/* The UCS-2 writer this processor runs best. */
-static size_t ucs2_utf8(const uint16_t *u, size_t n, uint8_t *dst, int pair_surrogates) {
+/* The UCS-2 or UCS-4 writer this processor runs best. */
+static size_t wide_utf8(const void *u, int width, size_t n, uint8_t *dst, int pair_surrogates) {
 #ifdef FBPE_HAVE_SSSE3_PATH
-    if (__builtin_cpu_supports("ssse3")) return ucs2_utf8_ssse3(u, n, dst, pair_surrogates);
+    if (__builtin_cpu_supports("ssse3")) return wide_utf8_ssse3(u, width, n, dst, pair_surrogates);
 #endif
-    return ucs2_utf8_plain(u, n, dst, pair_surrogates);
-}
-
-#ifdef FBPE_HAVE_SSSE3_PATH
-/* two8_ucs2 for eight units of UCS-4: 0 (nothing written) when one of them is U+0800 or
- * above. */
-__attribute__((target("ssse3"))) static inline size_t two8_ucs4(const uint32_t *p, uint8_t *dst) {
-    __m128i a = _mm_loadu_si128((const __m128i *)p), b = _mm_loadu_si128((const __m128i *)(p + 4));
-    if (!all_zero(_mm_and_si128(_mm_or_si128(a, b), _mm_set1_epi32((int)0xFFFFF800)))) return 0;
-    return two8_lanes(_mm_packs_epi32(a, b), dst); /* below 0x800: no lane saturates */
-}
-#endif
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-/* three4_ucs2 for four units of UCS-4 (none above U+FFFF). */
-static inline int three4_ucs4(const uint32_t *p, uint8_t *dst) {
-    uint16_t w[4];
-    for (int k = 0; k < 4; k++) {
-        if (p[k] > 0xFFFF) return 0;
-        w[k] = (uint16_t)p[k];
-    }
-    return three4_ucs2(w, dst);
-}
-#endif
-
-/* UCS-4 (a str with one character beyond U+FFFF, an emoji or an arrow, is all UCS-4): as
- * UCS-2, runs of ASCII in blocks, eight units below U+0800 in any mix at a time (ssse3),
- * four three-byte ones, the rest one code point at a time. One at a time but for the ASCII,
- * the conversion was 9% of the time of encoding Hungarian with o200k, whose Wikipedia text
- * holds two such arrows in a megabyte (perf, one thread, fresh text). */
-static inline __attribute__((always_inline)) size_t ucs4_utf8_with(const uint32_t *u, size_t n,
-                                                                   uint8_t *dst,
-                                                                   int pair_surrogates, int ssse3) {
-    uint8_t *start = dst;
-    size_t i = 0;
-    (void)ssse3;
-    while (i < n) {
-        uint32_t cp = u[i];
-        if (cp < 0x80) {
-            size_t k = i + 1 < n && u[i + 1] < 0x80 ? ascii_block_ucs4(u + i, n - i, dst) : 0;
-            if (k) {
-                dst += k;
-                i += k;
-                continue;
-            }
-        }
-#ifdef FBPE_HAVE_SSSE3_PATH
-        if (ssse3 && cp < 0x800 && i + 8 <= n) {
-            size_t k = two8_ucs4(u + i, dst);
-            if (k) {
-                dst += k;
-                i += 8;
-                continue;
-            }
-        }
-#endif
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        if (cp >= 0x800 && i + 4 <= n && three4_ucs4(u + i, dst)) {
-            dst += 12;
-            i += 4;
-            continue;
-        }
-#endif
-        i++;
-        if (cp - 0xD800 < 0x800) {
-            if (!pair_surrogates) return SIZE_MAX;
-            cp = pair_or_replace(cp, i < n ? u[i] : 0, &i);
-        }
-        dst += fbpe_utf8_put(cp, dst);
-    }
-    return (size_t)(dst - start);
-}
-
-static size_t ucs4_utf8_plain(const uint32_t *u, size_t n, uint8_t *dst, int pair_surrogates) {
-    return ucs4_utf8_with(u, n, dst, pair_surrogates, 0);
-}
-
-#ifdef FBPE_HAVE_SSSE3_PATH
-__attribute__((target("ssse3"))) static size_t ucs4_utf8_ssse3(const uint32_t *u, size_t n,
-                                                              uint8_t *dst, int pair_surrogates) {
-    return ucs4_utf8_with(u, n, dst, pair_surrogates, 1);
-}
-#endif
-
-static size_t ucs4_utf8(const uint32_t *u, size_t n, uint8_t *dst, int pair_surrogates) {
-#ifdef FBPE_HAVE_SSSE3_PATH
-    if (__builtin_cpu_supports("ssse3")) return ucs4_utf8_ssse3(u, n, dst, pair_surrogates);
-#endif
-    return ucs4_utf8_plain(u, n, dst, pair_surrogates);
+    return wide_utf8_plain(u, width, n, dst, pair_surrogates);
 }
 
 /* The conversion of both callers: runs of ASCII in blocks (ascii_block_*), the rest one code
@@ -460,8 +412,7 @@ static size_t ucs_utf8(const void *s, int kind, size_t n, uint8_t *dst, int pair
         }
         return (size_t)(dst - start);
     }
-    return kind == 2 ? ucs2_utf8((const uint16_t *)s, n, dst, pair_surrogates)
-                     : ucs4_utf8((const uint32_t *)s, n, dst, pair_surrogates);
+    return wide_utf8(s, kind == 2 ? 2 : 4, n, dst, pair_surrogates);
 }
 
 static int mostly_ascii(const void *s, int kind, size_t n) {
