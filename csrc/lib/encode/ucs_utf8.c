@@ -387,12 +387,12 @@ static size_t wide_utf8(const void *u, int width, size_t n, uint8_t *dst, int pa
     return wide_utf8_plain(u, width, n, dst, pair_surrogates);
 }
 
-/* The conversion of both callers: runs of ASCII in blocks (ascii_block_*), the rest one code
- * point at a time. CPython's encoder, which text.encode("utf-8") runs, cost 11
- * instructions a byte on English prose (a sixth of encoding it with o200k) and 9 on
- * Chinese (callgrind). pair_surrogates: read a lone surrogate as U+FFFD and a high one
- * followed by a low one as the character they encode; else stop at the first surrogate and
- * return SIZE_MAX. */
+/* The conversion of both callers: each width by its writer above (without SSSE3, Latin-1 in
+ * blocks of ASCII and one code point at a time past them). CPython's encoder, which
+ * text.encode("utf-8") runs, cost 11 instructions a byte on English prose (a sixth of
+ * encoding it with o200k) and 9 on Chinese (callgrind). pair_surrogates: read a lone
+ * surrogate as U+FFFD and a high one followed by a low one as the character they encode;
+ * else stop at the first surrogate and return SIZE_MAX. */
 static size_t ucs_utf8(const void *s, int kind, size_t n, uint8_t *dst, int pair_surrogates) {
     uint8_t *start = dst;
     size_t i = 0;
