@@ -1,6 +1,6 @@
 """One encode_ordinary call of two builds of functionalbpe, paired, on text fresh to both.
 
-    python benchmarks/paired_builds.py OTHER_TREE VOCAB ROW [N]
+    python benchmarks/paired_builds.py OTHER_TREE VOCAB ROW [N] [THREADS]
 
 OTHER_TREE is another checkout built in place (``python setup.py build_ext --inplace``); this
 checkout is "ours". Each build runs in a process of its own that loads VOCAB's rank file (as
@@ -9,6 +9,9 @@ and cuts the rest into N + 1 chunks; ``paired`` (../shared/tools/paired.py) then
 call per chunk in each process, back to back, alternating which goes first: the same chunk
 for both, never seen before by either, the round trip through a pipe included (well under
 a millisecond). Printed: other ÷ ours, the median of N pairs (above 1, ours is faster).
+THREADS: the call's threads (default: all cores). With 1, both processes run on the same
+CPU: a pair then meets the same core, whichever the load of the others (short calls on two
+threads move by 15% between runs of one build against itself).
 """
 from __future__ import annotations
 
@@ -24,25 +27,28 @@ from paired import paired  # noqa: E402
 
 CORPORA = os.environ.get("FUNCTIONALBPE_CORPORA", str(ROOT.parent / "shared" / "corpora"))
 CHILD = r"""
-import sys, tempfile
+import os, sys, tempfile
 sys.path.insert(0, sys.argv[1]); sys.path.insert(0, sys.argv[1] + "/benchmarks")
 import bench_encode_peers as peers, functionalbpe as fb
 vocab, row, corpora, n = sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+threads = int(sys.argv[6]) or None
+if threads == 1 and hasattr(os, "sched_setaffinity"):
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 tok = fb.Tokenizer.from_tiktoken(peers.rank_file(vocab, None, tempfile.mkdtemp()), pattern=peers.VOCABS[vocab])
 warm, fresh = peers.warm_and_fresh(corpora, row, 10**9)
-tok.encode_ordinary(warm)
+tok.encode_ordinary(warm, threads=threads)
 size = len(fresh) // n
 chunks = [fresh[k * size:(k + 1) * size] for k in range(n)]
 print("ready", flush=True)
 for line in sys.stdin:
-    tok.encode_ordinary(chunks[int(line)])
+    tok.encode_ordinary(chunks[int(line)], threads=threads)
     print("ok", flush=True)
 """
 
 
-def encoder(tree: str, vocab: str, row: str, chunks: int):
+def encoder(tree: str, vocab: str, row: str, chunks: int, threads: int):
     """A callable that has the build in `tree` encode its next chunk, and the process."""
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, tree, vocab, row, CORPORA, str(chunks)],
+    proc = subprocess.Popen([sys.executable, "-c", CHILD, tree, vocab, row, CORPORA, str(chunks), str(threads)],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     if proc.stdout.readline().strip() != "ready":
         raise SystemExit(f"{tree}: the encoder did not start")
@@ -61,8 +67,9 @@ def encoder(tree: str, vocab: str, row: str, chunks: int):
 def main(argv: list) -> None:
     other_tree, vocab, row = argv[0], argv[1], argv[2]
     n = int(argv[3]) if len(argv) > 3 else 9
-    ours, ours_proc = encoder(str(ROOT), vocab, row, n + 1)
-    other, other_proc = encoder(other_tree, vocab, row, n + 1)
+    threads = int(argv[4]) if len(argv) > 4 else 0  # 0: all cores
+    ours, ours_proc = encoder(str(ROOT), vocab, row, n + 1, threads)
+    other, other_proc = encoder(other_tree, vocab, row, n + 1, threads)
     try:
         print(vocab, row, paired(ours, other, n=n))
     finally:
