@@ -151,13 +151,20 @@ def encoder_of(library: str, vocab: str, ranks: str, threads: Optional[int]) -> 
     raise ValueError(f"unknown library {library!r}")
 
 
+def pin_to_one_cpu() -> None:
+    """Run this process, and every thread it starts from now on, on one CPU (before a library
+    is loaded, so that a thread pool sized by the CPUs it may use has one); nothing where the
+    platform cannot."""
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+
 def child(library: str, vocab: str, ranks: str, row: str, corpora: str, max_bytes: int, threads: Optional[int],
           one_core: bool = False) -> Dict:
-    """One measurement, in a process of its own: warm up, then one call on fresh text. With
-    one_core the process, and every thread it starts, runs on one CPU (before the library is
-    loaded, so that a thread pool sized by the CPUs it may use has one)."""
-    if one_core and hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    """One measurement, in a process of its own: warm up, then one call on fresh text; with
+    one_core, on one CPU (pin_to_one_cpu)."""
+    if one_core:
+        pin_to_one_cpu()
     encode = encoder_of(library, vocab, ranks, threads)
     warm, fresh = warm_and_fresh(corpora, row, max_bytes)
     encode(warm)
