@@ -18,6 +18,7 @@ from functionalbpe.core._native import NATIVE
 from functionalbpe.core.alphabet import BOUNDARY, OPERATOR, SHIFT, Atom
 from functionalbpe.core.encoder import Encoder
 from functionalbpe.core.reference import encode_piece, ranks_from_merges
+from functionalbpe.formats.tiktoken import write_ranks
 from functionalbpe.schemes.base import Scheme
 
 from ..helpers import stdlib_text, tricky_text
@@ -403,6 +404,32 @@ def test_a_token_is_taken_whole_only_if_its_merges_make_it():
     assert encode_piece(list(b"abc"), ranks_from_merges(merges, 256)) == [256, 99]
     assert bpe.encode_pieces(["abc", "abc"]) == [256, 99, 256, 99]
     assert bpe.encode_pieces(["abcabc", "abcabc"]) == [256, 99, 256, 99] * 2  # then cached
+
+
+@needs_native
+def test_a_piece_as_long_as_the_longest_token_is_looked_up_and_a_longer_one_is_merged(tmp_path):
+    # A piece longer than every token and than the cache keeps is not keyed (encode_part);
+    # the longest token must still be found whole where tiktoken takes a piece whole. Its
+    # 300 bytes, "b" * 150 + "c" * 150, are no merge's result: "bc" merges first.
+    ranks = {bytes([i]): i for i in range(256)}
+    ranks[b"bc"] = len(ranks)
+    for c in b"bc":
+        for k in (2, 4, 8, 16, 32, 64, 128, 144, 148, 150):
+            ranks[bytes([c]) * k] = len(ranks)
+    longest = b"b" * 150 + b"c" * 150
+    ranks[longest] = len(ranks)
+    path = tmp_path / "long.tiktoken"
+    write_ranks(path, ranks)
+    pattern = r"\p{L}+| +|[^\p{L} ]+"
+    tok = fb.Tokenizer.from_tiktoken(path, pattern=pattern)
+    whole, longer = longest.decode(), longest.decode() + "c"
+    assert tok.encode_ordinary(whole) == [ranks[longest]]
+    assert ranks[b"bc"] in tok.encode_ordinary(longer) and ranks[longest] not in tok.encode_ordinary(longer)
+    text = f"ab {whole} cd {longer} {whole}"
+    assert tok.encode_ordinary(text).count(ranks[longest]) == 2
+    tiktoken = pytest.importorskip("tiktoken")
+    enc = tiktoken.Encoding("long", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+    assert tok.encode_ordinary(text) == enc.encode_ordinary(text)
 
 
 @needs_native

@@ -1894,22 +1894,23 @@ static inline int uncut_chars(const fbpe_bpe *b, const uint8_t *s, size_t n) {
 }
 
 /* Encode s[0..n) (n >= 2), keyed by `key`, which is not a whole token (vocab_slots gave
- * `id`, FBPE_NO_RANK). */
+ * `id`, FBPE_NO_RANK); or with key NULL, a piece too long to be a token or cached
+ * (unkeyed). */
 static ALWAYS_INLINE fbpe_status encode_not_whole(const fbpe_bpe *b, fbpe_cache *cache,
                                                   const uint8_t *s, size_t n, size_t readable,
                                                   fbpe_ids *out, int may_cut,
                                                   const fbpe_key *key) {
     uint32_t id = FBPE_NO_RANK;
     /* Only the whole piece, never a part cut from it: tiktoken looks a piece up whole. */
-    if (may_cut && b->piece_slots)
+    if (key && may_cut && b->piece_slots)
         id = fbpe_slot_find(b->piece_slots, b->piece_mask, b->tok_bytes, b->tok_off, key);
     if (id != FBPE_NO_RANK) {
         if (reserve(out, 1)) return FBPE_ENOMEM;
         out->ids[out->len++] = id;
         return FBPE_OK;
     }
-    uint64_t h = key->hash;
-    fbpe_cache *kept = n < CACHE_MIN_PIECE || n > FBPE_CACHE_MAX_PIECE ? NULL : cache;
+    uint64_t h = key ? key->hash : 0;
+    fbpe_cache *kept = !key || n < CACHE_MIN_PIECE || n > FBPE_CACHE_MAX_PIECE ? NULL : cache;
     if (kept) {
         size_t m;
         const uint32_t *hit = fbpe_cache_get(kept, key, h, &m);
@@ -1924,7 +1925,8 @@ static ALWAYS_INLINE fbpe_status encode_not_whole(const fbpe_bpe *b, fbpe_cache 
         fbpe_status rc = encode_cut(b, cache, s, n, readable, out);
         if (rc != FBPE_MORE) return rc;
     }
-    return merge_piece(b, cache, kept, s, n, readable, h, out, 0, may_hold_chars(b, key));
+    return merge_piece(b, cache, kept, s, n, readable, h, out, 0,
+                       key ? may_hold_chars(b, key) : b->char_tokens != NULL);
 }
 
 /* Append the token whose bytes are the key's, if it is one; FBPE_MORE where none is. */
@@ -1956,6 +1958,12 @@ static NOINLINE fbpe_status cut_part_not_whole(const fbpe_bpe *b, fbpe_cache *ca
     return after_inline_probe(b, cache, s, n, readable, out, 0, key);
 }
 
+static NOINLINE fbpe_status encode_unkeyed(const fbpe_bpe *b, fbpe_cache *cache,
+                                           const uint8_t *s, size_t n, size_t readable,
+                                           fbpe_ids *out, int may_cut) {
+    return encode_not_whole(b, cache, s, n, readable, out, may_cut, NULL);
+}
+
 static fbpe_status encode_part(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, size_t n,
                                size_t readable, fbpe_ids *out, int may_cut) {
     if (n == 0) return FBPE_OK;
@@ -1964,6 +1972,11 @@ static fbpe_status encode_part(const fbpe_bpe *b, fbpe_cache *cache, const uint8
         out->ids[out->len++] = s[0];
         return FBPE_OK;
     }
+    /* No token and no cached piece is this long: not keyed. SuperBPE's second-stage pieces
+     * are paragraphs, and hashing them byte by byte was 0.50 M of the superword count (19.36
+     * M; docs/superwords.md, "Encoding superword pieces"). */
+    if (n > b->longest_token && n > FBPE_CACHE_MAX_PIECE)
+        return encode_unkeyed(b, cache, s, n, readable, out, may_cut);
     fbpe_key key;
     fbpe_key_make(&key, s, n, readable);
     fbpe_status rc = push_whole(b, &key, out);
@@ -2074,6 +2087,7 @@ static fbpe_status lay_out_tokens(fbpe_bpe *b, const uint32_t *atom_cps,
     if (rc) return rc;
     b->tok_bytes = (uint8_t *)table_alloc(total ? total : 1);
     if (!b->tok_bytes) return FBPE_ENOMEM;
+    b->longest_token = b->num_fixed > 256 ? 3 : 1; /* an atom is a private-use character */
     for (uint32_t i = 0; i < b->num_ids; i++) {
         uint8_t *dst = b->tok_bytes + b->tok_off[i];
         if (i < 256) {
@@ -2087,6 +2101,7 @@ static fbpe_status lay_out_tokens(fbpe_bpe *b, const uint32_t *atom_cps,
             const uint8_t *p2 = token_bytes(b, merge_right(b, k), &l2);
             memcpy(dst, p1, l1);
             memcpy(dst + l1, p2, l2);
+            if (l1 + l2 > b->longest_token) b->longest_token = l1 + l2;
         } else {
             memcpy(dst, specials[i - b->num_tokens], special_lens[i - b->num_tokens]);
         }

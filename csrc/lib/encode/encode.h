@@ -85,6 +85,8 @@ typedef struct {
      * most FBPE_MAX_TOTAL_TOKEN_BYTES: 32-bit offsets, 16 MB less for 4.1 million ids). */
     uint32_t *tok_off;
     uint8_t *tok_bytes;
+    /* The bytes of the longest token (below num_tokens): a longer piece is no token. */
+    size_t longest_token;
 
     /* Whole tokens: text-form bytes -> id, for every token whose own bytes encode to it.
      * In a compact table, 16 empty slots (the tokens are in vocab_compact). */
