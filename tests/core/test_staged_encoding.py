@@ -142,6 +142,26 @@ def test_the_first_stage_join_bits_send_a_cut_to_the_check():
 
 
 @needs_native
+def test_a_cached_word_is_checked_where_it_meets_the_word_before():
+    # " bcd" is no first-stage token: merged the first time (after "zz"), cached, then found
+    # in the loop of tokens (segment_hit) after "xa", where "a " (256) joins across the cut:
+    # the piece goes back to its bytes and the second stage makes "a b" (257). A mutant
+    # without the check there gives 120 97 32 98 99 100.
+    merges = [(97, 32), (256, 98)]
+    piece = "zz bcd zz bcd xa bcd zz bcd zz bcd zz bcd"
+    want = encode_piece(list(piece.encode()), ranks_from_merges(merges, 256))
+    assert want.count(257) == 1
+    bpe = ENCODER.BPE([], merges)
+    bpe.set_stages(257)
+    assert bpe.encode_pieces([piece]) == want
+    assert bpe.encode_pieces([piece, piece]) == want * 2  # every word from the cache
+    tok = fb.Tokenizer(fb.make_scheme("plain", pattern=SUPERWORDS), merges)
+    tok.training = {"continued_from": {"merges": 1}}
+    for text in (piece, piece + " and " + piece, "\n".join([piece] * 3)):
+        assert tok.encode_ordinary(text) == reference_ids(tok, text)
+
+
+@needs_native
 def test_a_word_and_its_punctuation_are_checked_where_they_meet():
     # A segment not seen before is tried as its word and the punctuation after it: " xa" is
     # 32 257 alone, "." is 46, but "a." (256) is made before "xa" (257), so the two do not
