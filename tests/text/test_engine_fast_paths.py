@@ -12,7 +12,7 @@ size."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from functionalbpe.core._native import Scanner
@@ -153,6 +153,9 @@ LOOP_VERDICTS = {
     **{n: FAST[n] for n in ("loop-cuts", "loop-arms", "loop-one-arm", "loop-triples")},
     "superwords": ALL["superwords"],
     "loop-verdicts": r"""(?:(?!a\d)[a-c]|(?= [a-z])[\s\S]|(?!\s\s)[\s\n]|[0-9]{2,}+)++|[\s\S]""",
+    # a run with a look-ahead at its start: an iteration begun inside it would end the loop
+    # ("ab"), so its loop is not passed over by blocks
+    "loop-run-test": r"""(?:(?!ab)[a-z]++| )++|[\s\S]""",
 }
 VERDICT_ALPHABET = "ab c\n0x.,-é\t"
 
@@ -189,6 +192,61 @@ def test_loop_verdicts_cut_safely(name):
         if whole is None:
             continue
         for hi in range(1, len(data)):
+            c = scanner.program_safe_cut(data, prog, hi)
+            if c:
+                head, tail = data[:c].decode("utf-8"), data[c:].decode("utf-8")
+                assert reference(pattern, head) + reference(pattern, tail) == whole, (text, c)
+
+
+# Loops passed over sixteen bytes at a time where every iteration goes on (loop_blocks_from in
+# regex_vm.c): prose with one character that stops or asks at every offset of a block (a
+# digit, two marks, two spaces, a space before a mark, a tab, a line break, non-ASCII letters
+# inside a run and alone), and words of every kind strung together.
+PROSE = "the cat sat on the mat, and a dog ran by it. " * 3
+STOPS = ["7", "..", "  ", " (", "\t", "\n", "é", "中", "aé", "\u3000", "x\u0301"]
+
+
+def _prose_with_stops():
+    for stop in STOPS:
+        for k in range(0, 48):
+            yield PROSE[:k] + stop + PROSE[k:]
+
+
+@needs_scanner
+@pytest.mark.parametrize("name", sorted(LOOP_VERDICTS))
+def test_loop_blocks_stop_at_every_offset(name):
+    pattern = LOOP_VERDICTS[name]
+    for text in _prose_with_stops():
+        assert compiled(pattern, text) == reference(pattern, text), repr(text)
+
+
+BLOCK_WORDS = ["ab", "c", "abcabcabcabcabcabc", " ", " ", " ab", " c", "  ", ".", ",", "-", "..", "0", "123",
+               "\n", "\t", "é", "éab", "xé", "中", "\u3000", " (", "x\u0301"]
+
+
+@needs_scanner
+@pytest.mark.parametrize("name", sorted(LOOP_VERDICTS))
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(BLOCK_WORDS), min_size=8, max_size=150))
+def test_loop_blocks_equal_regex(name, words):
+    pattern = LOOP_VERDICTS[name]
+    text = "".join(words)
+    assert compiled(pattern, text) == reference(pattern, text)
+
+
+@needs_scanner
+@pytest.mark.parametrize("name", sorted(LOOP_VERDICTS))
+def test_loop_blocks_cut_safely(name):
+    """What a block reads (up to the byte after it) is counted as read: a cut the program
+    calls safe in long prose keeps the pieces."""
+    pattern = LOOP_VERDICTS[name]
+    prog = Scanner.program(pattern).name
+    for text in list(_prose_with_stops())[::17]:
+        data = text.encode("utf-8")
+        whole = reference(pattern, text)
+        if whole is None:
+            continue
+        for hi in range(1, len(data), 5):
             c = scanner.program_safe_cut(data, prog, hi)
             if c:
                 head, tail = data[:c].decode("utf-8"), data[c:].decode("utf-8")

@@ -202,9 +202,25 @@ enum {
     FBPE_RX_V_RUN = 64,
     FBPE_RX_V_WORD = 128
 };
+/* Sets of ASCII characters for a 16-byte test (pshufb): member c = hi << 4 | lo is bit hi of
+ * entry lo. */
+typedef uint8_t fbpe_rx_nibbles[16];
+#define FBPE_RX_BLOCK_GROUPS 3
+typedef struct {
+    fbpe_rx_nibbles always; /* an iteration here goes on, whatever follows */
+    /* an iteration at a member of pair_first[g] goes on where the next character is in
+     * pair_then[g] (characters whose rows of the pair table are alike) */
+    fbpe_rx_nibbles pair_first[FBPE_RX_BLOCK_GROUPS], pair_then[FBPE_RX_BLOCK_GROUPS];
+    fbpe_rx_nibbles runs; /* members of a run arm's range */
+    uint32_t num_groups;
+} fbpe_rx_block;
 typedef struct {
     uint32_t num_arms;
     uint32_t pairs; /* 1 + its index in p->loop_pairs where it has that table, else 0 */
+    /* 1 where run_loop passes over 16 bytes at a time where every iteration goes on (the
+     * tables in `block`, SSSE3 found at run time); 0 where its arms do not allow it */
+    uint32_t blocks;
+    fbpe_rx_block block;
     uint32_t word;  /* FBPE_RX_V_ARM + k of the first arm k marked FBPE_RX_V_RUN (\p{L}++), whose
                      * range run_loop reads sixteen bytes at a time (FBPE_RX_V_WORD); 0 where
                      * there is none */
