@@ -872,14 +872,10 @@ static size_t last_begun(const fbpe_rx_block *bk, const uint8_t *s, size_t from,
     return from;
 }
 
-/* From pos, where an iteration begins: the first position where an iteration does not surely
- * go on (or where fewer than 17 bytes are left), or, where that may be inside a run (a
- * non-ASCII byte, a member of a run's range whose pair did not decide), the last position
- * before it known to begin one (last_begun); *read: the last byte read. The sets in
- * registers, each byte's nibbles found once (with them loaded at each test and the groups in
- * a loop, 2.13 M instructions on the 300,000 characters of benchmarks/callgrind_superwords.py). */
-__attribute__((target("ssse3"))) static size_t loop_blocks_from(const fbpe_rx_block *bk, const uint8_t *s,
-                                                                size_t pos, size_t n, size_t *read) {
+/* loop_blocks_from for a loop of `groups` pair groups (a constant: the unused ones cost
+ * nothing). */
+__attribute__((target("ssse3"), always_inline)) static inline size_t
+blocks_of(const fbpe_rx_block *bk, const uint8_t *s, size_t pos, size_t n, size_t *read, const int groups) {
     const size_t from = pos;
     const __m128i always = _mm_loadu_si128((const __m128i *)bk->always);
     const __m128i f0 = _mm_loadu_si128((const __m128i *)bk->pair_first[0]);
@@ -891,20 +887,45 @@ __attribute__((target("ssse3"))) static size_t loop_blocks_from(const fbpe_rx_bl
     *read = pos;
     while (n - pos >= 17) {
         nibble_split v = nibbles_of(_mm_loadu_si128((const __m128i *)(s + pos)));
-        nibble_split next = nibbles_of(_mm_loadu_si128((const __m128i *)(s + pos + 1)));
         /* an iteration stops (or asks) where its character is in no set, or its pair's
-         * next character not in the pair set (unused groups are empty sets) */
-        __m128i stop = _mm_and_si128(
-            _mm_and_si128(nibble_outside(v, always),
-                          _mm_or_si128(nibble_outside(v, f0), nibble_outside(next, t0))),
-            _mm_and_si128(_mm_or_si128(nibble_outside(v, f1), nibble_outside(next, t1)),
-                          _mm_or_si128(nibble_outside(v, f2), nibble_outside(next, t2))));
+         * next character not in the pair set */
+        __m128i stop = nibble_outside(v, always);
+        if (groups) {
+            nibble_split next = nibbles_of(_mm_loadu_si128((const __m128i *)(s + pos + 1)));
+            stop = _mm_and_si128(stop, _mm_or_si128(nibble_outside(v, f0), nibble_outside(next, t0)));
+            if (groups > 1)
+                stop = _mm_and_si128(stop, _mm_or_si128(nibble_outside(v, f1), nibble_outside(next, t1)));
+            if (groups > 2)
+                stop = _mm_and_si128(stop, _mm_or_si128(nibble_outside(v, f2), nibble_outside(next, t2)));
+        }
         unsigned stops = (unsigned)_mm_movemask_epi8(stop);
         *read = pos + 16;
         if (stops) return last_begun(bk, s, from, pos + (size_t)__builtin_ctz(stops));
         pos += 16;
     }
     return pos < n ? last_begun(bk, s, from, pos) : pos;
+}
+
+/* From pos, where an iteration begins: the first position where an iteration does not surely
+ * go on (or where fewer than 17 bytes are left), or, where that may be inside a run (a
+ * non-ASCII byte, a member of a run's range whose pair did not decide), the last position
+ * before it known to begin one (last_begun); *read: the last byte read. The sets in
+ * registers, each byte's nibbles found once, the number of groups a constant (with the sets
+ * loaded at each test and the groups in a loop, SuperBPE's stage two cost 2.13 M
+ * instructions here on the 300,000 characters of benchmarks/callgrind_superwords.py, now
+ * 1.24 M). */
+__attribute__((target("ssse3"))) static size_t loop_blocks_from(const fbpe_rx_block *bk, const uint8_t *s,
+                                                                size_t pos, size_t n, size_t *read) {
+    switch (bk->num_groups) {
+    case 0:
+        return blocks_of(bk, s, pos, n, read, 0);
+    case 1:
+        return blocks_of(bk, s, pos, n, read, 1);
+    case 2:
+        return blocks_of(bk, s, pos, n, read, 2);
+    default:
+        return blocks_of(bk, s, pos, n, read, 3);
+    }
 }
 #endif
 
@@ -1850,11 +1871,16 @@ static void nibbles_add(fbpe_rx_nibbles t, int c) { t[c & 15] |= (uint8_t)(1u <<
  * where an iteration begun inside a run goes on: every arm one character or a run that
  * FBPE_RX_V_RUN marks, without tests (at a member of its range, an arm before it takes the
  * character, or it does); and the characters that ask the pair table have at most
- * FBPE_RX_BLOCK_GROUPS rows of it. */
+ * FBPE_RX_BLOCK_GROUPS rows of it. And only for a loop with a word arm (a run of a range,
+ * its iterations a word and what is between words): where every iteration takes one
+ * character (BLOOM's), the tables take it for about 5 instructions, a block about 4 a
+ * character and 40 a call, and BLOOM's pieces end at every mark (callgrind_scan.py bloom
+ * compiled: 54.72 M instructions without blocks, 57.52 M with them). */
 static void loop_blocks(const fbpe_rx *p, fbpe_rx_loop *lp, const uint8_t (*pairs)[128]) {
     fbpe_rx_block *bk = &lp->block;
     lp->blocks = 0;
     memset(bk, 0, sizeof *bk);
+    if (!lp->word) return;
 #ifdef FBPE_RX_BLOCKS
     int row[FBPE_RX_BLOCK_GROUPS]; /* a character of each group */
     for (uint32_t k = 0; k < lp->num_arms; k++) {
