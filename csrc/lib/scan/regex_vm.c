@@ -655,12 +655,16 @@ static int look_body(const fbpe_rx *p, fbpe_rx_vm *vm, const fbpe_rx_look *lk, c
 
 /* The end of the run of loop lp's word arm (fbpe_rx_loop.word) from i: its range held in
  * registers for the whole piece (loaded for every run, 0.15M more instructions per 300,000
- * characters of SuperBPE's stage two). */
+ * characters of SuperBPE's stage two), and past a non-ASCII byte through the members of its
+ * atom as star_run reads them (a word with an accent). */
 static inline size_t word_end(const fbpe_rx *p, const fbpe_rx_loop *lp, fbpe_rx_range16 w, const uint8_t *s,
                               size_t i, size_t n) {
-    int found;
+    const fbpe_rx_step *st = &lp->arms[lp->word - FBPE_RX_V_ARM].take;
+    int found, wide = 0;
     i = fbpe_rx_range16_end(w, s, i, n, &found);
-    return found ? i : fbpe_rx_ascii_span8(&p->spans[lp->arms[lp->word - FBPE_RX_V_ARM].take.atom], s, i, n);
+    if (!found) i = fbpe_rx_ascii_span8(&p->spans[st->atom], s, i, n);
+    if (i < n && s[i] >= 0x80) star_run(p, st, s, i, n, &i, &wide, 0);
+    return i;
 }
 
 /* One iteration of loop lp at pos < n, the arms tried one by one where the tables do not
@@ -784,11 +788,26 @@ static ALWAYS_INLINE size_t loop_tables(const fbpe_rx *p, const fbpe_rx_loop *lp
 next:
     if (pos >= n) return pos;
     c = s[pos];
-    if (c >= 0x80) return pos;
+    if (c >= 0x80) {
+        /* a member of the word arm's atom, where the word arm is the first and has no
+         * look-ahead, takes that arm (French words begin with "é"; through loop_iteration a
+         * character beyond ASCII cost SuperBPE's stage two on French about 70 instructions) */
+        size_t len;
+        if (!lp->word_first ||
+            !(atoms_at(p, s, pos, &len) >> lp->arms[0].take.atom & 1))
+            return pos;
+        e = word_end(p, lp, w, s, pos, n);
+        goto word;
+    }
 decide: /* c = s[pos] < 0x80 */
     v = verdicts[c];
     if (v & FBPE_RX_V_WORD) {
         e = word_end(p, lp, w, s, pos, n);
+    word: /* the run is whole: where a non-ASCII byte follows, the next iteration is there */
+        if (e < n && s[e] >= 0x80) {
+            pos = e;
+            goto next;
+        }
     } else {
         if (v == FBPE_RX_V_PAIR) {
             if (pos + 1 >= n || s[pos + 1] >= 0x80) return pos;
@@ -799,7 +818,7 @@ decide: /* c = s[pos] < 0x80 */
             }
             if (v & FBPE_RX_V_WORD) { /* a pair that decides for the word arm */
                 e = word_end(p, lp, w, s, pos, n);
-                goto took;
+                goto word;
             }
         }
         if (v & FBPE_RX_V_ONE) {
@@ -815,7 +834,6 @@ decide: /* c = s[pos] < 0x80 */
             return pos;
         }
     }
-took:
     if (e >= n || (c = s[e]) >= 0x80) return pos; /* the run goes on: star_run's */
     pos = e;
     goto decide;
@@ -1927,6 +1945,7 @@ static void loop_verdicts(fbpe_rx *p) {
         lp->word = 0;
         for (uint32_t a = lp->num_arms; a-- > 0;)
             if (arm_runs(&lp->arms[a])) lp->word = FBPE_RX_V_ARM + a;
+        lp->word_first = lp->word == FBPE_RX_V_ARM && !lp->arms[0].num_tests;
         for (int a = 0; a < 128; a++) {
             lp->ascii[a] = loop_verdict(p, lp, a, -1);
             asks |= lp->ascii[a] == FBPE_RX_V_PAIR;

@@ -224,6 +224,7 @@ typedef struct {
     uint32_t word;  /* FBPE_RX_V_ARM + k of the first arm k marked FBPE_RX_V_RUN (\p{L}++), whose
                      * range run_loop reads sixteen bytes at a time (FBPE_RX_V_WORD); 0 where
                      * there is none */
+    uint32_t word_first; /* 1 where the word arm is the first and has no look-ahead */
     fbpe_rx_arm arms[FBPE_RX_MAX_ARMS];
     uint8_t ascii[128]; /* per ASCII character: FBPE_RX_V_* whatever follows it */
 } fbpe_rx_loop;
