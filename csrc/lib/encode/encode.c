@@ -1928,23 +1928,23 @@ static inline int uncut_chars(const fbpe_bpe *b, const uint8_t *s, size_t n) {
 }
 
 /* Encode s[0..n) (n >= 2), keyed by `key`, which is not a whole token (vocab_slots gave
- * `id`, FBPE_NO_RANK); or with key NULL, a piece too long to be a token or cached
- * (unkeyed). */
+ * `id`, FBPE_NO_RANK); or, `keyed` 0 (a constant) and key NULL, a piece too long to be a
+ * token or cached. */
 static ALWAYS_INLINE fbpe_status encode_not_whole(const fbpe_bpe *b, fbpe_cache *cache,
                                                   const uint8_t *s, size_t n, size_t readable,
                                                   fbpe_ids *out, int may_cut,
-                                                  const fbpe_key *key) {
+                                                  const fbpe_key *key, const int keyed) {
     uint32_t id = FBPE_NO_RANK;
     /* Only the whole piece, never a part cut from it: tiktoken looks a piece up whole. */
-    if (key && may_cut && b->piece_slots)
+    if (keyed && may_cut && b->piece_slots)
         id = fbpe_slot_find(b->piece_slots, b->piece_mask, b->tok_bytes, b->tok_off, key);
     if (id != FBPE_NO_RANK) {
         if (reserve(out, 1)) return FBPE_ENOMEM;
         out->ids[out->len++] = id;
         return FBPE_OK;
     }
-    uint64_t h = key ? key->hash : 0;
-    fbpe_cache *kept = !key || n < CACHE_MIN_PIECE || n > FBPE_CACHE_MAX_PIECE ? NULL : cache;
+    uint64_t h = keyed ? key->hash : 0;
+    fbpe_cache *kept = !keyed || n < CACHE_MIN_PIECE || n > FBPE_CACHE_MAX_PIECE ? NULL : cache;
     if (kept) {
         size_t m;
         const uint32_t *hit = fbpe_cache_get(kept, key, h, &m);
@@ -1960,7 +1960,7 @@ static ALWAYS_INLINE fbpe_status encode_not_whole(const fbpe_bpe *b, fbpe_cache 
         if (rc != FBPE_MORE) return rc;
     }
     return merge_piece(b, cache, kept, s, n, readable, h, out, 0,
-                       key ? may_hold_chars(b, key) : b->char_tokens != NULL);
+                       keyed ? may_hold_chars(b, key) : b->char_tokens != NULL);
 }
 
 /* Append the token whose bytes are the key's, if it is one; FBPE_MORE where none is. */
@@ -1983,7 +1983,7 @@ static ALWAYS_INLINE fbpe_status after_inline_probe(const fbpe_bpe *b, fbpe_cach
         fbpe_status rc = push_whole(b, key, out);
         if (rc != FBPE_MORE) return rc;
     }
-    return encode_not_whole(b, cache, s, n, readable, out, may_cut, key);
+    return encode_not_whole(b, cache, s, n, readable, out, may_cut, key, 1);
 }
 
 static NOINLINE fbpe_status cut_part_not_whole(const fbpe_bpe *b, fbpe_cache *cache,
@@ -1995,7 +1995,7 @@ static NOINLINE fbpe_status cut_part_not_whole(const fbpe_bpe *b, fbpe_cache *ca
 static NOINLINE fbpe_status encode_unkeyed(const fbpe_bpe *b, fbpe_cache *cache,
                                            const uint8_t *s, size_t n, size_t readable,
                                            fbpe_ids *out, int may_cut) {
-    return encode_not_whole(b, cache, s, n, readable, out, may_cut, NULL);
+    return encode_not_whole(b, cache, s, n, readable, out, may_cut, NULL, 0);
 }
 
 static fbpe_status encode_part(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s, size_t n,
@@ -2009,12 +2009,12 @@ static fbpe_status encode_part(const fbpe_bpe *b, fbpe_cache *cache, const uint8
     /* No token and no cached piece is this long: not keyed. SuperBPE's second-stage pieces
      * are paragraphs, and hashing them byte by byte was 0.50 M of the superword count (19.36
      * M; docs/superwords.md, "Encoding superword pieces"). */
-    if (n > b->longest_token && n > FBPE_CACHE_MAX_PIECE)
+    if (n > FBPE_CACHE_MAX_PIECE && n > b->longest_token)
         return encode_unkeyed(b, cache, s, n, readable, out, may_cut);
     fbpe_key key;
     fbpe_key_make(&key, s, n, readable);
     fbpe_status rc = push_whole(b, &key, out);
-    return rc != FBPE_MORE ? rc : encode_not_whole(b, cache, s, n, readable, out, may_cut, &key);
+    return rc != FBPE_MORE ? rc : encode_not_whole(b, cache, s, n, readable, out, may_cut, &key, 1);
 }
 
 fbpe_status fbpe_encode_piece_not_whole(const fbpe_bpe *b, fbpe_cache *cache, const uint8_t *s,
