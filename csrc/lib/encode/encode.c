@@ -1609,23 +1609,16 @@ static NOINLINE fbpe_status stage_one_after_probe(const fbpe_bpe *b, const fbpe_
 #endif
 
 #ifdef FBPE_WORDS_SSE2
-/* The first-stage ids that stage_one_not_token cached for a segment of 2..16 bytes keyed by
- * w0, w1 and h (its hash as a whole token), their number in *k; or NULL (and cache NULL).
+/* The first-stage ids that stage_one_not_token cached for segment s[0..n) (2..16 bytes) keyed
+ * by w0, w1 and h (its hash as a whole token), their number in *k; or NULL (and cache NULL).
  * Found in merge_words' loop of tokens, so that a cached segment (13,109 of the 19,613
  * segments that are no first-stage token on the text measured in "a piece in two stages")
  * stays in that loop, instead of a call through stage_one_after_probe. */
-static ALWAYS_INLINE const uint32_t *segment_hit(const fbpe_cache *cache, uint64_t w0, uint64_t w1,
-                                                 size_t n, uint64_t h, size_t *k) {
-    if (!cache || !cache->slots || n < CACHE_MIN_PIECE) return NULL;
-    h ^= SEGMENT_KEY;
-    for (size_t i = (size_t)h & cache->mask;; i = (i + 1) & cache->mask) {
-        const fbpe_cache_slot *e = &cache->slots[i];
-        if (!e->key_len) return NULL;
-        if (e->hash == (uint32_t)h && e->key_len == n && e->w[0] == w0 && e->w[1] == w1) {
-            *k = e->ids_len;
-            return cache->vals + e->ids_off;
-        }
-    }
+static ALWAYS_INLINE const uint32_t *segment_hit(const fbpe_cache *cache, const uint8_t *s, size_t n,
+                                                 uint64_t w0, uint64_t w1, uint64_t h, size_t *k) {
+    if (!cache || n < CACHE_MIN_PIECE) return NULL;
+    fbpe_key key = {s, n, {w0, w1}, h};
+    return fbpe_cache_get(cache, &key, h ^ SEGMENT_KEY, k);
 }
 #endif
 
@@ -1700,7 +1693,7 @@ static fbpe_status merge_words(const fbpe_bpe *b, const fbpe_words *w, fbpe_cach
                 id = fbpe_slot_find_short(slots, mask, w0, w1, e, h);
                 if (id >= limit) {
                     size_t k;
-                    const uint32_t *ids_of = segment_hit(hits, w0, w1, e, h, &k);
+                    const uint32_t *ids_of = segment_hit(hits, s + start, e, w0, w1, h, &k);
                     if (!ids_of) break;
                     if (start && words_clash(b, w, s, start, n, ids[len - 1], ids_of[0]))
                         return FBPE_MORE;
