@@ -14,6 +14,11 @@ CPU: a pair then meets the same core, whichever the load of the others (short ca
 threads move by 15% between runs of one build against itself). MB: the fresh text, at most
 this many megabytes as bench_encode_peers.py takes it (default: all the rest; the 22
 languages then come as chunks of about one language each, with 2 a little of each).
+
+The two processes are not alike: one build against a copy of itself (the same sources built
+in two folders) read 0.94-0.95 from this checkout's side, on one thread, English and Chinese.
+So a difference of a few percent means little from one side: run it from each checkout
+against the other, and trust what both sides agree on.
 """
 from __future__ import annotations
 
