@@ -244,3 +244,53 @@ def test_loop_blocks_cut_safely(name):
     """What a block reads (up to the byte after it) is counted as read: a cut the program
     calls safe in long prose keeps the pieces."""
     assert_safe_cuts_keep_the_pieces(LOOP_VERDICTS[name], list(_prose_with_stops())[::17], 5)
+
+
+# Latin-1 letters read in a block as the ASCII character whose atoms they share (latin_as_ascii
+# in regex_vm.c): French prose with a character put at every offset of two blocks, so that a
+# letter's two bytes fall on each side of a block's edge; beside them the characters of the
+# same lead byte that are no letters (× ÷), capitals, and letters of other lead bytes (ő œ),
+# which still stop a block; and loops whose word arm holds none or half of the Latin-1 letters.
+LATIN_PROSE = "le château où l'élève ôta ses bottes était à côté du pré, très près; déjà vu. " * 2
+LATIN_STOPS = ["é", "É", "×", "÷", "×.", " ÷,", "ő", "œ", "ÿ", "ð", " à", "é\n", "ö", "«é»", "ée", "1é"]
+LATIN_LOOPS = {
+    "superwords": ALL["superwords"],
+    "loop-cuts": FAST["loop-cuts"],  # its word arm is [a-z]: the letters read as "_" (also \w)
+    # a word arm with half of the Latin-1 letters: the other half (ð-ÿ) end the loop
+    "loop-latin": r"""(?:[a-z\u00e0-\u00ef]++| )++|[\s\S]""",
+    # the letters' stand-in a character asked about with the next one (a space before it)
+    "loop-latin-pairs": r"""(?:[\p{L}]++|(?! [^\s\p{L}])[\s\S])++|[\s\S]""",
+}
+
+
+def _latin_prose():
+    for stop in LATIN_STOPS:
+        for k in range(0, 40):
+            yield LATIN_PROSE[:k] + stop + LATIN_PROSE[k:]
+
+
+@needs_scanner
+@pytest.mark.parametrize("name", sorted(LATIN_LOOPS))
+def test_loop_blocks_read_latin_letters(name):
+    pattern = LATIN_LOOPS[name]
+    for text in _latin_prose():
+        assert compiled(pattern, text) == reference(pattern, text), repr(text)
+
+
+LATIN_WORDS = ["été", " à", " où", "É", "x", " ab", "×", "÷", "×.", "ő", " ", "  ", ".", ", ", "é.", "0", "\n", "ÿé", "ðö"]
+
+
+@needs_scanner
+@pytest.mark.parametrize("name", sorted(LATIN_LOOPS))
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(LATIN_WORDS), min_size=8, max_size=150))
+def test_loop_blocks_read_latin_words(name, words):
+    pattern = LATIN_LOOPS[name]
+    text = "".join(words)
+    assert compiled(pattern, text) == reference(pattern, text)
+
+
+@needs_scanner
+@pytest.mark.parametrize("name", sorted(LATIN_LOOPS))
+def test_loop_blocks_read_latin_letters_cut_safely(name):
+    assert_safe_cuts_keep_the_pieces(LATIN_LOOPS[name], list(_latin_prose())[::23], 3)

@@ -213,6 +213,12 @@ typedef struct {
     fbpe_rx_nibbles pair_first[FBPE_RX_BLOCK_GROUPS], pair_then[FBPE_RX_BLOCK_GROUPS];
     fbpe_rx_nibbles runs; /* members of a run arm's range */
     uint32_t num_groups;
+    /* Two-byte characters read as the ASCII character wide_as (0: none), whose atoms they
+     * share, and at which an iteration goes on whatever follows (blocks_of): every character
+     * of a lead byte L where L ^ 0x80 is in wide_leads (Cyrillic's 0xD0 and 0xD1), and of the
+     * Latin-1 lead 0xC3 those whose continuation byte t has t ^ 0x80 in latin_cont */
+    fbpe_rx_nibbles wide_leads, latin_cont;
+    uint8_t wide_as;
 } fbpe_rx_block;
 typedef struct {
     uint32_t num_arms;
@@ -234,6 +240,7 @@ typedef struct {
 #define FBPE_RX_MAX_PAIRS 2
 #define FBPE_RX_MAX_LOOP_PAIRS 1
 #define FBPE_RX_MAX_TRIPLES 32
+#define FBPE_RX_MAX_WIDE 8
 #define FBPE_RX_MAX_FAST 3
 
 /* What fbpe_rx_piece_end decides at an ASCII character before anything else
@@ -318,6 +325,13 @@ typedef struct {
     uint8_t loop_triple_of[FBPE_RX_MAX_LOOP_PAIRS][128][128];
     uint32_t num_triples;
     uint8_t loop_triples[FBPE_RX_MAX_TRIPLES][128];
+    /* Where loop_pairs asks at ASCII character a (FBPE_RX_V_PAIR) and the next character is
+     * beyond ASCII: 1 + the row of loop_wide that decides it by that character's class, else
+     * 0. A row is FBPE_RX_V_* per class, 0 where the class does not decide (rows alike are
+     * shared: SuperBPE's stage two asks at a space before every Cyrillic word). */
+    uint8_t loop_wide_of[FBPE_RX_MAX_LOOP_PAIRS][128];
+    uint32_t num_wide;
+    uint8_t loop_wide[FBPE_RX_MAX_WIDE][256];
     /* Per ASCII character, the fused alternatives it begins before any other kind, in order
      * (fbpe_rx_prepare): FBPE_RX_FAST_* and 1 + each one's number, 0 after the last. */
     uint16_t ascii_fast[128][FBPE_RX_MAX_FAST];
