@@ -314,3 +314,24 @@ def test_plain_tokenizers_have_one_stage():
     assert tok.training is None
     if NATIVE.encoder is not None:
         assert tok.encoder.native.stage_limit is None
+
+
+@needs_native
+@pytest.mark.parametrize("merges, limit, piece", [
+    # "é" (257) is a second-stage token: the first stage leaves its two bytes
+    ([(97, 98), (0xC3, 0xA9), (257, 97)], 257, "abéa abéa abéa abéa"),
+    # " é" (257) is: the first stage makes "é" (256) and leaves the space before it
+    ([(0xC3, 0xA9), (32, 256), (257, 32)], 257, "é aé aé é aé aé"),
+])
+def test_a_first_stage_word_takes_only_first_stage_characters_whole(merges, limit, piece):
+    # A word that is neither a first-stage token nor cached is merged from its characters
+    # where the first stage makes them whole (piece_chars_below in encode.c). Taken whole
+    # from the second stage, "é" or " é" would stand where the first stage has bytes, and
+    # the second stage's merges, grouped by where first-stage ids meet, would miss them.
+    want = encode_piece(list(piece.encode()), ranks_from_merges(merges, 256))
+    bpe = ENCODER.BPE([], merges)
+    bpe.set_stages(limit)
+    assert bpe.stage_limit == limit
+    assert bpe.encode_pieces([piece]) == want
+    twice = piece + " " + piece  # its words now cached
+    assert bpe.encode_pieces([twice]) == encode_piece(list(twice.encode()), ranks_from_merges(merges, 256))

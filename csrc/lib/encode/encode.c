@@ -234,18 +234,21 @@ static inline size_t char_at(const uint8_t *s, size_t i, size_t n, uint32_t *cp)
     return *cp < 0x800 ? 0 : 3; /* an overlong form is bytes */
 }
 
-/* The symbols of s[0..n) with the characters taken whole where their neighbours allow.
- * `restrict` and the tables in locals: a store of an id may otherwise alias the text and the
- * tables' pointers, which gcc then reads again for every character. */
-static size_t piece_chars(const fbpe_bpe *b, const uint8_t *restrict s, size_t n,
-                          uint32_t *restrict out) {
+/* The symbols of s[0..n) with the characters taken whole where their neighbours allow and
+ * their token is made before `limit` (FBPE_NO_RANK: every token; a table of two stages, the
+ * first stage's: the merges below a token's id are all the ones that make it, so the
+ * argument above holds for them alone). `restrict` and the tables in locals: a store of an id
+ * may otherwise alias the text and the tables' pointers, which gcc then reads again for every
+ * character. */
+static ALWAYS_INLINE size_t piece_chars_below(const fbpe_bpe *b, const uint8_t *restrict s, size_t n,
+                                              uint32_t *restrict out, uint32_t limit) {
     const fbpe_char_token *chars = b->char_tokens;
     const uint32_t *before = b->cross_before, *after = b->cross_after;
     size_t m = 0, i = 0, len;
     uint32_t cp = 0;
     if (s[0] == ' ' && n > 1 && (len = char_at(s, 1, n, &cp))) {
         const fbpe_char_token e = b->space_tokens[cp];
-        if (e.token &&
+        if (e.token && e.token < limit &&
             (1 + len == n || after[(size_t)s[len] << 8 | s[1 + len]] > e.last_end)) {
             out[m++] = e.token;
             i = 1 + len;
@@ -260,7 +263,7 @@ static size_t piece_chars(const fbpe_bpe *b, const uint8_t *restrict s, size_t n
         }
         if ((len = char_at(s, i, n, &cp))) {
             const fbpe_char_token e = chars[cp];
-            if (e.token && (i == 0 || before[(size_t)c << 8 | s[i - 1]] > e.first_end) &&
+            if (e.token && e.token < limit && (i == 0 || before[(size_t)c << 8 | s[i - 1]] > e.first_end) &&
                 (i + len == n || after[(size_t)s[i + len - 1] << 8 | s[i + len]] > e.last_end)) {
                 out[m++] = e.token;
                 i += len;
@@ -271,6 +274,10 @@ static size_t piece_chars(const fbpe_bpe *b, const uint8_t *restrict s, size_t n
         i++;
     }
     return m;
+}
+
+static size_t piece_chars(const fbpe_bpe *b, const uint8_t *s, size_t n, uint32_t *out) {
+    return piece_chars_below(b, s, n, out, FBPE_NO_RANK);
 }
 
 /* The symbols of a text-form piece: UTF-8 bytes, and each atom's code point as its id. */
@@ -1520,8 +1527,14 @@ static STAGE_ONE_REST fbpe_status stage_one_not_token(const fbpe_bpe *b, const f
     }
     if (stage_one_split(b, w, cache, s, n, readable, ids, m) != FBPE_OK) {
         if (n > SHORT_PIECE) return FBPE_MORE;
-        for (size_t i = 0; i < n; i++) ids[i] = s[i];
-        *m = merge_short_below(b, ids, n, limit);
+        /* from its characters where the first stage makes them whole (Cyrillic: half the
+         * symbols, a quarter of the short scan's work) */
+        size_t k = n;
+        if (b->char_tokens)
+            k = piece_chars_below(b, s, n, ids, limit);
+        else
+            for (size_t i = 0; i < n; i++) ids[i] = s[i];
+        *m = merge_short_below(b, ids, k, limit);
     }
     if (kept) cache_put(kept, s, n, readable, h, ids, *m);
     return FBPE_OK;
