@@ -208,89 +208,65 @@ def assert_safe_cuts_keep_the_pieces(pattern, texts, step):
 # inside a run and alone), and words of every kind strung together.
 PROSE = "the cat sat on the mat, and a dog ran by it. " * 3
 STOPS = ["7", "..", "  ", " (", "\t", "\n", "é", "中", "aé", "\u3000", "x\u0301"]
-
-
-def _prose_with_stops():
-    for stop in STOPS:
-        for k in range(0, 48):
-            yield PROSE[:k] + stop + PROSE[k:]
-
-
-@needs_scanner
-@pytest.mark.parametrize("name", sorted(LOOP_VERDICTS))
-def test_loop_blocks_stop_at_every_offset(name):
-    pattern = LOOP_VERDICTS[name]
-    for text in _prose_with_stops():
-        assert compiled(pattern, text) == reference(pattern, text), repr(text)
-
-
 BLOCK_WORDS = ["ab", "c", "abcabcabcabcabcabc", " ", " ", " ab", " c", "  ", ".", ",", "-", "..", "0", "123",
                "\n", "\t", "é", "éab", "xé", "中", "\u3000", " (", "x\u0301"]
 
-
-@needs_scanner
-@pytest.mark.parametrize("name", sorted(LOOP_VERDICTS))
-@settings(max_examples=150, deadline=None)
-@given(st.lists(st.sampled_from(BLOCK_WORDS), min_size=8, max_size=150))
-def test_loop_blocks_equal_regex(name, words):
-    pattern = LOOP_VERDICTS[name]
-    text = "".join(words)
-    assert compiled(pattern, text) == reference(pattern, text)
-
-
-@needs_scanner
-@pytest.mark.parametrize("name", sorted(LOOP_VERDICTS))
-def test_loop_blocks_cut_safely(name):
-    """What a block reads (up to the byte after it) is counted as read: a cut the program
-    calls safe in long prose keeps the pieces."""
-    assert_safe_cuts_keep_the_pieces(LOOP_VERDICTS[name], list(_prose_with_stops())[::17], 5)
-
-
-# Latin-1 letters read in a block as the ASCII character whose atoms they share (latin_as_ascii
-# in regex_vm.c): French prose with a character put at every offset of two blocks, so that a
-# letter's two bytes fall on each side of a block's edge; beside them the characters of the
-# same lead byte that are no letters (× ÷), capitals, and letters of other lead bytes (ő œ),
-# which still stop a block; and loops whose word arm holds none or half of the Latin-1 letters.
-LATIN_PROSE = "le château où l'élève ôta ses bottes était à côté du pré, très près; déjà vu. " * 2
-LATIN_STOPS = ["é", "É", "×", "÷", "×.", " ÷,", "ő", "œ", "ÿ", "ð", " à", "é\n", "ö", "«é»", "ée", "1é"]
-LATIN_LOOPS = {
+# Two-byte letters read in a block as the ASCII character whose atoms they share (wide_as_ascii
+# in regex_vm.c), and a character before a non-ASCII one decided by that one's class
+# (loop_wide): French and Russian prose with a character put at every offset of two blocks,
+# so that a letter's two bytes fall on each side of a block's edge; beside them the
+# characters of a lead byte that are no letters (× ÷), capitals, Greek (a lead byte not all
+# of whose characters are letters), marks before a space; and loops whose word arm holds all,
+# half or the lower case of these letters.
+WIDE_PROSE = "le château où l'élève ôta ses bottes était à côté du pré; déjà vu. по-русски: «слово», всё ж. " * 2
+WIDE_STOPS = ["é", "É", "×", "÷", "×.", " ÷,", "ő", "œ", "ÿ", "ð", " à", "é\n", "ö", "«é»", "ée", "1é", "ж", " Ж",
+              "ж.", " «", "Ґ", "α", " λ", "\u0482", " \u00a0", "…\n\n", " —"]
+WIDE_WORDS = ["été", " à", " où", "É", "x", " ab", "×", "÷", "×.", "ő", " ", "  ", ".", ", ", "é.", "0", "\n", "ÿé",
+              "ðö", " слово", "Ж", " «", "»", "α", " —"]
+WIDE_LOOPS = {
     "superwords": ALL["superwords"],
-    "loop-cuts": FAST["loop-cuts"],  # its word arm is [a-z]: the letters read as "_" (also \w)
-    # a word arm with half of the Latin-1 letters: the other half (ð-ÿ) end the loop
-    "loop-latin": r"""(?:[a-z\u00e0-\u00ef]++| )++|[\s\S]""",
-    # the letters' stand-in a character asked about with the next one (a space before it)
-    "loop-latin-pairs": r"""(?:[\p{L}]++|(?! [^\s\p{L}])[\s\S])++|[\s\S]""",
+    "loop-cuts": FAST["loop-cuts"],  # its word arm is [a-z]: the letters are read as "_" (also \w)
+    # a word arm with half of the Latin-1 letters and half of Cyrillic's lead bytes' letters
+    "loop-wide-half": r"""(?:[a-z\u00e0-\u00ff\u0430-\u044f]++| )++|[\s\S]""",
+    # lower case only: no lead byte's characters are all read
+    "loop-wide-lower": r"""(?:\p{Ll}++| )++|[\s\S]""",
+    # a space asked about with the character after it, a letter or not
+    "loop-wide-pairs": r"""(?:[\p{L}]++|(?! [^\s\p{L}])[\s\S])++|[\s\S]""",
 }
 
 
-def _latin_prose():
-    for stop in LATIN_STOPS:
-        for k in range(0, 40):
-            yield LATIN_PROSE[:k] + stop + LATIN_PROSE[k:]
+def _with_stops(prose, stops, offsets):
+    for stop in stops:
+        for k in range(0, offsets):
+            yield prose[:k] + stop + prose[k:]
+
+
+BLOCK_CASES = {**{(n, "ascii"): LOOP_VERDICTS[n] for n in LOOP_VERDICTS}, **{(n, "wide"): WIDE_LOOPS[n] for n in WIDE_LOOPS}}
+BLOCK_TEXTS = {"ascii": list(_with_stops(PROSE, STOPS, 48)), "wide": list(_with_stops(WIDE_PROSE, WIDE_STOPS, 40))}
+BLOCK_WORD_LISTS = {"ascii": BLOCK_WORDS, "wide": WIDE_WORDS}
 
 
 @needs_scanner
-@pytest.mark.parametrize("name", sorted(LATIN_LOOPS))
-def test_loop_blocks_read_latin_letters(name):
-    pattern = LATIN_LOOPS[name]
-    for text in _latin_prose():
+@pytest.mark.parametrize("name, texts", sorted(BLOCK_CASES))
+def test_loop_blocks_stop_at_every_offset(name, texts):
+    pattern = BLOCK_CASES[name, texts]
+    for text in BLOCK_TEXTS[texts]:
         assert compiled(pattern, text) == reference(pattern, text), repr(text)
 
 
-LATIN_WORDS = ["été", " à", " où", "É", "x", " ab", "×", "÷", "×.", "ő", " ", "  ", ".", ", ", "é.", "0", "\n", "ÿé", "ðö"]
-
-
 @needs_scanner
-@pytest.mark.parametrize("name", sorted(LATIN_LOOPS))
+@pytest.mark.parametrize("name, texts", sorted(BLOCK_CASES))
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.sampled_from(LATIN_WORDS), min_size=8, max_size=150))
-def test_loop_blocks_read_latin_words(name, words):
-    pattern = LATIN_LOOPS[name]
-    text = "".join(words)
+@given(data=st.data())
+def test_loop_blocks_equal_regex(name, texts, data):
+    pattern = BLOCK_CASES[name, texts]
+    text = "".join(data.draw(st.lists(st.sampled_from(BLOCK_WORD_LISTS[texts]), min_size=8, max_size=150)))
     assert compiled(pattern, text) == reference(pattern, text)
 
 
 @needs_scanner
-@pytest.mark.parametrize("name", sorted(LATIN_LOOPS))
-def test_loop_blocks_read_latin_letters_cut_safely(name):
-    assert_safe_cuts_keep_the_pieces(LATIN_LOOPS[name], list(_latin_prose())[::23], 3)
+@pytest.mark.parametrize("name, texts", sorted(BLOCK_CASES))
+def test_loop_blocks_cut_safely(name, texts):
+    """What a block reads (up to the byte after it) is counted as read: a cut the program
+    calls safe in long prose keeps the pieces."""
+    assert_safe_cuts_keep_the_pieces(BLOCK_CASES[name, texts], BLOCK_TEXTS[texts][::17], 5)
