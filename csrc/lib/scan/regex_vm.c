@@ -2003,7 +2003,8 @@ static void nibbles_add(fbpe_rx_nibbles t, int c) { t[c & 15] |= (uint8_t)(1u <<
  * takes it, as an ASCII one inside a run is. Each stopped a block before, and the iterations
  * then went on one at a time to the end of the piece: SuperBPE's stage two, 300,000 fresh
  * characters of French (encode_text, callgrind), 4.79 M instructions in the engine with the
- * Latin-1 letters stopping blocks, 2.33 M without. */
+ * accented letters stopping blocks, 2.53 M without; Russian 35.4 M, 8.8 M with the pair
+ * table's verdicts by class (loop_wides) too. */
 static void wide_letters(const fbpe_rx *p, const fbpe_rx_loop *lp, fbpe_rx_block *bk) {
     static const uint8_t e_acute[2] = {0xC3, 0xA9};
     size_t len;
