@@ -1992,6 +1992,7 @@ static int goes_on(uint8_t v) {
 
 static void nibbles_add(fbpe_rx_nibbles t, int c) { t[c & 15] |= (uint8_t)(1u << (c >> 4)); }
 
+#ifdef FBPE_RX_BLOCKS
 /* The two-byte characters that loop lp's blocks read as an ASCII character (wide_as_ascii):
  * an ASCII character X whose atoms are those of "\u00e9" and at which an iteration goes on
  * whatever follows, and the characters whose atoms are X's: every one of a lead byte whose
@@ -2025,6 +2026,7 @@ static void wide_letters(const fbpe_rx *p, const fbpe_rx_loop *lp, fbpe_rx_block
     }
     bk->wide_as = (uint8_t)x;
 }
+#endif
 
 /* The tables of loop lp's blocks (loop_blocks_from); `pairs` its pair table or NULL. Only
  * where an iteration begun inside a run goes on: every arm one character or a run that
