@@ -78,21 +78,27 @@ static inline int push(fbpe_rx_vm *vm, uint32_t kind, uint32_t pc, size_t pos, s
 #define ALWAYS_INLINE inline
 #endif
 
+/* The class of code point cp: the row of p->masks (its atoms) and p->alts. */
+static inline uint8_t class_of(const fbpe_rx *p, uint32_t cp) {
+    return p->blocks[(size_t)p->index[cp >> 8] * 256 + (cp & 0xFF)];
+}
+
 /* The atoms of the character at s[i]; its length in *len. */
 static inline uint64_t atoms_at(const fbpe_rx *p, const uint8_t *s, size_t i, size_t *len) {
     if (s[i] < 0x80) {
         *len = 1;
         return p->ascii_masks[s[i]];
     }
+    /* decoded in a statement of its own: as class_of's argument, run_loop took 0.09 M more
+     * instructions on Russian (benchmarks/callgrind_superwords.py) */
     uint32_t cp = fbpe_utf8_decode(s, i, len);
-    return p->masks[p->blocks[(size_t)p->index[cp >> 8] * 256 + (cp & 0xFF)]];
+    return p->masks[class_of(p, cp)];
 }
 
-/* The class of the character at s[i] (beyond ASCII): the row of p->masks of its atoms. */
+/* The class of the character at s[i] (beyond ASCII). */
 static inline uint8_t class_at(const fbpe_rx *p, const uint8_t *s, size_t i) {
     size_t len;
-    uint32_t cp = fbpe_utf8_decode(s, i, &len);
-    return p->blocks[(size_t)p->index[cp >> 8] * 256 + (cp & 0xFF)];
+    return class_of(p, fbpe_utf8_decode(s, i, &len));
 }
 
 /* The start of the character that ends at e (> 0). */
@@ -1145,8 +1151,7 @@ NOINLINE static size_t piece_end_after(const fbpe_rx *p, fbpe_rx_vm *vm, const u
         here = p->ascii_masks[s[i]];
         len = 1;
     } else {
-        uint32_t cp = fbpe_utf8_decode(s, i, &len);
-        uint8_t kind = p->blocks[(size_t)p->index[cp >> 8] * 256 + (cp & 0xFF)];
+        uint8_t kind = class_of(p, fbpe_utf8_decode(s, i, &len));
         alts = p->alts[kind];
         here = p->masks[kind];
     }
@@ -1817,6 +1822,20 @@ typedef struct {
     int by_body;       /* loop_triple: a look-ahead no pair table decides runs on "abc" */
 } arm_looks;
 
+/* Look-ahead lk's body run on text[0..n) alone: 1 or 0, where it read nothing at or past
+ * offset `below` (so any text that begins so decides alike), else -1; at->reads is raised to
+ * what it read. */
+static int look_on_text(const fbpe_rx *p, const fbpe_rx_look *lk, uint64_t here, const uint8_t *text,
+                        size_t n, size_t below, arm_looks *at) {
+    fbpe_rx_vm vm;
+    fbpe_rx_vm_init(&vm, n);
+    int holds = look_body(p, &vm, lk, text, 0, n, here, 1);
+    int decided = holds >= 0 && vm.status == FBPE_OK && vm.reach < below;
+    if (vm.reach > at->reads) at->reads = vm.reach;
+    fbpe_rx_vm_free(&vm);
+    return decided ? holds : -1;
+}
+
 static int look_holds(const fbpe_rx *p, const fbpe_rx_look *lk, uint64_t here, arm_looks *at) {
     uint8_t known = lk->pairs && at->b >= 0 ? p->pairs[lk->pairs - 1][at->a][at->b] : 0;
     if (known) {
@@ -1826,26 +1845,14 @@ static int look_holds(const fbpe_rx *p, const fbpe_rx_look *lk, uint64_t here, a
     if (at->wide) { /* decided where the body read nothing past the wide character's start */
         uint8_t text[5] = {(uint8_t)at->a};
         memcpy(text + 1, at->wide, at->wide_len);
-        fbpe_rx_vm vm;
-        fbpe_rx_vm_init(&vm, 1 + at->wide_len);
-        int holds = look_body(p, &vm, lk, text, 0, 1 + at->wide_len, here, 1);
-        int decided = holds >= 0 && vm.status == FBPE_OK && vm.reach < 2;
-        if (decided && vm.reach > at->reads) at->reads = vm.reach;
-        fbpe_rx_vm_free(&vm);
-        return decided ? holds : -1;
+        return look_on_text(p, lk, here, text, 1 + at->wide_len, 2, at);
     }
     if (!at->by_body) {
         at->pair_asked = lk->pairs && at->b < 0;
         return -1;
     }
     const uint8_t text[3] = {(uint8_t)at->a, (uint8_t)at->b, (uint8_t)at->c};
-    fbpe_rx_vm vm;
-    fbpe_rx_vm_init(&vm, 3);
-    int holds = look_body(p, &vm, lk, text, 0, 3, here, 1);
-    int decided = holds >= 0 && vm.status == FBPE_OK && vm.reach < 3;
-    if (vm.reach > at->reads) at->reads = vm.reach;
-    fbpe_rx_vm_free(&vm);
-    return decided ? holds : -1;
+    return look_on_text(p, lk, here, text, 3, 3, at);
 }
 
 /* The arms of loop lp tried in order at ASCII character at->a, as run_loop tries them: the
@@ -1904,8 +1911,9 @@ static uint8_t loop_triple(const fbpe_rx *p, const fbpe_rx_loop *lp, int a, int 
  * its atoms (and, for $, of its being a line break), so a row is computed once per class of
  * such characters: per character, SuperBPE's stage two took 193M instructions to prepare
  * (3.9M without the rows), a class at a time 5.0M. */
-static void loop_triples(fbpe_rx *p, const fbpe_rx_loop *lp, uint32_t k) {
-    uint8_t first[128]; /* the first character of each one's class */
+/* Per ASCII character, the first one the matcher cannot tell from it (the same atoms, and a
+ * line break only as a line break): itself where none comes before it. */
+static void ascii_firsts(const fbpe_rx *p, uint8_t first[128]) {
     for (int c = 0; c < 128; c++) {
         first[c] = (uint8_t)c;
         for (int d = 0; d < c; d++) {
@@ -1915,6 +1923,11 @@ static void loop_triples(fbpe_rx *p, const fbpe_rx_loop *lp, uint32_t k) {
             }
         }
     }
+}
+
+static void loop_triples(fbpe_rx *p, const fbpe_rx_loop *lp, uint32_t k) {
+    uint8_t first[128]; /* the first character of each one's class */
+    ascii_firsts(p, first);
     for (int a = 0; a < 128; a++) {
         if (lp->ascii[a] != FBPE_RX_V_PAIR) continue;
         for (int b = 0; b < 128; b++) {
@@ -1955,19 +1968,17 @@ static uint8_t loop_wide_verdict(const fbpe_rx *p, const fbpe_rx_loop *lp, int a
  * first in the Basic Multilingual Plane (a class found only past it is not decided). */
 static void loop_wides(fbpe_rx *p, const fbpe_rx_loop *lp, uint32_t k) {
     uint32_t first[256] = {0};
+    uint8_t same[128];
     for (uint32_t cp = 0xFFFF; cp >= 0x80; cp--)
-        if (cp < 0xD800 || cp > 0xDFFF) first[p->blocks[(size_t)p->index[cp >> 8] * 256 + (cp & 0xFF)]] = cp;
+        if (cp < 0xD800 || cp > 0xDFFF) first[class_of(p, cp)] = cp;
+    ascii_firsts(p, same);
     memset(p->loop_wide_of[k], 0, sizeof p->loop_wide_of[k]);
     for (int a = 0; a < 128; a++) {
         uint8_t row[256];
         uint32_t r;
         if (lp->ascii[a] != FBPE_RX_V_PAIR) continue;
-        int b = 0;
-        while (b < a && !(lp->ascii[b] == FBPE_RX_V_PAIR && p->ascii_masks[b] == p->ascii_masks[a] &&
-                          (b == '\n') == (a == '\n')))
-            b++;
-        if (b < a) { /* a character of the same atoms came first: its row */
-            p->loop_wide_of[k][a] = p->loop_wide_of[k][b];
+        if (same[a] != a) { /* one the matcher cannot tell from it came first: its row */
+            p->loop_wide_of[k][a] = p->loop_wide_of[k][same[a]];
             continue;
         }
         memset(row, 0, sizeof row);
