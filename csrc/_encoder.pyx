@@ -162,6 +162,7 @@ cdef extern from "lib/encode/encode.h":
     void fbpe_cache_delete(fbpe_cache *c)
     void fbpe_cache_store(fbpe_cache *c, const uint8_t *s, size_t n, const uint32_t *ids, size_t m)
     void fbpe_cache_give(fbpe_bpe *b, fbpe_cache *c) nogil
+    size_t fbpe_cache_shared_pieces(fbpe_bpe *b) nogil
     fbpe_status fbpe_decoded_size(const fbpe_bpe *b, const uint32_t *ids, size_t n, size_t *size) nogil
     void fbpe_decode(const fbpe_bpe *b, const uint32_t *ids, size_t n, uint8_t *out) nogil
 
@@ -1145,6 +1146,11 @@ cdef class BPE:
     def stage_limit(self):
         """The first id of the second stage, or None for one stage."""
         return self.b.stage_limit or None
+
+    def shared_cache_pieces(self):
+        """The pieces in the cache that calls take first and share among their threads
+        (0 while a call holds it)."""
+        return fbpe_cache_shared_pieces(self.b)
 
     @property
     def num_tokens(self):

@@ -231,6 +231,35 @@ def test_calls_from_several_threads_at_once_share_the_workers(tiny_units, monkey
         assert all(pool.map(work, range(4)))
 
 
+@needs_native
+def test_the_threads_of_a_call_share_one_cache(tiny_units):
+    # Words of 5-9 letters (not tokens of 150 merges: each is merged, then cached), each
+    # twice, far apart, so that two threads meet most of them.
+    rng = random.Random(5)
+    words = sorted({"".join(rng.choice("abcdefghij") for _ in range(rng.randrange(5, 10))) for _ in range(24_000)})
+    half = "".join(f" {w}.\n" for w in words)
+    text = half + "".join(f" {w}.\n" for w in reversed(words))
+    tok = random_tokenizer(3)
+    bpe = tok._encoder.native
+    want = reference_ids(tok, text)
+    # The first call's room (a piece in 128 bytes) is spent long before the end: the pieces
+    # it has no room for are merged again where they recur, the ids the same.
+    assert tok.encode_ordinary(text, threads=4) == want
+    first = bpe.shared_cache_pieces()
+    assert 0 < first < len(words)
+    # The next call makes room for what the first could not keep (counting the pieces it
+    # found no room for, not only those it kept, which made too little).
+    assert tok.encode_ordinary(text, threads=4) == want
+    held = bpe.shared_cache_pieces()
+    assert held >= len(words)
+    # Every piece is there, whichever thread met it: a call on one thread adds nothing, nor
+    # do the threads of another call.
+    assert tok.encode_ordinary(text, threads=1) == want
+    assert tok.encode_ordinary(half, threads=3) == reference_ids(tok, half)
+    assert bpe.shared_cache_pieces() == held
+    assert units_of(tok, text, 4) > 1  # (which encodes it once more)
+
+
 def test_threads_default_and_one_on_the_real_thresholds(corpora):
     """The default thresholds, on a real language mix: the same ids on any thread count."""
     tok = fb.train(stdlib_text(60_000), vocab_size=600, progress=False)

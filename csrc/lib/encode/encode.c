@@ -33,7 +33,7 @@
 #define CACHE_MIN_PIECE 4
 /* A cache holds at most this many pieces, and of their bytes after the first 16 and their
  * ids at most CACHE_MAX_BYTES; when full it starts again from empty, so that a stream of
- * unique strings cannot make it grow without bound (a thread's cache: 2^19 slots of 32 bytes,
+ * unique strings cannot make it grow without bound (a cache: 2^19 slots of 32 bytes,
  * 16 MB, and at most 16 MB more; about 20 MB in all on the text below). Text in
  * many languages needs room for the pieces of all of them: o200k on 500 KB of the 22
  * languages not seen before, after their first quarters (benchmarks/callgrind_encode.py),
@@ -1060,13 +1060,16 @@ static void cache_clear(fbpe_cache *c) {
     c->size = c->keys_len = c->vals_len = 0;
 }
 
-/* The slots are on huge pages from 1 MB on (table_alloc), as the whole-token table: each
- * probe is at a random place in up to 16 MB. */
-static fbpe_status cache_grow(fbpe_cache *c) {
-    size_t cap = c->slots ? 2 * (c->mask + 1) : 1024;
+/* Slots of 8 MB or more are on huge pages (table_alloc), as the whole-token table: each
+ * probe is at a random place in up to 16 MB. Smaller ones are not: 4 KB pages reach that far
+ * from the TLB, and a huge page may cost the kernel a compaction when it is first touched
+ * (`defrag` madvise, as here): growing a shared cache from 16,384 slots to 65,536 before a
+ * call's threads start took 0.5 to 11 ms on huge pages. cap: a power of two. */
+static fbpe_status cache_resize(fbpe_cache *c, size_t cap) {
     if (cap > (size_t)UINT32_MAX + 1) return FBPE_ENOMEM; /* a slot keeps 32 bits of its hash */
-    fbpe_cache_slot *slots =
-        (fbpe_cache_slot *)table_alloc(fbpe_array_bytes(cap, sizeof(fbpe_cache_slot)));
+    size_t bytes = fbpe_array_bytes(cap, sizeof(fbpe_cache_slot));
+    fbpe_cache_slot *slots = (fbpe_cache_slot *)(bytes >= ((size_t)8 << 20) ? table_alloc(bytes)
+                                                                           : calloc(1, bytes));
     if (!slots) return FBPE_ENOMEM;
     for (size_t k = 0; c->slots && k <= c->mask; k++) {
         fbpe_cache_slot e = c->slots[k];
@@ -1081,6 +1084,10 @@ static fbpe_status cache_grow(fbpe_cache *c) {
     return FBPE_OK;
 }
 
+static fbpe_status cache_grow(fbpe_cache *c) {
+    return cache_resize(c, c->slots ? 2 * (c->mask + 1) : 1024);
+}
+
 static fbpe_status reserve_bytes(uint8_t **p, size_t *cap, size_t need) {
     if (need <= *cap) return FBPE_OK;
     size_t grown_cap = fbpe_grow_to(*cap, 4096, need, 1);
@@ -1092,11 +1099,18 @@ static fbpe_status reserve_bytes(uint8_t **p, size_t *cap, size_t need) {
     return FBPE_OK;
 }
 
+static void cache_put_shared(fbpe_cache *c, const uint8_t *s, size_t n, size_t readable, uint64_t h,
+                             const uint32_t *ids, size_t m);
+
 /* Remember piece s[0..n) -> ids[0..m). Out of memory only means it is not remembered. */
 static void cache_put(fbpe_cache *c, const uint8_t *s, size_t n, size_t readable, uint64_t h,
                       const uint32_t *ids, size_t m) {
     /* a slot's lengths are 16-bit: such a piece is not kept */
     if (m > UINT16_MAX || n > FBPE_CACHE_MAX_PIECE) return;
+    if (c->shared) {
+        cache_put_shared(c, s, n, readable, h, ids, m);
+        return;
+    }
     size_t rest = n > FBPE_INLINE_KEY ? n - FBPE_INLINE_KEY : 0; /* the bytes after the key's words */
     /* full, it starts again (which also keeps its 32-bit offsets in range) */
     if (c->size >= (c->limit ? c->limit : CACHE_MAX_ENTRIES) ||
@@ -1127,8 +1141,89 @@ static void cache_put(fbpe_cache *c, const uint8_t *s, size_t n, size_t readable
     c->size++;
 }
 
+/* ---- one cache for the threads of a call ----
+ * Each thread kept a cache of its own, and learnt only the pieces of the stretches it took:
+ * o200k on 2 MB of Russian never seen, after a quarter of ru.txt, took 19.7 ms of CPU on one
+ * thread and 31.9 ms on two (13.1 ms and 12.9 ms for the same text encoded again, every piece
+ * then cached). The threads of one call now read and add to one cache. Nothing in it may
+ * move while they do, so fbpe_cache_share makes room for the call's pieces before they start,
+ * and a piece is then added in place: its bytes and ids where an atomic add on keys_len and
+ * vals_len puts them, its slot claimed by a compare-and-swap of key_len from 0 to
+ * FBPE_CACHE_BUSY, filled, and published by writing key_len last (a release store; the
+ * lookup reads it first, acquiring). A piece two threads merge at once may be added twice:
+ * the lookup takes the first. When the room is spent the cache takes no more pieces in that
+ * call (they are merged again where they recur), and the next call makes more. */
+
+static int try_hold(int *l) {
+#if defined(_MSC_VER)
+    return !_InterlockedExchange((volatile long *)l, 1);
+#else
+    return !__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE);
+#endif
+}
+
+#if defined(_MSC_VER)
+#define ADD_RELAXED(p, v) ((size_t)_InterlockedExchangeAdd64((volatile __int64 *)(p), (__int64)(v)))
+#define LOAD_RELAXED(p) (*(volatile size_t *)(p))
+#else
+#define ADD_RELAXED(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+#define LOAD_RELAXED(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#endif
+
+static int claim_slot(fbpe_cache_slot *e) {
+#if defined(_MSC_VER)
+    return _InterlockedCompareExchange16((volatile short *)&e->key_len, (short)FBPE_CACHE_BUSY, 0) == 0;
+#else
+    uint16_t empty = 0;
+    return __atomic_load_n(&e->key_len, __ATOMIC_RELAXED) == 0 &&
+           __atomic_compare_exchange_n(&e->key_len, &empty, (uint16_t)FBPE_CACHE_BUSY, 0,
+                                       __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+#endif
+}
+
+static void publish_slot(fbpe_cache_slot *e, size_t n) {
+#if defined(_MSC_VER)
+    _InterlockedExchange16((volatile short *)&e->key_len, (short)n);
+#else
+    __atomic_store_n(&e->key_len, (uint16_t)n, __ATOMIC_RELEASE);
+#endif
+}
+
+static void cache_put_shared(fbpe_cache *c, const uint8_t *s, size_t n, size_t readable, uint64_t h,
+                             const uint32_t *ids, size_t m) {
+    size_t rest = n > FBPE_INLINE_KEY ? n - FBPE_INLINE_KEY : 0;
+    /* at most half full, give or take a piece a thread */
+    size_t key_off = 0, ids_off = 0;
+    if (LOAD_RELAXED(&c->size) >= (c->mask + 1) / 2 ||
+        (rest && ((key_off = ADD_RELAXED(&c->keys_len, rest)) > c->keys_room || rest > c->keys_room - key_off)) ||
+        (ids_off = ADD_RELAXED(&c->vals_len, m)) > c->vals_room || m > c->vals_room - ids_off) {
+        ADD_RELAXED(&c->refused, 1);
+        return;
+    }
+    if (rest) memcpy(c->keys + key_off, s + FBPE_INLINE_KEY, rest);
+    memcpy(c->vals + ids_off, ids, m * sizeof(uint32_t));
+    size_t i = (size_t)h & c->mask;
+    while (!claim_slot(&c->slots[i])) i = (i + 1) & c->mask;
+    fbpe_cache_slot *e = &c->slots[i];
+    uint64_t w[2];
+    fbpe_key_words(s, n, readable, w);
+    e->hash = (uint32_t)h;
+    e->w[0] = w[0];
+    e->w[1] = w[1];
+    e->key_off = (uint32_t)key_off;
+    e->ids_off = (uint32_t)ids_off;
+    e->ids_len = (uint16_t)m;
+    publish_slot(e, n);
+    ADD_RELAXED(&c->size, 1);
+}
+
 fbpe_cache *fbpe_cache_take(fbpe_bpe *b) {
     fbpe_cache *c = NULL;
+    if (try_hold(&b->shared_held)) {
+        if (!b->shared) b->shared = (fbpe_cache *)calloc(1, sizeof(fbpe_cache));
+        if (b->shared) return b->shared;
+        spin_unlock(&b->shared_held);
+    }
     spin_lock(&b->pool_lock);
     if (b->pool_len) c = b->pool[--b->pool_len];
     spin_unlock(&b->pool_lock);
@@ -1136,8 +1231,77 @@ fbpe_cache *fbpe_cache_take(fbpe_bpe *b) {
     return c;
 }
 
+fbpe_cache *fbpe_cache_share(fbpe_bpe *b, size_t bytes) {
+    fbpe_cache *c = fbpe_cache_take(b);
+    if (!c || c != b->shared) {
+        fbpe_cache_give(b, c);
+        return NULL;
+    }
+    /* Full, or nearly, it starts again, as cache_put would at its next piece. */
+    if (c->size >= CACHE_MAX_ENTRIES ||
+        c->keys_len + c->vals_len * sizeof(uint32_t) > CACHE_MAX_BYTES - CACHE_MAX_BYTES / 16)
+        cache_clear(c);
+    /* Slots at most half full with twice the new pieces a byte that the last shared call
+     * added or found no room for (at first, one in 128 bytes). Not for every piece the text
+     * could hold (one in 4 bytes), which is 16 MB of slots for 2 MB of text, where o200k's
+     * 2 MB of English after a quarter of en.txt added 4,371 pieces (the quarter 2,356): that
+     * table, on huge pages, made such a call 0.93 times as fast [0.78-1.12] (medians of 7
+     * pairs of processes), and the first call pays for its pages. */
+    double rate = c->shared_bytes ? 2.0 * (double)c->shared_added / (double)c->shared_bytes : 1.0 / 128;
+    double expect = (double)bytes * rate;
+    size_t pieces = expect < CACHE_MAX_ENTRIES ? c->size + (size_t)expect + 256 : CACHE_MAX_ENTRIES;
+    size_t cap = c->slots ? c->mask + 1 : 1024;
+    if (pieces > CACHE_MAX_ENTRIES) pieces = CACHE_MAX_ENTRIES;
+    while (cap < 2 * pieces) cap *= 2;
+    /* Keys and ids for as many pieces, 16 bytes and 8 ids each at most (a key's first 16
+     * bytes are in its slot; o200k's pieces of 2 MB of Russian: 3.8 and 2.8 a piece); room
+     * for every byte of the text instead cost 5 ms of a 9 ms call on 2 MB of English, as
+     * realloc copied what was there into pages new to the process. */
+    size_t more = cap / 2 - c->size, room = CACHE_MAX_BYTES - c->keys_len - c->vals_len * sizeof(uint32_t);
+    size_t keys = 16 * more < room / 4 ? 16 * more : room / 4;
+    size_t vals = 8 * more < room / 4 * 3 / sizeof(uint32_t) ? 8 * more : room / 4 * 3 / sizeof(uint32_t);
+    size_t vals_bytes = c->vals_cap * sizeof(uint32_t);
+    fbpe_status rc = c->slots && cap == c->mask + 1 ? FBPE_OK : cache_resize(c, cap);
+    if (rc == FBPE_OK) rc = reserve_bytes(&c->keys, &c->keys_cap, c->keys_len + keys);
+    if (rc == FBPE_OK)
+        rc = reserve_bytes((uint8_t **)&c->vals, &vals_bytes, (c->vals_len + vals) * sizeof(uint32_t));
+    c->vals_cap = vals_bytes / sizeof(uint32_t);
+    if (rc != FBPE_OK) {
+        fbpe_cache_give(b, c);
+        return NULL;
+    }
+    c->keys_room = c->keys_len + keys;
+    c->vals_room = c->vals_len + vals;
+    c->shared_bytes = bytes ? bytes : 1;
+    c->shared_from = c->size;
+    c->refused = 0;
+    c->shared = 1;
+    return c;
+}
+
+void fbpe_cache_unshare(fbpe_bpe *b, fbpe_cache *c) {
+    if (!c) return;
+    c->shared = 0;
+    /* the adds that found no room moved these past what was written */
+    if (c->keys_len > c->keys_room) c->keys_len = c->keys_room;
+    if (c->vals_len > c->vals_room) c->vals_len = c->vals_room;
+    c->shared_added = c->size - c->shared_from + c->refused;
+    fbpe_cache_give(b, c);
+}
+
+size_t fbpe_cache_shared_pieces(fbpe_bpe *b) {
+    fbpe_cache *c = fbpe_cache_take(b);
+    size_t n = c && c == b->shared ? c->size : 0;
+    fbpe_cache_give(b, c);
+    return n;
+}
+
 void fbpe_cache_give(fbpe_bpe *b, fbpe_cache *c) {
     if (!c) return;
+    if (c == b->shared) {
+        spin_unlock(&b->shared_held);
+        return;
+    }
     spin_lock(&b->pool_lock);
     if (b->pool_len < FBPE_POOL_SIZE) {
         b->pool[b->pool_len++] = c;
@@ -2582,6 +2746,7 @@ void fbpe_bpe_free(fbpe_bpe *b) {
     free(b->trie);
     free(b->next_prefix);
     for (size_t k = 0; k < b->pool_len; k++) cache_free(b->pool[k]);
+    cache_free(b->shared);
     free(b);
 }
 

@@ -13,8 +13,10 @@
  *      over buckets of positions for long ones, so that a megabyte of spaces costs about as
  *      much as a megabyte of prose.
  *
- * The table is read-only once built, so any number of threads may encode with it at once;
- * each thread takes a cache of its own from the encoder's pool (fbpe_cache_take).
+ * The table is read-only once built, so any number of threads may encode with it at once.
+ * A call takes the encoder's one shared cache where no other call holds it, and a cache of
+ * its own from the encoder's pool where one does (fbpe_cache_take); the workers of one call
+ * share its cache (fbpe_cache_share).
  */
 #ifndef FBPE_ENCODE_H
 #define FBPE_ENCODE_H
@@ -161,7 +163,12 @@ typedef struct {
      * 0 where that is not done (atoms, joins). */
     fbpe_words one_stage;
 
-    /* Caches waiting to be taken (a tiny lock guards the array). */
+    /* The cache every call takes first (made at the first), held by one call at a time:
+     * what one call's pieces taught, the next call knows, whatever its threads. */
+    fbpe_cache *shared;
+    int shared_held;
+    /* Caches for calls made while another holds the shared one, waiting to be taken (a tiny
+     * lock guards the array). */
     fbpe_cache *pool[FBPE_POOL_SIZE];
     size_t pool_len;
     int pool_lock;
@@ -285,10 +292,19 @@ FBPE_PIECE_INLINE fbpe_status fbpe_encode_piece_inline(const fbpe_bpe *b,
  * FBPE_NO_RANK. */
 uint32_t fbpe_whole_token(const fbpe_bpe *b, const uint8_t *s, size_t n);
 
-/* A cache for one thread at a time: from the pool, or new (NULL when out of memory). */
+/* A cache for one thread at a time: the shared one where no other call holds it, else one
+ * from the pool, or new (NULL when out of memory). */
 fbpe_cache *fbpe_cache_take(fbpe_bpe *b);
-/* Hand a cache back to the pool (or free it when the pool is full). */
+/* Hand a cache back (the pool frees it when full). */
 void fbpe_cache_give(fbpe_bpe *b, fbpe_cache *c);
+/* The shared cache made ready for the threads of one call to read and add to at once, with
+ * room for the pieces of `bytes` of text made now (nothing in it moves while they work); NULL
+ * when another call holds it or memory is short: each thread then takes its own. */
+fbpe_cache *fbpe_cache_share(fbpe_bpe *b, size_t bytes);
+/* The end of that call: fbpe_cache_give for a cache fbpe_cache_share gave (NULL: nothing). */
+void fbpe_cache_unshare(fbpe_bpe *b, fbpe_cache *c);
+/* The pieces the shared cache holds (0 while a call holds it): for tests. */
+size_t fbpe_cache_shared_pieces(fbpe_bpe *b);
 
 /* A cache that the caller fills (fbpe_encode_cached): piece bytes -> ids, for pieces of at
  * most 256 bytes (longer ones are never found); emptied when it holds `limit` pieces. */

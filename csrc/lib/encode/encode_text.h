@@ -2,8 +2,8 @@
  *
  * For the built-in patterns the scanner (scan.h, scanners.h) finds where each piece ends, and
  * the piece, a byte range of the text, is encoded where it lies: no Python string, no copy.
- * A batch of texts is shared by worker threads that take texts one at a time from an atomic
- * counter, each with a cache of its own from the encoder's pool.
+ * A batch of texts is shared by worker threads that take texts a few at a time from an atomic
+ * counter, all with the encoder's one cache (fbpe_cache_share).
  */
 #ifndef FBPE_ENCODE_TEXT_H
 #define FBPE_ENCODE_TEXT_H
@@ -82,6 +82,7 @@ typedef struct {
     size_t num_workers;
     size_t next_worker; /* the next array to take; updated atomically */
     const fbpe_needles *needles; /* or NULL: none looked for */
+    fbpe_cache *shared; /* the cache every worker uses (fbpe_cache_share), or NULL: each its own */
 } fbpe_text_batch;
 
 /* Encode units of the batch until none is left; call it at most num_workers times, from

@@ -1,7 +1,8 @@
-/* The piece cache: a piece's bytes -> its ids, one cache per thread (fbpe_cache_take) or one
- * the caller fills (fbpe_cache_new: the Functionalizer's raw pieces -> the ids of their text
- * forms). encode.c adds to it; the lookup is here, inline, because the loops that make one
- * per piece are in encode_text.c too (fbpe_encode_cached).
+/* The piece cache: a piece's bytes -> its ids, the one a call takes (fbpe_cache_take; its
+ * threads share it, fbpe_cache_share) or one the caller fills (fbpe_cache_new: the
+ * Functionalizer's raw pieces -> the ids of their text forms). encode.c adds to it; the lookup
+ * is here, inline, because the loops that make one per piece are in encode_text.c too
+ * (fbpe_encode_cached).
  *
  * A slot holds a piece's key as hash.h makes it: its first 16 bytes as two words, compared
  * in the slot; only the bytes after them, of a longer piece, are in `keys` (memcmp). With
@@ -39,14 +40,40 @@ typedef struct {
 struct fbpe_cache {
     unsigned char line_before[FBPE_CACHE_LINE];
     fbpe_cache_slot *slots;
-    size_t mask, size;
+    size_t mask;
     uint8_t *keys;
-    size_t keys_len, keys_cap;
+    size_t keys_cap;
     uint32_t *vals;
-    size_t vals_len, vals_cap;
+    size_t vals_cap;
     size_t limit; /* emptied when it holds this many pieces; 0: CACHE_MAX_ENTRIES (encode.c) */
+    /* Set while the threads of one call share it (fbpe_cache_share): a piece is then added
+     * where nothing moves, up to these lengths of keys and vals, and a slot is published by
+     * its key_len, written last (FBPE_CACHE_BUSY while it is being filled). */
+    int shared;
+    size_t keys_room, vals_room;
+    /* The last shared call: its bytes, and the pieces it added or found no room for (they
+     * size the next). */
+    size_t shared_bytes, shared_from, shared_added;
+    /* What adding a piece writes, on a line of its own: shared, every thread adds to these,
+     * and the fields above are read at every lookup. */
+    unsigned char line_between[FBPE_CACHE_LINE];
+    size_t size, keys_len, vals_len, refused;
     unsigned char line_after[FBPE_CACHE_LINE];
 };
+
+/* The key_len of a slot that a thread has claimed and not yet filled: longer than any piece
+ * kept, so no lookup takes it for its own, and not 0, so a probe goes on past it. */
+#define FBPE_CACHE_BUSY UINT16_MAX
+
+/* A slot's key_len, read before the rest of the slot: with another thread adding pieces, the
+ * fields it wrote before publishing key_len are then seen whole. On x86-64 a plain load. */
+static inline uint16_t fbpe_cache_key_len(const fbpe_cache_slot *e) {
+#if defined(_MSC_VER)
+    return *(volatile const uint16_t *)&e->key_len; /* volatile reads acquire under MSVC */
+#else
+    return __atomic_load_n(&e->key_len, __ATOMIC_ACQUIRE);
+#endif
+}
 
 /* The ids cached for the piece of key k, whose hash in this cache is h (their number in
  * *len), or NULL. */
@@ -56,8 +83,9 @@ fbpe_cache_get(const fbpe_cache *c, const fbpe_key *k, uint64_t h, size_t *len) 
     size_t i = (size_t)h & c->mask;
     for (;;) {
         const fbpe_cache_slot *e = &c->slots[i];
-        if (!e->key_len) return NULL;
-        if (e->hash == (uint32_t)h && e->key_len == k->len && e->w[0] == k->w[0] &&
+        uint16_t key_len = fbpe_cache_key_len(e);
+        if (!key_len) return NULL;
+        if (key_len == k->len && e->hash == (uint32_t)h && e->w[0] == k->w[0] &&
             e->w[1] == k->w[1] &&
             (k->len <= FBPE_INLINE_KEY ||
              memcmp(c->keys + e->key_off, k->p + FBPE_INLINE_KEY, k->len - FBPE_INLINE_KEY) == 0)) {
