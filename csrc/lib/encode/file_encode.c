@@ -251,6 +251,7 @@ typedef struct {
     slot *slots;
     size_t num_slots;
     fbpe_file_result *result;
+    fbpe_cache *shared; /* the cache of every worker (fbpe_cache_share), or NULL: each its own */
 } run_state;
 
 static void put(uint8_t *at, uint32_t value, int width) {
@@ -473,7 +474,7 @@ static void write_in_order(run_state *run) {
 static void work(void *arg) {
     run_state *run = (run_state *)arg;
     const fbpe_file_job *job = run->job;
-    fbpe_cache *cache = fbpe_cache_take(job->b);
+    fbpe_cache *cache = run->shared ? run->shared : fbpe_cache_take(job->b);
     fbpe_ids ids;
     fbpe_ids_init(&ids);
     jsonl_unit unit;
@@ -526,7 +527,7 @@ static void work(void *arg) {
     fbpe_jsonl_docs_free(&unit.docs);
     free(unit.id_ends);
     fbpe_ids_free(&ids);
-    fbpe_cache_give(job->b, cache);
+    if (cache != run->shared) fbpe_cache_give(job->b, cache);
 }
 
 void fbpe_file_encode(const fbpe_file_job *job, size_t first, size_t end, size_t threads,
@@ -557,7 +558,11 @@ void fbpe_file_encode(const fbpe_file_job *job, size_t first, size_t end, size_t
     if (threads <= 1) {
         work(&run);
     } else {
+        /* about `block` bytes a unit; at most n + block, which does not overflow */
+        size_t bytes = (run.end - first) * job->block;
+        run.shared = fbpe_cache_share(job->b, bytes < job->n ? bytes : job->n);
         fbpe_workers_run(threads, work, &run);
+        fbpe_cache_unshare(job->b, run.shared);
     }
     COND_FREE(&run.moved);
     LOCK_FREE(&run.mu);
