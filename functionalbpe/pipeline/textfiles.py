@@ -56,6 +56,8 @@ if TYPE_CHECKING:  # pragma: no cover
 # units of the stretch (the ring drains): at 16 MiB a thread, about a third of a second of
 # encoding, that wait is under 2% of the stretch with units of 256 KiB.
 CALL_BYTES_PER_THREAD = 16 << 20
+# A compressed file's first stretch, about (then each twice the one before): _jsonl_stretches.
+FIRST_STRETCH = 1 << 20
 # The UTF-8 of a file is checked first, by the workers, in pieces of this many bytes.
 CHECK_BYTES = 1 << 20
 
@@ -269,19 +271,26 @@ def _encode_jsonl(job: Any, data: Any, path: Any, source: Files, token_file: Pen
 
 def _jsonl_stretches(path: Path, stretch: int) -> Iterator[bytes]:
     """A compressed JSONL file, decompressed, as stretches of whole lines of about
-    ``stretch`` bytes (the last line may lack its newline). It is read as the stream path
-    reads it (:func:`functionalbpe.text.corpus.whole_line_reads`), so that an error of reading comes after the
-    lines before it, as there: the whole lines read so far are handed out first."""
+    ``stretch`` bytes (the last line may lack its newline), the first of about
+    ``FIRST_STRETCH`` and each next twice the one before up to ``stretch``: the workers wait
+    for the first alone, and one stretch is decompressed while they encode the one before.
+    (With every stretch 32 MiB, two threads encoded 30 MB gzipped in 0.29 s, of which the
+    first stretch's decompression, 0.11-0.15 s, overlapped nothing.) It is read as the
+    stream path reads it (:func:`functionalbpe.text.corpus.whole_line_reads`), so that an
+    error of reading comes after the lines before it, as there: the whole lines read so far
+    are handed out first."""
     whole: List[bytes] = []  # whole lines not handed out yet
     held = 0
+    size = min(FIRST_STRETCH, stretch)
     try:
         with open_file(path) as fh:
             for data in whole_line_reads(fh):
                 whole.append(data)
                 held += len(data)
-                if held >= stretch:
+                if held >= size:
                     yield b"".join(whole)
                     whole, held = [], 0
+                    size = min(2 * size, stretch)
     except READ_ERRORS as exc:
         if whole:
             yield b"".join(whole)

@@ -108,17 +108,22 @@ def jsonl_files(draw, root, field):
     return paths
 
 
-def written(tok, paths, out, threads, block, stretch, field, read=None, **options):
+def written(tok, paths, out, threads, block, stretch, field, read=None, first=None, **options):
     """What the C pipeline writes (or raises); ``read``: the bytes of a compressed file
-    decompressed at a time (both paths), so that its stretches are a few lines."""
-    saved = tokenfile.UNIT_BYTES, textfiles.CALL_BYTES_PER_THREAD, corpus.JSONL_READ_BYTES
+    decompressed at a time (both paths), so that its stretches are a few lines; ``first``:
+    the first stretch of a compressed file, about (then twice the one before, to ``stretch``
+    bytes a thread)."""
+    saved = (tokenfile.UNIT_BYTES, textfiles.CALL_BYTES_PER_THREAD, corpus.JSONL_READ_BYTES,
+             textfiles.FIRST_STRETCH)
     tokenfile.UNIT_BYTES, textfiles.CALL_BYTES_PER_THREAD = block, stretch
     corpus.JSONL_READ_BYTES = read or corpus.JSONL_READ_BYTES
+    textfiles.FIRST_STRETCH = first or textfiles.FIRST_STRETCH
     try:
         summary = tok.encode_to_file(fb.files(*paths, field=field), out, eot=EOT, threads=threads, progress=False,
                                      offsets=out + ".idx", **options)
     finally:
-        tokenfile.UNIT_BYTES, textfiles.CALL_BYTES_PER_THREAD, corpus.JSONL_READ_BYTES = saved
+        (tokenfile.UNIT_BYTES, textfiles.CALL_BYTES_PER_THREAD, corpus.JSONL_READ_BYTES,
+         textfiles.FIRST_STRETCH) = saved
     with open(out, "rb") as ids, open(out + ".idx", "rb") as index:
         return (summary.documents, summary.tokens, summary.bytes_in), ids.read(), index.read()
 
@@ -145,15 +150,15 @@ def outcome(run):
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data(), threads=st.integers(1, 4), block=st.one_of(st.integers(1024, 4096), st.integers(1, 64)),
        stretch=st.integers(1, 20_000), ordinary=st.booleans(), field=st.sampled_from(["text", "body"]),
-       read=st.one_of(st.none(), st.integers(1, 300)))
+       read=st.one_of(st.none(), st.integers(1, 300)), first=st.integers(1, 2_000))
 def test_jsonl_token_files_are_the_stream_paths(tok, tmp_path_factory, data, threads, block, stretch, ordinary,
-                                                field, read):
+                                                field, read, first):
     root = str(tmp_path_factory.mktemp("j"))
     paths = jsonl_files(data.draw, root, field)
     options = {"disallowed_special": ()} if ordinary else {}
     assert textfiles.usable(tok, fb.files(*paths, field=field), frozenset())
     got = outcome(lambda: written(tok, paths, os.path.join(root, "c.npy"), threads, block, stretch, field, read,
-                                  **options))
+                                  first, **options))
     want = outcome(lambda: by_stream(tok, paths, os.path.join(root, "s.npy"), field, read, **options))
     assert got == want
     docs = list(fb.files(*paths, field=field))
