@@ -54,7 +54,7 @@ cdef extern from "lib/train/train.h":
                                  const uint32_t *lengths, int policy, int64_t max_merges,
                                  int64_t min_frequency, size_t max_token_bytes, const uint32_t *shapes,
                                  uint32_t max_words, int colon_space, size_t threads,
-                                 size_t shard_min_pairs, fbpe_trainer **out) nogil
+                                 size_t shard_min_pairs, size_t range_min_pieces, fbpe_trainer **out) nogil
     size_t fbpe_trainer_shards(const fbpe_trainer *trainer) nogil
     void fbpe_trainer_count(fbpe_trainer *trainer) nogil
     fbpe_status fbpe_trainer_counted(fbpe_trainer *trainer) nogil
@@ -73,6 +73,9 @@ slice_seconds = 0.05
 # in the caches, and more threads would only read the pieces again (csrc/lib/train/train.c,
 # fbpe_trainer_new). Tests set it to 0 (every table split); the merges never depend on it.
 shard_min_pairs = 1 << 18
+# Below that, from about this many pieces, each thread counts the pairs of a run of the
+# pieces. Tests set it to 0 (always); the merges never depend on it.
+range_min_pieces = 1 << 16
 
 # The C constants, for the tests to compare with functionalbpe.core.alphabet.
 FLAGS = {
@@ -313,12 +316,12 @@ cdef list run_merges(Pieces counted, uint32_t first_id, object flags, int policy
     cdef fbpe_trainer *trainer = NULL
     cdef const fbpe_trained_merge *merges
     cdef size_t n, k, reported = 0
-    cdef size_t min_pairs = shard_min_pairs
+    cdef size_t min_pairs = shard_min_pairs, min_pieces = range_min_pieces
     with nogil:
         rc = fbpe_trainer_new(counted.ptr, first_id, &cflags[0], &clengths[0] if lengths is not None else NULL,
                               policy, max_merges, min_frequency, max_token_bytes,
                               &cshapes[0] if shapes is not None else NULL, max_words, colon_space, threads,
-                              min_pairs, &trainer)
+                              min_pairs, min_pieces, &trainer)
     check(rc, "while training")
     try:
         count_first_pairs(trainer)

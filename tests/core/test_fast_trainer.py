@@ -122,12 +122,17 @@ def test_equals_reference_on_long_pieces(pieces, num_merges):
     num_merges=st.none() | st.integers(0, 40),
     threads=st.integers(2, 17),
     policy=st.sampled_from(POLICIES),
+    split=st.sampled_from(["shards", "ranges"]),
 )
-def test_first_pairs_counted_on_threads_give_the_same_merges(pieces, num_merges, threads, policy):
+def test_first_pairs_counted_on_threads_give_the_same_merges(pieces, num_merges, threads, policy, split):
     # Each thread counts the pairs of its own shard of the pair table (the high bits of a
-    # pair's hash), reading every piece: the merges are those of one thread, for any number.
+    # pair's hash), reading every piece; or, where the pairs are few, every pair of its own run
+    # of the pieces, added to the loop's table in order: the merges are those of one thread,
+    # for any number.
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(trainer, "shard_min_pairs", 0)  # split even these few pieces
+        # split even these few pieces, one way or the other
+        patch.setattr(trainer, "shard_min_pairs", 0 if split == "shards" else 1 << 62)
+        patch.setattr(trainer, "range_min_pieces", 0)
         flags = [ab.TEXT] * 40
         expected = reference.train(pieces, num_merges, 40, flags=flags, merge_policy=policy)
         for workers in (1, threads):

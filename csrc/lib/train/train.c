@@ -504,7 +504,12 @@ struct fbpe_trainer {
     where_slab lists[MAX_SHARDS];
     unsigned shard_bits;
     size_t table_want;                 /* the pairs the tables are made for, all shards */
-    size_t next_shard;                 /* the next to count (fbpe_trainer_count) */
+    /* Or, with one shard, the pieces cut into `ranges` runs (range r ends at word offset
+     * range_end[r]), each counted into table r and the others added to table 0 in order
+     * (fbpe_trainer_counted). 0: no ranges. */
+    size_t ranges, range_want;
+    size_t range_end[MAX_SHARDS];
+    size_t next_shard;                 /* the next part to count (fbpe_trainer_count) */
     fbpe_status shard_rc[MAX_SHARDS];  /* how counting each went */
     int counted_all;                   /* fbpe_trainer_counted said FBPE_OK */
     /* Candidates with a count of at least `floor` (a power of two) are in the heap; the
@@ -681,12 +686,13 @@ static inline uint32_t symbol_bytes(uint32_t id) { return id < 256 ? 1 : 3; }
 typedef struct {
     size_t off;  /* the piece */
     uint32_t i;  /* the pair at s[i], s[i + 1] of it */
+    size_t end;  /* where the pieces counted end */
 } pair_cursor;
 
 static inline void prefetch_next_pair(const fbpe_trainer *t, const pair_table *table,
                                       size_t shard, pair_cursor *c) {
     const uint32_t *words = t->counted->words;
-    while (c->off < t->counted->n_words) {
+    while (c->off < c->end) {
         uint32_t n = words[c->off];
         while (c->i + 1 < n) {
             const uint32_t *s = words + c->off + HEADER + c->i++;
@@ -740,19 +746,18 @@ static fbpe_status distinct_pairs(const fbpe_pieces *counted, uint32_t first_id,
     return FBPE_OK;
 }
 
-/* Count the pairs of one shard: every piece is read, and only this shard's pairs counted,
- * so that each where list still lists its pieces in order, as on one thread. Counting is
- * bound by misses (a random slot, where list and list end per pair), which threads overlap
- * as well as share. */
-static fbpe_status count_shard(fbpe_trainer *t, size_t shard) {
-    const fbpe_pieces *counted = t->counted;
-    const uint32_t *words = counted->words;
-    pair_table *table = &t->pairs[shard];
-    if (table_init(table, t->table_want >> t->shard_bits, t->shard_bits)) return FBPE_ENOMEM;
-    table->lists = &t->lists[shard];
-    pair_cursor ahead = {0, 0};
+/* Count the pairs of shard `shard` of the pieces from word offset `begin` to `end` into
+ * table `into`, made for `want` pairs. Counting is bound by misses (a random slot, where
+ * list and list end per pair), which threads overlap as well as share. */
+static fbpe_status count_pairs(fbpe_trainer *t, size_t into, size_t want, size_t shard, size_t begin,
+                               size_t end) {
+    const uint32_t *words = t->counted->words;
+    pair_table *table = &t->pairs[into];
+    if (table_init(table, want, t->shard_bits)) return FBPE_ENOMEM;
+    table->lists = &t->lists[into];
+    pair_cursor ahead = {begin, 0, end};
     for (unsigned k = 0; k < PAIRS_AHEAD; k++) prefetch_next_pair(t, table, shard, &ahead);
-    for (size_t off = 0; off < counted->n_words;) {
+    for (size_t off = begin; off < end;) {
         uint32_t n = words[off];
         int64_t count = piece_count(words + off);
         const uint32_t *s = words + off + HEADER;
@@ -773,19 +778,71 @@ static fbpe_status count_shard(fbpe_trainer *t, size_t shard) {
     return FBPE_OK;
 }
 
-size_t fbpe_trainer_shards(const fbpe_trainer *t) { return (size_t)1 << t->shard_bits; }
+/* Count shard k, reading every piece and counting only that shard's pairs, so that each
+ * where list still lists its pieces in order, as on one thread; or, with ranges, every pair
+ * of range k. */
+static fbpe_status count_part(fbpe_trainer *t, size_t k) {
+    if (!t->ranges) return count_pairs(t, k, t->table_want >> t->shard_bits, k, 0, t->counted->n_words);
+    /* Table 0 is the loop's, made for all the pairs to come; the others hold one range's. */
+    return count_pairs(t, k, k ? t->range_want : t->table_want, 0, k ? t->range_end[k - 1] : 0,
+                       t->range_end[k]);
+}
+
+size_t fbpe_trainer_shards(const fbpe_trainer *t) {
+    return t->ranges ? t->ranges : (size_t)1 << t->shard_bits;
+}
 
 void fbpe_trainer_count(fbpe_trainer *t) {
-    size_t shards = (size_t)1 << t->shard_bits, k;
-    while ((k = fbpe_take_next(&t->next_shard)) < shards) t->shard_rc[k] = count_shard(t, k);
+    size_t parts = fbpe_trainer_shards(t), k;
+    while ((k = fbpe_take_next(&t->next_shard)) < parts) t->shard_rc[k] = count_part(t, k);
+}
+
+/* Add the pairs of range tables 1 .. ranges-1 to table 0, in order: each pair's where list
+ * then lists its pieces in order, as one thread's would. */
+static fbpe_status join_ranges(fbpe_trainer *t) {
+    pair_table *all = &t->pairs[0];
+    for (size_t r = 1; r < t->ranges; r++) {
+        pair_table *part = &t->pairs[r];
+        for (size_t i = 0; i < part->cap; i++) {
+            if (part->slots[i].key == EMPTY_KEY) continue;
+            size_t k;
+            int created = 0;
+            if (table_upsert(all, part->slots[i].key, &k, &created)) return FBPE_ENOMEM;
+            all->slots[k].count += part->slots[i].count;
+            const where_list *from = &part->where[i];
+            where_list *w = &all->where[k];
+            /* n + from->n pieces of < 2**32 words each: no overflow of the 32-bit count */
+            size_t n = w->n, total = n + from->n;
+            if (total > UINT32_MAX) return FBPE_ENOMEM;
+            if (where_capacity((uint32_t)total) > (n ? where_capacity(w->n) : 0)) {
+                uint32_t *q = slab_alloc(all->lists, where_capacity((uint32_t)total));
+                if (!q) return FBPE_ENOMEM;
+                if (n) {
+                    memcpy(q, w->items, n * sizeof(uint32_t));
+                    slab_free(all->lists, w->items, where_capacity(w->n));
+                }
+                w->items = q;
+            }
+            memcpy(w->items + n, from->items, from->n * sizeof(uint32_t));
+            w->n = (uint32_t)total;
+            w->last = w->items[total - 1];
+        }
+        table_free(part);
+        slab_destroy(&t->lists[r]);
+    }
+    return FBPE_OK;
 }
 
 fbpe_status fbpe_trainer_counted(fbpe_trainer *t) {
-    size_t shards = (size_t)1 << t->shard_bits;
+    size_t parts = fbpe_trainer_shards(t), shards = (size_t)1 << t->shard_bits;
     if (t->counted_all) return FBPE_OK;
-    if (t->next_shard < shards) return FBPE_EINTERNAL; /* fbpe_trainer_count was not called */
-    for (size_t k = 0; k < shards; k++)
+    if (t->next_shard < parts) return FBPE_EINTERNAL; /* fbpe_trainer_count was not called */
+    for (size_t k = 0; k < parts; k++)
         if (t->shard_rc[k]) return t->shard_rc[k];
+    if (t->ranges) {
+        fbpe_status rc = join_ranges(t);
+        if (rc) return rc;
+    }
     /* Every pair starts in a bucket; the first lower_floor fills the heap. */
     t->floor = INT64_MAX;
     for (size_t k = 0; k < shards; k++)
@@ -803,7 +860,7 @@ fbpe_status fbpe_trainer_new(fbpe_pieces *counted, uint32_t first_id, const uint
                              const uint32_t *lengths, int policy, int64_t max_merges,
                              int64_t min_frequency, size_t max_token_bytes, const uint32_t *shapes,
                              uint32_t max_words, int colon_space, size_t threads,
-                             size_t shard_min_pairs, fbpe_trainer **out) {
+                             size_t shard_min_pairs, size_t range_min_pieces, fbpe_trainer **out) {
     fbpe_status rc = FBPE_ENOMEM;
     *out = NULL;
     if (first_id >= UINT32_MAX) return FBPE_EIDS;
@@ -860,6 +917,22 @@ fbpe_status fbpe_trainer_new(fbpe_pieces *counted, uint32_t first_id, const uint
     while (distinct >= shard_min_pairs && ((size_t)2 << t->shard_bits) <= threads &&
            ((size_t)2 << t->shard_bits) <= MAX_SHARDS)
         t->shard_bits++;
+    /* Fewer pairs than that stay in the caches, and each thread counts the pairs of a run of
+     * the pieces into a small table of its own, added to the loop's in order afterwards: on
+     * the shared corpora (103 MB, 626 K pieces, 14 K pairs of bytes) counting took 0.11 s on
+     * one thread, a tenth of a plain training's merge loop, and nothing else of it splits. */
+    if (!t->shard_bits && threads > 1 && counted->n_pieces >= range_min_pieces) {
+        t->ranges = threads < MAX_SHARDS ? threads : MAX_SHARDS;
+        t->range_want = distinct > 1024 ? distinct : 1024;
+        t->range_want += t->range_want / 2;
+        size_t r = 0, off = 0;
+        while (off < counted->n_words && r + 1 < t->ranges) {
+            /* the first piece at or past the r-th share of the words ends range r */
+            if (off >= counted->n_words / t->ranges * (r + 1)) t->range_end[r++] = off;
+            off += HEADER + counted->words[off];
+        }
+        while (r < t->ranges) t->range_end[r++] = counted->n_words;
+    }
     *out = t;
     return FBPE_OK;
 fail:

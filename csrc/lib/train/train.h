@@ -37,14 +37,15 @@ fbpe_status fbpe_pieces_add_utf8(fbpe_pieces *counted, const uint8_t *text, size
  * training makes, a tokenizer file can hold (FBPE_MAX_TOKEN_BYTES). shapes: NULL, or the
  * shapes of ids 0 .. first_id-1 (word_rules.h), and then a pair whose token has more than
  * max_words words (0: any number) or holds ": " (unless colon_space) is never merged either.
- * threads: how many threads may count the first pairs (fbpe_trainer_count), used where
- * there are about shard_min_pairs distinct pairs or more; the merges are the same for any
- * number. */
+ * threads: how many threads may count the first pairs (fbpe_trainer_count): each the pairs
+ * of a part of the pair table where there are about shard_min_pairs distinct pairs or more,
+ * else each the pairs of a run of the pieces where there are range_min_pieces pieces or
+ * more; the merges are the same for any number. */
 fbpe_status fbpe_trainer_new(fbpe_pieces *counted, uint32_t first_id, const uint32_t *flags,
                              const uint32_t *lengths, int policy, int64_t max_merges,
                              int64_t min_frequency, size_t max_token_bytes, const uint32_t *shapes,
                              uint32_t max_words, int colon_space, size_t threads,
-                             size_t shard_min_pairs, fbpe_trainer **out);
+                             size_t shard_min_pairs, size_t range_min_pieces, fbpe_trainer **out);
 /* Count the first pairs: call it on up to fbpe_trainer_shards threads at once (at most
  * `threads`; each call takes a part of the pair table until none is left, so one call alone
  * counts them all), then, once every call has returned, fbpe_trainer_counted, which says how
