@@ -61,20 +61,19 @@
 
 /* ---- small helpers -------------------------------------------------------------------- */
 
+/* A tiny lock: taken if it was free (try_hold), or waited for (spin_lock). */
 #if defined(_MSC_VER)
 #include <intrin.h>
-static void spin_lock(int *l) {
-    while (_InterlockedExchange((volatile long *)l, 1)) {
-    }
-}
+static int try_hold(int *l) { return !_InterlockedExchange((volatile long *)l, 1); }
 static void spin_unlock(int *l) { _InterlockedExchange((volatile long *)l, 0); }
 #else
-static void spin_lock(int *l) {
-    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE)) {
-    }
-}
+static int try_hold(int *l) { return !__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE); }
 static void spin_unlock(int *l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }
 #endif
+static void spin_lock(int *l) {
+    while (!try_hold(l)) {
+    }
+}
 
 /* A zeroed table of `bytes` for the encoder's large read-only tables (whole tokens, pairs,
  * token bytes, join bits), freed with free(), on huge pages (../common/huge_pages.h): nearly
@@ -1153,14 +1152,6 @@ static void cache_put(fbpe_cache *c, const uint8_t *s, size_t n, size_t readable
  * lookup reads it first, acquiring). A piece two threads merge at once may be added twice:
  * the lookup takes the first. When the room is spent the cache takes no more pieces in that
  * call (they are merged again where they recur), and the next call makes more. */
-
-static int try_hold(int *l) {
-#if defined(_MSC_VER)
-    return !_InterlockedExchange((volatile long *)l, 1);
-#else
-    return !__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE);
-#endif
-}
 
 #if defined(_MSC_VER)
 #define ADD_RELAXED(p, v) ((size_t)_InterlockedExchangeAdd64((volatile __int64 *)(p), (__int64)(v)))

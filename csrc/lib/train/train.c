@@ -429,19 +429,24 @@ static void table_delete(pair_table *t, size_t i) {
     t->n_live--;
 }
 
+/* Move w's items to a block of room for `cap` (at least w->n). */
+static fbpe_status where_move(where_slab *slab, where_list *w, size_t cap) {
+    uint32_t *q = slab_alloc(slab, cap);
+    if (!q) return FBPE_ENOMEM;
+    if (w->n) {
+        memcpy(q, w->items, w->n * sizeof(uint32_t));
+        slab_free(slab, w->items, where_capacity(w->n));
+    }
+    w->items = q;
+    return FBPE_OK;
+}
+
 static fbpe_status where_add(where_slab *slab, where_list *w, uint32_t piece) {
     uint32_t n = w->n;
     /* a piece adds its pairs in one pass, so its repeats arrive one after another */
     if (n && w->last == piece) return FBPE_OK;
     if (n == 0 || (n >= 2 && (n & (n - 1)) == 0)) { /* full: capacity is a power of two */
-        if (n > UINT32_MAX / 2) return FBPE_ENOMEM;
-        uint32_t *q = slab_alloc(slab, n ? 2 * (size_t)n : 2);
-        if (!q) return FBPE_ENOMEM;
-        if (n) {
-            memcpy(q, w->items, n * sizeof(uint32_t));
-            slab_free(slab, w->items, n);
-        }
-        w->items = q;
+        if (n > UINT32_MAX / 2 || where_move(slab, w, n ? 2 * (size_t)n : 2)) return FBPE_ENOMEM;
     }
     w->items[n] = piece;
     w->n = n + 1;
@@ -814,15 +819,9 @@ static fbpe_status join_ranges(fbpe_trainer *t) {
             /* a list's length is 32-bit (a pair is in fewer pieces than 32-bit offsets name) */
             size_t n = w->n, total = n + from->n;
             if (total > UINT32_MAX) return FBPE_ENOMEM;
-            if (where_capacity((uint32_t)total) > (n ? where_capacity(w->n) : 0)) {
-                uint32_t *q = slab_alloc(all->lists, where_capacity((uint32_t)total));
-                if (!q) return FBPE_ENOMEM;
-                if (n) {
-                    memcpy(q, w->items, n * sizeof(uint32_t));
-                    slab_free(all->lists, w->items, where_capacity(w->n));
-                }
-                w->items = q;
-            }
+            if (where_capacity((uint32_t)total) > (n ? where_capacity(w->n) : 0) &&
+                where_move(all->lists, w, where_capacity((uint32_t)total)))
+                return FBPE_ENOMEM;
             memcpy(w->items + n, from->items, from->n * sizeof(uint32_t));
             w->n = (uint32_t)total;
             w->last = w->items[total - 1];
