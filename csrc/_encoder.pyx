@@ -162,7 +162,7 @@ cdef extern from "lib/encode/encode.h":
     void fbpe_cache_delete(fbpe_cache *c)
     void fbpe_cache_store(fbpe_cache *c, const uint8_t *s, size_t n, const uint32_t *ids, size_t m)
     void fbpe_cache_give(fbpe_bpe *b, fbpe_cache *c) nogil
-    size_t fbpe_cache_shared_pieces(fbpe_bpe *b) nogil
+    void fbpe_cache_counts(fbpe_bpe *b, size_t *shared_pieces, size_t *pooled) nogil
     fbpe_status fbpe_decoded_size(const fbpe_bpe *b, const uint32_t *ids, size_t n, size_t *size) nogil
     void fbpe_decode(const fbpe_bpe *b, const uint32_t *ids, size_t n, uint8_t *out) nogil
 
@@ -1147,10 +1147,13 @@ cdef class BPE:
         """The first id of the second stage, or None for one stage."""
         return self.b.stage_limit or None
 
-    def shared_cache_pieces(self):
-        """The pieces in the cache that calls take first and share among their threads
-        (0 while a call holds it)."""
-        return fbpe_cache_shared_pieces(self.b)
+    def cache_counts(self):
+        """``(pieces, pooled)``: the pieces in the cache that calls take first and share
+        among their threads (0 while a call holds it), and the caches waiting in the pool for
+        calls made while another holds it."""
+        cdef size_t pieces, pooled
+        fbpe_cache_counts(self.b, &pieces, &pooled)
+        return pieces, pooled
 
     @property
     def num_tokens(self):

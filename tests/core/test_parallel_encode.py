@@ -247,18 +247,19 @@ def test_the_threads_of_a_call_share_one_cache(tiny_units):
     # The first call's room (a piece in 128 bytes) is spent long before the end: the pieces
     # it has no room for are merged again where they recur, the ids the same.
     assert tok.encode_ordinary(text, threads=4) == want
-    first = bpe.shared_cache_pieces()
+    first, pooled = bpe.cache_counts()
     assert 0 < first < len(words)
+    assert pooled == 0  # no thread of the call took a cache of its own
     # The next call makes room for what the first could not keep (counting the pieces it
     # found no room for, not only those it kept, which made too little).
     assert tok.encode_ordinary(text, threads=4) == want
-    held = bpe.shared_cache_pieces()
+    held = bpe.cache_counts()[0]
     assert held >= len(words)
     # Every piece is there, whichever thread met it: a call on one thread adds nothing, nor
     # do the threads of another call.
     assert tok.encode_ordinary(text, threads=1) == want
     assert tok.encode_ordinary(half, threads=3) == reference_ids(tok, half)
-    assert bpe.shared_cache_pieces() == held
+    assert bpe.cache_counts() == (held, 0)
     assert units_of(tok, text, 4) > 1  # (which encodes it once more)
 
 

@@ -1280,11 +1280,13 @@ void fbpe_cache_unshare(fbpe_bpe *b, fbpe_cache *c) {
     fbpe_cache_give(b, c);
 }
 
-size_t fbpe_cache_shared_pieces(fbpe_bpe *b) {
+void fbpe_cache_counts(fbpe_bpe *b, size_t *shared_pieces, size_t *pooled) {
     fbpe_cache *c = fbpe_cache_take(b);
-    size_t n = c && c == b->shared ? c->size : 0;
+    *shared_pieces = c && c == b->shared ? c->size : 0;
     fbpe_cache_give(b, c);
-    return n;
+    spin_lock(&b->pool_lock);
+    *pooled = b->pool_len;
+    spin_unlock(&b->pool_lock);
 }
 
 void fbpe_cache_give(fbpe_bpe *b, fbpe_cache *c) {

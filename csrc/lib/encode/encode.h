@@ -303,8 +303,9 @@ void fbpe_cache_give(fbpe_bpe *b, fbpe_cache *c);
 fbpe_cache *fbpe_cache_share(fbpe_bpe *b, size_t bytes);
 /* The end of that call: fbpe_cache_give for a cache fbpe_cache_share gave (NULL: nothing). */
 void fbpe_cache_unshare(fbpe_bpe *b, fbpe_cache *c);
-/* The pieces the shared cache holds (0 while a call holds it): for tests. */
-size_t fbpe_cache_shared_pieces(fbpe_bpe *b);
+/* The pieces the shared cache holds (0 while a call holds it), and the caches waiting in the
+ * pool: for tests. */
+void fbpe_cache_counts(fbpe_bpe *b, size_t *shared_pieces, size_t *pooled);
 
 /* A cache that the caller fills (fbpe_encode_cached): piece bytes -> ids, for pieces of at
  * most 256 bytes (longer ones are never found); emptied when it holds `limit` pieces. */
