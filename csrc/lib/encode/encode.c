@@ -1098,6 +1098,14 @@ static fbpe_status reserve_bytes(uint8_t **p, size_t *cap, size_t need) {
     return FBPE_OK;
 }
 
+/* Room in vals for n ids in all. */
+static fbpe_status reserve_vals(fbpe_cache *c, size_t n) {
+    size_t bytes = c->vals_cap * sizeof(uint32_t);
+    fbpe_status rc = reserve_bytes((uint8_t **)&c->vals, &bytes, fbpe_array_bytes(n, sizeof(uint32_t)));
+    c->vals_cap = bytes / sizeof(uint32_t);
+    return rc;
+}
+
 static void cache_put_shared(fbpe_cache *c, const uint8_t *s, size_t n, size_t readable, uint64_t h,
                              const uint32_t *ids, size_t m);
 
@@ -1116,11 +1124,8 @@ static void cache_put(fbpe_cache *c, const uint8_t *s, size_t n, size_t readable
         c->keys_len + rest + (c->vals_len + m) * sizeof(uint32_t) > CACHE_MAX_BYTES)
         cache_clear(c);
     if ((!c->slots || 2 * (c->size + 1) > c->mask + 1) && cache_grow(c)) return;
-    if (reserve_bytes(&c->keys, &c->keys_cap, c->keys_len + rest)) return;
-    size_t vals_bytes = c->vals_cap * sizeof(uint32_t);
-    if (reserve_bytes((uint8_t **)&c->vals, &vals_bytes, (c->vals_len + m) * sizeof(uint32_t)))
+    if (reserve_bytes(&c->keys, &c->keys_cap, c->keys_len + rest) || reserve_vals(c, c->vals_len + m))
         return;
-    c->vals_cap = vals_bytes / sizeof(uint32_t);
     size_t i = (size_t)h & c->mask;
     while (c->slots[i].key_len) i = (i + 1) & c->mask;
     fbpe_cache_slot *e = &c->slots[i];
@@ -1208,13 +1213,18 @@ static void cache_put_shared(fbpe_cache *c, const uint8_t *s, size_t n, size_t r
     ADD_RELAXED(&c->size, 1);
 }
 
+/* The shared cache, now held by the caller (made at the first), or NULL where another call
+ * holds it or memory is short. */
+static fbpe_cache *hold_shared(fbpe_bpe *b) {
+    if (!try_hold(&b->shared_held)) return NULL;
+    if (!b->shared) b->shared = (fbpe_cache *)calloc(1, sizeof(fbpe_cache));
+    if (!b->shared) spin_unlock(&b->shared_held);
+    return b->shared;
+}
+
 fbpe_cache *fbpe_cache_take(fbpe_bpe *b) {
-    fbpe_cache *c = NULL;
-    if (try_hold(&b->shared_held)) {
-        if (!b->shared) b->shared = (fbpe_cache *)calloc(1, sizeof(fbpe_cache));
-        if (b->shared) return b->shared;
-        spin_unlock(&b->shared_held);
-    }
+    fbpe_cache *c = hold_shared(b);
+    if (c) return c;
     spin_lock(&b->pool_lock);
     if (b->pool_len) c = b->pool[--b->pool_len];
     spin_unlock(&b->pool_lock);
@@ -1223,11 +1233,8 @@ fbpe_cache *fbpe_cache_take(fbpe_bpe *b) {
 }
 
 fbpe_cache *fbpe_cache_share(fbpe_bpe *b, size_t bytes) {
-    fbpe_cache *c = fbpe_cache_take(b);
-    if (!c || c != b->shared) {
-        fbpe_cache_give(b, c);
-        return NULL;
-    }
+    fbpe_cache *c = hold_shared(b);
+    if (!c) return NULL;
     /* Full, or nearly, it starts again, as cache_put would at its next piece. */
     if (c->size >= CACHE_MAX_ENTRIES ||
         c->keys_len + c->vals_len * sizeof(uint32_t) > CACHE_MAX_BYTES - CACHE_MAX_BYTES / 16)
@@ -1251,12 +1258,9 @@ fbpe_cache *fbpe_cache_share(fbpe_bpe *b, size_t bytes) {
     size_t more = cap / 2 - c->size, room = CACHE_MAX_BYTES - c->keys_len - c->vals_len * sizeof(uint32_t);
     size_t keys = 16 * more < room / 4 ? 16 * more : room / 4;
     size_t vals = 8 * more < room / 4 * 3 / sizeof(uint32_t) ? 8 * more : room / 4 * 3 / sizeof(uint32_t);
-    size_t vals_bytes = c->vals_cap * sizeof(uint32_t);
     fbpe_status rc = c->slots && cap == c->mask + 1 ? FBPE_OK : cache_resize(c, cap);
     if (rc == FBPE_OK) rc = reserve_bytes(&c->keys, &c->keys_cap, c->keys_len + keys);
-    if (rc == FBPE_OK)
-        rc = reserve_bytes((uint8_t **)&c->vals, &vals_bytes, (c->vals_len + vals) * sizeof(uint32_t));
-    c->vals_cap = vals_bytes / sizeof(uint32_t);
+    if (rc == FBPE_OK) rc = reserve_vals(c, c->vals_len + vals);
     if (rc != FBPE_OK) {
         fbpe_cache_give(b, c);
         return NULL;
@@ -1272,7 +1276,7 @@ fbpe_cache *fbpe_cache_share(fbpe_bpe *b, size_t bytes) {
 
 void fbpe_cache_unshare(fbpe_bpe *b, fbpe_cache *c) {
     if (!c) return;
-    c->shared = 0;
+    c->shared = 0; /* before fbpe_cache_give below, which then lets it go */
     /* the adds that found no room moved these past what was written */
     if (c->keys_len > c->keys_room) c->keys_len = c->keys_room;
     if (c->vals_len > c->vals_room) c->vals_len = c->vals_room;
@@ -1281,18 +1285,22 @@ void fbpe_cache_unshare(fbpe_bpe *b, fbpe_cache *c) {
 }
 
 void fbpe_cache_counts(fbpe_bpe *b, size_t *shared_pieces, size_t *pooled) {
-    fbpe_cache *c = fbpe_cache_take(b);
-    *shared_pieces = c && c == b->shared ? c->size : 0;
+    fbpe_cache *c = hold_shared(b);
+    *shared_pieces = c ? c->size : 0;
     fbpe_cache_give(b, c);
     spin_lock(&b->pool_lock);
     *pooled = b->pool_len;
     spin_unlock(&b->pool_lock);
 }
 
+fbpe_cache *fbpe_cache_take_in(fbpe_bpe *b, fbpe_cache *shared) {
+    return shared ? shared : fbpe_cache_take(b);
+}
+
 void fbpe_cache_give(fbpe_bpe *b, fbpe_cache *c) {
     if (!c) return;
     if (c == b->shared) {
-        spin_unlock(&b->shared_held);
+        if (!c->shared) spin_unlock(&b->shared_held); /* while shared, fbpe_cache_unshare does */
         return;
     }
     spin_lock(&b->pool_lock);

@@ -295,7 +295,11 @@ uint32_t fbpe_whole_token(const fbpe_bpe *b, const uint8_t *s, size_t n);
 /* A cache for one thread at a time: the shared one where no other call holds it, else one
  * from the pool, or new (NULL when out of memory). */
 fbpe_cache *fbpe_cache_take(fbpe_bpe *b);
-/* Hand a cache back (the pool frees it when full). */
+/* A worker's cache: `shared` (its call's, from fbpe_cache_share) where not NULL, else one
+ * as fbpe_cache_take gives. */
+fbpe_cache *fbpe_cache_take_in(fbpe_bpe *b, fbpe_cache *shared);
+/* Hand a cache back (the pool frees it when full); a cache shared by a call's threads stays
+ * held until fbpe_cache_unshare. */
 void fbpe_cache_give(fbpe_bpe *b, fbpe_cache *c);
 /* The shared cache made ready for the threads of one call to read and add to at once, with
  * room for the pieces of `bytes` of text made now (nothing in it moves while they work); NULL

@@ -474,7 +474,7 @@ static void write_in_order(run_state *run) {
 static void work(void *arg) {
     run_state *run = (run_state *)arg;
     const fbpe_file_job *job = run->job;
-    fbpe_cache *cache = run->shared ? run->shared : fbpe_cache_take(job->b);
+    fbpe_cache *cache = fbpe_cache_take_in(job->b, run->shared);
     fbpe_ids ids;
     fbpe_ids_init(&ids);
     jsonl_unit unit;
@@ -527,7 +527,7 @@ static void work(void *arg) {
     fbpe_jsonl_docs_free(&unit.docs);
     free(unit.id_ends);
     fbpe_ids_free(&ids);
-    if (cache != run->shared) fbpe_cache_give(job->b, cache);
+    fbpe_cache_give(job->b, cache);
 }
 
 void fbpe_file_encode(const fbpe_file_job *job, size_t first, size_t end, size_t threads,
