@@ -918,8 +918,9 @@ fbpe_status fbpe_trainer_new(fbpe_pieces *counted, uint32_t first_id, const uint
         t->shard_bits++;
     /* Fewer pairs than that stay in the caches, and each thread counts the pairs of a run of
      * the pieces into a small table of its own, added to the loop's in order afterwards: on
-     * the shared corpora (103 MB, 626 K pieces, 14 K pairs of bytes) counting took 0.11 s of
-     * the trainer's 0.20 s of setup on one thread, 0.16 s on two this way (docs/training.md). */
+     * the shared corpora (103 MB, 626 K pieces, 14 K pairs of bytes) counting took 0.11 s on
+     * one thread; a whole training on two threads is 1.01-1.05x as fast this way
+     * (docs/training.md). */
     if (!t->shard_bits && threads > 1 && counted->n_pieces >= range_min_pieces) {
         t->ranges = threads < MAX_SHARDS ? threads : MAX_SHARDS;
         t->range_want = distinct > 1024 ? distinct : 1024;
