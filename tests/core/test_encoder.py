@@ -627,9 +627,10 @@ def test_lone_surrogates_read_as_replacement_characters(tok):
 
 
 # A str is stored 1, 2 or 4 bytes a character; C writes its UTF-8 sixteen or eight ASCII
-# characters at a time, eight units of UCS-2 below U+0800 in any mix at a time, four
-# two-byte or three-byte ones, and the rest one by one, so runs of ASCII that start and end
-# anywhere in those blocks, beside characters of every UTF-8 length, of each width.
+# characters at a time, eight units below U+0800 in any mix at a time, eight of the Basic
+# Multilingual Plane in any mix (three-byte ones among them), four two-byte or three-byte
+# ones, and the rest one by one, so runs of ASCII that start and end anywhere in those
+# blocks, beside characters of every UTF-8 length, of each width.
 WIDTHS = ["a", "ab cd ", "0123456", "é", "ÿ", "Ā", "中", "\uffff", "😀", "\U0010ffff", " ", "\n",
           "дом", "\u07ff\u0080", "中文字符", "\u0800\ud7ff\ue000", "Привет, мир", "السلام "]
 
@@ -647,6 +648,20 @@ def test_mostly_ascii_text_of_every_width_encodes_as_the_reference(tok, text):
     # Three quarters ASCII: C writes the UTF-8 of the str's buffer on the calling thread too.
     text = "plain words, " * 80 + text + " end"
     assert tok.encode_ordinary(text, threads=1) == reference_ids(tok, text)
+
+
+def read_as_tiktoken(text: str) -> str:
+    """A lone surrogate as U+FFFD, a high one before a low one as the character they make."""
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+@settings(max_examples=100)
+@given(st.lists(st.sampled_from(WIDTHS + ["\ud800", "\udfff", "\ud83d\ude00", "\ud83d"]),
+                max_size=40).map("".join))
+def test_surrogates_among_every_width_read_as_tiktoken_reads_them(tok, text):
+    # A block of eight units that holds a surrogate is refused and written one by one.
+    for whole in (text, "plain words, " * 80 + text, text + "🡆" + text):
+        assert tok.encode_ordinary(whole, threads=1) == tok.encode_ordinary(read_as_tiktoken(whole), threads=1)
 
 
 # A str of Latin-1 alone is one byte a character: C writes its UTF-8 sixteen at a time, as
