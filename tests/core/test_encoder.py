@@ -667,8 +667,9 @@ def test_surrogates_among_every_width_read_as_tiktoken_reads_them(tok, text):
 # A str of Latin-1 alone is one byte a character: C writes its UTF-8 sixteen at a time, as
 # they are where all are ASCII, else each half of eight through one shuffle, and the last
 # fifteen or fewer one by one. With one character beyond U+FFFF (an arrow) the same text is
-# four bytes a character: eight units below U+0800 through the shuffle, four of three bytes
-# together, the rest one by one.
+# four bytes a character: eight units below U+0800 through the shuffle, eight of the Basic
+# Multilingual Plane through the other, four of three bytes together, the rest one by one;
+# written by C where at most one unit in sixteen is beyond U+FFFF, else by str.encode.
 LATIN1 = ["a", "ab cd ", "0123456789abcde", "é", "ÿ", "\x80", "\xa0", " ", "\n", "Ü", "ß straße "]
 WIDE = ["ō", "дом ", "\u07ff", "\u0800", "中文字", "\ud7ff\ue000\uffff"]
 
