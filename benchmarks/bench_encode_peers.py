@@ -17,6 +17,10 @@ one call, whatever threads the library uses for it (ours: all cores above 128 Ki
 ``--threads 1`` to keep ours on one). Wall time is that call's; CPU time is the process's
 over the call (all its threads), so bytes per CPU-second is the work per core.
 
+**The load.** Each vocabulary's section names the machine's one-minute load average when it
+started, and the last line the load at the end: on a shared machine another job's load
+moves the ratios by more than most differences between rows.
+
 **Ids first.** Each process also hands back a digest of its ids; a peer whose ids differ
 from ours on a row is flagged and its ratio is not printed.
 
@@ -233,6 +237,16 @@ def versions() -> str:
     return ", ".join(out)
 
 
+def load_average() -> str:
+    """The one-minute load average, or "unknown" where the platform has none: the other
+    jobs of a shared machine move these ratios by more than most differences between rows,
+    so each section says what it ran beside."""
+    try:
+        return f"{os.getloadavg()[0]:.2f}"
+    except (AttributeError, OSError):
+        return "unknown"
+
+
 def revision(tree: str) -> str:
     """The checkout's commit, or '?' outside git."""
     done = subprocess.run(["git", "-C", tree, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
@@ -283,7 +297,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if ranks is None:
                 print(f"\n{vocab}: no rank file (install bpe-openai or pass --ranks-dir); left out")
                 continue
-            print(f"\n{vocab} (pattern {VOCABS[vocab]})")
+            print(f"\n{vocab} (pattern {VOCABS[vocab]}; load average {load_average()})")
             head = f"  {'text':<14}{'MB':>6}" + "".join(f"{lib + ' wall':>20}{'CPU':>8}" for lib in libraries)
             print(head + "   MB/s; ours ÷ peer: wall, CPU (>1: we are faster)")
             absent = set()
@@ -312,6 +326,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         else:
                             ratios.append(f"{lib} {paired_ratios(runs['functionalbpe'], runs[lib])}")
                 print(line + "   " + "; ".join(ratios))
+    print(f"\nload average at the end: {load_average()}")
     return 0
 
 
