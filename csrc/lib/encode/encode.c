@@ -1379,10 +1379,10 @@ static inline int lone_bit(const uint64_t *lone, uint8_t x, uint8_t y) {
  * machine), cut down by shifts and masks. Written as four bytes shifted together, gcc kept
  * the byte the caller had read and loaded the other three: nine instructions a boundary,
  * 2-3% of the call on CJK (callgrind, 500 KB fresh, one thread, cl100k zh-CN 41.72 M ->
- * 40.93 M, ja 39.66 M -> 38.59 M; o200k zh-CN 34.01 M -> 33.16 M, ja 34.98 M -> 33.80 M). With `lone`
- * (join_lone of the same bits), the windows with one byte on a side are probed only where
- * some merge with a part of one byte meets between these two bytes: between two CJK
- * characters, where a part is nearly always a whole character, that is one probe rather
+ * 40.93 M, ja 39.66 M -> 38.59 M; o200k zh-CN 34.01 M -> 33.16 M, ja 34.98 M -> 33.80 M).
+ * With `lone` (join_lone of the same bits), the windows with one byte on a side are probed
+ * only where some merge with a part of one byte meets between these two bytes: between two
+ * CJK characters, where a part is nearly always a whole character, that is one probe rather
  * than four (callgrind, o200k zh-CN: "cutting a piece"). */
 static inline int may_join_in(const uint64_t *bits, unsigned shift, const uint64_t *lone,
                               const uint8_t *s, size_t i, size_t n) {

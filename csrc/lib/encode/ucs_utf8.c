@@ -399,9 +399,10 @@ static inline int four_ucs4(const uint32_t *p, uint32_t cp, uint8_t *dst) {
  * Plane by bmp8_ucs2 or bmp8_ucs4, which the caller has checked the processor can run. The
  * room fbpe_ucs_utf8_room gives (three bytes a unit of UCS-2, four of UCS-4, and one)
  * leaves at least 25 bytes at dst where eight units are left, for the store of 16, and 28
- * where nine are, for bmp8's two. UCS-4 went one code point at a time past each run of ASCII, 9% of the time of
- * encoding Hungarian Wikipedia text with o200k (two arrows in a megabyte; perf, one thread):
- * 43.95 M -> 39.55 M instructions in the whole call (callgrind, 500 KB fresh). */
+ * where nine are, for bmp8's two. UCS-4 went one code point at a time past each run of
+ * ASCII, 9% of the time of encoding Hungarian Wikipedia text with o200k (two arrows in a
+ * megabyte; perf, one thread): 43.95 M -> 39.55 M instructions in the whole call
+ * (callgrind, 500 KB fresh). */
 static inline __attribute__((always_inline)) size_t wide_utf8_with(const void *units, int width,
                                                                    size_t n, uint8_t *dst,
                                                                    int pair_surrogates, int ssse3) {
