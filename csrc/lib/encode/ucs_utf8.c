@@ -194,19 +194,6 @@ static inline uint32_t pair_or_replace(uint32_t cp, uint32_t low, size_t *i) {
 static uint8_t keep_bytes[256][16] __attribute__((aligned(16)));
 static uint8_t kept_len[256];
 
-/* Made when the module is loaded, before any thread can read them (4 KB). */
-__attribute__((constructor)) static void make_keep_bytes(void) {
-    for (unsigned m = 0; m < 256; m++) {
-        unsigned k = 0;
-        for (unsigned u = 0; u < 8; u++) {
-            keep_bytes[m][k++] = (uint8_t)(2 * u);
-            if (!(m >> u & 1)) keep_bytes[m][k++] = (uint8_t)(2 * u + 1);
-        }
-        kept_len[m] = (uint8_t)k;
-        while (k < 16) keep_bytes[m][k++] = 0x80; /* pshufb writes a zero there */
-    }
-}
-
 /* The UTF-8 of eight units below U+0800 in the 16-bit lanes of v, written to dst (16 bytes
  * written, the length returned). */
 __attribute__((target("ssse3"))) static inline size_t two8_lanes(__m128i v, uint8_t *dst) {
@@ -281,17 +268,27 @@ __attribute__((target("ssse3"))) static inline size_t two8_ucs4(const uint32_t *
 static uint8_t bmp_keep[256][16] __attribute__((aligned(16)));
 static uint8_t bmp_kept_len[256];
 
-/* Made when the module is loaded, before any thread can read them (4 KB). Index: bit u set
- * where lane u is ASCII, bit 4 + u where it is below U+0800. */
-__attribute__((constructor)) static void make_bmp_keep(void) {
+/* Row m of a pshufb table: the first lens[u] bytes of each of `lanes` lanes of `width`
+ * bytes, in order, then zeros (0x80: pshufb writes a zero there); *len, how many are kept. */
+static void keep_row(uint8_t row[16], uint8_t *len, unsigned lanes, unsigned width,
+                     const unsigned *lens) {
+    unsigned k = 0;
+    for (unsigned u = 0; u < lanes; u++)
+        for (unsigned b = 0; b < lens[u]; b++) row[k++] = (uint8_t)(width * u + b);
+    *len = (uint8_t)k;
+    while (k < 16) row[k++] = 0x80;
+}
+
+/* Made when the module is loaded, before any thread can read them (8 KB). keep_bytes: bit u
+ * of m set where unit u is ASCII; bmp_keep: bit u where lane u is ASCII, bit 4 + u where it
+ * is below U+0800. */
+__attribute__((constructor)) static void make_keep_tables(void) {
     for (unsigned m = 0; m < 256; m++) {
-        unsigned k = 0;
-        for (unsigned u = 0; u < 4; u++) {
-            unsigned len = m >> u & 1 ? 1 : m >> (4 + u) & 1 ? 2 : 3;
-            for (unsigned b = 0; b < len; b++) bmp_keep[m][k++] = (uint8_t)(4 * u + b);
-        }
-        bmp_kept_len[m] = (uint8_t)k;
-        while (k < 16) bmp_keep[m][k++] = 0x80; /* pshufb writes a zero there */
+        unsigned two[8], bmp[4];
+        for (unsigned u = 0; u < 8; u++) two[u] = m >> u & 1 ? 1 : 2;
+        for (unsigned u = 0; u < 4; u++) bmp[u] = m >> u & 1 ? 1 : m >> (4 + u) & 1 ? 2 : 3;
+        keep_row(keep_bytes[m], &kept_len[m], 8, 2, two);
+        keep_row(bmp_keep[m], &bmp_kept_len[m], 4, 4, bmp);
     }
 }
 
