@@ -713,6 +713,38 @@ def test_a_surrogate_among_two_byte_letters_reads_as_a_replacement_character(tok
     assert tok.encode_ordinary(short, threads=1) == tok.encode_ordinary(short[:-1] + "\ufffd")
 
 
+LONG_WORDS = ["internationalization", "counterrevolutionaries", "electroencephalographs",
+              "characteristically", "中华人民共和国国务院"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.sampled_from(LONG_WORDS + [" ", "a", "\n", "internationali", "國務院"]),
+                max_size=30).map("".join))
+def test_pieces_of_more_than_16_bytes_that_are_tokens_are_found(long_tok, text):
+    # A piece longer than a key's 16 inline bytes is looked up among the whole tokens only
+    # where a bit table of those tokens' hashes has its bit (encode.c, "long tokens").
+    assert long_tok.encode_ordinary(text) == reference_ids(long_tok, text)
+
+
+@pytest.fixture(scope="module")
+def long_tok() -> fb.Tokenizer:
+    return fb.train([" ".join(LONG_WORDS * 200)], vocab_size=256 + 92, progress=False)
+
+
+@needs_native
+def test_tokens_of_more_than_16_bytes_are_whole_tokens(long_tok):
+    merges = long_tok.alphabet.merges
+    bpe = ENCODER.BPE([], merges)
+    token = [bytes([i]) for i in range(256)]
+    for a, b in merges:
+        token.append(token[a] + token[b])
+    long = [i for i in range(256, len(token)) if len(token[i]) > 16]
+    assert len(long) >= len(LONG_WORDS)  # the training made a token of every long word
+    for i in long:
+        assert bpe.whole_token(token[i]) == i, (i, token[i])
+        assert bpe.whole_token(token[i] + b"s") is None and bpe.whole_token(token[i][1:] + b"!") is None
+
+
 def test_count_tokens(tok):
     text = "".join(stdlib_text(20_000)) + "<|endoftext|>" + MULTILINGUAL
     assert tok.count_tokens(text) == len(tok.encode_ordinary(text))

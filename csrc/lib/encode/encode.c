@@ -172,7 +172,43 @@ static inline const uint8_t *token_bytes(const fbpe_bpe *b, uint32_t id, size_t 
     return b->tok_bytes + b->tok_off[id];
 }
 
+/* ---- long tokens ----------------------------------------------------------------------
+ *
+ * A Chinese or Japanese piece under the gpt4 or o200k pattern is a clause of 20-60 bytes,
+ * nearly never a token, and its probe of the whole-token table (12 MB of slots for o200k, 6
+ * for cl100k) before it is cut missed the last-level cache nearly every time: 9.8 K of the
+ * 56.7 K misses of a one-thread call on 500 KB of fresh Japanese with o200k (callgrind,
+ * --cache-sim=yes --LL=8388608,16,64), for 178 K of its 33.0 M instructions. A bit table of
+ * the tokens longer than a key's inline bytes, 16 bits a token (o200k has 3,987 of them: 8
+ * KB; cl100k 805: 2 KB), answers first; a clear bit means no such token, so the answer is
+ * exact, and a set bit is a probe as before. The call's misses: o200k Japanese 56.7 K -> 46.5
+ * K, cl100k Japanese 45.8 K -> 37.1 K, Chinese 62.5 K -> 52.8 K. */
+static inline int may_be_long_token(const fbpe_bpe *b, uint64_t hash) {
+    size_t bit = fbpe_slot_u64(hash, b->long_shift);
+    return (int)(b->long_bits[bit >> 6] >> (bit & 63)) & 1;
+}
+
+static fbpe_status build_long_bits(fbpe_bpe *b) {
+    size_t num_long = 0, bits = 512;
+    for (uint32_t id = 256; id < b->num_tokens; id++)
+        num_long += b->tok_off[id + 1] - b->tok_off[id] > FBPE_INLINE_KEY;
+    while (bits < 16 * num_long) bits *= 2; /* num_long < 2^32: no overflow */
+    b->long_bits = (uint64_t *)calloc(bits / 64, sizeof(uint64_t));
+    if (!b->long_bits) return FBPE_ENOMEM;
+    b->long_shift = fbpe_slot_shift(bits);
+    for (uint32_t id = 256; id < b->num_tokens; id++) {
+        size_t len = b->tok_off[id + 1] - b->tok_off[id];
+        if (len <= FBPE_INLINE_KEY) continue;
+        fbpe_key k;
+        fbpe_key_make(&k, b->tok_bytes + b->tok_off[id], len, len);
+        size_t bit = fbpe_slot_u64(k.hash, b->long_shift);
+        b->long_bits[bit >> 6] |= (uint64_t)1 << (bit & 63);
+    }
+    return FBPE_OK;
+}
+
 static inline uint32_t whole_token(const fbpe_bpe *b, const fbpe_key *k) {
+    if (k->len > FBPE_INLINE_KEY && !may_be_long_token(b, k->hash)) return FBPE_NO_RANK;
     if (b->vocab_compact)
         return fbpe_compact_find_bytes(b->vocab_compact, b->vocab_cap, k->hash, b->tok_bytes,
                                        b->tok_off, k->p, k->len);
@@ -2673,7 +2709,8 @@ fbpe_status fbpe_bpe_new(const uint32_t *atom_cps, size_t num_atoms, const uint3
     if ((rc = take_merges(b, merges)) ||
         (rc = lay_out_tokens(b, atom_cps, specials, special_lens)) ||
         (rc = index_atoms(b, atom_cps)) || (rc = build_pair_table(b, 0)) ||
-        (rc = build_whole_tokens(b)) || (rc = build_join_bits(b)) || (rc = build_char_tokens(b))) {
+        (rc = build_long_bits(b)) || (rc = build_whole_tokens(b)) || (rc = build_join_bits(b)) ||
+        (rc = build_char_tokens(b))) {
         fbpe_bpe_free(b);
         return rc;
     }
@@ -2747,6 +2784,7 @@ void fbpe_bpe_free(fbpe_bpe *b) {
     free(b->tok_bytes);
     free(b->vocab_slots);
     free(b->vocab_compact);
+    free(b->long_bits);
     free(b->join_bits);
     free(b->stage_join_bits);
     free(b->stage_one.join_bits);

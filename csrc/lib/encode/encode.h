@@ -89,6 +89,11 @@ typedef struct {
     uint8_t *tok_bytes;
     /* The bytes of the longest token (below num_tokens): a longer piece is no token. */
     size_t longest_token;
+    /* One bit, at its key's hash (fbpe_slot_u64 with long_shift), for every token of more
+     * than FBPE_INLINE_KEY bytes: a key whose bit is clear is no such token (encode.c,
+     * "long tokens"). */
+    uint64_t *long_bits;
+    unsigned long_shift;
 
     /* Whole tokens: text-form bytes -> id, for every token whose own bytes encode to it.
      * In a compact table, 16 empty slots (the tokens are in vocab_compact). */
