@@ -183,9 +183,15 @@ static inline const uint8_t *token_bytes(const fbpe_bpe *b, uint32_t id, size_t 
  * KB; cl100k 805: 2 KB), answers first; a clear bit means no such token, so the answer is
  * exact, and a set bit is a probe as before. The call's misses: o200k Japanese 56.7 K -> 46.5
  * K, cl100k Japanese 45.8 K -> 37.1 K, Chinese 62.5 K -> 52.8 K. */
-static inline int may_be_long_token(const fbpe_bpe *b, uint64_t hash) {
-    size_t bit = fbpe_slot_u64(hash, b->long_shift);
-    return (int)(b->long_bits[bit >> 6] >> (bit & 63)) & 1;
+/* A bit table keyed by a 64-bit key (a hash, a join's bytes): its bit at fbpe_slot_u64. */
+static inline int key_bit(const uint64_t *bits, unsigned shift, uint64_t key) {
+    size_t bit = fbpe_slot_u64(key, shift);
+    return (int)(bits[bit >> 6] >> (bit & 63)) & 1;
+}
+
+static inline void set_key_bit(uint64_t *bits, unsigned shift, uint64_t key) {
+    size_t bit = fbpe_slot_u64(key, shift);
+    bits[bit >> 6] |= (uint64_t)1 << (bit & 63);
 }
 
 static fbpe_status build_long_bits(fbpe_bpe *b) {
@@ -201,14 +207,13 @@ static fbpe_status build_long_bits(fbpe_bpe *b) {
         if (len <= FBPE_INLINE_KEY) continue;
         fbpe_key k;
         fbpe_key_make(&k, b->tok_bytes + b->tok_off[id], len, len);
-        size_t bit = fbpe_slot_u64(k.hash, b->long_shift);
-        b->long_bits[bit >> 6] |= (uint64_t)1 << (bit & 63);
+        set_key_bit(b->long_bits, b->long_shift, k.hash);
     }
     return FBPE_OK;
 }
 
 static inline uint32_t whole_token(const fbpe_bpe *b, const fbpe_key *k) {
-    if (k->len > FBPE_INLINE_KEY && !may_be_long_token(b, k->hash)) return FBPE_NO_RANK;
+    if (k->len > FBPE_INLINE_KEY && !key_bit(b->long_bits, b->long_shift, k->hash)) return FBPE_NO_RANK;
     if (b->vocab_compact)
         return fbpe_compact_find_bytes(b->vocab_compact, b->vocab_cap, k->hash, b->tok_bytes,
                                        b->tok_off, k->p, k->len);
@@ -1399,11 +1404,6 @@ static inline uint64_t join_key(const uint8_t *at, size_t before, size_t after) 
     return join_tag(w, before, after);
 }
 
-static inline int join_bit(const uint64_t *bits, unsigned shift, uint64_t key) {
-    size_t bit = fbpe_slot_u64(key, shift);
-    return (int)(bits[bit >> 6] >> (bit & 63)) & 1;
-}
-
 /* Whether join_lone has the bit of bytes x, y. */
 static inline int lone_bit(const uint64_t *lone, uint8_t x, uint8_t y) {
     unsigned k = (unsigned)x << 8 | y;
@@ -1430,16 +1430,16 @@ static inline int may_join_in(const uint64_t *bits, unsigned shift, const uint64
         uint32_t w = (uint32_t)s[i - 2] | (uint32_t)s[i - 1] << 8 | (uint32_t)s[i] << 16 |
                      (uint32_t)s[i + 1] << 24;
 #endif
-        if (join_bit(bits, shift, join_tag(w, 2, 2))) return 1;
+        if (key_bit(bits, shift, join_tag(w, 2, 2))) return 1;
         if (lone && !lone_bit(lone, s[i - 1], s[i])) return 0;
-        return join_bit(bits, shift, join_tag(w >> 8, 1, 2)) ||
-               join_bit(bits, shift, join_tag(w & 0xFFFFFF, 2, 1)) ||
-               join_bit(bits, shift, join_tag(w >> 8 & 0xFFFF, 1, 1));
+        return key_bit(bits, shift, join_tag(w >> 8, 1, 2)) ||
+               key_bit(bits, shift, join_tag(w & 0xFFFFFF, 2, 1)) ||
+               key_bit(bits, shift, join_tag(w >> 8 & 0xFFFF, 1, 1));
     }
     size_t most_after = n - i >= 2 ? 2 : 1;
     for (size_t before = i >= 2 ? 2 : 1; before; before--)
         for (size_t after = most_after; after; after--)
-            if (join_bit(bits, shift, join_key(s + i, before, after))) return 1;
+            if (key_bit(bits, shift, join_key(s + i, before, after))) return 1;
     return 0;
 }
 
@@ -1453,8 +1453,7 @@ static void set_join_bit_in(const fbpe_bpe *b, uint64_t *bits, unsigned shift, u
     size_t c, len;
     const uint8_t *t = token_bytes(b, token, &len);
     token_bytes(b, left, &c);
-    size_t bit = fbpe_slot_u64(join_key(t + c, c >= 2 ? 2 : 1, len - c >= 2 ? 2 : 1), shift);
-    bits[bit >> 6] |= (uint64_t)1 << (bit & 63);
+    set_key_bit(bits, shift, join_key(t + c, c >= 2 ? 2 : 1, len - c >= 2 ? 2 : 1));
 }
 
 static void set_join_bit(fbpe_bpe *b, uint32_t token, uint32_t left) {
@@ -1628,8 +1627,7 @@ static inline size_t segment_end16(__m128i c, const uint8_t *s) {
 
 /* Can a second-stage merge join first-stage ids l and r, side by side? */
 static inline int stage_may_join(const fbpe_bpe *b, uint32_t l, uint32_t r) {
-    size_t bit = fbpe_slot_u64((uint64_t)l << 32 | r, b->stage_join_shift);
-    return (int)(b->stage_join_bits[bit >> 6] >> (bit & 63)) & 1;
+    return key_bit(b->stage_join_bits, b->stage_join_shift, (uint64_t)l << 32 | r);
 }
 
 /* The second stage on a group of three first-stage ids: the short scan's result, with two
@@ -2036,8 +2034,7 @@ static fbpe_status build_stage_join_bits(fbpe_bpe *b) {
     for (uint32_t t = b->stage_limit; t < b->num_tokens; t++) {
         uint64_t key = (uint64_t)stage_one_end(b, merge_left(b, t - b->num_fixed), 1) << 32 |
                        stage_one_end(b, merge_right(b, t - b->num_fixed), 0);
-        size_t bit = fbpe_slot_u64(key, b->stage_join_shift);
-        b->stage_join_bits[bit >> 6] |= (uint64_t)1 << (bit & 63);
+        set_key_bit(b->stage_join_bits, b->stage_join_shift, key);
     }
     return FBPE_OK;
 }
