@@ -478,8 +478,8 @@ def _isal_gzip() -> Any:
     (Intel ISA-L) is three to four times zlib's speed: 40 MB of the shared corpora as one
     gzip stream, 0.037 s against 0.12-0.14 s (read 1 MiB at a time, best of two each); a
     compressed JSONL file is inflated on a thread of its own while the others encode it
-    (pipeline/textfiles.py), so its inflating was the part of the job that more threads
-    could not shorten."""
+    (pipeline/textfiles.py), so its inflating is the part of the job that more threads
+    cannot shorten."""
     try:
         from isal import igzip
     except ImportError:
@@ -497,9 +497,10 @@ class _GzipRaw(io.RawIOBase):
 
     def __init__(self, path: Path, igzip: Any) -> None:
         self._path = path
-        self._fh: Any = igzip.open(path, "rb")
+        self._fh: Any = None  # for close() where the file cannot be opened
         self._done = 0
         self._isal = True
+        self._fh = igzip.open(path, "rb")
 
     def readable(self) -> bool:
         return True
@@ -527,7 +528,8 @@ class _GzipRaw(io.RawIOBase):
             left -= skipped
 
     def close(self) -> None:
-        self._fh.close()
+        if self._fh is not None:
+            self._fh.close()
         super().close()
 
 

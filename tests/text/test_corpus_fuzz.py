@@ -158,7 +158,7 @@ def test_bytes_after_the_last_gz_member_read_as_the_standard_library_reads_them(
 
 @pytest.mark.parametrize("at", [0.1, 0.5, 0.9, 1.0])
 def test_a_gz_file_damaged_after_much_text_reads_the_same_through_isal(tmp_path, monkeypatch, at):
-    # isal hands out the first member's megabyte before it meets the damage in the second:
+    # isal hands out the first member's two megabytes before it meets the damage in the second:
     # the standard library's reader then takes over after the bytes handed out
     pytest.importorskip("isal")
     second = bytearray(gzip.compress(JSONL * 400))
