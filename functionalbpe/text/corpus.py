@@ -520,12 +520,7 @@ class _GzipRaw(io.RawIOBase):
         self._fh.close()
         self._isal = False
         self._fh = gzip.open(self._path, "rb")
-        left = self._done
-        while left:
-            skipped = len(self._fh.read(min(left, BLOCK_BYTES)))
-            if not skipped:
-                break
-            left -= skipped
+        self._fh.seek(self._done)  # read and dropped, as far as the file goes
 
     def close(self) -> None:
         if self._fh is not None:
